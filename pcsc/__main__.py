@@ -1,0 +1,3 @@
+from pcsc.cli import main
+
+raise SystemExit(main())

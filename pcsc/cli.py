@@ -1,0 +1,341 @@
+"""The `pcsc` command line. Exit codes: 0 success, 1 errors in the input, 2 usage
+error, 3 score refused by GATE (DESIGN §9). Never a traceback for bad input."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pcsc import __version__, canonical
+from pcsc.diagnostics.model import Diagnostic
+from pcsc.diagnostics.render import to_json as diagnostic_json
+from pcsc.diagnostics.render import to_sarif, to_text
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"pcsc: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+# ---------------------------------------------------------------------- output helpers
+def _colour(stream: TextIO) -> bool:
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def emit_diagnostics(diagnostics: Sequence[Diagnostic], sources: dict[str, str], stream: TextIO) -> None:
+    if not diagnostics:
+        return
+    text = to_text(diagnostics, sources)
+    if _colour(stream):
+        from rich.console import Console
+        from rich.text import Text
+
+        console = Console(file=stream, highlight=False)
+        for line in text.splitlines():
+            styled = Text(line)
+            styled.highlight_words([": error:"], "bold red")
+            styled.highlight_words([": warning:"], "bold yellow")
+            styled.highlight_regex(r"^\s+help:.*", "cyan")
+            console.print(styled)
+    else:
+        stream.write(text + "\n")
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(canonical.dumps(obj, pretty=True) + "\n")
+
+
+def _session(args: argparse.Namespace) -> Any:
+    from pcsc.pipeline import Session
+    from pcsc.policy.load import PolicyStore
+
+    return Session(lib_path=[Path(p) for p in args.lib_path], policies=PolicyStore([Path(p) for p in args.policy_path]))
+
+
+def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    from pcsc.pipeline import expand_inputs
+
+    session = _session(args)
+    routes = []
+    for path, shown in expand_inputs(args.files):
+        routes.extend(session.load_routes(path, shown))
+    return session, routes
+
+
+def _exit_code(session: Any) -> int:
+    return EXIT_INPUT if session.diags.has_errors else EXIT_OK
+
+
+def _report(session: Any, args: argparse.Namespace, json_body: dict[str, Any] | None = None) -> None:
+    diags = session.diags.sorted()
+    if args.format == "sarif":
+        print_json(to_sarif(diags))
+    elif args.format == "json":
+        body = {
+            "pcsc": __version__,
+            "inputs": [{"path": p, "sha256": h} for p, h in session.inputs],
+            "diagnostics": [diagnostic_json(d) for d in diags],
+        }
+        print_json({**body, **(json_body or {})})
+    else:
+        emit_diagnostics(diags, session.sources, sys.stderr)
+
+
+# ---------------------------------------------------------------------- commands
+def cmd_check(args: argparse.Namespace) -> int:
+    session, routes = _load(args)
+    for route in routes:
+        session.bind(route)
+    _report(session, args)
+    if args.format == "text" and not session.diags.has_errors:
+        n = len(routes)
+        sys.stderr.write(f"ok: {n} route{'s' if n != 1 else ''} checked\n")
+    return _exit_code(session)
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from pcsc.packet import compile_packet
+    from pcsc.textout import compile_text
+
+    session, routes = _load(args)
+    compiled = [c for c in (session.compile_route(r) for r in routes) if c is not None]
+    if args.emit == "ir":
+        from pcsc.serialize import ir_json
+
+        if args.format == "text":
+            emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
+        print_json(
+            {
+                "pcsc": __version__,
+                "routes": [ir_json(r) for r in routes],
+                "diagnostics": [diagnostic_json(d) for d in session.diags.sorted()],
+            }
+        )
+        return _exit_code(session)
+    if args.format == "json":
+        print_json(compile_packet(compiled, session.diags.sorted(), session.inputs))
+    elif args.format == "sarif":
+        print_json(to_sarif(session.diags.sorted()))
+    else:
+        emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
+        if compiled:
+            sys.stdout.write(compile_text(compiled) + "\n")
+    return _exit_code(session)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from pcsc import explain
+
+    session, routes = _load(args)
+    names = [r.name for r in routes]
+    if args.route is None and len(routes) > 1:
+        raise UsageError("the file holds several routes; choose one with --route: " + ", ".join(names))
+    chosen = [r for r in routes if args.route is None or r.name == args.route]
+    if not chosen:
+        if session.diags.has_errors:
+            emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
+            return EXIT_INPUT
+        from pcsc.lower.common import suggest
+
+        hint = suggest(args.route, names)
+        raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
+    compiled = session.compile_route(chosen[0])
+    if args.format == "json":
+        _report(session, args, {"explain": explain.to_json(compiled) if compiled else None})
+    else:
+        emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
+        if compiled:
+            sys.stdout.write(explain.to_text(compiled) + "\n")
+    return _exit_code(session)
+
+
+def _policy_arg(args: argparse.Namespace, target: str) -> Any:
+    from pcsc.policy.load import PolicyStore
+
+    roots = [Path(p) for p in args.policy_path]
+    path = Path(target)
+    if target.endswith(".toml") or path.is_file():
+        # policies/<id>/<version>.toml: its siblings resolve `extends`
+        store = PolicyStore([path.parent.parent, *roots])
+        return store.load_path(path)
+    return PolicyStore(roots).load_ref(target)
+
+
+def _policy_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def wrapped(args: argparse.Namespace) -> int:
+        from pcsc.policy.load import PolicyError
+
+        try:
+            return fn(args)
+        except PolicyError as exc:
+            if getattr(args, "format", "text") == "json":
+                print_json({"pcsc": __version__, "ok": False, "errors": [f"{exc.path}: {m}" for m in exc.messages]})
+            for m in exc.messages:
+                sys.stderr.write(f"{exc.path}: error: {m} [PCSC-E403]\n")
+            return EXIT_INPUT
+
+    return wrapped
+
+
+@_policy_errors
+def cmd_policy_show(args: argparse.Namespace) -> int:
+    import tomli_w
+
+    loaded = _policy_arg(args, args.policy)
+    if args.format == "json":
+        print_json(
+            {
+                "id": loaded.policy.id,
+                "version": loaded.policy.version,
+                "sha256": loaded.sha256,
+                "path": loaded.path,
+                "policy": canonical_policy(loaded.resolved),
+            }
+        )
+    else:
+        sys.stdout.write(
+            f"# {loaded.ref}  sha256 {loaded.sha256}\n# from {loaded.path}"
+            + (" (with what it extends, merged)\n" if loaded.policy.policy.extends else "\n")
+        )
+        sys.stdout.write(tomli_w.dumps(loaded.resolved))
+    return EXIT_OK
+
+
+@_policy_errors
+def cmd_policy_hash(args: argparse.Namespace) -> int:
+    loaded = _policy_arg(args, args.policy)
+    if args.format == "json":
+        print_json({"id": loaded.policy.id, "version": loaded.policy.version, "sha256": loaded.sha256})
+    else:
+        sys.stdout.write(f"{loaded.sha256}  {loaded.ref}\n")
+    return EXIT_OK
+
+
+def cmd_policy_check(args: argparse.Namespace) -> int:
+    from pcsc.policy.load import PolicyError
+
+    failures: list[str] = []
+    ok: list[dict[str, str]] = []
+    for target in args.policies:
+        try:
+            loaded = _policy_arg(args, target)
+        except PolicyError as exc:
+            failures.extend(f"{exc.path}: {m}" for m in exc.messages)
+        else:
+            ok.append({"policy": loaded.ref, "path": loaded.path, "sha256": loaded.sha256})
+    if args.format == "json":
+        print_json({"pcsc": __version__, "ok": not failures, "checked": ok, "errors": failures})
+    else:
+        for f in failures:
+            path, _, message = f.partition(": ")
+            sys.stderr.write(f"{path}: error: {message} [PCSC-E403]\n")
+        for entry in ok:
+            sys.stdout.write(f"ok: {entry['policy']} ({entry['path']}) sha256 {entry['sha256']}\n")
+    return EXIT_INPUT if failures else EXIT_OK
+
+
+def canonical_policy(doc: dict[str, Any]) -> dict[str, Any]:
+    from pcsc.policy.load import _jsonable
+
+    result: dict[str, Any] = _jsonable(doc)
+    return result
+
+
+# ---------------------------------------------------------------------- the parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="pcsc", description="PCSC, the proof-carrying strategy compiler.")
+    parser.add_argument("--version", action="version", version=f"pcsc {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def common(p: argparse.ArgumentParser, formats: tuple[str, ...] = ("text", "json", "sarif")) -> None:
+        p.add_argument("--format", choices=formats, default="text", help="output format (default: text)")
+        p.add_argument(
+            "--lib-path",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="another folder of .obl libraries (searched after the route's own folder)",
+        )
+        p.add_argument(
+            "--policy-path",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="another folder of policies/<id>/<version>.toml (searched before the shipped ones)",
+        )
+
+    p = sub.add_parser("check", help="parse, lower and check; diagnostics only")
+    p.add_argument("files", nargs="+", metavar="FILE", help=".route files or folders of them")
+    common(p)
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("compile", help="the ranking packet of every route")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument(
+        "--emit",
+        choices=("packet", "ir"),
+        default="packet",
+        help="`ir` prints the lowered IR as JSON instead of the packet",
+    )
+    common(p)
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("explain", help="every number of a route, rule by rule")
+    p.add_argument("files", nargs=1, metavar="FILE")
+    p.add_argument("--route", help="the route to explain (required when the file has several)")
+    common(p, ("text", "json"))
+    p.set_defaults(func=cmd_explain)
+
+    pol = sub.add_parser("policy", help="show, hash or check policies")
+    psub = pol.add_subparsers(dest="policy_command", metavar="ACTION", parser_class=_Parser)
+    for name, func, helptext in (
+        ("show", cmd_policy_show, "the policy, merged with what it extends"),
+        ("hash", cmd_policy_hash, "the canonical SHA-256 used to pin it"),
+    ):
+        q = psub.add_parser(name, help=helptext)
+        q.add_argument("policy", metavar="POLICY", help="id@version, or a path to a .toml file")
+        q.add_argument("--format", choices=("text", "json"), default="text")
+        q.add_argument("--policy-path", action="append", default=[], metavar="DIR")
+        q.set_defaults(func=func)
+    q = psub.add_parser("check", help="validate policies; path-addressed errors")
+    q.add_argument("policies", nargs="+", metavar="POLICY")
+    q.add_argument("--format", choices=("text", "json"), default="text")
+    q.add_argument("--policy-path", action="append", default=[], metavar="DIR")
+    q.set_defaults(func=cmd_policy_check)
+    pol.set_defaults(func=lambda a: _missing(pol))
+    return parser
+
+
+def _missing(p: argparse.ArgumentParser) -> int:
+    p.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        result: int = args.func(args)
+        return result
+    except UsageError as exc:
+        sys.stderr.write(f"pcsc: error: {exc}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:  # `pcsc compile … | head`
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130

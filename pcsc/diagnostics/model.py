@@ -1,0 +1,68 @@
+"""Diagnostic values: errors are data, collected, never raised past a pass."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Literal
+
+import attrs
+
+from pcsc.diagnostics.codes import CODES
+
+Severity = Literal["error", "warning"]
+
+
+@attrs.frozen(order=True)
+class Span:
+    """A region of a source file; lines and columns are 1-based, end exclusive."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def whole_file(cls, file: str) -> Span:
+        return cls(file, 1, 1, 1, 1)
+
+
+@attrs.frozen
+class Diagnostic:
+    code: str
+    message: str
+    span: Span
+    help: str | None = None
+
+    @property
+    def severity(self) -> Severity:
+        return CODES[self.code].severity
+
+
+@attrs.define
+class Diagnostics:
+    """An ordered collection that passes append to."""
+
+    items: list[Diagnostic] = attrs.field(factory=list)
+
+    def add(self, code: str, message: str, span: Span, help: str | None = None) -> None:
+        if code not in CODES:
+            raise KeyError(f"unregistered diagnostic code {code}")
+        self.items.append(Diagnostic(code, message, span, help))
+
+    def extend(self, other: Diagnostics) -> None:
+        self.items.extend(other.items)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.items)
+
+    def sorted(self) -> list[Diagnostic]:
+        """Diagnostics in source order (file, line, column), stable for equal spans."""
+        return sorted(self.items, key=lambda d: (d.span.file, d.span.line, d.span.column))
+
+    def __iter__(self) -> Iterator[Diagnostic]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)

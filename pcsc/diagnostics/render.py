@@ -1,0 +1,101 @@
+"""The one renderer for diagnostics: text (with source line and caret), JSON, SARIF."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pcsc import __version__
+from pcsc.diagnostics.codes import CODES
+from pcsc.diagnostics.model import Diagnostic
+
+
+def to_text(diagnostics: Iterable[Diagnostic], sources: Mapping[str, str]) -> str:
+    """`file:line:col: severity: message [code]`, the source line, a caret under the span."""
+    blocks: list[str] = []
+    for d in diagnostics:
+        s = d.span
+        lines = [f"{s.file}:{s.line}:{s.column}: {d.severity}: {d.message} [{d.code}]"]
+        text = sources.get(s.file)
+        if text is not None:
+            source_lines = text.splitlines()
+            if 1 <= s.line <= len(source_lines):
+                src = source_lines[s.line - 1].expandtabs(1)
+                width = (s.end_column - s.column) if s.end_line == s.line else len(src) - s.column + 1
+                gutter = f"{s.line:>4} | "
+                lines.append(gutter + src)
+                lines.append(" " * (len(gutter) + s.column - 1) + "^" + "~" * max(width - 1, 0))
+        if d.help:
+            lines.append(f"  help: {d.help}")
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
+
+
+def to_json(d: Diagnostic) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "code": d.code,
+        "severity": d.severity,
+        "message": d.message,
+        "file": d.span.file,
+        "line": d.span.line,
+        "column": d.span.column,
+        "end_line": d.span.end_line,
+        "end_column": d.span.end_column,
+    }
+    if d.help:
+        out["help"] = d.help
+    return out
+
+
+def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run; rules are the registered codes used."""
+    items = list(diagnostics)
+    used = sorted({d.code for d in items})
+    rules = [
+        {
+            "id": code,
+            "name": CODES[code].title,
+            "shortDescription": {"text": CODES[code].title},
+            "defaultConfiguration": {"level": CODES[code].severity},
+        }
+        for code in used
+    ]
+    results = []
+    for d in items:
+        result: dict[str, Any] = {
+            "ruleId": d.code,
+            "ruleIndex": used.index(d.code),
+            "level": d.severity,
+            "message": {"text": d.message + (f"\nhelp: {d.help}" if d.help else "")},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": d.span.file},
+                        "region": {
+                            "startLine": d.span.line,
+                            "startColumn": d.span.column,
+                            "endLine": d.span.end_line,
+                            "endColumn": d.span.end_column,
+                        },
+                    }
+                }
+            ],
+        }
+        results.append(result)
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "pcsc",
+                        "version": __version__,
+                        "informationUri": "https://pypi.org/project/pcsc/",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }

@@ -1,0 +1,241 @@
+"""`pcsc explain`: every number of a route with the rule and the inputs that produced it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from pcsc.pipeline import Compiled
+
+
+@attrs.frozen
+class Step:
+    symbol: str  # e.g. "launch.p"
+    value: Any
+    rule: str  # the formula, in DESIGN §5 notation
+    inputs: tuple[tuple[str, Any], ...]
+    source: str  # where the rule's numbers come from (policy key, route line)
+
+
+def derive(c: Compiled) -> list[Step]:
+    n, r, pol = c.numbers, c.route, c.policy
+    ref = pol.ref
+    steps: list[Step] = []
+    add = steps.append
+    v = r.vision
+    add(
+        Step(
+            "V",
+            n.value,
+            "V = tam × capture × defensibility",
+            (("tam", v.tam), ("capture", v.capture), ("defensibility", v.defensibility)),
+            f"{r.file}:{v.span.line} (vision {v.state})",
+        )
+    )
+    rw = pol.policy.reweighting
+    for i, t in enumerate(n.transitions):
+        tr = r.transitions[i]
+        k = t.name
+        add(
+            Step(
+                f"{k}.p_prior",
+                t.p_prior,
+                "p_prior = priors[class].p",
+                (("class", t.ref_class),),
+                f'policy {ref} priors."{t.ref_class}".p',
+            )
+        )
+        w = t.reweight
+        add(
+            Step(
+                f"{k}.sat(C)",
+                w.sat_c,
+                "S = Σ x_(i)·decay^i over C sorted descending; sat = S/(1+S)",
+                (("C", [f"{name}={x!r}" for name, x in w.supporting]), ("decay", rw.decay)),
+                "effective weight = weight × tier_weight[tier], admissible evidence that supports",
+            )
+        )
+        add(
+            Step(
+                f"{k}.sat(K)",
+                w.sat_k,
+                "as sat(C), over the evidence that contradicts",
+                (("K", [f"{name}={x!r}" for name, x in w.contradicting]),),
+                "admissible evidence that contradicts",
+            )
+        )
+        if not w.supporting and not w.contradicting:
+            add(Step(f"{k}.W", w.W, "W = 1 (no admissible evidence)", (), "DESIGN §5"))
+        else:
+            add(
+                Step(
+                    f"{k}.W",
+                    w.W,
+                    "W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)",
+                    (("gc", rw.corroborate_gain), ("gk", rw.contradict_gain), ("w_min", rw.w_min), ("w_max", rw.w_max)),
+                    f"policy {ref} [reweighting]",
+                )
+            )
+        add(Step(f"{k}.p", t.p, "p = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)), "DESIGN §5"))
+        add(
+            Step(
+                f"{k}.budget",
+                t.cost.budget,
+                "budget = Σ n·u over cost items",
+                tuple((item.name, f"{item.count!r} × {item.unit_cost!r}") for item in tr.cost),
+                f"{r.file}:{tr.span.line}",
+            )
+        )
+        add(
+            Step(
+                f"{k}.floor_class",
+                t.cost.floor_class,
+                "floor_class = priors[class].floor_usd",
+                (("class", t.ref_class),),
+                f'policy {ref} priors."{t.ref_class}".floor_usd',
+            )
+        )
+        add(
+            Step(
+                f"{k}.floor_delta",
+                t.cost.floor_delta,
+                "floor_delta = Σ price_f(|Δf|) over material fields with a floor table",
+                tuple((f, f"|Δ|={m!r} → {price!r}") for f, m, price in t.cost.floor_terms),
+                f"policy {ref} [floors.delta]",
+            )
+        )
+        add(
+            Step(
+                f"{k}.c",
+                t.cost.c,
+                "c = max(budget, floor_class, floor_delta)",
+                (
+                    ("budget", t.cost.budget),
+                    ("floor_class", t.cost.floor_class),
+                    ("floor_delta", t.cost.floor_delta),
+                    ("bound by", t.cost.bound_by),
+                ),
+                "DESIGN §5",
+            )
+        )
+        add(
+            Step(
+                f"{k}.U",
+                t.U,
+                "U = max − min of estimates, else uncertainty.default",
+                (("estimates", list(tr.estimates)), ("rule", t.U_rule)),
+                f"policy {ref} [uncertainty]",
+            )
+        )
+    for i in range(len(n.R) - 1, -1, -1):
+        if i == len(n.R) - 1:
+            add(Step(f"R_{i}", n.R[i], "R_n = V", (("V", n.value),), "DESIGN §5 staged fold"))
+        else:
+            t = n.transitions[i]
+            add(
+                Step(
+                    f"R_{i}",
+                    n.R[i],
+                    f"R_{i} = −c_{i} + p_{i}·R_{i + 1}",
+                    ((f"c_{i} ({t.name})", t.cost.c), (f"p_{i}", t.p), (f"R_{i + 1}", n.R[i + 1])),
+                    "DESIGN §5 staged fold",
+                )
+            )
+    add(Step("score", n.score, "score = R_0", (), "DESIGN §5"))
+    add(
+        Step(
+            "flat_product",
+            n.flat_product,
+            "Π p_i (diagnostic only)",
+            tuple((t.name, t.p) for t in n.transitions),
+            "DESIGN §5",
+        )
+    )
+    for t in n.transitions:
+        add(
+            Step(
+                f"{t.name}.D",
+                t.D,
+                "D_i = reach_i · max(R_{i+1}, 0), reach_i = Π_{j<i} p_j",
+                (("reach", t.reach), ("R_next", t.R_next)),
+                "DESIGN §5",
+            )
+        )
+    b = n.transitions[n.binding]
+    add(
+        Step(
+            "binding",
+            b.name,
+            "argmax_i U_i·D_i (ties: earliest)",
+            tuple((t.name, t.U * t.D) for t in n.transitions),
+            "DESIGN §5",
+        )
+    )
+    if n.criteria_score is not None:
+        add(
+            Step(
+                "T",
+                n.criteria_score,
+                "T = Σ w_i·clip(s_i, 0, 100) / Σ w_i over the criteria present",
+                tuple((name, f"w={w!r} s={s!r}") for name, w, s in n.criteria_weights),
+                f"policy {ref} [criteria]",
+            )
+        )
+        add(
+            Step(
+                "bucket",
+                n.bucket,
+                "neg if T < neg_below; pos if T ≥ pos_from; else mix",
+                (("T", n.criteria_score),),
+                f"policy {ref} [buckets]",
+            )
+        )
+    for g in n.gates:
+        gate = next(x for x in pol.policy.gates if x.id == g.id)
+        add(
+            Step(
+                f"gate {g.id}",
+                "passed" if g.passed else "failed",
+                gate.rule,
+                (("kind", g.kind),),
+                f"policy {ref} [[gates]]",
+            )
+        )
+    add(Step("eligible", n.eligible, "no failed eligibility gate and no failed blocking risk gate", (), "DESIGN §5"))
+    return steps
+
+
+def to_json(c: Compiled) -> dict[str, Any]:
+    return {
+        "route": c.route.name,
+        "policy": {"id": c.policy.policy.id, "version": c.policy.policy.version, "sha256": c.policy.sha256},
+        "steps": [
+            {
+                "symbol": s.symbol,
+                "value": s.value,
+                "rule": s.rule,
+                "inputs": {k: v for k, v in s.inputs},
+                "source": s.source,
+            }
+            for s in derive(c)
+        ],
+    }
+
+
+def to_text(c: Compiled) -> str:
+    lines = [f"route {c.route.name} under policy {c.policy.ref} (sha256 {c.policy.sha256[:12]}…)", ""]
+    for s in derive(c):
+        value = _fmt(s.value)
+        lines.append(f"{s.symbol} = {value}")
+        lines.append(f"    rule:   {s.rule}")
+        if s.inputs:
+            lines.append("    inputs: " + ", ".join(f"{k}={_fmt(v)}" for k, v in s.inputs))
+        lines.append(f"    from:   {s.source}")
+    return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.2f}" if abs(v) >= 1e4 else f"{v:.6g}"
+    return str(v)

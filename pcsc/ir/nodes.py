@@ -1,0 +1,171 @@
+"""Route and library nodes. Lowering writes every state in full (carry-forward
+resolved) and orders transitions along the chain, so later passes never look back."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import attrs
+
+from pcsc.diagnostics.model import Span
+from pcsc.ir.expr import Expr
+
+
+@attrs.frozen
+class Material:
+    """Materiality threshold: ``relative`` compares |Δ| with amount·|source|."""
+
+    amount: float
+    relative: bool
+
+
+@attrs.frozen
+class FieldDecl:
+    name: str
+    type: str  # count | number | ratio | usd | bool
+    material: Material | None
+    library: str
+    span: Span
+
+
+@attrs.frozen
+class Require:
+    text: str
+    expr: Expr
+    span: Span
+
+
+@attrs.frozen
+class Obligation:
+    name: str
+    covers: tuple[str, ...]
+    requires: tuple[Require, ...]
+    library: str
+    span: Span
+
+
+@attrs.frozen
+class Library:
+    name: str
+    version: str
+    path: str
+    fields: tuple[FieldDecl, ...]
+    obligations: tuple[Obligation, ...]
+
+
+@attrs.frozen
+class PolicyRef:
+    id: str
+    version: str
+    sha256: str | None
+    span: Span
+
+    def __str__(self) -> str:
+        return f"{self.id}@{self.version}"
+
+
+@attrs.frozen
+class State:
+    """A state record; ``values`` holds every route field, in the route's field order."""
+
+    name: str
+    values: tuple[tuple[str, float | bool], ...]
+    listed: tuple[str, ...]  # the fields the author wrote (the rest carried forward)
+    span: Span
+
+    def get(self, field: str) -> float | bool:
+        for name, value in self.values:
+            if name == field:
+                return value
+        raise KeyError(field)
+
+
+@attrs.frozen
+class Vision:
+    state: str
+    tam: float
+    capture: float
+    defensibility: float
+    span: Span
+
+
+@attrs.frozen
+class CostItem:
+    name: str
+    count: float
+    unit_cost: float
+    span: Span
+
+
+@attrs.frozen
+class Transition:
+    name: str
+    source: str
+    target: str
+    actor: str | None
+    mechanism: str | None
+    asset: str | None
+    ref_class: str
+    class_span: Span
+    threshold: Expr | None
+    threshold_text: str | None
+    kill: Expr | None
+    kill_text: str | None
+    horizon: tuple[float, str] | None  # (amount, unit) as written: days | months | years
+    cost: tuple[CostItem, ...]
+    learning_cost: float | None
+    estimates: tuple[float, ...]
+    discharges: tuple[str, ...]
+    due: dt.date | None  # as_of plus the horizons of this and every earlier transition
+    span: Span
+
+
+@attrs.frozen
+class Evidence:
+    name: str
+    source: str | None
+    captured: dt.date | None
+    tier: int
+    weight: float
+    supports: tuple[str, ...]
+    contradicts: tuple[str, ...]
+    excerpt: str
+    unverified: bool
+    span: Span
+
+
+@attrs.frozen
+class Criterion:
+    name: str
+    score: float
+    span: Span
+
+
+@attrs.frozen
+class Route:
+    name: str
+    title: str | None
+    file: str
+    as_of: dt.date
+    policy: PolicyRef
+    uses: tuple[str, ...]
+    fields: tuple[FieldDecl, ...]  # the library fields this route mentions, in order
+    states: tuple[State, ...]  # chain order: start state first, vision state last
+    vision: Vision
+    transitions: tuple[Transition, ...]  # chain order
+    evidence: tuple[Evidence, ...]
+    criteria: tuple[Criterion, ...]
+    obligations: tuple[Obligation, ...]  # from the libraries in `uses`
+    span: Span
+
+    def state(self, name: str) -> State:
+        for s in self.states:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def field(self, name: str) -> FieldDecl:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)

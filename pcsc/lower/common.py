@@ -1,0 +1,97 @@
+"""Helpers shared by the route and library lowerings."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from lark import Token, Tree
+
+from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.lower.expr import span_of
+from pcsc.lower.literals import parse_number
+
+FIELD_TYPES = ("count", "number", "ratio", "usd", "bool")
+
+
+class Quantity(NamedTuple):
+    value: float
+    unit: str | None
+    percent: bool
+    span: Span
+
+
+def quantity(tree: Tree[Token], file: str, diags: Diagnostics) -> Quantity:
+    """Lower a `quantity` node (`-`? NUMBER UNIT?); a non-finite number is reported."""
+    minus, number, unit = tree.children
+    value, percent = parse_number(str(number))
+    span = span_of(tree, file)
+    if not math.isfinite(value):
+        diags.add("PCSC-E302", f"`{number}` is not a finite number", span)
+        value = 0.0
+    if minus is not None:
+        value = -value
+    return Quantity(value, str(unit) if unit is not None else None, percent, span)
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    """A "did you mean" help line, or None."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def check_statement_lines(items: Sequence[Tree[Token] | Token], file: str, diags: Diagnostics) -> None:
+    """One statement a line: two statements on a line need a `;` between them."""
+    previous_end: int | None = None
+    for item in items:
+        if isinstance(item, Token):  # SEMI
+            previous_end = None
+            continue
+        span = span_of(item, file)
+        if previous_end is not None and span.line == previous_end:
+            diags.add(
+                "PCSC-E104",
+                "two statements on one line",
+                span,
+                "start the statement on a new line, or separate them with `;`",
+            )
+        previous_end = span.end_line
+
+
+def describe_unit(q: Quantity) -> str:
+    if q.percent:
+        return "a percentage"
+    return f"`{q.unit}`" if q.unit else "a plain number"
+
+
+def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostics) -> bool:
+    """Type/unit check of a number against a field type; True when it fits."""
+    if field_type == "bool":
+        diags.add("PCSC-E301", f"{what} is a bool; expected `true` or `false`", q.span)
+        return False
+    if q.percent and field_type != "ratio":
+        diags.add(
+            "PCSC-E309",
+            f"{what} is of type {field_type}; `%` is only for ratios",
+            q.span,
+        )
+        return False
+    if field_type == "usd":
+        if q.unit not in ("usd", None) or (q.unit is None and q.value != 0):
+            diags.add(
+                "PCSC-E301",
+                f"{what} is in usd but the value is {describe_unit(q)}",
+                q.span,
+                "write the amount with its unit, e.g. `1.2M usd`",
+            )
+            return False
+        return True
+    if q.unit is not None:
+        diags.add("PCSC-E301", f"{what} is of type {field_type}; it takes no unit `{q.unit}`", q.span)
+        return False
+    if field_type == "count" and q.value < 0:
+        diags.add("PCSC-E307", f"{what} is a count and cannot be negative", q.span)
+        return False
+    return True

@@ -1,0 +1,63 @@
+"""Literal tokens: numbers with `_`, `k`/`M`/`B` and `%`; units; ISO dates."""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import math
+from decimal import Decimal, InvalidOperation
+
+from lark import Token
+
+from pcsc.diagnostics.model import Span
+
+_SCALE = {"k": Decimal(1_000), "M": Decimal(1_000_000), "B": Decimal(1_000_000_000)}
+
+
+def span_of_token(token: Token, file: str) -> Span:
+    line = token.line or 1
+    column = token.column or 1
+    end_line = token.end_line or line
+    end_column = token.end_column or column + len(str(token))
+    return Span(file, line, column, end_line, end_column)
+
+
+def parse_number(text: str) -> tuple[float, bool]:
+    """Return (value, percent). Scaling is exact in decimal, then rounded once to float."""
+    raw = text.replace("_", "")
+    percent = raw.endswith("%")
+    if percent:
+        raw = raw[:-1]
+    lowered = raw.lower()
+    if lowered in ("nan", "inf", "infinity"):
+        return (math.nan if lowered == "nan" else math.inf), percent
+    scale = Decimal(1)
+    if raw and raw[-1] in _SCALE:
+        scale = _SCALE[raw[-1]]
+        raw = raw[:-1]
+    try:
+        value = Decimal(raw) * scale
+    except InvalidOperation:  # pragma: no cover - the grammar admits only valid forms
+        return math.nan, percent
+    if percent:
+        value = value / 100
+    return float(value), percent
+
+
+def parse_date(text: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def add_horizon(start: dt.date, amount: int, unit: str) -> dt.date:
+    """Calendar addition: `12 months` from 2012-06-01 is 2013-06-01; month ends clamp."""
+    if unit == "days":
+        return start + dt.timedelta(days=amount)
+    months = amount * 12 if unit == "years" else amount
+    total = start.month - 1 + months
+    year = start.year + total // 12
+    month = total % 12 + 1
+    day = min(start.day, calendar.monthrange(year, month)[1])
+    return dt.date(year, month, day)

@@ -1,0 +1,239 @@
+"""The compiler pipeline, as one explicit sequence:
+
+    read -> parse -> lower (IR) -> bind policy (pin, classes, criteria, point-in-time)
+         -> score (DESIGN §5)
+
+A `Session` owns the diagnostics and the source texts of one run, and caches parsed
+libraries and loaded policies so that a cohort parses each only once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from pcsc.canonical import sha256_hex
+from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.ir import Library, Route
+from pcsc.lower.common import suggest
+from pcsc.lower.expr import span_of
+from pcsc.lower.library import lower_library
+from pcsc.lower.route import lower_route
+from pcsc.lower.tree import subtrees, tok
+from pcsc.policy.load import PolicyError, PolicyStore
+from pcsc.policy.model import LoadedPolicy
+from pcsc.resources import data_dir
+from pcsc.score.route import RouteNumbers, score_route
+from pcsc.syntax import parse_source
+
+
+@attrs.frozen
+class Compiled:
+    route: Route
+    policy: LoadedPolicy
+    numbers: RouteNumbers
+
+
+@attrs.define
+class Session:
+    lib_path: list[Path] = attrs.field(factory=list)
+    policies: PolicyStore = attrs.field(factory=PolicyStore)
+    diags: Diagnostics = attrs.field(factory=Diagnostics)
+    sources: dict[str, str] = attrs.field(factory=dict)
+    inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
+    _libraries: dict[Path, Library | None] = attrs.field(factory=dict)
+
+    # ------------------------------------------------------------------ reading
+    def read(self, path: Path, shown: str) -> str | None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            self.diags.add("PCSC-E105", f"cannot read {shown}: {exc.strerror or exc}", Span.whole_file(shown))
+            return None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.diags.add("PCSC-E105", f"{shown} is not UTF-8 text (byte {exc.start})", Span.whole_file(shown))
+            return None
+        self.sources[shown] = text
+        return text
+
+    # ------------------------------------------------------------------ libraries
+    def library_roots(self, route_dir: Path) -> list[Path]:
+        """The route's own folder, then --lib-path entries, then the shipped obligations/."""
+        return [route_dir, *self.lib_path, data_dir("obligations")]
+
+    def resolve_library(self, name: str, span: Span, route_dir: Path) -> Library | None:
+        roots = self.library_roots(route_dir)
+        for root in roots:
+            candidate = (root / f"{name}.obl").resolve()
+            if candidate.is_file():
+                return self.load_library(candidate, name, span)
+        known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
+        self.diags.add(
+            "PCSC-E206",
+            f"unknown library `{name}`",
+            span,
+            suggest(name, known)
+            or f"looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
+        )
+        return None
+
+    def load_library(self, path: Path, name: str, span: Span) -> Library | None:
+        if path in self._libraries:
+            return self._libraries[path]
+        shown = display(path)
+        self._libraries[path] = None
+        text = self.read(path, shown)
+        lib = None
+        if text is not None:
+            tree = parse_source(text, shown, self.diags)
+            if tree is not None:
+                lib = lower_library(tree, shown, text, self.diags)
+        if lib is not None and lib.name != name:
+            self.diags.add("PCSC-E404", f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
+            lib = None
+        elif lib is None and text is not None:
+            self.diags.add("PCSC-E404", f"library `{name}` ({shown}) has errors", span)
+        self._libraries[path] = lib
+        return lib
+
+    # ------------------------------------------------------------------ routes
+    def load_routes(self, path: Path, shown: str | None = None) -> list[Route]:
+        shown = shown or str(path)
+        text = self.read(path, shown)
+        if text is None:
+            return []
+        self.inputs.append((shown, sha256_hex(text)))
+        tree = parse_source(text, shown, self.diags)
+        if tree is None:
+            return []
+        routes = []
+        seen: dict[str, int] = {}
+        for item in subtrees(tree):
+            span = span_of(item, shown)
+            if item.data != "route":
+                self.diags.add("PCSC-E220", f"`{item.data}` belongs in an .obl library, not a route file", span)
+                continue
+            name_tok = tok(item, 0)
+            name = str(name_tok)
+            if name in seen:
+                self.diags.add(
+                    "PCSC-E209",
+                    f"route `{name}` is defined twice in this file",
+                    span_of(name_tok, shown),
+                    f"first defined at line {seen[name]}",
+                )
+                continue
+            seen[name] = span.line
+            route = lower_route(item, shown, text, lambda n, s: self.resolve_library(n, s, path.parent), self.diags)
+            if route is not None:
+                routes.append(route)
+        return routes
+
+    # ------------------------------------------------------------------ policy binding
+    def bind(self, route: Route) -> LoadedPolicy | None:
+        """Load the route's policy and check what depends on it; None on errors."""
+        before = len(self.diags)
+        ref = route.policy
+        try:
+            loaded = self.policies.load_ref(str(ref))
+        except PolicyError as exc:
+            unknown = any(m.startswith("no policy") for m in exc.messages)
+            for message in exc.messages:
+                self.diags.add(
+                    "PCSC-E401" if unknown else "PCSC-E403",
+                    message if unknown else f"{exc.path}: {message}",
+                    ref.span,
+                    suggest(str(ref), self.policies.available()) if unknown else None,
+                )
+            return None
+        if ref.sha256 is not None and ref.sha256 != loaded.sha256:
+            self.diags.add(
+                "PCSC-E402",
+                f"policy {ref} has sha256 {loaded.sha256}, but the route pins {ref.sha256}",
+                ref.span,
+                "the policy changed since the route was pinned; review it, then update the pin",
+            )
+        policy = loaded.policy
+        for t in route.transitions:
+            if t.ref_class not in policy.priors:
+                self.diags.add(
+                    "PCSC-E207",
+                    f'unknown reference class "{t.ref_class}" in policy {ref}',
+                    t.class_span,
+                    suggest(t.ref_class, policy.priors),
+                )
+        for c in route.criteria:
+            if c.name not in policy.criteria:
+                self.diags.add(
+                    "PCSC-E208",
+                    f"unknown criterion `{c.name}` in policy {ref}",
+                    c.span,
+                    suggest(c.name, policy.criteria)
+                    or "the policy weighs " + ", ".join(f"`{k}`" for k in policy.criteria),
+                )
+        for e in route.evidence:
+            if e.captured is not None and e.captured > route.as_of:
+                if policy.evidence.strict_point_in_time:
+                    self.diags.add(
+                        "PCSC-E310",
+                        f"evidence `{e.name}` was captured {e.captured}, after as_of {route.as_of}",
+                        e.span,
+                        "the policy is strict about point-in-time evidence",
+                    )
+                else:
+                    self.diags.add(
+                        "PCSC-W601",
+                        f"evidence `{e.name}` was captured {e.captured}, after as_of "
+                        f"{route.as_of}: it is inadmissible and excluded",
+                        e.span,
+                    )
+            if e.tier < policy.evidence.min_tier:
+                self.diags.add(
+                    "PCSC-W605",
+                    f"evidence `{e.name}` is tier {e.tier}, below the policy's minimum "
+                    f"tier {policy.evidence.min_tier}: excluded",
+                    e.span,
+                )
+            elif str(e.tier) not in policy.evidence.tier_weight:
+                self.diags.add(
+                    "PCSC-E307",
+                    f"evidence `{e.name}` is tier {e.tier}, which policy {ref} gives no weight",
+                    e.span,
+                    "tiers with weights: " + ", ".join(sorted(policy.evidence.tier_weight)),
+                )
+        if any(d.severity == "error" for d in self.diags.items[before:]):
+            return None
+        return loaded
+
+    def compile_route(self, route: Route) -> Compiled | None:
+        loaded = self.bind(route)
+        if loaded is None:
+            return None
+        before = len(self.diags)
+        numbers = score_route(route, loaded.policy, self.diags)
+        if any(d.severity == "error" for d in self.diags.items[before:]):
+            return None
+        return Compiled(route, loaded, numbers)
+
+
+def expand_inputs(args: list[str]) -> list[tuple[Path, str]]:
+    """Files as given; folders expand to their *.route files, recursively, sorted."""
+    out: list[tuple[Path, str]] = []
+    for arg in args:
+        p = Path(arg)
+        if p.is_dir():
+            for f in sorted(p.rglob("*.route")):
+                out.append((f, str(f)))
+        else:
+            out.append((p, arg))
+    return out
+
+
+def display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

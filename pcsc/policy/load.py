@@ -1,0 +1,270 @@
+"""Read, merge (`extends`), validate and hash policy files.
+
+Validation is strict: unknown keys and wrong types are refused with the path of the
+offending key, e.g. `policies/venture/1.0.0.toml: reweighting.decay: expected a number`.
+Numbers are never coerced from strings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+
+from pcsc.canonical import hash_json
+from pcsc.policy.model import LoadedPolicy, Policy
+from pcsc.resources import data_dir
+
+_REF = re.compile(r"^([A-Za-z0-9_.\-/]+)@([A-Za-z0-9_.\-+]+)$")
+
+
+class PolicyError(Exception):
+    """A policy cannot be used; ``messages`` are path-addressed, one per problem."""
+
+    def __init__(self, path: str, messages: list[str]) -> None:
+        super().__init__("; ".join(f"{path}: {m}" for m in messages))
+        self.path = path
+        self.messages = messages
+
+
+def _strict(kind: type, name: str) -> Any:
+    def hook(value: Any, _: type) -> Any:
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise TypeError(f"expected {name}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("expected a finite number")
+        return value
+
+    return hook
+
+
+def _converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    conv.register_structure_hook(float, _strict(float, "a number"))
+    conv.register_structure_hook(int, _strict(int, "a whole number"))
+    conv.register_structure_hook(str, _strict(str, "a string"))
+    conv.register_structure_hook(bool, _strict(bool, "true or false"))
+    return conv
+
+
+CONVERTER = _converter()
+
+
+def _format_path(path: list[str | int]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+            out += ("." if out else "") + part
+        else:
+            out += ("." if out else "") + f'"{part}"'
+    return out or "(top level)"
+
+
+def _flatten(exc: BaseException, path: list[str | int], out: list[str]) -> None:
+    if isinstance(exc, ForbiddenExtraKeysError):
+        for key in sorted(exc.extra_fields):
+            out.append(f"{_format_path([*path, key])}: unknown key")
+        return
+    if isinstance(exc, (ClassValidationError, IterableValidationError, ExceptionGroup)):
+        for sub in exc.exceptions:
+            note_path = list(path)
+            for note in getattr(sub, "__notes__", []):
+                name = getattr(note, "name", None)
+                index = getattr(note, "index", None)
+                if name is not None:
+                    note_path.append(name)
+                elif index is not None:
+                    note_path.append(index)
+            _flatten(sub, note_path, out)
+        return
+    if isinstance(exc, KeyError):
+        out.append(f"{_format_path(path)}: required key missing")
+        return
+    message = str(exc)
+    literal = re.search(r"not in literal typing\.Literal\[(.*)\]", message)
+    if literal:
+        choices = ", ".join(c.strip().strip("'") for c in literal.group(1).split(","))
+        message = f"expected one of {choices}"
+    out.append(f"{_format_path(path)}: {message}")
+
+
+def structure(document: dict[str, Any], path: str) -> Policy:
+    try:
+        policy = CONVERTER.structure(document, Policy)
+    except (ClassValidationError, ForbiddenExtraKeysError) as exc:
+        messages: list[str] = []
+        _flatten(exc, [], messages)
+        raise PolicyError(path, messages) from None
+    _semantic_checks(policy, path)
+    return policy
+
+
+def _semantic_checks(policy: Policy, path: str) -> None:
+    problems: list[str] = []
+    rw = policy.reweighting
+    if rw.w_min > rw.w_max:
+        problems.append("reweighting.w_min: must not exceed reweighting.w_max")
+    for key, weight in policy.evidence.tier_weight.items():
+        if not key.isdigit():
+            problems.append(f"evidence.tier_weight.{key}: tier keys are whole numbers")
+        if not weight >= 0:
+            problems.append(f"evidence.tier_weight.{key}: must be at least 0")
+    for field, table in policy.floors.delta.items():
+        xs = [x for x, _ in table.points]
+        ys = [y for _, y in table.points]
+        if not table.points:
+            problems.append(f"floors.delta.{field}.points: needs at least one breakpoint")
+        if any(b <= a for a, b in zip(xs, xs[1:], strict=False)) or any(x <= 0 for x in xs):
+            problems.append(f"floors.delta.{field}.points: |delta| breakpoints must be positive and increasing")
+        if any(b < a for a, b in zip(ys, ys[1:], strict=False)) or any(y < 0 for y in ys):
+            problems.append(f"floors.delta.{field}.points: floors must be non-negative and non-decreasing")
+    for name, weight in policy.criteria.items():
+        if not weight >= 0:
+            problems.append(f"criteria.{name}: a weight must be at least 0")
+    if policy.buckets is not None and policy.buckets.neg_below > policy.buckets.pos_from:
+        problems.append("buckets.neg_below: must not exceed buckets.pos_from")
+    ids = [g.id for g in policy.gates]
+    for gid in sorted({g for g in ids if ids.count(g) > 1}):
+        problems.append(f"gates: id `{gid}` is used twice")
+    if problems:
+        raise PolicyError(path, problems)
+
+
+def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """Key-by-key override; tables merge recursively; gates merge by id; arrays replace."""
+    out = dict(base)
+    for key, value in child.items():
+        if key == "gates" and isinstance(value, list) and isinstance(base.get(key), list):
+            by_id = {g.get("id"): g for g in base[key] if isinstance(g, dict)}
+            order = [g.get("id") for g in base[key] if isinstance(g, dict)]
+            for g in value:
+                gid = g.get("id") if isinstance(g, dict) else None
+                if gid not in by_id:
+                    order.append(gid)
+                by_id[gid] = g
+            out[key] = [by_id[g] for g in order]
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            out[key] = merge(base[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+@attrs.define
+class PolicyStore:
+    """Finds `policies/<id>/<version>.toml` on the search path, then in the shipped folder."""
+
+    search_path: list[Path] = attrs.field(factory=list)
+    _cache: dict[str, LoadedPolicy] = attrs.field(factory=dict)
+
+    def roots(self) -> list[Path]:
+        return [*self.search_path, data_dir("policies")]
+
+    def find(self, policy_id: str, version: str) -> Path | None:
+        for root in self.roots():
+            candidate = root / policy_id / f"{version}.toml"
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def available(self) -> list[str]:
+        refs = set()
+        for root in self.roots():
+            if root.is_dir():
+                for f in root.glob("*/*.toml"):
+                    refs.add(f"{f.parent.name}@{f.stem}")
+        return sorted(refs)
+
+    def load_ref(self, ref: str, _chain: tuple[str, ...] = ()) -> LoadedPolicy:
+        match = _REF.match(ref)
+        if not match:
+            raise PolicyError(ref, [f"`{ref}` is not a policy reference of the form id@version"])
+        if ref in self._cache:
+            return self._cache[ref]
+        path = self.find(match.group(1), match.group(2))
+        if path is None:
+            raise PolicyError(
+                ref,
+                [
+                    f"no policy `{ref}` (looked for {match.group(1)}/{match.group(2)}.toml in "
+                    + ", ".join(_display(r) for r in self.roots())
+                    + ")"
+                ],
+            )
+        loaded = self.load_path(path, _chain=(*_chain, ref), expect=(match.group(1), match.group(2)))
+        self._cache[ref] = loaded
+        return loaded
+
+    def load_path(
+        self, path: Path, _chain: tuple[str, ...] = (), expect: tuple[str, str] | None = None
+    ) -> LoadedPolicy:
+        shown = _display(path)
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise PolicyError(shown, [f"cannot be read: {exc.strerror}"]) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise PolicyError(shown, [f"not valid TOML: {exc}"]) from None
+        except UnicodeDecodeError:
+            raise PolicyError(shown, ["not UTF-8 text"]) from None
+        header = document.get("policy")
+        if not isinstance(header, dict):
+            raise PolicyError(shown, ["policy: required table missing"])
+        resolved = document
+        parent_ref = header.get("extends")
+        if parent_ref is not None:
+            if not isinstance(parent_ref, str):
+                raise PolicyError(shown, ["policy.extends: expected a string"])
+            if parent_ref in _chain:
+                raise PolicyError(shown, [f"policy.extends: `{parent_ref}` extends itself (cycle)"])
+            try:
+                parent = self.load_ref(parent_ref, _chain)
+            except PolicyError as exc:
+                raise PolicyError(shown, [f"policy.extends: {m}" for m in exc.messages]) from None
+            base = dict(parent.resolved)
+            parent_header = parent.resolved.get("policy")
+            assert isinstance(parent_header, dict)
+            base["policy"] = {k: v for k, v in parent_header.items() if k not in ("extends", "description")}
+            resolved = merge(base, document)
+        if expect is not None and (header.get("id"), header.get("version")) != expect:
+            raise PolicyError(
+                shown,
+                [
+                    f"policy: declares {header.get('id')}@{header.get('version')} "
+                    f"but is filed as {expect[0]}@{expect[1]}"
+                ],
+            )
+        policy = structure(resolved, shown)
+        return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved)
+
+
+def load_policy_file(path: Path, store: PolicyStore | None = None) -> LoadedPolicy:
+    return (store or PolicyStore()).load_path(path)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def _display(path: Path) -> str:
+    """A path as users should see it: relative to the working folder when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

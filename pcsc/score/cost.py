@@ -1,0 +1,89 @@
+"""Cost: c = max(budget, floor_class, floor_delta), and materiality of deltas."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from pcsc.ir import FieldDecl, Route, Transition
+from pcsc.policy.model import Policy
+
+
+@attrs.frozen
+class Delta:
+    field: str
+    source: float | bool
+    target: float | bool
+    material: bool
+
+    @property
+    def magnitude(self) -> float:
+        if isinstance(self.source, bool) or isinstance(self.target, bool):
+            return 0.0 if self.source == self.target else 1.0
+        return abs(self.target - self.source)
+
+
+def is_material(decl: FieldDecl, source: float | bool, target: float | bool) -> bool:
+    """|Δ| reaches the threshold (absolute, or relative to |source| with `%`); from 0
+    any change is material; any change of a bool is material; no change never is."""
+    if source == target:
+        return False
+    if decl.type == "bool" or isinstance(source, bool) or isinstance(target, bool):
+        return True
+    delta = abs(float(target) - float(source))
+    if decl.material is None:
+        return True
+    if decl.material.relative:
+        return source == 0 or delta >= decl.material.amount * abs(float(source))
+    return delta >= decl.material.amount
+
+
+def deltas(route: Route, t: Transition) -> tuple[Delta, ...]:
+    source, target = route.state(t.source), route.state(t.target)
+    return tuple(
+        Delta(f.name, source.get(f.name), target.get(f.name), is_material(f, source.get(f.name), target.get(f.name)))
+        for f in route.fields
+    )
+
+
+def piecewise_floor(points: Sequence[tuple[float, float]], x: float) -> float:
+    """Piecewise-linear through (0, 0) and the breakpoints, extended past the last one
+    along the last segment."""
+    xs = [0.0] + [p[0] for p in points]
+    ys = [0.0] + [p[1] for p in points]
+    for i in range(1, len(xs)):
+        if x <= xs[i]:
+            x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    x0, x1, y0, y1 = xs[-2], xs[-1], ys[-2], ys[-1]
+    return y1 + (y1 - y0) * (x - x1) / (x1 - x0)
+
+
+@attrs.frozen
+class Cost:
+    budget: float
+    floor_class: float
+    floor_delta: float
+    floor_terms: tuple[tuple[str, float, float], ...]  # (field, |Δ|, price)
+    c: float
+    bound_by: str  # budget | floor_class | floor_delta
+
+
+def cost(t: Transition, ds: tuple[Delta, ...], policy: Policy) -> Cost:
+    budget = 0.0
+    for item in t.cost:
+        budget += item.count * item.unit_cost
+    floor_class = policy.priors[t.ref_class].floor_usd
+    terms = []
+    floor_delta = 0.0
+    for d in ds:
+        table = policy.floors.delta.get(d.field)
+        if d.material and table is not None:
+            price = piecewise_floor(table.points, d.magnitude)
+            terms.append((d.field, d.magnitude, price))
+            floor_delta += price
+    c = max(budget, floor_class, floor_delta)
+    # Ties go to the authored budget first: it already pays what the floor asks.
+    bound_by = "budget" if c == budget else "floor_class" if c == floor_class else "floor_delta"
+    return Cost(budget, floor_class, floor_delta, tuple(terms), c, bound_by)

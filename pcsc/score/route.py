@@ -1,0 +1,172 @@
+"""Score one route: p, W, c per transition; the staged fold; binding; criteria; gates."""
+
+from __future__ import annotations
+
+import attrs
+
+from pcsc.diagnostics.model import Diagnostics
+from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
+from pcsc.ir import Route
+from pcsc.lower.expr import ExprLowerer
+from pcsc.policy.model import Policy
+from pcsc.score.cost import Cost, Delta, cost, deltas
+from pcsc.score.evidence import Reweight, admissible, clip, reweight
+from pcsc.syntax import parse_expression
+
+
+@attrs.frozen
+class TransitionNumbers:
+    name: str
+    source: str
+    target: str
+    ref_class: str
+    p_prior: float
+    reweight: Reweight
+    p: float
+    cost: Cost
+    U: float
+    U_rule: str  # "range of estimates" | "policy default"
+    reach: float
+    D: float
+    R_next: float
+    deltas: tuple[Delta, ...]
+    learning_cost: float | None
+
+
+@attrs.frozen
+class GateResult:
+    id: str
+    kind: str
+    passed: bool
+    blocks: bool
+
+
+@attrs.frozen
+class RouteNumbers:
+    route: Route
+    value: float
+    transitions: tuple[TransitionNumbers, ...]
+    R: tuple[float, ...]  # R_0 … R_n; R_0 is the score
+    score: float
+    flat_product: float
+    binding: int
+    criteria_score: float | None
+    criteria_weights: tuple[tuple[str, float, float], ...]  # (criterion, weight, clipped score)
+    bucket: str | None
+    gates: tuple[GateResult, ...]
+    eligible: bool
+    admissible_evidence: tuple[str, ...]
+
+
+def fold(ps: list[float], cs: list[float], value: float) -> list[float]:
+    """R_n = V; R_i = −c_i + p_i·R_{i+1}. Returns [R_0, …, R_n]."""
+    R = [0.0] * (len(ps) + 1)
+    R[-1] = value
+    for i in range(len(ps) - 1, -1, -1):
+        R[i] = -cs[i] + ps[i] * R[i + 1]
+    return R
+
+
+def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumbers:
+    """Compute every number of DESIGN §5 for a route already checked against ``policy``."""
+    value = route.vision.tam * route.vision.capture * route.vision.defensibility
+    partial = []
+    for t in route.transitions:
+        prior = policy.priors[t.ref_class].p
+        rw = reweight(t.name, route.evidence, route.as_of, policy)
+        p = clip(prior * rw.W, 0.0, 1.0)
+        ds = deltas(route, t)
+        c = cost(t, ds, policy)
+        if len(t.estimates) >= 2:
+            U, rule = max(t.estimates) - min(t.estimates), "range of estimates"
+        else:
+            U, rule = policy.uncertainty.default, "policy default (fewer than two estimates)"
+        partial.append((t, prior, rw, p, c, U, rule, ds))
+    R = fold([x[3] for x in partial], [x[4].c for x in partial], value)
+    numbers = []
+    reach = 1.0
+    flat = 1.0
+    for i, (t, prior, rw, p, c, U, rule, ds) in enumerate(partial):
+        D = reach * max(R[i + 1], 0.0)
+        numbers.append(
+            TransitionNumbers(
+                t.name,
+                t.source,
+                t.target,
+                t.ref_class,
+                prior,
+                rw,
+                p,
+                c,
+                U,
+                rule,
+                reach,
+                D,
+                R[i + 1],
+                ds,
+                t.learning_cost,
+            )
+        )
+        reach *= p
+        flat *= p
+    binding = 0
+    for i, tn in enumerate(numbers):
+        if tn.U * tn.D > numbers[binding].U * numbers[binding].D:
+            binding = i
+    T, weights = criteria_score(route, policy)
+    bucket = None
+    if T is not None and policy.buckets is not None:
+        b = policy.buckets
+        bucket = "neg" if T < b.neg_below else "pos" if T >= b.pos_from else "mix"
+    admissible_names = tuple(e.name for e in route.evidence if admissible(e, route.as_of, policy))
+    result = RouteNumbers(
+        route, value, tuple(numbers), tuple(R), R[0], flat, binding, T, weights, bucket, (), True, admissible_names
+    )
+    gates = run_gates(result, policy, diags)
+    eligible = all(g.passed or not g.blocks for g in gates)
+    return attrs.evolve(result, gates=gates, eligible=eligible)
+
+
+def criteria_score(route: Route, policy: Policy) -> tuple[float | None, tuple[tuple[str, float, float], ...]]:
+    """T = Σ w_i·clip(s_i, 0, 100) / Σ w_i over the criteria present."""
+    rows = [
+        (c.name, policy.criteria[c.name], clip(c.score, 0.0, 100.0))
+        for c in route.criteria
+        if c.name in policy.criteria
+    ]
+    total_w = sum(w for _, w, _ in rows)
+    if not rows or total_w == 0:
+        return None, tuple(rows)
+    return sum(w * s for _, w, s in rows) / total_w, tuple(rows)
+
+
+def gate_names(numbers: RouteNumbers) -> dict[str, object]:
+    route = numbers.route
+    evidence_all = [e.name for e in route.evidence]
+    return {
+        "evidence": {"all": evidence_all, "admissible": list(numbers.admissible_evidence)},
+        "route": {"name": route.name, "as_of": route.as_of, "transitions": [t.name for t in route.transitions]},
+        "transitions": [t.name for t in route.transitions],
+        "score": numbers.score,
+        "value": numbers.value,
+        "flat_product": numbers.flat_product,
+        "criteria_score": numbers.criteria_score,
+    }
+
+
+def run_gates(numbers: RouteNumbers, policy: Policy, diags: Diagnostics) -> tuple[GateResult, ...]:
+    out = []
+    it = Interpreter(gate_names(numbers), BASE_FUNCTIONS)
+    for i, gate in enumerate(policy.gates):
+        where = f"policy gates[{i}] ({gate.id})"
+        tree = parse_expression(gate.rule, where, diags)
+        passed = False
+        if tree is not None:
+            try:
+                passed = truthy(it.eval(ExprLowerer(where, diags).lower(tree)))
+            except EvalError as err:
+                diags.add(
+                    "PCSC-E405", f"gate `{gate.id}`: {err.message}", numbers.route.policy.span, f"rule: {gate.rule}"
+                )
+        out.append(GateResult(gate.id, gate.kind, passed, gate.kind == "eligibility" or gate.block))
+    return tuple(out)

@@ -1,0 +1,148 @@
+"""Build the Lark parser once (lazily) and turn Lark's exceptions into diagnostics.
+
+Lark stops at the first syntax error of a file; the message is re-worded in the
+author's terms (keywords in backticks, "a name", "a number") with a "did you mean"
+when a misspelt keyword is the likely cause.
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import cache
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.resources import data_dir
+
+_DESCRIBE = {
+    "NAME": "a name",
+    "STRING": 'a quoted string ("...")',
+    "NUMBER": "a number",
+    "DATE": "a date (YYYY-MM-DD)",
+    "UNIT": "a unit (usd, days, months, years)",
+    "COMPARE": "a comparison (>=, <=, ==, !=, >, <)",
+    "ADD_OP": "`+` or `-`",
+    "MUL_OP": "`*` or `/`",
+    "MINUS": "`-`",
+    "SEMI": "`;`",
+    "TRUE": "`true`",
+    "FALSE": "`false`",
+    "NONE": "`none`",
+    "$END": "the end of the file",
+}
+
+
+@cache
+def get_parser() -> Lark:
+    grammar = (data_dir("grammar") / "pcsc.lark").read_text(encoding="utf-8")
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        strict=True,
+        propagate_positions=True,
+        maybe_placeholders=True,
+        start=["file", "expression"],
+    )
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _DESCRIBE:
+        return _DESCRIBE[terminal]
+    try:
+        pattern = get_parser().get_terminal(terminal).pattern
+    except KeyError:
+        return terminal.lower()
+    return f"`{pattern.value}`"
+
+
+def _keywords(expected: set[str]) -> list[str]:
+    words = []
+    for t in expected:
+        desc = _describe(t)
+        if desc.startswith("`") and desc[1:-1].replace("_", "").isalpha():
+            words.append(desc[1:-1])
+    return words
+
+
+def _expected_phrase(expected: set[str]) -> str:
+    # `;` and the `p` trap (a route stating p) are always possible; naming them is noise.
+    names = sorted({_describe(t) for t in expected if t not in ("SEMI", "P")})
+    if len(names) > 16:
+        names = names[:16] + ["…"]
+    if len(names) == 1:
+        return names[0]
+    return "one of " + ", ".join(names)
+
+
+def _token_text(token: Token) -> str:
+    if token.type == "$END":
+        return "the end of the file"
+    return f"`{token.value}`"
+
+
+def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics) -> None:
+    """Append one diagnostic for a Lark syntax error."""
+    line = err.line if isinstance(err.line, int) and err.line > 0 else 1
+    column = err.column if isinstance(err.column, int) and err.column > 0 else 1
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END":
+        tok = err.token
+        end_line = tok.end_line or line
+        end_col = tok.end_column or column + len(str(tok.value))
+        span = Span(file, line, column, end_line, end_col)
+        expected = set(err.accepts or err.expected)
+        help_text = None
+        if tok.type == "NAME":
+            close = difflib.get_close_matches(str(tok.value), _keywords(expected), n=1)
+            if close:
+                help_text = f"did you mean `{close[0]}`?"
+        diags.add(
+            "PCSC-E101",
+            f"unexpected {_token_text(tok)}; expected {_expected_phrase(expected)}",
+            span,
+            help_text,
+        )
+    elif isinstance(err, (UnexpectedEOF, UnexpectedToken)):
+        lines = text.splitlines() or [""]
+        last = len(lines)
+        col = len(lines[-1]) + 1
+        expected = set(err.expected) if isinstance(err, UnexpectedEOF) else set(err.accepts or err.expected)
+        diags.add(
+            "PCSC-E103",
+            f"the file ends early; expected {_expected_phrase(expected)}",
+            Span(file, last, col, last, col),
+            "is a closing `}` missing?" if "RBRACE" in expected else None,
+        )
+    elif isinstance(err, UnexpectedCharacters):
+        pos = err.pos_in_stream if err.pos_in_stream is not None else -1
+        char = text[pos] if 0 <= pos < len(text) else "?"
+        span = Span(file, line, column, line, column + 1)
+        allowed = set(err.allowed or ())
+        if char == '"':
+            msg = 'unterminated string: a string must close with `"` on the same line'
+            diags.add("PCSC-E102", msg, span)
+        else:
+            wanted = f"; expected {_expected_phrase(allowed)}" if allowed else ""
+            diags.add("PCSC-E102", f"unexpected character `{char}`{wanted}", span)
+    else:  # pragma: no cover - Lark raises only the three above
+        diags.add("PCSC-E101", str(err), Span(file, line, column, line, column + 1))
+
+
+def parse_source(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
+    """Parse a .route or .obl text; on a syntax error append a diagnostic, return None."""
+    try:
+        return get_parser().parse(text, start="file")
+    except UnexpectedInput as err:
+        syntax_error(err, file, text, diags)
+        return None
+
+
+def parse_expression(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
+    """Parse a standalone expression (a policy rule)."""
+    try:
+        return get_parser().parse(text, start="expression")
+    except UnexpectedInput as err:
+        syntax_error(err, file, text, diags)
+        return None
