@@ -19,7 +19,7 @@ from pcsc.ir import Library, Route
 from pcsc.lower.common import suggest
 from pcsc.lower.expr import span_of
 from pcsc.lower.library import lower_library
-from pcsc.lower.route import lower_route
+from pcsc.lower.route import PolicyFacts, lower_route_facts
 from pcsc.lower.tree import subtrees, tok
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
@@ -54,7 +54,14 @@ class Session:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self.diags.add("PCSC-E105", f"{shown} is not UTF-8 text (byte {exc.start})", Span.whole_file(shown))
+            line = data.count(b"\n", 0, exc.start) + 1
+            column = exc.start - data.rfind(b"\n", 0, exc.start)
+            self.diags.add(
+                "PCSC-E105",
+                f"{shown} is not UTF-8 text: byte 0x{data[exc.start]:02X} cannot be decoded",
+                Span(shown, line, column, line, column + 1),
+                "save the file as UTF-8",
+            )
             return None
         self.sources[shown] = text
         return text
@@ -111,7 +118,15 @@ class Session:
             return []
         routes = []
         seen: dict[str, int] = {}
-        for item in subtrees(tree):
+        items = subtrees(tree)
+        if not items:
+            self.diags.add(
+                "PCSC-E221",
+                f"{shown} holds no route",
+                Span.whole_file(shown),
+                'a route file holds one or more `route NAME "title" { … }` blocks',
+            )
+        for item in items:
             span = span_of(item, shown)
             if item.data != "route":
                 self.diags.add("PCSC-E220", f"`{item.data}` belongs in an .obl library, not a route file", span)
@@ -127,16 +142,28 @@ class Session:
                 )
                 continue
             seen[name] = span.line
-            route = lower_route(item, shown, text, lambda n, s: self.resolve_library(n, s, path.parent), self.diags)
+            route, facts = lower_route_facts(
+                item, shown, text, lambda n, s: self.resolve_library(n, s, path.parent), self.diags
+            )
             if route is not None:
                 routes.append(route)
+            else:
+                # the route has errors; still report those that need its policy
+                self.check_policy(facts)
         return routes
 
     # ------------------------------------------------------------------ policy binding
     def bind(self, route: Route) -> LoadedPolicy | None:
         """Load the route's policy and check what depends on it; None on errors."""
+        return self.check_policy(PolicyFacts.of(route))
+
+    def check_policy(self, facts: PolicyFacts) -> LoadedPolicy | None:
+        """Load the pinned policy, check the pin, reference classes, criteria and
+        point-in-time evidence against it; None when there is no policy or an error."""
+        ref = facts.policy
+        if ref is None:
+            return None
         before = len(self.diags)
-        ref = route.policy
         try:
             loaded = self.policies.load_ref(str(ref))
         except PolicyError as exc:
@@ -157,15 +184,15 @@ class Session:
                 "the policy changed since the route was pinned; review it, then update the pin",
             )
         policy = loaded.policy
-        for t in route.transitions:
-            if t.ref_class not in policy.priors:
+        for ref_class, class_span in facts.classes:
+            if ref_class not in policy.priors:
                 self.diags.add(
                     "PCSC-E207",
-                    f'unknown reference class "{t.ref_class}" in policy {ref}',
-                    t.class_span,
-                    suggest(t.ref_class, policy.priors),
+                    f'unknown reference class "{ref_class}" in policy {ref}',
+                    class_span,
+                    suggest(ref_class, policy.priors),
                 )
-        for c in route.criteria:
+        for c in facts.criteria:
             if c.name not in policy.criteria:
                 self.diags.add(
                     "PCSC-E208",
@@ -174,12 +201,12 @@ class Session:
                     suggest(c.name, policy.criteria)
                     or "the policy weighs " + ", ".join(f"`{k}`" for k in policy.criteria),
                 )
-        for e in route.evidence:
-            if e.captured is not None and e.captured > route.as_of:
+        for e in facts.evidence:
+            if e.captured is not None and facts.as_of is not None and e.captured > facts.as_of:
                 if policy.evidence.strict_point_in_time:
                     self.diags.add(
                         "PCSC-E310",
-                        f"evidence `{e.name}` was captured {e.captured}, after as_of {route.as_of}",
+                        f"evidence `{e.name}` was captured {e.captured}, after as_of {facts.as_of}",
                         e.span,
                         "the policy is strict about point-in-time evidence",
                     )
@@ -187,7 +214,7 @@ class Session:
                     self.diags.add(
                         "PCSC-W601",
                         f"evidence `{e.name}` was captured {e.captured}, after as_of "
-                        f"{route.as_of}: it is inadmissible and excluded",
+                        f"{facts.as_of}: it is inadmissible and excluded",
                         e.span,
                     )
             if e.tier < policy.evidence.min_tier:

@@ -58,6 +58,7 @@ CODES: dict[str, Code] = _table(
     ("PCSC-E218", "unknown function in an expression"),
     ("PCSC-E219", "route has no transitions"),
     ("PCSC-E220", "statement not allowed here"),
+    ("PCSC-E221", "route file holds no route"),
     # types, units, values
     ("PCSC-E301", "type or unit mismatch"),
     ("PCSC-E302", "number is not finite"),

@@ -42,10 +42,15 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
     return f"did you mean `{close[0]}`?" if close else None
 
 
-def check_statement_lines(items: Sequence[Tree[Token] | Token], file: str, diags: Diagnostics) -> None:
-    """One statement a line: two statements on a line need a `;` between them."""
+def check_statement_lines(
+    items: Sequence[Tree[Token] | Token | None], file: str, diags: Diagnostics, what: str = "statements"
+) -> None:
+    """One statement a line: two statements on a line need a `;` between them.
+    Cost items take no `;`: each goes on its own line (`what="cost items"`)."""
     previous_end: int | None = None
     for item in items:
+        if item is None:
+            continue
         if isinstance(item, Token):  # SEMI
             previous_end = None
             continue
@@ -53,9 +58,11 @@ def check_statement_lines(items: Sequence[Tree[Token] | Token], file: str, diags
         if previous_end is not None and span.line == previous_end:
             diags.add(
                 "PCSC-E104",
-                "two statements on one line",
+                f"two {what} on one line",
                 span,
-                "start the statement on a new line, or separate them with `;`",
+                "start the statement on a new line, or separate them with `;`"
+                if what == "statements"
+                else f"put each of the {what} on its own line",
             )
         previous_end = span.end_line
 

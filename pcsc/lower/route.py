@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 from lark import Token, Tree
 
 from pcsc.diagnostics.model import Diagnostics, Span
@@ -46,6 +47,30 @@ _POLICY_REF = re.compile(r"^([A-Za-z0-9_.\-/]+)@([A-Za-z0-9_.\-+]+)$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 VISION_KEYS = ("tam", "capture", "defensibility")
 EXPR_FUNCTIONS = ("min", "max")
+_KEYWORD = {"ref_class": "class", "policy_ref": "policy"}  # statement kinds whose keyword is not their name
+
+
+@attrs.frozen
+class PolicyFacts:
+    """What the policy binding checks read (the pin, reference classes, criteria,
+    point-in-time evidence). Lowering gathers these even when the route has errors,
+    so one run also reports the errors that need the policy."""
+
+    policy: PolicyRef | None
+    as_of: dt.date | None
+    classes: tuple[tuple[str, Span], ...]
+    criteria: tuple[Criterion, ...]
+    evidence: tuple[Evidence, ...]
+
+    @classmethod
+    def of(cls, route: Route) -> PolicyFacts:
+        return cls(
+            route.policy,
+            route.as_of,
+            tuple((t.ref_class, t.class_span) for t in route.transitions),
+            route.criteria,
+            route.evidence,
+        )
 
 
 class RouteLowerer:
@@ -56,6 +81,11 @@ class RouteLowerer:
         self.resolve = resolve
         self.diags = diags
         self.exprs = ExprLowerer(file, diags)
+        # False when `uses` is missing or a library cannot be used: names that would
+        # come from it are then not reported as unknown (that would only be noise).
+        self.libraries_ok = True
+        self.facts = PolicyFacts(None, None, (), (), ())
+        self.evidence_names: dict[str, Span] = {}
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: Node | Token) -> Span:
@@ -103,10 +133,16 @@ class RouteLowerer:
 
         def single(kind: str, required: bool) -> Node | None:
             items = by_kind.get(kind, [])
+            keyword = _KEYWORD.get(kind, kind)
             for extra in items[1:]:
-                self.error("PCSC-E209", f"`{kind}` is stated twice in route `{name_tok}`", extra)
+                self.error(
+                    "PCSC-E209",
+                    f"`{keyword}` is stated twice in route `{name_tok}`",
+                    extra,
+                    f"first stated at line {self.span(items[0]).line}",
+                )
             if not items and required:
-                self.error("PCSC-E214", f"route `{name_tok}` has no `{kind}` statement", name_tok)
+                self.error("PCSC-E214", f"route `{name_tok}` has no `{keyword}` statement", name_tok)
             return items[0] if items else None
 
         as_of_node = single("as_of", True)
@@ -128,6 +164,7 @@ class RouteLowerer:
         self.unique("transition", transition_nodes, names_t)
         names_e: dict[str, Span] = {}
         self.unique("evidence", evidence_nodes, names_e)
+        self.evidence_names = names_e
 
         route_fields = self.route_fields(state_nodes, fields)
         raw_states = {str(s.children[0]): s for s in state_nodes}
@@ -155,13 +192,19 @@ class RouteLowerer:
                 self.error("PCSC-W603", f"state `{s.children[0]}` is not used by any transition", s.children[0])
         evidence = [self.evidence(e, names_t) for e in evidence_nodes]
         criteria = self.criteria(criteria_node) if criteria_node else []
+        due = self.due_dates(chain, as_of) if chain and as_of is not None else None
+        self.facts = PolicyFacts(
+            policy,
+            as_of,
+            tuple((t["ref_class"], t["class_span"]) for t in transitions if t["ref_class"] is not None),
+            tuple(criteria),
+            tuple(e for e in evidence if e is not None),
+        )
 
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
-        assert as_of is not None and policy is not None and vision is not None and chain
-        ordered = self.due_dates([t for t in chain], as_of)
-        if ordered is None:
-            return None
+        assert as_of is not None and policy is not None and vision is not None and chain and due is not None
+        ordered = self.build_transitions(chain, due)
         return Route(
             name=str(name_tok),
             title=unquote(title_tok) if title_tok is not None else None,
@@ -204,12 +247,17 @@ class RouteLowerer:
         fields: dict[str, FieldDecl] = {}
         obligations: dict[str, Obligation] = {}
         if node is None:
+            self.libraries_ok = False
             return fields, obligations, ()
-        uses = []
+        uses: list[str] = []
         for name in tokens(sub(node, 0)):
+            if str(name) in uses:
+                self.error("PCSC-E209", f"library `{name}` is listed twice in `uses`", name)
+                continue
             lib = self.resolve(str(name), self.span(name))
             uses.append(str(name))
             if lib is None:
+                self.libraries_ok = False
                 continue
             for f in lib.fields:
                 if f.name in fields:
@@ -239,7 +287,7 @@ class RouteLowerer:
                 fname = str(fname_tok)
                 if fname in library_fields:
                     route_fields.setdefault(fname, library_fields[fname])
-                elif library_fields:
+                elif self.libraries_ok:
                     self.error("PCSC-E205", f"unknown field `{fname}`", fname_tok, suggest(fname, library_fields))
         return route_fields
 
@@ -305,7 +353,12 @@ class RouteLowerer:
         for stmt in subtrees(node, 3):
             kind = str(stmt.data)
             if kind in seen and kind != "stated_p":
-                self.error("PCSC-E209", f"`{kind}` is stated twice in transition `{name}`", stmt)
+                self.error(
+                    "PCSC-E209",
+                    f"`{_KEYWORD.get(kind, kind)}` is stated twice in transition `{name}`",
+                    stmt,
+                    f"first stated at line {seen[kind].line}",
+                )
             seen.setdefault(kind, self.span(stmt))
             if kind in ("actor", "mechanism", "asset"):
                 t[kind] = unquote(tok(stmt, 0))
@@ -320,6 +373,7 @@ class RouteLowerer:
             elif kind == "horizon":
                 t["horizon"] = self.horizon(sub(stmt, 0))
             elif kind == "cost":
+                check_statement_lines(stmt.children, self.file, self.diags, "cost items")
                 t["cost"] = tuple(c for c in (self.cost_item(i) for i in subtrees(stmt)) if c)
             elif kind == "learning_cost":
                 q = self.qty(sub(stmt, 0))
@@ -332,7 +386,7 @@ class RouteLowerer:
             elif kind == "discharges":
                 names = []
                 for ob in tokens(sub(stmt, 0)):
-                    if str(ob) not in obligations:
+                    if str(ob) not in obligations and self.libraries_ok:
                         self.error("PCSC-E204", f"unknown obligation `{ob}`", ob, suggest(str(ob), obligations))
                     names.append(str(ob))
                 t["discharges"] = tuple(names)
@@ -400,6 +454,8 @@ class RouteLowerer:
         """Names in a threshold or kill condition are route fields; units match the field."""
         for node in _walk(expr):
             if isinstance(node, ex.Name) and node.name not in route_fields:
+                if not self.libraries_ok:
+                    continue
                 self.error(
                     "PCSC-E205",
                     f"`{node.name}` in the {kind} is not a field of this route",
@@ -436,11 +492,11 @@ class RouteLowerer:
                     ok = False
         if not ok or not transitions:
             return []
-        out_edges: dict[str, dict[str, Any]] = {}
-        in_edges: dict[str, dict[str, Any]] = {}
-        for t in transitions:
+        out_edges: dict[str, int] = {}
+        in_edges: dict[str, int] = {}
+        for i, t in enumerate(transitions):
             if t["source"] in out_edges:
-                first = out_edges[t["source"]]
+                first = transitions[out_edges[t["source"]]]
                 self.error(
                     "PCSC-E210",
                     f"route branches at state `{t['source']}`: both `{first['name']}` and `{t['name']}` leave it",
@@ -449,9 +505,9 @@ class RouteLowerer:
                 )
                 ok = False
             else:
-                out_edges[t["source"]] = t
+                out_edges[t["source"]] = i
             if t["target"] in in_edges:
-                first = in_edges[t["target"]]
+                first = transitions[in_edges[t["target"]]]
                 self.error(
                     "PCSC-E210",
                     f"route merges at state `{t['target']}`: both `{first['name']}` and `{t['name']}` enter it",
@@ -460,50 +516,75 @@ class RouteLowerer:
                 )
                 ok = False
             else:
-                in_edges[t["target"]] = t
+                in_edges[t["target"]] = i
         if not ok:
             return []
-        starts = [t for t in transitions if t["source"] not in in_edges]
-        if not starts:
-            t = transitions[0]
+        # With at most one transition into and out of every state, the transitions
+        # fall apart into simple paths (each from a state nothing enters) and cycles.
+        placed = [False] * len(transitions)
+        paths: list[list[int]] = []
+        for i, t in enumerate(transitions):
+            if t["source"] not in in_edges:
+                path: list[int] = []
+                j: int | None = i
+                while j is not None and not placed[j]:
+                    placed[j] = True
+                    path.append(j)
+                    j = out_edges.get(transitions[j]["target"])
+                paths.append(path)
+        for i in range(len(transitions)):
+            if placed[i]:
+                continue
+            cycle: list[int] = []
+            k: int | None = i
+            while k is not None and not placed[k]:
+                placed[k] = True
+                cycle.append(k)
+                k = out_edges.get(transitions[k]["target"])
+            loop = [transitions[c]["source"] for c in cycle] + [transitions[cycle[0]]["source"]]
             self.error(
                 "PCSC-E211",
-                f"the route has a cycle through state `{t['source']}`",
-                t["node"].children[0],
-                "a route runs from a start state to its vision state without returning",
-            )
-            return []
-        chain: list[dict[str, Any]] = []
-        current: dict[str, Any] | None = starts[0]
-        visited: set[str] = set()
-        while current is not None and current["name"] not in visited:
-            visited.add(current["name"])
-            chain.append(current)
-            current = out_edges.get(current["target"])
-        if current is not None:
-            self.error(
-                "PCSC-E211", f"the route has a cycle through state `{current['source']}`", current["node"].children[0]
-            )
-            return []
-        for t in transitions:
-            if t["name"] not in visited:
-                self.error(
-                    "PCSC-E212",
-                    f"transition `{t['name']}` is not on the chain from `{starts[0]['source']}`"
-                    + (f" to `{vision.state}`" if vision else ""),
-                    t["node"].children[0],
-                    "the route has a gap: every transition's source must be the previous one's target",
-                )
-                ok = False
-        if vision is not None and chain[-1]["target"] != vision.state:
-            self.error(
-                "PCSC-E215",
-                f"the chain ends at `{chain[-1]['target']}` but the vision is for `{vision.state}`",
-                vision.span,
-                f"the vision belongs to the final state, `{chain[-1]['target']}`",
+                "the route has a cycle: " + " -> ".join(f"`{s}`" for s in loop),
+                transitions[cycle[0]]["node"].children[0],
+                "a route runs from its start state to its vision state without returning; "
+                "retarget or remove one of " + ", ".join(f"`{transitions[c]['name']}`" for c in cycle),
             )
             ok = False
-        return chain if ok else []
+        if not paths:
+            return []
+        main = paths[0]
+        if vision is not None:
+            main = next((p for p in paths if transitions[p[-1]]["target"] == vision.state), main)
+        start, end = transitions[main[0]]["source"], transitions[main[-1]]["target"]
+        ends_at_vision = vision is not None and end == vision.state
+        for piece in paths:
+            if piece is main:
+                continue
+            first, last = transitions[piece[0]], transitions[piece[-1]]
+            names = [transitions[j]["name"] for j in piece]
+            steps = " -> ".join(f"`{s}`" for s in [first["source"], *(transitions[j]["target"] for j in piece)])
+            if len(names) == 1:
+                what, verb = f"transition `{names[0]}`", "is"
+            else:
+                what, verb = "transitions " + ", ".join(f"`{n}`" for n in names), "are"
+            gap = (last["target"], start) if ends_at_vision else (end, first["source"])
+            self.error(
+                "PCSC-E212",
+                f"{what} ({steps}) {verb} not on the chain from `{start}` to `{end}`",
+                first["node"].children[0],
+                f"the route has a gap: no transition leads from `{gap[0]}` to `{gap[1]}`; "
+                "each transition must start where the previous one ends",
+            )
+            ok = False
+        if ok and vision is not None and not ends_at_vision and vision.state in states:
+            self.error(
+                "PCSC-E215",
+                f"the chain ends at `{end}` but the vision is for `{vision.state}`",
+                vision.span,
+                f"the vision belongs to the final state, `{end}`",
+            )
+            ok = False
+        return [transitions[j] for j in main] if ok else []
 
     def carry_forward(
         self, chain: list[dict[str, Any]], raw: dict[str, Node], route_fields: dict[str, FieldDecl]
@@ -515,8 +596,9 @@ class RouteLowerer:
             node = raw[name]
             listed = self.state_values(node, route_fields)
             if i == 0:
+                written = {str(tok(fv, 0)) for fv in subtrees(node, 1)}  # even with a bad value
                 for fname in route_fields:
-                    if fname not in listed:
+                    if fname not in written:
                         self.error(
                             "PCSC-E216",
                             f"field `{fname}` has no value in the start state `{name}`",
@@ -528,8 +610,9 @@ class RouteLowerer:
             states.append(State(name, values, tuple(listed), self.span(node)))
         return states
 
-    def due_dates(self, chain: list[dict[str, Any]], as_of: dt.date) -> list[Transition] | None:
-        out: list[Transition] = []
+    def due_dates(self, chain: list[dict[str, Any]], as_of: dt.date) -> list[dt.date | None] | None:
+        """as_of plus the horizons up to each transition; None when a date overflows."""
+        out: list[dt.date | None] = []
         due: dt.date | None = as_of
         for t in chain:
             if t["horizon"] is None or due is None:
@@ -540,33 +623,39 @@ class RouteLowerer:
                     due = add_horizon(due, int(amount), unit)
                 except (OverflowError, ValueError):
                     self.error(
-                        "PCSC-E306", f"the due date of `{t['name']}` is past the year 9999", t["node"].children[0]
+                        "PCSC-E306",
+                        f"the due date of `{t['name']}` ({as_of} plus the horizons so far) is past the year 9999",
+                        t["node"].children[0],
                     )
                     return None
-            out.append(
-                Transition(
-                    name=t["name"],
-                    source=t["source"],
-                    target=t["target"],
-                    actor=t["actor"],
-                    mechanism=t["mechanism"],
-                    asset=t["asset"],
-                    ref_class=t["ref_class"],
-                    class_span=t["class_span"],
-                    threshold=t["threshold"],
-                    threshold_text=t["threshold_text"],
-                    kill=t["kill"],
-                    kill_text=t["kill_text"],
-                    horizon=t["horizon"],
-                    cost=t["cost"],
-                    learning_cost=t["learning_cost"],
-                    estimates=t["estimates"],
-                    discharges=t["discharges"],
-                    due=due,
-                    span=self.span(t["node"]),
-                )
-            )
+            out.append(due)
         return out
+
+    def build_transitions(self, chain: list[dict[str, Any]], due: list[dt.date | None]) -> list[Transition]:
+        return [
+            Transition(
+                name=t["name"],
+                source=t["source"],
+                target=t["target"],
+                actor=t["actor"],
+                mechanism=t["mechanism"],
+                asset=t["asset"],
+                ref_class=t["ref_class"],
+                class_span=t["class_span"],
+                threshold=t["threshold"],
+                threshold_text=t["threshold_text"],
+                kill=t["kill"],
+                kill_text=t["kill_text"],
+                horizon=t["horizon"],
+                cost=t["cost"],
+                learning_cost=t["learning_cost"],
+                estimates=t["estimates"],
+                discharges=t["discharges"],
+                due=d,
+                span=self.span(t["node"]),
+            )
+            for t, d in zip(chain, due, strict=True)
+        ]
 
     # ------------------------------------------------------------------ vision, evidence, criteria
     def vision(self, node: Node, states: dict[str, Node]) -> Vision | None:
@@ -576,10 +665,12 @@ class RouteLowerer:
                 "PCSC-E201", f"unknown state `{state_tok}` in the vision", state_tok, suggest(str(state_tok), states)
             )
         values: dict[str, float] = {}
+        misspelt = False
         for item in items:
             key_tok, value_node = tok(item, 0), sub(item, 1)
             key = str(key_tok)
             if key not in VISION_KEYS:
+                misspelt = True
                 self.error(
                     "PCSC-E220",
                     f"unknown vision item `{key}`",
@@ -598,14 +689,16 @@ class RouteLowerer:
             ftype = "usd" if key == "tam" else "ratio"
             if not check_field_value(ftype, q, f"vision `{key}`", self.diags):
                 continue
-            if q.value < 0 or (ftype == "ratio" and q.value > 1):
-                bound = "[0, 1]" if ftype == "ratio" else "at least 0"
-                self.error("PCSC-E307", f"vision `{key}` must be {bound}", q.span)
+            if ftype == "ratio" and not 0.0 <= q.value <= 1.0:
+                self.error("PCSC-E307", f"vision `{key}` is {q.value:g}; it must be in [0, 1]", q.span)
+                continue
+            if q.value < 0:
+                self.error("PCSC-E307", f"vision `{key}` cannot be negative", q.span)
                 continue
             values[key] = q.value
         missing = [k for k in VISION_KEYS if k not in values]
         for k in missing:
-            if not any(str(tok(i, 0)) == k for i in items):
+            if not misspelt and not any(str(tok(i, 0)) == k for i in items):
                 self.error("PCSC-E214", f"the vision has no `{k}`", node.children[0])
         if missing:
             return None
@@ -625,8 +718,17 @@ class RouteLowerer:
             "unverified": False,
         }
         ok = True
+        stated: dict[str, int] = {}
         for stmt in body:
             kind = str(stmt.data)
+            if kind in stated and kind not in ("supports", "contradicts"):
+                self.error(
+                    "PCSC-E209",
+                    f"`{kind}` is stated twice in evidence `{name}`",
+                    stmt,
+                    f"first stated at line {stated[kind]}",
+                )
+            stated.setdefault(kind, self.span(stmt).line)
             if kind in ("source", "excerpt"):
                 e[kind] = unquote(tok(stmt, 0))
             elif kind == "captured":
@@ -649,17 +751,18 @@ class RouteLowerer:
             elif kind in ("supports", "contradicts"):
                 for target in tokens(sub(stmt, 0)):
                     if str(target) not in transitions:
-                        self.error(
-                            "PCSC-E202", f"unknown transition `{target}`", target, suggest(str(target), transitions)
-                        )
+                        hint = suggest(str(target), transitions)
+                        if str(target) in self.evidence_names:
+                            hint = f"`{target}` is evidence; `{kind}` lists transitions"
+                        self.error("PCSC-E202", f"unknown transition `{target}`", target, hint)
                         ok = False
                     e[kind].append(str(target))
             elif kind == "unverified":
                 flag = opt_tok(stmt, 0)
                 e["unverified"] = flag is None or str(flag) == "true"
         for required in ("captured", "tier", "weight"):
-            if e[required] is None and ok:
-                if not any(isinstance(s, Tree) and s.data == required for s in body):
+            if e[required] is None:
+                if not any(s.data == required for s in body):
                     self.error("PCSC-E214", f"evidence `{name}` has no `{required}`", name)
                 ok = False
         if not e["supports"] and not e["contradicts"]:
@@ -723,4 +826,13 @@ def lower_route(tree: Node, file: str, text: str, resolve: LibraryResolver, diag
     return RouteLowerer(tree, file, text, resolve, diags).lower()
 
 
-__all__ = ["LibraryResolver", "lower_route"]
+def lower_route_facts(
+    tree: Node, file: str, text: str, resolve: LibraryResolver, diags: Diagnostics
+) -> tuple[Route | None, PolicyFacts]:
+    """Like `lower_route`, and also what the policy checks need, even on errors."""
+    lowerer = RouteLowerer(tree, file, text, resolve, diags)
+    route = lowerer.lower()
+    return route, lowerer.facts
+
+
+__all__ = ["LibraryResolver", "PolicyFacts", "lower_route", "lower_route_facts"]

@@ -10,16 +10,29 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+import typing
 from pathlib import Path
 from typing import Any
 
 import attrs
 import cattrs
-from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+import cattrs.gen
+from cattrs.errors import (
+    AttributeValidationNote,
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+    IterableValidationNote,
+)
 
 from pcsc.canonical import hash_json
-from pcsc.policy.model import LoadedPolicy, Policy
+from pcsc.diagnostics.model import Diagnostics
+from pcsc.interp import BASE_FUNCTIONS
+from pcsc.ir import expr as ex
+from pcsc.lower.expr import ExprLowerer
+from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
 from pcsc.resources import data_dir
+from pcsc.syntax import parse_expression
 
 _REF = re.compile(r"^([A-Za-z0-9_.\-/]+)@([A-Za-z0-9_.\-+]+)$")
 
@@ -31,6 +44,10 @@ class PolicyError(Exception):
         super().__init__("; ".join(f"{path}: {m}" for m in messages))
         self.path = path
         self.messages = messages
+
+
+class ExtendsCycle(PolicyError):
+    """Policies that extend each other; reported at the policy that was asked for."""
 
 
 def _strict(kind: type, name: str) -> Any:
@@ -46,12 +63,76 @@ def _strict(kind: type, name: str) -> Any:
     return hook
 
 
+def _elements(conv: cattrs.Converter, items: Any, container: Any) -> list[Any]:
+    """Structure (index or key, value, type) triples; errors carry cattrs' index notes."""
+    out: list[Any] = []
+    errors: list[Exception] = []
+    for index, value, kind in items:
+        try:
+            out.append(conv.structure(value, kind))
+        except Exception as exc:  # collected, then raised together as cattrs does
+            exc.add_note(IterableValidationNote(f"Structuring @ index {index!r}", index, kind))
+            errors.append(exc)
+    if errors:
+        raise IterableValidationError(f"While structuring {container}", errors, container)
+    return out
+
+
+def _container_hook(conv: cattrs.Converter, cl: Any) -> Any:
+    """Containers are what they say: TOML strings are not arrays of characters, and an
+    array is not a table. (cattrs alone would iterate a string as a list.)"""
+    origin, args = typing.get_origin(cl), typing.get_args(cl)
+    if origin is list:
+        (kind,) = args
+
+        def structure_list(value: Any, _: Any) -> list[Any]:
+            if not isinstance(value, list):
+                raise TypeError("expected an array")
+            return _elements(conv, ((i, v, kind) for i, v in enumerate(value)), cl)
+
+        return structure_list
+    if origin is tuple:
+
+        def structure_tuple(value: Any, _: Any) -> tuple[Any, ...]:
+            if not isinstance(value, list) or len(value) != len(args):
+                if args == (float, float):
+                    raise TypeError("expected a pair [x, y] of numbers")
+                raise TypeError(f"expected an array of {len(args)} values")
+            return tuple(_elements(conv, ((i, v, k) for i, (v, k) in enumerate(zip(value, args, strict=True))), cl))
+
+        return structure_tuple
+    if origin is dict:
+        _, kind = args
+
+        def structure_dict(value: Any, _: Any) -> dict[str, Any]:
+            if not isinstance(value, dict):
+                raise TypeError("expected a table")
+            values = _elements(conv, ((k, v, kind) for k, v in value.items()), cl)
+            return dict(zip(value, values, strict=True))
+
+        return structure_dict
+    # an attrs class (a TOML table)
+    base = cattrs.gen.make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True)
+
+    def structure_table(value: Any, _: Any) -> Any:
+        if not isinstance(value, dict):
+            raise TypeError("expected a table")
+        return base(value, cl)
+
+    return structure_table
+
+
+def _is_container(cl: Any) -> bool:
+    return typing.get_origin(cl) in (list, tuple, dict) or attrs.has(cl)
+
+
 def _converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_structure_hook(float, _strict(float, "a number"))
     conv.register_structure_hook(int, _strict(int, "a whole number"))
     conv.register_structure_hook(str, _strict(str, "a string"))
     conv.register_structure_hook(bool, _strict(bool, "true or false"))
+    conv.register_structure_hook_factory(_is_container, lambda cl: _container_hook(conv, cl))
     return conv
 
 
@@ -79,16 +160,20 @@ def _flatten(exc: BaseException, path: list[str | int], out: list[str]) -> None:
         for sub in exc.exceptions:
             note_path = list(path)
             for note in getattr(sub, "__notes__", []):
-                name = getattr(note, "name", None)
-                index = getattr(note, "index", None)
-                if name is not None:
-                    note_path.append(name)
-                elif index is not None:
-                    note_path.append(index)
+                # cattrs notes say where (attribute name, list index or mapping key);
+                # plain-string notes only describe and add nothing to the path.
+                if isinstance(note, AttributeValidationNote):
+                    note_path.append(note.name)
+                elif isinstance(note, IterableValidationNote):
+                    index = note.index
+                    note_path.append(index if isinstance(index, (int, str)) else str(index))
             _flatten(sub, note_path, out)
         return
     if isinstance(exc, KeyError):
         out.append(f"{_format_path(path)}: required key missing")
+        return
+    if isinstance(exc, PolicyValueError):
+        out.append(f"{_format_path([*path, exc.key])}: {exc.message}")
         return
     message = str(exc)
     literal = re.search(r"not in literal typing\.Literal\[(.*)\]", message)
@@ -136,8 +221,42 @@ def _semantic_checks(policy: Policy, path: str) -> None:
     ids = [g.id for g in policy.gates]
     for gid in sorted({g for g in ids if ids.count(g) > 1}):
         problems.append(f"gates: id `{gid}` is used twice")
+    for i, gate in enumerate(policy.gates):
+        problems.extend(f"gates[{i}].rule: {m}" for m in rule_problems(gate.rule))
     if problems:
         raise PolicyError(path, problems)
+
+
+def rule_problems(rule: str) -> list[str]:
+    """Why a gate rule cannot be evaluated, found before any route is scored: it does
+    not parse, or it calls a function the rule language does not have."""
+    diags = Diagnostics()
+    tree = parse_expression(rule, "rule", diags)
+    if tree is None:
+        return [
+            d.message.replace("file ends early", "rule ends early").replace("end of the file", "end of the rule")
+            + f" (column {d.span.column} of the rule)"
+            for d in diags
+        ]
+    expr = ExprLowerer("rule", diags).lower(tree)
+    problems = [d.message for d in diags]
+    stack: list[ex.Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ex.Call):
+            if node.func not in BASE_FUNCTIONS:
+                known = ", ".join(f"`{f}`" for f in sorted(BASE_FUNCTIONS))
+                problems.append(f"unknown function `{node.func}` (a rule may call {known})")
+            stack.extend(node.args)
+        elif isinstance(node, (ex.Neg, ex.Not)):
+            stack.append(node.operand)
+        elif isinstance(node, ex.Logic):
+            stack.extend(node.operands)
+        elif isinstance(node, (ex.Binary, ex.Compare)):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, ex.Attribute):
+            stack.append(node.obj)
+    return problems
 
 
 def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
@@ -220,30 +339,47 @@ class PolicyStore:
         header = document.get("policy")
         if not isinstance(header, dict):
             raise PolicyError(shown, ["policy: required table missing"])
+        # The file's own header names it (an `extends` never lends its id or version),
+        # and the name matches where it is filed: policies/<id>/<version>.toml.
+        expect = expect or (path.parent.name, path.stem)
+        problems = []
+        for key in ("id", "version"):
+            if key not in header:
+                problems.append(f"policy.{key}: required key missing")
+            elif not isinstance(header[key], str):
+                problems.append(f"policy.{key}: expected a string")
+        if problems:
+            raise PolicyError(shown, problems)
+        if (header["id"], header["version"]) != expect:
+            raise PolicyError(
+                shown,
+                [
+                    f"policy: declares {header['id']}@{header['version']} "
+                    f"but is filed as {expect[0]}@{expect[1]} (policies/<id>/<version>.toml)"
+                ],
+            )
+        own = f"{expect[0]}@{expect[1]}"
+        chain = _chain if _chain[-1:] == (own,) else (*_chain, own)
         resolved = document
         parent_ref = header.get("extends")
         if parent_ref is not None:
             if not isinstance(parent_ref, str):
                 raise PolicyError(shown, ["policy.extends: expected a string"])
-            if parent_ref in _chain:
-                raise PolicyError(shown, [f"policy.extends: `{parent_ref}` extends itself (cycle)"])
+            if parent_ref in chain:
+                loop = " -> ".join([*chain[chain.index(parent_ref) :], parent_ref])
+                raise ExtendsCycle(shown, [f"policy.extends: the policies extend each other in a cycle: {loop}"])
             try:
-                parent = self.load_ref(parent_ref, _chain)
+                parent = self.load_ref(parent_ref, chain)
+            except ExtendsCycle as exc:
+                raise ExtendsCycle(shown, exc.messages) from None
             except PolicyError as exc:
-                raise PolicyError(shown, [f"policy.extends: {m}" for m in exc.messages]) from None
+                where = "" if exc.path == parent_ref else f"in `{parent_ref}` ({exc.path}): "
+                raise PolicyError(shown, [f"policy.extends: {where}{m}" for m in exc.messages]) from None
             base = dict(parent.resolved)
             parent_header = parent.resolved.get("policy")
             assert isinstance(parent_header, dict)
             base["policy"] = {k: v for k, v in parent_header.items() if k not in ("extends", "description")}
             resolved = merge(base, document)
-        if expect is not None and (header.get("id"), header.get("version")) != expect:
-            raise PolicyError(
-                shown,
-                [
-                    f"policy: declares {header.get('id')}@{header.get('version')} "
-                    f"but is filed as {expect[0]}@{expect[1]}"
-                ],
-            )
         policy = structure(resolved, shown)
         return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved)
 

@@ -7,14 +7,23 @@ from typing import Literal
 import attrs
 
 
+class PolicyValueError(ValueError):
+    """A value of the right type but out of range; ``key`` names it in its table."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
 def _unit_interval(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"must be in [0, 1], got {value!r}")
+        raise PolicyValueError(attribute.name, f"must be in [0, 1], got {value!r}")
 
 
 def _non_negative(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not value >= 0.0:
-        raise ValueError(f"must be at least 0, got {value!r}")
+        raise PolicyValueError(attribute.name, f"must be at least 0, got {value!r}")
 
 
 @attrs.frozen

@@ -12,6 +12,7 @@ from functools import cache
 
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.lexer import PatternStr
 
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.resources import data_dir
@@ -77,6 +78,43 @@ def _expected_phrase(expected: set[str]) -> str:
     return "one of " + ", ".join(names)
 
 
+@cache
+def grammar_keywords() -> frozenset[str]:
+    """The words the grammar spells out (`route`, `state`, `kill`, …)."""
+    return frozenset(
+        str(t.pattern.value)
+        for t in get_parser().terminals
+        if isinstance(t.pattern, PatternStr) and str(t.pattern.value).replace("_", "").isalpha()
+    )
+
+
+def _previous_token(err: UnexpectedToken) -> Token | None:
+    """The token the parser shifted last, when it is still a bare token."""
+    parser = getattr(err, "interactive_parser", None)
+    stack = getattr(getattr(parser, "parser_state", None), "value_stack", None)
+    if stack and isinstance(stack[-1], Token):
+        return stack[-1]
+    return None
+
+
+def _keyword_read_as_name(err: UnexpectedToken) -> str | None:
+    """A help line when a statement keyword was just read as a name: after an
+    unfinished statement or a missing `}`, the next line's keyword is taken for a
+    field name or a value, and the error only shows up one token later."""
+    prev = _previous_token(err)
+    if prev is None or prev.type != "NAME" or str(prev.value) not in grammar_keywords():
+        return None
+    where = f" on line {prev.line}" if prev.line != err.token.line else ""
+    return (
+        f"`{prev.value}`{where} was read as a name, not as the start of a statement: "
+        "is something missing before it (a value, an operand or a closing `}`)?"
+    )
+
+
+def _describe_char(char: str) -> str:
+    return f"`{char}`" if char.isprintable() else f"U+{ord(char):04X}"
+
+
 def _token_text(token: Token) -> str:
     if token.type == "$END":
         return "the end of the file"
@@ -93,8 +131,8 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
         end_col = tok.end_column or column + len(str(tok.value))
         span = Span(file, line, column, end_line, end_col)
         expected = set(err.accepts or err.expected)
-        help_text = None
-        if tok.type == "NAME":
+        help_text = _keyword_read_as_name(err)
+        if help_text is None and tok.type == "NAME":
             close = difflib.get_close_matches(str(tok.value), _keywords(expected), n=1)
             if close:
                 help_text = f"did you mean `{close[0]}`?"
@@ -125,7 +163,10 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
             diags.add("PCSC-E102", msg, span)
         else:
             wanted = f"; expected {_expected_phrase(allowed)}" if allowed else ""
-            diags.add("PCSC-E102", f"unexpected character `{char}`{wanted}", span)
+            hint = None
+            if char == "%":
+                hint = "write `%` right after the number, without a space: `10%`"
+            diags.add("PCSC-E102", f"unexpected character {_describe_char(char)}{wanted}", span, hint)
     else:  # pragma: no cover - Lark raises only the three above
         diags.add("PCSC-E101", str(err), Span(file, line, column, line, column + 1))
 
