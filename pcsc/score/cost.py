@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 import attrs
 
 from pcsc.ir import FieldDecl, Route, Transition
 from pcsc.policy.model import Policy
+from pcsc.score.exact import common
 
 
 @attrs.frozen
@@ -24,19 +26,35 @@ class Delta:
         return abs(self.target - self.source)
 
 
+def written(x: float) -> Fraction:
+    """The decimal an author wrote, exactly. Lowering rounds each literal to the
+    nearest float once, and `repr` gives back the shortest decimal that rounds to it."""
+    return Fraction(repr(float(x)))
+
+
 def is_material(decl: FieldDecl, source: float | bool, target: float | bool) -> bool:
     """|Δ| reaches the threshold (absolute, or relative to |source| with `%`); from 0
-    any change is material; any change of a bool is material; no change never is."""
+    any change is material; any change of a bool is material; no change never is.
+
+    Decided in the decimals as written: with `material 7%`, 100 -> 107 reaches the
+    threshold, though in floats 0.07 × 100 is 7.000000000000001. Floats decide when
+    |Δ| is clearly away from the threshold (their error is below 1e-15 of the
+    magnitudes involved), exact decimals within 1e-9 of it."""
     if source == target:
         return False
     if decl.type == "bool" or isinstance(source, bool) or isinstance(target, bool):
         return True
-    delta = abs(float(target) - float(source))
     if decl.material is None:
         return True
-    if decl.material.relative:
-        return source == 0 or delta >= decl.material.amount * abs(float(source))
-    return delta >= decl.material.amount
+    s, t, amount = float(source), float(target), decl.material.amount
+    if decl.material.relative and s == 0:
+        return True
+    bound = amount * abs(s) if decl.material.relative else amount
+    delta = abs(t - s)
+    if abs(delta - bound) > 1e-9 * (abs(s) + abs(t) + abs(bound)):
+        return delta > bound
+    exact = abs(written(t) - written(s))
+    return exact >= written(amount) * (abs(written(s)) if decl.material.relative else 1)
 
 
 def deltas(route: Route, t: Transition) -> tuple[Delta, ...]:
@@ -49,15 +67,18 @@ def deltas(route: Route, t: Transition) -> tuple[Delta, ...]:
 
 def piecewise_floor(points: Sequence[tuple[float, float]], x: float) -> float:
     """Piecewise-linear through (0, 0) and the breakpoints, extended past the last one
-    along the last segment."""
+    along the last segment.
+
+    Interpolated exactly and rounded once (see `pcsc.score.exact`): at a breakpoint the
+    price is exactly that breakpoint's floor, and for a valid table (breakpoints
+    increasing, floors non-decreasing) it never falls as |Δ| grows. Float
+    interpolation can miss a breakpoint by an ulp and so dip just past it."""
     xs = [0.0] + [p[0] for p in points]
     ys = [0.0] + [p[1] for p in points]
-    for i in range(1, len(xs)):
-        if x <= xs[i]:
-            x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
-            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
-    x0, x1, y0, y1 = xs[-2], xs[-1], ys[-2], ys[-1]
-    return y1 + (y1 - y0) * (x - x1) / (x1 - x0)
+    i = next((i for i in range(1, len(xs)) if x <= xs[i]), len(xs) - 1)
+    (at, x0, x1, y0, y1), k = common(x, xs[i - 1], xs[i], ys[i - 1], ys[i])
+    # y0 + (y1 − y0)·(x − x0)/(x1 − x0), every term scaled by 2**k
+    return (y0 * (x1 - x0) + (y1 - y0) * (at - x0)) / ((x1 - x0) << k)
 
 
 @attrs.frozen

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
 import attrs
 
 from pcsc.ir import Evidence
-from pcsc.policy.model import Policy
+from pcsc.policy.model import Policy, Reweighting
+from pcsc.score.exact import dyadic
 
 
 def admissible(e: Evidence, as_of: dt.date, policy: Policy) -> bool:
@@ -19,24 +21,59 @@ def effective_weight(e: Evidence, policy: Policy) -> float:
     return e.weight * policy.evidence.tier_weight.get(str(e.tier), 0.0)
 
 
-def saturating_sum(weights: list[float], decay: float) -> float:
-    """S(x) = Σ x_(i)·decay^i over weights sorted descending (decay^i by repeated
-    multiplication: libm's pow may differ in the last bit between platforms)."""
-    total = 0.0
-    factor = 1.0
+def saturating_sum(weights: Sequence[float], decay: float) -> tuple[int, int]:
+    """S(x) = Σ x_(i)·decay^i over the weights sorted descending, exactly: (N, K) with
+    S = N / 2**K (see `pcsc.score.exact`).
+
+    W is computed exactly and rounded to a float once, so what holds for real numbers
+    holds for the output: W never falls when a supporting item is added and never
+    rises when a contradicting one is. (In floats, the sum and S/(1+S) can each move
+    the wrong way by an ulp.)"""
+    step, step_k = dyadic(decay)
+    num, k = 0, 0
+    power, power_k = 1, 0  # decay**i == power / 2**power_k
     for w in sorted(weights, reverse=True):
-        total += w * factor
-        factor *= decay
-    return total
+        a, a_k = dyadic(w)
+        term, term_k = a * power, a_k + power_k
+        if term_k > k:
+            num, k = num << (term_k - k), term_k
+        num += term << (k - term_k)
+        power, power_k = power * step, power_k + step_k
+    return num, k
 
 
-def sat(weights: list[float], decay: float) -> float:
-    s = saturating_sum(weights, decay)
-    return s / (1.0 + s)
+def exact_sat(weights: Sequence[float], decay: float) -> tuple[int, int]:
+    """sat(x) = S / (1 + S), exactly, as (numerator, denominator)."""
+    num, k = saturating_sum(weights, decay)
+    return num, (1 << k) + num
+
+
+def sat(weights: Sequence[float], decay: float) -> float:
+    """sat(x) = S / (1 + S), correctly rounded; in [0, 1) for non-negative weights."""
+    num, den = exact_sat(weights, decay)
+    return num / den
 
 
 def clip(x: float, lo: float, hi: float) -> float:
     return lo if x < lo else hi if x > hi else x
+
+
+def exact_W(sup: Sequence[float], con: Sequence[float], rw: Reweighting) -> float:
+    """clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max), computed exactly, rounded once."""
+    nc, dc = exact_sat(sup, rw.decay)
+    nk, dk = exact_sat(con, rw.decay)
+    gc, gc_k = dyadic(rw.corroborate_gain)
+    gk, gk_k = dyadic(rw.contradict_gain)
+    # 1 + (gc / 2**gc_k)(nc / dc) − (gk / 2**gk_k)(nk / dk) == num / den, den > 0
+    den = (dc * dk) << (gc_k + gk_k)
+    num = den + ((gc * nc * dk) << gk_k) - ((gk * nk * dc) << gc_k)
+    lo, lo_k = dyadic(rw.w_min)
+    hi, hi_k = dyadic(rw.w_max)
+    if num << lo_k < lo * den:
+        return rw.w_min
+    if num << hi_k > hi * den:
+        return rw.w_max
+    return num / den
 
 
 @attrs.frozen
@@ -63,7 +100,6 @@ def reweight(transition: str, evidence: tuple[Evidence, ...], as_of: dt.date, po
     con.sort(key=lambda x: (-x[1], x[0]))
     if not sup and not con:
         return Reweight((), (), 0.0, 0.0, 1.0)
-    sat_c = sat([w for _, w in sup], rw.decay)
-    sat_k = sat([w for _, w in con], rw.decay)
-    W = clip(1.0 + rw.corroborate_gain * sat_c - rw.contradict_gain * sat_k, rw.w_min, rw.w_max)
-    return Reweight(tuple(sup), tuple(con), sat_c, sat_k, W)
+    cs, ks = [w for _, w in sup], [w for _, w in con]
+    W = exact_W(cs, ks, rw)
+    return Reweight(tuple(sup), tuple(con), sat(cs, rw.decay), sat(ks, rw.decay), W)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TypeVar
+
 import attrs
 
 from pcsc.diagnostics.model import Diagnostics
@@ -58,10 +62,13 @@ class RouteNumbers:
     admissible_evidence: tuple[str, ...]
 
 
-def fold(ps: list[float], cs: list[float], value: float) -> list[float]:
-    """R_n = V; R_i = −c_i + p_i·R_{i+1}. Returns [R_0, …, R_n]."""
-    R = [0.0] * (len(ps) + 1)
-    R[-1] = value
+Num = TypeVar("Num", float, Fraction)
+
+
+def fold(ps: Sequence[Num], cs: Sequence[Num], value: Num) -> list[Num]:
+    """R_n = V; R_i = −c_i + p_i·R_{i+1}. Returns [R_0, …, R_n]; exact when given
+    `Fraction`s."""
+    R = [value] * (len(ps) + 1)
     for i in range(len(ps) - 1, -1, -1):
         R[i] = -cs[i] + ps[i] * R[i + 1]
     return R

@@ -1,0 +1,90 @@
+"""Golden files per pass: the lowered IR (`compile --emit ir`) and the ranking packet
+(`compile --format json`) of every example, compared byte for byte.
+
+Each example is compiled from the repo root with its relative path
+(`examples/<name>.route`), exactly as `pcsc compile` would be run there, and its
+stdout is compared with `tests/data/golden/<name>.ir.json` and
+`tests/data/golden/<name>.packet.json`.
+
+When a change to the compiler is meant to change these outputs, regenerate them with
+
+    python3 tests/regen_golden.py
+
+then read the diff (`git diff tests/data/golden`) line by line before committing: a
+golden file is a claim that every number in it is right.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.regen_golden import GOLDEN, KINDS, examples, golden_path, render
+
+EXAMPLES = examples()
+CASES = [(example, kind) for example in EXAMPLES for kind in KINDS]
+
+
+def test_every_example_has_golden_files_and_no_golden_is_stale() -> None:
+    assert len(EXAMPLES) >= 5
+    expected = {golden_path(e, k).name for e, k in CASES}
+    present = {p.name for p in GOLDEN.glob("*.json")}
+    assert present == expected, "run `python3 tests/regen_golden.py`"
+
+
+@pytest.mark.parametrize(("example", "kind"), CASES, ids=[f"{e}:{k}" for e, k in CASES])
+def test_output_matches_golden(example: str, kind: str) -> None:
+    expected = golden_path(example, kind).read_bytes()
+    actual = render(example, kind).encode("utf-8")
+    if actual != expected:
+        # A readable failure first (which key moved), then the byte-for-byte verdict.
+        assert json.loads(actual) == json.loads(expected), f"{example} {kind}: run `python3 tests/regen_golden.py`"
+    assert actual == expected, f"{example} {kind}: same JSON, different bytes (key order, floats or indentation)"
+
+
+def test_golden_packets_are_well_formed() -> None:
+    """The parts of the §10 contract the golden packets pin: one route entry per route
+    block, every route bound to venture@1.0.0, and paths relative to the repo root."""
+    for example in EXAMPLES:
+        packet = json.loads(golden_path(example, "packet").read_text(encoding="utf-8"))
+        ir = json.loads(golden_path(example, "ir").read_text(encoding="utf-8"))
+        assert [r["route"] for r in packet["routes"]] == [r["name"] for r in ir["routes"]]
+        digest = hashlib.sha256((ROOT / example).read_bytes()).hexdigest()
+        assert packet["inputs"] == [{"path": example, "sha256": digest}]
+        assert packet["policy"]["id"] == "venture" and packet["policy"]["version"] == "1.0.0"
+        for route in packet["routes"]:
+            assert route["file"] == example
+            assert len(route["transitions"]) >= 1
+
+
+def _run(args: list[str], hash_seed: str) -> bytes:
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed, "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pcsc", "compile", *EXAMPLES, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+    return done.stdout
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_two_processes_produce_identical_bytes(kind: str) -> None:
+    """Determinism: two separate processes compiling every example at once (with
+    different string-hash seeds, so any dependence on set iteration order shows) print
+    the same bytes; and each route comes out as it does compiled alone (the golden
+    files), so nothing one file leaves in the session changes another's numbers."""
+    first = _run(list(KINDS[kind]), "1")
+    second = _run(list(KINDS[kind]), "2")
+    assert first == second
+    routes = json.loads(first)["routes"]
+    golden = [r for e in EXAMPLES for r in json.loads(golden_path(e, kind).read_text(encoding="utf-8"))["routes"]]
+    assert routes == golden and len(routes) >= 6
