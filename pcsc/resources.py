@@ -15,7 +15,12 @@ _PACKAGE = Path(__file__).resolve().parent
 @cache
 def data_dir(name: str) -> Path:
     """Return the folder ``name`` (``grammar``, ``policies`` or ``obligations``)."""
-    for candidate in (_PACKAGE / "_data" / name, _PACKAGE.parent / name):
-        if candidate.is_dir():
-            return candidate
+    installed = _PACKAGE / "_data" / name
+    if installed.is_dir():
+        return installed
+    checkout = _PACKAGE.parent / name
+    # Only a source checkout (pyproject.toml beside the package) may supply the
+    # folders; never whatever `grammar/` happens to sit in site-packages.
+    if checkout.is_dir() and (_PACKAGE.parent / "pyproject.toml").is_file():
+        return checkout
     raise FileNotFoundError(f"pcsc data folder {name!r} not found (broken install?)")
