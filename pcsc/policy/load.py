@@ -11,6 +11,7 @@ import math
 import re
 import tomllib
 import typing
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +226,17 @@ def _semantic_checks(policy: Policy, path: str) -> None:
         problems.extend(f"gates[{i}].rule: {m}" for m in rule_problems(gate.rule))
     if problems:
         raise PolicyError(path, problems)
+
+
+@cache
+def compile_rule(rule: str) -> ex.Expr:
+    """The expression of a gate rule, parsed once per process. Only rules that passed
+    `rule_problems` (every loaded policy's rules have) reach this."""
+    diags = Diagnostics()
+    tree = parse_expression(rule, "rule", diags)
+    if tree is None:
+        raise ValueError(f"gate rule does not parse: {rule}")
+    return ExprLowerer("rule", diags).lower(tree)
 
 
 def rule_problems(rule: str) -> list[str]:

@@ -11,11 +11,10 @@ import attrs
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.ir import Route
-from pcsc.lower.expr import ExprLowerer
+from pcsc.policy.load import compile_rule
 from pcsc.policy.model import Policy
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admissible, clip, reweight
-from pcsc.syntax import parse_expression
 
 
 @attrs.frozen
@@ -164,16 +163,11 @@ def gate_names(numbers: RouteNumbers) -> dict[str, object]:
 def run_gates(numbers: RouteNumbers, policy: Policy, diags: Diagnostics) -> tuple[GateResult, ...]:
     out = []
     it = Interpreter(gate_names(numbers), BASE_FUNCTIONS)
-    for i, gate in enumerate(policy.gates):
-        where = f"policy gates[{i}] ({gate.id})"
-        tree = parse_expression(gate.rule, where, diags)
+    for gate in policy.gates:
         passed = False
-        if tree is not None:
-            try:
-                passed = truthy(it.eval(ExprLowerer(where, diags).lower(tree)))
-            except EvalError as err:
-                diags.add(
-                    "PCSC-E405", f"gate `{gate.id}`: {err.message}", numbers.route.policy.span, f"rule: {gate.rule}"
-                )
+        try:
+            passed = truthy(it.eval(compile_rule(gate.rule)))
+        except EvalError as err:
+            diags.add("PCSC-E405", f"gate `{gate.id}`: {err.message}", numbers.route.policy.span, f"rule: {gate.rule}")
         out.append(GateResult(gate.id, gate.kind, passed, gate.kind == "eligibility" or gate.block))
     return tuple(out)

@@ -8,8 +8,14 @@ when a misspelt keyword is the likely cause.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import os
+import sys
 from functools import cache
+from pathlib import Path
+from typing import Any
 
+import lark
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
@@ -35,18 +41,49 @@ _DESCRIBE = {
 }
 
 
+_OPTIONS: dict[str, Any] = {
+    "parser": "lalr",
+    "lexer": "contextual",
+    "strict": True,
+    "propagate_positions": True,
+    "maybe_placeholders": True,
+    "start": ["file", "expression"],
+}
+
+
 @cache
 def get_parser() -> Lark:
+    """The parser, built once per process. Building the LALR tables takes ~0.2 s, so
+    they are cached on disk per user (see `_table_cache`); any cache problem falls
+    back to building them."""
     grammar = (data_dir("grammar") / "pcsc.lark").read_text(encoding="utf-8")
-    return Lark(
-        grammar,
-        parser="lalr",
-        lexer="contextual",
-        strict=True,
-        propagate_positions=True,
-        maybe_placeholders=True,
-        start=["file", "expression"],
-    )
+    cache_file = _table_cache(grammar)
+    if cache_file is not None:
+        try:
+            return Lark(grammar, cache=cache_file, **_OPTIONS)
+        except Exception:  # a stale or unreadable cache is never fatal
+            pass
+    return Lark(grammar, **_OPTIONS)
+
+
+def _table_cache(grammar: str) -> str | None:
+    """`$XDG_CACHE_HOME/pcsc/grammar-<hash>.cache` (default `~/.cache`), or None when
+    PCSC_NO_CACHE is set or the folder is not private to this user. Lark stores a hash
+    of grammar, options and versions in the file and rebuilds on a mismatch; the
+    folder check keeps other users from planting a pickle there."""
+    if os.environ.get("PCSC_NO_CACHE"):
+        return None
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = base / "pcsc"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        info = folder.stat()
+    except OSError:
+        return None
+    if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022):
+        return None
+    key = hashlib.sha256(f"{grammar}{lark.__version__}{sys.version_info[:2]}".encode()).hexdigest()[:20]
+    return str(folder / f"grammar-{key}.cache")
 
 
 def _describe(terminal: str) -> str:
