@@ -74,8 +74,13 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     return session, routes
 
 
-def _exit_code(session: Any) -> int:
-    return EXIT_INPUT if session.diags.has_errors else EXIT_OK
+def _exit_code(session: Any, compiled: Sequence[Any] = ()) -> int:
+    """1 for input errors; else 3 when GATE refused any score; else 0."""
+    if session.diags.has_errors:
+        return EXIT_INPUT
+    if any(c.decision.verdict == "suspend-and-ask" for c in compiled):
+        return EXIT_REFUSED
+    return EXIT_OK
 
 
 def _report(session: Any, args: argparse.Namespace, json_body: dict[str, Any] | None = None) -> None:
@@ -132,7 +137,105 @@ def cmd_compile(args: argparse.Namespace) -> int:
         emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
         if compiled:
             sys.stdout.write(compile_text(compiled) + "\n")
-    return _exit_code(session)
+    return _exit_code(session, compiled)
+
+
+def _compile_all(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    session, routes = _load(args)
+    return session, [c for c in (session.compile_route(r) for r in routes) if c is not None]
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from pcsc.packet import gate_packet
+    from pcsc.textout import gate_text
+
+    session, compiled = _compile_all(args)
+    if args.format == "json":
+        print_json({**gate_packet(compiled), "diagnostics": [diagnostic_json(d) for d in session.diags.sorted()]})
+    elif args.format == "sarif":
+        print_json(to_sarif(session.diags.sorted()))
+    else:
+        emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
+        if compiled:
+            sys.stdout.write(gate_text(compiled) + "\n")
+    return _exit_code(session, compiled)
+
+
+def _choose_route(args: argparse.Namespace, session: Any, routes: list[Any]) -> Any:
+    names = [r.name for r in routes]
+    if not routes:
+        return None
+    if args.route is None:
+        if len(routes) > 1:
+            raise UsageError("the file holds several routes; choose one with --route: " + ", ".join(names))
+        return routes[0]
+    for r in routes:
+        if r.name == args.route:
+            return r
+    from pcsc.lower.common import suggest
+
+    hint = suggest(args.route, names)
+    raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
+
+
+def cmd_splice(args: argparse.Namespace) -> int:
+    from pcsc.seams.splice import SpliceError, splice_text
+
+    session, routes = _load(args)
+    if session.diags.has_errors:
+        emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
+        return EXIT_INPUT
+    route = _choose_route(args, session, routes)
+    try:
+        text = splice_text(route, args.seam)
+    except SpliceError as exc:
+        raise UsageError(str(exc)) from None
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_seams(args: argparse.Namespace) -> int:
+    from pcsc.packet import seams_packet
+    from pcsc.seams.analysis import analyse
+    from pcsc.seams.experiment import experiment, summarise
+    from pcsc.textout import experiment_text, seams_text, summary_text
+
+    session, compiled = _compile_all(args)
+    results = [analyse(c, session) for c in compiled]
+    summary = summarise(results)
+    exp = experiment(results, session) if args.experiment else None
+    if args.format == "json":
+        body = seams_packet(results, summary, exp)
+        if args.symbolic:
+            body["symbolic"] = _derivations(results)
+        body["diagnostics"] = [diagnostic_json(d) for d in session.diags.sorted()]
+        print_json(body)
+    else:
+        emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
+        if not args.experiment or args.verbose:
+            sys.stdout.write(seams_text(results) + "\n")
+        if args.symbolic:
+            for d in _derivations(results):
+                sys.stdout.write(
+                    f"\nshape {d['shape']}: spliced fold − original fold, R_k+1 kept as a symbol, factored:\n"
+                    f"  derived: {d['difference']}\n  paper:   {d['paper']}\n"
+                    f"  derived − paper expands to {d['residual']}; full-chain identity verified: {d['verified']}\n"
+                )
+        if len(results) > 1 or args.experiment:
+            sys.stdout.write("\n" + summary_text(summary) + "\n")
+        if exp is not None:
+            sys.stdout.write("\n" + experiment_text(exp) + "\n")
+    return EXIT_INPUT if session.diags.has_errors else EXIT_OK
+
+
+def _derivations(results: list[Any]) -> list[dict[str, str]]:
+    from pcsc.seams.symbolic import derivation
+
+    shapes = sorted({(len(r.compiled.route.transitions), s.k) for r in results for s in r.seams})
+    return [derivation(n, k) for n, k in shapes]
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -291,6 +394,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common(p)
     p.set_defaults(func=cmd_compile)
+
+    def coverage_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--coverage", choices=("gate", "dock", "off"), default=None,
+                       help="override the policy's coverage mode (recorded in the output)")
+
+    coverage_option(sub.choices["compile"])
+
+    p = sub.add_parser("gate", help="the coverage verdict and the undischarged obligations; exit 3 on refusal")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    common(p)
+    coverage_option(p)
+    p.set_defaults(func=cmd_gate)
+
+    p = sub.add_parser("seams", help="the deletion identity per seam, symbolically verified; cohort summary")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--symbolic", action="store_true",
+                   help="print, per shape, the symbolic difference of the folds next to the paper's formula")
+    p.add_argument("--experiment", action="store_true",
+                   help="the paper's experiment A and the GATE/DOCK results over the given routes")
+    p.add_argument("--verbose", action="store_true", help="with --experiment, print the per-route tables too")
+    common(p, ("text", "json"))
+    coverage_option(p)
+    p.set_defaults(func=cmd_seams)
+
+    p = sub.add_parser("splice", help="the route with seam K deleted, as .route text that compiles")
+    p.add_argument("files", nargs=1, metavar="FILE")
+    p.add_argument("--route", help="the route (required when the file has several)")
+    p.add_argument("--seam", type=int, required=True, metavar="K", help="the interior transition to delete (1..n-2)")
+    p.add_argument("-o", "--output", metavar="PATH", help="write the splice here instead of to standard output")
+    common(p, ("text",))
+    p.set_defaults(func=cmd_splice)
 
     p = sub.add_parser("explain", help="every number of a route, rule by rule")
     p.add_argument("files", nargs=1, metavar="FILE")

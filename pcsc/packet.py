@@ -8,13 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from pcsc import __version__
+from pcsc.coverage import DeltaCoverage
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.diagnostics.render import to_json
 from pcsc.pipeline import Compiled
+from pcsc.score.cost import Delta
 from pcsc.score.route import RouteNumbers
-
-VERDICT_UNGATED = "ungated"
+from pcsc.seams.analysis import RouteSeams
+from pcsc.seams.experiment import Experiment, Summary
+from pcsc.seams.identity import fraction_text
 
 
 def _num(x: float) -> float:
@@ -35,9 +40,10 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "file": r.file,
         "as_of": r.as_of.isoformat(),
         "policy": policy_identity(c),
-        "verdict": VERDICT_UNGATED,
-        "score": _num(n.score),
+        "verdict": c.decision.verdict,
+        "score": None if c.decision.score is None else _num(c.decision.score),
         "ungated_score": _num(n.score),
+        "coverage": {"mode": c.decision.mode, "mode_source": c.decision.mode_source},
         "value": _num(n.value),
         "flat_product": _num(n.flat_product),
         "criteria_score": None if n.criteria_score is None else _num(n.criteria_score),
@@ -68,12 +74,40 @@ def route_packet(c: Compiled) -> dict[str, Any]:
                 "D": _num(t.D),
                 "R_next": _num(t.R_next),
                 "due": (tr.due.isoformat() if tr.due else None),
-                "deltas": [
-                    {"field": d.field, "from": _value(d.source), "to": _value(d.target), "material": d.material}
-                    for d in t.deltas
-                ],
+                "deltas": [_delta(c, t.name, d) for d in t.deltas],
             }
             for t, tr in zip(n.transitions, r.transitions, strict=True)
+        ],
+        "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],
+    }
+
+
+def _delta(c: Compiled, transition: str, d: Delta) -> dict[str, Any]:
+    row: dict[str, Any] = {"field": d.field, "from": _value(d.source), "to": _value(d.target), "material": d.material}
+    if c.coverage is None or not d.material:
+        row["covered"], row["by"] = None, None
+    else:
+        cov = next(x for x in c.coverage.for_transition(transition) if x.delta.field == d.field)
+        row["covered"], row["by"] = cov.covered, cov.by
+    return row
+
+
+def _uncovered(u: DeltaCoverage) -> dict[str, Any]:
+    return {
+        "transition": u.transition,
+        "field": u.delta.field,
+        "from": _value(u.delta.source),
+        "to": _value(u.delta.target),
+        "tried": [
+            {
+                "obligation": a.obligation,
+                "claimed": a.claimed,
+                "failed": [
+                    {"require": f.require, "line": f.span.line, "file": f.span.file, "reason": f.reason}
+                    for f in a.failed
+                ],
+            }
+            for a in u.tried
         ],
     }
 
@@ -95,4 +129,74 @@ def compile_packet(
         "inputs": [{"path": p, "sha256": h} for p, h in inputs],
         "diagnostics": [to_json(d) for d in diagnostics],
         "routes": [route_packet(c) for c in compiled],
+    }
+
+
+def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | None) -> dict[str, Any]:
+    """`pcsc seams --format json` (DESIGN §10). Exact values are `"numerator/denominator"`."""
+    routes = []
+    for r in results:
+        c = r.compiled
+        seams = []
+        for s in r.seams:
+            i, arm = s.identity, s.pipeline
+            seams.append({
+                "k": s.k,
+                "transition": s.transition,
+                "delta": float(i.delta_formula),
+                "delta_exact": fraction_text(i.delta_formula),
+                "delta_refold": fraction_text(i.delta_refold),
+                "identity_holds": i.identity_holds,
+                "symbolically_verified": s.symbolically_verified,
+                "threshold": None if i.threshold is None else float(i.threshold),
+                "R_next": float(i.R_next),
+                "sign_matches": i.sign_matches,
+                "removed_cost": float(i.removed_cost),
+                "retained_value": float(i.retained_value),
+                "silence_rewarded": i.silence_rewarded,
+                "pipeline": None if arm is None else {
+                    "delta": arm.delta,
+                    "drift": bool(arm.drift),
+                    "drifted": list(arm.drift),
+                    "verdict": arm.verdict,
+                    "gate": arm.gate.verdict,
+                    "dock": {"verdict": arm.dock.verdict, "score": arm.dock.score},
+                    "ungated_score": arm.ungated_score,
+                    "uncovered": [{"transition": t, "field": f} for t, f in arm.uncovered],
+                    "failed_requires": list(arm.failed_requires),
+                },
+            })
+        routes.append({
+            "route": c.route.name,
+            "file": c.route.file,
+            "policy": policy_identity(c),
+            "score": c.numbers.score,
+            "verdict": c.decision.verdict,
+            "seams": seams,
+        })
+    out: dict[str, Any] = {"pcsc": __version__, "routes": routes, "summary": attrs.asdict(summary)}
+    if exp is not None:
+        out["experiment"] = {
+            "modes": [attrs.asdict(m) for m in exp.modes],
+            "splices": exp.splices,
+            "beats_with_delta_floors": exp.beats_with_floors,
+            "beats_without_delta_floors": exp.beats_without_floors,
+        }
+    return out
+
+
+def gate_packet(compiled: list[Compiled]) -> dict[str, Any]:
+    return {
+        "pcsc": __version__,
+        "routes": [
+            {
+                "route": c.route.name,
+                "file": c.route.file,
+                "policy": policy_identity(c),
+                "verdict": c.decision.verdict,
+                "coverage": {"mode": c.decision.mode, "mode_source": c.decision.mode_source},
+                "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],
+            }
+            for c in compiled
+        ],
     }

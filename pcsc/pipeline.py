@@ -14,6 +14,8 @@ from pathlib import Path
 import attrs
 
 from pcsc.canonical import sha256_hex
+from pcsc.coverage import Coverage, Decision, decide, discharge_route
+from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import Library, Route
 from pcsc.lower.common import suggest
@@ -24,7 +26,7 @@ from pcsc.lower.tree import subtrees, tok
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.resources import data_dir
-from pcsc.score.route import RouteNumbers, score_route
+from pcsc.score.route import RouteNumbers, fold, score_route
 from pcsc.syntax import parse_source
 
 
@@ -33,6 +35,8 @@ class Compiled:
     route: Route
     policy: LoadedPolicy
     numbers: RouteNumbers
+    coverage: Coverage | None  # None when coverage is off
+    decision: Decision
 
 
 @attrs.define
@@ -42,6 +46,7 @@ class Session:
     diags: Diagnostics = attrs.field(factory=Diagnostics)
     sources: dict[str, str] = attrs.field(factory=dict)
     inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
+    coverage_mode: Mode | None = None  # a command-line override of the policy's mode
     _libraries: dict[Path, Library | None] = attrs.field(factory=dict)
 
     # ------------------------------------------------------------------ reading
@@ -113,6 +118,12 @@ class Session:
         if text is None:
             return []
         self.inputs.append((shown, sha256_hex(text)))
+        return self.routes_from_text(text, shown, path.parent)
+
+    def routes_from_text(self, text: str, shown: str, route_dir: Path) -> list[Route]:
+        """Parse and lower route text that is not (or not only) a file, e.g. a splice;
+        libraries resolve from ``route_dir`` as for a file there."""
+        self.sources[shown] = text
         tree = parse_source(text, shown, self.diags)
         if tree is None:
             return []
@@ -143,7 +154,7 @@ class Session:
                 continue
             seen[name] = span.line
             route, facts = lower_route_facts(
-                item, shown, text, lambda n, s: self.resolve_library(n, s, path.parent), self.diags
+                item, shown, text, lambda n, s: self.resolve_library(n, s, route_dir), self.diags
             )
             if route is not None:
                 routes.append(route)
@@ -243,7 +254,17 @@ class Session:
         numbers = score_route(route, loaded.policy, self.diags)
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
-        return Compiled(route, loaded, numbers)
+        if self.coverage_mode is not None:
+            mode, source = self.coverage_mode, "command line"
+        else:
+            mode, source = loaded.policy.policy.coverage, "policy"
+        coverage = None if mode == "off" else discharge_route(route, loaded.policy)
+        docked = None
+        if coverage is not None and not coverage.complete and mode == "dock":
+            # DOCK removes the value over the uncovered path: R_n = 0.
+            docked = fold([t.p for t in numbers.transitions], [t.cost.c for t in numbers.transitions], 0.0)[0]
+        decision = decide(coverage, mode, source, numbers.score, docked)
+        return Compiled(route, loaded, numbers, coverage, decision)
 
 
 def expand_inputs(args: list[str]) -> list[tuple[Path, str]]:

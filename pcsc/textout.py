@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pcsc.pipeline import Compiled
+from pcsc.seams.analysis import RouteSeams
+from pcsc.seams.experiment import Experiment, Summary
 
 
 def money(x: float) -> str:
@@ -18,8 +22,8 @@ def compile_text(compiled: list[Compiled]) -> str:
         lines = [
             f"route {r.name}" + (f' "{r.title}"' if r.title else "") + f"  [{r.file}]",
             f"  policy      {c.policy.ref}  sha256 {c.policy.sha256}",
-            "  verdict     ungated",
-            f"  score       {money(n.score)} USD   (R_0 of the staged fold)",
+            f"  verdict     {verdict_line(c)}",
+            f"  score       {score_line(c)}",
             f"  value       {money(n.value)} USD",
             f"  criteria T  {T}",
             f"  eligible    {'yes' if n.eligible else 'no'}"
@@ -53,5 +57,146 @@ def compile_text(compiled: list[Compiled]) -> str:
                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             ]
             lines.append("  " + "  ".join(cells).rstrip())
+        if c.coverage is not None and c.coverage.uncovered:
+            lines.append("")
+            lines += uncovered_lines(c)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def verdict_line(c: Compiled) -> str:
+    d = c.decision
+    source = f"{d.mode}, from the {d.mode_source}"
+    return f"{d.verdict}  (coverage {source})"
+
+
+def score_line(c: Compiled) -> str:
+    d, n = c.decision, c.numbers
+    if d.score is None:
+        return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} USD)"
+    if d.docked:
+        return f"{money(d.score)} USD   docked: value over the uncovered path removed (ungated {money(n.score)} USD)"
+    return f"{money(d.score)} USD   (R_0 of the staged fold)"
+
+
+def uncovered_lines(c: Compiled) -> list[str]:
+    """The undischarged obligations, with the exact `require` lines that failed."""
+    assert c.coverage is not None
+    lines = ["  uncovered material changes:"]
+    for u in c.coverage.uncovered:
+        d = u.delta
+        lines.append(f"    {u.transition}: {d.field} {_v(d.source)} -> {_v(d.target)}")
+        if not u.tried:
+            lines.append(f"      no obligation of the route's libraries covers `{d.field}`")
+        for a in u.tried:
+            claim = "claimed in `discharges`" if a.claimed else "not listed in `discharges`"
+            state = "undischarged" if a.failed else "would hold"
+            lines.append(f"      obligation {a.obligation} ({claim}; {state})")
+            for f in a.failed:
+                lines.append(f"        {f.span.file}:{f.span.line}: {f.require}  — {f.reason}")
+    return lines
+
+
+def _v(x: float | bool) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    return f"{x:,.0f}" if x == int(x) else f"{x:,.4g}"
+
+
+def gate_text(compiled: list[Compiled]) -> str:
+    out = []
+    for c in compiled:
+        out.append(f"{c.route.name}: {verdict_line(c)}  [{c.route.file}]")
+        if c.coverage is not None and c.coverage.uncovered:
+            out += uncovered_lines(c)
+    return "\n".join(out)
+
+
+def seams_text(results: list[RouteSeams]) -> str:
+    blocks = []
+    for r in results:
+        c = r.compiled
+        lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} USD, "
+                 f"GATE: {r.honest_gate.verdict}"]
+        if not r.seams:
+            lines.append(f"  no admissible deletion (n = {len(c.route.transitions)}; seams need n >= 3)")
+        header = ("k", "deleted", "Δ_k (formula)", "identity", "sympy", "threshold", "R_k+1", "sign",
+                  "removed cost", "retained value", "silence", "pipeline Δ", "drift", "verdict")
+        rows = [header]
+        for s in r.seams:
+            i = s.identity
+            arm = s.pipeline
+            rows.append((
+                str(s.k), s.transition, money(float(i.delta_formula)),
+                "exact" if i.identity_holds else "FAILS",
+                "verified" if s.symbolically_verified else "FAILS",
+                "—" if i.threshold is None else money(float(i.threshold)),
+                money(float(i.R_next)),
+                {True: "match", False: "MISMATCH", None: "n/a"}[i.sign_matches],
+                money(float(i.removed_cost)), money(float(i.retained_value)),
+                "rewarded" if i.silence_rewarded else "not rewarded",
+                "—" if arm is None else money(arm.delta),
+                "—" if arm is None else ("; ".join(arm.drift) or "none"),
+                "did not compile" if arm is None else arm.verdict,
+            ))
+        if r.seams:
+            lines += table(rows)
+            for s in r.seams:
+                if s.pipeline is not None and s.pipeline.uncovered:
+                    where = ", ".join(f"{t}.{f}" for t, f in s.pipeline.uncovered)
+                    failed = "; ".join(s.pipeline.failed_requires) or "no listed obligation covers them"
+                    lines.append(f"  seam {s.k}: uncovered {where}; failed: {failed}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = []
+    for row in rows:
+        cells = [cell.rjust(w) if _numeric(cell) else cell.ljust(w) for cell, w in zip(row, widths, strict=True)]
+        out.append(indent + "  ".join(cells).rstrip())
+    return out
+
+
+def _numeric(cell: str) -> bool:
+    return bool(cell) and (cell[0].isdigit() or (cell[0] == "-" and cell[1:2].isdigit()))
+
+
+def summary_text(s: Summary) -> str:
+    rows = [
+        ("routes", str(s.routes)),
+        ("admissible deletions", str(s.deletions)),
+        ("identity holds (exact rationals)", f"{s.identity_holds}/{s.deletions}"),
+        ("symbolically verified (sympy)", f"{s.symbolically_verified}/{s.deletions}"),
+        ("sign matches (corollary)", f"{s.sign_matches}/{s.sign_checked}"),
+        ("routes with a rewarded deletion", f"{s.routes_with_rewarded_deletion}/{s.routes}"),
+        ("rewarded deletions", f"{s.rewarded_deletions}/{s.deletions}"),
+        ("splices GATE refuses", f"{s.spliced_refused}/{s.deletions}"),
+        ("honest routes GATE suspends", f"{s.honest_suspended}/{s.routes}"),
+    ]
+    return "\n".join(["cohort summary"] + table([("", "")] + rows)[1:])
+
+
+def experiment_text(e: Experiment) -> str:
+    s = e.summary
+    n = s.routes
+    by_mode = {m.mode: m for m in e.modes}
+    rows = [
+        ("measure", "this cohort", "paper"),
+        ("admissible deletions", str(s.deletions), "57"),
+        ("identity matches", f"{s.identity_holds}/{s.deletions}", "57/57"),
+        ("  of which verified by sympy for the shape", f"{s.symbolically_verified}/{s.deletions}", "—"),
+        ("sign matches", f"{s.sign_matches}/{s.sign_checked}", "57/57"),
+        ("routes with a score-improving deletion", f"{s.routes_with_rewarded_deletion}/{n}", "26/26"),
+        ("GATE: routes whose every splice is refused", f"{s.routes_all_splices_refused}/{n}", "26/26"),
+        ("GATE: honest routes suspended", f"{s.honest_suspended}/{n}", "0/26"),
+        ("relative win-by-silence, ungated → DOCK",
+         f"{by_mode['ungated'].relative_wins}/{n} → {by_mode['dock'].relative_wins}/{n}", "21/26 → 18/26"),
+        ("fundability-by-silence, ungated → DOCK",
+         f"{by_mode['ungated'].fundability}/{n} → {by_mode['dock'].fundability}/{n}", "1/26 → 0/26"),
+        ("relative win-by-silence under GATE", f"{by_mode['gate'].relative_wins}/{n}", "—"),
+        ("splices beating the honest route, without → with delta floors",
+         f"{e.beats_without_floors}/{e.splices} → {e.beats_with_floors}/{e.splices}", "fewer with floors"),
+    ]
+    return "\n".join(["experiment A and GATE / DOCK (definitions: pcsc/seams/experiment.py)"] + table(rows))

@@ -64,7 +64,7 @@ def test_score_matches_design(packet: dict) -> None:  # type: ignore[type-arg]
     assert route["criteria_score"] == pytest.approx(63.75)
     assert route["bucket"] == "pos"
     assert route["binding"]["transition"] == "expand"
-    assert route["verdict"] == "ungated"
+    assert route["verdict"] == "released"  # every material change is covered (DESIGN §6)
     assert route["eligible"] is True
 
 

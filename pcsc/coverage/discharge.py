@@ -1,0 +1,328 @@
+"""The obligation discharger: deterministic, no model, no I/O.
+
+A material Δf on a transition is covered when an obligation the transition lists in
+`discharges` covers f and every `require` line of it holds for the transition. For
+each uncovered delta, every obligation of the route's libraries that covers f is
+tried and reported with the exact `require` lines that failed (listed or not, so
+the author sees what covering it would take).
+
+`delta` inside an obligation means the material deltas of the fields that obligation
+covers: `measured(delta)` asks the threshold to bound each of them, `floor(delta)`
+prices each of them with the policy's delta-indexed floors.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+import attrs
+
+from pcsc.diagnostics.model import Span
+from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, Value, truthy
+from pcsc.ir import Evidence, Obligation, Route, Transition
+from pcsc.ir import expr as ex
+from pcsc.policy.model import Policy
+from pcsc.score.cost import Delta, deltas, piecewise_floor
+from pcsc.score.evidence import admissible
+
+
+@attrs.frozen
+class FailedRequire:
+    require: str  # the line as written, e.g. "require measured(delta)"
+    span: Span
+    reason: str  # why it failed, in the author's terms
+
+
+@attrs.frozen
+class Attempt:
+    obligation: str
+    claimed: bool  # listed in the transition's `discharges`
+    failed: tuple[FailedRequire, ...]
+
+    @property
+    def holds(self) -> bool:
+        return not self.failed
+
+
+@attrs.frozen
+class DeltaCoverage:
+    transition: str
+    delta: Delta
+    covered: bool | None  # None when the delta is not material
+    by: str | None  # the obligation that covers it
+    tried: tuple[Attempt, ...]  # filled for uncovered material deltas
+
+
+@attrs.frozen
+class Coverage:
+    transitions: tuple[tuple[str, tuple[DeltaCoverage, ...]], ...]
+
+    @property
+    def uncovered(self) -> list[DeltaCoverage]:
+        return [d for _, ds in self.transitions for d in ds if d.covered is False]
+
+    @property
+    def complete(self) -> bool:
+        return not self.uncovered
+
+    def for_transition(self, name: str) -> tuple[DeltaCoverage, ...]:
+        for t, ds in self.transitions:
+            if t == name:
+                return ds
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------- the discharger
+def discharge_route(route: Route, policy: Policy) -> Coverage:
+    out = []
+    for t in route.transitions:
+        ds = deltas(route, t)
+        checker = _TransitionContext(route, t, ds, policy)
+        rows = []
+        for d in ds:
+            if not d.material:
+                rows.append(DeltaCoverage(t.name, d, None, None, ()))
+                continue
+            covering = [o for o in route.obligations if d.field in o.covers]
+            claimed = [o for o in covering if o.name in t.discharges]
+            by = next((o.name for o in claimed if checker.attempt(o).holds), None)
+            if by is not None:
+                rows.append(DeltaCoverage(t.name, d, True, by, ()))
+            else:
+                tried = tuple(checker.attempt(o) for o in covering)
+                rows.append(DeltaCoverage(t.name, d, False, None, tried))
+        out.append((t.name, tuple(rows)))
+    return Coverage(tuple(out))
+
+
+class _TransitionContext:
+    """Evaluates `require` lines for one transition; results are cached per obligation."""
+
+    def __init__(self, route: Route, t: Transition, ds: tuple[Delta, ...], policy: Policy) -> None:
+        self.route = route
+        self.t = t
+        self.deltas = ds
+        self.policy = policy
+        self.supporting = [
+            e for e in route.evidence if t.name in e.supports and admissible(e, route.as_of, policy)
+        ]
+        self._cache: dict[str, Attempt] = {}
+
+    def attempt(self, o: Obligation) -> Attempt:
+        if o.name not in self._cache:
+            self._cache[o.name] = self._attempt(o)
+        return self._cache[o.name]
+
+    def _attempt(self, o: Obligation) -> Attempt:
+        scoped = [d for d in self.deltas if d.material and d.field in o.covers]
+        it = self.interpreter(scoped)
+        failed = []
+        for req in o.requires:
+            try:
+                ok = truthy(it.eval(req.expr))
+                reason = _explain_failure(req.expr, it) if not ok else ""
+            except EvalError as err:
+                ok, reason = False, err.message
+            if not ok:
+                failed.append(FailedRequire(req.text, req.span, reason))
+        return Attempt(o.name, o.name in self.t.discharges, tuple(failed))
+
+    def interpreter(self, scoped: Sequence[Delta]) -> Interpreter:
+        t = self.t
+        budget = 0.0
+        for item in t.cost:
+            budget += item.count * item.unit_cost
+        delta_record: dict[str, Value] = {d.field: _signed(d) for d in scoped}
+        names: dict[str, Value] = {
+            "mechanism": t.mechanism,
+            "asset": t.asset,
+            "actor": t.actor,
+            "kill": t.kill_text,
+            "threshold": t.threshold_text,
+            "horizon": t.horizon[0] if t.horizon else None,
+            "class": t.ref_class,
+            "budget": budget,
+            "learning_cost": t.learning_cost,
+            "delta": _DeltaSet(tuple(scoped), delta_record),
+            "as_of": self.route.as_of,
+        }
+        functions = dict(BASE_FUNCTIONS)
+        functions["measured"] = self._measured
+        functions["floor"] = self._floor
+        functions["grounded"] = self._grounded
+        functions["evidence"] = self._evidence
+        return Interpreter(names, functions)
+
+    # -------------------------------------------------------------- built-ins
+    def _delta_arg(self, it: Interpreter, args: Sequence[ex.Expr], span: Span, name: str) -> _DeltaSet:
+        if len(args) != 1:
+            raise EvalError(f"`{name}` takes one argument, `delta`", span)
+        value = it.eval(args[0])
+        if not isinstance(value, _DeltaSet):
+            raise EvalError(f"`{name}` takes `delta`", span)
+        return value
+
+    def _measured(self, it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:
+        ds = self._delta_arg(it, args, span, "measured")
+        return all(bounds_target(self.t.threshold, d) for d in ds.deltas)
+
+    def _floor(self, it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:
+        ds = self._delta_arg(it, args, span, "floor")
+        total = 0.0
+        for d in ds.deltas:
+            table = self.policy.floors.delta.get(d.field)
+            if table is not None:
+                total += piecewise_floor(table.points, d.magnitude)
+        return total
+
+    def _grounded(self, it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:
+        if len(args) != 1:
+            raise EvalError("`grounded` takes one argument", span)
+        text = it.eval(args[0])
+        if text is None:
+            return False
+        if not isinstance(text, str):
+            raise EvalError("`grounded` needs text, such as `asset`", span)
+        needle = _normalise(text)
+        return bool(needle) and any(needle in _normalise(e.excerpt) for e in self.supporting)
+
+    def _evidence(self, it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:
+        if len(args) > 1:
+            raise EvalError("`evidence` takes at most one filter", span)
+        chosen = []
+        for e in self.supporting:
+            if not args or truthy(it.child(_evidence_names(e)).eval(args[0])):
+                chosen.append(e.name)
+        return chosen
+
+
+@attrs.frozen
+class _DeltaSet:
+    """The value of `delta`: its fields are the signed changes (`delta.arr`)."""
+
+    deltas: tuple[Delta, ...]
+    by_field: dict[str, Value]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.by_field
+
+    def __getitem__(self, key: str) -> Value:
+        return self.by_field[key]
+
+    def __len__(self) -> int:
+        return len(self.deltas)
+
+
+def _signed(d: Delta) -> Value:
+    if isinstance(d.source, bool) or isinstance(d.target, bool):
+        return d.target
+    return d.target - d.source
+
+
+def _evidence_names(e: Evidence) -> dict[str, Value]:
+    return {
+        "tier": float(e.tier),
+        "weight": e.weight,
+        "source": e.source,
+        "captured": e.captured,
+        "excerpt": e.excerpt,
+        "name": e.name,
+    }
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+# ---------------------------------------------------------------------- measured(delta)
+def _constant(e: ex.Expr) -> float | bool | None:
+    """The value of a constant bound (a literal, possibly negated or combined)."""
+    if isinstance(e, ex.Number):
+        return e.value
+    if isinstance(e, ex.BoolLit):
+        return e.value
+    if isinstance(e, ex.Neg):
+        v = _constant(e.operand)
+        return -v if isinstance(v, float) else None
+    if isinstance(e, ex.Binary):
+        a, b = _constant(e.left), _constant(e.right)
+        if isinstance(a, float) and isinstance(b, float):
+            if e.op == "/" and b == 0:
+                return None
+            return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[e.op]
+    return None
+
+
+_FLIP = {">=": "<=", "<=": ">=", ">": "<", "<": ">", "==": "==", "!=": "!="}
+
+
+def conjuncts(e: ex.Expr | None) -> list[ex.Expr]:
+    """The top-level `and` operands: only these constrain the outcome on their own."""
+    if e is None:
+        return []
+    if isinstance(e, ex.Logic) and e.op == "and":
+        return [c for o in e.operands for c in conjuncts(o)]
+    return [e]
+
+
+def field_bounds(threshold: ex.Expr | None, field: str) -> list[tuple[str, float | bool]]:
+    """(op, bound) pairs, normalised to `field OP bound`, from the threshold's conjuncts."""
+    out: list[tuple[str, float | bool]] = []
+    for c in conjuncts(threshold):
+        if not isinstance(c, ex.Compare):
+            continue
+        if isinstance(c.left, ex.Name) and c.left.name == field:
+            bound, op = _constant(c.right), c.op
+        elif isinstance(c.right, ex.Name) and c.right.name == field:
+            bound, op = _constant(c.left), _FLIP[c.op]
+        else:
+            continue
+        if bound is not None:
+            out.append((op, bound))
+    return out
+
+
+def bounds_target(threshold: ex.Expr | None, d: Delta) -> bool:
+    """The threshold has a comparison on d.field whose bound reaches d.target:
+    ≥ target for a rise, ≤ target for a fall, == target either way."""
+    for op, bound in field_bounds(threshold, d.field):
+        if isinstance(d.target, bool) or isinstance(bound, bool):
+            if op == "==" and bound == d.target:
+                return True
+            continue
+        rise = d.target > d.source
+        if op == "==" and bound == d.target:
+            return True
+        if rise and op in (">=", ">") and bound >= d.target:
+            return True
+        if not rise and op in ("<=", "<") and bound <= d.target:
+            return True
+    return False
+
+
+def _explain_failure(e: ex.Expr, it: Interpreter) -> str:
+    """A short reason for a false `require`, in the author's terms."""
+    if isinstance(e, ex.Name):
+        return f"the transition states no `{e.name}`"
+    if isinstance(e, ex.Call) and e.func == "measured":
+        return "the threshold does not bound every claimed change up to its target"
+    if isinstance(e, ex.Call) and e.func == "grounded":
+        return "no admissible supporting evidence quotes it"
+    if isinstance(e, ex.Compare):
+        try:
+            left, right = it.eval(e.left), it.eval(e.right)
+        except EvalError:
+            return "does not hold"
+        return f"{_show(left)} {e.op} {_show(right)} is false"
+    return "does not hold"
+
+
+def _show(v: Value) -> str:
+    if isinstance(v, list):
+        return f"{len(v)} (of {', '.join(v) or 'none'})"
+    if isinstance(v, float):
+        return f"{v:,.2f}".rstrip("0").rstrip(".") if v != int(v) else f"{int(v):,}"
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    return repr(v)

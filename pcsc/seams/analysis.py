@@ -1,0 +1,117 @@
+"""The seam table of DESIGN §7 for one route, and the cohort summary over many.
+
+Two arms per seam:
+- the identity arm: Δ_k by the formula and by re-folding the spliced chain with the
+  honest route's own p and c, in exact rationals, and the sympy proof for (n, k);
+- the pipeline arm: the spliced route printed as `.route` text and compiled again
+  through priors, floors (the retargeted predecessor's delta-indexed floor included)
+  and coverage, as any input would be.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from pcsc.coverage import Coverage, Decision, decide
+from pcsc.pipeline import Compiled, Session
+from pcsc.score.route import fold
+from pcsc.seams.identity import SeamIdentity, seam_identity
+from pcsc.seams.splice import seam_indices, splice_text
+from pcsc.seams.symbolic import verify_shape
+
+
+@attrs.frozen
+class PipelineArm:
+    delta: float  # spliced R_0 − honest R_0, both ungated, both through the pipeline
+    drift: tuple[str, ...]  # p or c that moved, e.g. "launch.c: 99000.0 -> 613333.33"
+    verdict: str  # the spliced route's verdict under the active coverage mode
+    gate: Decision
+    dock: Decision
+    ungated_score: float
+    uncovered: tuple[tuple[str, str], ...]  # (transition, field)
+    failed_requires: tuple[str, ...]  # distinct `require` lines that failed
+
+
+@attrs.frozen
+class Seam:
+    k: int
+    transition: str
+    identity: SeamIdentity
+    symbolically_verified: bool
+    pipeline: PipelineArm | None  # None when the splice did not compile (reported)
+
+
+@attrs.frozen
+class RouteSeams:
+    compiled: Compiled
+    seams: tuple[Seam, ...]
+    honest_gate: Decision
+    honest_dock: Decision
+
+
+def _decisions(c: Compiled, coverage: Coverage | None) -> tuple[Decision, Decision]:
+    n = c.numbers
+    ps = [t.p for t in n.transitions]
+    cs = [t.cost.c for t in n.transitions]
+    docked = fold(ps, cs, 0.0)[0]
+    gate = decide(coverage, "gate", "analysis", n.score, docked)
+    dock = decide(coverage, "dock", "analysis", n.score, docked)
+    return gate, dock
+
+
+def analyse(c: Compiled, session: Session) -> RouteSeams:
+    route, n = c.route, c.numbers
+    ps = [t.p for t in n.transitions]
+    cs = [t.cost.c for t in n.transitions]
+    coverage = c.coverage
+    if coverage is None:  # coverage off: the verdicts still say what GATE/DOCK would do
+        from pcsc.coverage import discharge_route
+
+        coverage = discharge_route(route, c.policy.policy)
+    honest_gate, honest_dock = _decisions(c, coverage)
+    seams = []
+    for k in seam_indices(route):
+        if len(route.transitions) < 3:
+            break
+        identity = seam_identity(ps, cs, n.value, k)
+        verified = verify_shape(len(ps), k)
+        seams.append(Seam(k, route.transitions[k].name, identity, verified, _pipeline_arm(c, k, session)))
+    return RouteSeams(c, tuple(seams), honest_gate, honest_dock)
+
+
+def _pipeline_arm(c: Compiled, k: int, session: Session) -> PipelineArm | None:
+    route = c.route
+    child = Session(lib_path=session.lib_path, policies=session.policies, coverage_mode=session.coverage_mode)
+    shown = f"{route.file}#{route.name}/seam-{k}"
+    spliced = child.routes_from_text(splice_text(route, k), shown, Path(route.file).parent)
+    compiled = child.compile_route(spliced[0]) if len(spliced) == 1 else None
+    if compiled is None:
+        session.diags.extend(child.diags)
+        return None
+    honest = {t.name: t for t in c.numbers.transitions}
+    drift = []
+    for t in compiled.numbers.transitions:
+        h = honest[t.name]
+        if t.p != h.p:
+            drift.append(f"{t.name}.p: {h.p!r} -> {t.p!r}")
+        if t.cost.c != h.cost.c:
+            drift.append(f"{t.name}.c: {h.cost.c!r} -> {t.cost.c!r}")
+    coverage = compiled.coverage
+    if coverage is None:
+        from pcsc.coverage import discharge_route
+
+        coverage = discharge_route(compiled.route, compiled.policy.policy)
+    gate, dock = _decisions(compiled, coverage)
+    failed = sorted({f.require for u in coverage.uncovered for a in u.tried if a.claimed for f in a.failed})
+    return PipelineArm(
+        delta=compiled.numbers.score - c.numbers.score,
+        drift=tuple(drift),
+        verdict=compiled.decision.verdict,
+        gate=gate,
+        dock=dock,
+        ungated_score=compiled.numbers.score,
+        uncovered=tuple((u.transition, u.delta.field) for u in coverage.uncovered),
+        failed_requires=tuple(failed),
+    )
