@@ -39,6 +39,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "title": r.title,
         "file": r.file,
         "as_of": r.as_of.isoformat(),
+        "fields": [{"name": f.name, "type": f.type} for f in r.fields],
         "policy": policy_identity(c),
         "verdict": c.decision.verdict,
         "score": None if c.decision.score is None else _num(c.decision.score),
@@ -74,6 +75,9 @@ def route_packet(c: Compiled) -> dict[str, Any]:
                 "D": _num(t.D),
                 "R_next": _num(t.R_next),
                 "due": (tr.due.isoformat() if tr.due else None),
+                "horizon": None if tr.horizon is None else {"amount": tr.horizon[0], "unit": tr.horizon[1]},
+                "threshold": None if tr.threshold_text is None else " ".join(tr.threshold_text.split()),
+                "kill": None if tr.kill_text is None else " ".join(tr.kill_text.split()),
                 "deltas": [_delta(c, t.name, d) for d in t.deltas],
             }
             for t, tr in zip(n.transitions, r.transitions, strict=True)
