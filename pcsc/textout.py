@@ -140,7 +140,7 @@ def seams_text(results: list[RouteSeams]) -> str:
                 "did not compile" if arm is None else arm.verdict,
             ))
         if r.seams:
-            lines += table(rows)
+            lines += table(rows, left=(1, 3, 4, 7, 10, 12, 13))
             for s in r.seams:
                 if s.pipeline is not None and s.pipeline.uncovered:
                     where = ", ".join(f"{t}.{f}" for t, f in s.pipeline.uncovered)
@@ -150,17 +150,15 @@ def seams_text(results: list[RouteSeams]) -> str:
     return "\n\n".join(blocks)
 
 
-def table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+def table(rows: Sequence[Sequence[str]], left: Sequence[int] = (0,), indent: str = "  ") -> list[str]:
+    """Aligned columns: the ``left`` columns flush left, the others flush right."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = []
     for row in rows:
-        cells = [cell.rjust(w) if _numeric(cell) else cell.ljust(w) for cell, w in zip(row, widths, strict=True)]
+        pairs = enumerate(zip(row, widths, strict=True))
+        cells = [cell.ljust(w) if i in left else cell.rjust(w) for i, (cell, w) in pairs]
         out.append(indent + "  ".join(cells).rstrip())
     return out
-
-
-def _numeric(cell: str) -> bool:
-    return bool(cell) and (cell[0].isdigit() or (cell[0] == "-" and cell[1:2].isdigit()))
 
 
 def summary_text(s: Summary) -> str:
