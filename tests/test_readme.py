@@ -1,0 +1,37 @@
+"""What the README shows is what the program prints."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def _block_after(marker: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(marker)
+    body = text[start:].split("```", 2)[0]
+    return body
+
+
+def test_experiment_table_matches_the_command() -> None:
+    shown = _block_after("$ pcsc seams --experiment examples/cohort/")
+    shown_lines = [line for line in shown.splitlines()[1:] if line.strip()]
+    out = subprocess.run(
+        [sys.executable, "-m", "pcsc", "seams", "--experiment", "examples/cohort/"],
+        capture_output=True, text=True, cwd=ROOT, check=True,
+    ).stdout
+    assert shown_lines, "the README lost its experiment block"
+    printed = out.splitlines()
+    start = printed.index(shown_lines[0])
+    assert printed[start : start + len(shown_lines)] == shown_lines
+
+
+def test_set_up_commands_come_first() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(.*?)\n```", text, re.S)
+    assert blocks[0] == "python3 -m pip install . && pcsc compile examples/"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert blocks[1] in ci, ".ci/run must run the README's test command"
