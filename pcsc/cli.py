@@ -61,7 +61,11 @@ def _session(args: argparse.Namespace) -> Any:
     from pcsc.pipeline import Session
     from pcsc.policy.load import PolicyStore
 
-    return Session(lib_path=[Path(p) for p in args.lib_path], policies=PolicyStore([Path(p) for p in args.policy_path]))
+    return Session(
+        lib_path=[Path(p) for p in args.lib_path],
+        policies=PolicyStore([Path(p) for p in args.policy_path]),
+        coverage_mode=getattr(args, "coverage", None),
+    )
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:

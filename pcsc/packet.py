@@ -15,6 +15,7 @@ from pcsc.coverage import DeltaCoverage
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.diagnostics.render import to_json
 from pcsc.pipeline import Compiled
+from pcsc.printer import expression
 from pcsc.score.cost import Delta
 from pcsc.score.route import RouteNumbers
 from pcsc.seams.analysis import RouteSeams
@@ -76,8 +77,8 @@ def route_packet(c: Compiled) -> dict[str, Any]:
                 "R_next": _num(t.R_next),
                 "due": (tr.due.isoformat() if tr.due else None),
                 "horizon": None if tr.horizon is None else {"amount": tr.horizon[0], "unit": tr.horizon[1]},
-                "threshold": None if tr.threshold_text is None else " ".join(tr.threshold_text.split()),
-                "kill": None if tr.kill_text is None else " ".join(tr.kill_text.split()),
+                "threshold": None if tr.threshold_text is None else expression(tr.threshold_text),
+                "kill": None if tr.kill_text is None else expression(tr.kill_text),
                 "deltas": [_delta(c, t.name, d) for d in t.deltas],
             }
             for t, tr in zip(n.transitions, r.transitions, strict=True)

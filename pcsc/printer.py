@@ -7,6 +7,7 @@ Comments are not in the IR and are not reproduced.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from pcsc.ir import Evidence, Route, Transition
@@ -22,6 +23,23 @@ def number(x: float) -> str:
         plain = format(Decimal(text), "f")
         return plain if len(plain) <= 24 else text
     return text
+
+
+_EXPR_PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|\s+|[^"#\s]+|"')
+
+
+def expression(text: str) -> str:
+    """An expression's source text on one line: comments dropped (a `#` inside a
+    multi-line threshold would otherwise swallow the rest of it) and whitespace
+    collapsed, outside string literals only."""
+    out: list[str] = []
+    for piece in _EXPR_PIECES.findall(text):
+        if piece.startswith("#") or piece.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+        else:
+            out.append(piece)
+    return "".join(out).strip()
 
 
 def quote(s: str) -> str:
@@ -84,9 +102,9 @@ def _transition(t: Transition) -> list[str]:
             line(key, quote(text))
     line("class", quote(t.ref_class))
     if t.threshold_text is not None:
-        line("threshold", " ".join(t.threshold_text.split()))
+        line("threshold", expression(t.threshold_text))
     if t.kill_text is not None:
-        line("kill", " ".join(t.kill_text.split()))
+        line("kill", expression(t.kill_text))
     if t.horizon is not None:
         line("horizon", f"{number(t.horizon[0])} {t.horizon[1]}")
     if t.cost:

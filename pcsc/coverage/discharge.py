@@ -14,7 +14,7 @@ prices each of them with the policy's delta-indexed floors.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 
@@ -198,17 +198,20 @@ class _TransitionContext:
 
 
 @attrs.frozen
-class _DeltaSet:
-    """The value of `delta`: its fields are the signed changes (`delta.arr`)."""
+class _DeltaSet(Mapping[str, Value]):
+    """The value of `delta`: a record whose fields are the signed changes (`delta.arr`).
+
+    It is a `Mapping`, which is what the interpreter's field access reads; a field that
+    is not one of the obligation's material deltas is not an attribute of it."""
 
     deltas: tuple[Delta, ...]
     by_field: dict[str, Value]
 
-    def __contains__(self, key: object) -> bool:
-        return key in self.by_field
-
     def __getitem__(self, key: str) -> Value:
         return self.by_field[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_field)
 
     def __len__(self) -> int:
         return len(self.deltas)

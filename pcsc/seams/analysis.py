@@ -83,7 +83,13 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
 
 def _pipeline_arm(c: Compiled, k: int, session: Session) -> PipelineArm | None:
     route = c.route
-    child = Session(lib_path=session.lib_path, policies=session.policies, coverage_mode=session.coverage_mode)
+    # Libraries resolve from the route's folder first; `route.file` is the name the route
+    # was shown under, which need not be a path to it. So the folders of the library files
+    # the honest route actually used (their spans name them) are searched next, before
+    # the session's --lib-path: the splice binds the same obligations as the honest route.
+    used = {Path(f.span.file).parent for f in route.fields} | {Path(o.span.file).parent for o in route.obligations}
+    lib_path = [*sorted(used), *(p for p in session.lib_path if p not in used)]
+    child = Session(lib_path=lib_path, policies=session.policies, coverage_mode=session.coverage_mode)
     shown = f"{route.file}#{route.name}/seam-{k}"
     spliced = child.routes_from_text(splice_text(route, k), shown, Path(route.file).parent)
     compiled = child.compile_route(spliced[0]) if len(spliced) == 1 else None

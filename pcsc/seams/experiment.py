@@ -19,7 +19,6 @@ Definitions (the paper's wording where it has one, ours where it does not):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import attrs
 
@@ -86,10 +85,6 @@ class Experiment:
     splices: int
 
 
-def _score(decision_score: float | None) -> float | None:
-    return decision_score
-
-
 def experiment(results: Sequence[RouteSeams], session: Session) -> Experiment:
     summary = summarise(results)
     rows = []
@@ -134,7 +129,3 @@ def _beats(route: Route, k: int, policy: Policy) -> bool:
     honest = score_route(route, policy, diags).score
     spliced = score_route(splice(route, k), policy, diags).score
     return spliced > honest
-
-
-def cohort_paths(args: Sequence[str]) -> list[Path]:
-    return [Path(a) for a in args]

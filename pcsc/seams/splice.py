@@ -3,14 +3,18 @@
 A splice changes no state record: carry-forward is resolved on the honest route first
 (the IR already holds every state in full), the retargeted target keeps all its
 fields, and e_k's source state, which nothing uses any more, is dropped. Evidence is
-kept; only its references to the deleted transition go.
+kept; only its references to the deleted transition go. Due dates are recomputed, so
+the spliced IR is the one its printed text compiles to.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+
 import attrs
 
-from pcsc.ir import Route
+from pcsc.ir import Route, Transition
+from pcsc.lower.literals import add_horizon
 from pcsc.printer import route_to_text
 
 
@@ -33,7 +37,7 @@ def splice(route: Route, k: int) -> Route:
     removed = route.transitions[k]
     before = route.transitions[k - 1]
     retargeted = attrs.evolve(before, target=removed.target)
-    transitions = (*route.transitions[: k - 1], retargeted, *route.transitions[k + 1 :])
+    transitions = _due_dates(route, (*route.transitions[: k - 1], retargeted, *route.transitions[k + 1 :]))
     states = tuple(s for s in route.states if s.name != removed.source)
     evidence = tuple(
         attrs.evolve(
@@ -46,9 +50,20 @@ def splice(route: Route, k: int) -> Route:
     return attrs.evolve(route, transitions=transitions, states=states, evidence=evidence)
 
 
+def _due_dates(route: Route, transitions: tuple[Transition, ...]) -> tuple[Transition, ...]:
+    """Each due date is as_of plus the horizons up to the transition (DESIGN §8), added
+    in calendar steps as lowering adds them; the deleted horizon no longer counts."""
+    out = []
+    due: dt.date | None = route.as_of
+    for t in transitions:
+        due = None if t.horizon is None or due is None else add_horizon(due, int(t.horizon[0]), t.horizon[1])
+        out.append(attrs.evolve(t, due=due))
+    return tuple(out)
+
+
 def splice_text(route: Route, k: int) -> str:
+    spliced = splice(route, k)  # first: it rejects a seam that is not interior
     removed = route.transitions[k]
-    spliced = splice(route, k)
     header = (
         f"Spliced by pcsc: seam k={k} of route {route.name} ({route.file}).\n"
         f"Transition `{removed.name}` ({removed.source} -> {removed.target}) is deleted and "
