@@ -1,0 +1,295 @@
+"""External score tables (DESIGN §8): read a CSV of cases, grade every scorer in it.
+
+A score table has a case id column, an outcome column, and one column per scorer: every
+other column whose values are numbers. Columns with no number in them (a category, a
+predicted bucket, a flag) are ignored, and listed as ignored. The outcome labels are
+mapped to positive and negative by two label sets (``S+,+`` and ``-`` for the RouteCast
+table); rows whose outcome is in neither set are left out of the grading, and listed.
+Each scorer gets its AUC with a company-bootstrap CI and its top-quartile lift; each
+pair of scorers its ΔAUC with a paired bootstrap. All scorers share the same resamples
+(one seed), so the intervals of one table are comparable with each other.
+
+This module reads one file and computes; printing is the command's job
+(`pcsc.forecast.cmd_evaluate_scores`). Problems with the file are `ScoreTableError`s
+whose text is the one-line PCSC message, `FILE[:LINE]: error: …`.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from pcsc.forecast import metrics
+from pcsc.forecast.metrics import BootstrapCI
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+class ScoreTableError(Exception):
+    """A score table that cannot be graded. ``str(exc)`` is the message to print."""
+
+    def __init__(self, path: str, message: str, line: int | None = None) -> None:
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(f"{where}: error: {message}")
+
+
+@attrs.frozen
+class LeftOut:
+    id: str
+    outcome: str
+    line: int
+
+
+@attrs.frozen
+class Scorer:
+    name: str
+    scores: tuple[float, ...]
+
+
+@attrs.frozen
+class ScoreTable:
+    path: str
+    sha256: str
+    id_column: str
+    outcome_column: str
+    positive: tuple[str, ...]
+    negative: tuple[str, ...]
+    ids: tuple[str, ...]
+    labels: tuple[int, ...]  # 1 positive, 0 negative
+    scorers: tuple[Scorer, ...]
+    ignored_columns: tuple[str, ...]
+    left_out: tuple[LeftOut, ...]
+
+    @property
+    def positives(self) -> int:
+        return sum(self.labels)
+
+
+@attrs.frozen
+class ScorerGrade:
+    name: str
+    n: int
+    positives: int
+    auc: BootstrapCI
+    lift_top_quartile: float | None  # None under 4 cases
+
+
+@attrs.frozen
+class PairedGrade:
+    a: str
+    b: str
+    delta_auc: BootstrapCI  # AUC(a) − AUC(b)
+
+
+@attrs.frozen
+class Grading:
+    table: ScoreTable
+    B: int
+    seed: int
+    scorers: tuple[ScorerGrade, ...]
+    paired: tuple[PairedGrade, ...]
+
+    @property
+    def skipped(self) -> int:
+        """Resamples without both classes (the same for every scorer: it depends on the labels only)."""
+        return self.scorers[0].auc.skipped
+
+
+def parse_labels(text: str) -> tuple[str, ...]:
+    """``"S+,+"`` → ``("S+", "+")``: comma-separated outcome labels, blanks dropped."""
+    return tuple(label.strip() for label in text.split(",") if label.strip())
+
+
+def check_labels(positive: Sequence[str], negative: Sequence[str]) -> None:
+    """ValueError unless both label sets are non-empty and disjoint."""
+    if not positive or not negative:
+        raise ValueError("both a positive and a negative outcome label are needed")
+    both = sorted(set(positive) & set(negative))
+    if both:
+        raise ValueError(f"outcome label {_names(both)} is both positive and negative")
+
+
+def _number(text: str) -> float | None:
+    """The cell as a finite number, or None (``nan``, ``inf`` and ``1e999`` are not numbers here)."""
+    value = float(text) if _NUMBER.fullmatch(text) else math.nan
+    return value if math.isfinite(value) else None
+
+
+def _rows(path: Path, shown: str) -> tuple[str, list[str], list[tuple[int, list[str]]]]:
+    """The file's SHA-256, its header and its non-blank rows (with their line numbers), cells stripped."""
+    try:
+        data = path.read_bytes()
+        text = data.decode("utf-8-sig")
+    except FileNotFoundError:
+        raise ScoreTableError(shown, "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScoreTableError(shown, f"cannot be read: {exc}") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise ScoreTableError(shown, "the file is empty: expected a header row of column names") from None
+    except csv.Error as exc:
+        raise ScoreTableError(shown, f"not a CSV file: {exc}", 1) from None
+    duplicated = sorted({h for h in header if header.count(h) > 1})
+    if duplicated:
+        raise ScoreTableError(shown, f"the header names {_names(duplicated)} more than once", 1)
+    rows: list[tuple[int, list[str]]] = []
+    try:
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise ScoreTableError(shown, f"{len(row)} fields where the header has {len(header)}", reader.line_num)
+            rows.append((reader.line_num, [cell.strip() for cell in row]))
+    except csv.Error as exc:
+        raise ScoreTableError(shown, f"not a CSV file: {exc}", reader.line_num) from None
+    return hashlib.sha256(data).hexdigest(), header, rows
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def read_score_table(
+    path: Path,
+    id_column: str,
+    outcome_column: str,
+    positive: Sequence[str],
+    negative: Sequence[str],
+    shown: str | None = None,
+) -> ScoreTable:
+    """Read and check a score table; ``shown`` is the path as messages print it."""
+    shown = str(path) if shown is None else shown
+    check_labels(positive, negative)
+    sha256, header, rows = _rows(path, shown)
+    for role, column in (("id", id_column), ("outcome", outcome_column)):
+        if column not in header:
+            raise ScoreTableError(shown, f"no {role} column `{column}`; the columns are {_names(header)}", 1)
+    i_id, i_out = header.index(id_column), header.index(outcome_column)
+
+    kept: list[tuple[int, list[str]]] = []
+    labels: list[int] = []
+    left_out: list[LeftOut] = []
+    seen: dict[str, int] = {}
+    for line, row in rows:
+        case = row[i_id]
+        if not case:
+            raise ScoreTableError(shown, f"empty case id in column `{id_column}`", line)
+        if case in seen:
+            raise ScoreTableError(shown, f"case `{case}` appears twice (first on line {seen[case]})", line)
+        seen[case] = line
+        outcome = row[i_out]
+        if outcome in positive or outcome in negative:
+            kept.append((line, row))
+            labels.append(1 if outcome in positive else 0)
+        else:
+            left_out.append(LeftOut(case, outcome, line))
+
+    for count, kind, wanted in ((sum(labels), "positive", positive), (len(labels) - sum(labels), "negative", negative)):
+        if count == 0:
+            raise ScoreTableError(
+                shown, f"no {kind} case: no row has `{outcome_column}` in {{{', '.join(wanted)}}}, "
+                f"so AUC is undefined ({len(kept)} rows graded, {len(left_out)} left out)",
+            )
+
+    scorers, ignored = _scorers(shown, header, (i_id, i_out), kept)
+    if not scorers:
+        raise ScoreTableError(shown, f"no scorer: no column besides `{id_column}` and `{outcome_column}` holds numbers")
+
+    return ScoreTable(
+        path=shown,
+        sha256=sha256,
+        id_column=id_column,
+        outcome_column=outcome_column,
+        positive=tuple(positive),
+        negative=tuple(negative),
+        ids=tuple(row[i_id] for _, row in kept),
+        labels=tuple(labels),
+        scorers=tuple(scorers),
+        ignored_columns=tuple(ignored),
+        left_out=tuple(left_out),
+    )
+
+
+def _scorers(
+    shown: str, header: list[str], skip: tuple[int, int], kept: list[tuple[int, list[str]]]
+) -> tuple[list[Scorer], list[str]]:
+    """The scorer columns (any number among the graded rows makes one; then every graded row needs one)
+    and the ignored columns (no number at all), in header order."""
+    scorers: list[Scorer] = []
+    ignored: list[str] = []
+    for j, column in enumerate(header):
+        if j in skip:
+            continue
+        values = [_number(row[j]) for _, row in kept]
+        if all(v is None for v in values):
+            ignored.append(column)
+            continue
+        for (line, row), v in zip(kept, values, strict=True):
+            if v is None:
+                shown_value = f"`{row[j]}`" if row[j] else "empty"
+                case = row[skip[0]]
+                raise ScoreTableError(shown, f"case `{case}`: scorer column `{column}` is {shown_value}, "
+                                      "not a (finite) number", line)
+        scorers.append(Scorer(column, tuple(v for v in values if v is not None)))
+    return scorers, ignored
+
+
+def grade(table: ScoreTable, B: int = metrics.DEFAULT_B, seed: int = metrics.DEFAULT_SEED) -> Grading:
+    """AUC, bootstrap CI and lift per scorer; paired ΔAUC for every pair, in column order."""
+    y = table.labels
+    n = len(y)
+    graded = tuple(
+        ScorerGrade(
+            name=s.name,
+            n=n,
+            positives=table.positives,
+            auc=metrics.bootstrap_auc(s.scores, y, B, seed),
+            lift_top_quartile=metrics.lift_top_quartile(s.scores, y) if n >= 4 else None,
+        )
+        for s in table.scorers
+    )
+    paired = tuple(
+        PairedGrade(a.name, b.name, metrics.paired_delta_auc(a.scores, b.scores, y, B, seed))
+        for a, b in itertools.combinations(table.scorers, 2)
+    )
+    return Grading(table, B, seed, graded, paired)
+
+
+def to_json(g: Grading) -> dict[str, object]:
+    """The `pcsc evaluate --scores --format json` document (DESIGN §10, plus provenance)."""
+    t = g.table
+    return {
+        "inputs": [{"path": t.path, "sha256": t.sha256}],
+        "id_column": t.id_column,
+        "outcome": {"column": t.outcome_column, "positive": list(t.positive), "negative": list(t.negative)},
+        "cases": {"n": len(t.labels), "positives": t.positives, "negatives": len(t.labels) - t.positives},
+        "bootstrap": {
+            "B": g.B, "seed": g.seed, "level": metrics.LEVEL, "unit": "case", "interval": "percentile",
+            "skipped": g.skipped,
+        },
+        "scorers": [
+            {
+                "name": s.name, "n": s.n, "positives": s.positives, "auc": s.auc.estimate, "ci": s.auc.ci,
+                "lift_top_quartile": s.lift_top_quartile, "B": s.auc.B, "seed": s.auc.seed,
+            }
+            for s in g.scorers
+        ],
+        "paired": [
+            {"a": p.a, "b": p.b, "delta_auc": p.delta_auc.estimate, "ci": p.delta_auc.ci, "B": p.delta_auc.B,
+             "seed": p.delta_auc.seed}
+            for p in g.paired
+        ],
+        "calibration": None,
+        "left_out": [{"id": x.id, "outcome": x.outcome, "line": x.line} for x in t.left_out],
+        "ignored_columns": list(t.ignored_columns),
+    }
