@@ -1,0 +1,351 @@
+"""Outcome observations and route-level labels (DESIGN §8), read from TOML.
+
+An outcomes file holds `[[observation]]` tables (a route, a date, and the values of
+some of its state fields observed on that date) and `[[label]]` tables (a route-level
+outcome). Validation is strict and every problem is addressed by its path,
+`observation[2].date: expected a date`, indices counted from 0. The format is
+described in docs/outcomes.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+Value = float | bool
+LabelOutcome = Literal["positive", "negative", "mixed"]
+
+#: The paper's route-level buckets, mapped to the label that route-level grading uses.
+#: As in the paper's binary analysis, "~" (mixed) is kept but left out of grading.
+BUCKETS: dict[str, LabelOutcome] = {"S+": "positive", "+": "positive", "~": "mixed", "-": "negative"}
+OUTCOMES: tuple[LabelOutcome, ...] = ("positive", "negative", "mixed")
+
+#: Keys of an `[[observation]]` table that are not field values.
+OBSERVATION_KEYS = ("route", "date", "source")
+LABEL_KEYS = ("route", "date", "outcome", "source")
+TOP_KEYS = ("observation", "label")
+
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SUFFIXED = re.compile(r"\s*(-?[0-9][0-9_]*(?:\.[0-9_]+)?)\s*([kMB%])?\s*(usd|days|months|years)?\s*\Z")
+
+
+@attrs.frozen
+class Observation:
+    """Field values of one route observed on one date; ``values`` sorted by field name."""
+
+    route: str
+    date: dt.date
+    values: tuple[tuple[str, Value], ...]
+    source: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        """The ledger payload of an `observation` outcome: ``{"fields": {...}}``."""
+        return {"fields": dict(self.values)}
+
+
+@attrs.frozen
+class Label:
+    """A route-level outcome. ``bucket`` keeps the paper's bucket when one was given."""
+
+    route: str
+    date: dt.date
+    outcome: LabelOutcome
+    bucket: str | None = None
+    source: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        """The ledger payload of a `label` outcome: ``{"label": ..., "bucket": ...}``."""
+        return {"label": self.outcome, "bucket": self.bucket}
+
+
+@attrs.frozen
+class Outcomes:
+    """A validated outcomes file; entries keep file order (the indices of messages)."""
+
+    path: str
+    observations: tuple[Observation, ...] = ()
+    labels: tuple[Label, ...] = ()
+
+
+class OutcomesError(Exception):
+    """An outcomes file cannot be used; ``messages`` are path-addressed, one per problem."""
+
+    def __init__(self, path: str, messages: list[str]) -> None:
+        super().__init__("; ".join(f"{path}: {m}" for m in messages))
+        self.path = path
+        self.messages = messages
+
+
+def load_outcomes(path: str | Path, shown: str | None = None) -> Outcomes:
+    """Read and validate an outcomes file; ``shown`` is the name used in messages."""
+    name = shown if shown is not None else str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OutcomesError(name, [f"cannot read the file: {reason}"]) from None
+    return parse_outcomes(text, name)
+
+
+def parse_outcomes(text: str, path: str) -> Outcomes:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise OutcomesError(path, [f"not valid TOML: {exc}"]) from None
+    return outcomes_from_toml(doc, path)
+
+
+def outcomes_from_toml(doc: Mapping[str, Any], path: str) -> Outcomes:
+    """Validate a parsed TOML document; raises OutcomesError with every problem found."""
+    problems: list[str] = []
+    for key in doc:
+        if key not in TOP_KEYS:
+            problems.append(f"{key}: unknown key; an outcomes file holds [[observation]] and [[label]] tables")
+    observations = [
+        (i, o) for i, t in enumerate(_tables(doc, "observation", problems)) if (o := _observation(t, i, problems))
+    ]
+    labels = [(i, lab) for i, t in enumerate(_tables(doc, "label", problems)) if (lab := _label(t, i, problems))]
+    problems.extend(_conflicts(observations, labels))
+    if problems:
+        raise OutcomesError(path, problems)
+    # without problems every entry is kept, so positions are the file's indices
+    return Outcomes(path, tuple(o for _, o in observations), tuple(lab for _, lab in labels))
+
+
+def outcomes_from_records(
+    records: Iterable[tuple[str, str, dt.date, Mapping[str, Any], str | None]], path: str = "ledger"
+) -> Outcomes:
+    """Outcomes from stored records ``(kind, route, date, payload, source)`` in stored order,
+    ``kind`` being "observation" or "label" and ``payload`` what `payload()` wrote.
+    Validated like a file: problems are addressed as ``observation[i]`` / ``label[i]``."""
+    doc: dict[str, list[dict[str, Any]]] = {"observation": [], "label": []}
+    problems: list[str] = []
+    for n, (kind, route, date, payload, source) in enumerate(records):
+        extra = {} if source is None else {"source": source}
+        if kind == "observation" and isinstance(payload.get("fields"), Mapping):
+            doc["observation"].append({"route": route, "date": date, **payload["fields"], **extra})
+        elif kind == "label" and "label" in payload:
+            outcome = payload["label"] if payload.get("bucket") is None else payload["bucket"]
+            doc["label"].append({"route": route, "date": date, "outcome": outcome, **extra})
+        else:
+            problems.append(f"record {n}: expected an observation with fields or a label")
+    if problems:
+        raise OutcomesError(path, problems)
+    return outcomes_from_toml(doc, path)
+
+
+# ---------------------------------------------------------------------- tables
+def _tables(doc: Mapping[str, Any], key: str, problems: list[str]) -> list[Mapping[str, Any] | None]:
+    """The array of tables under ``key``; a non-table element is reported and kept as None
+    so that later indices stay those of the file."""
+    if key not in doc:
+        return []
+    value = doc[key]
+    if not isinstance(value, list):
+        problems.append(f"{key}: expected an array of tables; write each entry under [[{key}]]")
+        return []
+    out: list[Mapping[str, Any] | None] = []
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            out.append(item)
+        else:
+            problems.append(f"{key}[{i}]: expected a table")
+            out.append(None)
+    return out
+
+
+def _route(table: Mapping[str, Any], where: str, problems: list[str]) -> str | None:
+    if "route" not in table:
+        problems.append(f"{where}: missing key `route`")
+        return None
+    value = table["route"]
+    if not isinstance(value, str) or not _FIELD.match(value):
+        problems.append(f'{where}.route: expected a route name (a quoted identifier such as "devtools_api")')
+        return None
+    return value
+
+
+def _date(table: Mapping[str, Any], where: str, problems: list[str]) -> dt.date | None:
+    if "date" not in table:
+        problems.append(f"{where}: missing key `date`")
+        return None
+    value = table["date"]
+    if isinstance(value, dt.datetime):
+        problems.append(f"{where}.date: expected a date (YYYY-MM-DD), not a date and time")
+        return None
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            problems.append(f"{where}.date: expected a date (YYYY-MM-DD, unquoted)")
+        else:
+            problems.append(f"{where}.date: expected a date; write it unquoted: date = {value}")
+        return None
+    problems.append(f"{where}.date: expected a date (YYYY-MM-DD, unquoted)")
+    return None
+
+
+def _source(table: Mapping[str, Any], where: str, problems: list[str]) -> str | None:
+    value = table.get("source")
+    if value is not None and not isinstance(value, str):
+        problems.append(f"{where}.source: expected a string")
+        return None
+    return value
+
+
+def _observation(table: Mapping[str, Any] | None, i: int, problems: list[str]) -> Observation | None:
+    if table is None:
+        return None
+    where = f"observation[{i}]"
+    before = len(problems)
+    route = _route(table, where, problems)
+    date = _date(table, where, problems)
+    source = _source(table, where, problems)
+    values: list[tuple[str, Value]] = []
+    for key, raw in table.items():
+        if key in OBSERVATION_KEYS:
+            continue
+        if not _FIELD.match(key):
+            problems.append(f"{where}.{_quoted(key)}: not a field name")
+            continue
+        value = field_value(raw, f"{where}.{key}", problems)
+        if value is not None:
+            values.append((key, value))
+    if len(problems) == before and not values:
+        problems.append(f"{where}: no field values; write at least one, e.g. developers = 620")
+    if len(problems) > before or route is None or date is None:
+        return None
+    return Observation(route, date, tuple(sorted(values)), source)
+
+
+def field_value(raw: Any, where: str, problems: list[str]) -> Value | None:
+    """A field value: a TOML number (converted to float) or a boolean."""
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, (int, float)):
+        if not math.isfinite(raw):
+            problems.append(f"{where}: expected a finite number")
+            return None
+        return float(raw)
+    if isinstance(raw, str):
+        problems.append(f"{where}: expected a number or true/false, not a string{_string_hint(raw)}")
+        return None
+    kind = (
+        "a date"
+        if isinstance(raw, (dt.date, dt.time))
+        else "an array"
+        if isinstance(raw, list)
+        else "a table"
+        if isinstance(raw, dict)
+        else type(raw).__name__
+    )
+    problems.append(f"{where}: expected a number or true/false, not {kind}")
+    return None
+
+
+def _string_hint(raw: str) -> str:
+    """Suggest the TOML spelling of a value written the way a .route file writes it."""
+    text = raw.strip()
+    if text in ("true", "false"):
+        return f"; write it unquoted: {text}"
+    match = _SUFFIXED.match(text)
+    if match is None:
+        return ""
+    from pcsc.lower.literals import parse_number
+
+    number, suffix = match.group(1), match.group(2) or ""
+    value, _ = parse_number(number + suffix)
+    if not math.isfinite(value):  # pragma: no cover - the pattern admits only finite numerals
+        return ""
+    plain = _plain(value)
+    if suffix or match.group(3):
+        return f"; TOML numbers take no suffixes or units: write {plain} for `{text}`"
+    return f"; write it unquoted: {plain}"
+
+
+def _plain(value: float) -> str:
+    if value.is_integer() and abs(value) < 1e15:
+        whole = int(value)
+        return f"{whole:_}" if abs(whole) >= 10_000 else str(whole)
+    return repr(value)
+
+
+def _label(table: Mapping[str, Any] | None, i: int, problems: list[str]) -> Label | None:
+    if table is None:
+        return None
+    where = f"label[{i}]"
+    before = len(problems)
+    for key in table:
+        if key not in LABEL_KEYS:
+            problems.append(f"{where}.{_quoted(key)}: unknown key; a label has {', '.join(LABEL_KEYS)}")
+    route = _route(table, where, problems)
+    date = _date(table, where, problems)
+    source = _source(table, where, problems)
+    outcome: LabelOutcome | None = None
+    bucket: str | None = None
+    if "outcome" not in table:
+        problems.append(f"{where}: missing key `outcome`")
+    else:
+        raw = table["outcome"]
+        if raw == "positive" or raw == "negative":
+            outcome = raw
+        elif isinstance(raw, str) and raw in BUCKETS:
+            outcome, bucket = BUCKETS[raw], raw
+        else:
+            choices = ", ".join(f'"{c}"' for c in (*OUTCOMES, *BUCKETS))
+            problems.append(f"{where}.outcome: expected one of {choices}")
+    if len(problems) > before or route is None or date is None or outcome is None:
+        return None
+    return Label(route, date, outcome, bucket, source)
+
+
+def _quoted(key: str) -> str:
+    return key if _FIELD.match(key) else '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _conflicts(observations: list[tuple[int, Observation]], labels: list[tuple[int, Label]]) -> list[str]:
+    """Two observations of one route on one date may share a field only with one value;
+    two labels of one route on one date must agree. Entries come with their file index."""
+    problems: list[str] = []
+    seen: dict[tuple[str, dt.date, str], tuple[int, Value]] = {}
+    for i, obs in observations:
+        for field, value in obs.values:
+            key = (obs.route, obs.date, field)
+            if key in seen and not same_value(seen[key][1], value):
+                j, other = seen[key]
+                problems.append(
+                    f"observation[{i}].{field}: {obs.route} on {obs.date.isoformat()} already has "
+                    f"{field} = {plain_value(other)} (observation[{j}])"
+                )
+            seen.setdefault(key, (i, value))
+    said: dict[tuple[str, dt.date], tuple[int, Label]] = {}
+    for i, lab in labels:
+        key2 = (lab.route, lab.date)
+        if key2 in said and said[key2][1].outcome != lab.outcome:
+            j, other_label = said[key2]
+            problems.append(
+                f"label[{i}].outcome: {lab.route} on {lab.date.isoformat()} is already labelled "
+                f"{other_label.outcome} (label[{j}])"
+            )
+        said.setdefault(key2, (i, lab))
+    return problems
+
+
+def same_value(a: Value, b: Value) -> bool:
+    """Equal and of one kind: `true` is not the number 1 here."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
+def plain_value(value: Value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return _plain(value)

@@ -1,0 +1,543 @@
+"""Resolve each frozen milestone against outcome observations (DESIGN §8).
+
+Pure and deterministic: the result depends only on the frozen packets, the outcomes
+and the resolution date passed in. The rules are stated in docs/outcomes.md; in short,
+for transition k of a route frozen at ``as_of`` and due at ``due``:
+
+- only observations dated strictly after ``as_of`` and on or before the resolution date
+  count; the state at a date carries each field's latest value forward;
+- the threshold is watched over (as_of, due], the kill over the transition's own
+  planned window (previous due, due] (as_of for the first transition);
+- conditions are decided in three-valued logic: a comparison naming a field not yet
+  observed is unknown, `and` is false once a part is false, `or` true once a part is;
+- positive when the threshold holds first (a tie with the kill goes to the threshold),
+  negative when the kill holds first, or the due date passed with the threshold decided
+  false (never true) on an observation of one of its fields in the transition's own
+  window, unresolved before the due date, censored otherwise (no due date, no
+  threshold, no decidable observation in the window, or not reached: the preceding
+  transition resolved negative and this threshold was not met in time).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from pcsc.diagnostics.model import Diagnostics
+from pcsc.forecast.outcomes import Label, LabelOutcome, Observation, Outcomes, Value, plain_value
+from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
+from pcsc.ir import expr as ex
+
+Status = Literal["positive", "negative", "unresolved", "censored"]
+STATUSES: tuple[Status, ...] = ("positive", "negative", "unresolved", "censored")
+
+
+@attrs.frozen
+class MilestoneResult:
+    """The resolution of one transition's frozen milestone. ``as_of`` is the frozen
+    route's as_of (one route may be frozen more than once)."""
+
+    route: str
+    transition: str
+    due: dt.date | None
+    status: Status
+    decided_on: dt.date | None
+    reason: str
+    as_of: dt.date
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "route": self.route,
+            "transition": self.transition,
+            "as_of": self.as_of.isoformat(),
+            "due": None if self.due is None else self.due.isoformat(),
+            "status": self.status,
+            "decided_on": None if self.decided_on is None else self.decided_on.isoformat(),
+            "reason": self.reason,
+        }
+
+
+@attrs.frozen
+class RouteOutcome:
+    """A route-level outcome: the latest label on or before the resolution date."""
+
+    route: str
+    label: LabelOutcome
+    date: dt.date
+    bucket: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"route": self.route, "label": self.label, "date": self.date.isoformat(), "bucket": self.bucket}
+
+
+class PacketError(Exception):
+    """Frozen packets that cannot be resolved; ``messages`` are path-addressed."""
+
+    def __init__(self, path: str, messages: list[str]) -> None:
+        super().__init__("; ".join(f"{path}: {m}" for m in messages))
+        self.path = path
+        self.messages = messages
+
+
+# ---------------------------------------------------------------------- frozen packets
+@attrs.frozen
+class Condition:
+    """A threshold or kill expression and the fields it names."""
+
+    text: str
+    expr: ex.Expr
+    fields: tuple[str, ...]  # in order of first appearance
+
+
+@attrs.frozen
+class FrozenTransition:
+    name: str
+    due: dt.date | None
+    threshold: Condition | None
+    kill: Condition | None
+
+
+@attrs.frozen
+class FrozenRoute:
+    """What resolution needs of one route of a frozen packet; ``where`` addresses it."""
+
+    route: str
+    as_of: dt.date
+    fields: tuple[tuple[str, str], ...] | None  # (name, type); None when the packet predates `fields`
+    transitions: tuple[FrozenTransition, ...]
+    where: str
+
+
+def frozen_routes(doc: Any, path: str = "packets") -> list[FrozenRoute]:
+    """The routes of a `pcsc compile --format json` output, of one route packet, of a
+    ledger entry's payload (``{"packet": <route packet>, ...}``), or of a list of these.
+    Raises PacketError listing every problem."""
+    problems: list[str] = []
+    routes: list[FrozenRoute] = []
+    _collect(doc, "", routes, problems)
+    if problems:
+        raise PacketError(path, problems)
+    return routes
+
+
+def _collect(doc: Any, where: str, routes: list[FrozenRoute], problems: list[str]) -> None:
+    if isinstance(doc, list):
+        for i, item in enumerate(doc):
+            _collect(item, f"{where}[{i}]", routes, problems)
+        return
+    if isinstance(doc, Mapping) and "routes" in doc:
+        items = doc["routes"]
+        if not isinstance(items, list):
+            problems.append(f"{_at(where, 'routes')}: expected an array")
+            return
+        for j, item in enumerate(items):
+            route = _route_packet(item, _at(where, f"routes[{j}]"), problems)
+            if route is not None:
+                routes.append(route)
+        return
+    if isinstance(doc, Mapping) and "packet" in doc and "route" not in doc:  # a ledger entry's payload
+        route = _route_packet(doc["packet"], _at(where, "packet"), problems)
+        if route is not None:
+            routes.append(route)
+        return
+    if isinstance(doc, Mapping) and "route" in doc:
+        route = _route_packet(doc, where or "(packet)", problems)
+        if route is not None:
+            routes.append(route)
+        return
+    problems.append(f"{where or '(top)'}: expected a `pcsc compile --format json` output or a route packet")
+
+
+def _at(where: str, key: str) -> str:
+    return f"{where}.{key}" if where and not key.startswith("[") else f"{where}{key}"
+
+
+def _route_packet(doc: Any, where: str, problems: list[str]) -> FrozenRoute | None:
+    if not isinstance(doc, Mapping):
+        problems.append(f"{where}: expected an object")
+        return None
+    before = len(problems)
+    name = doc.get("route")
+    if not isinstance(name, str) or not name:
+        problems.append(f"{_at(where, 'route')}: expected the route's name")
+    as_of = _iso(doc, "as_of", where, problems, nullable=False)
+    fields: tuple[tuple[str, str], ...] | None = None
+    if "fields" in doc:
+        raw_fields = doc["fields"]
+        if not isinstance(raw_fields, list) or not all(
+            isinstance(f, Mapping) and isinstance(f.get("name"), str) and isinstance(f.get("type"), str)
+            for f in raw_fields
+        ):
+            problems.append(f"{_at(where, 'fields')}: expected an array of {{name, type}}")
+        else:
+            fields = tuple((f["name"], f["type"]) for f in raw_fields)
+    raw = doc.get("transitions")
+    transitions: list[FrozenTransition] = []
+    if not isinstance(raw, list):
+        problems.append(f"{_at(where, 'transitions')}: expected an array")
+    else:
+        for k, t in enumerate(raw):
+            tr = _transition(t, _at(where, f"transitions[{k}]"), problems)
+            if tr is not None:
+                transitions.append(tr)
+    if len(problems) > before or not isinstance(name, str) or as_of is None:
+        return None
+    return FrozenRoute(name, as_of, fields, tuple(transitions), where)
+
+
+def _iso(doc: Mapping[str, Any], key: str, where: str, problems: list[str], *, nullable: bool) -> dt.date | None:
+    if key not in doc:
+        problems.append(f"{_at(where, key)}: missing; freeze the route again with this compiler")
+        return None
+    value = doc[key]
+    if value is None and nullable:
+        return None
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            pass
+    problems.append(f"{_at(where, key)}: expected an ISO date{' or null' if nullable else ''}")
+    return None
+
+
+def _transition(doc: Any, where: str, problems: list[str]) -> FrozenTransition | None:
+    if not isinstance(doc, Mapping):
+        problems.append(f"{where}: expected an object")
+        return None
+    before = len(problems)
+    name = doc.get("name")
+    if not isinstance(name, str) or not name:
+        problems.append(f"{_at(where, 'name')}: expected the transition's name")
+    due = _iso(doc, "due", where, problems, nullable=True)
+    threshold = _condition(doc, "threshold", where, problems)
+    kill = _condition(doc, "kill", where, problems)
+    if len(problems) > before or not isinstance(name, str):
+        return None
+    return FrozenTransition(name, due, threshold, kill)
+
+
+def _condition(doc: Mapping[str, Any], key: str, where: str, problems: list[str]) -> Condition | None:
+    from pcsc.lower.expr import ExprLowerer
+    from pcsc.syntax import parse_expression
+
+    here = _at(where, key)
+    if key not in doc:
+        problems.append(f"{here}: missing; freeze the route again with this compiler")
+        return None
+    text = doc[key]
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        problems.append(f"{here}: expected the expression text or null")
+        return None
+    diags = Diagnostics()
+    tree = parse_expression(text, here, diags)
+    expr = ExprLowerer(here, diags).lower(tree) if tree is not None else None
+    if expr is None or diags.has_errors:
+        first = next((d.message for d in diags if d.severity == "error"), "not an expression")
+        problems.append(f"{here}: cannot read `{text}`: {first}")
+        return None
+    return Condition(text, expr, tuple(_names_ordered(expr)))
+
+
+def names_in(e: ex.Expr) -> set[str]:
+    """The names an expression reads (function names are not names)."""
+    return set(_names_ordered(e))
+
+
+def _names_ordered(e: ex.Expr) -> dict[str, None]:
+    """The names an expression reads, in order of first appearance."""
+    if isinstance(e, ex.Name):
+        return {e.name: None}
+    children: tuple[ex.Expr, ...] = ()
+    if isinstance(e, ex.Attribute):
+        children = (e.obj,)
+    elif isinstance(e, ex.Call):
+        children = e.args
+    elif isinstance(e, (ex.Neg, ex.Not)):
+        children = (e.operand,)
+    elif isinstance(e, ex.Logic):
+        children = e.operands
+    elif isinstance(e, (ex.Binary, ex.Compare)):
+        children = (e.left, e.right)
+    out: dict[str, None] = {}
+    for child in children:
+        out.update(_names_ordered(child))
+    return out
+
+
+# ---------------------------------------------------------------------- three-valued evaluation
+def decide(e: ex.Expr, state: Mapping[str, Value], errors: list[str]) -> bool | None:
+    """True, False, or None (unknown: a field it needs has not been observed).
+
+    `and`, `or` and `not` follow Kleene's logic; every other node is evaluated by the
+    interpreter once all the names it reads are known."""
+    if isinstance(e, ex.Logic):
+        parts = [decide(o, state, errors) for o in e.operands]
+        if e.op == "and":
+            return False if False in parts else None if None in parts else True
+        return True if True in parts else None if None in parts else False
+    if isinstance(e, ex.Not):
+        inner = decide(e.operand, state, errors)
+        return None if inner is None else not inner
+    if not names_in(e) <= state.keys():
+        return None
+    try:
+        return truthy(Interpreter(state, BASE_FUNCTIONS).eval(e))
+    except EvalError as exc:
+        if exc.message not in errors:
+            errors.append(exc.message)
+        return None
+
+
+# ---------------------------------------------------------------------- timeline and scans
+Timeline = list[tuple[dt.date, dict[str, Value]]]
+Known = dict[str, tuple[Value, dt.date]]  # field -> (latest value, date observed)
+
+
+def timeline_of(observations: Iterable[Observation], route: str, until: dt.date) -> Timeline:
+    """The route's observations dated on or before ``until``, merged per date, in date order."""
+    by_date: dict[dt.date, dict[str, Value]] = {}
+    for obs in observations:
+        if obs.route == route and obs.date <= until:
+            by_date.setdefault(obs.date, {}).update(obs.values)
+    return sorted(by_date.items())
+
+
+@attrs.frozen
+class _Scan:
+    hit: dt.date | None  # the first date the condition held
+    hit_state: Known
+    last: tuple[dt.date, Known] | None  # the last date it was decided false (before any hit)
+    last_own: tuple[dt.date, Known] | None  # the same, on a date after `own_from` that observed one of its fields
+    observed_own: bool  # any observation of the route after `own_from`
+    known: frozenset[str]  # fields known at the end of the scan
+    errors: tuple[str, ...]
+
+
+def _scan(cond: Condition, timeline: Timeline, start: dt.date, end: dt.date, own_from: dt.date | None = None) -> _Scan:
+    """Walk the observations dated in (start, end], carrying values forward."""
+    own_from = start if own_from is None else own_from
+    known: Known = {}
+    last: tuple[dt.date, Known] | None = None
+    last_own: tuple[dt.date, Known] | None = None
+    observed_own = False
+    errors: list[str] = []
+    for day, values in timeline:
+        if day <= start:
+            continue
+        if day > end:
+            break
+        own = day > own_from
+        observed_own = observed_own or own
+        for field, value in values.items():
+            known[field] = (value, day)
+        verdict = decide(cond.expr, {f: v for f, (v, _) in known.items()}, errors)
+        if verdict is True:
+            return _Scan(day, dict(known), last, last_own, observed_own, frozenset(known), tuple(errors))
+        if verdict is False:
+            last = (day, dict(known))
+            if own and any(f in values for f in cond.fields):
+                last_own = last
+    return _Scan(None, {}, last, last_own, observed_own, frozenset(known), tuple(errors))
+
+
+def _state_text(cond: Condition, known: Known, on: dt.date) -> str:
+    parts = []
+    for field in cond.fields:
+        if field in known:
+            value, seen = known[field]
+            parts.append(f"{field} = {plain_value(value)}" + ("" if seen == on else f" (observed {seen.isoformat()})"))
+        else:
+            parts.append(f"{field} unknown")
+    return ", ".join(parts)
+
+
+# ---------------------------------------------------------------------- resolution
+def resolve_route(route: FrozenRoute, observations: Iterable[Observation], as_of: dt.date) -> list[MilestoneResult]:
+    """Resolve every transition of one frozen route as of the resolution date ``as_of``."""
+    timeline = timeline_of(observations, route.route, as_of)
+    results: list[MilestoneResult] = []
+    reached = True  # not reached: the preceding transition resolved negative, or was itself not reached
+    for k, tr in enumerate(route.transitions):
+        previous = route.transitions[k - 1] if k > 0 else None
+        # the kill is watched over the transition's own planned window: from the previous due date
+        start = route.as_of if previous is None or previous.due is None else max(route.as_of, previous.due)
+        result = _resolve_one(route, tr, timeline, start, as_of, None if reached else results[-1])
+        results.append(result)
+        reached = result.status == "positive" or (reached and result.status != "negative")
+    return results
+
+
+def _resolve_one(
+    route: FrozenRoute,
+    tr: FrozenTransition,
+    timeline: Timeline,
+    start: dt.date,
+    today: dt.date,
+    blocked_by: MilestoneResult | None,
+) -> MilestoneResult:
+    def result(status: Status, decided_on: dt.date | None, reason: str) -> MilestoneResult:
+        return MilestoneResult(route.route, tr.name, tr.due, status, decided_on, reason, route.as_of)
+
+    if tr.due is None:
+        return result("censored", None, "no due date: this transition or an earlier one states no horizon")
+    due = tr.due
+    if tr.threshold is None:
+        return result("censored", due if today >= due else None, "the transition states no threshold")
+    end = min(due, today)
+    met = _scan(tr.threshold, timeline, route.as_of, end, own_from=start)
+    thr = f"threshold `{tr.threshold.text}`"
+    killed: _Scan | None = None
+    if tr.kill is not None and blocked_by is None:
+        killed = _scan(tr.kill, timeline, start, end)
+    kill_day = killed.hit if killed is not None else None
+
+    if met.hit is not None and (kill_day is None or met.hit <= kill_day):
+        tie = " (the kill held the same day; the threshold wins)" if kill_day == met.hit else ""
+        state = _state_text(tr.threshold, met.hit_state, met.hit)
+        return result("positive", met.hit, f"{thr} met on {met.hit}: {state}{tie}")
+    if blocked_by is not None:
+        how = f"resolved negative on {blocked_by.decided_on}" if blocked_by.status == "negative" else "was not reached"
+        if today < due:
+            return result(
+                "unresolved",
+                None,
+                f"not yet due ({due}); the preceding transition `{blocked_by.transition}` {how}, "
+                "so only meeting the threshold in time can resolve it",
+            )
+        return result(
+            "censored", due, f"not reached: the preceding transition `{blocked_by.transition}` {how}; {thr} not met"
+        )
+    if killed is not None and kill_day is not None and tr.kill is not None:
+        later = f"; the threshold was met only on {met.hit}" if met.hit is not None else ""
+        return result(
+            "negative",
+            kill_day,
+            f"kill `{tr.kill.text}` held on {kill_day}: {_state_text(tr.kill, killed.hit_state, kill_day)}, "
+            f"before the threshold was met{later}",
+        )
+    if today < due:
+        if met.last is not None:
+            day, known = met.last
+            state = _state_text(tr.threshold, known, day)
+            return result("unresolved", None, f"not yet due ({due}); {thr} not met when last decided, {day}: {state}")
+        return result("unresolved", None, f"not yet due ({due}); no decidable observation yet")
+    if met.last_own is not None:
+        day, known = met.last_own
+        state = _state_text(tr.threshold, known, day)
+        return result("negative", due, f"due {due} passed without the {thr} met; last decided {day}: {state}")
+    window = f"{'as_of' if start == route.as_of else 'the planned start'} {start} and due {due}"
+    if not met.observed_own:
+        return result("censored", due, f"no observation of {route.route} between {window}")
+    missing = [f for f in tr.threshold.fields if f not in met.known]
+    if missing:
+        why = f"{', '.join(missing)} never observed"
+    elif met.errors:
+        why = "it cannot be evaluated: " + "; ".join(met.errors)
+    else:
+        why = f"none of {', '.join(tr.threshold.fields)} observed after the planned start"
+    return result("censored", due, f"{thr} never decided between {window}: {why}")
+
+
+def resolve_packets(packets: Sequence[Any], outcomes: Outcomes, as_of: dt.date) -> list[MilestoneResult]:
+    """Resolve every transition of every route of ``packets`` (compile outputs or route
+    packets) as of the resolution date ``as_of``. Raises PacketError on malformed packets."""
+    return resolve_routes(frozen_routes(list(packets)), outcomes, as_of)
+
+
+def resolve_routes(routes: Iterable[FrozenRoute], outcomes: Outcomes, as_of: dt.date) -> list[MilestoneResult]:
+    results: list[MilestoneResult] = []
+    for route in routes:
+        results.extend(resolve_route(route, outcomes.observations, as_of))
+    return results
+
+
+def route_outcomes(outcomes: Outcomes, as_of: dt.date, routes: Collection[str] | None = None) -> list[RouteOutcome]:
+    """Per route, the latest label dated on or before ``as_of`` (sorted by route)."""
+    latest: dict[str, Label] = {}
+    for lab in outcomes.labels:
+        if lab.date > as_of or (routes is not None and lab.route not in routes):
+            continue
+        if lab.route not in latest or lab.date >= latest[lab.route].date:
+            latest[lab.route] = lab
+    return [RouteOutcome(r, lab.outcome, lab.date, lab.bucket) for r, lab in sorted(latest.items())]
+
+
+# ---------------------------------------------------------------------- outcomes against packets
+@attrs.frozen
+class Findings:
+    """Problems of an outcomes file against the packets it resolves, path-addressed
+    within the outcomes file. Errors make the file unusable; warnings do not."""
+
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+_NUMERIC_TYPES = ("count", "number", "ratio", "usd")
+
+
+def check_outcomes(routes: Sequence[FrozenRoute], outcomes: Outcomes) -> Findings:
+    errors: list[str] = []
+    warnings: list[str] = []
+    names = sorted({r.route for r in routes})
+    fields: dict[str, dict[str, str]] = {}
+    declared: set[str] = set()  # routes whose packets declare their fields
+    earliest: dict[str, dt.date] = {}
+    for r in routes:
+        if r.fields is not None:
+            declared.add(r.route)
+            fields.setdefault(r.route, {}).update(dict(r.fields))
+        earliest[r.route] = min(earliest.get(r.route, r.as_of), r.as_of)
+    for i, obs in enumerate(outcomes.observations):
+        where = f"observation[{i}]"
+        if obs.route not in earliest:
+            hint = _did_you_mean(obs.route, names)
+            warnings.append(f"{where}.route: no packet has route `{obs.route}`{hint}; ignored")
+            continue
+        if obs.date <= earliest[obs.route]:
+            warnings.append(
+                f"{where}.date: on or before as_of {earliest[obs.route]} of {obs.route}: it resolves nothing"
+            )
+        if obs.route not in declared:
+            continue
+        route_fields = fields[obs.route]
+        for field, value in obs.values:
+            kind = route_fields.get(field)
+            if kind is None:
+                errors.append(
+                    f"{where}.{field}: route {obs.route} has no field `{field}`"
+                    f"{_did_you_mean(field, route_fields) or '; its fields are ' + ', '.join(sorted(route_fields))}"
+                )
+            elif kind == "bool" and not isinstance(value, bool):
+                errors.append(f"{where}.{field}: `{field}` is a bool field: expected true or false")
+            elif kind in _NUMERIC_TYPES and isinstance(value, bool):
+                errors.append(f"{where}.{field}: `{field}` is a {kind} field: expected a number")
+            elif kind == "count" and isinstance(value, float) and value < 0:
+                errors.append(f"{where}.{field}: `{field}` is a count: expected a number >= 0")
+            elif kind == "ratio" and isinstance(value, float) and value > 1:
+                warnings.append(
+                    f"{where}.{field}: `{field}` is a ratio, written as a fraction: "
+                    f"{plain_value(value)} is {plain_value(value * 100)}%"
+                )
+    for i, lab in enumerate(outcomes.labels):
+        if lab.route not in earliest:
+            warnings.append(
+                f"label[{i}].route: no packet has route `{lab.route}`{_did_you_mean(lab.route, names)}; ignored"
+            )
+        elif lab.date <= earliest[lab.route]:
+            warnings.append(
+                f"label[{i}].date: on or before as_of {earliest[lab.route]} of {lab.route}: "
+                "the forecast was frozen after this outcome"
+            )
+    return Findings(tuple(errors), tuple(warnings))
+
+
+def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
