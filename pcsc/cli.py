@@ -16,6 +16,7 @@ from pcsc.diagnostics.render import to_json as diagnostic_json
 from pcsc.diagnostics.render import to_sarif, to_text
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+EXIT_INTERNAL = 70  # a bug in pcsc (EX_SOFTWARE); never caused by input
 
 
 class UsageError(Exception):
@@ -453,6 +454,10 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--policy-path", action="append", default=[], metavar="DIR")
     q.set_defaults(func=cmd_policy_check)
     pol.set_defaults(func=lambda a: _missing(pol))
+
+    from pcsc.forecast.cmd_forecast import register
+
+    register(sub, psub, common, coverage_option)
     return parser
 
 
@@ -477,3 +482,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug in pcsc, never the user's input: say so plainly
+        if os.environ.get("PCSC_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"pcsc: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in pcsc, not in your input. Please report it with the command and its inputs;\n"
+            "set PCSC_DEBUG=1 to see the traceback.\n"
+        )
+        return EXIT_INTERNAL

@@ -89,6 +89,13 @@ class Gate:
 
 
 @attrs.frozen
+class Ranking:
+    """How `pcsc rank` orders eligible routes: by the criteria score T or the released score."""
+
+    key: Literal["criteria", "score"] = "score"
+
+
+@attrs.frozen
 class Policy:
     policy: PolicyHeader
     priors: dict[str, Prior]
@@ -99,6 +106,7 @@ class Policy:
     criteria: dict[str, float] = attrs.field(factory=dict)
     buckets: Buckets | None = None
     gates: list[Gate] = attrs.field(factory=list)
+    ranking: Ranking = attrs.field(factory=Ranking)
 
     @property
     def id(self) -> str:

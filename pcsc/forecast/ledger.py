@@ -1,0 +1,711 @@
+"""The forecast ledger (DESIGN §8): an append-only, hash-chained SQLite file.
+
+What it is for: a forecast, once frozen, must never change, and anyone holding the
+file can check that it did not. The ledger stores frozen forecasts (`entries`,
+written by `pcsc freeze`) and outcome observations (`outcomes`, written by
+`pcsc resolve` through `Ledger.append_outcomes`). It does not compile, rank,
+resolve or grade anything; it stores and checks.
+
+Guarantees, and where each is enforced:
+
+- **Append-only, in the database.** Triggers refuse every UPDATE and DELETE on both
+  tables with ``RAISE(ABORT, …)`` (sqlite3 raises `sqlite3.IntegrityError`), and a
+  BEFORE INSERT trigger refuses a row that does not take the next seq and chain to
+  the last row (which also stops ``INSERT OR REPLACE`` from overwriting one).
+- **Chained.** Each row holds ``payload_sha256`` (SHA-256 of its canonical JSON
+  payload), ``prev_sha256`` (the ``entry_sha256`` of the row before it in the same
+  table, or 64 zeros for the first) and ``entry_sha256``, the SHA-256 of the canonical
+  JSON of the row's identifying fields (`forecast_hash`, `outcome_hash`). `entries`
+  and `outcomes` are two chains, each from its own genesis; every outcome also records
+  the head of the forecast chain when it was written (``forecast_seq``,
+  ``forecast_sha256``, inside its hash), so the order between forecasts and outcomes
+  is fixed too: a forecast with a seq above an outcome's ``forecast_seq`` was frozen
+  after that outcome was recorded.
+- **Checked.** `Ledger.verify` recomputes every payload hash, every entry hash and
+  every link, and names the first bad row (table, seq, what is wrong). A writer who
+  rewrites the whole chain after some row cannot be caught from inside the file;
+  record the head hash (`pcsc ledger verify` prints it) somewhere else to catch that.
+- **Concurrent writers wait.** WAL journal, a 30 s busy timeout and ``BEGIN
+  IMMEDIATE``: one transaction per append call (one per `pcsc freeze` run: all its
+  routes or none), and two processes appending at once are serialised, not failed.
+- **Identified.** ``PRAGMA application_id`` marks the file as a PCSC ledger and
+  ``PRAGMA user_version`` holds the schema version; any other file, or a newer
+  schema, is refused with a `LedgerError` that says which.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from pcsc import __version__
+from pcsc.canonical import dumps, hash_json, sha256_hex
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x50435343  # "PCSC"
+GENESIS = "0" * 64
+DEFAULT_PATH = Path(".pcsc") / "ledger.sqlite"
+BUSY_TIMEOUT_S = 30.0
+
+OutcomeKind = Literal["observation", "label"]
+
+
+class LedgerError(Exception):
+    """The ledger cannot be used as asked: not a ledger, a newer schema, locked, missing."""
+
+
+# ---------------------------------------------------------------------- records
+@attrs.frozen
+class PolicyId:
+    id: str
+    version: str
+    sha256: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"id": self.id, "version": self.version, "sha256": self.sha256}
+
+
+@attrs.frozen
+class ForecastRecord:
+    """One forecast to freeze: ``payload`` is stored as canonical JSON (finite floats only)."""
+
+    route: str
+    file: str
+    policy: PolicyId
+    payload: Mapping[str, Any]
+
+
+@attrs.frozen
+class Entry:
+    """A frozen forecast as stored. ``payload`` is the canonical JSON text, byte for byte."""
+
+    seq: int
+    kind: str
+    route: str
+    file: str
+    payload: str
+    payload_sha256: str
+    prev_sha256: str
+    entry_sha256: str
+    policy: PolicyId
+    pcsc_version: str
+    inputs: tuple[tuple[str, str], ...]  # (path, sha256)
+    frozen_at: str  # UTC, ISO 8601 to the second, e.g. 2026-05-09T07:35:25Z
+
+    def document(self) -> Any:
+        """The payload, parsed."""
+        return json.loads(self.payload)
+
+
+@attrs.frozen
+class OutcomeRecord:
+    """One outcome to record. ``kind`` is ``observation`` (field values seen on
+    ``observed``, e.g. ``{"fields": {"developers": 620}}``) or ``label`` (a route-level
+    label, e.g. ``{"label": "positive"}``); the payload's shape is the resolver's to
+    define, the ledger stores it as canonical JSON. ``source`` says where it came from
+    (e.g. ``"outcomes/2013.toml sha256 <hex>"``)."""
+
+    route: str
+    observed: dt.date
+    payload: Mapping[str, Any]
+    kind: OutcomeKind = "observation"
+    source: str | None = None
+
+
+@attrs.frozen
+class Outcome:
+    seq: int
+    kind: str
+    route: str
+    observed: str  # ISO date
+    payload: str
+    payload_sha256: str
+    prev_sha256: str
+    entry_sha256: str
+    source: str | None
+    forecast_seq: int  # the head of the forecast chain when this was recorded (0: empty)
+    forecast_sha256: str
+    pcsc_version: str
+    recorded_at: str
+
+    def document(self) -> Any:
+        """The payload, parsed."""
+        return json.loads(self.payload)
+
+    @property
+    def observed_on(self) -> dt.date:
+        return dt.date.fromisoformat(self.observed)
+
+
+@attrs.frozen
+class Problem:
+    table: str  # "entries", "outcomes" or "schema"
+    seq: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.table if self.seq is None else f"{self.table} seq {self.seq}"
+        return f"{where}: {self.message}"
+
+
+@attrs.frozen
+class Verification:
+    entries: int
+    outcomes: int
+    entries_head: str  # entry_sha256 of the last forecast (64 zeros when none)
+    outcomes_head: str
+    problems: tuple[Problem, ...]  # the first bad row of each table, then missing guards
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def first_bad(self) -> Problem | None:
+        return self.problems[0] if self.problems else None
+
+
+# ---------------------------------------------------------------------- hashing
+def forecast_hash(
+    seq: int,
+    kind: str,
+    route: str,
+    file: str,
+    payload_sha256: str,
+    prev_sha256: str,
+    policy: PolicyId,
+    pcsc_version: str,
+    inputs: Sequence[tuple[str, str]],
+    frozen_at: str,
+) -> str:
+    """``entry_sha256`` of a forecast: SHA-256 of the canonical JSON of these fields."""
+    return hash_json({
+        "seq": seq,
+        "kind": kind,
+        "route": route,
+        "file": file,
+        "payload_sha256": payload_sha256,
+        "prev_sha256": prev_sha256,
+        "policy": policy.as_json(),
+        "pcsc": pcsc_version,
+        "inputs": [{"path": p, "sha256": h} for p, h in inputs],
+        "frozen_at": frozen_at,
+    })
+
+
+def outcome_hash(
+    seq: int,
+    kind: str,
+    route: str,
+    observed: str,
+    payload_sha256: str,
+    prev_sha256: str,
+    source: str | None,
+    forecast_seq: int,
+    forecast_sha256: str,
+    pcsc_version: str,
+    recorded_at: str,
+) -> str:
+    """``entry_sha256`` of an outcome: SHA-256 of the canonical JSON of these fields."""
+    return hash_json({
+        "seq": seq,
+        "kind": kind,
+        "route": route,
+        "observed": observed,
+        "payload_sha256": payload_sha256,
+        "prev_sha256": prev_sha256,
+        "source": source,
+        "forecast": {"seq": forecast_seq, "sha256": forecast_sha256},
+        "pcsc": pcsc_version,
+        "recorded_at": recorded_at,
+    })
+
+
+def utc_stamp(when: dt.datetime | None = None) -> str:
+    """UTC ISO 8601 to the second with a `Z`; ``when`` must be timezone-aware."""
+    when = when or dt.datetime.now(dt.UTC)
+    if when.tzinfo is None:
+        raise ValueError("a ledger time must be timezone-aware")
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _canonical(payload: Mapping[str, Any], what: str) -> str:
+    try:
+        return dumps(payload)
+    except (TypeError, ValueError) as exc:
+        raise LedgerError(f"{what}: the payload is not canonical JSON data: {exc}") from None
+
+
+# ---------------------------------------------------------------------- schema
+def _guards(table: str, what: str) -> str:
+    refuse = f"the PCSC ledger is append-only: {{}} on {table} is refused"
+    return f"""
+CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table}
+BEGIN SELECT RAISE(ABORT, '{refuse.format("UPDATE")}'); END;
+CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
+BEGIN SELECT RAISE(ABORT, '{refuse.format("DELETE")}'); END;
+CREATE TRIGGER {table}_append_in_order BEFORE INSERT ON {table}
+WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM {table})
+  OR NEW.prev_sha256 IS NOT COALESCE((SELECT entry_sha256 FROM {table} ORDER BY seq DESC LIMIT 1), '{GENESIS}')
+BEGIN SELECT RAISE(ABORT, 'the PCSC ledger is append-only: a new {what} takes the next seq and chains to the last');
+END;
+"""
+
+
+SCHEMA = f"""
+CREATE TABLE entries (
+    seq            INTEGER PRIMARY KEY CHECK (seq >= 1),
+    kind           TEXT NOT NULL CHECK (kind = 'forecast'),
+    route          TEXT NOT NULL,
+    file           TEXT NOT NULL,
+    payload        TEXT NOT NULL,
+    payload_sha256 TEXT NOT NULL,
+    prev_sha256    TEXT NOT NULL,
+    entry_sha256   TEXT NOT NULL,
+    policy_id      TEXT NOT NULL,
+    policy_version TEXT NOT NULL,
+    policy_sha256  TEXT NOT NULL,
+    pcsc_version   TEXT NOT NULL,
+    inputs         TEXT NOT NULL,
+    frozen_at      TEXT NOT NULL
+);
+CREATE INDEX entries_by_route ON entries (route);
+CREATE TABLE outcomes (
+    seq             INTEGER PRIMARY KEY CHECK (seq >= 1),
+    kind            TEXT NOT NULL CHECK (kind IN ('observation', 'label')),
+    route           TEXT NOT NULL,
+    observed        TEXT NOT NULL,
+    payload         TEXT NOT NULL,
+    payload_sha256  TEXT NOT NULL,
+    prev_sha256     TEXT NOT NULL,
+    entry_sha256    TEXT NOT NULL,
+    source          TEXT,
+    forecast_seq    INTEGER NOT NULL,
+    forecast_sha256 TEXT NOT NULL,
+    pcsc_version    TEXT NOT NULL,
+    recorded_at     TEXT NOT NULL
+);
+CREATE INDEX outcomes_by_route ON outcomes (route);
+{_guards("entries", "entry")}
+{_guards("outcomes", "outcome")}
+"""
+
+GUARDS = tuple(f"{t}_{g}" for t in ("entries", "outcomes") for g in ("no_update", "no_delete", "append_in_order"))
+
+_ENTRY_COLUMNS = (
+    "seq, kind, route, file, payload, payload_sha256, prev_sha256, entry_sha256, "
+    "policy_id, policy_version, policy_sha256, pcsc_version, inputs, frozen_at"
+)
+_OUTCOME_COLUMNS = (
+    "seq, kind, route, observed, payload, payload_sha256, prev_sha256, entry_sha256, "
+    "source, forecast_seq, forecast_sha256, pcsc_version, recorded_at"
+)
+
+
+# ---------------------------------------------------------------------- the ledger
+class Ledger:
+    """An open ledger. Use as a context manager, or call `close`."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: Path | str = DEFAULT_PATH, *, create: bool = True) -> Ledger:
+        """Open the ledger at ``path``; with ``create``, make it (and its folders) if
+        absent. Raises `LedgerError` for a missing ledger (without ``create``), a file
+        that is not a PCSC ledger, or a schema newer than this pcsc reads."""
+        path = Path(path)
+        if path.is_dir():
+            raise LedgerError(f"{path} is a folder, not a PCSC ledger file")
+        if not path.exists():
+            if not create:
+                raise LedgerError(f"no ledger at {path} (`pcsc freeze` creates one)")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise LedgerError(f"cannot create the folder of {path}: {exc.strerror or exc}") from None
+        try:
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot open {path}: {exc}") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            ledger = cls(conn, path)
+            ledger._prepare(create)
+        except BaseException:
+            conn.close()
+            raise
+        return ledger
+
+    def _identity(self, locked: bool = False) -> tuple[int, int, int]:
+        """(application_id, user_version, number of schema objects), read in one snapshot
+        (inside the caller's transaction when ``locked``), so that a ledger another
+        process is creating is seen either empty or whole."""
+        try:
+            if not locked:
+                self._conn.execute("BEGIN")
+            try:
+                objects = self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                app = self._conn.execute("PRAGMA application_id").fetchone()[0]
+                version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+            finally:
+                if not locked:
+                    self._conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(f"{self.path} is not a PCSC ledger: not an SQLite database ({exc})") from None
+        return int(app), int(version), int(objects)
+
+    def _check_identity(self, app: int, version: int) -> None:
+        if app != APPLICATION_ID:
+            raise LedgerError(
+                f"{self.path} is not a PCSC ledger: an SQLite database without the PCSC mark "
+                f"(application_id {app:#x}, expected {APPLICATION_ID:#x})"
+            )
+        if version > SCHEMA_VERSION:
+            raise LedgerError(
+                f"{self.path} is a PCSC ledger of schema version {version}, newer than this pcsc "
+                f"({__version__}) reads (schema {SCHEMA_VERSION}): use a newer pcsc"
+            )
+        if version < 1:
+            raise LedgerError(f"{self.path} is a PCSC ledger with no schema version: it was not fully created")
+
+    def _prepare(self, create: bool) -> None:
+        app, version, objects = self._identity()
+        if app == 0 and version == 0 and objects == 0:
+            if not create:
+                raise LedgerError(f"{self.path} is not a PCSC ledger: an empty file or database")
+            self._initialise()
+            return
+        self._check_identity(app, version)
+        self._pragmas()
+
+    def _pragmas(self) -> None:
+        # WAL lets readers go on while one writer appends; it is persistent in the file.
+        # Switching to it needs the file to itself, and SQLite answers "locked" at once
+        # rather than waiting, when another process is on it: retry up to the timeout.
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                self._conn.execute("PRAGMA synchronous = FULL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise LedgerError(f"cannot open {self.path}: {exc}") from None
+                time.sleep(0.01)
+
+    def _initialise(self) -> None:
+        self._pragmas()
+        with self._write():
+            # another process may have created it since we looked: look again, under the lock
+            app, version, objects = self._identity(locked=True)
+            if app == 0 and version == 0 and objects == 0:
+                for statement in _statements(SCHEMA):
+                    self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                return
+        self._check_identity(app, version)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction, taken at once (BEGIN IMMEDIATE) so that concurrent
+        writers queue on the busy timeout instead of failing halfway."""
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise LedgerError(f"{self.path}: cannot start a write ({exc}); another writer held it over "
+                              f"{BUSY_TIMEOUT_S:g} s") from None
+        try:
+            yield
+        except sqlite3.Error as exc:
+            self._conn.execute("ROLLBACK")
+            raise LedgerError(f"{self.path}: nothing written: {exc}") from None
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        try:
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._conn.execute("ROLLBACK")
+            raise LedgerError(f"{self.path}: the write was not committed ({exc})") from None
+
+    def _head(self, table: str) -> tuple[int, str]:
+        row = self._conn.execute(f"SELECT seq, entry_sha256 FROM {table} ORDER BY seq DESC LIMIT 1").fetchone()
+        return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
+
+    # ------------------------------------------------------------------ writing
+    def append_forecasts(
+        self,
+        records: Sequence[ForecastRecord],
+        *,
+        inputs: Sequence[tuple[str, str]],
+        pcsc_version: str = __version__,
+        frozen_at: dt.datetime | None = None,
+    ) -> list[Entry]:
+        """Append ``records`` in one transaction (all or none), in order, each chained to
+        the one before; ``inputs`` (path, sha256) and ``frozen_at`` (now, by default)
+        are stored with each. Returns the entries written."""
+        stamp = utc_stamp(frozen_at)
+        prepared = []
+        for rec in records:
+            payload = _canonical(rec.payload, f"forecast of route {rec.route}")
+            prepared.append((rec, payload, sha256_hex(payload)))
+        frozen_inputs = tuple((str(p), str(h)) for p, h in inputs)
+        inputs_text = dumps([{"path": p, "sha256": h} for p, h in frozen_inputs])
+        written: list[Entry] = []
+        if not prepared:
+            return written
+        with self._write():
+            seq, prev = self._head("entries")
+            for rec, payload, payload_sha in prepared:
+                seq += 1
+                entry_sha = forecast_hash(seq, "forecast", rec.route, rec.file, payload_sha, prev, rec.policy,
+                                          pcsc_version, frozen_inputs, stamp)
+                entry = Entry(seq, "forecast", rec.route, rec.file, payload, payload_sha, prev, entry_sha,
+                              rec.policy, pcsc_version, frozen_inputs, stamp)
+                self._conn.execute(
+                    f"INSERT INTO entries ({_ENTRY_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+                    (seq, "forecast", rec.route, rec.file, payload, payload_sha, prev, entry_sha, rec.policy.id,
+                     rec.policy.version, rec.policy.sha256, pcsc_version, inputs_text, stamp),
+                )
+                written.append(entry)
+                prev = entry_sha
+        return written
+
+    def append_outcomes(
+        self,
+        records: Sequence[OutcomeRecord],
+        *,
+        pcsc_version: str = __version__,
+        recorded_at: dt.datetime | None = None,
+    ) -> list[Outcome]:
+        """Append outcome ``records`` in one transaction (all or none), chained in the
+        outcomes chain, each anchored to the current head of the forecast chain.
+        Outcomes never change a frozen forecast. Returns the outcomes written."""
+        stamp = utc_stamp(recorded_at)
+        prepared = []
+        for rec in records:
+            if rec.kind not in ("observation", "label"):
+                raise LedgerError(f"outcome of route {rec.route}: kind must be observation or label, not {rec.kind!r}")
+            payload = _canonical(rec.payload, f"outcome of route {rec.route}")
+            prepared.append((rec, payload, sha256_hex(payload)))
+        written: list[Outcome] = []
+        if not prepared:
+            return written
+        with self._write():
+            forecast_seq, forecast_sha = self._head("entries")
+            seq, prev = self._head("outcomes")
+            for rec, payload, payload_sha in prepared:
+                seq += 1
+                observed = rec.observed.isoformat()
+                entry_sha = outcome_hash(seq, rec.kind, rec.route, observed, payload_sha, prev, rec.source,
+                                         forecast_seq, forecast_sha, pcsc_version, stamp)
+                outcome = Outcome(seq, rec.kind, rec.route, observed, payload, payload_sha, prev, entry_sha,
+                                  rec.source, forecast_seq, forecast_sha, pcsc_version, stamp)
+                self._conn.execute(
+                    f"INSERT INTO outcomes ({_OUTCOME_COLUMNS}) VALUES ({', '.join('?' * 13)})",
+                    (seq, rec.kind, rec.route, observed, payload, payload_sha, prev, entry_sha, rec.source,
+                     forecast_seq, forecast_sha, pcsc_version, stamp),
+                )
+                written.append(outcome)
+                prev = entry_sha
+        return written
+
+    # ------------------------------------------------------------------ reading
+    def entries(self, route: str | None = None, file: str | None = None) -> list[Entry]:
+        """Frozen forecasts in seq order, optionally only those of ``route`` (and ``file``)."""
+        sql, params = _filtered(f"SELECT {_ENTRY_COLUMNS} FROM entries", route=route, file=file)
+        return [self._entry(row) for row in self._conn.execute(sql + " ORDER BY seq", params)]
+
+    def outcomes(self, route: str | None = None) -> list[Outcome]:
+        """Recorded outcomes in seq order, optionally only those of ``route``."""
+        sql, params = _filtered(f"SELECT {_OUTCOME_COLUMNS} FROM outcomes", route=route)
+        return [_outcome(row) for row in self._conn.execute(sql + " ORDER BY seq", params)]
+
+    def forecast_head(self) -> tuple[int, str]:
+        """(seq, entry_sha256) of the last frozen forecast; (0, 64 zeros) when there is none."""
+        return self._head("entries")
+
+    def _entry(self, row: tuple[Any, ...]) -> Entry:
+        try:
+            inputs = _inputs(row[12])
+        except ValueError as exc:
+            raise LedgerError(f"{self.path}: entries seq {row[0]}: {exc}; run `pcsc ledger verify`") from None
+        return Entry(int(row[0]), str(row[1]), str(row[2]), str(row[3]), _text(row[4]), str(row[5]), str(row[6]),
+                     str(row[7]), PolicyId(str(row[8]), str(row[9]), str(row[10])), str(row[11]), inputs,
+                     str(row[13]))
+
+    # ------------------------------------------------------------------ checking
+    def verify(self) -> Verification:
+        """Recompute every payload hash, entry hash and link of both chains, in one
+        snapshot. Reports the first bad row of each table and any missing guard."""
+        self._conn.execute("BEGIN")
+        try:
+            entry_rows = self._rows("entries", _ENTRY_COLUMNS)
+            outcome_rows = self._rows("outcomes", _OUTCOME_COLUMNS)
+            triggers = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+        finally:
+            self._conn.execute("COMMIT")
+        problems: list[Problem] = []
+        entries_head, outcomes_head = GENESIS, GENESIS
+        forecast_heads = {0: GENESIS}  # seq -> the stored entry_sha256, for the outcomes' anchors
+        if isinstance(entry_rows, Problem):
+            problems.append(entry_rows)
+            entry_rows = []
+        else:
+            forecast_heads.update((int(row[0]), str(row[7])) for row in entry_rows)
+            entries_head, problem = _verify_chain("entries", entry_rows, _forecast_expected, forecast_heads)
+            problems += [problem] if problem else []
+        if isinstance(outcome_rows, Problem):
+            problems.append(outcome_rows)
+            outcome_rows = []
+        else:
+            outcomes_head, problem = _verify_chain("outcomes", outcome_rows, _outcome_expected, forecast_heads)
+            problems += [problem] if problem else []
+        missing = [g for g in GUARDS if g not in triggers]
+        if missing:
+            problems.append(Problem("schema", None, "append-only guard triggers are missing: " + ", ".join(missing)))
+        return Verification(len(entry_rows), len(outcome_rows), entries_head, outcomes_head, tuple(problems))
+
+    def _rows(self, table: str, columns: str) -> list[tuple[Any, ...]] | Problem:
+        try:
+            return list(self._conn.execute(f"SELECT {columns} FROM {table} ORDER BY seq"))
+        except sqlite3.DatabaseError as exc:
+            return Problem(table, None, f"cannot read the table: {exc}")
+
+
+@attrs.frozen
+class _Expected:
+    entry_sha256: str | None = None  # what the row's entry_sha256 must be
+    problem: str | None = None  # or why it cannot be computed
+    anchor: int = 0  # for an outcome: its forecast_seq, the least the next outcome's may be
+
+
+def _forecast_expected(row: tuple[Any, ...], _: dict[int, str], __: int) -> _Expected:
+    try:
+        inputs = _inputs(row[12])
+    except ValueError as exc:
+        return _Expected(problem=str(exc))
+    policy = PolicyId(str(row[8]), str(row[9]), str(row[10]))
+    return _Expected(forecast_hash(int(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[5]), str(row[6]),
+                                   policy, str(row[11]), inputs, str(row[13])))
+
+
+def _outcome_expected(row: tuple[Any, ...], forecast_heads: dict[int, str], anchor: int) -> _Expected:
+    forecast_seq, forecast_sha = row[9], str(row[10])
+    if not isinstance(forecast_seq, int) or not anchor <= forecast_seq <= max(forecast_heads):
+        return _Expected(problem=f"forecast_seq {forecast_seq!r} is not a forecast seq from {anchor} (the previous "
+                                 f"outcome's) to {max(forecast_heads)} (the last)")
+    if forecast_heads.get(forecast_seq) != forecast_sha:
+        return _Expected(problem=f"forecast_sha256 is not the entry_sha256 of forecast seq {forecast_seq}")
+    source = None if row[8] is None else str(row[8])
+    return _Expected(outcome_hash(int(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[5]), str(row[6]),
+                                  source, forecast_seq, forecast_sha, str(row[11]), str(row[12])),
+                     anchor=forecast_seq)
+
+
+def _verify_chain(
+    table: str,
+    rows: list[tuple[Any, ...]],
+    expected: Callable[[tuple[Any, ...], dict[int, str], int], _Expected],
+    forecast_heads: dict[int, str],
+) -> tuple[str, Problem | None]:
+    """The head of the valid prefix of one chain and its first problem. Rows are
+    (seq, kind, route, …, payload [4], payload_sha256 [5], prev_sha256 [6], entry_sha256 [7], …)."""
+    head, anchor = GENESIS, 0
+    for index, row in enumerate(rows, start=1):
+        seq, payload = int(row[0]), _text(row[4])
+        problem = _check_link(table, seq, index, row[5], row[6], head, payload)
+        if problem is not None:
+            return head, problem
+        want = expected(row, forecast_heads, anchor)
+        if want.problem is not None or want.entry_sha256 is None:
+            return head, Problem(table, seq, str(want.problem))
+        problem = _check_entry_hash(table, seq, row[7], want.entry_sha256, payload)
+        if problem is not None:
+            return head, problem
+        head, anchor = str(row[7]), want.anchor
+    return head, None
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of the schema script (split at `;` that end a statement)."""
+    out, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            out.append(current.strip())
+            current = ""
+    return [s for s in out if s]
+
+
+def _filtered(sql: str, **where: str | None) -> tuple[str, list[str]]:
+    clauses = [f"{column} = ?" for column, value in where.items() if value is not None]
+    params = [value for value in where.values() if value is not None]
+    return (sql + (" WHERE " + " AND ".join(clauses) if clauses else "")), params
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="surrogateescape")
+    return str(value)
+
+
+def _inputs(text: Any) -> tuple[tuple[str, str], ...]:
+    try:
+        items = json.loads(_text(text))
+        return tuple((str(i["path"]), str(i["sha256"])) for i in items)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ValueError(f"inputs is not a JSON list of {{path, sha256}} ({exc})") from None
+
+
+def _outcome(row: tuple[Any, ...]) -> Outcome:
+    return Outcome(int(row[0]), str(row[1]), str(row[2]), str(row[3]), _text(row[4]), str(row[5]), str(row[6]),
+                   str(row[7]), None if row[8] is None else str(row[8]), int(row[9]), str(row[10]), str(row[11]),
+                   str(row[12]))
+
+
+def _check_link(table: str, seq: int, expected_seq: int, payload_sha: Any, prev_sha: Any, prev_head: str,
+                payload: str) -> Problem | None:
+    if seq != expected_seq:
+        missing = f"seq {expected_seq}" if seq == expected_seq + 1 else f"seqs {expected_seq}–{seq - 1}"
+        return Problem(table, seq, f"follows seq {expected_seq - 1}: {missing} missing (a row was deleted)")
+    if sha256_hex(payload.encode("utf-8", errors="surrogateescape")) != payload_sha:
+        return Problem(table, seq, "the payload does not match its payload_sha256: it was changed after it was written")
+    if prev_sha != prev_head:
+        before = "the genesis (64 zeros)" if seq == 1 else f"the entry_sha256 of seq {seq - 1}"
+        return Problem(table, seq, f"prev_sha256 is not {before}: the chain is broken here")
+    return None
+
+
+def _check_entry_hash(table: str, seq: int, stored: Any, expected: str, payload: str) -> Problem | None:
+    if stored != expected:
+        return Problem(table, seq, "entry_sha256 does not match the row's fields: a column (route, file, policy, "
+                       "pcsc version, inputs, time, kind or a hash) was changed after it was written")
+    try:
+        canonical = dumps(json.loads(payload)) == payload
+    except ValueError:
+        canonical = False
+    if not canonical:
+        return Problem(table, seq, "the payload is not canonical JSON: it was not written by pcsc")
+    return None

@@ -1,0 +1,225 @@
+"""The forecasting loop end to end: freeze -> resolve -> evaluate -> policy fit/compare.
+
+Dates are relative to today, because freezing stamps the real time and a forecast may
+only be graded on outcomes dated after it was frozen.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from pcsc.cli import main
+from pcsc.forecast.learn import Comparison, compare, fit, held_out
+from pcsc.policy.load import PolicyStore
+from tests.conftest import SPEC_ROUTE
+
+TODAY = dt.datetime.now(dt.UTC).date()
+AS_OF = TODAY - dt.timedelta(days=30)
+CAPTURED = AS_OF - dt.timedelta(days=10)
+FAR = TODAY + dt.timedelta(days=365 * 8)  # the resolution date: every milestone is due
+
+
+def day(offset: int) -> str:
+    return (TODAY + dt.timedelta(days=offset)).isoformat()
+
+
+def write_routes(tmp: Path) -> list[str]:
+    text = SPEC_ROUTE.read_text(encoding="utf-8")
+    text = text.replace("as_of   2012-06-01", f"as_of   {AS_OF.isoformat()}")
+    text = re.sub(r"captured  \d{4}-\d{2}-\d{2}", f"captured  {CAPTURED.isoformat()}", text)
+    (tmp / "a.route").write_text(text, encoding="utf-8")
+    (tmp / "b.route").write_text(text.replace("route devtools_api", "route rival_api"), encoding="utf-8")
+    return [str(tmp / "a.route"), str(tmp / "b.route")]
+
+
+def outcomes(tmp: Path, first: int = 20) -> str:
+    path = tmp / "outcomes.toml"
+    path.write_text(f"""
+[[observation]]
+route = "devtools_api"
+date = {day(first)}
+developers = 640
+
+[[observation]]
+route = "devtools_api"
+date = {day(first + 300)}
+developers = 5200
+paying_teams = 230
+arr = 1_300_000
+
+[[observation]]
+route = "rival_api"
+date = {day(first)}
+developers = 40
+
+[[label]]
+route = "devtools_api"
+date = {day(first + 1000)}
+outcome = "+"
+
+[[label]]
+route = "rival_api"
+date = {day(first + 1000)}
+outcome = "-"
+""", encoding="utf-8")
+    return str(path)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def loop(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    ledger = tmp_path / "ledger.sqlite"
+    code, _, err = run(capsys, "freeze", *write_routes(tmp_path), "--ledger", str(ledger))
+    assert code == 0, err
+    return ledger
+
+
+def test_resolve_stores_outcomes_once_and_resolves_every_status(
+    loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = outcomes(tmp_path)
+    code, out, err = run(capsys, "resolve", path, "--ledger", str(loop), "--as-of", FAR.isoformat(),
+                         "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["stored"] == 5
+    status = {(m["route"], m["transition"]): m["status"] for m in doc["milestones"]}
+    assert status[("devtools_api", "launch")] == "positive"
+    assert status[("devtools_api", "monetize")] == "positive"
+    assert status[("rival_api", "launch")] == "negative"
+    assert status[("rival_api", "monetize")] == "censored"
+    code, out, _ = run(capsys, "resolve", path, "--ledger", str(loop), "--as-of", FAR.isoformat(), "--format", "json")
+    assert code == 0 and json.loads(out)["stored"] == 0  # nothing is stored twice
+    code, out, _ = run(capsys, "ledger", "verify", "--ledger", str(loop))
+    assert code == 0 and "intact" in out
+
+
+def test_evaluate_grades_the_frozen_forecasts(loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
+    code, out, err = run(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat(),
+                         "--bootstrap", "500", "--seed", "7", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    names = [s["name"] for s in doc["scorers"]]
+    assert names == ["score", "criteria_score"]
+    for s in doc["scorers"]:
+        assert set(s) >= {"name", "n", "positives", "auc", "ci", "lift_top_quartile", "B", "seed"}
+        assert (s["n"], s["positives"], s["B"], s["seed"]) == (2, 1, 500, 7)
+        assert s["lift_top_quartile"] is None  # ⌊2/4⌋ = 0 cases: not defined
+    assert doc["paired"][0]["a"] == "score" and doc["paired"][0]["b"] == "criteria_score"
+    cal = doc["calibration"]
+    assert cal["n"] == 3 and cal["bins"] == 10  # launch+, monetize+, rival launch-
+    # Brier by hand from the compiled p of the three resolved transitions (outcomes 1, 1, 0)
+    from pcsc.pipeline import Session
+
+    session = Session()
+    route = session.load_routes(tmp_path / "a.route")[0]
+    compiled = session.compile_route(route)
+    assert compiled is not None
+    p = {t.name: t.p for t in compiled.numbers.transitions}
+    expected = ((1 - p["launch"]) ** 2 + (1 - p["monetize"]) ** 2 + (0 - p["launch"]) ** 2) / 3
+    assert cal["brier"]["estimate"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_evaluate_refuses_a_forecast_frozen_after_its_outcome(
+    loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    early = outcomes(tmp_path, first=-20)  # observations and labels dated before the freeze
+    code, _, err = run(capsys, "resolve", early, "--ledger", str(loop), "--as-of", FAR.isoformat())
+    assert code == 0, err
+    code, out, err = run(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat())
+    assert code == 1
+    assert "Traceback" not in err
+    frozen = re.search(r"forecast frozen (\S+Z)", err)
+    assert frozen and frozen.group(1).startswith(TODAY.isoformat()[:4])
+    assert f"(decided {day(-20)})" in err  # both times are named
+
+
+def test_policy_fit_is_a_beta_binomial_update_and_compare_decides(
+    loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
+    target = tmp_path / "policies" / "venture" / "1.0.1.toml"
+    code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.1",
+                       "--ledger", str(loop), "--as-of", FAR.isoformat(), "--holdout", "0", "-o", str(target))
+    assert code == 0, err
+    doc = tomllib.loads(target.read_text(encoding="utf-8"))
+    assert doc["policy"]["extends"] == "venture@1.0.0"
+    # first-users: prior 0.45, strength 20; launch resolved 1 positive of 2 routes
+    assert doc["priors"]["devtools/first-users"]["p"] == pytest.approx((20 * 0.45 + 1) / (20 + 2), abs=1e-6)
+    # first-revenue: devtools monetize positive; rival's monetize is censored and carries nothing
+    assert doc["priors"]["devtools/first-revenue"]["p"] == pytest.approx((20 * 0.30 + 1) / (20 + 1), abs=1e-6)
+    assert "devtools/scale" not in doc["priors"]  # nothing resolved: unchanged, not written
+    code, out, _ = run(capsys, "policy", "check", str(target))
+    assert code == 0 and "venture@1.0.1" in out
+    code, out, err = run(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path",
+                         str(tmp_path / "policies"), "--ledger", str(loop), "--as-of", FAR.isoformat(),
+                         "--holdout", "1", "--format", "json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["transitions"] == 3 and result["brier_new"] < result["brier_old"] and result["promote"] is True
+
+
+def test_fit_and_compare_never_share_routes() -> None:
+    names = [f"route_{i}" for i in range(200)]
+    held = [n for n in names if held_out(n, 0.3)]
+    assert 0.2 < len(held) / len(names) < 0.4
+    assert held == [n for n in names if held_out(n, 0.3)]  # deterministic
+
+
+class _R:
+    def __init__(self, route: str, transition: str, status: str) -> None:
+        self.route, self.transition, self.status = route, transition, status
+
+
+def _packet(route: str, cls: str, W: float = 1.0) -> dict[str, object]:
+    return {"route": route, "value": 1e6, "transitions": [{"name": "t", "class": cls, "W": W, "c": 1000.0, "p": 0.5}]}
+
+
+def test_fit_ignores_held_out_routes_and_unresolved_milestones() -> None:
+    policy = PolicyStore().load_ref("venture@1.0.0").policy
+    train = [n for n in (f"r{i}" for i in range(50)) if not held_out(n, 0.5)][:3]
+    test = [n for n in (f"r{i}" for i in range(50)) if held_out(n, 0.5)][:3]
+    packets = [_packet(r, "devtools/scale") for r in train + test]
+    results = [_R(r, "t", "positive") for r in train + test] + [_R(train[0], "t", "unresolved")]
+    fits = {f.ref_class: f for f in fit(policy, packets, results, strength=10, holdout=0.5)}
+    assert (fits["devtools/scale"].n, fits["devtools/scale"].k) == (3, 3)
+    assert fits["devtools/scale"].new_p == pytest.approx((10 * 0.10 + 3) / 13)
+
+
+def test_compare_keeps_the_old_policy_when_brier_does_not_improve() -> None:
+    store = PolicyStore()
+    old = store.load_ref("venture@1.0.0").policy
+    routes = [n for n in (f"r{i}" for i in range(50)) if held_out(n, 0.5)][:4]
+    packets = [_packet(r, "devtools/scale") for r in routes]
+    results = [_R(r, "t", "negative") for r in routes]
+    result: Comparison = compare(old, old, packets, results, {}, 0.5)
+    assert result.promote is False and "does not improve" in result.reason
+    assert result.brier_old == pytest.approx(0.10**2)
+
+
+def test_an_internal_error_is_reported_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pcsc.cli
+
+    def boom(args: object) -> int:
+        raise RuntimeError("kaput")
+
+    monkeypatch.setattr(pcsc.cli, "cmd_check", boom)
+    monkeypatch.delenv("PCSC_DEBUG", raising=False)
+    code = main(["check", str(SPEC_ROUTE)])
+    err = capsys.readouterr().err
+    assert code == 70
+    assert "internal error: RuntimeError: kaput" in err and "Traceback" not in err
