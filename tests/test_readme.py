@@ -35,3 +35,14 @@ def test_set_up_commands_come_first() -> None:
     assert blocks[0] == "python3 -m pip install . && pcsc compile examples/"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert blocks[1] in ci, ".ci/run must run the README's test command"
+
+
+def test_table_a1_grading_matches_the_command() -> None:
+    command = '$ pcsc evaluate --scores examples/routecast_table_a1.csv --id blind_id --outcome outcome_bucket'
+    shown = [line for line in _block_after(command).splitlines()[1:] if line.strip()]
+    out = subprocess.run(
+        [sys.executable, "-m", "pcsc", "evaluate", "--scores", "examples/routecast_table_a1.csv", "--id", "blind_id",
+         "--outcome", "outcome_bucket", "--positive", "S+,+", "--negative", "-"],
+        capture_output=True, text=True, cwd=ROOT, check=True,
+    ).stdout
+    assert shown and [line for line in out.splitlines() if line.strip()] == shown
