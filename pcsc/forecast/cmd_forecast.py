@@ -259,7 +259,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
     except GradingError as exc:
         return _fail(args, exc.messages)
     if args.plot_dir:
-        _plots(report, Path(args.plot_dir))
+        from pcsc.forecast.plots import PlotsUnavailable
+
+        try:
+            _plots(report, Path(args.plot_dir))
+        except PlotsUnavailable as exc:
+            return _fail(args, [str(exc)])
     if args.format == "json":
         print_json(report)
     else:
@@ -345,6 +350,8 @@ def grade(forecasts: Sequence[Any], outcomes: Any, as_of: dt.date, args: argpars
         "forecasts": [{"route": e.route, "seq": e.seq, "frozen_at": e.frozen_at} for e in forecasts],
         "routes_labelled": len(labelled),
         "milestones_resolved": len(milestones),
+        "cases": [{"route": r, "label": "positive" if y_route[r] else "negative",
+                   "score": columns["score"][r], "criteria_score": columns["criteria_score"][r]} for r in y_route],
         "scorers": scorers,
         "paired": paired,
         "calibration": calibration,
@@ -388,11 +395,17 @@ def _plots(report: dict[str, Any], folder: Path) -> None:
     from pcsc.forecast import plots
     from pcsc.forecast.metrics import CalibrationBin
 
+    plots.require_matplotlib()
     folder.mkdir(parents=True, exist_ok=True)
     cal = report["calibration"]
     if cal is not None:
         bins = [CalibrationBin(b["lower"], b["upper"], b["n"], b["mean_p"], b["observed"]) for b in cal["table"]]
-        plots.calibration_plot(bins, folder / "calibration.png")
+        plots.calibration_plot(bins, folder / "calibration.png", "Calibration of frozen p (transition level)")
+    cases = [c for c in report["cases"] if c["score"] is not None]
+    if cases:
+        plots.score_distribution_plot({"score": [c["score"] for c in cases]},
+                                      [int(c["label"] == "positive") for c in cases], folder / "scores.png",
+                                      "Frozen scores by route outcome")
 
 
 # ---------------------------------------------------------------------- the learning loop
