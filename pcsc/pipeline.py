@@ -26,6 +26,7 @@ from pcsc.lower.tree import subtrees, tok
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.resources import data_dir
+from pcsc.resources import display_path as display
 from pcsc.score.route import RouteNumbers, fold, score_route
 from pcsc.syntax import parse_source
 
@@ -278,10 +279,3 @@ def expand_inputs(args: list[str]) -> list[tuple[Path, str]]:
         else:
             out.append((p, arg))
     return out
-
-
-def display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)

@@ -24,3 +24,11 @@ def data_dir(name: str) -> Path:
     if checkout.is_dir() and (_PACKAGE.parent / "pyproject.toml").is_file():
         return checkout
     raise FileNotFoundError(f"pcsc data folder {name!r} not found (broken install?)")
+
+
+def display_path(path: Path) -> str:
+    """A path as users should see it: relative to the working folder when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from pcsc.pipeline import Compiled
 from pcsc.seams.analysis import RouteSeams
 from pcsc.seams.experiment import Experiment, Summary
+from pcsc.tables import table
 
 
 def money(x: float) -> str:
@@ -148,17 +147,6 @@ def seams_text(results: list[RouteSeams]) -> str:
                     lines.append(f"  seam {s.k}: uncovered {where}; failed: {failed}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
-
-
-def table(rows: Sequence[Sequence[str]], left: Sequence[int] = (0,), indent: str = "  ") -> list[str]:
-    """Aligned columns: the ``left`` columns flush left, the others flush right."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    out = []
-    for row in rows:
-        pairs = enumerate(zip(row, widths, strict=True))
-        cells = [cell.ljust(w) if i in left else cell.rjust(w) for i, (cell, w) in pairs]
-        out.append(indent + "  ".join(cells).rstrip())
-    return out
 
 
 def summary_text(s: Summary) -> str:

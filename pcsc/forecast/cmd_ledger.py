@@ -29,6 +29,7 @@ from pcsc.canonical import sha256_hex
 from pcsc.forecast.ledger import DEFAULT_PATH, Entry, ForecastRecord, Ledger, LedgerError, Outcome, PolicyId
 from pcsc.forecast.rank import KeyChoice, Ranked, RankKeyConflict, choose_key, rank, rank_packet, rank_text
 from pcsc.pipeline import Compiled, Session
+from pcsc.tables import all_but, table
 
 
 def _compile(args: argparse.Namespace) -> tuple[Session, list[Compiled]]:
@@ -172,12 +173,7 @@ def _frozen_row(e: Entry, r: Ranked) -> dict[str, Any]:
 
 
 def _table(rows: Sequence[tuple[str, ...]], right: set[int]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [
-        "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
-        .rstrip()
-        for row in rows
-    ]
+    return table(rows, left=all_but(right, len(rows[0])), indent="")
 
 
 def _freeze_text(path: Path, frozen: list[tuple[Entry, Ranked]]) -> str:

@@ -27,6 +27,7 @@ from pcsc.forecast.resolve import (
     resolve_routes,
     route_outcomes,
 )
+from pcsc.tables import ALL, table
 
 
 def add_resolve_arguments(p: argparse.ArgumentParser) -> None:
@@ -159,5 +160,4 @@ def resolve_text(milestones: list[MilestoneResult], labelled: list[RouteOutcome]
 
 
 def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return table(rows, left=ALL, indent="")

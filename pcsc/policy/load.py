@@ -33,6 +33,7 @@ from pcsc.ir import expr as ex
 from pcsc.lower.expr import ExprLowerer
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
 from pcsc.resources import data_dir
+from pcsc.resources import display_path as _display
 from pcsc.syntax import parse_expression
 
 _REF = re.compile(r"^([A-Za-z0-9_.\-/]+)@([A-Za-z0-9_.\-+]+)$")
@@ -408,11 +409,3 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
-
-
-def _display(path: Path) -> str:
-    """A path as users should see it: relative to the working folder when inside it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)

@@ -1,0 +1,29 @@
+"""Aligned plain-text tables: the one renderer every text view uses."""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+
+
+def table(rows: Sequence[Sequence[str]], left: Container[int] = (0,), indent: str = "  ") -> list[str]:
+    """Aligned columns: the ``left`` columns flush left, the others flush right."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = []
+    for row in rows:
+        pairs = enumerate(zip(row, widths, strict=True))
+        cells = [cell.ljust(w) if i in left else cell.rjust(w) for i, (cell, w) in pairs]
+        out.append(indent + "  ".join(cells).rstrip())
+    return out
+
+
+class _All:
+    def __contains__(self, _: object) -> bool:
+        return True
+
+
+ALL: Container[int] = _All()
+
+
+def all_but(columns: Container[int], width: int) -> list[int]:
+    """The column indices of a ``width``-column table that are not in ``columns``."""
+    return [i for i in range(width) if i not in columns]
