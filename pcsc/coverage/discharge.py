@@ -22,6 +22,7 @@ from pcsc.diagnostics.model import Span
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, Value, truthy
 from pcsc.ir import Evidence, Obligation, Route, Transition
 from pcsc.ir import expr as ex
+from pcsc.ir.vocabulary import REQUIRE_NAMES
 from pcsc.policy.model import Policy
 from pcsc.score.cost import Delta, deltas, piecewise_floor
 from pcsc.score.evidence import admissible
@@ -147,6 +148,7 @@ class _TransitionContext:
             "delta": _DeltaSet(tuple(scoped), delta_record),
             "as_of": self.route.as_of,
         }
+        assert tuple(names) == REQUIRE_NAMES, "pcsc/ir/vocabulary.py and the discharger disagree"
         functions = dict(BASE_FUNCTIONS)
         functions["measured"] = self._measured
         functions["floor"] = self._floor

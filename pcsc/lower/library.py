@@ -6,6 +6,8 @@ from lark import Token, Tree
 
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import FieldDecl, Library, Material, Obligation, Require
+from pcsc.ir import expr as ex
+from pcsc.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
 from pcsc.lower.common import FIELD_TYPES, check_statement_lines, quantity, suggest
 from pcsc.lower.expr import ExprLowerer, span_of, unquote
 from pcsc.lower.tree import opt_sub, sub, subtrees, tok, tokens
@@ -107,6 +109,35 @@ def _obligation(
     for req in subtrees(item, 2):
         expr_tree = sub(req, 0)
         src = text[expr_tree.meta.start_pos : expr_tree.meta.end_pos]
-        requires.append(Require("require " + src, exprs.lower(expr_tree), span_of(req, file)))
+        expr = exprs.lower(expr_tree)
+        check_require(expr, exprs.diags)
+        requires.append(Require("require " + src, expr, span_of(req, file)))
     covered = tuple(str(t) for t in tokens(covers))
     return Obligation(str(name), covered, tuple(requires), header[0] if header else "", span_of(item, file))
+
+
+def check_require(expr: ex.Expr, diags: Diagnostics, inside_evidence: bool = False) -> None:
+    """Names and functions of a `require` line must be ones the discharger binds
+    (pcsc/ir/vocabulary.py); a typo would otherwise refuse every route at gate time."""
+    names = REQUIRE_NAMES + (EVIDENCE_NAMES if inside_evidence else ())
+    if isinstance(expr, ex.Name):
+        if expr.name not in names:
+            diags.add("PCSC-E217", f"unknown name `{expr.name}` in a `require` line", expr.span,
+                      suggest(expr.name, names) or "a require line may use " + ", ".join(f"`{n}`" for n in names))
+    elif isinstance(expr, ex.Call):
+        if expr.func not in REQUIRE_FUNCTIONS:
+            diags.add("PCSC-E218", f"unknown function `{expr.func}` in a `require` line", expr.span,
+                      suggest(expr.func, REQUIRE_FUNCTIONS)
+                      or "the functions are " + ", ".join(f"`{f}`" for f in REQUIRE_FUNCTIONS))
+        for arg in expr.args:
+            check_require(arg, diags, inside_evidence or expr.func == "evidence")
+    elif isinstance(expr, ex.Attribute):
+        check_require(expr.obj, diags, inside_evidence)
+    elif isinstance(expr, (ex.Neg, ex.Not)):
+        check_require(expr.operand, diags, inside_evidence)
+    elif isinstance(expr, ex.Logic):
+        for operand in expr.operands:
+            check_require(operand, diags, inside_evidence)
+    elif isinstance(expr, (ex.Binary, ex.Compare)):
+        check_require(expr.left, diags, inside_evidence)
+        check_require(expr.right, diags, inside_evidence)
