@@ -219,7 +219,7 @@ class Session:
                     self.diags.add(
                         "PCSC-E310",
                         f"evidence `{e.name}` was captured {e.captured}, after as_of {facts.as_of}",
-                        e.span,
+                        e.captured_span or e.span,
                         "the policy is strict about point-in-time evidence",
                     )
                 else:
@@ -227,20 +227,20 @@ class Session:
                         "PCSC-W601",
                         f"evidence `{e.name}` was captured {e.captured}, after as_of "
                         f"{facts.as_of}: it is inadmissible and excluded",
-                        e.span,
+                        e.captured_span or e.span,
                     )
             if e.tier < policy.evidence.min_tier:
                 self.diags.add(
                     "PCSC-W605",
                     f"evidence `{e.name}` is tier {e.tier}, below the policy's minimum "
                     f"tier {policy.evidence.min_tier}: excluded",
-                    e.span,
+                    e.tier_span or e.span,
                 )
             elif str(e.tier) not in policy.evidence.tier_weight:
                 self.diags.add(
                     "PCSC-E307",
                     f"evidence `{e.name}` is tier {e.tier}, which policy {ref} gives no weight",
-                    e.span,
+                    e.tier_span or e.span,
                     "tiers with weights: " + ", ".join(sorted(policy.evidence.tier_weight)),
                 )
         if any(d.severity == "error" for d in self.diags.items[before:]):

@@ -35,7 +35,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pcsc.diagnostics.codes import CODES
-from pcsc.diagnostics.model import Diagnostic
+from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.diagnostics.render import to_json, to_sarif, to_text
 from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyStore
@@ -768,7 +768,7 @@ CASES = [
         "tier-the-policy-gives-no-weight",
         edit(("tier      3", "tier      4")),
         "PCSC-E307",
-        (94, 5, 6),
+        (97, 9, 20),
         "evidence `price_war` is tier 4, which policy venture@1.0.0 gives no weight",
         "tiers with weights: 1, 2, 3",
     ),
@@ -832,14 +832,14 @@ CASES = [
         "evidence-captured-after-as-of",
         edit(("captured  2012-05-20", "captured  2012-06-20")),
         "PCSC-W601",
-        (67, 5, 6),
+        (69, 9, 29),
         "evidence `hn_launch` was captured 2012-06-20, after as_of 2012-06-01: it is inadmissible and excluded",
     ),
     Case(
         "evidence-captured-after-as-of-strict",
         edit(("captured  2012-05-20", "captured  2012-06-20"), pin("strict@1.0.0")),
         "PCSC-E310",
-        (67, 5, 6),
+        (69, 9, 29),
         "evidence `hn_launch` was captured 2012-06-20, after as_of 2012-06-01",
         "the policy is strict about point-in-time evidence",
         policies=(policy("strict", "1.0.0", ("strict_point_in_time = false", "strict_point_in_time = true")),),
@@ -848,7 +848,7 @@ CASES = [
         "evidence-below-minimum-tier",
         edit(pin("picky@1.0.0")),
         "PCSC-W605",
-        (67, 5, 6),
+        (70, 9, 20),
         "evidence `hn_launch` is tier 2, below the policy's minimum tier 3: excluded",
         codes=("PCSC-W605", "PCSC-W605", "PCSC-W605"),
         policies=(policy("picky", "1.0.0", ("min_tier = 1", "min_tier = 3")),),
@@ -1046,7 +1046,7 @@ def test_all_independent_errors_of_a_file_are_reported(tmp_path: Path) -> None:
         ("PCSC-E303", 28),
         ("PCSC-E304", 31),
         ("PCSC-E306", 52),
-        ("PCSC-W601", 67),
+        ("PCSC-W601", 69),
         ("PCSC-E306", 78),
         ("PCSC-E208", 105),
     ], describe(diags)
@@ -1082,18 +1082,15 @@ def test_text_rendering_has_location_source_line_caret_and_help(tmp_path: Path) 
     )
 
 
-def test_text_rendering_of_a_span_over_several_lines_and_of_a_tab(tmp_path: Path) -> None:
-    text = edit(
-        ("captured  2012-05-20", "captured  2012-06-20"), ("    evidence hn_launch {", "\tevidence hn_launch {")
-    )
-    session = run_session(tmp_path, text)
-    assert to_text(session.diags.sorted(), session.sources) == (
-        "r.route:67:2: warning: evidence `hn_launch` was captured 2012-06-20, after as_of 2012-06-01: "
-        "it is inadmissible and excluded [PCSC-W601]\n"
-        "  67 |  evidence hn_launch {\n"
-        + " " * 8  # the gutter "  67 | " and the tab, shown as one space
-        + "^"
-        + "~" * 19  # to the end of the line: `evidence hn_launch {` is 20 characters
+def test_text_rendering_of_a_span_over_several_lines_and_of_a_tab() -> None:
+    source = 'route r {\n\tevidence hn_launch {\n        tier 2\n    }\n}\n'
+    message = "evidence `hn_launch` supports or contradicts no transition"
+    d = Diagnostic("PCSC-W604", message, Span("r.route", 2, 2, 4, 6))
+    assert to_text([d], {"r.route": source}) == (
+        "r.route:2:2: warning: evidence `hn_launch` supports or contradicts no transition [PCSC-W604]\n"
+        "   2 |  evidence hn_launch {\n"
+        + " " * 8  # the gutter "   2 | " and the tab, shown as one space
+        + "^" + "~" * (len(" evidence hn_launch {") - 2)  # from column 2 to the end of the span's first line
     )
 
 
@@ -1184,7 +1181,7 @@ def test_check_end_to_end_warning_only_exits_0(tmp_path: Path) -> None:
     (tmp_path / "r.route").write_text(edit(("captured  2012-05-20", "captured  2012-06-20")), encoding="utf-8")
     proc = pcsc("check", "r.route", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.startswith("r.route:67:5: warning: evidence `hn_launch` was captured 2012-06-20")
+    assert proc.stderr.startswith("r.route:69:9: warning: evidence `hn_launch` was captured 2012-06-20")
     assert proc.stderr.endswith("ok: 1 route checked\n")
 
 

@@ -132,6 +132,8 @@ class Evidence:
     excerpt: str
     unverified: bool
     span: Span
+    captured_span: Span | None = None  # where `captured` is written, for point-in-time diagnostics
+    tier_span: Span | None = None
 
 
 @attrs.frozen

@@ -733,8 +733,10 @@ class RouteLowerer:
                 e[kind] = unquote(tok(stmt, 0))
             elif kind == "captured":
                 e["captured"] = self.date(tok(stmt, 0))
+                e["captured_span"] = self.span(stmt)
                 ok = ok and e["captured"] is not None
             elif kind == "tier":
+                e["tier_span"] = self.span(stmt)
                 q = self.qty(sub(stmt, 0))
                 if q.unit or q.percent or q.value != int(q.value) or q.value < 0:
                     self.error("PCSC-E307", "an evidence tier is a whole number", q.span)
@@ -780,6 +782,8 @@ class RouteLowerer:
             e["excerpt"],
             e["unverified"],
             self.span(node),
+            e.get("captured_span"),
+            e.get("tier_span"),
         )
 
     def criteria(self, node: Node) -> list[Criterion]:
