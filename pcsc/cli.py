@@ -437,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(p, ("text", "json"))
     p.set_defaults(func=cmd_explain)
 
-    pol = sub.add_parser("policy", help="show, hash or check policies")
+    pol = sub.add_parser("policy", help="show, hash, check, diff, fit or compare policies")
     psub = pol.add_subparsers(dest="policy_command", metavar="ACTION", parser_class=_Parser)
     for name, func, helptext in (
         ("show", cmd_policy_show, "the policy, merged with what it extends"),
@@ -456,8 +456,12 @@ def build_parser() -> argparse.ArgumentParser:
     pol.set_defaults(func=lambda a: _missing(pol))
 
     from pcsc.forecast.cmd_forecast import register
+    from pcsc.graph import register as register_graph
+    from pcsc.policy.diff import register as register_policy_diff
 
     register(sub, psub, common, coverage_option)
+    register_graph(sub)
+    register_policy_diff(psub, common)
     return parser
 
 
