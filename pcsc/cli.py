@@ -462,6 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
     register(sub, psub, common, coverage_option)
     register_graph(sub)
     register_policy_diff(psub, common)
+    from pcsc.redteam import register as register_redteam
+
+    register_redteam(sub, common, coverage_option)
     return parser
 
 
