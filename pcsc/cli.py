@@ -465,6 +465,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pcsc.redteam import register as register_redteam
 
     register_redteam(sub, common, coverage_option)
+    from pcsc.fmt_cmd import register as register_fmt
+
+    register_fmt(sub, common)
     return parser
 
 
