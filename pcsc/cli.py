@@ -363,7 +363,12 @@ def canonical_policy(doc: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- the parser
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pcsc", description="PCSC, the proof-carrying strategy compiler.")
+    parser = _Parser(
+        prog="pcsc",
+        description="PCSC, the proof-carrying strategy compiler.",
+        epilog="exit codes: 0 success, 1 errors in the input, 2 usage error, 3 score refused by GATE, "
+        "70 internal error (a bug in pcsc). Documentation: README.md and docs/.",
+    )
     parser.add_argument("--version", action="version", version=f"pcsc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 

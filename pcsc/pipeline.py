@@ -247,6 +247,15 @@ class Session:
             return None
         return loaded
 
+    def for_variants_of(self, route: Route) -> Session:
+        """A child session for edited copies of ``route`` (splices, red-team edits): same
+        policies and coverage mode, and the folders of the libraries the route actually
+        used searched first, so an edit binds the same obligations even when the route
+        was shown under a name that is not a path."""
+        used = {Path(f.span.file).parent for f in route.fields} | {Path(o.span.file).parent for o in route.obligations}
+        lib_path = [*sorted(used), *(p for p in self.lib_path if p not in used)]
+        return Session(lib_path=lib_path, policies=self.policies, coverage_mode=self.coverage_mode)
+
     def compile_route(self, route: Route) -> Compiled | None:
         loaded = self.bind(route)
         if loaded is None:
@@ -262,10 +271,24 @@ class Session:
         coverage = None if mode == "off" else discharge_route(route, loaded.policy)
         docked = None
         if coverage is not None and not coverage.complete and mode == "dock":
-            # DOCK removes the value over the uncovered path: R_n = 0.
-            docked = fold([t.p for t in numbers.transitions], [t.cost.c for t in numbers.transitions], 0.0)[0]
+            docked = docked_score(numbers)
         decision = decide(coverage, mode, source, numbers.score, docked)
         return Compiled(route, loaded, numbers, coverage, decision)
+
+
+def docked_score(numbers: RouteNumbers) -> float:
+    """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it."""
+    return fold([t.p for t in numbers.transitions], [t.cost.c for t in numbers.transitions], 0.0)[0]
+
+
+def gate_and_dock(c: Compiled, source: str) -> tuple[Decision, Decision, Coverage]:
+    """What GATE and DOCK would each release for a compiled route, whatever mode it was
+    compiled under (coverage is discharged here when it was off)."""
+    coverage = c.coverage if c.coverage is not None else discharge_route(c.route, c.policy.policy)
+    docked = docked_score(c.numbers)
+    gate = decide(coverage, "gate", source, c.numbers.score, docked)
+    dock = decide(coverage, "dock", source, c.numbers.score, docked)
+    return gate, dock, coverage
 
 
 def expand_inputs(args: list[str]) -> list[tuple[Path, str]]:

@@ -42,7 +42,6 @@ catch; ``no-gain`` otherwise; ``invalid`` when the edited text does not compile
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -50,13 +49,12 @@ from typing import Any
 
 import attrs
 
-from pcsc.coverage import Coverage, Decision, decide, discharge_route
+from pcsc.coverage import Decision
 from pcsc.ir import Evidence, Route, Transition
 from pcsc.lower.literals import add_horizon
-from pcsc.pipeline import Compiled, Session
+from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.printer import number, route_to_text
-from pcsc.score.route import fold
-from pcsc.seams.splice import seam_indices, splice
+from pcsc.seams.splice import redate, seam_indices, splice
 from pcsc.tables import table
 
 KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "drop-evidence", "drop-kill", "drop-threshold")
@@ -93,16 +91,6 @@ def _index(route: Route, name: str) -> int:
     raise NotApplicable(f"no transition `{name}`")
 
 
-def _redate(route: Route, transitions: Sequence[Transition]) -> tuple[Transition, ...]:
-    """Due dates as lowering computes them: as_of plus the horizons up to each transition."""
-    out = []
-    due: dt.date | None = route.as_of
-    for t in transitions:
-        due = None if t.horizon is None or due is None else add_horizon(due, int(t.horizon[0]), t.horizon[1])
-        out.append(attrs.evolve(t, due=due))
-    return tuple(out)
-
-
 def _dedupe(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
@@ -112,7 +100,7 @@ def _cut(route: Route, k: int, j: int) -> Route:
     ts = route.transitions
     dropped = {t.name for t in ts[k + 1 : j + 1]}
     skipped_states = {t.source for t in ts[k + 1 : j + 1]}
-    transitions = _redate(route, (*ts[:k], attrs.evolve(ts[k], target=ts[j].target), *ts[j + 1 :]))
+    transitions = redate(route, (*ts[:k], attrs.evolve(ts[k], target=ts[j].target), *ts[j + 1 :]))
     evidence = tuple(
         attrs.evolve(
             e,
@@ -162,7 +150,7 @@ def _merge(route: Route, k: int) -> Route:
         discharges=_dedupe((*first.discharges, *second.discharges)),
     )
     ts = route.transitions
-    transitions = _redate(route, (*ts[:k], merged, *ts[k + 2 :]))
+    transitions = redate(route, (*ts[:k], merged, *ts[k + 2 :]))
 
     def redirect(refs: tuple[str, ...]) -> tuple[str, ...]:
         return _dedupe([first.name if x == second.name else x for x in refs])
@@ -363,31 +351,16 @@ def _eps(score: float) -> float:
     return 1e-9 * max(1.0, abs(score))
 
 
-def _decisions(c: Compiled) -> tuple[Decision, Decision, Coverage]:
-    coverage = c.coverage if c.coverage is not None else discharge_route(c.route, c.policy.policy)
-    n = c.numbers
-    docked = fold([t.p for t in n.transitions], [t.cost.c for t in n.transitions], 0.0)[0]
-    gate = decide(coverage, "gate", "redteam", n.score, docked)
-    dock = decide(coverage, "dock", "redteam", n.score, docked)
-    return gate, dock, coverage
-
-
 class Runner:
     """Compiles edited routes of one honest route through a child session that binds
     the same libraries and policies (libraries parsed once per route)."""
 
     def __init__(self, honest: Compiled, session: Session) -> None:
         route = honest.route
-        # as pcsc/seams/analysis.py: the folders of the libraries the honest route used
-        # come first, so that the edit binds the same obligations
-        used = {Path(f.span.file).parent for f in route.fields} | {
-            Path(o.span.file).parent for o in route.obligations
-        }
-        lib_path = [*sorted(used), *(p for p in session.lib_path if p not in used)]
-        self.child = Session(lib_path=lib_path, policies=session.policies, coverage_mode=session.coverage_mode)
+        self.child = session.for_variants_of(route)
         self.honest = honest
         self.route_dir = Path(route.file).parent
-        self.gate, self.dock, _ = _decisions(honest)
+        self.gate, self.dock, _ = gate_and_dock(honest, "redteam")
         self.counter = 0
 
     def trial(self, edits: tuple[Edit, ...], description: str, text: str) -> Trial:
@@ -405,7 +378,7 @@ class Runner:
             return Trial(edits, description, text, "invalid", errors=errors or ("the edited route did not compile",))
         h = self.honest.numbers
         n = compiled.numbers
-        gate, dock, coverage = _decisions(compiled)
+        gate, dock, coverage = gate_and_dock(compiled, "redteam")
         gain = n.score - h.score
         dock_gain = (dock.score or 0.0) - (self.dock.score or 0.0)
         honest = {t.name: t for t in h.transitions}

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import attrs
 
-from pcsc.coverage import Coverage, Decision, decide
-from pcsc.pipeline import Compiled, Session
-from pcsc.score.route import fold
+from pcsc.coverage import Decision
+from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.seams.identity import SeamIdentity, seam_identity
 from pcsc.seams.splice import seam_indices, splice_text
 from pcsc.seams.symbolic import verify_shape
@@ -51,26 +50,11 @@ class RouteSeams:
     honest_dock: Decision
 
 
-def _decisions(c: Compiled, coverage: Coverage | None) -> tuple[Decision, Decision]:
-    n = c.numbers
-    ps = [t.p for t in n.transitions]
-    cs = [t.cost.c for t in n.transitions]
-    docked = fold(ps, cs, 0.0)[0]
-    gate = decide(coverage, "gate", "analysis", n.score, docked)
-    dock = decide(coverage, "dock", "analysis", n.score, docked)
-    return gate, dock
-
-
 def analyse(c: Compiled, session: Session) -> RouteSeams:
     route, n = c.route, c.numbers
     ps = [t.p for t in n.transitions]
     cs = [t.cost.c for t in n.transitions]
-    coverage = c.coverage
-    if coverage is None:  # coverage off: the verdicts still say what GATE/DOCK would do
-        from pcsc.coverage import discharge_route
-
-        coverage = discharge_route(route, c.policy.policy)
-    honest_gate, honest_dock = _decisions(c, coverage)
+    honest_gate, honest_dock, _ = gate_and_dock(c, "analysis")  # also when coverage is off
     seams = []
     for k in seam_indices(route):
         if len(route.transitions) < 3:
@@ -83,13 +67,7 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
 
 def _pipeline_arm(c: Compiled, k: int, session: Session) -> PipelineArm | None:
     route = c.route
-    # Libraries resolve from the route's folder first; `route.file` is the name the route
-    # was shown under, which need not be a path to it. So the folders of the library files
-    # the honest route actually used (their spans name them) are searched next, before
-    # the session's --lib-path: the splice binds the same obligations as the honest route.
-    used = {Path(f.span.file).parent for f in route.fields} | {Path(o.span.file).parent for o in route.obligations}
-    lib_path = [*sorted(used), *(p for p in session.lib_path if p not in used)]
-    child = Session(lib_path=lib_path, policies=session.policies, coverage_mode=session.coverage_mode)
+    child = session.for_variants_of(route)
     shown = f"{route.file}#{route.name}/seam-{k}"
     spliced = child.routes_from_text(splice_text(route, k), shown, Path(route.file).parent)
     compiled = child.compile_route(spliced[0]) if len(spliced) == 1 else None
@@ -104,12 +82,7 @@ def _pipeline_arm(c: Compiled, k: int, session: Session) -> PipelineArm | None:
             drift.append(f"{t.name}.p: {h.p!r} -> {t.p!r}")
         if t.cost.c != h.cost.c:
             drift.append(f"{t.name}.c: {h.cost.c!r} -> {t.cost.c!r}")
-    coverage = compiled.coverage
-    if coverage is None:
-        from pcsc.coverage import discharge_route
-
-        coverage = discharge_route(compiled.route, compiled.policy.policy)
-    gate, dock = _decisions(compiled, coverage)
+    gate, dock, coverage = gate_and_dock(compiled, "analysis")
     failed = sorted({f.require for u in coverage.uncovered for a in u.tried if a.claimed for f in a.failed})
     return PipelineArm(
         delta=compiled.numbers.score - c.numbers.score,

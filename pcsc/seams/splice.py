@@ -10,6 +10,7 @@ the spliced IR is the one its printed text compiles to.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
 import attrs
 
@@ -37,7 +38,7 @@ def splice(route: Route, k: int) -> Route:
     removed = route.transitions[k]
     before = route.transitions[k - 1]
     retargeted = attrs.evolve(before, target=removed.target)
-    transitions = _due_dates(route, (*route.transitions[: k - 1], retargeted, *route.transitions[k + 1 :]))
+    transitions = redate(route, (*route.transitions[: k - 1], retargeted, *route.transitions[k + 1 :]))
     states = tuple(s for s in route.states if s.name != removed.source)
     evidence = tuple(
         attrs.evolve(
@@ -50,7 +51,7 @@ def splice(route: Route, k: int) -> Route:
     return attrs.evolve(route, transitions=transitions, states=states, evidence=evidence)
 
 
-def _due_dates(route: Route, transitions: tuple[Transition, ...]) -> tuple[Transition, ...]:
+def redate(route: Route, transitions: Sequence[Transition]) -> tuple[Transition, ...]:
     """Each due date is as_of plus the horizons up to the transition (DESIGN §8), added
     in calendar steps as lowering adds them; the deleted horizon no longer counts."""
     out = []
