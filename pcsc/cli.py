@@ -117,7 +117,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from pcsc.packet import compile_packet
-    from pcsc.textout import compile_text
+    from pcsc.textout import compile_summary, compile_text
 
     session, routes = _load(args)
     compiled = [c for c in (session.compile_route(r) for r in routes) if c is not None]
@@ -142,6 +142,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
         if compiled:
             sys.stdout.write(compile_text(compiled) + "\n")
+        if len(compiled) > 1:
+            sys.stdout.write("\n" + compile_summary(compiled, len(session.inputs)) + "\n")
     return _exit_code(session, compiled)
 
 

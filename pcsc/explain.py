@@ -203,7 +203,47 @@ def derive(c: Compiled) -> list[Step]:
             )
         )
     add(Step("eligible", n.eligible, "no failed eligibility gate and no failed blocking risk gate", (), "DESIGN §5"))
+    steps += coverage_steps(c)
     return steps
+
+
+def coverage_steps(c: Compiled) -> list[Step]:
+    """Which obligation covered each material change, or which `require` lines failed;
+    then the verdict (DESIGN §6)."""
+    out: list[Step] = []
+    d = c.decision
+    if c.coverage is not None:
+        obligations = {o.name: o for o in c.route.obligations}
+        for t, rows in c.coverage.transitions:
+            for row in rows:
+                if row.covered is None:
+                    continue
+                delta = row.delta
+                change = (("from", delta.source), ("to", delta.target))
+                if row.covered and row.by is not None:
+                    ob = obligations[row.by]
+                    out.append(Step(f"{t}.{delta.field} covered", row.by,
+                                    "a material change is covered by an obligation listed in `discharges` that "
+                                    "covers the field and whose every `require` line holds",
+                                    (*change, ("requires", [r.text for r in ob.requires])),
+                                    f"{ob.span.file}:{ob.span.line} (obligation {ob.name})"))
+                else:
+                    tried = tuple(
+                        (a.obligation + ("" if a.claimed else " (not listed)"),
+                         [f"{f.require} — {f.reason}" for f in a.failed])
+                        for a in row.tried
+                    )
+                    out.append(Step(f"{t}.{delta.field} covered", "no",
+                                    "no listed obligation covering the field holds; every obligation that covers it "
+                                    "was tried", (*change, *tried) or change, "DESIGN §6"))
+    rule = {
+        "gate": "GATE: suspend-and-ask when any material change is uncovered, else released",
+        "dock": "DOCK: R_n = 0 when any material change is uncovered (score docked), else released",
+        "off": "coverage off: the ungated score",
+    }[d.mode]
+    out.append(Step("verdict", d.verdict, rule, (("mode", d.mode), ("mode from", d.mode_source), ("score", d.score)),
+                    "DESIGN §6"))
+    return out
 
 
 def to_json(c: Compiled) -> dict[str, Any]:
@@ -237,5 +277,7 @@ def to_text(c: Compiled) -> str:
 
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
+        if v == int(v) and abs(v) < 1e15:
+            return f"{int(v):,}"
         return f"{v:,.2f}" if abs(v) >= 1e4 else f"{v:.6g}"
     return str(v)

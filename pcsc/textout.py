@@ -186,3 +186,14 @@ def experiment_text(e: Experiment) -> str:
          f"{e.beats_without_floors}/{e.splices} → {e.beats_with_floors}/{e.splices}", "fewer with floors"),
     ]
     return "\n".join(["experiment A and GATE / DOCK (definitions: pcsc/seams/experiment.py)"] + table(rows))
+
+
+def compile_summary(compiled: list[Compiled], files: int) -> str:
+    """One closing line for a compile of several routes: what each verdict counts."""
+    counts: dict[str, int] = {}
+    for c in compiled:
+        counts[c.decision.verdict] = counts.get(c.decision.verdict, 0) + 1
+    ineligible = sum(not c.numbers.eligible for c in compiled)
+    verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    return (f"compiled {len(compiled)} routes from {files} file{'s' if files != 1 else ''}: {verdicts}"
+            + (f"; {ineligible} ineligible (a blocking gate failed)" if ineligible else ""))

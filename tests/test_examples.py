@@ -118,3 +118,18 @@ def test_db_gui_subscription_fails_its_eligibility_gate() -> None:
     assert n.eligible is False and n.score > 0  # a positive score does not make it eligible
     assert n.criteria_score is None and n.bucket is None
     assert [f.name for f in c.route.fields] == ["paying_teams", "arr"]
+
+
+def test_compile_of_the_shipped_examples_ends_with_a_summary() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    proc = subprocess.run([sys.executable, "-m", "pcsc", "compile", "examples/"], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    routes = sorted(ROOT.joinpath("examples").rglob("*.route"))
+    last = proc.stdout.rstrip().splitlines()[-1]
+    assert last.startswith(f"compiled 36 routes from {len(routes)} files: 36 released")
+    assert last.endswith("1 ineligible (a blocking gate failed)")
