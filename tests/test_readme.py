@@ -46,3 +46,17 @@ def test_table_a1_grading_matches_the_command() -> None:
         capture_output=True, text=True, cwd=ROOT, check=True,
     ).stdout
     assert shown and [line for line in out.splitlines() if line.strip()] == shown
+
+
+def test_compile_block_matches_the_command() -> None:
+    shown = [line for line in _block_after("$ pcsc compile examples/devtools_api.route\n").splitlines()[1:]]
+    out = subprocess.run([sys.executable, "-m", "pcsc", "compile", "examples/devtools_api.route"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert shown and out.splitlines()[: len(shown)] == shown
+
+
+def test_seams_block_matches_the_command() -> None:
+    shown = _block_after("$ pcsc seams examples/devtools_api.route --symbolic\n").splitlines()[1:]
+    out = subprocess.run([sys.executable, "-m", "pcsc", "seams", "examples/devtools_api.route", "--symbolic"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert shown and [line for line in out.splitlines() if line.strip()] == [line for line in shown if line.strip()]
