@@ -72,8 +72,14 @@ def _session(args: argparse.Namespace) -> Any:
 def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     from pcsc.pipeline import expand_inputs
 
+    from pcsc.diagnostics.model import Span
+
     session = _session(args)
     routes = []
+    for arg in args.files:
+        if Path(arg).is_dir() and not expand_inputs([arg]):
+            session.diags.add("PCSC-E106", f"no .route files in the folder {arg}", Span.whole_file(arg),
+                              "route files end in .route; folders are searched recursively")
     for path, shown in expand_inputs(args.files):
         routes.extend(session.load_routes(path, shown))
     return session, routes

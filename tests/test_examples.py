@@ -133,3 +133,11 @@ def test_compile_of_the_shipped_examples_ends_with_a_summary() -> None:
     last = proc.stdout.rstrip().splitlines()[-1]
     assert last.startswith(f"compiled 36 routes from {len(routes)} files: 36 released")
     assert last.endswith("1 ineligible (a blocking gate failed)")
+
+
+def test_a_folder_without_routes_is_an_error(tmp_path: Path) -> None:
+    from pcsc.cli import main
+
+    (tmp_path / "notes.txt").write_text("no routes here", encoding="utf-8")
+    for command in ("check", "compile", "gate", "seams"):
+        assert main([command, str(tmp_path)]) == 1

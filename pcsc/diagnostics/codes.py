@@ -37,6 +37,7 @@ CODES: dict[str, Code] = _table(
     ("PCSC-E103", "syntax error: unexpected end of file"),
     ("PCSC-E104", "two statements on one line"),
     ("PCSC-E105", "file cannot be read"),
+    ("PCSC-E106", "folder holds no route files"),
     # names and structure
     ("PCSC-E201", "unknown state"),
     ("PCSC-E202", "unknown transition"),
