@@ -70,9 +70,8 @@ def _session(args: argparse.Namespace) -> Any:
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    from pcsc.pipeline import expand_inputs
-
     from pcsc.diagnostics.model import Span
+    from pcsc.pipeline import expand_inputs
 
     session = _session(args)
     routes = []
