@@ -49,7 +49,7 @@ def emit_diagnostics(diagnostics: Sequence[Diagnostic], sources: dict[str, str],
             styled.highlight_words([": error:"], "bold red")
             styled.highlight_words([": warning:"], "bold yellow")
             styled.highlight_regex(r"^\s+help:.*", "cyan")
-            console.print(styled)
+            console.print(styled, soft_wrap=True)  # never wrap: editors parse these lines
     else:
         stream.write(text + "\n")
 

@@ -1365,3 +1365,23 @@ def test_random_mutations_never_raise(text: str, fuzz_dir: Path) -> None:
     # errors are values: whatever did not compile says why
     if not session.diags.has_errors:
         assert routes and all(c is not None for c in compiled), describe(diags)
+
+
+def test_coloured_diagnostics_on_a_terminal_are_never_wrapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from pcsc import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setenv("COLUMNS", "40")
+    long = Diagnostic("PCSC-E207", "unknown reference class " + "x" * 80, Span("r.route", 1, 1, 1, 2))
+    out = Terminal()
+    cli.emit_diagnostics([long], {"r.route": "route r {\n"}, out)
+    first = out.getvalue().splitlines()[0]
+    assert "\x1b[" in first  # coloured
+    assert first.endswith("[PCSC-E207]")  # the whole header on one line, whatever the width
