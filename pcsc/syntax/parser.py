@@ -1,16 +1,23 @@
 """Build the Lark parser once (lazily) and turn Lark's exceptions into diagnostics.
 
-Lark stops at the first syntax error of a file; the message is re-worded in the
-author's terms (keywords in backticks, "a name", "a number") with a "did you mean"
-when a misspelt keyword is the likely cause.
+Each syntax error is re-worded in the author's terms (keywords in backticks, "a
+name", "a number") with a "did you mean" when a misspelt keyword is the likely cause.
+A valid file takes Lark's plain parse; only after a first error does `_Recovery`
+resume the LALR parser (Lark's interactive parser) to report the file's further,
+independent syntax errors in the same run. A file with a syntax error never yields
+a tree, so lowering never sees a partly recovered parse.
 """
 
 from __future__ import annotations
 
+import bisect
+import copy
 import difflib
 import hashlib
 import os
+import re
 import sys
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +26,7 @@ import lark
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
+from lark.parsers.lalr_analysis import Shift
 
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.resources import data_dir
@@ -148,6 +156,14 @@ def _keyword_read_as_name(err: UnexpectedToken) -> str | None:
     )
 
 
+def _did_you_mean(err: UnexpectedToken) -> str | None:
+    """The keyword a misspelt name most likely stands for, among those expected here."""
+    if err.token.type != "NAME":
+        return None
+    close = difflib.get_close_matches(str(err.token.value), _keywords(set(err.accepts or err.expected)), n=1)
+    return close[0] if close else None
+
+
 def _describe_char(char: str) -> str:
     return f"`{char}`" if char.isprintable() else f"U+{ord(char):04X}"
 
@@ -169,10 +185,10 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
         span = Span(file, line, column, end_line, end_col)
         expected = set(err.accepts or err.expected)
         help_text = _keyword_read_as_name(err)
-        if help_text is None and tok.type == "NAME":
-            close = difflib.get_close_matches(str(tok.value), _keywords(expected), n=1)
-            if close:
-                help_text = f"did you mean `{close[0]}`?"
+        if help_text is None:
+            close = _did_you_mean(err)
+            if close is not None:
+                help_text = f"did you mean `{close}`?"
         diags.add(
             "PCSC-E101",
             f"unexpected {_token_text(tok)}; expected {_expected_phrase(expected)}",
@@ -209,11 +225,17 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
 
 
 def parse_source(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
-    """Parse a .route or .obl text; on a syntax error append a diagnostic, return None."""
+    """Parse a .route or .obl text. On syntax errors append a diagnostic for the first
+    one and for each further independent one (see `_Recovery`), and return None: a
+    partly recovered parse never reaches lowering."""
     try:
         return get_parser().parse(text, start="file")
     except UnexpectedInput as err:
         syntax_error(err, file, text, diags)
+        try:
+            _Recovery(text, file, diags).run(err)
+        except Exception:  # it relies on Lark's parser internals: never fatal, the first error is reported
+            pass
         return None
 
 
@@ -224,3 +246,313 @@ def parse_expression(text: str, file: str, diags: Diagnostics) -> Tree[Token] | 
     except UnexpectedInput as err:
         syntax_error(err, file, text, diags)
         return None
+
+
+# ---------------------------------------------------------------------- further syntax errors
+MAX_SYNTAX_ERRORS = 20  # syntax errors reported for one file, the first one included
+_MAX_STEPS = 200  # resumptions of the parser for one file, reported or not: a bound on the work
+_STOP = -1  # a resynchronisation that gives up: the rest of the file is not checked
+
+# The recovery's own view of the text: only braces, words and where lines start matter,
+# and braces inside strings and comments must not count. An unterminated string runs to
+# the end of its line, as its author meant.
+_SCAN = re.compile(
+    r"(?P<newline>\n)|(?P<space>[ \t\r\f]+|#[^\n]*)"
+    r'|(?P<string>"(?:[^"\\\n]|\\.)*"?)'
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<open>\{)|(?P<close>\})"
+    r"|(?P<other>[0-9][A-Za-z0-9_.%]*|.)"
+)
+_SPACE = re.compile(r"(?:[ \t\r\f\n]|#[^\n]*)*")
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    pos: int
+    kind: str  # "word", "open", "close", "string" or "other"
+    text: str
+    first: bool  # the first item of its line
+
+
+def _scan(text: str) -> list[_Item]:
+    items = []
+    first = True
+    for m in _SCAN.finditer(text):
+        kind = m.lastgroup or "other"
+        if kind == "newline":
+            first = True
+        elif kind != "space":
+            items.append(_Item(m.start(), kind, m.group(), first))
+            first = False
+    return items
+
+
+@cache
+def _keyword_terminals() -> dict[str, str]:
+    """`transition` -> `TRANSITION`, for every word the grammar spells out."""
+    return {
+        str(t.pattern.value): t.name
+        for t in get_parser().terminals
+        if isinstance(t.pattern, PatternStr) and str(t.pattern.value).replace("_", "").isalpha()
+    }
+
+
+def _shifts(actions: dict[str, Any], terminal: str) -> bool:
+    action = actions.get(terminal)
+    return action is not None and action[0] is Shift
+
+
+def _error_pos(err: UnexpectedInput) -> int:
+    pos = err.token.start_pos if isinstance(err, UnexpectedToken) else err.pos_in_stream
+    return pos if isinstance(pos, int) else -1
+
+
+def _accepts(err: UnexpectedInput) -> set[str]:
+    if isinstance(err, UnexpectedToken):
+        return set(err.accepts or err.expected)
+    return set(err.allowed or ()) if isinstance(err, UnexpectedCharacters) else set()
+
+
+def _error_line(err: UnexpectedInput) -> int:
+    line = err.token.line if isinstance(err, UnexpectedToken) else err.line
+    return line if isinstance(line, int) else 0
+
+
+class _Recovery:
+    """Report the further syntax errors of a file after its first one (LALR panic mode).
+
+    After each error, the interactive parser of Lark's exception is set to go on:
+
+    - repair: a name that starts a line where a statement may start, and that has a
+      "did you mean" keyword, is read as that keyword (a misspelt `transition` still
+      opens its block, whose lines are still checked), provided that its line then
+      parses to the end of a statement or to a `{`;
+    - a stray character is skipped and the parse goes on in the same state;
+    - otherwise resynchronise (an unterminated string: from the end of its line): skip,
+      counting braces, to the first of
+        - a `}` that closes the innermost block open at the error;
+        - the first word of a line, outside any block opened after the error, that the
+          innermost open block takes: a statement keyword (`horizon`, `source`,
+          `transition`, ...), or a name in a `state`, `vision`, `cost` or `criteria`
+          block;
+      and cut the parser's stack back to just inside that block.
+
+    Where the braces leave the nesting in doubt, recovery stops (the rest of the file is
+    not checked, since any guess at the intended nesting can invent errors):
+    - a keyword at the start of a line that only an outer block takes: a `}` missing
+      before it, or a statement in the wrong block (`state`, `criteria {` in a
+      transition);
+    - a `}` that would close more blocks than are open (a stray `}`), or that is first
+      on its line but indented unlike the line of the `{` it would close;
+    - the end of the file reached while skipping.
+
+    An error is not reported, only recovered from, when it is likely a consequence of
+    the previous one: on the line of the previous error; on the line after a skipped
+    character, when the statement before it is unfinished, a keyword was just read as
+    a name, or the character was alone on its line (where a `}` may have been); and the
+    file ending early after a character alone on its line was skipped. Recovery stops
+    at the end of the file or after `MAX_SYNTAX_ERRORS` reported errors.
+    """
+
+    def __init__(self, text: str, file: str, diags: Diagnostics) -> None:
+        self.text = text
+        self.file = file
+        self.diags = diags
+        self.items = _scan(text)
+        self.starts = [item.pos for item in self.items]
+        # closes[i]: how many of the blocks open before items[i] a `}` from items[i] on closes
+        self.closes = [0] * (len(self.items) + 1)
+        for i in range(len(self.items) - 1, -1, -1):
+            step = {"open": 1, "close": -1}.get(self.items[i].kind, 0)
+            self.closes[i] = max(0, self.closes[i + 1] - step)
+        self.states: dict[Any, dict[str, Any]] = {}
+        self.quiet_line = 0  # the next line with a token after the character skipped last
+        self.quiet_lone = False  # whether that character was alone on its line
+        self.lone_skipped = False  # whether any skipped character was alone on its line
+
+    def run(self, err: UnexpectedInput) -> None:
+        """Recover from `err`, already reported, and report the errors that follow."""
+        reported, line = 1, _error_line(err)  # line: that of the error met last
+        for _ in range(_MAX_STEPS):
+            parser: Any = getattr(err, "interactive_parser", None)
+            if parser is None or reported >= MAX_SYNTAX_ERRORS:
+                return
+            self.states = parser.parser_state.parse_conf.states
+            if not self._resume(err, parser):
+                return
+            try:
+                parser.resume_parse()
+                return  # the rest of the file parsed
+            except UnexpectedInput as new:
+                err = new
+            if isinstance(err, UnexpectedToken) and err.token.type == "$END":
+                fresh = not self.lone_skipped  # else the missing `}` may be the skipped character
+            elif _error_line(err) == line:
+                fresh = False
+            elif _error_line(err) == self.quiet_line:  # the line after a skipped character's
+                fresh = not self.quiet_lone and self._independent(err)
+            else:
+                fresh = True
+            line = _error_line(err)
+            if fresh:
+                syntax_error(err, self.file, self.text, self.diags)
+                reported += 1
+
+    @staticmethod
+    def _independent(err: UnexpectedInput) -> bool:
+        """Whether an error on the line after a skipped character is not its consequence:
+        the statement before it may end there, and no keyword was just read as a name."""
+        if not {"RBRACE", "$END"} & _accepts(err):
+            return False
+        return not (isinstance(err, UnexpectedToken) and _keyword_read_as_name(err) is not None)
+
+    def _resume(self, err: UnexpectedInput, parser: Any) -> bool:
+        """Set the parser's stack and the lexer's position to go on after `err`."""
+        pos = _error_pos(err)
+        if not 0 <= pos < len(self.text):
+            return False
+        if isinstance(err, UnexpectedCharacters):
+            if self.text[pos] != '"':
+                self._move(parser, pos + 1)
+                end = self.text.find("\n", pos)
+                space = _SPACE.match(self.text, end) if end >= 0 else None
+                after = space.end() if space else len(self.text)
+                self.quiet_line = self.text.count("\n", 0, after) + 1 if after < len(self.text) else 0
+                rest = self.text[pos + 1 : end if end >= 0 else len(self.text)]
+                self.quiet_lone = self._first_on_line(pos) and not rest.split("#")[0].strip()
+                self.lone_skipped = self.lone_skipped or self.quiet_lone
+                return True
+            end = self.text.find("\n", pos)
+            return self._resynchronise(parser, end if end >= 0 else len(self.text), pos)
+        if not isinstance(err, UnexpectedToken) or err.token.type == "$END":
+            return False
+        return self._repair(err, parser) or self._resynchronise(parser, pos, pos)
+
+    def _repair(self, err: UnexpectedToken, parser: Any) -> bool:
+        """Read a misspelt keyword at the start of a line as the keyword it resembles."""
+        token = err.token
+        if token.type != "NAME" or not self._first_on_line(token.start_pos):
+            return False
+        if _keyword_read_as_name(err) is not None:
+            return False
+        word = _did_you_mean(err)
+        terminal = _keyword_terminals().get(word) if word else None
+        if terminal is None:
+            return False
+        keyword = Token.new_borrow_pos(terminal, token.value, token)
+        if not self._completes_line(parser, keyword):
+            return False
+        parser.feed_token(keyword)
+        return True
+
+    @staticmethod
+    def _completes_line(parser: Any, keyword: Token) -> bool:
+        """Whether, with `keyword` for its first token, the line parses to its end and
+        the statement may end there (or a block opens): else the misspelt word was not
+        just a keyword (`contradictsmonetize`), and the repair would invent errors."""
+        trial = parser.copy(deepcopy_values=False)
+        conf = copy.copy(trial.parser_state.parse_conf)
+        conf.callbacks = {}  # no tree building on a trial
+        trial.parser_state.parse_conf = conf
+        try:
+            trial.feed_token(keyword)
+            for token in trial.lexer_thread.lex(trial.parser_state):
+                if token.line != keyword.line:
+                    break
+                trial.feed_token(token)
+        except UnexpectedInput as err:
+            if _error_line(err) == keyword.line:
+                return False  # else the line parsed, and the next one starts with an error
+        return bool({"RBRACE", "$END"} & trial.accepts())
+
+    def _resynchronise(self, parser: Any, start: int, error_pos: int) -> bool:
+        """Skip from `start` to the next place the parse can resume (see the class)."""
+        blocks = self._open_blocks(parser)
+        depth = 0
+        for i in range(bisect.bisect_left(self.starts, start), len(self.items)):
+            item = self.items[i]
+            if item.kind == "open":
+                depth += 1
+                continue
+            if item.kind == "close":
+                depth -= 1
+                if depth >= 0:
+                    continue
+                depth = 0  # a `}` of a block open at the error
+                target = self._close(blocks, i) if blocks else None
+            elif item.kind == "word" and item.first and depth == 0:
+                target = self._word(parser, blocks, i, error_pos)
+            else:
+                continue
+            if target == _STOP:
+                return False
+            if target is not None:
+                self._cut(parser, target)
+                self._move(parser, item.pos)
+                return True
+        return False  # nothing to resume at: whether a `}` is missing is not clear
+
+    def _open_blocks(self, parser: Any) -> list[tuple[int, Token]]:
+        """The blocks open on the parser's stack, innermost first: the stack index just
+        inside the block's `{`, and that `{`."""
+        state = parser.parser_state
+        opened: list[tuple[int, Token]] = []
+        for k, value in enumerate(state.value_stack):
+            if isinstance(value, Token) and value.type == "LBRACE":
+                opened.append((k + 1, value))
+            elif isinstance(value, Token) and value.type == "RBRACE" and opened:
+                opened.pop()
+        return [(index, brace) for index, brace in reversed(opened) if index < len(state.state_stack)]
+
+    def _close(self, blocks: list[tuple[int, Token]], i: int) -> int | None:
+        """Where to resume at the `}` items[i], which closes the innermost open block."""
+        index, brace = blocks[0]
+        if self.closes[i] > len(blocks) or not self._closes_layout(brace, self.items[i]):
+            return _STOP
+        return index
+
+    def _word(self, parser: Any, blocks: list[tuple[int, Token]], i: int, error_pos: int) -> int | None:
+        """Where to resume at the word items[i], which starts a line."""
+        item = self.items[i]
+        stack = parser.parser_state.state_stack
+        terminal = _keyword_terminals().get(item.text)
+        inside = [index for index, _ in blocks] + [0]  # and the file's top level
+        if terminal is None:  # a name: an item of a `state`, `vision`, `cost` or `criteria` block
+            return inside[0] if item.pos > error_pos and _shifts(self.states[stack[inside[0]]], "NAME") else None
+        for n, index in enumerate(inside):
+            at_error = item.pos == error_pos and index == len(stack) - 1
+            if not at_error and _shifts(self.states[stack[index]], terminal):
+                return index if n == 0 else _STOP  # only an outer block takes it: a `}` missing, or misplaced
+        return None
+
+    def _closes_layout(self, brace: Token, close: _Item) -> bool:
+        """Whether a `}` may close `brace`'s block by the layout: it is on the line of
+        the `{`, or after other tokens on its line, or indented like the line of the `{`."""
+        if not close.first or not isinstance(brace.start_pos, int) or brace.start_pos >= close.pos:
+            return True
+        if "\n" not in self.text[brace.start_pos : close.pos]:
+            return True
+        return self._indent(brace.start_pos) == self._indent(close.pos)
+
+    def _indent(self, pos: int) -> str:
+        start = self.text.rfind("\n", 0, pos) + 1
+        line = self.text[start : pos + 1]
+        return line[: len(line) - len(line.lstrip(" \t\f"))]
+
+    def _first_on_line(self, pos: int) -> bool:
+        return not self.text[self.text.rfind("\n", 0, pos) + 1 : pos].strip(" \t\r\f")
+
+    @staticmethod
+    def _cut(parser: Any, index: int) -> None:
+        """Cut the parser's stack back to `state_stack[index]`."""
+        state = parser.parser_state
+        del state.state_stack[index + 1 :]
+        del state.value_stack[index:]
+
+    def _move(self, parser: Any, pos: int) -> None:
+        """Make the lexer go on from `pos`."""
+        counter = parser.lexer_thread.state.line_ctr
+        counter.char_pos = pos
+        counter.line = self.text.count("\n", 0, pos) + 1
+        counter.line_start_pos = self.text.rfind("\n", 0, pos) + 1
+        counter.column = pos - counter.line_start_pos + 1
