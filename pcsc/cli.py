@@ -125,7 +125,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from pcsc.textout import compile_summary, compile_text
 
     session, routes = _load(args)
-    compiled = [c for c in (session.compile_route(r) for r in routes) if c is not None]
+    compiled = session.compile_routes(routes)
     if args.emit == "ir":
         from pcsc.serialize import ir_json
 
@@ -154,7 +154,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 def _compile_all(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     session, routes = _load(args)
-    return session, [c for c in (session.compile_route(r) for r in routes) if c is not None]
+    return session, session.compile_routes(routes)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:

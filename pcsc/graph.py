@@ -453,7 +453,7 @@ def run_graph(args: argparse.Namespace) -> int:
             hint = suggest(args.route, names)
             raise UsageError(f"no route `{args.route}` in {args.files[0]}" + (f"; {hint}" if hint else ""))
         routes = chosen
-    compiled = [c for c in (session.compile_route(r) for r in routes) if c is not None]
+    compiled = session.compile_routes(routes)
     emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
     if compiled:
         text = render(compiled, args.format)

@@ -256,6 +256,10 @@ class Session:
         lib_path = [*sorted(used), *(p for p in self.lib_path if p not in used)]
         return Session(lib_path=lib_path, policies=self.policies, coverage_mode=self.coverage_mode)
 
+    def compile_routes(self, routes: list[Route]) -> list[Compiled]:
+        """Every route that compiles without errors, in order (the others left diagnostics)."""
+        return [c for c in (self.compile_route(r) for r in routes) if c is not None]
+
     def compile_route(self, route: Route) -> Compiled | None:
         loaded = self.bind(route)
         if loaded is None:

@@ -674,7 +674,7 @@ def run(args: argparse.Namespace) -> int:
             hint = suggest(args.route, [r.name for r in routes])
             raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
         routes = chosen
-    compiled = [c for c in (session.compile_route(r) for r in routes) if c is not None]
+    compiled = session.compile_routes(routes)
     reports = [redteam(c, session, args.max_edits, args.depth, args.reclass) for c in compiled]
     diags = session.diags.sorted()
     if args.format == "json":

@@ -83,7 +83,7 @@ def register(sub: Any, policy_sub: Any, common: Callable[..., None], coverage_op
         if name == "show":
             q.add_argument("--route", help="only this route")
         q.set_defaults(func=_lazy("pcsc.forecast.cmd_ledger", func))
-    led.set_defaults(func=lambda a: _usage(led))
+    led.set_defaults(func=lambda a: _show_help(led))
 
     q = policy_sub.add_parser("fit", help="propose a new policy version with priors refitted from the ledger")
     q.add_argument("--policy", required=True, metavar="ID@VERSION", help="the policy to refit")
@@ -119,9 +119,10 @@ def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
-def _usage(p: argparse.ArgumentParser) -> int:
-    p.print_help(sys.stderr)
-    return 2
+def _show_help(p: argparse.ArgumentParser) -> int:
+    from pcsc.cli import _missing
+
+    return _missing(p)
 
 
 # ---------------------------------------------------------------------- shared

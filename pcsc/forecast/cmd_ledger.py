@@ -32,14 +32,6 @@ from pcsc.pipeline import Compiled, Session
 from pcsc.tables import all_but, table
 
 
-def _compile(args: argparse.Namespace) -> tuple[Session, list[Compiled]]:
-    from pcsc.cli import _load
-
-    session, routes = _load(args)
-    session.coverage_mode = getattr(args, "coverage", None)
-    return session, [c for c in (session.compile_route(r) for r in routes) if c is not None]
-
-
 def _rank(compiled: list[Compiled]) -> tuple[KeyChoice, list[Ranked]]:
     from pcsc.cli import UsageError
 
@@ -67,9 +59,9 @@ def _diagnostics_json(session: Session) -> list[dict[str, Any]]:
 
 def run_rank(args: argparse.Namespace) -> int:
     """`pcsc rank FILE…|DIR`: every route that compiles, ranked (see pcsc.forecast.rank)."""
-    from pcsc.cli import EXIT_INPUT, EXIT_OK, emit_diagnostics, print_json
+    from pcsc.cli import EXIT_INPUT, EXIT_OK, _compile_all, emit_diagnostics, print_json
 
-    session, compiled = _compile(args)
+    session, compiled = _compile_all(args)
     if args.format == "text":
         emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
     choice, ranked = _rank(compiled)
@@ -98,9 +90,9 @@ def freeze_inputs(session: Session) -> list[tuple[str, str]]:
 def run_freeze(args: argparse.Namespace) -> int:
     """`pcsc freeze FILE…|DIR [--ledger PATH]`: compile, rank, and store every route's
     packet in one transaction; nothing is stored when the input has errors."""
-    from pcsc.cli import EXIT_INPUT, EXIT_OK, emit_diagnostics, print_json
+    from pcsc.cli import EXIT_INPUT, EXIT_OK, _compile_all, emit_diagnostics, print_json
 
-    session, compiled = _compile(args)
+    session, compiled = _compile_all(args)
     path = Path(args.ledger) if getattr(args, "ledger", None) else DEFAULT_PATH
     if args.format == "text":
         emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
