@@ -254,19 +254,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from pcsc import explain
 
     session, routes = _load(args)
-    names = [r.name for r in routes]
-    if args.route is None and len(routes) > 1:
-        raise UsageError("the file holds several routes; choose one with --route: " + ", ".join(names))
-    chosen = [r for r in routes if args.route is None or r.name == args.route]
-    if not chosen:
-        if session.diags.has_errors:
-            emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
-            return EXIT_INPUT
-        from pcsc.lower.common import suggest
-
-        hint = suggest(args.route, names)
-        raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
-    compiled = session.compile_route(chosen[0])
+    try:
+        chosen = _choose_route(args, session, routes)
+    except UsageError:
+        if args.route is None or not session.diags.has_errors:
+            raise
+        chosen = None  # the named route may be the one that failed to lower: report its errors
+    if chosen is None:
+        emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
+        return EXIT_INPUT
+    compiled = session.compile_route(chosen)
     if args.format == "json":
         _report(session, args, {"explain": explain.to_json(compiled) if compiled else None})
     else:
