@@ -12,8 +12,8 @@ from typing import Any, TextIO
 
 from pcsc import __version__, canonical
 from pcsc.diagnostics.model import Diagnostic
-from pcsc.diagnostics.render import to_json as diagnostic_json
-from pcsc.diagnostics.render import to_sarif, to_text
+from pcsc.render.diagnostics import to_json as diagnostic_json
+from pcsc.render.diagnostics import to_sarif, to_text
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 EXIT_INTERNAL = 70  # a bug in pcsc (EX_SOFTWARE); never caused by input

@@ -13,7 +13,7 @@ import attrs
 from pcsc import __version__
 from pcsc.coverage import DeltaCoverage
 from pcsc.diagnostics.model import Diagnostic
-from pcsc.diagnostics.render import to_json
+from pcsc.render.diagnostics import to_json
 from pcsc.pipeline import Compiled
 from pcsc.printer import expression
 from pcsc.score.cost import Delta

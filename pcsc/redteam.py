@@ -55,7 +55,7 @@ from pcsc.lower.literals import add_horizon
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.printer import number, route_to_text
 from pcsc.seams.splice import redate, seam_indices, splice
-from pcsc.tables import table
+from pcsc.render.tables import table
 
 KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "drop-evidence", "drop-kill", "drop-threshold")
 OUTCOMES = ("refused", "ineligible", "covered-gain", "no-gain", "invalid")
@@ -661,7 +661,7 @@ def register(sub: Any, common: Callable[..., None], coverage_option: Callable[[a
 def run(args: argparse.Namespace) -> int:
     from pcsc import __version__
     from pcsc.cli import EXIT_INPUT, EXIT_OK, UsageError, _load, emit_diagnostics, print_json
-    from pcsc.diagnostics.render import to_json as diagnostic_json
+    from pcsc.render.diagnostics import to_json as diagnostic_json
 
     if args.max_edits < 1:
         raise UsageError("--max-edits must be at least 1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pcsc.pipeline import Compiled
 from pcsc.seams.analysis import RouteSeams
 from pcsc.seams.experiment import Experiment, Summary
-from pcsc.tables import table
+from pcsc.render.tables import table
 
 
 def money(x: float) -> str:

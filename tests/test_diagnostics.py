@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.diagnostics.render import to_json, to_sarif, to_text
+from pcsc.render.diagnostics import to_json, to_sarif, to_text
 from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyStore
 from tests.conftest import ROOT

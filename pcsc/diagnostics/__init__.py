@@ -1,4 +1,4 @@
-"""Diagnostics: codes (one registry), values, and renderers (text, JSON, SARIF)."""
+"""Diagnostics: codes (one registry) and values; rendering lives in pcsc.render."""
 
 from pcsc.diagnostics.codes import CODES, Code
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Severity, Span

@@ -102,7 +102,7 @@ def _check_plot(path: Path) -> None:
 
 def grading_text(g: Grading, level: float) -> str:
     """The aligned text report of one graded table."""
-    from pcsc.tables import table
+    from pcsc.render.tables import table
 
     t = g.table
     n, pos = len(t.labels), t.positives

@@ -361,7 +361,7 @@ def grade(forecasts: Sequence[Any], outcomes: Any, as_of: dt.date, args: argpars
 
 
 def evaluate_text(report: dict[str, Any]) -> str:
-    from pcsc.tables import table
+    from pcsc.render.tables import table
 
     lines = [f"graded as of {report['as_of']}: {len(report['forecasts'])} frozen forecasts, "
              f"{report['routes_labelled']} labelled routes, {report['milestones_resolved']} resolved milestones"]

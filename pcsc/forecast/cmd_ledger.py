@@ -29,7 +29,7 @@ from pcsc.canonical import sha256_hex
 from pcsc.forecast.ledger import DEFAULT_PATH, Entry, ForecastRecord, Ledger, LedgerError, Outcome, PolicyId
 from pcsc.forecast.rank import KeyChoice, Ranked, RankKeyConflict, choose_key, rank, rank_packet, rank_text
 from pcsc.pipeline import Compiled, Session
-from pcsc.tables import all_but, table
+from pcsc.render.tables import all_but, table
 
 
 def _rank(compiled: list[Compiled]) -> tuple[KeyChoice, list[Ranked]]:
@@ -52,7 +52,7 @@ def _error(message: str) -> None:
 
 
 def _diagnostics_json(session: Session) -> list[dict[str, Any]]:
-    from pcsc.diagnostics.render import to_json
+    from pcsc.render.diagnostics import to_json
 
     return [to_json(d) for d in session.diags.sorted()]
 

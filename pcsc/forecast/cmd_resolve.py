@@ -27,7 +27,7 @@ from pcsc.forecast.resolve import (
     resolve_routes,
     route_outcomes,
 )
-from pcsc.tables import ALL, table
+from pcsc.render.tables import ALL, table
 
 
 def add_resolve_arguments(p: argparse.ArgumentParser) -> None:

@@ -366,7 +366,7 @@ def _arrow(a: str, b: str) -> str:
 
 
 def to_text(d: PolicyDiff, with_routes: bool) -> str:
-    from pcsc.tables import table
+    from pcsc.render.tables import table
 
     o, n = d.old, d.new
 
@@ -415,7 +415,7 @@ def route_summary(d: PolicyDiff) -> str:
 
 
 def route_lines(d: PolicyDiff) -> list[str]:
-    from pcsc.tables import table
+    from pcsc.render.tables import table
 
     if not d.routes:
         return []
@@ -488,7 +488,7 @@ def run_diff(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pcsc import __version__
     from pcsc.cli import EXIT_INPUT, EXIT_OK, _policy_arg, _session, emit_diagnostics, print_json
-    from pcsc.diagnostics.render import to_json as diagnostic_json
+    from pcsc.render.diagnostics import to_json as diagnostic_json
     from pcsc.pipeline import expand_inputs
 
     old = _policy_arg(args, args.old)
