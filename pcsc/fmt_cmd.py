@@ -106,9 +106,9 @@ def _plural(n: int, word: str) -> str:
 def run_fmt(args: argparse.Namespace) -> int:
     from pcsc import __version__
     from pcsc.cli import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, UsageError, emit_diagnostics, print_json
-    from pcsc.render.diagnostics import to_json as diagnostic_json
     from pcsc.fmt import check_format, format_source, semantics
     from pcsc.pipeline import Session
+    from pcsc.render.diagnostics import to_json as diagnostic_json
 
     stdin = STDIN in args.files
     if stdin and len(args.files) > 1:

@@ -13,9 +13,9 @@ import attrs
 from pcsc import __version__
 from pcsc.coverage import DeltaCoverage
 from pcsc.diagnostics.model import Diagnostic
-from pcsc.render.diagnostics import to_json
 from pcsc.pipeline import Compiled
 from pcsc.printer import expression
+from pcsc.render.diagnostics import to_json
 from pcsc.score.cost import Delta
 from pcsc.score.route import RouteNumbers
 from pcsc.seams.analysis import RouteSeams

@@ -54,8 +54,8 @@ from pcsc.ir import Evidence, Route, Transition
 from pcsc.lower.literals import add_horizon
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.printer import number, route_to_text
-from pcsc.seams.splice import redate, seam_indices, splice
 from pcsc.render.tables import table
+from pcsc.seams.splice import redate, seam_indices, splice
 
 KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "drop-evidence", "drop-kill", "drop-threshold")
 OUTCOMES = ("refused", "ineligible", "covered-gain", "no-gain", "invalid")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pcsc.pipeline import Compiled
+from pcsc.render.tables import table
 from pcsc.seams.analysis import RouteSeams
 from pcsc.seams.experiment import Experiment, Summary
-from pcsc.render.tables import table
 
 
 def money(x: float) -> str:

@@ -36,9 +36,9 @@ from hypothesis import strategies as st
 
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.render.diagnostics import to_json, to_sarif, to_text
 from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyStore
+from pcsc.render.diagnostics import to_json, to_sarif, to_text
 from tests.conftest import ROOT
 from tests.regen_golden_diagnostics import GOLDEN_DIR, golden_cases, render
 

@@ -488,8 +488,8 @@ def run_diff(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pcsc import __version__
     from pcsc.cli import EXIT_INPUT, EXIT_OK, _policy_arg, _session, emit_diagnostics, print_json
-    from pcsc.render.diagnostics import to_json as diagnostic_json
     from pcsc.pipeline import expand_inputs
+    from pcsc.render.diagnostics import to_json as diagnostic_json
 
     old = _policy_arg(args, args.old)
     new = _policy_arg(args, args.new)
