@@ -139,6 +139,13 @@ def test_all_names_resolve_and_others_do_not() -> None:
     assert isinstance(pcsc.__version__, str)
 
 
+def test_no_public_name_is_a_submodule() -> None:
+    """`import pcsc.x` sets the attribute `pcsc.x` to the module, hiding a function so named
+    (which is why the seam analysis is `analyse_seams`, not `seams`)."""
+    submodules = {p.stem for p in (ROOT / "pcsc").iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
+    assert submodules & set(pcsc.__all__) == set()
+
+
 def test_the_library_never_imports_the_cli() -> None:
     source = (ROOT / "pcsc" / "_api.py").read_text(encoding="utf-8") + (
         ROOT / "pcsc" / "forecast" / "freeze.py").read_text(encoding="utf-8")

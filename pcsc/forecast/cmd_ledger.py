@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pcsc import __version__
-from pcsc.forecast.freeze import freeze_inputs, freeze_records
+from pcsc.forecast.freeze import freeze_inputs, freeze_records, in_input_order
 from pcsc.forecast.ledger import DEFAULT_PATH, Entry, Ledger, LedgerError, Outcome
 from pcsc.forecast.rank import KeyChoice, Ranked, RankKeyConflict, choose_key, rank, rank_packet, rank_text
 from pcsc.pipeline import Compiled, Session
@@ -101,8 +101,7 @@ def run_freeze(args: argparse.Namespace) -> int:
         return refuse("nothing to freeze: no routes in " + ", ".join(args.files))
     choice, ranked = _rank(compiled)
     _warn(choice.warnings)
-    by_compiled = {id(r.compiled): r for r in ranked}
-    ranked_in_input_order = [by_compiled[id(c)] for c in compiled]
+    ranked_in_input_order = in_input_order(compiled, ranked)
     records = freeze_records(ranked_in_input_order)
     try:
         with Ledger.open(path, create=True) as ledger:
