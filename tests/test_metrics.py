@@ -427,3 +427,32 @@ print(parser_numpy, "matplotlib" in sys.modules)
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "False"]
+
+
+def test_options_of_the_other_mode_and_a_plot_in_a_missing_folder_are_usage_errors(tmp_path: Path) -> None:
+    for extra, flag in ((["--plot-dir", str(tmp_path)], "--plot-dir"), (["--bins", "5"], "--bins"),
+                        (["--ledger", str(tmp_path / "l.sqlite")], "--ledger"), (["--as-of", "2020-01-01"], "--as-of")):
+        code, out, err = grade(["--scores", str(TABLE_A1), *A1_ARGS, *extra])
+        assert (code, out) == (EXIT_USAGE, "")
+        assert f"{flag} does not apply with --scores" in err
+    code, out, err = grade(["--scores", str(TABLE_A1), *A1_ARGS, "--plot", str(tmp_path / "no" / "s.svg")])
+    assert (code, out) == (EXIT_USAGE, "") and f"no such folder {tmp_path / 'no'}" in err
+
+
+def test_json_is_in_the_envelope_and_lists_the_table(tmp_path: Path) -> None:
+    code, out, _ = grade(["--scores", str(TABLE_A1), *A1_ARGS, "--bootstrap", "20", "--format", "json"])
+    doc = json.loads(out)
+    assert code == 0 and doc["schema"] == {"kind": "evaluate", "version": 1} and doc["diagnostics"] == []
+    assert [i["path"] for i in doc["inputs"]] == [str(TABLE_A1)]
+    bad = tmp_path / "t.csv"
+    bad.write_text("id,y,a\n1,1,0.5\n2,0\n", encoding="utf-8")
+    code, out, err = grade(["--scores", str(bad), "--id", "id", "--outcome", "y", "--format", "json"])
+    doc = json.loads(out)
+    assert (code, err, doc["ok"]) == (1, "", False)
+    assert [(d["code"], d["file"], d["line"]) for d in doc["diagnostics"]] == [("PCSC-E731", str(bad), 3)]
+
+
+def test_o_writes_the_report(tmp_path: Path) -> None:
+    target = tmp_path / "report.txt"
+    code, out, _ = grade(["--scores", str(TABLE_A1), *A1_ARGS, "--bootstrap", "20", "-o", str(target)])
+    assert (code, out) == (0, "") and "21 cases graded" in target.read_text(encoding="utf-8")
