@@ -186,6 +186,10 @@ class Context:
             return
         self._extra_inputs.append((shown or str(path), sha256_hex(data)))
 
+    def note_hashed_input(self, shown: str, sha256: str) -> None:
+        """Record a text this run read and hashed itself (for the envelope's ``inputs``)."""
+        self._extra_inputs.append((shown, sha256))
+
     @property
     def inputs(self) -> list[tuple[str, str]]:
         seen: dict[str, str] = {}

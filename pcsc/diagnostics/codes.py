@@ -80,10 +80,29 @@ CODES: dict[str, Code] = _table(
     ("PCSC-E405", "policy rule cannot be evaluated"),
     ("PCSC-E406", "policy reference is malformed"),
     ("PCSC-E407", "configuration file cannot be used"),
+    # forecasts (E70x outcomes files, E71x the ledger, E72x frozen packets, E73x score
+    # tables, E74x grading, E75x ranking and freezing; their warnings W7xx below)
+    ("PCSC-E701", "outcomes file cannot be used"),
+    ("PCSC-E702", "outcome does not fit the frozen route"),
+    ("PCSC-E711", "ledger cannot be used"),
+    ("PCSC-E712", "ledger chain is broken"),
+    ("PCSC-E713", "ledger holds no frozen forecast"),
+    ("PCSC-E714", "ledger row cannot be read"),
+    ("PCSC-E715", "nothing frozen"),
+    ("PCSC-E721", "frozen packets cannot be used"),
+    ("PCSC-E731", "score table cannot be graded"),
+    ("PCSC-E741", "forecast frozen after its outcome"),
+    ("PCSC-E742", "nothing to grade"),
+    ("PCSC-E743", "plot cannot be written"),
+    ("PCSC-E744", "reference class in neither policy"),
+    ("PCSC-E751", "no routes to rank or freeze"),
     # warnings
     ("PCSC-W601", "evidence captured after as_of is inadmissible"),
     ("PCSC-W602", "stated criteria total is ignored"),
     ("PCSC-W603", "state is not used by any transition"),
     ("PCSC-W604", "evidence supports or contradicts nothing"),
     ("PCSC-W605", "evidence below the policy's minimum tier"),
+    # forecast warnings
+    ("PCSC-W701", "outcome ignored or suspect"),
+    ("PCSC-W751", "routes ranked together use different policies"),
 )
