@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from lark import Token, Tree
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
 
 Node = Tree[Token]
@@ -336,7 +337,7 @@ def format_source(text: str, file: str, diags: Diagnostics) -> str | None:
 # ---------------------------------------------------------------------- safety
 _SPAN_KEYS = frozenset({"file", "line", "column", "end_line", "end_column"})
 _TEXT_KEYS = frozenset({"threshold_text", "kill_text", "text"})
-_E104 = "PCSC-E104"  # two statements on one line: the layout error fmt repairs
+_E104 = codes.E104.code  # two statements on one line: the layout error fmt repairs
 
 
 def tree_shape(node: Any) -> Any:

@@ -16,6 +16,7 @@ import attrs
 from pcsc.canonical import sha256_hex
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.verdict import Mode
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import Library, Route
 from pcsc.lower.common import suggest
@@ -55,7 +56,7 @@ class Session:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            self.diags.add("PCSC-E105", f"cannot read {shown}: {exc.strerror or exc}", Span.whole_file(shown))
+            self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.whole_file(shown))
             return None
         try:
             text = data.decode("utf-8")
@@ -63,7 +64,7 @@ class Session:
             line = data.count(b"\n", 0, exc.start) + 1
             column = exc.start - data.rfind(b"\n", 0, exc.start)
             self.diags.add(
-                "PCSC-E105",
+                codes.E105,
                 f"{shown} is not UTF-8 text: byte 0x{data[exc.start]:02X} cannot be decoded",
                 Span(shown, line, column, line, column + 1),
                 "save the file as UTF-8",
@@ -85,7 +86,7 @@ class Session:
                 return self.load_library(candidate, name, span)
         known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
         self.diags.add(
-            "PCSC-E206",
+            codes.E206,
             f"unknown library `{name}`",
             span,
             suggest(name, known)
@@ -105,10 +106,10 @@ class Session:
             if tree is not None:
                 lib = lower_library(tree, shown, text, self.diags)
         if lib is not None and lib.name != name:
-            self.diags.add("PCSC-E404", f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
+            self.diags.add(codes.E404, f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
             lib = None
         elif lib is None and text is not None:
-            self.diags.add("PCSC-E404", f"library `{name}` ({shown}) has errors", span)
+            self.diags.add(codes.E404, f"library `{name}` ({shown}) has errors", span)
         self._libraries[path] = lib
         return lib
 
@@ -133,7 +134,7 @@ class Session:
         items = subtrees(tree)
         if not items:
             self.diags.add(
-                "PCSC-E221",
+                codes.E221,
                 f"{shown} holds no route",
                 Span.whole_file(shown),
                 'a route file holds one or more `route NAME "title" { … }` blocks',
@@ -141,13 +142,13 @@ class Session:
         for item in items:
             span = span_of(item, shown)
             if item.data != "route":
-                self.diags.add("PCSC-E220", f"`{item.data}` belongs in an .obl library, not a route file", span)
+                self.diags.add(codes.E220, f"`{item.data}` belongs in an .obl library, not a route file", span)
                 continue
             name_tok = tok(item, 0)
             name = str(name_tok)
             if name in seen:
                 self.diags.add(
-                    "PCSC-E209",
+                    codes.E209,
                     f"route `{name}` is defined twice in this file",
                     span_of(name_tok, shown),
                     f"first defined at line {seen[name]}",
@@ -182,7 +183,7 @@ class Session:
             unknown = any(m.startswith("no policy") for m in exc.messages)
             for message in exc.messages:
                 self.diags.add(
-                    "PCSC-E401" if unknown else "PCSC-E403",
+                    codes.E401 if unknown else codes.E403,
                     message if unknown else f"{exc.path}: {message}",
                     ref.span,
                     suggest(str(ref), self.policies.available()) if unknown else None,
@@ -190,7 +191,7 @@ class Session:
             return None
         if ref.sha256 is not None and ref.sha256 != loaded.sha256:
             self.diags.add(
-                "PCSC-E402",
+                codes.E402,
                 f"policy {ref} has sha256 {loaded.sha256}, but the route pins {ref.sha256}",
                 ref.span,
                 "the policy changed since the route was pinned; review it, then update the pin",
@@ -199,7 +200,7 @@ class Session:
         for ref_class, class_span in facts.classes:
             if ref_class not in policy.priors:
                 self.diags.add(
-                    "PCSC-E207",
+                    codes.E207,
                     f'unknown reference class "{ref_class}" in policy {ref}',
                     class_span,
                     suggest(ref_class, policy.priors),
@@ -207,7 +208,7 @@ class Session:
         for c in facts.criteria:
             if c.name not in policy.criteria:
                 self.diags.add(
-                    "PCSC-E208",
+                    codes.E208,
                     f"unknown criterion `{c.name}` in policy {ref}",
                     c.span,
                     suggest(c.name, policy.criteria)
@@ -217,28 +218,28 @@ class Session:
             if e.captured is not None and facts.as_of is not None and e.captured > facts.as_of:
                 if policy.evidence.strict_point_in_time:
                     self.diags.add(
-                        "PCSC-E310",
+                        codes.E310,
                         f"evidence `{e.name}` was captured {e.captured}, after as_of {facts.as_of}",
                         e.captured_span or e.span,
                         "the policy is strict about point-in-time evidence",
                     )
                 else:
                     self.diags.add(
-                        "PCSC-W601",
+                        codes.W601,
                         f"evidence `{e.name}` was captured {e.captured}, after as_of "
                         f"{facts.as_of}: it is inadmissible and excluded",
                         e.captured_span or e.span,
                     )
             if e.tier < policy.evidence.min_tier:
                 self.diags.add(
-                    "PCSC-W605",
+                    codes.W605,
                     f"evidence `{e.name}` is tier {e.tier}, below the policy's minimum "
                     f"tier {policy.evidence.min_tier}: excluded",
                     e.tier_span or e.span,
                 )
             elif str(e.tier) not in policy.evidence.tier_weight:
                 self.diags.add(
-                    "PCSC-E307",
+                    codes.E307,
                     f"evidence `{e.name}` is tier {e.tier}, which policy {ref} gives no weight",
                     e.tier_span or e.span,
                     "tiers with weights: " + ", ".join(sorted(policy.evidence.tier_weight)),

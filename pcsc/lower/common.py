@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from lark import Token, Tree
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lower.expr import span_of
 from pcsc.lower.literals import parse_number
@@ -29,7 +30,7 @@ def quantity(tree: Tree[Token], file: str, diags: Diagnostics) -> Quantity:
     value, percent = parse_number(str(number))
     span = span_of(tree, file)
     if not math.isfinite(value):
-        diags.add("PCSC-E302", f"`{number}` is not a finite number", span)
+        diags.add(codes.E302, f"`{number}` is not a finite number", span)
         value = 0.0
     if minus is not None:
         value = -value
@@ -57,7 +58,7 @@ def check_statement_lines(
         span = span_of(item, file)
         if previous_end is not None and span.line == previous_end:
             diags.add(
-                "PCSC-E104",
+                codes.E104,
                 f"two {what} on one line",
                 span,
                 "start the statement on a new line, or separate them with `;`"
@@ -76,11 +77,11 @@ def describe_unit(q: Quantity) -> str:
 def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostics) -> bool:
     """Type/unit check of a number against a field type; True when it fits."""
     if field_type == "bool":
-        diags.add("PCSC-E301", f"{what} is a bool; expected `true` or `false`", q.span)
+        diags.add(codes.E301, f"{what} is a bool; expected `true` or `false`", q.span)
         return False
     if q.percent and field_type != "ratio":
         diags.add(
-            "PCSC-E309",
+            codes.E309,
             f"{what} is of type {field_type}; `%` is only for ratios",
             q.span,
         )
@@ -88,7 +89,7 @@ def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostic
     if field_type == "usd":
         if q.unit not in ("usd", None) or (q.unit is None and q.value != 0):
             diags.add(
-                "PCSC-E301",
+                codes.E301,
                 f"{what} is in usd but the value is {describe_unit(q)}",
                 q.span,
                 "write the amount with its unit, e.g. `1.2M usd`",
@@ -96,9 +97,9 @@ def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostic
             return False
         return True
     if q.unit is not None:
-        diags.add("PCSC-E301", f"{what} is of type {field_type}; it takes no unit `{q.unit}`", q.span)
+        diags.add(codes.E301, f"{what} is of type {field_type}; it takes no unit `{q.unit}`", q.span)
         return False
     if field_type == "count" and q.value < 0:
-        diags.add("PCSC-E307", f"{what} is a count and cannot be negative", q.span)
+        diags.add(codes.E307, f"{what} is a count and cannot be negative", q.span)
         return False
     return True

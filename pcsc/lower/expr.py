@@ -6,6 +6,7 @@ import math
 
 from lark import Token, Tree
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import expr as ir
 from pcsc.lower.literals import parse_date, parse_number, span_of_token
@@ -56,7 +57,7 @@ class ExprLowerer:
         if kind == "date":
             value = parse_date(str(tok(node, 0)))
             if value is None:
-                self.diags.add("PCSC-E306", f"`{tok(node, 0)}` is not a valid date", span)
+                self.diags.add(codes.E306, f"`{tok(node, 0)}` is not a valid date", span)
                 return ir.NoneLit(span)
             return ir.DateLit(value, span)
         if kind in ("true", "false"):
@@ -86,6 +87,6 @@ class ExprLowerer:
     def number(self, token: Token, unit: Token | None, span: Span) -> ir.Number:
         value, percent = parse_number(str(token))
         if not math.isfinite(value):
-            self.diags.add("PCSC-E302", f"`{token}` is not a finite number", span)
+            self.diags.add(codes.E302, f"`{token}` is not a finite number", span)
             value = 0.0
         return ir.Number(value, str(unit) if unit is not None else None, percent, span)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import FieldDecl, Library, Material, Obligation, Require
 from pcsc.ir import expr as ex
@@ -27,10 +28,10 @@ def lower_library(tree: Tree[Token], file: str, text: str, diags: Diagnostics) -
             continue
         span = span_of(item, file)
         if item.data == "route":
-            diags.add("PCSC-E220", "a route cannot stand in an obligation library", span, "routes go in .route files")
+            diags.add(codes.E220, "a route cannot stand in an obligation library", span, "routes go in .route files")
         elif item.data == "library":
             if header is not None:
-                diags.add("PCSC-E209", "the library is declared twice", span)
+                diags.add(codes.E209, "the library is declared twice", span)
             header = (str(tok(item, 0)), unquote(tok(item, 1)))
         elif item.data == "field_decl":
             fields.append(_field(item, file, header, diags))
@@ -40,7 +41,7 @@ def lower_library(tree: Tree[Token], file: str, text: str, diags: Diagnostics) -
             key = str(item.children[0])
             if key in seen:
                 diags.add(
-                    "PCSC-E209",
+                    codes.E209,
                     f"`{key}` is defined twice",
                     span_of(item.children[0], file),
                     f"first defined at line {seen[key].line}",
@@ -49,7 +50,7 @@ def lower_library(tree: Tree[Token], file: str, text: str, diags: Diagnostics) -
                 seen[key] = span_of(item.children[0], file)
     if header is None:
         diags.add(
-            "PCSC-E214", 'an obligation library must start with `library NAME version "X"`', Span(file, 1, 1, 1, 2)
+            codes.E214, 'an obligation library must start with `library NAME version "X"`', Span(file, 1, 1, 1, 2)
         )
         return None
     field_names = {f.name for f in fields}
@@ -57,7 +58,7 @@ def lower_library(tree: Tree[Token], file: str, text: str, diags: Diagnostics) -
         for covered, node in zip(ob.covers, _covers_tokens(tree, ob.name), strict=False):
             if covered not in field_names:
                 diags.add(
-                    "PCSC-E205",
+                    codes.E205,
                     f"obligation `{ob.name}` covers unknown field `{covered}`",
                     span_of(node, file),
                     suggest(covered, field_names),
@@ -80,7 +81,7 @@ def _field(item: Tree[Token], file: str, header: tuple[str, str] | None, diags: 
     type_name = str(ftype)
     if type_name not in FIELD_TYPES:
         diags.add(
-            "PCSC-E308",
+            codes.E308,
             f"unknown field type `{type_name}`",
             span_of(ftype, file),
             suggest(type_name, FIELD_TYPES) or f"the types are {', '.join(FIELD_TYPES)}",
@@ -89,12 +90,12 @@ def _field(item: Tree[Token], file: str, header: tuple[str, str] | None, diags: 
     if material is not None:
         q = quantity(sub(material, 0), file, diags)
         if q.value < 0:
-            diags.add("PCSC-E307", "a materiality threshold cannot be negative", q.span)
+            diags.add(codes.E307, "a materiality threshold cannot be negative", q.span)
         if type_name == "bool":
-            diags.add("PCSC-E301", "a bool field takes no materiality threshold: any change is material", q.span)
+            diags.add(codes.E301, "a bool field takes no materiality threshold: any change is material", q.span)
         elif q.unit is not None and not (q.unit == "usd" and type_name == "usd"):
             diags.add(
-                "PCSC-E301", f"field `{name}` is of type {type_name}; the threshold cannot be in `{q.unit}`", q.span
+                codes.E301, f"field `{name}` is of type {type_name}; the threshold cannot be in `{q.unit}`", q.span
             )
         mat = Material(q.value, q.percent)
     return FieldDecl(str(name), type_name, mat, header[0] if header else "", span)
@@ -122,11 +123,11 @@ def check_require(expr: ex.Expr, diags: Diagnostics, inside_evidence: bool = Fal
     names = REQUIRE_NAMES + (EVIDENCE_NAMES if inside_evidence else ())
     if isinstance(expr, ex.Name):
         if expr.name not in names:
-            diags.add("PCSC-E217", f"unknown name `{expr.name}` in a `require` line", expr.span,
+            diags.add(codes.E217, f"unknown name `{expr.name}` in a `require` line", expr.span,
                       suggest(expr.name, names) or "a require line may use " + ", ".join(f"`{n}`" for n in names))
     elif isinstance(expr, ex.Call):
         if expr.func not in REQUIRE_FUNCTIONS:
-            diags.add("PCSC-E218", f"unknown function `{expr.func}` in a `require` line", expr.span,
+            diags.add(codes.E218, f"unknown function `{expr.func}` in a `require` line", expr.span,
                       suggest(expr.func, REQUIRE_FUNCTIONS)
                       or "the functions are " + ", ".join(f"`{f}`" for f in REQUIRE_FUNCTIONS))
         for arg in expr.args:

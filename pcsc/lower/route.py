@@ -14,6 +14,8 @@ from typing import Any
 import attrs
 from lark import Token, Tree
 
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.codes import Code
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import (
     CostItem,
@@ -91,7 +93,7 @@ class RouteLowerer:
     def span(self, node: Node | Token) -> Span:
         return span_of(node, self.file)
 
-    def error(self, code: str, message: str, node: Node | Token | Span, help: str | None = None) -> None:
+    def error(self, code: Code, message: str, node: Node | Token | Span, help: str | None = None) -> None:
         span = node if isinstance(node, Span) else self.span(node)
         self.diags.add(code, message, span, help)
 
@@ -101,7 +103,7 @@ class RouteLowerer:
     def date(self, token: Token) -> dt.date | None:
         value = parse_date(str(token))
         if value is None:
-            self.error("PCSC-E306", f"`{token}` is not a valid date", token)
+            self.error(codes.E306, f"`{token}` is not a valid date", token)
         return value
 
     def qty(self, node: Node) -> Quantity:
@@ -113,7 +115,7 @@ class RouteLowerer:
             name = str(name_tok)
             if name in seen:
                 self.error(
-                    "PCSC-E209",
+                    codes.E209,
                     f"{kind} `{name}` is defined twice",
                     name_tok,
                     f"first defined at line {seen[name].line}",
@@ -136,13 +138,13 @@ class RouteLowerer:
             keyword = _KEYWORD.get(kind, kind)
             for extra in items[1:]:
                 self.error(
-                    "PCSC-E209",
+                    codes.E209,
                     f"`{keyword}` is stated twice in route `{name_tok}`",
                     extra,
                     f"first stated at line {self.span(items[0]).line}",
                 )
             if not items and required:
-                self.error("PCSC-E214", f"route `{name_tok}` has no `{keyword}` statement", name_tok)
+                self.error(codes.E214, f"route `{name_tok}` has no `{keyword}` statement", name_tok)
             return items[0] if items else None
 
         as_of_node = single("as_of", True)
@@ -171,7 +173,7 @@ class RouteLowerer:
         transitions = [self.transition(t, route_fields, obligations) for t in transition_nodes]
         if not transitions:
             self.error(
-                "PCSC-E219",
+                codes.E219,
                 f"route `{name_tok}` has no transitions",
                 name_tok,
                 "a route is a chain of at least one `transition A: S -> T { … }`",
@@ -179,7 +181,7 @@ class RouteLowerer:
         vision = self.vision(vision_node, raw_states) if vision_node else None
         if vision_node is None:
             self.error(
-                "PCSC-E213",
+                codes.E213,
                 f"route `{name_tok}` has no vision",
                 name_tok,
                 "add `vision STATE { tam … capture … defensibility … }` for the final state",
@@ -189,7 +191,7 @@ class RouteLowerer:
         used = {s.name for s in states}
         for s in state_nodes:
             if str(s.children[0]) not in used and chain:
-                self.error("PCSC-W603", f"state `{s.children[0]}` is not used by any transition", s.children[0])
+                self.error(codes.W603, f"state `{s.children[0]}` is not used by any transition", s.children[0])
         evidence = [self.evidence(e, names_t) for e in evidence_nodes]
         criteria = self.criteria(criteria_node) if criteria_node else []
         due = self.due_dates(chain, as_of) if chain and as_of is not None else None
@@ -229,7 +231,7 @@ class RouteLowerer:
         match = _POLICY_REF.match(ref)
         if not match:
             self.error(
-                "PCSC-E406",
+                codes.E406,
                 f"policy reference `{ref}` is not of the form `id@version`",
                 ref_tok,
                 'write e.g. `policy "venture@1.0.0"`',
@@ -239,7 +241,7 @@ class RouteLowerer:
         if hash_tok is not None:
             digest = unquote(hash_tok).lower()
             if not _HEX64.match(digest):
-                self.error("PCSC-E406", "a policy pin must be 64 hexadecimal digits (SHA-256)", hash_tok)
+                self.error(codes.E406, "a policy pin must be 64 hexadecimal digits (SHA-256)", hash_tok)
                 return None
         return PolicyRef(match.group(1), match.group(2), digest, self.span(node))
 
@@ -252,7 +254,7 @@ class RouteLowerer:
         uses: list[str] = []
         for name in tokens(sub(node, 0)):
             if str(name) in uses:
-                self.error("PCSC-E209", f"library `{name}` is listed twice in `uses`", name)
+                self.error(codes.E209, f"library `{name}` is listed twice in `uses`", name)
                 continue
             lib = self.resolve(str(name), self.span(name))
             uses.append(str(name))
@@ -262,7 +264,7 @@ class RouteLowerer:
             for f in lib.fields:
                 if f.name in fields:
                     self.error(
-                        "PCSC-E209",
+                        codes.E209,
                         f"field `{f.name}` is defined by both `{fields[f.name].library}` and `{lib.name}`",
                         name,
                     )
@@ -270,7 +272,7 @@ class RouteLowerer:
             for o in lib.obligations:
                 if o.name in obligations:
                     self.error(
-                        "PCSC-E209",
+                        codes.E209,
                         f"obligation `{o.name}` is defined by both `{obligations[o.name].library}` and `{lib.name}`",
                         name,
                     )
@@ -288,7 +290,7 @@ class RouteLowerer:
                 if fname in library_fields:
                     route_fields.setdefault(fname, library_fields[fname])
                 elif self.libraries_ok:
-                    self.error("PCSC-E205", f"unknown field `{fname}`", fname_tok, suggest(fname, library_fields))
+                    self.error(codes.E205, f"unknown field `{fname}`", fname_tok, suggest(fname, library_fields))
         return route_fields
 
     def state_values(self, node: Node, route_fields: dict[str, FieldDecl]) -> dict[str, float | bool]:
@@ -297,7 +299,7 @@ class RouteLowerer:
             fname_tok, value_node = tok(fv, 0), sub(fv, 1)
             fname = str(fname_tok)
             if fname in values:
-                self.error("PCSC-E209", f"field `{fname}` is given twice in state `{node.children[0]}`", fname_tok)
+                self.error(codes.E209, f"field `{fname}` is given twice in state `{node.children[0]}`", fname_tok)
                 continue
             decl = route_fields.get(fname)
             if decl is None:
@@ -315,10 +317,10 @@ class RouteLowerer:
         assert isinstance(inner, Token)
         if inner.type in ("TRUE", "FALSE"):
             if decl.type != "bool":
-                self.error("PCSC-E301", f"{what} is of type {decl.type}; `{inner}` is a bool", inner)
+                self.error(codes.E301, f"{what} is of type {decl.type}; `{inner}` is a bool", inner)
                 return None
             return inner.type == "TRUE"
-        self.error("PCSC-E301", f"{what} is of type {decl.type}; a {inner.type.lower()} cannot be its value", inner)
+        self.error(codes.E301, f"{what} is of type {decl.type}; a {inner.type.lower()} cannot be its value", inner)
         return None
 
     # ------------------------------------------------------------------ transitions
@@ -354,7 +356,7 @@ class RouteLowerer:
             kind = str(stmt.data)
             if kind in seen and kind != "stated_p":
                 self.error(
-                    "PCSC-E209",
+                    codes.E209,
                     f"`{_KEYWORD.get(kind, kind)}` is stated twice in transition `{name}`",
                     stmt,
                     f"first stated at line {seen[kind].line}",
@@ -379,7 +381,7 @@ class RouteLowerer:
                 q = self.qty(sub(stmt, 0))
                 if check_field_value("usd", q, "`learning_cost`", self.diags):
                     if q.value < 0:
-                        self.error("PCSC-E303", "`learning_cost` cannot be negative", q.span)
+                        self.error(codes.E303, "`learning_cost` cannot be negative", q.span)
                     t["learning_cost"] = q.value
             elif kind == "estimates":
                 t["estimates"] = tuple(self.estimate(q) for q in subtrees(stmt))
@@ -387,12 +389,12 @@ class RouteLowerer:
                 names = []
                 for ob in tokens(sub(stmt, 0)):
                     if str(ob) not in obligations and self.libraries_ok:
-                        self.error("PCSC-E204", f"unknown obligation `{ob}`", ob, suggest(str(ob), obligations))
+                        self.error(codes.E204, f"unknown obligation `{ob}`", ob, suggest(str(ob), obligations))
                     names.append(str(ob))
                 t["discharges"] = tuple(names)
             elif kind == "stated_p":
                 self.error(
-                    "PCSC-E305",
+                    codes.E305,
                     "a route may not state `p`: probabilities are code-owned",
                     stmt,
                     "remove this line; the policy's prior for the class, reweighted by "
@@ -400,7 +402,7 @@ class RouteLowerer:
                 )
         if t["ref_class"] is None:
             self.error(
-                "PCSC-E214",
+                codes.E214,
                 f"transition `{name}` has no `class`",
                 name,
                 'add `class "<reference class>"`: its prior comes from the policy',
@@ -410,10 +412,10 @@ class RouteLowerer:
     def horizon(self, node: Node) -> tuple[float, str] | None:
         q = self.qty(node)
         if q.unit not in ("days", "months", "years"):
-            self.error("PCSC-E301", f"a horizon is a duration; {q.value:g} needs a unit: days, months or years", q.span)
+            self.error(codes.E301, f"a horizon is a duration; {q.value:g} needs a unit: days, months or years", q.span)
             return None
         if q.value <= 0 or q.value != int(q.value) or q.percent:
-            self.error("PCSC-E307", "a horizon is a positive whole number of days, months or years", q.span)
+            self.error(codes.E307, "a horizon is a positive whole number of days, months or years", q.span)
             return None
         return (q.value, q.unit)
 
@@ -423,18 +425,18 @@ class RouteLowerer:
             count_node, unit_node = sub(node, 1), sub(node, 2)
             count = self.qty(count_node)
             if count.unit is not None or count.percent:
-                self.error("PCSC-E301", f"cost `{name}`: the count in `n * amount` takes no unit", count.span)
+                self.error(codes.E301, f"cost `{name}`: the count in `n * amount` takes no unit", count.span)
                 return None
         else:
             unit_node = sub(node, 1)
             count = Quantity(1.0, None, False, self.span(node))
         amount = self.qty(unit_node)
         if amount.unit != "usd":
-            self.error("PCSC-E301", f"cost `{name}` must be in usd", amount.span, "write e.g. `2 * 45k usd`")
+            self.error(codes.E301, f"cost `{name}` must be in usd", amount.span, "write e.g. `2 * 45k usd`")
             return None
         if count.value < 0 or amount.value < 0:
             self.error(
-                "PCSC-E303",
+                codes.E303,
                 f"cost `{name}` is negative",
                 self.span(node),
                 "costs are amounts spent; a saving belongs in the value, not the cost",
@@ -445,9 +447,9 @@ class RouteLowerer:
     def estimate(self, node: Node) -> float:
         q = self.qty(node)
         if q.unit is not None:
-            self.error("PCSC-E301", "an estimate is a probability and takes no unit", q.span)
+            self.error(codes.E301, "an estimate is a probability and takes no unit", q.span)
         elif not 0.0 <= q.value <= 1.0:
-            self.error("PCSC-E304", f"estimate {q.value:g} is outside [0, 1]", q.span)
+            self.error(codes.E304, f"estimate {q.value:g} is outside [0, 1]", q.span)
         return q.value
 
     def check_condition(self, expr: Expr, route_fields: dict[str, FieldDecl], kind: str) -> None:
@@ -457,14 +459,14 @@ class RouteLowerer:
                 if not self.libraries_ok:
                     continue
                 self.error(
-                    "PCSC-E205",
+                    codes.E205,
                     f"`{node.name}` in the {kind} is not a field of this route",
                     node.span,
                     suggest(node.name, route_fields),
                 )
             elif isinstance(node, ex.Call) and node.func not in EXPR_FUNCTIONS:
                 self.error(
-                    "PCSC-E218",
+                    codes.E218,
                     f"unknown function `{node.func}` in the {kind}",
                     node.span,
                     f"a {kind} may use {', '.join(EXPR_FUNCTIONS)}",
@@ -477,7 +479,7 @@ class RouteLowerer:
                         check_field_value(decl.type, q, f"field `{side.name}`", self.diags)
                     if isinstance(side, ex.Name) and side.name in route_fields and isinstance(other, ex.BoolLit):
                         if route_fields[side.name].type != "bool":
-                            self.error("PCSC-E301", f"field `{side.name}` is not a bool", other.span)
+                            self.error(codes.E301, f"field `{side.name}` is not a bool", other.span)
 
     # ------------------------------------------------------------------ the chain
     def chain(
@@ -488,7 +490,7 @@ class RouteLowerer:
         for t in transitions:
             for end in ("source", "target"):
                 if t[end] not in states:
-                    self.error("PCSC-E201", f"unknown state `{t[end]}`", t[end + "_tok"], suggest(t[end], states))
+                    self.error(codes.E201, f"unknown state `{t[end]}`", t[end + "_tok"], suggest(t[end], states))
                     ok = False
         if not ok or not transitions:
             return []
@@ -498,7 +500,7 @@ class RouteLowerer:
             if t["source"] in out_edges:
                 first = transitions[out_edges[t["source"]]]
                 self.error(
-                    "PCSC-E210",
+                    codes.E210,
                     f"route branches at state `{t['source']}`: both `{first['name']}` and `{t['name']}` leave it",
                     t["node"].children[0],
                     "competing routes are separate `route` blocks",
@@ -509,7 +511,7 @@ class RouteLowerer:
             if t["target"] in in_edges:
                 first = transitions[in_edges[t["target"]]]
                 self.error(
-                    "PCSC-E210",
+                    codes.E210,
                     f"route merges at state `{t['target']}`: both `{first['name']}` and `{t['name']}` enter it",
                     t["node"].children[0],
                     "a route is one chain; competing routes are separate `route` blocks",
@@ -543,7 +545,7 @@ class RouteLowerer:
                 k = out_edges.get(transitions[k]["target"])
             loop = [transitions[c]["source"] for c in cycle] + [transitions[cycle[0]]["source"]]
             self.error(
-                "PCSC-E211",
+                codes.E211,
                 "the route has a cycle: " + " -> ".join(f"`{s}`" for s in loop),
                 transitions[cycle[0]]["node"].children[0],
                 "a route runs from its start state to its vision state without returning; "
@@ -569,7 +571,7 @@ class RouteLowerer:
                 what, verb = "transitions " + ", ".join(f"`{n}`" for n in names), "are"
             gap = (last["target"], start) if ends_at_vision else (end, first["source"])
             self.error(
-                "PCSC-E212",
+                codes.E212,
                 f"{what} ({steps}) {verb} not on the chain from `{start}` to `{end}`",
                 first["node"].children[0],
                 f"the route has a gap: no transition leads from `{gap[0]}` to `{gap[1]}`; "
@@ -578,7 +580,7 @@ class RouteLowerer:
             ok = False
         if ok and vision is not None and not ends_at_vision and vision.state in states:
             self.error(
-                "PCSC-E215",
+                codes.E215,
                 f"the chain ends at `{end}` but the vision is for `{vision.state}`",
                 vision.span,
                 f"the vision belongs to the final state, `{end}`",
@@ -600,7 +602,7 @@ class RouteLowerer:
                 for fname in route_fields:
                     if fname not in written:
                         self.error(
-                            "PCSC-E216",
+                            codes.E216,
                             f"field `{fname}` has no value in the start state `{name}`",
                             node.children[0],
                             f"give `{fname}` its starting value in `state {name}`",
@@ -623,7 +625,7 @@ class RouteLowerer:
                     due = add_horizon(due, int(amount), unit)
                 except (OverflowError, ValueError):
                     self.error(
-                        "PCSC-E306",
+                        codes.E306,
                         f"the due date of `{t['name']}` ({as_of} plus the horizons so far) is past the year 9999",
                         t["node"].children[0],
                     )
@@ -662,7 +664,7 @@ class RouteLowerer:
         state_tok, items = tok(node, 0), subtrees(node, 1)
         if str(state_tok) not in states:
             self.error(
-                "PCSC-E201", f"unknown state `{state_tok}` in the vision", state_tok, suggest(str(state_tok), states)
+                codes.E201, f"unknown state `{state_tok}` in the vision", state_tok, suggest(str(state_tok), states)
             )
         values: dict[str, float] = {}
         misspelt = False
@@ -672,34 +674,34 @@ class RouteLowerer:
             if key not in VISION_KEYS:
                 misspelt = True
                 self.error(
-                    "PCSC-E220",
+                    codes.E220,
                     f"unknown vision item `{key}`",
                     key_tok,
                     suggest(key, VISION_KEYS) or "a vision states tam, capture and defensibility",
                 )
                 continue
             if key in values:
-                self.error("PCSC-E209", f"`{key}` is stated twice in the vision", key_tok)
+                self.error(codes.E209, f"`{key}` is stated twice in the vision", key_tok)
                 continue
             inner = value_node.children[0]
             if not isinstance(inner, Tree):
-                self.error("PCSC-E301", f"vision `{key}` must be a number", value_node)
+                self.error(codes.E301, f"vision `{key}` must be a number", value_node)
                 continue
             q = self.qty(inner)
             ftype = "usd" if key == "tam" else "ratio"
             if not check_field_value(ftype, q, f"vision `{key}`", self.diags):
                 continue
             if ftype == "ratio" and not 0.0 <= q.value <= 1.0:
-                self.error("PCSC-E307", f"vision `{key}` is {q.value:g}; it must be in [0, 1]", q.span)
+                self.error(codes.E307, f"vision `{key}` is {q.value:g}; it must be in [0, 1]", q.span)
                 continue
             if q.value < 0:
-                self.error("PCSC-E307", f"vision `{key}` cannot be negative", q.span)
+                self.error(codes.E307, f"vision `{key}` cannot be negative", q.span)
                 continue
             values[key] = q.value
         missing = [k for k in VISION_KEYS if k not in values]
         for k in missing:
             if not misspelt and not any(str(tok(i, 0)) == k for i in items):
-                self.error("PCSC-E214", f"the vision has no `{k}`", node.children[0])
+                self.error(codes.E214, f"the vision has no `{k}`", node.children[0])
         if missing:
             return None
         return Vision(str(state_tok), values["tam"], values["capture"], values["defensibility"], self.span(node))
@@ -723,7 +725,7 @@ class RouteLowerer:
             kind = str(stmt.data)
             if kind in stated and kind not in ("supports", "contradicts"):
                 self.error(
-                    "PCSC-E209",
+                    codes.E209,
                     f"`{kind}` is stated twice in evidence `{name}`",
                     stmt,
                     f"first stated at line {stated[kind]}",
@@ -739,14 +741,14 @@ class RouteLowerer:
                 e["tier_span"] = self.span(stmt)
                 q = self.qty(sub(stmt, 0))
                 if q.unit or q.percent or q.value != int(q.value) or q.value < 0:
-                    self.error("PCSC-E307", "an evidence tier is a whole number", q.span)
+                    self.error(codes.E307, "an evidence tier is a whole number", q.span)
                     ok = False
                 else:
                     e["tier"] = int(q.value)
             elif kind == "weight":
                 q = self.qty(sub(stmt, 0))
                 if q.unit is not None or not 0.0 <= q.value <= 1.0:
-                    self.error("PCSC-E307", f"evidence weight {q.value:g} is outside [0, 1]", q.span)
+                    self.error(codes.E307, f"evidence weight {q.value:g} is outside [0, 1]", q.span)
                     ok = False
                 else:
                     e["weight"] = q.value
@@ -756,7 +758,7 @@ class RouteLowerer:
                         hint = suggest(str(target), transitions)
                         if str(target) in self.evidence_names:
                             hint = f"`{target}` is evidence; `{kind}` lists transitions"
-                        self.error("PCSC-E202", f"unknown transition `{target}`", target, hint)
+                        self.error(codes.E202, f"unknown transition `{target}`", target, hint)
                         ok = False
                     e[kind].append(str(target))
             elif kind == "unverified":
@@ -765,10 +767,10 @@ class RouteLowerer:
         for required in ("captured", "tier", "weight"):
             if e[required] is None:
                 if not any(s.data == required for s in body):
-                    self.error("PCSC-E214", f"evidence `{name}` has no `{required}`", name)
+                    self.error(codes.E214, f"evidence `{name}` has no `{required}`", name)
                 ok = False
         if not e["supports"] and not e["contradicts"]:
-            self.error("PCSC-W604", f"evidence `{name}` supports or contradicts no transition", name)
+            self.error(codes.W604, f"evidence `{name}` supports or contradicts no transition", name)
         if not ok:
             return None
         return Evidence(
@@ -795,15 +797,15 @@ class RouteLowerer:
             name = str(name_tok)
             if name == "total":
                 self.error(
-                    "PCSC-W602", "a stated criteria total is ignored; T is computed from the policy's weights", item
+                    codes.W602, "a stated criteria total is ignored; T is computed from the policy's weights", item
                 )
                 continue
             if name in seen:
-                self.error("PCSC-E209", f"criterion `{name}` is stated twice", name_tok)
+                self.error(codes.E209, f"criterion `{name}` is stated twice", name_tok)
                 continue
             seen.add(name)
             if q.unit is not None or q.percent:
-                self.error("PCSC-E301", f"criterion `{name}` is a score from 0 to 100 and takes no unit", q.span)
+                self.error(codes.E301, f"criterion `{name}` is a score from 0 to 100 and takes no unit", q.span)
                 continue
             out.append(Criterion(name, q.value, self.span(item)))
         return out

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import attrs
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.ir import Route
@@ -168,6 +169,6 @@ def run_gates(numbers: RouteNumbers, policy: Policy, diags: Diagnostics) -> tupl
         try:
             passed = truthy(it.eval(compile_rule(gate.rule)))
         except EvalError as err:
-            diags.add("PCSC-E405", f"gate `{gate.id}`: {err.message}", numbers.route.policy.span, f"rule: {gate.rule}")
+            diags.add(codes.E405, f"gate `{gate.id}`: {err.message}", numbers.route.policy.span, f"rule: {gate.rule}")
         out.append(GateResult(gate.id, gate.kind, passed, gate.kind == "eligibility" or gate.block))
     return tuple(out)

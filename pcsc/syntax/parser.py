@@ -28,6 +28,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.lexer import PatternStr
 from lark.parsers.lalr_analysis import Shift
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.resources import data_dir
 
@@ -190,7 +191,7 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
             if close is not None:
                 help_text = f"did you mean `{close}`?"
         diags.add(
-            "PCSC-E101",
+            codes.E101,
             f"unexpected {_token_text(tok)}; expected {_expected_phrase(expected)}",
             span,
             help_text,
@@ -201,7 +202,7 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
         col = len(lines[-1]) + 1
         expected = set(err.expected) if isinstance(err, UnexpectedEOF) else set(err.accepts or err.expected)
         diags.add(
-            "PCSC-E103",
+            codes.E103,
             f"the file ends early; expected {_expected_phrase(expected)}",
             Span(file, last, col, last, col),
             "is a closing `}` missing?" if "RBRACE" in expected else None,
@@ -213,15 +214,15 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
         allowed = set(err.allowed or ())
         if char == '"':
             msg = 'unterminated string: a string must close with `"` on the same line'
-            diags.add("PCSC-E102", msg, span)
+            diags.add(codes.E102, msg, span)
         else:
             wanted = f"; expected {_expected_phrase(allowed)}" if allowed else ""
             hint = None
             if char == "%":
                 hint = "write `%` right after the number, without a space: `10%`"
-            diags.add("PCSC-E102", f"unexpected character {_describe_char(char)}{wanted}", span, hint)
+            diags.add(codes.E102, f"unexpected character {_describe_char(char)}{wanted}", span, hint)
     else:  # pragma: no cover - Lark raises only the three above
-        diags.add("PCSC-E101", str(err), Span(file, line, column, line, column + 1))
+        diags.add(codes.E101, str(err), Span(file, line, column, line, column + 1))
 
 
 def parse_source(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
