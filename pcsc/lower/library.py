@@ -8,6 +8,7 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import FieldDecl, Library, Material, Obligation, Require
 from pcsc.ir import expr as ex
+from pcsc.ir.visit import NodeVisitor
 from pcsc.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
 from pcsc.lower.common import FIELD_TYPES, check_statement_lines, quantity, suggest
 from pcsc.lower.expr import ExprLowerer, span_of, unquote
@@ -117,28 +118,39 @@ def _obligation(
     return Obligation(str(name), covered, tuple(requires), header[0] if header else "", span_of(item, file))
 
 
-def check_require(expr: ex.Expr, diags: Diagnostics, inside_evidence: bool = False) -> None:
+def check_require(expr: ex.Expr, diags: Diagnostics) -> None:
     """Names and functions of a `require` line must be ones the discharger binds
     (pcsc/ir/vocabulary.py); a typo would otherwise refuse every route at gate time."""
-    names = REQUIRE_NAMES + (EVIDENCE_NAMES if inside_evidence else ())
-    if isinstance(expr, ex.Name):
-        if expr.name not in names:
-            diags.add(codes.E217, f"unknown name `{expr.name}` in a `require` line", expr.span,
-                      suggest(expr.name, names) or "a require line may use " + ", ".join(f"`{n}`" for n in names))
-    elif isinstance(expr, ex.Call):
-        if expr.func not in REQUIRE_FUNCTIONS:
-            diags.add(codes.E218, f"unknown function `{expr.func}` in a `require` line", expr.span,
-                      suggest(expr.func, REQUIRE_FUNCTIONS)
-                      or "the functions are " + ", ".join(f"`{f}`" for f in REQUIRE_FUNCTIONS))
-        for arg in expr.args:
-            check_require(arg, diags, inside_evidence or expr.func == "evidence")
-    elif isinstance(expr, ex.Attribute):
-        check_require(expr.obj, diags, inside_evidence)
-    elif isinstance(expr, (ex.Neg, ex.Not)):
-        check_require(expr.operand, diags, inside_evidence)
-    elif isinstance(expr, ex.Logic):
-        for operand in expr.operands:
-            check_require(operand, diags, inside_evidence)
-    elif isinstance(expr, (ex.Binary, ex.Compare)):
-        check_require(expr.left, diags, inside_evidence)
-        check_require(expr.right, diags, inside_evidence)
+    _RequireCheck(diags, inside_evidence=False).visit(expr)
+
+
+class _RequireCheck(NodeVisitor):
+    """Reports unknown names and functions; inside `evidence(...)` the evidence
+    record's names are known too."""
+
+    def __init__(self, diags: Diagnostics, inside_evidence: bool) -> None:
+        self.diags = diags
+        self.names = REQUIRE_NAMES + (EVIDENCE_NAMES if inside_evidence else ())
+        self.inside_evidence = inside_evidence
+
+    def visit_Name(self, e: ex.Name) -> None:
+        if e.name not in self.names:
+            self.diags.add(
+                codes.E217,
+                f"unknown name `{e.name}` in a `require` line",
+                e.span,
+                suggest(e.name, self.names) or "a require line may use " + ", ".join(f"`{n}`" for n in self.names),
+            )
+
+    def visit_Call(self, e: ex.Call) -> None:
+        if e.func not in REQUIRE_FUNCTIONS:
+            self.diags.add(
+                codes.E218,
+                f"unknown function `{e.func}` in a `require` line",
+                e.span,
+                suggest(e.func, REQUIRE_FUNCTIONS)
+                or "the functions are " + ", ".join(f"`{f}`" for f in REQUIRE_FUNCTIONS),
+            )
+        inner = _RequireCheck(self.diags, self.inside_evidence or e.func == "evidence")
+        for arg in e.args:
+            inner.visit(arg)

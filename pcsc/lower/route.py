@@ -32,6 +32,7 @@ from pcsc.ir import (
     Vision,
 )
 from pcsc.ir import expr as ex
+from pcsc.ir.visit import walk
 from pcsc.lower.common import (
     Quantity,
     check_field_value,
@@ -454,7 +455,7 @@ class RouteLowerer:
 
     def check_condition(self, expr: Expr, route_fields: dict[str, FieldDecl], kind: str) -> None:
         """Names in a threshold or kill condition are route fields; units match the field."""
-        for node in _walk(expr):
+        for node in walk(expr):
             if isinstance(node, ex.Name) and node.name not in route_fields:
                 if not self.libraries_ok:
                     continue
@@ -809,23 +810,6 @@ class RouteLowerer:
                 continue
             out.append(Criterion(name, q.value, self.span(item)))
         return out
-
-
-def _walk(expr: Expr) -> list[Expr]:
-    out: list[Expr] = [expr]
-    if isinstance(expr, (ex.Neg, ex.Not)):
-        out += _walk(expr.operand)
-    elif isinstance(expr, ex.Logic):
-        for o in expr.operands:
-            out += _walk(o)
-    elif isinstance(expr, (ex.Binary, ex.Compare)):
-        out += _walk(expr.left) + _walk(expr.right)
-    elif isinstance(expr, ex.Call):
-        for a in expr.args:
-            out += _walk(a)
-    elif isinstance(expr, ex.Attribute):
-        out += _walk(expr.obj)
-    return out
 
 
 def lower_route(tree: Node, file: str, text: str, resolve: LibraryResolver, diags: Diagnostics) -> Route | None:

@@ -30,6 +30,7 @@ from pcsc.canonical import hash_json
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS
 from pcsc.ir import expr as ex
+from pcsc.ir.visit import walk
 from pcsc.lower.expr import ExprLowerer
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
 from pcsc.resources import data_dir
@@ -114,7 +115,8 @@ def _container_hook(conv: cattrs.Converter, cl: Any) -> Any:
 
         return structure_dict
     # an attrs class (a TOML table)
-    base = cattrs.gen.make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True)
+    derived: dict[str, Any] = {a.name: cattrs.gen.override(omit=True) for a in attrs.fields(cl) if a.metadata.get("derived")}
+    base = cattrs.gen.make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True, **derived)
 
     def structure_table(value: Any, _: Any) -> Any:
         if not isinstance(value, dict):
@@ -193,7 +195,9 @@ def structure(document: dict[str, Any], path: str) -> Policy:
         _flatten(exc, [], messages)
         raise PolicyError(path, messages) from None
     _semantic_checks(policy, path)
-    return policy
+    # every rule passed `rule_problems`: compile each once, here, for scoring to evaluate
+    gates = [attrs.evolve(g, expr=compile_rule(g.rule)) for g in policy.gates]
+    return attrs.evolve(policy, gates=gates)
 
 
 def _semantic_checks(policy: Policy, path: str) -> None:
@@ -253,22 +257,10 @@ def rule_problems(rule: str) -> list[str]:
         ]
     expr = ExprLowerer("rule", diags).lower(tree)
     problems = [d.message for d in diags]
-    stack: list[ex.Expr] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ex.Call):
-            if node.func not in BASE_FUNCTIONS:
-                known = ", ".join(f"`{f}`" for f in sorted(BASE_FUNCTIONS))
-                problems.append(f"unknown function `{node.func}` (a rule may call {known})")
-            stack.extend(node.args)
-        elif isinstance(node, (ex.Neg, ex.Not)):
-            stack.append(node.operand)
-        elif isinstance(node, ex.Logic):
-            stack.extend(node.operands)
-        elif isinstance(node, (ex.Binary, ex.Compare)):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, ex.Attribute):
-            stack.append(node.obj)
+    known = ", ".join(f"`{f}`" for f in sorted(BASE_FUNCTIONS))
+    for node in walk(expr):
+        if isinstance(node, ex.Call) and node.func not in BASE_FUNCTIONS:
+            problems.append(f"unknown function `{node.func}` (a rule may call {known})")
     return problems
 
 
