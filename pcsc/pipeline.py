@@ -20,15 +20,14 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import Library, Route
 from pcsc.lower.common import suggest
-from pcsc.lower.expr import span_of
 from pcsc.lower.library import lower_library
 from pcsc.lower.route import PolicyFacts, lower_route_facts
-from pcsc.lower.tree import subtrees, tok
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.resources import data_dir
 from pcsc.resources import display_path as display
 from pcsc.score.route import RouteNumbers, fold, score_route
+from pcsc.syntax import nodes as syn
 from pcsc.syntax import parse_source
 
 
@@ -131,7 +130,7 @@ class Session:
             return []
         routes = []
         seen: dict[str, int] = {}
-        items = subtrees(tree)
+        items = tree.items
         if not items:
             self.diags.add(
                 codes.E221,
@@ -140,17 +139,16 @@ class Session:
                 'a route file holds one or more `route NAME "title" { … }` blocks',
             )
         for item in items:
-            span = span_of(item, shown)
-            if item.data != "route":
-                self.diags.add(codes.E220, f"`{item.data}` belongs in an .obl library, not a route file", span)
+            span = item.span
+            if not isinstance(item, syn.RouteBlock):
+                self.diags.add(codes.E220, f"`{item.form}` belongs in an .obl library, not a route file", span)
                 continue
-            name_tok = tok(item, 0)
-            name = str(name_tok)
+            name = item.name.text
             if name in seen:
                 self.diags.add(
                     codes.E209,
                     f"route `{name}` is defined twice in this file",
-                    span_of(name_tok, shown),
+                    item.name.span,
                     f"first defined at line {seen[name]}",
                 )
                 continue

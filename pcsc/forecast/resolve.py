@@ -223,7 +223,7 @@ def _transition(doc: Any, where: str, problems: list[str]) -> FrozenTransition |
 
 
 def _condition(doc: Mapping[str, Any], key: str, where: str, problems: list[str]) -> Condition | None:
-    from pcsc.lower.expr import ExprLowerer
+    from pcsc.lower.expr import lower_expression
     from pcsc.syntax import parse_expression
 
     here = _at(where, key)
@@ -237,8 +237,8 @@ def _condition(doc: Mapping[str, Any], key: str, where: str, problems: list[str]
         problems.append(f"{here}: expected the expression text or null")
         return None
     diags = Diagnostics()
-    tree = parse_expression(text, here, diags)
-    expr = ExprLowerer(here, diags).lower(tree) if tree is not None else None
+    node = parse_expression(text, here, diags)
+    expr = lower_expression(node, diags) if node is not None else None
     if expr is None or diags.has_errors:
         first = next((d.message for d in diags if d.severity == "error"), "not an expression")
         problems.append(f"{here}: cannot read `{text}`: {first}")

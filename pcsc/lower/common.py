@@ -7,12 +7,10 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from lark import Token, Tree
-
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.lower.expr import span_of
 from pcsc.lower.literals import parse_number
+from pcsc.syntax import nodes as syn
 
 FIELD_TYPES = ("count", "number", "ratio", "usd", "bool")
 
@@ -24,17 +22,15 @@ class Quantity(NamedTuple):
     span: Span
 
 
-def quantity(tree: Tree[Token], file: str, diags: Diagnostics) -> Quantity:
-    """Lower a `quantity` node (`-`? NUMBER UNIT?); a non-finite number is reported."""
-    minus, number, unit = tree.children
-    value, percent = parse_number(str(number))
-    span = span_of(tree, file)
+def quantity(node: syn.Quantity, diags: Diagnostics) -> Quantity:
+    """Lower a `quantity` (`-`? NUMBER UNIT?); a non-finite number is reported."""
+    value, percent = parse_number(node.number)
     if not math.isfinite(value):
-        diags.add(codes.E302, f"`{number}` is not a finite number", span)
+        diags.add(codes.E302, f"`{node.number}` is not a finite number", node.span)
         value = 0.0
-    if minus is not None:
+    if node.minus:
         value = -value
-    return Quantity(value, str(unit) if unit is not None else None, percent, span)
+    return Quantity(value, node.unit, percent, node.span)
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
@@ -43,19 +39,15 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
     return f"did you mean `{close[0]}`?" if close else None
 
 
-def check_statement_lines(
-    items: Sequence[Tree[Token] | Token | None], file: str, diags: Diagnostics, what: str = "statements"
-) -> None:
+def check_statement_lines(items: Sequence[syn.Node], diags: Diagnostics, what: str = "statements") -> None:
     """One statement a line: two statements on a line need a `;` between them.
     Cost items take no `;`: each goes on its own line (`what="cost items"`)."""
     previous_end: int | None = None
     for item in items:
-        if item is None:
-            continue
-        if isinstance(item, Token):  # SEMI
+        if isinstance(item, syn.Semi):
             previous_end = None
             continue
-        span = span_of(item, file)
+        span = item.span
         if previous_end is not None and span.line == previous_end:
             diags.add(
                 codes.E104,

@@ -31,7 +31,7 @@ from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS
 from pcsc.ir import expr as ex
 from pcsc.ir.visit import walk
-from pcsc.lower.expr import ExprLowerer
+from pcsc.lower.expr import lower_expression
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
 from pcsc.resources import data_dir
 from pcsc.resources import display_path as _display
@@ -115,7 +115,9 @@ def _container_hook(conv: cattrs.Converter, cl: Any) -> Any:
 
         return structure_dict
     # an attrs class (a TOML table)
-    derived: dict[str, Any] = {a.name: cattrs.gen.override(omit=True) for a in attrs.fields(cl) if a.metadata.get("derived")}
+    derived: dict[str, Any] = {
+        a.name: cattrs.gen.override(omit=True) for a in attrs.fields(cl) if a.metadata.get("derived")
+    }
     base = cattrs.gen.make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True, **derived)
 
     def structure_table(value: Any, _: Any) -> Any:
@@ -238,29 +240,29 @@ def compile_rule(rule: str) -> ex.Expr:
     """The expression of a gate rule, parsed once per process. Only rules that passed
     `rule_problems` (every loaded policy's rules have) reach this."""
     diags = Diagnostics()
-    tree = parse_expression(rule, "rule", diags)
-    if tree is None:
+    node = parse_expression(rule, "rule", diags)
+    if node is None:
         raise ValueError(f"gate rule does not parse: {rule}")
-    return ExprLowerer("rule", diags).lower(tree)
+    return lower_expression(node, diags)
 
 
 def rule_problems(rule: str) -> list[str]:
     """Why a gate rule cannot be evaluated, found before any route is scored: it does
     not parse, or it calls a function the rule language does not have."""
     diags = Diagnostics()
-    tree = parse_expression(rule, "rule", diags)
-    if tree is None:
+    node = parse_expression(rule, "rule", diags)
+    if node is None:
         return [
             d.message.replace("file ends early", "rule ends early").replace("end of the file", "end of the rule")
             + f" (column {d.span.column} of the rule)"
             for d in diags
         ]
-    expr = ExprLowerer("rule", diags).lower(tree)
+    expr = lower_expression(node, diags)
     problems = [d.message for d in diags]
     known = ", ".join(f"`{f}`" for f in sorted(BASE_FUNCTIONS))
-    for node in walk(expr):
-        if isinstance(node, ex.Call) and node.func not in BASE_FUNCTIONS:
-            problems.append(f"unknown function `{node.func}` (a rule may call {known})")
+    for sub in walk(expr):
+        if isinstance(sub, ex.Call) and sub.func not in BASE_FUNCTIONS:
+            problems.append(f"unknown function `{sub.func}` (a rule may call {known})")
     return problems
 
 

@@ -31,6 +31,8 @@ from lark.parsers.lalr_analysis import Shift
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.resources import data_dir
+from pcsc.syntax.nodes import Expression, SourceFile
+from pcsc.syntax.transform import to_expression, to_source_file
 
 _DESCRIBE = {
     "NAME": "a name",
@@ -225,10 +227,11 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
         diags.add(codes.E101, str(err), Span(file, line, column, line, column + 1))
 
 
-def parse_source(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
-    """Parse a .route or .obl text. On syntax errors append a diagnostic for the first
-    one and for each further independent one (see `_Recovery`), and return None: a
-    partly recovered parse never reaches lowering."""
+def parse_tree(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
+    """Lark's concrete tree of a .route or .obl text, for the formatter, which lays
+    out tokens; the compiler reads `parse_source`. On syntax errors append a diagnostic
+    for the first one and for each further independent one (see `_Recovery`), and
+    return None: a partly recovered parse is never used."""
     try:
         return get_parser().parse(text, start="file")
     except UnexpectedInput as err:
@@ -240,13 +243,21 @@ def parse_source(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None
         return None
 
 
-def parse_expression(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
+def parse_source(text: str, file: str, diags: Diagnostics) -> SourceFile | None:
+    """Parse a .route or .obl text into typed nodes; None on syntax errors (reported
+    as by `parse_tree`)."""
+    tree = parse_tree(text, file, diags)
+    return None if tree is None else to_source_file(tree, file, text)
+
+
+def parse_expression(text: str, file: str, diags: Diagnostics) -> Expression | None:
     """Parse a standalone expression (a policy rule)."""
     try:
-        return get_parser().parse(text, start="expression")
+        tree = get_parser().parse(text, start="expression")
     except UnexpectedInput as err:
         syntax_error(err, file, text, diags)
         return None
+    return to_expression(tree, file, text)
 
 
 # ---------------------------------------------------------------------- further syntax errors
