@@ -17,6 +17,7 @@ import hashlib
 import os
 import re
 import sys
+import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -32,7 +33,7 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.resources import data_dir
 from pcsc.syntax.nodes import Expression, SourceFile
-from pcsc.syntax.transform import to_expression, to_source_file
+from pcsc.syntax.transform import ToSyntax
 
 _DESCRIBE = {
     "NAME": "a name",
@@ -62,22 +63,40 @@ _OPTIONS: dict[str, Any] = {
 }
 
 
+# The typed parser: the same grammar and tables, every token kept (spans run from a
+# statement's keyword to its closing brace), no tree: `ToSyntax` runs inline.
+_TYPED_OPTIONS: dict[str, Any] = {**_OPTIONS, "propagate_positions": False, "keep_all_tokens": True}
+
+
 @cache
 def get_parser() -> Lark:
-    """The parser, built once per process. Building the LALR tables takes ~0.2 s, so
-    they are cached on disk per user (see `_table_cache`); any cache problem falls
-    back to building them."""
+    """The tree-building parser, built once per process: for syntax errors and their
+    recovery, and for the formatter. Building the LALR tables takes ~0.2 s, so they are
+    cached on disk per user (see `_table_cache`); any cache problem falls back to
+    building them."""
+    return _build(_OPTIONS, "tree")
+
+
+@cache
+def _typed_parser() -> tuple[Lark, ToSyntax, threading.Lock]:
+    """The typed parser, its transformer (bound into Lark's callbacks, so shared), and
+    the lock that keeps one parse at a time on that transformer."""
+    builder = ToSyntax()
+    return _build({**_TYPED_OPTIONS, "transformer": builder}, "typed"), builder, threading.Lock()
+
+
+def _build(options: dict[str, Any], kind: str) -> Lark:
     grammar = (data_dir("grammar") / "pcsc.lark").read_text(encoding="utf-8")
-    cache_file = _table_cache(grammar)
+    cache_file = _table_cache(grammar, kind)
     if cache_file is not None:
         try:
-            return Lark(grammar, cache=cache_file, **_OPTIONS)
+            return Lark(grammar, cache=cache_file, **options)
         except Exception:  # a stale or unreadable cache is never fatal
             pass
-    return Lark(grammar, **_OPTIONS)
+    return Lark(grammar, **options)
 
 
-def _table_cache(grammar: str) -> str | None:
+def _table_cache(grammar: str, kind: str) -> str | None:
     """`$XDG_CACHE_HOME/pcsc/grammar-<hash>.cache` (default `~/.cache`), or None when
     PCSC_NO_CACHE is set or the folder is not private to this user. Lark stores a hash
     of grammar, options and versions in the file and rebuilds on a mismatch; the
@@ -94,7 +113,7 @@ def _table_cache(grammar: str) -> str | None:
     if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022):
         return None
     key = hashlib.sha256(f"{grammar}{lark.__version__}{sys.version_info[:2]}".encode()).hexdigest()[:20]
-    return str(folder / f"grammar-{key}.cache")
+    return str(folder / f"grammar-{kind}-{key}.cache")
 
 
 def _describe(terminal: str) -> str:
@@ -244,20 +263,42 @@ def parse_tree(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
 
 
 def parse_source(text: str, file: str, diags: Diagnostics) -> SourceFile | None:
-    """Parse a .route or .obl text into typed nodes; None on syntax errors (reported
-    as by `parse_tree`)."""
-    tree = parse_tree(text, file, diags)
-    return None if tree is None else to_source_file(tree, file, text)
+    """Parse a .route or .obl text into typed nodes. On syntax errors report them as
+    `parse_tree` does (the tree parser meets the same first error) and return None."""
+    node = _parse_typed(text, file, "file")
+    if node is None:
+        tree = parse_tree(text, file, diags)
+        assert tree is None, "the typed and the tree parser share their tables"
+        return None
+    assert isinstance(node, SourceFile)
+    return node
 
 
 def parse_expression(text: str, file: str, diags: Diagnostics) -> Expression | None:
     """Parse a standalone expression (a policy rule)."""
-    try:
-        tree = get_parser().parse(text, start="expression")
-    except UnexpectedInput as err:
-        syntax_error(err, file, text, diags)
+    node = _parse_typed(text, file, "expression")
+    if node is None:
+        try:
+            get_parser().parse(text, start="expression")
+        except UnexpectedInput as err:
+            syntax_error(err, file, text, diags)
         return None
-    return to_expression(tree, file, text)
+    assert isinstance(node, Expression)
+    return node
+
+
+def _parse_typed(text: str, file: str, start: str) -> object | None:
+    """The typed parse of ``text``, or None on a syntax error (not reported here)."""
+    parser, builder, lock = _typed_parser()
+    with lock:
+        builder.start(file, text)
+        try:
+            result: object = parser.parse(text, start=start)
+        except UnexpectedInput:
+            return None
+        finally:
+            builder.finish()
+    return result
 
 
 # ---------------------------------------------------------------------- further syntax errors
