@@ -1,11 +1,17 @@
-"""Build the Lark parser once (lazily) and turn Lark's exceptions into diagnostics.
+"""Build the Lark parsers once (lazily) and turn Lark's exceptions into diagnostics.
+
+`parse_source` and `parse_expression` return typed nodes (`pcsc.syntax.nodes`), built
+inline by `ToSyntax` while the LALR parser reduces, without a Lark tree. `parse_tree`
+returns Lark's tree, for the formatter, and reports syntax errors: the typed parse
+hands a failing text to it, and both parsers share one grammar and one set of tables,
+so they meet the same first error.
 
 Each syntax error is re-worded in the author's terms (keywords in backticks, "a
 name", "a number") with a "did you mean" when a misspelt keyword is the likely cause.
-A valid file takes Lark's plain parse; only after a first error does `_Recovery`
-resume the LALR parser (Lark's interactive parser) to report the file's further,
-independent syntax errors in the same run. A file with a syntax error never yields
-a tree, so lowering never sees a partly recovered parse.
+Only after a first error does `_Recovery` resume the LALR parser (Lark's interactive
+parser) to report the file's further, independent syntax errors in the same run. A
+file with a syntax error never yields nodes, so lowering never sees a partly
+recovered parse.
 """
 
 from __future__ import annotations
