@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pcsc.cli.exits import UsageError
 from pcsc.config import Config
+from pcsc.diagnostics import codes
 
 if TYPE_CHECKING:
     from pcsc.diagnostics.model import Diagnostic
@@ -133,7 +134,7 @@ class Context:
                 continue
             if Path(arg).is_dir() and not expand_inputs([arg]):
                 session.diags.add(
-                    "PCSC-E106",
+                    codes.E106,
                     f"no .route files in the folder {arg}",
                     Span.whole_file(arg),
                     "route files end in .route; folders are searched recursively",

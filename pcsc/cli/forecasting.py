@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pcsc.cli.outcome import UsageError
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
@@ -40,30 +41,30 @@ def bootstrap(args: Any) -> tuple[int, int]:
     return B, seed
 
 
-def ledger_diagnostic(path: Path, message: str, code: str = "PCSC-E711") -> Diagnostic:
+def ledger_diagnostic(path: Path, message: str, code: codes.Code = codes.E711) -> Diagnostic:
     """A ledger problem, located at the ledger file (its name not repeated in front)."""
     shown = str(path)
     if message.startswith(shown + ": "):
         message = message[len(shown) + 2:]
-    return Diagnostic(code, message, Span.file_only(shown))
+    return Diagnostic.of(code, message, Span.file_only(shown))
 
 
 def outcomes_diagnostics(exc: OutcomesError) -> list[Diagnostic]:
     """One PCSC-E701 per problem of an outcomes file."""
-    return [Diagnostic("PCSC-E701", m, Span.file_only(str(exc.path))) for m in exc.messages]
+    return [Diagnostic.of(codes.E701, m, Span.file_only(str(exc.path))) for m in exc.messages]
 
 
 def packet_diagnostics(exc: PacketError) -> list[Diagnostic]:
     """One PCSC-E721 per problem of a frozen packets file (or of the ledger's packets)."""
-    return [Diagnostic("PCSC-E721", m, Span.file_only(str(exc.path))) for m in exc.messages]
+    return [Diagnostic.of(codes.E721, m, Span.file_only(str(exc.path))) for m in exc.messages]
 
 
 def findings_diagnostics(path: str, findings: Findings) -> list[Diagnostic]:
     """The outcomes that do not fit the frozen routes (PCSC-E702) and the suspect or
     ignored ones (PCSC-W701), located at the outcomes file."""
     return [
-        *(Diagnostic("PCSC-E702", m, Span.file_only(path)) for m in findings.errors),
-        *(Diagnostic("PCSC-W701", m, Span.file_only(path)) for m in findings.warnings),
+        *(Diagnostic.of(codes.E702, m, Span.file_only(path)) for m in findings.errors),
+        *(Diagnostic.of(codes.W701, m, Span.file_only(path)) for m in findings.warnings),
     ]
 
 

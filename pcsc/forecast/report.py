@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pcsc.diagnostics import codes
 from pcsc.forecast.ledger import Entry
 from pcsc.forecast.outcomes import Outcomes
 
@@ -23,7 +24,7 @@ class GradingError(Exception):
     """The forecasts cannot be graded. ``code`` is the diagnostic code of ``messages``:
     PCSC-E741 (a forecast frozen on or after its outcome), PCSC-E742 (nothing to grade)."""
 
-    def __init__(self, code: str, messages: list[str]) -> None:
+    def __init__(self, code: codes.Code, messages: list[str]) -> None:
         super().__init__("; ".join(messages))
         self.code = code
         self.messages = messages
@@ -53,10 +54,10 @@ def evaluate_report(
             problems.append(f"route {m.route}, transition {m.transition}: forecast frozen {frozen_on[m.route]} is not "
                             f"before the outcome it would be graded on (decided {decided}); evaluate refuses it")
     if problems:
-        raise GradingError("PCSC-E741", problems)
+        raise GradingError(codes.E741, problems)
     if not labelled and not milestones:
         raise GradingError(
-            "PCSC-E742", ["nothing to grade: no route label and no resolved milestone yet (see `pcsc resolve`)"]
+            codes.E742, ["nothing to grade: no route label and no resolved milestone yet (see `pcsc resolve`)"]
         )
 
     scorers, paired, left_out = [], [], []

@@ -14,6 +14,7 @@ from pathlib import Path
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
 DEFAULT_POSITIVE = "1"
@@ -111,7 +112,7 @@ def _plot_problem(target: str, exc: Exception) -> Diagnostic:
         message = f"cannot write the plot: {exc.strerror or exc}"
     else:
         message = str(exc)
-    return Diagnostic("PCSC-E743", message, Span.file_only(target))
+    return Diagnostic.of(codes.E743, message, Span.file_only(target))
 
 
 # ---------------------------------------------------------------------- a score table
@@ -137,7 +138,7 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
     try:
         table = scores_csv.read_score_table(Path(args.scores), id_column, outcome, positive, negative, args.scores)
     except scores_csv.ScoreTableError as exc:
-        problem = Diagnostic("PCSC-E731", exc.message, Span.file_only(exc.path, exc.line or 0))
+        problem = Diagnostic.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
         return _failed([problem])
     ctx.note_input(Path(args.scores), args.scores)
     grading = scores_csv.grade(table, B, seed)

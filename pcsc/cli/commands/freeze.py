@@ -15,6 +15,7 @@ from pcsc.cli import options
 from pcsc.cli.commands.rank import nothing, ranked
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
 
@@ -44,7 +45,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         return Outcome("freeze", payload, diagnostics=[*diagnostics, problem])
 
     if session.diags.has_errors:
-        return refuse(Diagnostic("PCSC-E715", "nothing frozen: the input has errors", Span.file_only(str(path))))
+        return refuse(Diagnostic.of(codes.E715, "nothing frozen: the input has errors", Span.file_only(str(path))))
     if not compiled:
         return refuse(nothing(args.files, "freeze"))
     choice, ranking, warnings = ranked(compiled)

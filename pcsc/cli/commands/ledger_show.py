@@ -9,6 +9,7 @@ from pathlib import Path
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,7 +44,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         text = show_text(Path(path), route, entries, outcomes)
     except (LedgerError, ValueError) as exc:  # a row edited behind the ledger's back
         message = f"cannot show the ledger: {exc}; `pcsc ledger verify` names the bad row"
-        problem = ledger_diagnostic(path, message, "PCSC-E714")
+        problem = ledger_diagnostic(path, message, codes.E714)
         return Outcome("ledger-show", {"ledger": str(path), "ok": False, "error": message}, diagnostics=[problem])
     ctx.note_input(Path(path))
     return Outcome("ledger-show", payload, text=text)

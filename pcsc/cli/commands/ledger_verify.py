@@ -10,6 +10,7 @@ from pathlib import Path
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
 
@@ -31,7 +32,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         problem = ledger_diagnostic(path, str(exc))
         return Outcome("ledger-verify", {"ledger": str(path), "ok": False, "error": str(exc)}, diagnostics=[problem])
     ctx.note_input(Path(path))
-    problems = [Diagnostic("PCSC-E712", str(p), Span.file_only(str(path))) for p in result.problems]
+    problems = [Diagnostic.of(codes.E712, str(p), Span.file_only(str(path))) for p in result.problems]
     return Outcome(
         "ledger-verify",
         {"ledger": str(path), **verify_json(result)},

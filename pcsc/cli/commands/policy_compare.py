@@ -9,6 +9,7 @@ from pcsc.cli import options
 from pcsc.cli.commands.policy_fit import failed, history
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
 
@@ -45,7 +46,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         result = compare(old.policy, new.policy, found.packets, found.milestones, found.labels, args.holdout)
     except KeyError as exc:
         message = f"reference class {exc} of a frozen forecast is in neither policy"
-        return failed("policy-compare", [Diagnostic("PCSC-E744", message, Span.file_only(str(ctx.ledger_path())))])
+        return failed("policy-compare", [Diagnostic.of(codes.E744, message, Span.file_only(str(ctx.ledger_path())))])
     return Outcome(
         "policy-compare",
         {"old": old.ref, "new": new.ref, **attrs.asdict(result)},

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             target.write_text(text, encoding="utf-8")
         except OSError as exc:
             message = f"cannot write the policy: {exc.strerror or exc}"
-            return failed("policy-fit", [Diagnostic("PCSC-E108", message, Span.file_only(args.toml))])
+            return failed("policy-fit", [Diagnostic.of(codes.E108, message, Span.file_only(args.toml))])
     moved = [f for f in fits if f.n]
     payload = {
         "policy": old.ref,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.forecast.rank import KeyChoice, Ranked
 from pcsc.pipeline import Compiled
@@ -36,13 +37,13 @@ def ranked(compiled: Sequence[Compiled]) -> tuple[KeyChoice, list[Ranked], list[
         choice = choose_key(compiled)
     except RankKeyConflict as exc:
         raise UsageError(str(exc)) from None
-    warnings = [Diagnostic("PCSC-W751", w, Span.file_only(compiled[0].route.file)) for w in choice.warnings]
+    warnings = [Diagnostic.of(codes.W751, w, Span.file_only(compiled[0].route.file)) for w in choice.warnings]
     return choice, ([] if choice.key is None else rank(compiled, choice.key)), warnings
 
 
 def nothing(files: Sequence[str], what: str) -> Diagnostic:
     """PCSC-E751: no route compiled, located at the first file given."""
-    return Diagnostic("PCSC-E751", f"nothing to {what}: no routes in " + ", ".join(files), Span.file_only(files[0]))
+    return Diagnostic.of(codes.E751, f"nothing to {what}: no routes in " + ", ".join(files), Span.file_only(files[0]))
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def _store_and_resolve(
     forecasts = latest_forecasts(ledger)
     if not forecasts:
         return failed([
-            ledger_diagnostic(ledger.path, "no frozen forecast to resolve (run `pcsc freeze` first)", "PCSC-E713")
+            ledger_diagnostic(ledger.path, "no frozen forecast to resolve (run `pcsc freeze` first)", codes.E713)
         ])
     try:
         routes = frozen_routes([e.document() for e in forecasts], str(ledger.path))
