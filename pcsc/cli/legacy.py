@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -130,34 +130,6 @@ def _choose_route(args: argparse.Namespace, session: Any, routes: list[Any]) -> 
     raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
 
 
-def _policy_arg(args: argparse.Namespace, target: str) -> Any:
-    from pcsc.policy.load import PolicyStore
-
-    roots = [Path(p) for p in args.policy_path]
-    path = Path(target)
-    if target.endswith(".toml") or path.is_file():
-        # policies/<id>/<version>.toml: its siblings resolve `extends`
-        store = PolicyStore([path.parent.parent, *roots])
-        return store.load_path(path)
-    return PolicyStore(roots).load_ref(target)
-
-
-def _policy_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    def wrapped(args: argparse.Namespace) -> int:
-        from pcsc.policy.load import PolicyError
-
-        try:
-            return fn(args)
-        except PolicyError as exc:
-            if getattr(args, "format", "text") == "json":
-                print_json({"pcsc": __version__, "ok": False, "errors": [f"{exc.path}: {m}" for m in exc.messages]})
-            for m in exc.messages:
-                sys.stderr.write(f"{exc.path}: error: {m} [PCSC-E403]\n")
-            return EXIT_INPUT
-
-    return wrapped
-
-
 # ---------------------------------------------------------------------- the parser
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
@@ -190,23 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--coverage", choices=("gate", "dock", "off"), default=None,
                        help="override the policy's coverage mode (recorded in the output)")
 
-    pol = sub.add_parser("policy", help="diff, fit or compare policies")
+    pol = sub.add_parser("policy", help="fit or compare policies")
     psub = pol.add_subparsers(dest="policy_command", metavar="ACTION", parser_class=_Parser)
     pol.set_defaults(func=lambda a: _missing(pol))
 
     from pcsc.forecast.cmd_forecast import register
-    from pcsc.graph import register as register_graph
-    from pcsc.policy.diff import register as register_policy_diff
 
     register(sub, psub, common, coverage_option)
-    register_graph(sub)
-    register_policy_diff(psub, common)
-    from pcsc.redteam import register as register_redteam
-
-    register_redteam(sub, common, coverage_option)
-    from pcsc.fmt_cmd import register as register_fmt
-
-    register_fmt(sub, common)
     return parser
 
 
