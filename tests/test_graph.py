@@ -265,6 +265,16 @@ def test_an_explicit_format_wins_over_the_extension(run: Run, tmp_path: Path) ->
     assert code == 0 and target.read_text(encoding="utf-8").startswith("<?xml")
 
 
+def test_o_is_left_alone_when_nothing_is_drawn(run: Run, tmp_path: Path) -> None:
+    target = tmp_path / "g.svg"
+    target.write_text("an earlier picture", encoding="utf-8")
+    code, out, err = run("graph", str(tmp_path / "missing.route"), "-o", str(target))
+    assert (code, out) == (1, "") and "PCSC-E105" in err
+    assert target.read_text(encoding="utf-8") == "an earlier picture"
+    code, _, _ = run("graph", str(tmp_path / "missing.route"), "-o", str(tmp_path / "new.svg"))
+    assert code == 1 and not (tmp_path / "new.svg").exists()
+
+
 def test_an_unknown_extension_is_a_usage_error_naming_the_known_ones(run: Run, tmp_path: Path) -> None:
     target = tmp_path / "g.png"
     code, out, err = run("graph", "examples/devtools_api.route", "-o", str(target))

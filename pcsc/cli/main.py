@@ -150,10 +150,12 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
 
 
 def finish(ctx: Any, code: int) -> int:
-    """Write the buffered output to standard output or ``-o``."""
+    """Write the buffered output to standard output or ``-o`` (only when there is some)."""
     text: str = ctx.output()
     target = getattr(ctx.args, "output", None)
     if target and target != "-":
+        if not text:  # nothing to write (input errors): the file is neither created nor emptied
+            return code
         from pathlib import Path
 
         try:

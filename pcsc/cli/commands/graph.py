@@ -17,7 +17,7 @@ DEFAULT = "dot"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p, one=True)
-    options.route(p, "draw only this route")
+    options.route(p, "draw only this route", default="every route of the file")
     p.add_argument(
         "--format",
         choices=FORMATS,

@@ -13,7 +13,7 @@ from pcsc.redteam import DEFAULT_MAX_EDITS
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p)
-    options.route(p, "only the route of this name")
+    options.route(p, "only the route of this name", default="every route")
     p.add_argument(
         "--max-edits",
         type=int,
