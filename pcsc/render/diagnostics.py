@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pcsc import __version__
+from pcsc._version import __version__
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic
 
