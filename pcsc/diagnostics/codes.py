@@ -89,6 +89,8 @@ CODES: dict[str, Code] = _table(
     ("PCSC-E713", "ledger holds no frozen forecast"),
     ("PCSC-E714", "ledger row cannot be read"),
     ("PCSC-E715", "nothing frozen"),
+    ("PCSC-E716", "ledger does not hold its recorded head"),
+    ("PCSC-E717", "checkpoint or key cannot be used"),
     ("PCSC-E721", "frozen packets cannot be used"),
     ("PCSC-E731", "score table cannot be graded"),
     ("PCSC-E741", "forecast frozen after its outcome"),
