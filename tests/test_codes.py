@@ -31,3 +31,21 @@ def test_a_string_code_is_refused() -> None:
 def test_a_misspelt_code_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError):
         getattr(codes, "E2O9")  # noqa: B009 - the point is the dynamic lookup
+
+
+def test_no_code_is_written_as_a_bare_string() -> None:
+    """Every diagnostic names its code through a constant, so a misspelt code is a type
+    error; only the registry (and the docs generator's group prefixes) spell codes out."""
+    import re
+
+    from tests.conftest import ROOT
+
+    allowed = {ROOT / "pcsc" / "diagnostics" / "codes.py", ROOT / "pcsc" / "docs.py"}
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "pcsc").rglob("*.py"))
+        if path not in allowed
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"[\"']PCSC-[EW]\d+[\"']", line)
+    ]
+    assert found == []

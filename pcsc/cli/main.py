@@ -136,11 +136,17 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     for anything else, which is a bug."""
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.outcome import Outcome
+    from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
 
     kind = command.name.replace(" ", "-")
     if isinstance(exc, PolicyError):
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, *policy_diagnostics(exc)])
+    if isinstance(exc, LedgerError):  # a ledger fault (a damaged page, a full disk) the command did not expect
+        from pcsc.cli.forecasting import ledger_diagnostic
+
+        problem = ledger_diagnostic(ctx.ledger_path(), str(exc))
+        return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
     return None
 
 

@@ -37,6 +37,9 @@ COMMANDS: tuple[Command, ...] = (
     _c("evaluate", "evaluate", "grade frozen forecasts against resolved outcomes, or a score table"),
     _c("ledger verify", "ledger_verify", "recompute every hash and the chains"),
     _c("ledger show", "ledger_show", "list the entries"),
+    _c("ledger head", "ledger_head", "the head of both chains, one token to keep outside the ledger"),
+    _c("ledger checkpoint", "ledger_checkpoint", "the head, signed with an Ed25519 key (needs pcsc[sign])"),
+    _c("ledger keygen", "ledger_keygen", "a new Ed25519 key pair for checkpoints (needs pcsc[sign])"),
     _c("graph", "graph", "the route as a picture: DOT, Mermaid or SVG (no Graphviz needed)"),
     _c("redteam", "redteam", "search edits that raise the score; report which coverage catches"),
     _c("fmt", "fmt", "canonical formatting of .route and .obl files; comments kept"),
@@ -51,7 +54,7 @@ COMMANDS: tuple[Command, ...] = (
 
 GROUPS: dict[str, str] = {
     "policy": "show, hash, check, diff, fit or compare policies",
-    "ledger": "verify or show the ledger",
+    "ledger": "verify or show the ledger; record its head, sign checkpoints",
 }
 
 

@@ -21,10 +21,26 @@ Guarantees, and where each is enforced:
   ``forecast_sha256``, inside its hash), so the order between forecasts and outcomes
   is fixed too: a forecast with a seq above an outcome's ``forecast_seq`` was frozen
   after that outcome was recorded.
-- **Checked.** `Ledger.verify` recomputes every payload hash, every entry hash and
-  every link, and names the first bad row (table, seq, what is wrong). A writer who
-  rewrites the whole chain after some row cannot be caught from inside the file;
-  record the head hash (`pcsc ledger verify` prints it) somewhere else to catch that.
+- **Checked.** `Ledger.verify` recomputes every payload hash, every entry hash, every
+  link and every outcome's forecast anchor, compares each guard trigger's full SQL
+  with the SQL this version creates (whitespace aside; an altered, missing or unknown
+  trigger is a problem), runs SQLite's ``PRAGMA integrity_check``, and names the first
+  bad row (table, seq, what is wrong).
+- **Its head, kept elsewhere, proves its tail.** Nothing inside the file can show that
+  the newest rows were deleted, or that the whole chain was rewritten. The *head* is
+  one token for both chains, ``E.O:HASH``: E and O are the last seqs of `entries` and
+  `outcomes` (0 for an empty chain) and HASH is the SHA-256 of the canonical JSON
+  ``{"entries": {"seq": E, "entry_sha256": …}, "outcomes": {"seq": O, "entry_sha256": …}}``
+  (64 zeros for an empty chain), e.g. ``4.2:9f…``. `Ledger.verify(head)` proves that
+  nothing at or before a recorded head was removed or rewritten: both chains must
+  still verify and hold rows E and O with those entry hashes (each entry hash covers
+  its row and, through ``prev_sha256``, every row before it); rows appended since are
+  counted. A checkpoint (`pcsc.forecast.checkpoint`) is a head signed with Ed25519.
+- **Faults are errors, not crashes.** Every SQLite failure (a full disk, a damaged
+  page, a read-only file or folder) becomes a `LedgerError` that carries SQLite's own
+  message; a failed write rolls back, and a failing ROLLBACK never hides the cause.
+  `create_and_append` builds a new ledger beside its path and links it into place
+  whole, so a failed first freeze leaves no file behind.
 - **Concurrent writers wait.** WAL journal, a 30 s busy timeout and ``BEGIN
   IMMEDIATE``: one transaction per append call (one per `pcsc freeze` run: all its
   routes or none), and two processes appending at once are serialised, not failed.
@@ -37,6 +53,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -59,7 +77,8 @@ OutcomeKind = Literal["observation", "label"]
 
 
 class LedgerError(Exception):
-    """The ledger cannot be used as asked: not a ledger, a newer schema, locked, missing."""
+    """The ledger cannot be used as asked: not a ledger, a newer schema, locked, missing,
+    read-only, damaged, or the disk is full. The message says which, with SQLite's own."""
 
 
 # ---------------------------------------------------------------------- records
@@ -156,17 +175,86 @@ class Problem:
         return f"{where}: {self.message}"
 
 
+_TOKEN = re.compile(r"(\d+)\.(\d+):([0-9a-f]{64})")
+
+
+@attrs.frozen
+class HeadToken:
+    """A recorded head, ``E.O:HASH`` (see the module docstring): the last seqs of both
+    chains and the SHA-256 that binds their entry hashes."""
+
+    entries_seq: int
+    outcomes_seq: int
+    sha256: str
+
+    def __str__(self) -> str:
+        return f"{self.entries_seq}.{self.outcomes_seq}:{self.sha256}"
+
+    @classmethod
+    def parse(cls, text: str) -> HeadToken:
+        """Read a token; raises ``ValueError`` naming the expected form."""
+        match = _TOKEN.fullmatch(text.strip())
+        if match is None:
+            raise ValueError(f"not a ledger head: expected E.O:HASH (e.g. 4.2:<64 hex digits>), got `{text}`")
+        return cls(int(match[1]), int(match[2]), match[3])
+
+
+@attrs.frozen
+class Head:
+    """The head of a ledger: the last row of each chain."""
+
+    entries_seq: int
+    entries_sha256: str  # 64 zeros for an empty chain
+    outcomes_seq: int
+    outcomes_sha256: str
+
+    @property
+    def sha256(self) -> str:
+        return head_hash(self.entries_seq, self.entries_sha256, self.outcomes_seq, self.outcomes_sha256)
+
+    @property
+    def token(self) -> HeadToken:
+        return HeadToken(self.entries_seq, self.outcomes_seq, self.sha256)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "token": str(self.token),
+            "entries": {"seq": self.entries_seq, "entry_sha256": self.entries_sha256},
+            "outcomes": {"seq": self.outcomes_seq, "entry_sha256": self.outcomes_sha256},
+            "sha256": self.sha256,
+        }
+
+
+@attrs.frozen
+class HeadCheck:
+    """The check of a recorded head: ``ok`` when both chains still hold it; then the rows
+    appended since it was recorded."""
+
+    token: HeadToken
+    ok: bool
+    appended_entries: int
+    appended_outcomes: int
+
+
 @attrs.frozen
 class Verification:
     entries: int
     outcomes: int
     entries_head: str  # entry_sha256 of the last forecast (64 zeros when none)
     outcomes_head: str
-    problems: tuple[Problem, ...]  # the first bad row of each table, then missing guards
+    problems: tuple[Problem, ...]  # the first bad row of each table, then the schema, the file, the head
+    guards: tuple[str, ...] = ()  # the guard triggers whose SQL was compared
+    integrity: bool = False  # whether SQLite's integrity_check ran (and passed when ok)
+    head_check: HeadCheck | None = None
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def head(self) -> Head:
+        """The head of the verified chains (of their valid prefixes when not ``ok``)."""
+        return Head(self.entries, self.entries_head, self.outcomes, self.outcomes_head)
 
     @property
     def first_bad(self) -> Problem | None:
@@ -226,6 +314,14 @@ def outcome_hash(
         "forecast": {"seq": forecast_seq, "sha256": forecast_sha256},
         "pcsc": pcsc_version,
         "recorded_at": recorded_at,
+    })
+
+
+def head_hash(entries_seq: int, entries_sha256: str, outcomes_seq: int, outcomes_sha256: str) -> str:
+    """HASH of a head token: SHA-256 of the canonical JSON of both chains' last (seq, entry_sha256)."""
+    return hash_json({
+        "entries": {"seq": entries_seq, "entry_sha256": entries_sha256},
+        "outcomes": {"seq": outcomes_seq, "entry_sha256": outcomes_sha256},
     })
 
 
@@ -300,6 +396,20 @@ CREATE INDEX outcomes_by_route ON outcomes (route);
 
 GUARDS = tuple(f"{t}_{g}" for t in ("entries", "outcomes") for g in ("no_update", "no_delete", "append_in_order"))
 
+
+def _normal_sql(sql: str) -> str:
+    """SQL with its whitespace collapsed and no final `;`: how guard triggers are compared."""
+    return " ".join(sql.split()).rstrip(";").rstrip()
+
+
+def guard_sql() -> dict[str, str]:
+    """The SQL of each guard trigger as this version creates it, whitespace-normalised."""
+    return {
+        statement.split()[2]: _normal_sql(statement)
+        for statement in _statements(SCHEMA)
+        if statement.startswith("CREATE TRIGGER")
+    }
+
 _ENTRY_COLUMNS = (
     "seq, kind, route, file, payload, payload_sha256, prev_sha256, entry_sha256, "
     "policy_id, policy_version, policy_sha256, pcsc_version, inputs, frozen_at"
@@ -314,16 +424,20 @@ _OUTCOME_COLUMNS = (
 class Ledger:
     """An open ledger. Use as a context manager, or call `close`."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, read_only: bool = False) -> None:
         self._conn = conn
         self.path = path
+        self.read_only = read_only  # opened read-only because its folder cannot be written
 
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(cls, path: Path | str = DEFAULT_PATH, *, create: bool = True) -> Ledger:
         """Open the ledger at ``path``; with ``create``, make it (and its folders) if
         absent. Raises `LedgerError` for a missing ledger (without ``create``), a file
-        that is not a PCSC ledger, or a schema newer than this pcsc reads."""
+        that is not a PCSC ledger, a schema newer than this pcsc reads, or a file SQLite
+        cannot open (its message kept). Without ``create``, a ledger whose folder cannot
+        be written (so SQLite cannot make its WAL files) is opened read-only, when no
+        writer has left a WAL file beside it."""
         path = Path(path)
         if path.is_dir():
             raise LedgerError(f"{path} is a folder, not a PCSC ledger file")
@@ -335,12 +449,26 @@ class Ledger:
             except OSError as exc:
                 raise LedgerError(f"cannot create the folder of {path}: {exc.strerror or exc}") from None
         try:
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            return cls._connect(path, path, create)
+        except _FolderReadOnly as exc:
+            if create or _wal_file(path).exists():
+                raise LedgerError(str(exc)) from None
+        return cls._connect(path, path, False, read_only=True)
+
+    @classmethod
+    def _connect(cls, file: Path, shown: Path, create: bool, *, read_only: bool = False) -> Ledger:
+        """Connect to ``file`` (shown as ``shown`` in messages) and check or create the schema."""
+        try:
+            if read_only:  # nothing can change the file while its folder is read-only to us
+                uri = "file:" + _uri_path(file) + "?mode=ro&immutable=1"
+                conn = sqlite3.connect(uri, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=True)
+            else:
+                conn = sqlite3.connect(file, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open {path}: {exc}") from None
+            raise LedgerError(fault_message(shown, "cannot open the ledger", exc)) from None
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            ledger = cls(conn, path)
+            ledger = cls(conn, shown, read_only=read_only)
             ledger._prepare(create)
         except BaseException:
             conn.close()
@@ -360,10 +488,38 @@ class Ledger:
                 version = self._conn.execute("PRAGMA user_version").fetchone()[0]
             finally:
                 if not locked:
-                    self._conn.execute("COMMIT")
+                    self._end_read()
         except sqlite3.DatabaseError as exc:
-            raise LedgerError(f"{self.path} is not a PCSC ledger: not an SQLite database ({exc})") from None
+            name = _error_name(exc)
+            if name == "SQLITE_NOTADB":
+                raise LedgerError(f"{self.path} is not a PCSC ledger: not an SQLite database ({exc})") from None
+            if name in ("SQLITE_READONLY", "SQLITE_CANTOPEN") and not self.read_only:
+                raise _FolderReadOnly(
+                    f"cannot open {self.path} ({exc}): SQLite needs to create {_wal_file(self.path).name} and "
+                    f"{self.path.name}-shm beside it; is its folder read-only?"
+                ) from None
+            raise LedgerError(self._fault("cannot read", exc)) from None
         return int(app), int(version), int(objects)
+
+    def _end_read(self) -> None:
+        """End a read transaction; a failure to end it is not the error to report."""
+        if self._conn.in_transaction:
+            try:
+                self._conn.execute("COMMIT")
+            except sqlite3.Error:
+                self._rollback()
+
+    def _rollback(self) -> None:
+        """Roll back, if a transaction is still open (SQLite ends some failed ones itself);
+        a failing ROLLBACK is swallowed, so that the error that caused it is the one reported."""
+        if self._conn.in_transaction:
+            try:
+                self._conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def _fault(self, doing: str, exc: sqlite3.Error) -> str:
+        return fault_message(self.path, doing, exc)
 
     def _check_identity(self, app: int, version: int) -> None:
         if app != APPLICATION_ID:
@@ -387,7 +543,8 @@ class Ledger:
             self._initialise()
             return
         self._check_identity(app, version)
-        self._pragmas()
+        if not self.read_only:
+            self._pragmas()
 
     def _pragmas(self) -> None:
         # WAL lets readers go on while one writer appends; it is persistent in the file.
@@ -429,25 +586,40 @@ class Ledger:
     @contextmanager
     def _write(self) -> Iterator[None]:
         """One write transaction, taken at once (BEGIN IMMEDIATE) so that concurrent
-        writers queue on the busy timeout instead of failing halfway."""
+        writers queue on the busy timeout instead of failing halfway. Any SQLite error
+        rolls it back and becomes a `LedgerError` with SQLite's message."""
+        if self.read_only:
+            raise LedgerError(f"{self.path}: nothing written: the ledger is read-only here (its folder cannot "
+                              "be written)")
         try:
             self._conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise LedgerError(f"{self.path}: cannot start a write ({exc}); another writer held it over "
-                              f"{BUSY_TIMEOUT_S:g} s") from None
+        except sqlite3.Error as exc:
+            if _error_name(exc) in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+                raise LedgerError(f"{self.path}: cannot start a write ({exc}); another writer held it over "
+                                  f"{BUSY_TIMEOUT_S:g} s") from None
+            raise LedgerError(self._fault("nothing written", exc)) from None
         try:
             yield
         except sqlite3.Error as exc:
-            self._conn.execute("ROLLBACK")
-            raise LedgerError(f"{self.path}: nothing written: {exc}") from None
+            self._rollback()
+            raise LedgerError(self._fault("nothing written", exc)) from None
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            self._rollback()
             raise
         try:
             self._conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            self._conn.execute("ROLLBACK")
-            raise LedgerError(f"{self.path}: the write was not committed ({exc})") from None
+            self._rollback()
+            raise LedgerError(self._fault("nothing written: the write was not committed", exc)) from None
+
+    @contextmanager
+    def _reading(self, what: str) -> Iterator[None]:
+        """Reads whose SQLite failures (a damaged page, an I/O error) become `LedgerError`."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise LedgerError(self._fault(f"cannot read {what}", exc)) from None
 
     def _head(self, table: str) -> tuple[int, str]:
         row = self._conn.execute(f"SELECT seq, entry_sha256 FROM {table} ORDER BY seq DESC LIMIT 1").fetchone()
@@ -535,16 +707,39 @@ class Ledger:
     def entries(self, route: str | None = None, file: str | None = None) -> list[Entry]:
         """Frozen forecasts in seq order, optionally only those of ``route`` (and ``file``)."""
         sql, params = _filtered(f"SELECT {_ENTRY_COLUMNS} FROM entries", route=route, file=file)
-        return [self._entry(row) for row in self._conn.execute(sql + " ORDER BY seq", params)]
+        with self._reading("the forecasts"):
+            rows = list(self._conn.execute(sql + " ORDER BY seq", params))
+        return [self._entry(row) for row in rows]
 
     def outcomes(self, route: str | None = None) -> list[Outcome]:
         """Recorded outcomes in seq order, optionally only those of ``route``."""
         sql, params = _filtered(f"SELECT {_OUTCOME_COLUMNS} FROM outcomes", route=route)
-        return [_outcome(row) for row in self._conn.execute(sql + " ORDER BY seq", params)]
+        with self._reading("the outcomes"):
+            rows = list(self._conn.execute(sql + " ORDER BY seq", params))
+        return [_outcome(row) for row in rows]
 
     def forecast_head(self) -> tuple[int, str]:
         """(seq, entry_sha256) of the last frozen forecast; (0, 64 zeros) when there is none."""
-        return self._head("entries")
+        with self._reading("the head"):
+            return self._head("entries")
+
+    def head(self) -> Head:
+        """The last row of both chains, read in one snapshot (not verified: `verify` is)."""
+        with self._reading("the head"):
+            self._conn.execute("BEGIN")
+            try:
+                (e_seq, e_sha), (o_seq, o_sha) = self._head("entries"), self._head("outcomes")
+            finally:
+                self._end_read()
+        return Head(e_seq, e_sha, o_seq, o_sha)
+
+    def identity(self) -> dict[str, Any]:
+        """What names this ledger in a checkpoint: its file name, the PCSC mark, the
+        schema, and the entry_sha256 of its first forecast (None while it has none)."""
+        with self._reading("the first forecast"):
+            row = self._conn.execute("SELECT entry_sha256 FROM entries WHERE seq = 1").fetchone()
+        return {"file": self.path.name, "application_id": APPLICATION_ID, "schema": SCHEMA_VERSION,
+                "first_forecast_sha256": None if row is None else str(row[0])}
 
     def _entry(self, row: tuple[Any, ...]) -> Entry:
         try:
@@ -556,16 +751,23 @@ class Ledger:
                      str(row[13]))
 
     # ------------------------------------------------------------------ checking
-    def verify(self) -> Verification:
-        """Recompute every payload hash, entry hash and link of both chains, in one
-        snapshot. Reports the first bad row of each table and any missing guard."""
-        self._conn.execute("BEGIN")
+    def verify(self, head: HeadToken | None = None) -> Verification:
+        """Recompute every payload hash, entry hash, link and outcome anchor of both
+        chains, in one snapshot; compare the guard triggers' SQL with this version's;
+        run SQLite's integrity check; with ``head``, check that both chains still hold
+        that recorded head. Reports the first bad row of each table, then every schema,
+        file and head problem. A file SQLite cannot read is a problem, not an exception."""
         try:
-            entry_rows = self._rows("entries", _ENTRY_COLUMNS)
-            outcome_rows = self._rows("outcomes", _OUTCOME_COLUMNS)
-            triggers = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-        finally:
-            self._conn.execute("COMMIT")
+            self._conn.execute("BEGIN")
+            try:
+                entry_rows = self._rows("entries", _ENTRY_COLUMNS)
+                outcome_rows = self._rows("outcomes", _OUTCOME_COLUMNS)
+                triggers = self._triggers()
+                integrity = self._integrity()
+            finally:
+                self._end_read()
+        except sqlite3.Error as exc:
+            return Verification(0, 0, GENESIS, GENESIS, (Problem("file", None, self._fault("cannot read", exc)),))
         problems: list[Problem] = []
         entries_head, outcomes_head = GENESIS, GENESIS
         forecast_heads = {0: GENESIS}  # seq -> the stored entry_sha256, for the outcomes' anchors
@@ -582,16 +784,90 @@ class Ledger:
         else:
             outcomes_head, problem = _verify_chain("outcomes", outcome_rows, _outcome_expected, forecast_heads)
             problems += [problem] if problem else []
-        missing = [g for g in GUARDS if g not in triggers]
-        if missing:
-            problems.append(Problem("schema", None, "append-only guard triggers are missing: " + ", ".join(missing)))
-        return Verification(len(entry_rows), len(outcome_rows), entries_head, outcomes_head, tuple(problems))
+        problems += _trigger_problems(triggers)
+        problems += [Problem("file", None, f"SQLite's integrity check failed: {m}") for m in integrity]
+        check = None
+        if head is not None:
+            check, problem = _check_head(head, entry_rows, outcome_rows)
+            problems += [problem] if problem else []
+        return Verification(len(entry_rows), len(outcome_rows), entries_head, outcomes_head, tuple(problems),
+                            guards=GUARDS, integrity=True, head_check=check)
 
     def _rows(self, table: str, columns: str) -> list[tuple[Any, ...]] | Problem:
         try:
             return list(self._conn.execute(f"SELECT {columns} FROM {table} ORDER BY seq"))
         except sqlite3.DatabaseError as exc:
             return Problem(table, None, f"cannot read the table: {exc}")
+
+    def _triggers(self) -> dict[str, tuple[str, str]] | Problem:
+        """Every trigger: name -> (table, SQL)."""
+        try:
+            rows = self._conn.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
+            return {str(name): (str(table), str(sql or "")) for name, table, sql in rows}
+        except sqlite3.DatabaseError as exc:
+            return Problem("schema", None, f"cannot read the triggers: {exc}")
+
+    def _integrity(self) -> list[str]:
+        """SQLite's ``PRAGMA integrity_check`` (at most 10 messages); empty when it passes."""
+        try:
+            found = [" ".join(str(row[0]).split()) for row in self._conn.execute("PRAGMA integrity_check(10)")]
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [] if found == ["ok"] else found
+
+
+def _trigger_problems(triggers: dict[str, tuple[str, str]] | Problem) -> list[Problem]:
+    """Missing, altered and unknown triggers. A guard is compared by its full SQL, so a
+    no-op trigger under a guard's name is caught."""
+    if isinstance(triggers, Problem):
+        return [triggers]
+    problems = []
+    missing = [g for g in GUARDS if g not in triggers]
+    if missing:
+        problems.append(Problem("schema", None, "append-only guard triggers are missing: " + ", ".join(missing)))
+    expected = guard_sql()
+    for name in GUARDS:
+        if name in triggers and _normal_sql(triggers[name][1]) != expected[name]:
+            problems.append(Problem("schema", None, f"guard trigger {name} has been altered: its SQL is not the SQL "
+                                    "pcsc creates, so it may no longer refuse what it should"))
+    for name, (table, _) in sorted(triggers.items()):
+        if name not in expected:
+            problems.append(Problem("schema", None, f"unknown trigger {name} on {table}: pcsc creates no such "
+                                    "trigger"))
+    return problems
+
+
+def _check_head(
+    head: HeadToken, entry_rows: list[tuple[Any, ...]], outcome_rows: list[tuple[Any, ...]]
+) -> tuple[HeadCheck, Problem | None]:
+    """Whether both chains still hold the recorded ``head``: rows E and O must exist
+    with entry hashes whose head hash is the token's. The chains themselves are checked
+    by `_verify_chain`; each entry hash covers every row before it."""
+    def stored(rows: list[tuple[Any, ...]], seq: int) -> str | None:
+        if seq == 0:
+            return GENESIS
+        if seq <= len(rows) and int(rows[seq - 1][0]) == seq:
+            return str(rows[seq - 1][7])
+        by_seq = {int(r[0]): str(r[7]) for r in rows}
+        return by_seq.get(seq)
+
+    e_sha, o_sha = stored(entry_rows, head.entries_seq), stored(outcome_rows, head.outcomes_seq)
+    last_e = int(entry_rows[-1][0]) if entry_rows else 0
+    last_o = int(outcome_rows[-1][0]) if outcome_rows else 0
+    appended = (max(0, len(entry_rows) - head.entries_seq), max(0, len(outcome_rows) - head.outcomes_seq))
+    lost = [f"{table} ends at seq {last} but the head was recorded at seq {seq}"
+            for table, sha, last, seq in (("entries", e_sha, last_e, head.entries_seq),
+                                          ("outcomes", o_sha, last_o, head.outcomes_seq)) if sha is None]
+    if lost:
+        message = "; ".join(lost) + f": rows at or before the recorded head {head} were deleted"
+        return HeadCheck(head, False, 0, 0), Problem("head", None, message)
+    assert e_sha is not None and o_sha is not None
+    if head_hash(head.entries_seq, e_sha, head.outcomes_seq, o_sha) != head.sha256:
+        message = (f"the rows at the recorded head {head} (entries seq {head.entries_seq}, outcomes seq "
+                   f"{head.outcomes_seq}) do not hash to it: rows at or before the head were rewritten (or "
+                   "deleted and replaced)")
+        return HeadCheck(head, False, 0, 0), Problem("head", None, message)
+    return HeadCheck(head, True, *appended), None
 
 
 @attrs.frozen
@@ -709,3 +985,135 @@ def _check_entry_hash(table: str, seq: int, stored: Any, expected: str, payload:
     if not canonical:
         return Problem(table, seq, "the payload is not canonical JSON: it was not written by pcsc")
     return None
+
+
+class _FolderReadOnly(LedgerError):
+    """SQLite could not open or write beside the file: a read-only folder, most likely."""
+
+
+def _error_name(exc: sqlite3.Error) -> str:
+    """SQLite's primary result code name (``SQLITE_FULL``, …), or "" when unknown."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    return name.split("_")[0] + "_" + name.split("_")[1] if name.count("_") > 1 else name
+
+
+def _wal_file(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def _uri_path(path: Path) -> str:
+    from urllib.parse import quote
+
+    return quote(str(path.resolve()), safe="/")
+
+
+_HINTS = {
+    "SQLITE_FULL": "the disk (or the ledger's size limit) is full",
+    "SQLITE_READONLY": "the ledger file (or its folder) is read-only",
+    "SQLITE_CORRUPT": "the file is damaged; restore it from a copy and check it with `pcsc ledger verify`",
+    "SQLITE_NOTADB": "the file is damaged or not a ledger",
+    "SQLITE_IOERR": "the disk or file system failed",
+    "SQLITE_CANTOPEN": "the file or its folder cannot be opened",
+    "SQLITE_PERM": "access is denied",
+}
+
+
+def fault_message(path: Path, doing: str, exc: sqlite3.Error) -> str:
+    """The message of an SQLite failure: the ledger, what was being done, SQLite's own
+    message, and what it means."""
+    hint = _HINTS.get(_error_name(exc))
+    return f"{path}: {doing}: {exc}" + (f" ({hint})" if hint else "")
+
+
+def create_and_append(
+    path: Path | str,
+    records: Sequence[ForecastRecord],
+    *,
+    inputs: Sequence[tuple[str, str]],
+    pcsc_version: str = __version__,
+    frozen_at: dt.datetime | None = None,
+) -> list[Entry]:
+    """Append ``records`` to the ledger at ``path`` (`Ledger.append_forecasts`), creating
+    it when absent. A new ledger is built in a hidden file beside ``path`` and linked into
+    place only once its forecasts are committed, so a failure leaves no file (nor a folder
+    this made) behind, and other processes see the new ledger whole or not at all. Nothing
+    to append creates nothing."""
+    path = Path(path)
+    if path.exists() or not records:
+        if not records and not path.exists():
+            return []
+        with Ledger.open(path, create=True) as ledger:
+            return ledger.append_forecasts(records, inputs=inputs, pcsc_version=pcsc_version, frozen_at=frozen_at)
+    made = _make_folders(path.parent)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.new")
+    try:
+        with Ledger._connect(temporary, path, True) as ledger:
+            entries = ledger.append_forecasts(records, inputs=inputs, pcsc_version=pcsc_version, frozen_at=frozen_at)
+        linked = _link_new(temporary, path)
+    except BaseException:
+        _remove_new(temporary)
+        for folder in reversed(made):
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+    _remove_new(temporary)
+    if linked:
+        return entries
+    with Ledger.open(path, create=True) as ledger:  # another process created it first: append to theirs
+        return ledger.append_forecasts(records, inputs=inputs, pcsc_version=pcsc_version, frozen_at=frozen_at)
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; the folders created, outermost first."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    made: list[Path] = []
+    for each in reversed(missing):
+        try:
+            each.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            for done in reversed(made):
+                try:
+                    done.rmdir()
+                except OSError:
+                    break
+            raise LedgerError(f"cannot create the folder {each}: {exc.strerror or exc}") from None
+        made.append(each)
+    return made
+
+
+def _link_new(temporary: Path, path: Path) -> bool:
+    """Put the finished ``temporary`` ledger at ``path`` unless a file is there already
+    (False). A hard link never replaces a file; where the file system has none, a rename
+    after a last look does."""
+    try:
+        os.link(temporary, path)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:
+        if path.exists():
+            return False
+        try:
+            os.replace(temporary, path)
+        except OSError as exc:
+            raise LedgerError(f"{path}: nothing written: cannot put the new ledger in place: "
+                              f"{exc.strerror or exc}") from None
+        return True
+
+
+def _remove_new(temporary: Path) -> None:
+    """Remove a temporary ledger and the files SQLite keeps beside it."""
+    for each in (temporary, *(temporary.with_name(temporary.name + s) for s in ("-wal", "-shm", "-journal"))):
+        try:
+            each.unlink()
+        except OSError:  # absent, or not ours to remove
+            pass

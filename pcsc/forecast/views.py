@@ -14,7 +14,7 @@ from pcsc.render.tables import ALL, all_but, table
 
 if TYPE_CHECKING:
     from pcsc.forecast.learn import Comparison
-    from pcsc.forecast.ledger import Entry, Outcome, Verification
+    from pcsc.forecast.ledger import Entry, Head, Outcome, Verification
     from pcsc.forecast.rank import Ranked
     from pcsc.forecast.resolve import MilestoneResult, RouteOutcome
     from pcsc.forecast.scores_csv import Grading
@@ -162,9 +162,17 @@ def freeze_text(path: Path, frozen: Sequence[tuple[Entry, Ranked]]) -> str:
 
 
 # ---------------------------------------------------------------------- ledger verify
+RECOMPUTED = ("payload_sha256", "entry_sha256", "prev_sha256 links", "outcome forecast anchors")
+NO_HEAD = ("deletion of the newest rows (or a rewrite of the whole chain) cannot be detected without a recorded "
+           "head: record one with `pcsc ledger head` (or a signed `pcsc ledger checkpoint`), keep it outside the "
+           "ledger, and pass it to `pcsc ledger verify --head` (or `--checkpoint`)")
+
+
 def verify_json(result: Verification) -> dict[str, Any]:
-    """The check of a ledger, for `pcsc ledger verify --format json`."""
+    """The check of a ledger, for `pcsc ledger verify --format json`: the counts, the
+    heads, the problems, and what exactly was checked."""
     first = result.first_bad
+    check = result.head_check
     return {
         "ok": result.ok,
         "entries": result.entries,
@@ -172,16 +180,51 @@ def verify_json(result: Verification) -> dict[str, Any]:
         "heads": {"entries": result.entries_head, "outcomes": result.outcomes_head},
         "first_bad": None if first is None else {"table": first.table, "seq": first.seq, "problem": first.message},
         "problems": [{"table": p.table, "seq": p.seq, "problem": p.message} for p in result.problems],
+        "head": result.head.as_json() if result.ok else None,
+        "checked": {
+            "rows": {"entries": result.entries, "outcomes": result.outcomes},
+            "recomputed": list(RECOMPUTED),
+            "guard_triggers": list(result.guards),
+            "guard_triggers_compared_by": "full SQL, whitespace normalised; unknown triggers reported",
+            "integrity_check": result.integrity,
+            "recorded_head": None if check is None else {
+                "token": str(check.token),
+                "held": check.ok,
+                "appended": {"entries": check.appended_entries, "outcomes": check.appended_outcomes},
+            },
+        },
+        "not_checked": [] if check is not None else [NO_HEAD],
     }
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 def verify_text(path: Path, result: Verification) -> str:
-    """The summary of an intact ledger."""
-    return (
-        f"ok: {path} is intact: {result.entries} forecast{'s' if result.entries != 1 else ''}, "
-        f"{result.outcomes} outcome{'s' if result.outcomes != 1 else ''}\n"
-        f"  head of forecasts {result.entries_head}\n  head of outcomes  {result.outcomes_head}\n"
-    )
+    """The summary of an intact ledger: what was checked, the heads, and what was not."""
+    check = result.head_check
+    lines = [
+        f"ok: {path} is intact: {_count(result.entries, 'forecast')}, {_count(result.outcomes, 'outcome')}",
+        f"  head of forecasts {result.entries_head}",
+        f"  head of outcomes  {result.outcomes_head}",
+        f"  head token        {result.head.token}",
+        f"  checked: {_count(result.entries, 'row')} of entries and {_count(result.outcomes, 'row')} of outcomes: "
+        "payload hashes, entry hashes, links and outcome anchors recomputed; "
+        f"{len(result.guards)} guard triggers compared by their full SQL; SQLite integrity check passed",
+    ]
+    if check is not None:
+        lines.append(f"  recorded head {check.token} holds: nothing at or before it was removed or rewritten; "
+                     f"{_count(check.appended_entries, 'forecast')} and {_count(check.appended_outcomes, 'outcome')} "
+                     "appended since")
+    else:
+        lines.append("  not checked: " + NO_HEAD)
+    return "\n".join(lines) + "\n"
+
+
+def head_text(head: Head) -> str:
+    """`pcsc ledger head`: the token alone, one line to paste."""
+    return f"{head.token}\n"
 
 
 # ---------------------------------------------------------------------- ledger show

@@ -1,7 +1,9 @@
 """`pcsc freeze FILE…|DIR [--ledger PATH]`: compile and rank the routes as `pcsc rank`
 does, then store every route's packet in the ledger, in one transaction.
 
-Nothing is stored when the input has errors (exit 1; the ledger is not even created).
+Nothing is stored when the input has errors (exit 1; the ledger is not even created),
+nor when the write fails (a full disk, a read-only ledger): a new ledger appears only
+whole, with its forecasts in it.
 A route whose score GATE refused is frozen like any other, its score withheld.
 """
 
@@ -30,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import ledger_diagnostic
     from pcsc.forecast.freeze import freeze_inputs, freeze_records, in_input_order
-    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.ledger import LedgerError, create_and_append
     from pcsc.forecast.views import freeze_text, frozen_row
 
     path = ctx.ledger_path()
@@ -53,8 +55,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     in_order = in_input_order(compiled, ranking)
     inputs = freeze_inputs(session)
     try:
-        with Ledger.open(path, create=True) as ledger:
-            entries = ledger.append_forecasts(freeze_records(in_order), inputs=inputs)
+        entries = create_and_append(path, freeze_records(in_order), inputs=inputs)
     except LedgerError as exc:
         problem = ledger_diagnostic(path, str(exc))
         return refuse(Diagnostic(problem.code, f"nothing frozen: {problem.message}", problem.span))

@@ -43,7 +43,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         }
         text = show_text(Path(path), route, entries, outcomes)
     except (LedgerError, ValueError) as exc:  # a row edited behind the ledger's back
-        message = f"cannot show the ledger: {exc}; `pcsc ledger verify` names the bad row"
+        cause = str(exc).removeprefix(f"{path}: ")
+        message = f"cannot show the ledger: {cause}; `pcsc ledger verify` names the bad row"
         problem = ledger_diagnostic(path, message, codes.E714)
         return Outcome("ledger-show", {"ledger": str(path), "ok": False, "error": message}, diagnostics=[problem])
     ctx.note_input(Path(path))

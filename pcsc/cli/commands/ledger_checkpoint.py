@@ -1,0 +1,56 @@
+"""`pcsc ledger checkpoint --key PRIVATE.pem -o CHECKPOINT.json [--ledger PATH]`: verify
+the ledger, then write its head, the time and the ledger's identity, signed with an
+Ed25519 key (`pcsc ledger keygen` makes one; needs the `sign` extra). `pcsc ledger
+verify --checkpoint FILE --public-key PUB.pem` checks it later."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic, Span
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.ledger(p)
+    p.add_argument("--key", required=True, metavar="PRIVATE.pem", help="the Ed25519 private key that signs")
+    p.add_argument("-o", "--output", dest="checkpoint", required=True, metavar="CHECKPOINT.json",
+                   help="write the signed checkpoint here")
+    options.formats(p, "text", "json")
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.cli.forecasting import ledger_diagnostic
+    from pcsc.forecast.checkpoint import CheckpointError, make_checkpoint, write_checkpoint
+    from pcsc.forecast.ledger import Ledger, LedgerError
+
+    path = ctx.ledger_path()
+
+    def failed(problem: Diagnostic) -> Outcome:
+        return Outcome("ledger-checkpoint", {"ledger": str(path), "ok": False, "error": problem.message},
+                       diagnostics=[problem])
+
+    try:
+        with Ledger.open(path, create=False) as ledger:
+            result = ledger.verify()
+            identity = ledger.identity()
+    except LedgerError as exc:
+        return failed(ledger_diagnostic(path, str(exc)))
+    ctx.note_input(Path(path))
+    if not result.ok:
+        first = result.problems[0]
+        return failed(Diagnostic.of(codes.E712, f"no checkpoint written: the ledger does not verify: {first}",
+                                 Span.file_only(str(path))))
+    try:
+        doc = make_checkpoint(result.head, identity, args.key)
+        write_checkpoint(doc, args.checkpoint)
+    except CheckpointError as exc:
+        return failed(Diagnostic.of(codes.E717, str(exc), Span.file_only(str(args.key))))
+    payload = {"ledger": str(path), "ok": True, "checkpoint": str(args.checkpoint), **doc}
+    text = (f"wrote {args.checkpoint}: head {result.head.token}, signed {doc['created_at']} "
+            f"(key sha256 {doc['signature']['public_key_sha256'][:16]}…)\n")
+    return Outcome("ledger-checkpoint", payload, text=text)
