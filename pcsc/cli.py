@@ -13,7 +13,8 @@ from typing import Any, TextIO
 from pcsc import __version__, canonical
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.render.diagnostics import to_json as diagnostic_json
-from pcsc.render.diagnostics import to_sarif, to_text
+from pcsc.render.diagnostics import to_text
+from pcsc.render.sarif import to_sarif
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 EXIT_INTERNAL = 70  # a bug in pcsc (EX_SOFTWARE); never caused by input
@@ -165,7 +166,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json({**gate_packet(compiled), "diagnostics": [diagnostic_json(d) for d in session.diags.sorted()]})
     elif args.format == "sarif":
-        print_json(to_sarif(session.diags.sorted()))
+        print_json(to_sarif(session.diags.sorted(), refusals=compiled))
     else:
         emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
         if compiled:

@@ -1,4 +1,14 @@
-"""Generate docs/diagnostics.md from the code registry (`python -m pcsc.docs`)."""
+"""Generate the reference pages under docs/ from the code (`python -m pcsc.docs`).
+
+`docs/diagnostics.md` comes from the code registry (`pcsc/diagnostics/codes.py`);
+`docs/json.md` from the JSON Schemas shipped in `pcsc/schemas/`. Tests keep both
+current.
+
+The documentation is published as a MkDocs site built from `docs/`. `DOCS_URL` is
+the one place that says where: tools that link into the docs (the SARIF rules'
+`helpUri`) build their links with `doc_url`, and the anchors they use are the ones
+written into the generated pages here (`code_anchor`, `GATE_ANCHOR`, …).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +16,28 @@ import sys
 from pathlib import Path
 
 from pcsc.diagnostics.codes import CODES
+
+#: The base URL of the published documentation (a MkDocs site, Read-the-Docs style,
+#: with directory URLs: `docs/diagnostics.md` is served at `<DOCS_URL>diagnostics/`).
+#: Change it here, and only here, when the site moves.
+DOCS_URL = "https://pcsc.readthedocs.io/en/latest/"
+
+#: The anchor of the section on GATE refusals in SARIF, in docs/diagnostics.md.
+GATE_ANCHOR = "gate-refusals"
+#: The anchor for the result "no obligation covers the field", in docs/diagnostics.md.
+NO_OBLIGATION_ANCHOR = "no-obligation"
+
+
+def doc_url(page: str, anchor: str | None = None) -> str:
+    """The published URL of `docs/<page>.md`, at `anchor` when given."""
+    return f"{DOCS_URL}{page}/" + (f"#{anchor}" if anchor else "")
+
+
+def code_anchor(code: str) -> str:
+    """The anchor of a diagnostic code in docs/diagnostics.md: the code in lower case,
+    which is also what MkDocs would make of a heading reading just the code."""
+    return code.lower()
+
 
 _GROUPS = (
     ("PCSC-E1", "Syntax and files"),
@@ -15,6 +47,10 @@ _GROUPS = (
     ("PCSC-E5", "Coverage"),
     ("PCSC-W", "Warnings"),
 )
+
+
+def _anchor(anchor: str) -> str:
+    return f'<a id="{anchor}"></a>'
 
 
 def diagnostics_markdown() -> str:
@@ -31,14 +67,42 @@ def diagnostics_markdown() -> str:
         if not rows:
             continue
         lines += [f"## {title}", "", "| code | severity | meaning |", "|---|---|---|"]
-        lines += [f"| `{c.code}` | {c.severity} | {c.title} |" for c in rows]
+        lines += [f"| {_anchor(code_anchor(c.code))}`{c.code}` | {c.severity} | {c.title} |" for c in rows]
         lines.append("")
+    lines += [
+        f"## GATE refusals in SARIF {_anchor(GATE_ANCHOR)}",
+        "",
+        "`pcsc gate --format sarif` reports diagnostics as results whose rule is their code, and a",
+        "route whose material state change is not covered by a discharged obligation as one result",
+        "per transition and obligation:",
+        "",
+        "- the rule id is `pcsc/obligation/<library>/<obligation>`, for example",
+        "  `pcsc/obligation/venture/adoption`; its help lists the obligation's `require` lines;",
+        "- the result is located at the transition, and each `require` line of the obligation that",
+        "  failed for that transition is a related location in the library (`.obl`) file; when every",
+        "  line holds and the transition only omits the obligation from `discharges`, the related",
+        "  location is the obligation itself;",
+        "- the level is `error` when GATE refuses the score (`suspend-and-ask`) and `warning` when",
+        "  DOCK releases a docked score; a route released in full, or compiled with coverage off,",
+        "  yields no result.",
+        "",
+        f"{_anchor(NO_OBLIGATION_ANCHOR)}A material change of a field that no obligation of the route's",
+        "libraries covers at all is one result per transition and field, rule `pcsc/no-obligation`:",
+        "there is nothing to list in `discharges` until a library gains an obligation that covers the field.",
+        "",
+        "File locations are relative URIs with `uriBaseId` `%SRCROOT%`, the folder `pcsc` ran in (files",
+        "outside it are absolute `file:` URIs). The command line leaves the absolute URI of `%SRCROOT%`",
+        "out of `run.originalUriBaseIds`, so that the same inputs give byte-identical logs on every",
+        "machine; code scanning resolves the relative URIs against the repository's checkout. The",
+        "library call `pcsc.render.sarif.to_sarif(…, sources_root=PATH)` writes it in.",
+        "",
+    ]
     return "\n".join(lines)
 
 
 def main() -> int:
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs/diagnostics.md")
-    target.write_text(diagnostics_markdown(), encoding="utf-8")
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs")
+    (folder / "diagnostics.md").write_text(diagnostics_markdown(), encoding="utf-8")
     return 0
 
 
