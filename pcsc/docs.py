@@ -12,8 +12,11 @@ written into the generated pages here (`code_anchor`, `GATE_ANCHOR`, …).
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pcsc.diagnostics.codes import CODES
 
@@ -100,9 +103,123 @@ def diagnostics_markdown() -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------- docs/json.md
+def _type_text(schema: Mapping[str, Any]) -> str:
+    """A short, readable type of a (sub)schema: `string`, `array of diagnostic`, …"""
+    if "$ref" in schema:
+        return "`" + str(schema["$ref"]).rpartition("/")[2] + "`"
+    if "const" in schema:
+        return f"`{json.dumps(schema['const'])}`"
+    if "enum" in schema:
+        return " \\| ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
+    if "anyOf" in schema:
+        return " or ".join(_type_text(s) for s in schema["anyOf"])
+    kinds = schema.get("type")
+    if kinds is None:
+        return "any"
+    names = [kinds] if isinstance(kinds, str) else list(kinds)
+    parts = []
+    for name in names:
+        if name == "array" and isinstance(schema.get("items"), Mapping):
+            parts.append("array of " + _type_text(schema["items"]))
+        else:
+            parts.append(name)
+    return " or ".join(parts)
+
+
+def _key_rows(schema: Mapping[str, Any], keys: list[str]) -> list[str]:
+    props: Mapping[str, Any] = schema.get("properties", {})
+    rows = []
+    for key in keys:
+        sub = props.get(key, {})
+        about = str(sub.get("description", ""))
+        items = sub.get("items") if sub.get("type") == "array" else sub if sub.get("type") == "object" else None
+        if isinstance(items, Mapping) and items.get("required"):
+            fields = ", ".join(f"`{k}`" for k in items["required"])
+            about += ("; " if about else "") + ("each with " if items is not sub else "with ") + fields
+        about = about.replace("|", "\\|")
+        rows.append(f"| `{key}` | {_type_text(sub)} | {about} |")
+    return rows
+
+
+def _def_rows(defs: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for name, sub in defs.items():
+        about = str(sub.get("description", ""))
+        if sub.get("type") == "object" and sub.get("required"):
+            about += "; with " + ", ".join(f"`{k}`" for k in sub["required"])
+        rows.append(f"| `{name}` | {_type_text(sub)} | " + about.replace("|", "\\|") + " |")
+    return rows
+
+
+def json_markdown() -> str:
+    """docs/json.md: one section per document kind, generated from pcsc/schemas/."""
+    from pcsc import schemas
+    from pcsc.render.envelope import SCHEMA_VERSIONS
+
+    common = schemas.load_file(schemas.COMMON)
+    envelope = common["$defs"]["envelope"]
+    lines = [
+        "# JSON output and its schemas",
+        "",
+        "Generated from the JSON Schemas in `pcsc/schemas/` by `python -m pcsc.docs`; do not edit by hand.",
+        "",
+        "Every `--format json` document is one JSON object that starts with the same envelope, then the",
+        "command's payload. Each document kind has a JSON Schema (draft 2020-12) shipped in the package as",
+        "`pcsc/schemas/<kind>.v<major>.json`; the envelope and the values several kinds share are in",
+        f"`pcsc/schemas/{schemas.COMMON}`. A schema's `$id` is `urn:pcsc:schema:<kind>.v<major>`, and the",
+        "files refer to each other by those URNs, so they resolve offline.",
+        "",
+        "A major version changes only when a key is renamed or removed, or changes meaning: keys are added",
+        "freely, and the schemas allow keys they do not list. What they list as required, with its type",
+        "(and, where pipelines branch on it, its values), is the contract.",
+        "",
+        "Validate a document against the schema it names itself (needs `pip install jsonschema`):",
+        "",
+        "```python",
+        "from pcsc import schemas",
+        "",
+        "schemas.validate(document)  # raises jsonschema.ValidationError when it does not conform",
+        "schema = schemas.load(\"gate\")  # the schema of a kind, as a dict",
+        "```",
+        "",
+        "## The envelope",
+        "",
+        "| key | type | meaning |",
+        "|---|---|---|",
+        *_key_rows(envelope, list(envelope["required"])),
+        "",
+        "`schema.kind` is one of the kinds below; `schema.version` its major version.",
+        "",
+        "## Shared definitions",
+        "",
+        f"In `pcsc/schemas/{schemas.COMMON}`, referred to by name below.",
+        "",
+        "| name | type | meaning |",
+        "|---|---|---|",
+        *_def_rows(common["$defs"]),
+        "",
+    ]
+    for kind in SCHEMA_VERSIONS:
+        name = schemas.filename(kind)
+        schema = schemas.load_file(name)
+        required = [k for k in schema.get("required", []) if k not in ("pcsc", "schema", "inputs")]
+        lines += [f"## `{kind}` {_anchor(kind)}", "", f"**{schema['title']}**", "", str(schema["description"]), ""]
+        if required:
+            lines += ["Required keys:", "", "| key | type | meaning |", "|---|---|---|", *_key_rows(schema, required)]
+        else:
+            lines.append("Required keys: the envelope's only.")
+        others = [k for k in schema.get("properties", {}) if k not in required and k != "schema"]
+        if others:
+            lines += ["", "Also described: " + ", ".join(f"`{k}`" for k in others) + "."]
+        lines += ["", f"Schema: `pcsc/schemas/{name}`", ""]
+    return "\n".join(lines)
+
+
 def main() -> int:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs")
     (folder / "diagnostics.md").write_text(diagnostics_markdown(), encoding="utf-8")
+    (folder / "json.md").write_text(json_markdown(), encoding="utf-8")
     return 0
 
 
