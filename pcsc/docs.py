@@ -112,9 +112,9 @@ def _type_text(schema: Mapping[str, Any]) -> str:
         return f"`{json.dumps(schema['const'])}`"
     if "enum" in schema:
         return " \\| ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
-    if "anyOf" in schema:
-        return " or ".join(_type_text(s) for s in schema["anyOf"])
     kinds = schema.get("type")
+    if kinds is None and "anyOf" in schema:
+        return " or ".join(_type_text(s) for s in schema["anyOf"])
     if kinds is None:
         return "any"
     names = [kinds] if isinstance(kinds, str) else list(kinds)
@@ -150,6 +150,13 @@ def _def_rows(defs: Mapping[str, Any]) -> list[str]:
             about += "; with " + ", ".join(f"`{k}`" for k in sub["required"])
         rows.append(f"| `{name}` | {_type_text(sub)} | " + about.replace("|", "\\|") + " |")
     return rows
+
+
+def payload_keys(schema: Mapping[str, Any]) -> list[str]:
+    """The keys a kind's schema requires of a complete payload (its failure form aside)."""
+    variants = schema.get("anyOf", [])
+    keys = variants[0].get("required", []) if variants and "$ref" not in variants[0] else []
+    return [str(k) for k in keys]
 
 
 def json_markdown() -> str:
@@ -191,6 +198,10 @@ def json_markdown() -> str:
         "",
         "`schema.kind` is one of the kinds below; `schema.version` its major version.",
         "",
+        "A command that cannot do its work (a policy that does not load, a ledger that cannot be opened)",
+        "keeps its kind and prints `\"ok\": false` with the `diagnostics` (or `errors`) that say why instead",
+        "of its payload: every kind's schema allows that form (`failure` below).",
+        "",
         "## Shared definitions",
         "",
         f"In `pcsc/schemas/{schemas.COMMON}`, referred to by name below.",
@@ -203,10 +214,12 @@ def json_markdown() -> str:
     for kind in SCHEMA_VERSIONS:
         name = schemas.filename(kind)
         schema = schemas.load_file(name)
-        required = [k for k in schema.get("required", []) if k not in ("pcsc", "schema", "inputs")]
+        required = payload_keys(schema)
         lines += [f"## `{kind}` {_anchor(kind)}", "", f"**{schema['title']}**", "", str(schema["description"]), ""]
         if required:
             lines += ["Required keys:", "", "| key | type | meaning |", "|---|---|---|", *_key_rows(schema, required)]
+        elif any(str(r.get("$ref", "")).endswith("/failure") for r in schema.get("allOf", [])):
+            lines.append("Required keys: `ok` (`false`) and one of `diagnostics`, `errors`, `error` (a `failure`).")
         else:
             lines.append("Required keys: the envelope's only.")
         others = [k for k in schema.get("properties", {}) if k not in required and k != "schema"]

@@ -1,4 +1,4 @@
-"""The ranking packet: the JSON contract of DESIGN §10 (`pcsc compile --format json`).
+"""The ranking packet: the JSON payloads of `compile`, `gate` and `seams`.
 
 Keys may be added, never renamed without a major version. Floats are Python's
 shortest repr; nothing here depends on the platform.
@@ -10,7 +10,6 @@ from typing import Any
 
 import attrs
 
-from pcsc import __version__
 from pcsc.coverage import DeltaCoverage
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.pipeline import Compiled
@@ -121,24 +120,21 @@ def policy_identity(c: Compiled) -> dict[str, str]:
     return {"id": c.policy.policy.id, "version": c.policy.policy.version, "sha256": c.policy.sha256}
 
 
-def compile_packet(
-    compiled: list[Compiled], diagnostics: list[Diagnostic], inputs: list[tuple[str, str]]
-) -> dict[str, Any]:
+def compile_packet(compiled: list[Compiled], diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    """The payload of `pcsc compile --format json` (the envelope adds pcsc, schema, inputs)."""
     policies = sorted({(c.policy.policy.id, c.policy.policy.version, c.policy.sha256) for c in compiled})
     policy: dict[str, str] | None = None
     if len(policies) == 1:
         policy = {"id": policies[0][0], "version": policies[0][1], "sha256": policies[0][2]}
     return {
-        "pcsc": __version__,
         "policy": policy,
-        "inputs": [{"path": p, "sha256": h} for p, h in inputs],
         "diagnostics": [to_json(d) for d in diagnostics],
         "routes": [route_packet(c) for c in compiled],
     }
 
 
 def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | None) -> dict[str, Any]:
-    """`pcsc seams --format json` (DESIGN §10). Exact values are `"numerator/denominator"`."""
+    """The payload of `pcsc seams --format json`. Exact values are `"numerator/denominator"`."""
     routes = []
     for r in results:
         c = r.compiled
@@ -179,7 +175,7 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
             "verdict": c.decision.verdict,
             "seams": seams,
         })
-    out: dict[str, Any] = {"pcsc": __version__, "routes": routes, "summary": attrs.asdict(summary)}
+    out: dict[str, Any] = {"routes": routes, "summary": attrs.asdict(summary)}
     if exp is not None:
         out["experiment"] = {
             "modes": [attrs.asdict(m) for m in exp.modes],
@@ -192,7 +188,6 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
 
 def gate_packet(compiled: list[Compiled]) -> dict[str, Any]:
     return {
-        "pcsc": __version__,
         "routes": [
             {
                 "route": c.route.name,

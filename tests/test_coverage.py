@@ -222,7 +222,7 @@ def packet_under(spliced_file: Path, mode: str) -> dict[str, Any]:
     (route,) = session.load_routes(spliced_file)
     compiled = session.compile_route(route)
     assert compiled is not None and not session.diags.has_errors
-    (packet,) = compile_packet([compiled], session.diags.sorted(), session.inputs)["routes"]
+    (packet,) = compile_packet([compiled], session.diags.sorted())["routes"]
     return packet  # type: ignore[no-any-return]
 
 

@@ -212,12 +212,12 @@ def test_compare_keeps_the_old_policy_when_brier_does_not_improve() -> None:
 def test_an_internal_error_is_reported_without_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pcsc.cli
+    import pcsc.cli.commands.check
 
-    def boom(args: object) -> int:
+    def boom(ctx: object, args: object) -> int:
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr(pcsc.cli, "cmd_check", boom)
+    monkeypatch.setattr(pcsc.cli.commands.check, "run", boom)
     monkeypatch.delenv("PCSC_DEBUG", raising=False)
     code = main(["check", str(SPEC_ROUTE)])
     err = capsys.readouterr().err

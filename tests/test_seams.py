@@ -521,7 +521,7 @@ def test_seams_symbolic_text_prints_the_paper_formula(at_root: None, capsys: pyt
 def test_splice_usage_errors(at_root: None, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     code, out, err = run_cli(capsys, "splice", *argv)
     assert code == 2 and out == ""
-    assert err.startswith("pcsc: error: ") and message in err
+    assert err.startswith("pcsc splice: error: ") and message in err
     assert "Traceback" not in err
 
 

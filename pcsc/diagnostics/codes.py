@@ -38,6 +38,7 @@ CODES: dict[str, Code] = _table(
     ("PCSC-E104", "two statements on one line"),
     ("PCSC-E105", "file cannot be read"),
     ("PCSC-E106", "folder holds no route files"),
+    ("PCSC-E108", "output cannot be written"),
     # names and structure
     ("PCSC-E201", "unknown state"),
     ("PCSC-E202", "unknown transition"),
@@ -78,6 +79,7 @@ CODES: dict[str, Code] = _table(
     ("PCSC-E404", "library cannot be used"),
     ("PCSC-E405", "policy rule cannot be evaluated"),
     ("PCSC-E406", "policy reference is malformed"),
+    ("PCSC-E407", "configuration file cannot be used"),
     # warnings
     ("PCSC-W601", "evidence captured after as_of is inadmissible"),
     ("PCSC-W602", "stated criteria total is ignored"),

@@ -26,6 +26,12 @@ class Span:
     def whole_file(cls, file: str) -> Span:
         return cls(file, 1, 1, 1, 1)
 
+    @classmethod
+    def file_only(cls, file: str, line: int = 0) -> Span:
+        """A file (line 0) or a line of it (column 0) that is not source text: a policy,
+        a CSV table, a ledger. Rendered `file: error:` or `file:line: error:`."""
+        return cls(file, line, 0, line, 0)
+
 
 @attrs.frozen
 class Diagnostic:

@@ -409,3 +409,9 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
+
+
+def canonical_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """A policy document as the JSON its hash is computed over (dates as ISO text)."""
+    result: dict[str, Any] = _jsonable(doc)
+    return result

@@ -15,11 +15,12 @@ def to_text(diagnostics: Iterable[Diagnostic], sources: Mapping[str, str]) -> st
     blocks: list[str] = []
     for d in diagnostics:
         s = d.span
-        lines = [f"{s.file}:{s.line}:{s.column}: {d.severity}: {d.message} [{d.code}]"]
+        where = s.file if s.line == 0 else f"{s.file}:{s.line}" if s.column == 0 else f"{s.file}:{s.line}:{s.column}"
+        lines = [f"{where}: {d.severity}: {d.message} [{d.code}]"]
         text = sources.get(s.file)
         if text is not None:
             source_lines = text.splitlines()
-            if 1 <= s.line <= len(source_lines):
+            if s.column and 1 <= s.line <= len(source_lines):
                 src = source_lines[s.line - 1].expandtabs(1)
                 width = (s.end_column - s.column) if s.end_line == s.line else len(src) - s.column + 1
                 gutter = f"{s.line:>4} | "

@@ -1,0 +1,62 @@
+"""`pcsc compile FILE…`: the ranking packet of every route (or, with `--emit ir`, the
+lowered IR)."""
+
+from __future__ import annotations
+
+import argparse
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome
+from pcsc.cli.verdicts import exit_code
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.files(p, stdin=True)
+    p.add_argument(
+        "--emit",
+        choices=("packet", "ir"),
+        default="packet",
+        help="`ir` prints the lowered IR as JSON instead of the packet",
+    )
+    options.formats(p, "text", "json", "sarif")
+    options.search_paths(p)
+    options.coverage(p)
+    options.output(p)
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    if args.emit == "ir":
+        return _ir(ctx, args)
+    from pcsc.packet import compile_packet
+    from pcsc.textout import compile_summary, compile_text
+
+    session, compiled = ctx.compile(args.files)
+    diags = session.diags.sorted()
+    text = compile_text(compiled) if compiled else None
+    if text is not None and len(compiled) > 1:
+        text += "\n\n" + compile_summary(compiled, len(session.inputs))
+    return Outcome(
+        "compile",
+        compile_packet(compiled, diags),
+        text=text,
+        diagnostics=diags,
+        exit_code=exit_code(session, compiled),
+    )
+
+
+def _ir(ctx: Context, args: argparse.Namespace) -> Outcome:
+    """The IR is a JSON document whatever the format; diagnostics go to standard error
+    in text mode."""
+    from pcsc import canonical
+    from pcsc.render.diagnostics import to_json
+    from pcsc.render.envelope import envelope
+    from pcsc.serialize import ir_json
+
+    session, routes = ctx.load(args.files)
+    diags = session.diags.sorted()
+    payload = {"routes": [ir_json(r) for r in routes], "diagnostics": [to_json(d) for d in diags]}
+    if ctx.format == "json":
+        return Outcome("ir", payload, diagnostics=diags)
+    document = canonical.dumps(envelope("ir", payload, ctx.inputs), pretty=True) + "\n"
+    return Outcome("ir", payload, diagnostics=diags, raw=document)

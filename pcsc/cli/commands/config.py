@@ -1,0 +1,50 @@
+"""`pcsc config`: the effective settings, and where each came from (a flag, the
+configuration file, or the default)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.formats(p, "text", "json")
+    options.search_paths(p)
+    options.coverage(p)
+    options.ledger(p)
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.forecast.ledger import DEFAULT_PATH
+
+    cfg = ctx.config
+    source = str(cfg.path) if cfg.path else None
+
+    def setting(name: str, flag: Any, configured: Any, default: Any) -> dict[str, Any]:
+        if flag not in (None, [], ()):
+            return {"name": name, "value": flag, "from": "command line"}
+        if configured not in (None, [], ()):
+            return {"name": name, "value": configured, "from": source}
+        return {"name": name, "value": default, "from": "default"}
+
+    def paths(ps: Any) -> list[str]:
+        return [str(p) for p in ps]
+
+    settings = [
+        setting("lib_path", paths(args.lib_path), paths(cfg.lib_path), []),
+        setting("policy_path", paths(args.policy_path), paths(cfg.policy_path), []),
+        setting("coverage", args.coverage, cfg.coverage, "the policy's own mode"),
+        setting("format", args.format, cfg.format, "text"),
+        setting("ledger", args.ledger, str(cfg.ledger) if cfg.ledger else None, str(DEFAULT_PATH)),
+    ]
+    lines = [f"# configuration file: {source or 'none (pcsc.toml or [tool.pcsc] in pyproject.toml)'}"]
+    width = max(len(s["name"]) for s in settings)
+    for s in settings:
+        value = s["value"]
+        shown = ", ".join(value) if isinstance(value, list) else str(value)
+        lines.append(f"{s['name']:<{width}}  {shown or '(none)'}    # from {s['from']}")
+    return Outcome("config", {"file": source, "settings": settings}, text="\n".join(lines))

@@ -1,0 +1,260 @@
+"""The context a command runs in: settings (flags over configuration), sessions and
+inputs, the choice of a route, progress, and the output buffer that ``emit`` fills.
+
+Commands read their inputs through the context so that every command treats `-`
+(standard input), folders, search paths and ``--route`` the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+from pcsc.cli.outcome import UsageError
+from pcsc.config import Config
+
+if TYPE_CHECKING:
+    from pcsc.diagnostics.model import Diagnostic
+    from pcsc.ir import Route
+    from pcsc.pipeline import Compiled, Session
+    from pcsc.policy.model import LoadedPolicy
+
+T = TypeVar("T")
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+
+
+def colour_enabled(choice: str, stream: TextIO, environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    """``--color auto|always|never``; in ``auto``, a non-empty NO_COLOR turns colour off
+    and a non-empty FORCE_COLOR turns it on, else colour follows whether ``stream`` is a
+    terminal (and TERM is not ``dumb``)."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    return stream.isatty() and environ.get("TERM") != "dumb"
+
+
+class Context:
+    """Everything a command needs besides its own arguments."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        config: Config,
+        *,
+        stdin: TextIO | None = None,
+        stderr: TextIO | None = None,
+        stdout: TextIO | None = None,
+    ) -> None:
+        self.args = args
+        self.config = config
+        self.stdin = stdin or sys.stdin
+        self.stderr = stderr or sys.stderr
+        self.stdout = stdout or sys.stdout
+        self.quiet: bool = bool(getattr(args, "quiet", False))
+        self.wide: bool = bool(getattr(args, "wide", False))
+        self.colour = colour_enabled(getattr(args, "color", "auto") or "auto", self.stderr)
+        self.sessions: list[Session] = []
+        self._extra_inputs: list[tuple[str, str]] = []
+        self._out: list[str] = []
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def format(self) -> str:
+        chosen: str | None = getattr(self.args, "format", None)
+        if chosen:
+            return chosen
+        allowed: Sequence[str] = getattr(self.args, "_formats", ("text",))
+        if self.config.format in allowed:
+            return self.config.format or "text"
+        return "text"
+
+    @property
+    def coverage(self) -> str | None:
+        chosen: str | None = getattr(self.args, "coverage", None)
+        return chosen or self.config.coverage
+
+    def search_path(self, name: str) -> list[Path]:
+        """``--lib-path``/``--policy-path`` folders, then the configuration's; each must exist."""
+        given = [Path(p) for p in getattr(self.args, name, None) or []]
+        for folder in given:
+            if not folder.is_dir():
+                flag = "--" + name.replace("_", "-")
+                raise UsageError(f"{flag} {folder}: no such folder")
+        configured: tuple[Path, ...] = getattr(self.config, name)
+        return [*given, *(p for p in configured if p not in given)]
+
+    def ledger_path(self) -> Path:
+        from pcsc.forecast.ledger import DEFAULT_PATH
+
+        given = getattr(self.args, "ledger", None)
+        if given:
+            return Path(given)
+        return self.config.ledger or DEFAULT_PATH
+
+    # ------------------------------------------------------------------ sessions and inputs
+    def session(self) -> Session:
+        """A new compiler session with this run's search paths and coverage mode."""
+        from pcsc.pipeline import Session
+        from pcsc.policy.load import PolicyStore
+
+        session = Session(
+            lib_path=self.search_path("lib_path"),
+            policies=PolicyStore(self.search_path("policy_path")),
+            coverage_mode=self.coverage,  # type: ignore[arg-type]
+        )
+        self.sessions.append(session)
+        return session
+
+    def load(self, files: Sequence[str]) -> tuple[Session, list[Route]]:
+        """Read and lower the routes of ``files`` (folders recursively; `-` is standard input)."""
+        from pcsc.canonical import sha256_hex
+        from pcsc.diagnostics.model import Span
+        from pcsc.pipeline import expand_inputs
+
+        session = self.session()
+        routes: list[Route] = []
+        if list(files).count(STDIN) > 1:
+            raise UsageError("standard input (`-`) can be read only once")
+        for arg in files:
+            if arg == STDIN:
+                text = self.stdin.read()
+                session.inputs.append((STDIN_NAME, sha256_hex(text)))
+                routes.extend(session.routes_from_text(text, STDIN_NAME, Path.cwd()))
+                continue
+            if Path(arg).is_dir() and not expand_inputs([arg]):
+                session.diags.add(
+                    "PCSC-E106",
+                    f"no .route files in the folder {arg}",
+                    Span.whole_file(arg),
+                    "route files end in .route; folders are searched recursively",
+                )
+                continue
+            for path, shown in expand_inputs([arg]):
+                routes.extend(session.load_routes(path, shown))
+        return session, routes
+
+    def compile(self, files: Sequence[str]) -> tuple[Session, list[Compiled]]:
+        session, routes = self.load(files)
+        return session, session.compile_routes(routes)
+
+    def choose_route(self, routes: Sequence[Route], name: str | None, where: Sequence[str]) -> Route | None:
+        """The route called ``name``, or the only route; a usage error otherwise."""
+        if not routes:
+            return None
+        names = [r.name for r in routes]
+        if name is None:
+            if len(routes) > 1:
+                raise UsageError("the file holds several routes; choose one with --route: " + ", ".join(names))
+            return routes[0]
+        for r in routes:
+            if r.name == name:
+                return r
+        from pcsc.lower.common import suggest
+
+        hint = suggest(name, names)
+        raise UsageError(f"no route `{name}` in {', '.join(where)}" + (f"; {hint}" if hint else ""))
+
+    def policy(self, target: str) -> LoadedPolicy:
+        """A policy named ``id@version`` on the policy path, or a ``.toml`` file (whose
+        sibling folders resolve ``extends``). Raises ``PolicyError``."""
+        from pcsc.policy.load import PolicyStore
+
+        roots = self.search_path("policy_path")
+        path = Path(target)
+        if target.endswith(".toml") or path.is_file():
+            self.note_input(path)
+            return PolicyStore([path.parent.parent, *roots]).load_path(path)
+        return PolicyStore(roots).load_ref(target)
+
+    def note_input(self, path: Path, shown: str | None = None) -> None:
+        """Record a file this run read (for the envelope's ``inputs``), if it can be read."""
+        from pcsc.canonical import sha256_hex
+
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return
+        self._extra_inputs.append((shown or str(path), sha256_hex(data)))
+
+    @property
+    def inputs(self) -> list[tuple[str, str]]:
+        seen: dict[str, str] = {}
+        for session in self.sessions:
+            for p, h in session.inputs:
+                seen.setdefault(p, h)
+        for p, h in self._extra_inputs:
+            seen.setdefault(p, h)
+        return list(seen.items())
+
+    @property
+    def sources(self) -> dict[str, str]:
+        merged: dict[str, str] = {}
+        for session in self.sessions:
+            merged.update(session.sources)
+        return merged
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return [d for session in self.sessions for d in session.diags.items]
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+    # ------------------------------------------------------------------ output
+    def write(self, text: str) -> None:
+        """Append to the command's output (standard output, or the ``-o`` file)."""
+        self._out.append(text)
+
+    def output(self) -> str:
+        return "".join(self._out)
+
+    def show_diagnostics(self, diagnostics: Sequence[Diagnostic]) -> None:
+        """Diagnostics in text form on standard error, coloured when allowed."""
+        if not diagnostics:
+            return
+        from pcsc.render.diagnostics import to_text
+
+        text = to_text(diagnostics, self.sources)
+        if not self.colour:
+            self.stderr.write(text + "\n")
+            return
+        from rich.console import Console
+        from rich.text import Text
+
+        console = Console(file=self.stderr, highlight=False, force_terminal=True)
+        for line in text.splitlines():
+            styled = Text(line)
+            styled.highlight_words([": error:"], "bold red")
+            styled.highlight_words([": warning:"], "bold yellow")
+            styled.highlight_regex(r"^\s+help:.*", "cyan")
+            console.print(styled, soft_wrap=True)  # never wrap: editors parse these lines
+
+    def progress(self, items: Iterable[T], total: int, description: str) -> Iterator[T]:
+        """``items``, with a progress bar on standard error when it is a terminal."""
+        if self.quiet or total < 2 or not self.stderr.isatty():
+            yield from items
+            return
+        from rich.progress import Progress
+
+        with Progress(console=_console(self.stderr), transient=True) as bar:
+            task = bar.add_task(description, total=total)
+            for item in items:
+                yield item
+                bar.advance(task)
+
+
+def _console(stream: TextIO) -> Any:
+    from rich.console import Console
+
+    return Console(file=stream)

@@ -1,0 +1,192 @@
+"""The `pcsc` entry point: find the command, import only its module, parse its
+arguments, run it in a ``Context`` and emit its ``Outcome``.
+
+Exit codes: 0 success (score released), 1 errors in the input, 2 usage error,
+3 score refused by GATE; 70 is a bug in pcsc, never caused by input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from pcsc import __version__
+from pcsc.cli.outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError
+from pcsc.cli.registry import COMMANDS, GROUPS, Command, find
+
+EPILOG = (
+    "exit codes: 0 success, 1 errors in the input, 2 usage error, 3 score refused by GATE, "
+    "70 internal error (a bug in pcsc). Run `pcsc COMMAND --help` for a command's options; "
+    "documentation: README.md and docs/."
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors print this parser's usage (the subcommand's, not the top level's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def top_parser() -> tuple[Parser, dict[str, Parser]]:
+    """The `pcsc` parser (commands listed, none imported) and the group parsers."""
+    parser = Parser(prog="pcsc", description="PCSC, the proof-carrying strategy compiler.", epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"pcsc {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    groups: dict[str, Parser] = {}
+    actions: dict[str, Any] = {}
+    for command in COMMANDS:
+        if len(command.words) == 1:
+            sub.add_parser(command.words[0], help=command.help, add_help=False)
+            continue
+        group, action = command.words
+        if group not in groups:
+            groups[group] = sub.add_parser(group, help=GROUPS[group])
+            actions[group] = groups[group].add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+        actions[group].add_parser(action, help=command.help, add_help=False)
+    return parser, groups
+
+
+def command_parser(command: Command) -> Parser:
+    parser = Parser(prog=f"pcsc {command.name}", description=command.help, epilog=EPILOG)
+    module = importlib.import_module(command.module)
+    module.add_arguments(parser)
+    from pcsc.cli.options import global_options
+
+    global_options(parser)
+    return parser
+
+
+def split_command(argv: Sequence[str]) -> tuple[tuple[str, ...], list[str]]:
+    """The command's words (one, or a group and an action) and the remaining arguments."""
+    words: list[str] = []
+    rest: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg.startswith("-") and arg != "-":
+            return tuple(words), [*rest, *argv[i:]]
+        if not words or (len(words) == 1 and words[0] in GROUPS):
+            words.append(arg)
+            continue
+        return tuple(words), [*rest, *argv[i:]]
+    return tuple(words), rest
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except BrokenPipeError:  # `pcsc compile … | head`
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(argv: list[str]) -> int:
+    words, rest = split_command(argv)
+    command = find(words)
+    if command is None:
+        parser, groups = top_parser()
+        if len(words) == 1 and words[0] in groups and not ({"-h", "--help"} & set(rest)):
+            groups[words[0]].print_help(sys.stderr)
+            return EXIT_USAGE
+        parser.parse_args(argv)  # --version, --help, or an error naming the valid commands
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    if importlib.util.find_spec(command.module) is None:
+        from pcsc.cli import legacy
+
+        return legacy.main(argv)
+    args = command_parser(command).parse_args(rest)
+    return run(command, args)
+
+
+def run(command: Command, args: argparse.Namespace) -> int:
+    """Run ``command`` with parsed ``args``; every failure becomes output and an exit code."""
+    from pcsc.cli.context import Context
+    from pcsc.cli.outcome import Outcome, emit
+    from pcsc.config import ConfigError, load_config
+
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        sys.stderr.write(f"{exc.path}: error: {exc.message} [PCSC-E407]\n")
+        return EXIT_INPUT
+    ctx = Context(args, config)
+    module = importlib.import_module(command.module)
+    try:
+        outcome: Outcome = module.run(ctx, args)
+    except UsageError as exc:
+        sys.stderr.write(f"pcsc {command.name}: error: {exc}\n")
+        return EXIT_USAGE
+    except Exception as exc:
+        failure = input_failure(exc, ctx, command)
+        if failure is None:
+            return internal_error(exc)
+        outcome = failure
+    code = emit(ctx, outcome)
+    return finish(ctx, code)
+
+
+def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
+    """An exception that reports bad input (a policy, a ledger, …) as diagnostics; None
+    for anything else, which is a bug."""
+    from pcsc.cli.failures import policy_diagnostics
+    from pcsc.cli.outcome import Outcome
+    from pcsc.policy.load import PolicyError
+
+    kind = command.name.replace(" ", "-")
+    if isinstance(exc, PolicyError):
+        return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, *policy_diagnostics(exc)])
+    return None
+
+
+def finish(ctx: Any, code: int) -> int:
+    """Write the buffered output to standard output or ``-o``."""
+    text: str = ctx.output()
+    target = getattr(ctx.args, "output", None)
+    if target and target != "-":
+        from pathlib import Path
+
+        try:
+            Path(target).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            sys.stderr.write(f"{target}: error: cannot write the output: {exc.strerror or exc} [PCSC-E108]\n")
+            return EXIT_INPUT
+        return code
+    if text:
+        sys.stdout.write(fit_terminal(text, ctx.wide))
+        sys.stdout.flush()
+    return code
+
+
+def fit_terminal(text: str, wide: bool) -> str:
+    """Cut lines to the terminal's width when standard output is a terminal (``--wide``
+    keeps them whole); pipes and files always get whole lines."""
+    if wide or not sys.stdout.isatty():
+        return text
+    import shutil
+
+    width = shutil.get_terminal_size((0, 0)).columns
+    if width < 20:
+        return text
+    return "\n".join(line if len(line) <= width else line[: width - 1] + "…" for line in text.split("\n"))
+
+
+def internal_error(exc: Exception) -> int:
+    if os.environ.get("PCSC_DEBUG"):
+        raise exc
+    sys.stderr.write(
+        f"pcsc: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in pcsc, not in your input. Please report it with the command and its inputs;\n"
+        "set PCSC_DEBUG=1 to see the traceback.\n"
+    )
+    return EXIT_INTERNAL

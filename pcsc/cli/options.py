@@ -1,0 +1,79 @@
+"""The options commands share, each defined once: every command that reads routes,
+chooses a route, writes a report or opens the ledger spells the option the same way."""
+
+from __future__ import annotations
+
+import argparse
+
+COVERAGE_MODES = ("gate", "dock", "off")
+
+
+def files(p: argparse.ArgumentParser, *, stdin: bool = False, one: bool = False) -> None:
+    what = ".route file" if one else ".route files or folders of them"
+    p.add_argument(
+        "files",
+        nargs=1 if one else "+",
+        metavar="FILE",
+        help=what + ("; `-` reads standard input" if stdin else ""),
+    )
+
+
+def formats(p: argparse.ArgumentParser, *choices: str) -> None:
+    """``--format`` with ``choices``; the default comes from the configuration, else text."""
+    p.add_argument("--format", choices=choices, default=None, help="output format (default: text)")
+    p.set_defaults(_formats=choices)
+
+
+def search_paths(p: argparse.ArgumentParser, *, libraries: bool = True) -> None:
+    if libraries:
+        p.add_argument(
+            "--lib-path",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="another folder of .obl libraries (searched after the route's own folder)",
+        )
+    p.add_argument(
+        "--policy-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another folder of policies/<id>/<version>.toml (searched before the shipped ones)",
+    )
+
+
+def coverage(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--coverage",
+        choices=COVERAGE_MODES,
+        default=None,
+        help="override the policy's coverage mode (recorded in the output)",
+    )
+
+
+def route(p: argparse.ArgumentParser, what: str = "the route") -> None:
+    p.add_argument("--route", help=f"{what} (required when the file holds several)")
+
+
+def output(p: argparse.ArgumentParser, what: str = "the report") -> None:
+    p.add_argument("-o", "--output", metavar="PATH", help=f"write {what} here instead of to standard output")
+
+
+def ledger(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ledger", metavar="PATH", help="the ledger (default: configured, else .pcsc/ledger.sqlite)")
+
+
+def as_of(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--as-of", metavar="DATE", help="the resolution date (YYYY-MM-DD; default: today in UTC)")
+
+
+def global_options(p: argparse.ArgumentParser) -> None:
+    """Options every command takes."""
+    p.add_argument("-q", "--quiet", action="store_true", help="print no progress and no `ok:` notes")
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour on standard error (auto: a terminal, unless NO_COLOR is set; FORCE_COLOR forces it)",
+    )
+    p.add_argument("--wide", action="store_true", help="do not cut text tables to the terminal's width")

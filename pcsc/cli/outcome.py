@@ -1,0 +1,92 @@
+"""What a command returns, and the one place an ``Outcome`` becomes output.
+
+A command computes; it does not print. It returns an ``Outcome``: the document kind,
+the JSON payload, the text view, the diagnostics and the exit code. ``emit`` writes
+it in the chosen format (text, JSON in the one envelope, or SARIF), to standard
+output or ``-o``, and returns the exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from pcsc.diagnostics.model import Diagnostic
+
+if TYPE_CHECKING:
+    from pcsc.cli.context import Context
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+EXIT_INTERNAL = 70  # a bug in pcsc (EX_SOFTWARE); never caused by input
+
+
+class UsageError(Exception):
+    """The command line asks for something that cannot be done (exit 2)."""
+
+
+@attrs.frozen
+class Outcome:
+    """The result of one command.
+
+    ``payload`` is the JSON document without its envelope (``emit`` adds ``pcsc``,
+    ``schema``, ``inputs`` and, unless the payload has them, ``diagnostics``);
+    ``text`` is what the text format prints on standard output (or ``-o``);
+    ``notes`` are short lines for standard error in text mode (``--quiet`` drops
+    them); ``raw`` is output that is the same in every format (a route, an SVG).
+    ``sarif`` builds a SARIF log when the command has more to report than its
+    diagnostics (GATE refusals)."""
+
+    kind: str
+    payload: Mapping[str, Any] | None = None
+    text: str | None = None
+    diagnostics: Sequence[Diagnostic] = ()
+    exit_code: int | None = None
+    notes: Sequence[str] = ()
+    raw: str | None = None
+    sarif: Callable[[], dict[str, Any]] | None = None
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+    def code(self) -> int:
+        """The exit code: the command's own, else 1 when any diagnostic is an error."""
+        if self.exit_code is not None:
+            return self.exit_code
+        return EXIT_INPUT if self.has_errors else EXIT_OK
+
+
+def emit(ctx: Context, outcome: Outcome) -> int:
+    """Write ``outcome`` as ``ctx`` asks; return its exit code."""
+    from pcsc.render.diagnostics import to_json
+
+    fmt = ctx.format
+    diagnostics = sorted(outcome.diagnostics, key=lambda d: (d.span.file, d.span.line, d.span.column))
+    if outcome.raw is not None and fmt == "text":
+        ctx.show_diagnostics(diagnostics)
+        ctx.write(outcome.raw)
+    elif fmt == "json":
+        from pcsc import canonical
+        from pcsc.render.envelope import envelope
+
+        payload = dict(outcome.payload or {})
+        payload.setdefault("diagnostics", [to_json(d) for d in diagnostics])
+        if outcome.raw is not None:
+            payload.setdefault("output", outcome.raw)
+        ctx.write(canonical.dumps(envelope(outcome.kind, payload, ctx.inputs), pretty=True) + "\n")
+    elif fmt == "sarif":
+        from pcsc import canonical
+        from pcsc.render.sarif import to_sarif
+
+        log = outcome.sarif() if outcome.sarif is not None else to_sarif(diagnostics)
+        ctx.write(canonical.dumps(log, pretty=True) + "\n")
+    else:
+        ctx.show_diagnostics(diagnostics)
+        if outcome.text:
+            ctx.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+        if not ctx.quiet:
+            for note in outcome.notes:
+                ctx.stderr.write(note + "\n")
+    return outcome.code()

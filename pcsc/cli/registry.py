@@ -1,0 +1,62 @@
+"""Every command: its words, the module that implements it, and its one-line help.
+
+This table is all `pcsc --help` needs, so listing commands imports none of them; a
+command's module is imported only when that command runs.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class Command:
+    words: tuple[str, ...]
+    module: str
+    help: str
+
+    @property
+    def name(self) -> str:
+        return " ".join(self.words)
+
+
+def _c(words: str, module: str, help: str) -> Command:
+    return Command(tuple(words.split()), f"pcsc.cli.commands.{module}", help)
+
+
+COMMANDS: tuple[Command, ...] = (
+    _c("check", "check", "parse, lower and check; diagnostics only"),
+    _c("compile", "compile", "the ranking packet of every route"),
+    _c("gate", "gate", "the coverage verdict and the undischarged obligations; exit 3 on refusal"),
+    _c("seams", "seams", "the deletion identity per seam, symbolically verified; cohort summary"),
+    _c("splice", "splice", "the route with seam K deleted, as .route text that compiles"),
+    _c("explain", "explain", "every number of a route, rule by rule"),
+    _c("rank", "rank", "rank competing routes and cohorts: gates first, then the policy's key"),
+    _c("freeze", "freeze", "compile, rank and store every route's packet in the ledger"),
+    _c("resolve", "resolve", "store outcomes and resolve frozen milestones"),
+    _c("evaluate", "evaluate", "grade frozen forecasts against resolved outcomes, or a score table"),
+    _c("ledger verify", "ledger_verify", "recompute every hash and the chains"),
+    _c("ledger show", "ledger_show", "list the entries"),
+    _c("graph", "graph", "the route as a picture: DOT, Mermaid or SVG (no Graphviz needed)"),
+    _c("redteam", "redteam", "search edits that raise the score; report which coverage catches"),
+    _c("fmt", "fmt", "canonical formatting of .route and .obl files; comments kept"),
+    _c("policy show", "policy_show", "the policy, merged with what it extends"),
+    _c("policy hash", "policy_hash", "the canonical SHA-256 used to pin it"),
+    _c("policy check", "policy_check", "validate policies; path-addressed errors"),
+    _c("policy diff", "policy_diff", "what changed between two policies; which routes' numbers move"),
+    _c("policy fit", "policy_fit", "propose a new policy version with priors refitted from the ledger"),
+    _c("policy compare", "policy_compare", "score two policies on held-out resolved routes"),
+    _c("config", "config", "the effective settings and where each came from"),
+)
+
+GROUPS: dict[str, str] = {
+    "policy": "show, hash, check, diff, fit or compare policies",
+    "ledger": "verify or show the ledger",
+}
+
+
+def find(words: tuple[str, ...]) -> Command | None:
+    for command in COMMANDS:
+        if command.words == words:
+            return command
+    return None

@@ -1,0 +1,152 @@
+"""Project configuration: ``[tool.pcsc]`` in ``pyproject.toml`` or a ``pcsc.toml``.
+
+The first of ``pcsc.toml`` or a ``pyproject.toml`` holding a ``[tool.pcsc]`` table,
+found from the working folder upward, configures a run. A ``pcsc.toml`` holds the
+keys at its top level (or under ``[tool.pcsc]``, so one table can be moved between
+the two files unchanged). Paths in it are relative to the file's folder. Keys:
+
+    lib_path    = ["obligations"]          # extra folders of .obl libraries
+    policy_path = ["policies"]             # extra folders of <id>/<version>.toml
+    coverage    = "gate"                   # gate | dock | off: override the policy's mode
+    format      = "text"                   # text | json | sarif: the default --format
+    ledger      = ".pcsc/ledger.sqlite"    # the default --ledger
+
+Command-line flags override the file; ``pcsc config`` prints the effective settings
+and where each came from. Unknown keys and wrong types are errors, never ignored.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+CONFIG_FILE = "pcsc.toml"
+COVERAGE_MODES = ("gate", "dock", "off")
+FORMATS = ("text", "json", "sarif")
+Origin = Literal["default", "config", "command line"]
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used: ``path`` and what is wrong."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+@attrs.frozen
+class Setting:
+    """One effective setting, with where its value came from."""
+
+    value: Any
+    origin: Origin
+    source: str | None = None  # the config file, when origin == "config"
+
+
+@attrs.frozen
+class Config:
+    """The settings of a configuration file (empty when there is none)."""
+
+    path: Path | None = None
+    lib_path: tuple[Path, ...] = ()
+    policy_path: tuple[Path, ...] = ()
+    coverage: str | None = None
+    format: str | None = None
+    ledger: Path | None = None
+
+    def keys_set(self) -> Mapping[str, Any]:
+        """The keys the file sets, with their resolved values."""
+        values = {
+            "lib_path": self.lib_path,
+            "policy_path": self.policy_path,
+            "coverage": self.coverage,
+            "format": self.format,
+            "ledger": self.ledger,
+        }
+        return {k: v for k, v in values.items() if v not in (None, ())}
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``pcsc.toml``, or ``pyproject.toml`` with ``[tool.pcsc]``, at or above ``start``."""
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and _tool_table(pyproject, required=False) is not None:
+            return pyproject
+    return None
+
+
+def load_config(start: Path | None = None) -> Config:
+    """The configuration that applies in ``start`` (default: the working folder)."""
+    path = find_config((start or Path.cwd()).resolve())
+    if path is None:
+        return Config()
+    table = _tool_table(path, required=True)
+    assert table is not None
+    return _structure(path, table)
+
+
+def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        if not required:
+            return None
+        raise ConfigError(path, f"cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        if not required:
+            return None
+        raise ConfigError(path, f"not valid TOML: {exc}") from None
+    tool = doc.get("tool")
+    table = tool.get("pcsc") if isinstance(tool, dict) else None
+    if path.name == CONFIG_FILE:
+        if table is None:
+            table = {k: v for k, v in doc.items() if k != "tool"}
+        elif set(doc) - {"tool"}:
+            raise ConfigError(path, "keys both at the top level and under [tool.pcsc]; use one")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(path, "[tool.pcsc] must be a table")
+    return table
+
+
+def _structure(path: Path, table: dict[str, Any]) -> Config:
+    base = path.parent
+    known = ("lib_path", "policy_path", "coverage", "format", "ledger")
+    for key in table:
+        if key not in known:
+            raise ConfigError(path, f"unknown key `{key}` in the pcsc settings (known: {', '.join(known)})")
+
+    def paths(key: str) -> tuple[Path, ...]:
+        value = table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(path, f"`{key}` must be a list of folder paths")
+        return tuple(base / v for v in value)
+
+    def choice(key: str, options: tuple[str, ...]) -> str | None:
+        value = table.get(key)
+        if value is not None and value not in options:
+            raise ConfigError(path, f"`{key}` must be one of {', '.join(options)}, not {value!r}")
+        return value
+
+    ledger = table.get("ledger")
+    if ledger is not None and not isinstance(ledger, str):
+        raise ConfigError(path, "`ledger` must be a file path")
+    return Config(
+        path=path,
+        lib_path=paths("lib_path"),
+        policy_path=paths("policy_path"),
+        coverage=choice("coverage", COVERAGE_MODES),
+        format=choice("format", FORMATS),
+        ledger=base / ledger if ledger else None,
+    )
