@@ -242,3 +242,26 @@ def test_canonical_output_of_the_library_is_stable(spliced: Path) -> None:
     a = dumps(to_sarif(session.diags.sorted(), refusals=compiled))
     b = dumps(to_sarif(session.diags.sorted(), refusals=list(reversed(compiled))))
     assert a == b
+
+
+def test_diagnostics_about_files_that_are_not_source_text_validate() -> None:
+    """A policy that does not load is reported at the file (line 0): no region; a line
+    without a column gets a region of the whole line."""
+    from pcsc.diagnostics.model import Diagnostic, Span
+
+    log = to_sarif([
+        Diagnostic("PCSC-E403", "no policy", Span.file_only("policies/nope/1.0.0.toml")),
+        Diagnostic("PCSC-E403", "bad key", Span.file_only("policies/venture/1.0.0.toml", 7)),
+    ])
+    assert_valid_sarif(log)
+    first, second = (r["locations"][0]["physicalLocation"] for r in log["runs"][0]["results"])
+    assert "region" not in first
+    assert second["region"] == {"startLine": 7}
+
+
+def test_policy_check_sarif_validates(tmp_path: Path) -> None:
+    proc = pcsc("policy", "check", "venture@1.0.0", "nope@1.0.0", "--format", "sarif", cwd=ROOT)
+    assert proc.returncode == 1
+    log = json.loads(proc.stdout)
+    assert_valid_sarif(log)
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["PCSC-E403"]

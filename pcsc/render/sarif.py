@@ -130,15 +130,17 @@ def artifact_location(file: str) -> dict[str, Any]:
 
 
 def _physical(span: Span) -> dict[str, Any]:
-    return {
-        "artifactLocation": artifact_location(span.file),
-        "region": {
-            "startLine": span.line,
-            "startColumn": span.column,
-            "endLine": span.end_line,
-            "endColumn": span.end_column,
-        },
-    }
+    """The file and the region of ``span``. A span of line 0 is about a file that is not
+    source text (a policy, a table, a ledger): no region. Column 0 is about a whole line."""
+    out: dict[str, Any] = {"artifactLocation": artifact_location(span.file)}
+    if span.line >= 1:
+        region: dict[str, Any] = {"startLine": span.line}
+        if span.column >= 1:
+            region["startColumn"] = span.column
+            region["endLine"] = max(span.end_line, span.line)
+            region["endColumn"] = max(span.end_column, 1)
+        out["region"] = region
+    return out
 
 
 # ---------------------------------------------------------------------- diagnostics
