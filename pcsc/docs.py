@@ -162,7 +162,6 @@ def payload_keys(schema: Mapping[str, Any]) -> list[str]:
 def json_markdown() -> str:
     """docs/json.md: one section per document kind, generated from pcsc/schemas/."""
     from pcsc import schemas
-    from pcsc.render.envelope import SCHEMA_VERSIONS
 
     common = schemas.load_file(schemas.COMMON)
     envelope = common["$defs"]["envelope"]
@@ -196,7 +195,7 @@ def json_markdown() -> str:
         "|---|---|---|",
         *_key_rows(envelope, list(envelope["required"])),
         "",
-        "`schema.kind` is one of the kinds below; `schema.version` its major version.",
+        "`schema.kind` is one of the kinds below (in alphabetical order); `schema.version` its major version.",
         "",
         "A command that cannot do its work (a policy that does not load, a ledger that cannot be opened)",
         "keeps its kind and prints `\"ok\": false` with the `diagnostics` (or `errors`) that say why instead",
@@ -211,7 +210,7 @@ def json_markdown() -> str:
         *_def_rows(common["$defs"]),
         "",
     ]
-    for kind in SCHEMA_VERSIONS:
+    for kind in schemas.kinds():
         name = schemas.filename(kind)
         schema = schemas.load_file(name)
         required = payload_keys(schema)

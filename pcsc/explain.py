@@ -8,12 +8,27 @@ import attrs
 
 from pcsc.pipeline import Compiled
 
+# Where a user reads each rule: the pages ship in docs/ beside the README.
+RULES = "scoring rules (docs/formulas.md)"
+FOLD = "staged fold (docs/formulas.md)"
+COVERAGE = "coverage rules (docs/coverage.md)"
+
+
+def num(x: Any) -> str:
+    """A number as a person writes it: no float noise (0.64, not 0.6400000000000001),
+    whole numbers without a decimal point."""
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return str(x)
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return format(x, ".12g")
+
 
 @attrs.frozen
 class Step:
     symbol: str  # e.g. "launch.p"
     value: Any
-    rule: str  # the formula, in DESIGN §5 notation
+    rule: str  # the formula, as docs/formulas.md writes it
     inputs: tuple[tuple[str, Any], ...]
     source: str  # where the rule's numbers come from (policy key, route line)
 
@@ -52,7 +67,7 @@ def derive(c: Compiled) -> list[Step]:
                 f"{k}.sat(C)",
                 w.sat_c,
                 "S = Σ x_(i)·decay^i over C sorted descending; sat = S/(1+S)",
-                (("C", [f"{name}={x!r}" for name, x in w.supporting]), ("decay", rw.decay)),
+                (("C", [f"{name}={num(x)}" for name, x in w.supporting]), ("decay", rw.decay)),
                 "effective weight = weight × tier_weight[tier], admissible evidence that supports",
             )
         )
@@ -61,12 +76,12 @@ def derive(c: Compiled) -> list[Step]:
                 f"{k}.sat(K)",
                 w.sat_k,
                 "as sat(C), over the evidence that contradicts",
-                (("K", [f"{name}={x!r}" for name, x in w.contradicting]),),
+                (("K", [f"{name}={num(x)}" for name, x in w.contradicting]),),
                 "admissible evidence that contradicts",
             )
         )
         if not w.supporting and not w.contradicting:
-            add(Step(f"{k}.W", w.W, "W = 1 (no admissible evidence)", (), "DESIGN §5"))
+            add(Step(f"{k}.W", w.W, "W = 1 (no admissible evidence)", (), RULES))
         else:
             add(
                 Step(
@@ -77,13 +92,13 @@ def derive(c: Compiled) -> list[Step]:
                     f"policy {ref} [reweighting]",
                 )
             )
-        add(Step(f"{k}.p", t.p, "p = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)), "DESIGN §5"))
+        add(Step(f"{k}.p", t.p, "p = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)), RULES))
         add(
             Step(
                 f"{k}.budget",
                 t.cost.budget,
                 "budget = Σ n·u over cost items",
-                tuple((item.name, f"{item.count!r} × {item.unit_cost!r}") for item in tr.cost),
+                tuple((item.name, f"{num(item.count)} × {num(item.unit_cost)}") for item in tr.cost),
                 f"{r.file}:{tr.span.line}",
             )
         )
@@ -101,7 +116,7 @@ def derive(c: Compiled) -> list[Step]:
                 f"{k}.floor_delta",
                 t.cost.floor_delta,
                 "floor_delta = Σ price_f(|Δf|) over material fields with a floor table",
-                tuple((f, f"|Δ|={m!r} → {price!r}") for f, m, price in t.cost.floor_terms),
+                tuple((f, f"|Δ|={num(m)} → {num(price)}") for f, m, price in t.cost.floor_terms),
                 f"policy {ref} [floors.delta]",
             )
         )
@@ -116,7 +131,7 @@ def derive(c: Compiled) -> list[Step]:
                     ("floor_delta", t.cost.floor_delta),
                     ("bound by", t.cost.bound_by),
                 ),
-                "DESIGN §5",
+                RULES,
             )
         )
         add(
@@ -130,7 +145,7 @@ def derive(c: Compiled) -> list[Step]:
         )
     for i in range(len(n.R) - 1, -1, -1):
         if i == len(n.R) - 1:
-            add(Step(f"R_{i}", n.R[i], "R_n = V", (("V", n.value),), "DESIGN §5 staged fold"))
+            add(Step(f"R_{i}", n.R[i], "R_n = V", (("V", n.value),), FOLD))
         else:
             t = n.transitions[i]
             add(
@@ -139,17 +154,17 @@ def derive(c: Compiled) -> list[Step]:
                     n.R[i],
                     f"R_{i} = −c_{i} + p_{i}·R_{i + 1}",
                     ((f"c_{i} ({t.name})", t.cost.c), (f"p_{i}", t.p), (f"R_{i + 1}", n.R[i + 1])),
-                    "DESIGN §5 staged fold",
+                    FOLD,
                 )
             )
-    add(Step("score", n.score, "score = R_0", (), "DESIGN §5"))
+    add(Step("score", n.score, "score = R_0", (), RULES))
     add(
         Step(
             "flat_product",
             n.flat_product,
             "Π p_i (diagnostic only)",
             tuple((t.name, t.p) for t in n.transitions),
-            "DESIGN §5",
+            RULES,
         )
     )
     for t in n.transitions:
@@ -159,7 +174,7 @@ def derive(c: Compiled) -> list[Step]:
                 t.D,
                 "D_i = reach_i · max(R_{i+1}, 0), reach_i = Π_{j<i} p_j",
                 (("reach", t.reach), ("R_next", t.R_next)),
-                "DESIGN §5",
+                RULES,
             )
         )
     b = n.transitions[n.binding]
@@ -169,7 +184,7 @@ def derive(c: Compiled) -> list[Step]:
             b.name,
             "argmax_i U_i·D_i (ties: earliest)",
             tuple((t.name, t.U * t.D) for t in n.transitions),
-            "DESIGN §5",
+            RULES,
         )
     )
     if n.criteria_score is not None:
@@ -178,7 +193,7 @@ def derive(c: Compiled) -> list[Step]:
                 "T",
                 n.criteria_score,
                 "T = Σ w_i·clip(s_i, 0, 100) / Σ w_i over the criteria present",
-                tuple((name, f"w={w!r} s={s!r}") for name, w, s in n.criteria_weights),
+                tuple((name, f"w={num(w)} s={num(s)}") for name, w, s in n.criteria_weights),
                 f"policy {ref} [criteria]",
             )
         )
@@ -202,14 +217,14 @@ def derive(c: Compiled) -> list[Step]:
                 f"policy {ref} [[gates]]",
             )
         )
-    add(Step("eligible", n.eligible, "no failed eligibility gate and no failed blocking risk gate", (), "DESIGN §5"))
+    add(Step("eligible", n.eligible, "no failed eligibility gate and no failed blocking risk gate", (), RULES))
     steps += coverage_steps(c)
     return steps
 
 
 def coverage_steps(c: Compiled) -> list[Step]:
     """Which obligation covered each material change, or which `require` lines failed;
-    then the verdict (DESIGN §6)."""
+    then the verdict (docs/coverage.md)."""
     out: list[Step] = []
     d = c.decision
     if c.coverage is not None:
@@ -235,14 +250,14 @@ def coverage_steps(c: Compiled) -> list[Step]:
                     )
                     out.append(Step(f"{t}.{delta.field} covered", "no",
                                     "no listed obligation covering the field holds; every obligation that covers it "
-                                    "was tried", (*change, *tried) or change, "DESIGN §6"))
+                                    "was tried", (*change, *tried) or change, COVERAGE))
     rule = {
         "gate": "GATE: suspend-and-ask when any material change is uncovered, else released",
         "dock": "DOCK: R_n = 0 when any material change is uncovered (score docked), else released",
         "off": "coverage off: the ungated score",
     }[d.mode]
     out.append(Step("verdict", d.verdict, rule, (("mode", d.mode), ("mode from", d.mode_source), ("score", d.score)),
-                    "DESIGN §6"))
+                    COVERAGE))
     return out
 
 
@@ -276,6 +291,8 @@ def to_text(c: Compiled) -> str:
 
 
 def _fmt(v: Any) -> str:
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
     if isinstance(v, float):
         if v == int(v) and abs(v) < 1e15:
             return f"{int(v):,}"

@@ -35,6 +35,7 @@ def test_every_kind_has_a_schema_and_every_schema_a_kind() -> None:
     kinds = {f"{kind}.v{version}.json" for kind, version in SCHEMA_VERSIONS.items()}
     assert set(schemas.names()) == kinds | {schemas.COMMON}
     assert sorted(p.name for p in SCHEMA_DIR.glob("*.json")) == schemas.names()
+    assert schemas.kinds() == dict(sorted(SCHEMA_VERSIONS.items()))
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in SCHEMA_DIR.glob("*.json")))

@@ -131,6 +131,7 @@ def test_wheel_carries_the_data_folders(installed: Installed) -> None:
         assert name in names, f"{name} missing from {installed.wheel.name}"
     # the package itself, and nothing from the checkout's top level outside pcsc/
     assert "pcsc/__init__.py" in names and "pcsc/resources.py" in names
+    assert "pcsc/py.typed" in names, "the py.typed marker (PEP 561) is missing: type checkers would ignore pcsc"
     stray = sorted(n for n in names if not n.startswith(("pcsc/", "pcsc-")))
     assert stray == [], f"files outside the package in the wheel: {stray}"
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from pcsc.cli.outcome import UsageError
+from pcsc.cli.exits import UsageError
 from pcsc.config import Config
 
 if TYPE_CHECKING:

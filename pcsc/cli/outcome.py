@@ -13,17 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from pcsc.cli.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
 from pcsc.diagnostics.model import Diagnostic
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
-EXIT_INTERNAL = 70  # a bug in pcsc (EX_SOFTWARE); never caused by input
-
-
-class UsageError(Exception):
-    """The command line asks for something that cannot be done (exit 2)."""
+__all__ = [
+    "EXIT_INPUT", "EXIT_INTERNAL", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "Outcome", "UsageError", "emit",
+]
 
 
 @attrs.frozen

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, EXIT_REFUSED
+from pcsc.cli.exits import EXIT_INPUT, EXIT_OK, EXIT_REFUSED
 
 if TYPE_CHECKING:
     from pcsc.pipeline import Compiled, Session

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from pcsc import __version__
-from pcsc.canonical import sha256_hex
-from pcsc.forecast.ledger import DEFAULT_PATH, Entry, ForecastRecord, Ledger, LedgerError, Outcome, PolicyId
+from pcsc.forecast.freeze import freeze_inputs, freeze_records, in_input_order
+from pcsc.forecast.ledger import DEFAULT_PATH, Entry, Ledger, LedgerError, Outcome
 from pcsc.forecast.rank import KeyChoice, Ranked, RankKeyConflict, choose_key, rank, rank_packet, rank_text
 from pcsc.pipeline import Compiled, Session
 from pcsc.render.tables import all_but, table
@@ -78,15 +78,6 @@ def run_rank(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def freeze_inputs(session: Session) -> list[tuple[str, str]]:
-    """Every text the run read, hashed: the route files (as given), then the obligation
-    libraries they use (`Session.inputs` holds only the former)."""
-    inputs = list(session.inputs)
-    given = {path for path, _ in inputs}
-    inputs += [(shown, sha256_hex(text)) for shown, text in session.sources.items() if shown not in given]
-    return inputs
-
-
 def run_freeze(args: argparse.Namespace) -> int:
     """`pcsc freeze FILE…|DIR [--ledger PATH]`: compile, rank, and store every route's
     packet in one transaction; nothing is stored when the input has errors."""
@@ -110,8 +101,7 @@ def run_freeze(args: argparse.Namespace) -> int:
         return refuse("nothing to freeze: no routes in " + ", ".join(args.files))
     choice, ranked = _rank(compiled)
     _warn(choice.warnings)
-    by_compiled = {id(r.compiled): r for r in ranked}
-    ranked_in_input_order = [by_compiled[id(c)] for c in compiled]
+    ranked_in_input_order = in_input_order(compiled, ranked)
     records = freeze_records(ranked_in_input_order)
     try:
         with Ledger.open(path, create=True) as ledger:
@@ -134,21 +124,6 @@ def run_freeze(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(_freeze_text(path, frozen) + "\n")
     return EXIT_OK
-
-
-def freeze_records(ranked: list[Ranked]) -> list[ForecastRecord]:
-    """One `ForecastRecord` per ranked route, in the order given. The payload is
-    ``{"packet": <the route's packet, as in `pcsc compile --format json`>, "rank":
-    <its rank among the routes frozen together>}``."""
-    from pcsc.packet import route_packet
-
-    records = []
-    for r in ranked:
-        c = r.compiled
-        policy = PolicyId(c.policy.policy.id, c.policy.policy.version, c.policy.sha256)
-        payload = {"packet": route_packet(c), "rank": r.info()}
-        records.append(ForecastRecord(c.route.name, c.route.file, policy, payload))
-    return records
 
 
 def _frozen_row(e: Entry, r: Ranked) -> dict[str, Any]:

@@ -18,8 +18,6 @@ from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
-from pcsc.render.envelope import SCHEMA_VERSIONS
-
 if TYPE_CHECKING:
     from referencing import Registry
 
@@ -33,12 +31,25 @@ class SchemaError(Exception):
 
 
 def filename(kind: str, version: int | None = None) -> str:
-    """``<kind>.v<major>.json``; the major version defaults to the current one."""
+    """``<kind>.v<major>.json``; the major version defaults to the newest shipped."""
     if version is None:
-        if kind not in SCHEMA_VERSIONS:
-            raise SchemaError(f"no document kind {kind!r}; kinds: {', '.join(sorted(SCHEMA_VERSIONS))}")
-        version = SCHEMA_VERSIONS[kind]
+        shipped = kinds()
+        if kind not in shipped:
+            raise SchemaError(f"no document kind {kind!r}; kinds: {', '.join(sorted(shipped))}")
+        version = shipped[kind]
     return f"{kind}.v{version}.json"
+
+
+def kinds() -> dict[str, int]:
+    """Every document kind with a shipped schema, and its newest major version, by name.
+    (`pcsc.render.envelope.SCHEMA_VERSIONS` is what the commands write; a test keeps the
+    two the same. This module imports nothing of pcsc, so any layer may use it.)"""
+    out: dict[str, int] = {}
+    for name in names():
+        stem, _, version = name.removesuffix(".json").rpartition(".v")
+        if name != COMMON and version.isdigit():
+            out[stem] = max(out.get(stem, 0), int(version))
+    return dict(sorted(out.items()))
 
 
 def schema_id(kind: str, version: int) -> str:

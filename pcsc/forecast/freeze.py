@@ -1,0 +1,47 @@
+"""What `pcsc freeze` stores, built without the command line: the forecast records of
+ranked routes and the inputs hashed beside them.
+
+Used by the `freeze` command (`pcsc.forecast.cmd_ledger`) and by the library API
+(`pcsc.Ledger.freeze`), so that both write the same records. This module builds
+records only; it opens no ledger and prints nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pcsc.canonical import sha256_hex
+from pcsc.forecast.ledger import ForecastRecord, PolicyId
+from pcsc.forecast.rank import Ranked
+from pcsc.pipeline import Compiled, Session
+
+
+def freeze_inputs(session: Session) -> list[tuple[str, str]]:
+    """Every text the run read, hashed: the route files (as given), then the obligation
+    libraries they use (`Session.inputs` holds only the former)."""
+    inputs = list(session.inputs)
+    given = {path for path, _ in inputs}
+    inputs += [(shown, sha256_hex(text)) for shown, text in session.sources.items() if shown not in given]
+    return inputs
+
+
+def freeze_records(ranked: list[Ranked]) -> list[ForecastRecord]:
+    """One `ForecastRecord` per ranked route, in the order given. The payload is
+    ``{"packet": <the route's packet, as in `pcsc compile --format json`>, "rank":
+    <its rank among the routes frozen together>}``."""
+    from pcsc.packet import route_packet
+
+    records = []
+    for r in ranked:
+        c = r.compiled
+        policy = PolicyId(c.policy.policy.id, c.policy.policy.version, c.policy.sha256)
+        payload = {"packet": route_packet(c), "rank": r.info()}
+        records.append(ForecastRecord(c.route.name, c.route.file, policy, payload))
+    return records
+
+
+def in_input_order(compiled: Sequence[Compiled], ranked: Sequence[Ranked]) -> list[Ranked]:
+    """``ranked`` (which is in rank order) put back in the order the routes were compiled:
+    the order `pcsc freeze` stores them in."""
+    by_compiled = {id(r.compiled): r for r in ranked}
+    return [by_compiled[id(c)] for c in compiled]
