@@ -318,7 +318,7 @@ class Result:
         (``pcsc``, ``schema``, ``inputs``), then ``policy``, ``diagnostics``, ``routes``."""
         from pcsc.packet import compile_packet
 
-        packet = compile_packet(list(self._compiled), list(self._internal), [(i.path, i.sha256) for i in self.inputs])
+        packet = compile_packet(list(self._compiled), list(self._internal))
         return envelope("compile", _payload(packet), [(i.path, i.sha256) for i in self.inputs])
 
 
