@@ -264,3 +264,15 @@ def test_failures_validate(argv: tuple[str, ...], tmp_path: Path) -> None:
     schemas.validate(doc)
     if doc.get("ok") is False:
         schemas.validate({**doc, "schema": {"kind": "error", "version": SCHEMA_VERSIONS["error"]}})
+
+
+def test_library_documents_validate() -> None:
+    """The library API's `to_json()` writes the same documents as the command line."""
+    import pcsc
+
+    for doc in (
+        pcsc.compile(SPEC_ROUTE).to_json(),
+        pcsc.check(SPEC_ROUTE).to_json(),
+        pcsc.analyse_seams(SPEC_ROUTE).to_json(),
+    ):
+        schemas.validate(doc)
