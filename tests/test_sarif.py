@@ -153,6 +153,7 @@ def test_sources_root_is_written_when_given(tmp_path: Path) -> None:
     log = to_sarif([], sources_root=tmp_path)
     base = log["runs"][0]["originalUriBaseIds"][SRCROOT]
     assert base["uri"] == tmp_path.resolve().as_uri() + "/"
+    assert to_sarif([], sources_root="/")["runs"][0]["originalUriBaseIds"][SRCROOT]["uri"] == "file:///"
     assert_valid_sarif(log)
 
 

@@ -91,7 +91,8 @@ def to_sarif(
         "description": {"text": "The folder pcsc ran in; relative URIs in this log resolve against it."}
     }
     if sources_root is not None:
-        base["uri"] = Path(sources_root).resolve().as_uri().rstrip("/") + "/"
+        uri = Path(sources_root).resolve().as_uri()
+        base["uri"] = uri if uri.endswith("/") else uri + "/"  # a base URI ends with a slash
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
