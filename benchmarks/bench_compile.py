@@ -32,11 +32,11 @@ from pathlib import Path
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import Library
 from pcsc.lower.route import lower_route
-from pcsc.lower.tree import subtrees
 from pcsc.pipeline import Compiled, Session
 from pcsc.policy.load import PolicyStore
 from pcsc.score.cost import piecewise_floor
 from pcsc.score.route import fold
+from pcsc.syntax import nodes as syn
 from pcsc.syntax import parse_source
 from pcsc.syntax.parser import get_parser
 
@@ -196,7 +196,7 @@ def bench_lower_score(text: str, route_dir: Path, repeats: int) -> tuple[float, 
     """Seconds to lower, and to lower + bind + score, every route of the parsed ``text``."""
     tree = parse_source(text, "cohort.route", Diagnostics())
     assert tree is not None
-    items = subtrees(tree)
+    items = [item for item in tree.items if isinstance(item, syn.RouteBlock)]
 
     def lower_all(score: bool) -> Session:
         session = Session()

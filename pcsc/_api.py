@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 
 from pcsc.canonical import sha256_hex
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic as _Diagnostic
 from pcsc.diagnostics.model import Span
 from pcsc.forecast.ledger import DEFAULT_PATH, LedgerError
@@ -408,7 +409,7 @@ def _load(source: Source, session: Session) -> list[Route]:
         args = [os.fspath(p) for p in _paths(source, "source")]
     for arg in args:
         if Path(arg).is_dir() and not expand_inputs([arg]):
-            session.diags.add("PCSC-E106", f"no .route files in the folder {arg}", Span.whole_file(arg),
+            session.diags.add(codes.E106, f"no .route files in the folder {arg}", Span.whole_file(arg),
                               "route files end in .route; folders are searched recursively")
     routes: list[Route] = []
     for path, shown in expand_inputs(args):

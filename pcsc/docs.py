@@ -48,6 +48,7 @@ _GROUPS = (
     ("PCSC-E3", "Types, units and values"),
     ("PCSC-E4", "Policies and libraries"),
     ("PCSC-E5", "Coverage"),
+    ("PCSC-E7", "Forecasts: outcomes, the ledger, packets, score tables, grading"),
     ("PCSC-W", "Warnings"),
 )
 

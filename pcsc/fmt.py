@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from lark import Token, Tree
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
 
 Node = Tree[Token]
@@ -327,16 +328,16 @@ def layout(text: str, tree: Node) -> str:
 def format_source(text: str, file: str, diags: Diagnostics) -> str | None:
     """Parse and lay out ``text``; None (with a diagnostic) on a syntax error.
     This does not run the safety checks: see `check_format`."""
-    from pcsc.syntax import parse_source
+    from pcsc.syntax import parse_tree
 
-    tree = parse_source(text, file, diags)
+    tree = parse_tree(text, file, diags)
     return None if tree is None else layout(text, tree)
 
 
 # ---------------------------------------------------------------------- safety
 _SPAN_KEYS = frozenset({"file", "line", "column", "end_line", "end_column"})
 _TEXT_KEYS = frozenset({"threshold_text", "kill_text", "text"})
-_E104 = "PCSC-E104"  # two statements on one line: the layout error fmt repairs
+_E104 = codes.E104.code  # two statements on one line: the layout error fmt repairs
 
 
 def tree_shape(node: Any) -> Any:
@@ -408,7 +409,7 @@ def check_format(before: str, after: str, file: str, meaning: SemanticsFn) -> st
     and `;` aside; the same diagnostics, except that `PCSC-E104` (two statements on
     one line) may go away; and the same IR, spans aside, for every route (or the
     library) that lowered before."""
-    from pcsc.syntax import parse_source
+    from pcsc.syntax import parse_tree
 
     lost = comment_texts(before) - comment_texts(after)
     added = comment_texts(after) - comment_texts(before)
@@ -416,7 +417,7 @@ def check_format(before: str, after: str, file: str, meaning: SemanticsFn) -> st
         what = next(iter(lost or added))
         return f"the comment `{what}` would be {'lost' if lost else 'duplicated'}"
     diags = Diagnostics()
-    old, new = parse_source(before, file, diags), parse_source(after, file, diags)
+    old, new = parse_tree(before, file, diags), parse_tree(after, file, diags)
     if old is None or new is None:
         return "the formatted text does not parse"
     if tree_shape(old) != tree_shape(new):

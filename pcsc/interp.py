@@ -14,6 +14,7 @@ from typing import Any
 
 from pcsc.diagnostics.model import Span
 from pcsc.ir import expr as ex
+from pcsc.ir.visit import Visitor
 
 Value = Any
 Function = Callable[["Interpreter", Sequence[ex.Expr], Span], Value]
@@ -47,7 +48,9 @@ def _numeric(value: Value) -> Value:
     return len(value) if isinstance(value, (list, tuple)) else value
 
 
-class Interpreter:
+class Interpreter(Visitor[Value]):
+    """Evaluates expressions against names and functions; `eval` is `visit`."""
+
     def __init__(self, names: Mapping[str, Value], functions: Mapping[str, Function]) -> None:
         self.names = names
         self.functions = functions
@@ -56,59 +59,76 @@ class Interpreter:
         return Interpreter({**self.names, **names}, self.functions)
 
     def eval(self, e: ex.Expr) -> Value:
-        if isinstance(e, ex.Number):
-            return e.value
-        if isinstance(e, (ex.String, ex.DateLit, ex.BoolLit)):
-            return e.value
-        if isinstance(e, ex.NoneLit):
-            return None
-        if isinstance(e, ex.Name):
-            if e.name not in self.names:
-                raise EvalError(f"unknown name `{e.name}`", e.span)
-            return self.names[e.name]
-        if isinstance(e, ex.Attribute):
-            obj = self.eval(e.obj)
-            if isinstance(obj, Mapping) and e.name in obj:
-                return obj[e.name]
-            raise EvalError(f"`{e.name}` is not an attribute here", e.span)
-        if isinstance(e, ex.Call):
-            fn = self.functions.get(e.func)
-            if fn is None:
-                raise EvalError(f"unknown function `{e.func}`", e.span)
-            return fn(self, e.args, e.span)
-        if isinstance(e, ex.Neg):
-            v = self.eval(e.operand)
-            if not isinstance(v, (int, float)) or isinstance(v, bool):
-                raise EvalError("`-` needs a number", e.span)
-            return -v
-        if isinstance(e, ex.Not):
-            return not truthy(self.eval(e.operand))
-        if isinstance(e, ex.Logic):
-            if e.op == "and":
-                return all(truthy(self.eval(o)) for o in e.operands)
-            return any(truthy(self.eval(o)) for o in e.operands)
-        if isinstance(e, ex.Binary):
-            a, b = _numeric(self.eval(e.left)), _numeric(self.eval(e.right))
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
-                raise EvalError(f"`{e.op}` needs numbers", e.span)
-            if e.op == "/" and b == 0:
-                raise EvalError("division by zero", e.span)
-            return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[e.op]
-        if isinstance(e, ex.Compare):
-            a, b = _numeric(self.eval(e.left)), _numeric(self.eval(e.right))
-            if e.op in ("==", "!="):
-                return _COMPARE[e.op](a, b)
-            if a is None or b is None:
-                return False  # an absent value satisfies no ordering
-            comparable = (
-                (isinstance(a, (int, float)) and isinstance(b, (int, float)))
-                or (isinstance(a, dt.date) and isinstance(b, dt.date))
-                or (isinstance(a, str) and isinstance(b, str))
-            )
-            if not comparable:
-                raise EvalError(f"cannot compare {type(a).__name__} with {type(b).__name__}", e.span)
+        return self.visit(e)
+
+    def visit_Number(self, e: ex.Number) -> Value:
+        return e.value
+
+    def visit_String(self, e: ex.String) -> Value:
+        return e.value
+
+    def visit_DateLit(self, e: ex.DateLit) -> Value:
+        return e.value
+
+    def visit_BoolLit(self, e: ex.BoolLit) -> Value:
+        return e.value
+
+    def visit_NoneLit(self, e: ex.NoneLit) -> Value:
+        return None
+
+    def visit_Name(self, e: ex.Name) -> Value:
+        if e.name not in self.names:
+            raise EvalError(f"unknown name `{e.name}`", e.span)
+        return self.names[e.name]
+
+    def visit_Attribute(self, e: ex.Attribute) -> Value:
+        obj = self.visit(e.obj)
+        if isinstance(obj, Mapping) and e.name in obj:
+            return obj[e.name]
+        raise EvalError(f"`{e.name}` is not an attribute here", e.span)
+
+    def visit_Call(self, e: ex.Call) -> Value:
+        fn = self.functions.get(e.func)
+        if fn is None:
+            raise EvalError(f"unknown function `{e.func}`", e.span)
+        return fn(self, e.args, e.span)
+
+    def visit_Neg(self, e: ex.Neg) -> Value:
+        v = self.visit(e.operand)
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            raise EvalError("`-` needs a number", e.span)
+        return -v
+
+    def visit_Not(self, e: ex.Not) -> Value:
+        return not truthy(self.visit(e.operand))
+
+    def visit_Logic(self, e: ex.Logic) -> Value:
+        if e.op == "and":
+            return all(truthy(self.visit(o)) for o in e.operands)
+        return any(truthy(self.visit(o)) for o in e.operands)
+
+    def visit_Binary(self, e: ex.Binary) -> Value:
+        a, b = _numeric(self.visit(e.left)), _numeric(self.visit(e.right))
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
+            raise EvalError(f"`{e.op}` needs numbers", e.span)
+        if e.op == "/" and b == 0:
+            raise EvalError("division by zero", e.span)
+        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[e.op]
+
+    def visit_Compare(self, e: ex.Compare) -> Value:
+        a, b = _numeric(self.visit(e.left)), _numeric(self.visit(e.right))
+        if e.op in ("==", "!="):
             return _COMPARE[e.op](a, b)
-        raise AssertionError(f"unhandled expression {type(e).__name__}")  # pragma: no cover
+        if a is None or b is None:
+            return False  # an absent value satisfies no ordering
+        comparable = (
+            (isinstance(a, (int, float)) and isinstance(b, (int, float)))
+            or (isinstance(a, dt.date) and isinstance(b, dt.date))
+            or (isinstance(a, str) and isinstance(b, str))
+        )
+        if not comparable:
+            raise EvalError(f"cannot compare {type(a).__name__} with {type(b).__name__}", e.span)
+        return _COMPARE[e.op](a, b)
 
 
 def fn_count(it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:

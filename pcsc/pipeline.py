@@ -16,18 +16,18 @@ import attrs
 from pcsc.canonical import sha256_hex
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.verdict import Mode
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import Library, Route
 from pcsc.lower.common import suggest
-from pcsc.lower.expr import span_of
 from pcsc.lower.library import lower_library
 from pcsc.lower.route import PolicyFacts, lower_route_facts
-from pcsc.lower.tree import subtrees, tok
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.resources import data_dir
 from pcsc.resources import display_path as display
 from pcsc.score.route import RouteNumbers, fold, score_route
+from pcsc.syntax import nodes as syn
 from pcsc.syntax import parse_source
 
 
@@ -55,7 +55,7 @@ class Session:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            self.diags.add("PCSC-E105", f"cannot read {shown}: {exc.strerror or exc}", Span.whole_file(shown))
+            self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.whole_file(shown))
             return None
         try:
             text = data.decode("utf-8")
@@ -63,7 +63,7 @@ class Session:
             line = data.count(b"\n", 0, exc.start) + 1
             column = exc.start - data.rfind(b"\n", 0, exc.start)
             self.diags.add(
-                "PCSC-E105",
+                codes.E105,
                 f"{shown} is not UTF-8 text: byte 0x{data[exc.start]:02X} cannot be decoded",
                 Span(shown, line, column, line, column + 1),
                 "save the file as UTF-8",
@@ -85,7 +85,7 @@ class Session:
                 return self.load_library(candidate, name, span)
         known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
         self.diags.add(
-            "PCSC-E206",
+            codes.E206,
             f"unknown library `{name}`",
             span,
             suggest(name, known)
@@ -105,10 +105,10 @@ class Session:
             if tree is not None:
                 lib = lower_library(tree, shown, text, self.diags)
         if lib is not None and lib.name != name:
-            self.diags.add("PCSC-E404", f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
+            self.diags.add(codes.E404, f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
             lib = None
         elif lib is None and text is not None:
-            self.diags.add("PCSC-E404", f"library `{name}` ({shown}) has errors", span)
+            self.diags.add(codes.E404, f"library `{name}` ({shown}) has errors", span)
         self._libraries[path] = lib
         return lib
 
@@ -130,26 +130,25 @@ class Session:
             return []
         routes = []
         seen: dict[str, int] = {}
-        items = subtrees(tree)
+        items = tree.items
         if not items:
             self.diags.add(
-                "PCSC-E221",
+                codes.E221,
                 f"{shown} holds no route",
                 Span.whole_file(shown),
                 'a route file holds one or more `route NAME "title" { … }` blocks',
             )
         for item in items:
-            span = span_of(item, shown)
-            if item.data != "route":
-                self.diags.add("PCSC-E220", f"`{item.data}` belongs in an .obl library, not a route file", span)
+            span = item.span
+            if not isinstance(item, syn.RouteBlock):
+                self.diags.add(codes.E220, f"`{item.form}` belongs in an .obl library, not a route file", span)
                 continue
-            name_tok = tok(item, 0)
-            name = str(name_tok)
+            name = item.name.text
             if name in seen:
                 self.diags.add(
-                    "PCSC-E209",
+                    codes.E209,
                     f"route `{name}` is defined twice in this file",
-                    span_of(name_tok, shown),
+                    item.name.span,
                     f"first defined at line {seen[name]}",
                 )
                 continue
@@ -182,7 +181,7 @@ class Session:
             unknown = any(m.startswith("no policy") for m in exc.messages)
             for message in exc.messages:
                 self.diags.add(
-                    "PCSC-E401" if unknown else "PCSC-E403",
+                    codes.E401 if unknown else codes.E403,
                     message if unknown else f"{exc.path}: {message}",
                     ref.span,
                     suggest(str(ref), self.policies.available()) if unknown else None,
@@ -190,7 +189,7 @@ class Session:
             return None
         if ref.sha256 is not None and ref.sha256 != loaded.sha256:
             self.diags.add(
-                "PCSC-E402",
+                codes.E402,
                 f"policy {ref} has sha256 {loaded.sha256}, but the route pins {ref.sha256}",
                 ref.span,
                 "the policy changed since the route was pinned; review it, then update the pin",
@@ -199,7 +198,7 @@ class Session:
         for ref_class, class_span in facts.classes:
             if ref_class not in policy.priors:
                 self.diags.add(
-                    "PCSC-E207",
+                    codes.E207,
                     f'unknown reference class "{ref_class}" in policy {ref}',
                     class_span,
                     suggest(ref_class, policy.priors),
@@ -207,7 +206,7 @@ class Session:
         for c in facts.criteria:
             if c.name not in policy.criteria:
                 self.diags.add(
-                    "PCSC-E208",
+                    codes.E208,
                     f"unknown criterion `{c.name}` in policy {ref}",
                     c.span,
                     suggest(c.name, policy.criteria)
@@ -217,28 +216,28 @@ class Session:
             if e.captured is not None and facts.as_of is not None and e.captured > facts.as_of:
                 if policy.evidence.strict_point_in_time:
                     self.diags.add(
-                        "PCSC-E310",
+                        codes.E310,
                         f"evidence `{e.name}` was captured {e.captured}, after as_of {facts.as_of}",
                         e.captured_span or e.span,
                         "the policy is strict about point-in-time evidence",
                     )
                 else:
                     self.diags.add(
-                        "PCSC-W601",
+                        codes.W601,
                         f"evidence `{e.name}` was captured {e.captured}, after as_of "
                         f"{facts.as_of}: it is inadmissible and excluded",
                         e.captured_span or e.span,
                     )
             if e.tier < policy.evidence.min_tier:
                 self.diags.add(
-                    "PCSC-W605",
+                    codes.W605,
                     f"evidence `{e.name}` is tier {e.tier}, below the policy's minimum "
                     f"tier {policy.evidence.min_tier}: excluded",
                     e.tier_span or e.span,
                 )
             elif str(e.tier) not in policy.evidence.tier_weight:
                 self.diags.add(
-                    "PCSC-E307",
+                    codes.E307,
                     f"evidence `{e.name}` is tier {e.tier}, which policy {ref} gives no weight",
                     e.tier_span or e.span,
                     "tiers with weights: " + ", ".join(sorted(policy.evidence.tier_weight)),

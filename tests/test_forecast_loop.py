@@ -146,6 +146,36 @@ def test_evaluate_refuses_a_forecast_frozen_after_its_outcome(
     assert f"(decided {day(-20)})" in err  # both times are named
 
 
+def test_evaluate_refuses_options_of_the_score_table_mode(loop: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for extra, flag in ((["--plot", "x.png"], "--plot"), (["--id", "x"], "--id"), (["--positive", "+"], "--positive")):
+        code, out, err = run(capsys, "evaluate", "--ledger", str(loop), *extra)
+        assert (code, out) == (2, "") and f"{flag} does not apply without --scores" in err
+
+
+def test_ledger_errors_are_diagnostics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "none.sqlite"
+    code, out, err = run(capsys, "evaluate", "--ledger", str(missing))
+    assert (code, out) == (1, "")
+    assert err == f"{missing}: error: no ledger at {missing} (`pcsc freeze` creates one) [PCSC-E711]\n"
+    code, out, err = run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(missing), "--format", "json")
+    doc = json.loads(out)
+    assert (code, err, doc["ok"]) == (1, "", False) and doc["schema"]["kind"] == "resolve"
+    assert [d["code"] for d in doc["diagnostics"]] == ["PCSC-E711"] and len(doc["errors"]) == 1
+
+
+def test_nothing_to_grade_and_the_envelope(loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "evaluate", "--ledger", str(loop))
+    assert code == 1 and err.startswith(f"{loop}: error: nothing to grade") and err.endswith("[PCSC-E742]\n")
+    path = outcomes(tmp_path)
+    code, out, _ = run(capsys, "resolve", path, "--ledger", str(loop), "--as-of", FAR.isoformat(), "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["ok"] is True and doc["errors"] == [] and doc["warnings"] == []
+    assert [i["path"] for i in doc["inputs"]] == [path]
+    report = tmp_path / "shown.txt"
+    code, out, _ = run(capsys, "ledger", "show", "--ledger", str(loop), "-o", str(report))
+    assert (code, out) == (0, "") and report.read_text(encoding="utf-8").startswith(f"{loop}: 2 forecasts")
+
+
 def test_policy_fit_is_a_beta_binomial_update_and_compare_decides(
     loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

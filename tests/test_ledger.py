@@ -3,7 +3,6 @@ concurrent writers; `pcsc freeze` stores the compile packet byte for byte."""
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import re
@@ -19,7 +18,6 @@ import pytest
 from pcsc import __version__
 from pcsc.canonical import dumps, sha256_hex
 from pcsc.cli import main as pcsc_main
-from pcsc.forecast.cmd_ledger import run_freeze, run_ledger_show, run_ledger_verify
 from pcsc.forecast.ledger import (
     APPLICATION_ID,
     GENESIS,
@@ -57,13 +55,24 @@ def raw(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, isolation_level=None)
 
 
-def freeze_args(files: list[str], ledger: Path | None, fmt: str = "text") -> argparse.Namespace:
-    return argparse.Namespace(files=files, format=fmt, lib_path=[], policy_path=[], coverage=None,
-                              ledger=None if ledger is None else str(ledger))
+def freeze_args(files: list[str], ledger: Path | None, fmt: str = "text") -> list[str]:
+    return ["freeze", *files, "--format", fmt, *([] if ledger is None else ["--ledger", str(ledger)])]
 
 
-def ledger_args(ledger: Path, fmt: str = "text", route: str | None = None) -> argparse.Namespace:
-    return argparse.Namespace(ledger=str(ledger), format=fmt, route=route)
+def ledger_args(ledger: Path, fmt: str = "text", route: str | None = None) -> list[str]:
+    return ["--ledger", str(ledger), "--format", fmt, *([] if route is None else ["--route", route])]
+
+
+def run_freeze(argv: list[str]) -> int:
+    return pcsc_main(argv)
+
+
+def run_ledger_verify(argv: list[str]) -> int:
+    return pcsc_main(["ledger", "verify", *argv])
+
+
+def run_ledger_show(argv: list[str]) -> int:
+    return pcsc_main(["ledger", "show", *argv])
 
 
 # ---------------------------------------------------------------------- append-only, in SQL
@@ -209,7 +218,7 @@ def test_verify_names_the_first_edited_row(tmp_path: Path, capsys: pytest.Captur
     assert any(p.table == "schema" and f"{table}_no_update" in p.message for p in result.problems)
     assert run_ledger_verify(ledger_args(path)) == 1
     err = capsys.readouterr().err
-    assert err.splitlines()[0] == f"{path}: error: {table} seq {seq}: {first.message}"
+    assert err.splitlines()[0] == f"{path}: error: {table} seq {seq}: {first.message} [PCSC-E712]"
     assert run_ledger_verify(ledger_args(path, "json")) == 1
     body = json.loads(capsys.readouterr().out)
     assert body["ok"] is False and body["first_bad"] == {"table": table, "seq": seq, "problem": first.message}
@@ -513,6 +522,11 @@ def test_show_refuses_a_row_edited_into_nonsense(tmp_path: Path, capsys: pytest.
     path = filled(tmp_path / "l.sqlite")
     tamper(path, "entries", "UPDATE entries SET payload = '{not json' WHERE seq = 2")
     assert run_ledger_show(ledger_args(path, "json")) == 1
+    body = json.loads(capsys.readouterr().out)
+    assert body["ok"] is False and "entries" not in body
+    (problem,) = body["diagnostics"]
+    assert problem["code"] == "PCSC-E714" and "`pcsc ledger verify` names the bad row" in problem["message"]
+    assert run_ledger_show(ledger_args(path)) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and "`pcsc ledger verify` names the bad row" in captured.err
     assert run_ledger_verify(ledger_args(path)) == 1

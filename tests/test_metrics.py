@@ -28,9 +28,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcsc.cli import UsageError
+from pcsc.cli import main as pcsc_main
+from pcsc.cli.commands.evaluate import add_arguments
+from pcsc.cli.outcome import EXIT_USAGE
 from pcsc.forecast import metrics, plots
-from pcsc.forecast.cmd_evaluate_scores import add_score_arguments, run_scores
 from tests.conftest import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
@@ -272,12 +273,10 @@ def test_brier_and_ece_cluster_bootstrap_equal_a_loop() -> None:
 
 # ---------------------------------------------------------------------- Table A1 and the command
 def grade(argv: Sequence[str]) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser()
-    add_score_arguments(parser)
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    """`pcsc evaluate ARGV…`: exit code, standard output, standard error."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run_scores(parser.parse_args(argv))
+        code = pcsc_main(["evaluate", *argv])
     return code, out.getvalue(), err.getvalue()
 
 
@@ -338,7 +337,7 @@ def test_text_says_what_was_ignored_and_left_out() -> None:
 def test_bootstrap_defaults_are_the_papers_and_the_help_says_so() -> None:
     assert (metrics.DEFAULT_B, metrics.DEFAULT_SEED) == (10_000, 20260710)
     parser = argparse.ArgumentParser()
-    add_score_arguments(parser)
+    add_arguments(parser)
     assert f"{metrics.DEFAULT_B:,}" in parser.format_help() and str(metrics.DEFAULT_SEED) in parser.format_help()
 
 
@@ -363,12 +362,13 @@ def test_bad_tables_exit_1_with_a_message(tmp_path: Path, text: str, extra: list
     with contextlib.chdir(tmp_path):
         code, out, err = grade(["--scores", "t.csv", "--id", "id", "--outcome", "y", *extra])
     assert (code, out) == (1, "")
-    assert err.startswith(message) and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(message) and err.endswith(" [PCSC-E731]\n") and err.count("\n") == 1
+    assert "Traceback" not in err
 
 
 def test_missing_file_and_usage_errors(tmp_path: Path) -> None:
     code, _, err = grade(["--scores", str(tmp_path / "none.csv"), "--id", "a", "--outcome", "b"])
-    assert code == 1 and err == f"{tmp_path / 'none.csv'}: error: no such file\n"
+    assert code == 1 and err == f"{tmp_path / 'none.csv'}: error: no such file [PCSC-E731]\n"
     for argv, message in (
         (["--outcome", "y"], "--scores needs --id COL"),
         (["--id", "x"], "--scores needs --outcome COL"),
@@ -377,8 +377,8 @@ def test_missing_file_and_usage_errors(tmp_path: Path) -> None:
         (["--id", "x", "--outcome", "y", "--positive", " , "], "both a positive and a negative"),
         (["--id", "x", "--outcome", "y", "--plot", "out.pdf"], ".png or .svg"),
     ):
-        with pytest.raises(UsageError, match=re.escape(message)):
-            grade(["--scores", str(TABLE_A1), *argv])
+        code, out, err = grade(["--scores", str(TABLE_A1), *argv])
+        assert (code, out) == (EXIT_USAGE, "") and message in err
 
 
 def test_the_shipped_table_is_the_papers_26_cases() -> None:
@@ -396,8 +396,8 @@ def test_plots_without_matplotlib_say_what_to_install(tmp_path: Path, monkeypatc
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
     with pytest.raises(plots.PlotsUnavailable, match=r"install pcsc\[plots\]"):
         plots.calibration_plot(metrics.calibration_table(P, Y), tmp_path / "c.png")
-    with pytest.raises(UsageError, match=r"--plot: plots need matplotlib.*install pcsc\[plots\]"):
-        grade(["--scores", str(TABLE_A1), *A1_ARGS, "--plot", str(tmp_path / "s.png")])
+    code, _, err = grade(["--scores", str(TABLE_A1), *A1_ARGS, "--plot", str(tmp_path / "s.png")])
+    assert code == EXIT_USAGE and re.search(r"--plot: plots need matplotlib.*install pcsc\[plots\]", err)
     assert not (tmp_path / "s.png").exists()
 
 
@@ -414,15 +414,45 @@ def test_plots_are_written_as_png_and_svg(tmp_path: Path) -> None:
 def test_text_and_json_import_no_matplotlib_and_the_parser_no_numpy() -> None:
     probe = f"""
 import argparse, contextlib, io, sys
-from pcsc.forecast.cmd_evaluate_scores import add_score_arguments, run_scores
-p = argparse.ArgumentParser(); add_score_arguments(p); p.add_argument("--format", default="text")
+from pcsc.cli import main
+from pcsc.cli.commands.evaluate import add_arguments
+p = argparse.ArgumentParser(); add_arguments(p)
 parser_numpy = "numpy" in sys.modules
 with contextlib.redirect_stdout(io.StringIO()):
     for fmt in ("text", "json"):
-        assert run_scores(p.parse_args(["--scores", {str(TABLE_A1)!r}, *{A1_ARGS!r}, "--bootstrap", "20",
-                                        "--format", fmt])) == 0
+        assert main(["evaluate", "--scores", {str(TABLE_A1)!r}, *{A1_ARGS!r}, "--bootstrap", "20",
+                     "--format", fmt]) == 0
 print(parser_numpy, "matplotlib" in sys.modules)
 """
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "False"]
+
+
+def test_options_of_the_other_mode_and_a_plot_in_a_missing_folder_are_usage_errors(tmp_path: Path) -> None:
+    for extra, flag in ((["--plot-dir", str(tmp_path)], "--plot-dir"), (["--bins", "5"], "--bins"),
+                        (["--ledger", str(tmp_path / "l.sqlite")], "--ledger"), (["--as-of", "2020-01-01"], "--as-of")):
+        code, out, err = grade(["--scores", str(TABLE_A1), *A1_ARGS, *extra])
+        assert (code, out) == (EXIT_USAGE, "")
+        assert f"{flag} does not apply with --scores" in err
+    code, out, err = grade(["--scores", str(TABLE_A1), *A1_ARGS, "--plot", str(tmp_path / "no" / "s.svg")])
+    assert (code, out) == (EXIT_USAGE, "") and f"no such folder {tmp_path / 'no'}" in err
+
+
+def test_json_is_in_the_envelope_and_lists_the_table(tmp_path: Path) -> None:
+    code, out, _ = grade(["--scores", str(TABLE_A1), *A1_ARGS, "--bootstrap", "20", "--format", "json"])
+    doc = json.loads(out)
+    assert code == 0 and doc["schema"] == {"kind": "evaluate", "version": 1} and doc["diagnostics"] == []
+    assert [i["path"] for i in doc["inputs"]] == [str(TABLE_A1)]
+    bad = tmp_path / "t.csv"
+    bad.write_text("id,y,a\n1,1,0.5\n2,0\n", encoding="utf-8")
+    code, out, err = grade(["--scores", str(bad), "--id", "id", "--outcome", "y", "--format", "json"])
+    doc = json.loads(out)
+    assert (code, err, doc["ok"]) == (1, "", False)
+    assert [(d["code"], d["file"], d["line"]) for d in doc["diagnostics"]] == [("PCSC-E731", str(bad), 3)]
+
+
+def test_o_writes_the_report(tmp_path: Path) -> None:
+    target = tmp_path / "report.txt"
+    code, out, _ = grade(["--scores", str(TABLE_A1), *A1_ARGS, "--bootstrap", "20", "-o", str(target)])
+    assert (code, out) == (0, "") and "21 cases graded" in target.read_text(encoding="utf-8")

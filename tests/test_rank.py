@@ -3,14 +3,13 @@ released and the ineligible; ties by route name, then file; one key per ranking.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from pcsc.cli import UsageError
-from pcsc.forecast.cmd_ledger import run_rank
+from pcsc.cli import main as pcsc_main
+from pcsc.cli.outcome import EXIT_USAGE
 from pcsc.forecast.rank import Ranked, RankKeyConflict, choose_key, rank
 from pcsc.packet import route_packet
 from pcsc.pipeline import Compiled, Session
@@ -206,7 +205,7 @@ def test_mixed_policies_with_one_key_rank_together_with_a_warning() -> None:
     assert names(rank(compiled, "score")) == ["landlord_portal", "devtools_api"]
 
 
-def test_mixed_policies_with_different_keys_are_refused(tmp_path: Path) -> None:
+def test_mixed_policies_with_different_keys_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = criteria_policy(tmp_path)
     by_t = repinned(FLAGS, tmp_path / "routes", "venture@9.0.0")
     compiled = compile_files(by_t, DEVTOOLS, policy_path=[root])
@@ -216,14 +215,21 @@ def test_mixed_policies_with_different_keys_are_refused(tmp_path: Path) -> None:
     assert "venture@9.0.0" in message and "`criteria`" in message
     assert "venture@1.0.0" in message and "`score`" in message and "devtools_api" in message
     args = rank_args([str(by_t), str(DEVTOOLS)], policy_path=[str(root)])
-    with pytest.raises(UsageError, match="different rank keys"):  # the CLI's exit 2
-        run_rank(args)
+    assert run_rank(args) == EXIT_USAGE  # the CLI's exit 2
+    assert "different rank keys" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------- the command
 def rank_args(files: list[str], fmt: str = "text", policy_path: list[str] | None = None,
-              coverage: str | None = None) -> argparse.Namespace:
-    return argparse.Namespace(files=files, format=fmt, lib_path=[], policy_path=policy_path or [], coverage=coverage)
+              coverage: str | None = None) -> list[str]:
+    argv = ["rank", *files, "--format", fmt]
+    for folder in policy_path or []:
+        argv += ["--policy-path", folder]
+    return argv + ([] if coverage is None else ["--coverage", coverage])
+
+
+def run_rank(argv: list[str]) -> int:
+    return pcsc_main(argv)
 
 
 def test_rank_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,6 @@ import json
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import attrs
 import pytest
@@ -305,27 +304,8 @@ def test_the_cohort_without_reclass_has_no_invalid_edit_and_every_delete_is_refu
 
 # ---------------------------------------------------------------------- the command line
 @pytest.fixture
-def pcsc(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str]]:
-    """`pcsc …` through `pcsc.cli.main`, with the command registered by the command line's
-    own helpers (captured from the forecast commands' registration) when pcsc/cli.py
-    does not register it yet."""
-    import pcsc.forecast.cmd_forecast as forecast
-
-    real_build, real_register = cli.build_parser, forecast.register
-    helpers: dict[str, Any] = {}
-
-    def capture(sub: Any, policy_sub: Any, common: Any, coverage_option: Any) -> None:
-        helpers.update(sub=sub, common=common, coverage_option=coverage_option)
-        real_register(sub, policy_sub, common, coverage_option)
-
-    def build() -> Any:
-        parser = real_build()
-        if "redteam" not in helpers["sub"].choices:
-            redteam.register(helpers["sub"], helpers["common"], helpers["coverage_option"])
-        return parser
-
-    monkeypatch.setattr(forecast, "register", capture)
-    monkeypatch.setattr(cli, "build_parser", build)
+def pcsc(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str]]:
+    """`pcsc …` through `pcsc.cli.main`: exit code and standard output."""
 
     def run(*argv: str) -> tuple[int, str]:
         capsys.readouterr()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime as dt
 import io
@@ -13,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from pcsc.cli import EXIT_INPUT, EXIT_OK, UsageError
 from pcsc.cli import main as cli_main
-from pcsc.forecast.cmd_resolve import add_resolve_arguments, resolution_date, run_resolve
+from pcsc.cli.forecasting import resolution_date
+from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, UsageError
 from pcsc.forecast.outcomes import (
     Label,
     Observation,
@@ -721,16 +720,14 @@ def test_ledger_records_round_trip() -> None:
 
 
 # ---------------------------------------------------------------------- the command
-def namespace(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_resolve_arguments(parser)
-    return parser.parse_args(list(argv))
+def namespace(*argv: str) -> list[str]:
+    return ["resolve", *argv]
 
 
-def run(args: argparse.Namespace) -> tuple[int, str, str]:
+def run(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run_resolve(args)
+        code = cli_main(argv)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -775,11 +772,17 @@ def test_command_refuses_bad_outcomes_and_packets(tmp_path: Path, files: tuple[P
     broken = tmp_path / "broken.json"
     broken.write_text("{", encoding="utf-8")
     code, out, err = run(namespace(str(bad), "--packets", str(packets), "--packets", str(broken), "--format", "json"))
-    assert code == EXIT_INPUT
+    assert (code, err) == (EXIT_INPUT, "")
     doc = json.loads(out)
     assert doc["ok"] is False and len(doc["errors"]) == 2
-    assert f"{bad}: error: observation[0].developers: expected a number or true/false" in err
-    assert f"{broken}: error: not JSON" in err
+    assert doc["errors"][0].startswith(f"{bad}: observation[0].developers: expected a number or true/false")
+    assert [(d["code"], d["file"]) for d in doc["diagnostics"]] == [("PCSC-E701", str(bad)), ("PCSC-E721", str(broken))]
+    code, out, err = run(namespace(str(bad), "--packets", str(packets), "--packets", str(broken)))
+    assert (code, out) == (EXIT_INPUT, "")
+    first, second = err.splitlines()
+    assert first.startswith(f"{bad}: error: observation[0].developers: expected a number or true/false")
+    assert first.endswith(" [PCSC-E701]")
+    assert second.startswith(f"{broken}: error: not JSON") and second.endswith(" [PCSC-E721]")
 
 
 def test_command_refuses_fields_the_route_does_not_have(tmp_path: Path, files: tuple[Path, Path]) -> None:
@@ -788,7 +791,8 @@ def test_command_refuses_fields_the_route_does_not_have(tmp_path: Path, files: t
     typo.write_text('[[observation]]\nroute = "devtools_api"\ndate = 2012-07-01\ndeveloper = 5\n', encoding="utf-8")
     code, out, err = run(namespace(str(typo), "--packets", str(packets), "--as-of", "2013-01-01"))
     assert (code, out) == (EXIT_INPUT, "")
-    assert "observation[0].developer: route devtools_api has no field `developer` (did you mean `developers`?)" in err
+    assert (f"{typo}: error: observation[0].developer: route devtools_api has no field `developer` "
+            "(did you mean `developers`?) [PCSC-E702]") in err
 
 
 def test_resolution_date() -> None:

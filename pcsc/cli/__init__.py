@@ -31,13 +31,7 @@ if TYPE_CHECKING:  # the helpers the not-yet-moved command modules import from h
         UsageError as UsageError,
     )
     from pcsc.cli.legacy import (
-        _compile_all as _compile_all,
-    )
-    from pcsc.cli.legacy import (
         _load as _load,
-    )
-    from pcsc.cli.legacy import (
-        _missing as _missing,
     )
     from pcsc.cli.legacy import (
         _policy_arg as _policy_arg,
@@ -60,7 +54,7 @@ __all__ = ["main"]
 
 _LEGACY = {
     "EXIT_OK", "EXIT_INPUT", "EXIT_USAGE", "EXIT_REFUSED", "EXIT_INTERNAL", "UsageError", "print_json",
-    "emit_diagnostics", "_load", "_session", "_missing", "_compile_all", "_policy_arg", "_policy_errors",
+    "emit_diagnostics", "_load", "_session", "_policy_arg", "_policy_errors",
 }
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pcsc.cli.exits import UsageError
 from pcsc.config import Config
+from pcsc.diagnostics import codes
 
 if TYPE_CHECKING:
     from pcsc.diagnostics.model import Diagnostic
@@ -133,7 +134,7 @@ class Context:
                 continue
             if Path(arg).is_dir() and not expand_inputs([arg]):
                 session.diags.add(
-                    "PCSC-E106",
+                    codes.E106,
                     f"no .route files in the folder {arg}",
                     Span.whole_file(arg),
                     "route files end in .route; folders are searched recursively",
@@ -185,6 +186,10 @@ class Context:
         except OSError:
             return
         self._extra_inputs.append((shown or str(path), sha256_hex(data)))
+
+    def note_hashed_input(self, shown: str, sha256: str) -> None:
+        """Record a text this run read and hashed itself (for the envelope's ``inputs``)."""
+        self._extra_inputs.append((shown, sha256))
 
     @property
     def inputs(self) -> list[tuple[str, str]]:

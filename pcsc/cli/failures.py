@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.policy.load import PolicyError
 
 
 def policy_diagnostics(exc: PolicyError) -> list[Diagnostic]:
     """One PCSC-E403 per message, located at the policy file."""
-    return [Diagnostic("PCSC-E403", m, Span.file_only(str(exc.path))) for m in exc.messages]
+    return [Diagnostic.of(codes.E403, m, Span.file_only(str(exc.path))) for m in exc.messages]

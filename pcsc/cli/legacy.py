@@ -109,11 +109,6 @@ def _report(session: Any, args: argparse.Namespace, json_body: dict[str, Any] | 
         emit_diagnostics(diags, session.sources, sys.stderr)
 
 
-def _compile_all(args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    session, routes = _load(args)
-    return session, session.compile_routes(routes)
-
-
 def _choose_route(args: argparse.Namespace, session: Any, routes: list[Any]) -> Any:
     names = [r.name for r in routes]
     if not routes:
@@ -191,15 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--coverage", choices=("gate", "dock", "off"), default=None,
                        help="override the policy's coverage mode (recorded in the output)")
 
-    pol = sub.add_parser("policy", help="diff, fit or compare policies")
+    pol = sub.add_parser("policy", help="diff policies")
     psub = pol.add_subparsers(dest="policy_command", metavar="ACTION", parser_class=_Parser)
     pol.set_defaults(func=lambda a: _missing(pol))
 
-    from pcsc.forecast.cmd_forecast import register
     from pcsc.graph import register as register_graph
     from pcsc.policy.diff import register as register_policy_diff
 
-    register(sub, psub, common, coverage_option)
     register_graph(sub)
     register_policy_diff(psub, common)
     from pcsc.redteam import register as register_redteam

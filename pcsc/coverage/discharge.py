@@ -22,6 +22,7 @@ from pcsc.diagnostics.model import Span
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, Value, truthy
 from pcsc.ir import Evidence, Obligation, Route, Transition
 from pcsc.ir import expr as ex
+from pcsc.ir.visit import Visitor
 from pcsc.ir.vocabulary import REQUIRE_NAMES
 from pcsc.policy.model import Policy
 from pcsc.score.cost import Delta, deltas, piecewise_floor
@@ -243,20 +244,30 @@ def _normalise(text: str) -> str:
 # ---------------------------------------------------------------------- measured(delta)
 def _constant(e: ex.Expr) -> float | bool | None:
     """The value of a constant bound (a literal, possibly negated or combined)."""
-    if isinstance(e, ex.Number):
+    return _Constant().visit(e)
+
+
+class _Constant(Visitor["float | bool | None"]):
+    def visit_Number(self, e: ex.Number) -> float | bool | None:
         return e.value
-    if isinstance(e, ex.BoolLit):
+
+    def visit_BoolLit(self, e: ex.BoolLit) -> float | bool | None:
         return e.value
-    if isinstance(e, ex.Neg):
-        v = _constant(e.operand)
+
+    def visit_Neg(self, e: ex.Neg) -> float | bool | None:
+        v = self.visit(e.operand)
         return -v if isinstance(v, float) else None
-    if isinstance(e, ex.Binary):
-        a, b = _constant(e.left), _constant(e.right)
+
+    def visit_Binary(self, e: ex.Binary) -> float | bool | None:
+        a, b = self.visit(e.left), self.visit(e.right)
         if isinstance(a, float) and isinstance(b, float):
             if e.op == "/" and b == 0:
                 return None
             return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[e.op]
-    return None
+        return None
+
+    def generic_visit(self, e: ex.Expr) -> float | bool | None:
+        return None  # names, calls, comparisons: not a constant
 
 
 _FLIP = {">=": "<=", "<=": ">=", ">": "<", "<": ">", "==": "==", "!=": "!="}

@@ -1,8 +1,13 @@
-"""Every diagnostic code PCSC can emit, registered in one place.
+"""Every diagnostic code PCSC can emit, each a named constant registered in one table.
+
+A pass reports `Diagnostics.add(E209, ...)`: the constant is named after its code
+without the `PCSC-` prefix (`E209` is "PCSC-E209"), so a misspelt code is a mypy error
+and an AttributeError, never a silently wrong string. `CODES` maps each code string to
+its `Code`, in registration order; `docs/diagnostics.md` is generated from it.
 
 Codes are stable: a code is never reused for another meaning. E1xx are syntax,
 E2xx names and structure, E3xx types, units and values, E4xx policy and libraries,
-E5xx coverage; W are warnings. `docs/diagnostics.md` is generated from this table.
+E5xx coverage; W are warnings.
 """
 
 from __future__ import annotations
@@ -21,69 +26,92 @@ class Code:
     title: str
 
 
-def _table(*rows: tuple[str, str]) -> dict[str, Code]:
-    table: dict[str, Code] = {}
-    for code, title in rows:
-        assert code not in table, code
-        severity: SeverityName = "warning" if code.startswith("PCSC-W") else "error"
-        table[code] = Code(code, severity, title)
-    return table
+CODES: dict[str, Code] = {}
 
 
-CODES: dict[str, Code] = _table(
-    # syntax
-    ("PCSC-E101", "syntax error: unexpected token"),
-    ("PCSC-E102", "syntax error: unexpected character"),
-    ("PCSC-E103", "syntax error: unexpected end of file"),
-    ("PCSC-E104", "two statements on one line"),
-    ("PCSC-E105", "file cannot be read"),
-    ("PCSC-E106", "folder holds no route files"),
-    ("PCSC-E108", "output cannot be written"),
-    # names and structure
-    ("PCSC-E201", "unknown state"),
-    ("PCSC-E202", "unknown transition"),
-    ("PCSC-E203", "unknown evidence"),
-    ("PCSC-E204", "unknown obligation"),
-    ("PCSC-E205", "unknown field"),
-    ("PCSC-E206", "unknown library"),
-    ("PCSC-E207", "unknown reference class"),
-    ("PCSC-E208", "unknown criterion"),
-    ("PCSC-E209", "duplicate definition"),
-    ("PCSC-E210", "route branches"),
-    ("PCSC-E211", "route has a cycle"),
-    ("PCSC-E212", "route has a gap or an unreachable transition"),
-    ("PCSC-E213", "route has no vision"),
-    ("PCSC-E214", "missing required statement"),
-    ("PCSC-E215", "route does not end at its vision state"),
-    ("PCSC-E216", "field has no value in the start state"),
-    ("PCSC-E217", "unknown name in an expression"),
-    ("PCSC-E218", "unknown function in an expression"),
-    ("PCSC-E219", "route has no transitions"),
-    ("PCSC-E220", "statement not allowed here"),
-    ("PCSC-E221", "route file holds no route"),
-    # types, units, values
-    ("PCSC-E301", "type or unit mismatch"),
-    ("PCSC-E302", "number is not finite"),
-    ("PCSC-E303", "negative cost"),
-    ("PCSC-E304", "estimate outside [0, 1]"),
-    ("PCSC-E305", "route states a probability"),
-    ("PCSC-E306", "date out of range"),
-    ("PCSC-E307", "value out of range"),
-    ("PCSC-E308", "unknown field type"),
-    ("PCSC-E309", "percent on a field that is not a ratio"),
-    ("PCSC-E310", "inadmissible evidence under strict point-in-time"),
-    # policy and libraries
-    ("PCSC-E401", "unknown policy"),
-    ("PCSC-E402", "policy hash mismatch"),
-    ("PCSC-E403", "malformed policy"),
-    ("PCSC-E404", "library cannot be used"),
-    ("PCSC-E405", "policy rule cannot be evaluated"),
-    ("PCSC-E406", "policy reference is malformed"),
-    ("PCSC-E407", "configuration file cannot be used"),
-    # warnings
-    ("PCSC-W601", "evidence captured after as_of is inadmissible"),
-    ("PCSC-W602", "stated criteria total is ignored"),
-    ("PCSC-W603", "state is not used by any transition"),
-    ("PCSC-W604", "evidence supports or contradicts nothing"),
-    ("PCSC-W605", "evidence below the policy's minimum tier"),
-)
+def _register(code: str, title: str) -> Code:
+    assert code not in CODES, code
+    severity: SeverityName = "warning" if code.startswith("PCSC-W") else "error"
+    CODES[code] = entry = Code(code, severity, title)
+    return entry
+
+# syntax
+E101 = _register("PCSC-E101", "syntax error: unexpected token")
+E102 = _register("PCSC-E102", "syntax error: unexpected character")
+E103 = _register("PCSC-E103", "syntax error: unexpected end of file")
+E104 = _register("PCSC-E104", "two statements on one line")
+E105 = _register("PCSC-E105", "file cannot be read")
+E106 = _register("PCSC-E106", "folder holds no route files")
+E108 = _register("PCSC-E108", "output cannot be written")
+
+# names and structure
+E201 = _register("PCSC-E201", "unknown state")
+E202 = _register("PCSC-E202", "unknown transition")
+E203 = _register("PCSC-E203", "unknown evidence")
+E204 = _register("PCSC-E204", "unknown obligation")
+E205 = _register("PCSC-E205", "unknown field")
+E206 = _register("PCSC-E206", "unknown library")
+E207 = _register("PCSC-E207", "unknown reference class")
+E208 = _register("PCSC-E208", "unknown criterion")
+E209 = _register("PCSC-E209", "duplicate definition")
+E210 = _register("PCSC-E210", "route branches")
+E211 = _register("PCSC-E211", "route has a cycle")
+E212 = _register("PCSC-E212", "route has a gap or an unreachable transition")
+E213 = _register("PCSC-E213", "route has no vision")
+E214 = _register("PCSC-E214", "missing required statement")
+E215 = _register("PCSC-E215", "route does not end at its vision state")
+E216 = _register("PCSC-E216", "field has no value in the start state")
+E217 = _register("PCSC-E217", "unknown name in an expression")
+E218 = _register("PCSC-E218", "unknown function in an expression")
+E219 = _register("PCSC-E219", "route has no transitions")
+E220 = _register("PCSC-E220", "statement not allowed here")
+E221 = _register("PCSC-E221", "route file holds no route")
+
+# types, units, values
+E301 = _register("PCSC-E301", "type or unit mismatch")
+E302 = _register("PCSC-E302", "number is not finite")
+E303 = _register("PCSC-E303", "negative cost")
+E304 = _register("PCSC-E304", "estimate outside [0, 1]")
+E305 = _register("PCSC-E305", "route states a probability")
+E306 = _register("PCSC-E306", "date out of range")
+E307 = _register("PCSC-E307", "value out of range")
+E308 = _register("PCSC-E308", "unknown field type")
+E309 = _register("PCSC-E309", "percent on a field that is not a ratio")
+E310 = _register("PCSC-E310", "inadmissible evidence under strict point-in-time")
+
+# policy and libraries
+E401 = _register("PCSC-E401", "unknown policy")
+E402 = _register("PCSC-E402", "policy hash mismatch")
+E403 = _register("PCSC-E403", "malformed policy")
+E404 = _register("PCSC-E404", "library cannot be used")
+E405 = _register("PCSC-E405", "policy rule cannot be evaluated")
+E406 = _register("PCSC-E406", "policy reference is malformed")
+E407 = _register("PCSC-E407", "configuration file cannot be used")
+
+# forecasts (E70x outcomes files, E71x the ledger, E72x frozen packets, E73x score tables,
+# E74x grading, E75x ranking and freezing)
+E701 = _register("PCSC-E701", "outcomes file cannot be used")
+E702 = _register("PCSC-E702", "outcome does not fit the frozen route")
+E711 = _register("PCSC-E711", "ledger cannot be used")
+E712 = _register("PCSC-E712", "ledger chain is broken")
+E713 = _register("PCSC-E713", "ledger holds no frozen forecast")
+E714 = _register("PCSC-E714", "ledger row cannot be read")
+E715 = _register("PCSC-E715", "nothing frozen")
+E721 = _register("PCSC-E721", "frozen packets cannot be used")
+E731 = _register("PCSC-E731", "score table cannot be graded")
+E741 = _register("PCSC-E741", "forecast frozen after its outcome")
+E742 = _register("PCSC-E742", "nothing to grade")
+E743 = _register("PCSC-E743", "plot cannot be written")
+E744 = _register("PCSC-E744", "reference class in neither policy")
+E751 = _register("PCSC-E751", "no routes to rank or freeze")
+
+# warnings
+W601 = _register("PCSC-W601", "evidence captured after as_of is inadmissible")
+W602 = _register("PCSC-W602", "stated criteria total is ignored")
+W603 = _register("PCSC-W603", "state is not used by any transition")
+W604 = _register("PCSC-W604", "evidence supports or contradicts nothing")
+W605 = _register("PCSC-W605", "evidence below the policy's minimum tier")
+
+# forecast warnings
+W701 = _register("PCSC-W701", "outcome ignored or suspect")
+W751 = _register("PCSC-W751", "routes ranked together use different policies")

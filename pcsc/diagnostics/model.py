@@ -7,7 +7,7 @@ from typing import Literal
 
 import attrs
 
-from pcsc.diagnostics.codes import CODES
+from pcsc.diagnostics.codes import CODES, Code
 
 Severity = Literal["error", "warning"]
 
@@ -40,6 +40,11 @@ class Diagnostic:
     span: Span
     help: str | None = None
 
+    @classmethod
+    def of(cls, code: Code, message: str, span: Span, help: str | None = None) -> Diagnostic:
+        """A diagnostic of a registered code (a constant of `pcsc.diagnostics.codes`)."""
+        return cls(code.code, message, span, help)
+
     @property
     def severity(self) -> Severity:
         return CODES[self.code].severity
@@ -51,10 +56,15 @@ class Diagnostics:
 
     items: list[Diagnostic] = attrs.field(factory=list)
 
-    def add(self, code: str, message: str, span: Span, help: str | None = None) -> None:
-        if code not in CODES:
-            raise KeyError(f"unregistered diagnostic code {code}")
-        self.items.append(Diagnostic(code, message, span, help))
+    def add(self, code: Code | str, message: str, span: Span, help: str | None = None) -> None:
+        """Append a diagnostic. ``code`` is a constant of `pcsc.diagnostics.codes`;
+        a registered code string is accepted only until the command modules move to
+        the constants (an unregistered one raises KeyError)."""
+        if isinstance(code, str):
+            if code not in CODES:
+                raise KeyError(f"unregistered diagnostic code {code}")
+            code = CODES[code]
+        self.items.append(Diagnostic(code.code, message, span, help))
 
     def extend(self, other: Diagnostics) -> None:
         self.items.extend(other.items)

@@ -1,7 +1,7 @@
 """What `pcsc freeze` stores, built without the command line: the forecast records of
 ranked routes and the inputs hashed beside them.
 
-Used by the `freeze` command (`pcsc.forecast.cmd_ledger`) and by the library API
+Used by the `freeze` command and by the library API
 (`pcsc.Ledger.freeze`), so that both write the same records. This module builds
 records only; it opens no ledger and prints nothing.
 """
@@ -25,7 +25,7 @@ def freeze_inputs(session: Session) -> list[tuple[str, str]]:
     return inputs
 
 
-def freeze_records(ranked: list[Ranked]) -> list[ForecastRecord]:
+def freeze_records(ranked: Sequence[Ranked]) -> list[ForecastRecord]:
     """One `ForecastRecord` per ranked route, in the order given. The payload is
     ``{"packet": <the route's packet, as in `pcsc compile --format json`>, "rank":
     <its rank among the routes frozen together>}``."""

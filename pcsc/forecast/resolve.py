@@ -31,6 +31,7 @@ from pcsc.diagnostics.model import Diagnostics
 from pcsc.forecast.outcomes import Label, LabelOutcome, Observation, Outcomes, Value, plain_value
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.ir import expr as ex
+from pcsc.ir.visit import Visitor, walk
 
 Status = Literal["positive", "negative", "unresolved", "censored"]
 STATUSES: tuple[Status, ...] = ("positive", "negative", "unresolved", "censored")
@@ -222,7 +223,7 @@ def _transition(doc: Any, where: str, problems: list[str]) -> FrozenTransition |
 
 
 def _condition(doc: Mapping[str, Any], key: str, where: str, problems: list[str]) -> Condition | None:
-    from pcsc.lower.expr import ExprLowerer
+    from pcsc.lower.expr import lower_expression
     from pcsc.syntax import parse_expression
 
     here = _at(where, key)
@@ -236,8 +237,8 @@ def _condition(doc: Mapping[str, Any], key: str, where: str, problems: list[str]
         problems.append(f"{here}: expected the expression text or null")
         return None
     diags = Diagnostics()
-    tree = parse_expression(text, here, diags)
-    expr = ExprLowerer(here, diags).lower(tree) if tree is not None else None
+    node = parse_expression(text, here, diags)
+    expr = lower_expression(node, diags) if node is not None else None
     if expr is None or diags.has_errors:
         first = next((d.message for d in diags if d.severity == "error"), "not an expression")
         problems.append(f"{here}: cannot read `{text}`: {first}")
@@ -252,23 +253,7 @@ def names_in(e: ex.Expr) -> set[str]:
 
 def _names_ordered(e: ex.Expr) -> dict[str, None]:
     """The names an expression reads, in order of first appearance."""
-    if isinstance(e, ex.Name):
-        return {e.name: None}
-    children: tuple[ex.Expr, ...] = ()
-    if isinstance(e, ex.Attribute):
-        children = (e.obj,)
-    elif isinstance(e, ex.Call):
-        children = e.args
-    elif isinstance(e, (ex.Neg, ex.Not)):
-        children = (e.operand,)
-    elif isinstance(e, ex.Logic):
-        children = e.operands
-    elif isinstance(e, (ex.Binary, ex.Compare)):
-        children = (e.left, e.right)
-    out: dict[str, None] = {}
-    for child in children:
-        out.update(_names_ordered(child))
-    return out
+    return {node.name: None for node in walk(e) if isinstance(node, ex.Name)}
 
 
 # ---------------------------------------------------------------------- three-valued evaluation
@@ -277,22 +262,33 @@ def decide(e: ex.Expr, state: Mapping[str, Value], errors: list[str]) -> bool | 
 
     `and`, `or` and `not` follow Kleene's logic; every other node is evaluated by the
     interpreter once all the names it reads are known."""
-    if isinstance(e, ex.Logic):
-        parts = [decide(o, state, errors) for o in e.operands]
+    return _Decide(state, errors).visit(e)
+
+
+class _Decide(Visitor["bool | None"]):
+    def __init__(self, state: Mapping[str, Value], errors: list[str]) -> None:
+        self.state = state
+        self.errors = errors
+
+    def visit_Logic(self, e: ex.Logic) -> bool | None:
+        parts = [self.visit(o) for o in e.operands]
         if e.op == "and":
             return False if False in parts else None if None in parts else True
         return True if True in parts else None if None in parts else False
-    if isinstance(e, ex.Not):
-        inner = decide(e.operand, state, errors)
+
+    def visit_Not(self, e: ex.Not) -> bool | None:
+        inner = self.visit(e.operand)
         return None if inner is None else not inner
-    if not names_in(e) <= state.keys():
-        return None
-    try:
-        return truthy(Interpreter(state, BASE_FUNCTIONS).eval(e))
-    except EvalError as exc:
-        if exc.message not in errors:
-            errors.append(exc.message)
-        return None
+
+    def generic_visit(self, e: ex.Expr) -> bool | None:
+        if not names_in(e) <= self.state.keys():
+            return None
+        try:
+            return truthy(Interpreter(self.state, BASE_FUNCTIONS).eval(e))
+        except EvalError as exc:
+            if exc.message not in self.errors:
+                self.errors.append(exc.message)
+            return None
 
 
 # ---------------------------------------------------------------------- timeline and scans

@@ -10,8 +10,9 @@ pair of scorers its ΔAUC with a paired bootstrap. All scorers share the same re
 (one seed), so the intervals of one table are comparable with each other.
 
 This module reads one file and computes; printing is the command's job
-(`pcsc.forecast.cmd_evaluate_scores`). Problems with the file are `ScoreTableError`s
-whose text is the one-line PCSC message, `FILE[:LINE]: error: …`.
+(`pcsc evaluate --scores`, whose text view is `pcsc.forecast.views.grading_text`).
+Problems with the file are `ScoreTableError`s, located at the file and, when known, the
+line (the command reports them as PCSC-E731 diagnostics).
 """
 
 from __future__ import annotations
@@ -34,11 +35,15 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 class ScoreTableError(Exception):
-    """A score table that cannot be graded. ``str(exc)`` is the message to print."""
+    """A score table that cannot be graded: ``message``, about ``path`` (at ``line``, when
+    known). ``str(exc)`` is the one-line form, `FILE[:LINE]: error: message`."""
 
     def __init__(self, path: str, message: str, line: int | None = None) -> None:
         where = path if line is None else f"{path}:{line}"
         super().__init__(f"{where}: error: {message}")
+        self.path = path
+        self.message = message
+        self.line = line
 
 
 @attrs.frozen

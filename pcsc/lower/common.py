@@ -7,11 +7,10 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from lark import Token, Tree
-
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.lower.expr import span_of
 from pcsc.lower.literals import parse_number
+from pcsc.syntax import nodes as syn
 
 FIELD_TYPES = ("count", "number", "ratio", "usd", "bool")
 
@@ -23,17 +22,15 @@ class Quantity(NamedTuple):
     span: Span
 
 
-def quantity(tree: Tree[Token], file: str, diags: Diagnostics) -> Quantity:
-    """Lower a `quantity` node (`-`? NUMBER UNIT?); a non-finite number is reported."""
-    minus, number, unit = tree.children
-    value, percent = parse_number(str(number))
-    span = span_of(tree, file)
+def quantity(node: syn.Quantity, diags: Diagnostics) -> Quantity:
+    """Lower a `quantity` (`-`? NUMBER UNIT?); a non-finite number is reported."""
+    value, percent = parse_number(node.number)
     if not math.isfinite(value):
-        diags.add("PCSC-E302", f"`{number}` is not a finite number", span)
+        diags.add(codes.E302, f"`{node.number}` is not a finite number", node.span)
         value = 0.0
-    if minus is not None:
+    if node.minus:
         value = -value
-    return Quantity(value, str(unit) if unit is not None else None, percent, span)
+    return Quantity(value, node.unit, percent, node.span)
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
@@ -42,22 +39,18 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
     return f"did you mean `{close[0]}`?" if close else None
 
 
-def check_statement_lines(
-    items: Sequence[Tree[Token] | Token | None], file: str, diags: Diagnostics, what: str = "statements"
-) -> None:
+def check_statement_lines(items: Sequence[syn.Node], diags: Diagnostics, what: str = "statements") -> None:
     """One statement a line: two statements on a line need a `;` between them.
     Cost items take no `;`: each goes on its own line (`what="cost items"`)."""
     previous_end: int | None = None
     for item in items:
-        if item is None:
-            continue
-        if isinstance(item, Token):  # SEMI
+        if isinstance(item, syn.Semi):
             previous_end = None
             continue
-        span = span_of(item, file)
+        span = item.span
         if previous_end is not None and span.line == previous_end:
             diags.add(
-                "PCSC-E104",
+                codes.E104,
                 f"two {what} on one line",
                 span,
                 "start the statement on a new line, or separate them with `;`"
@@ -76,11 +69,11 @@ def describe_unit(q: Quantity) -> str:
 def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostics) -> bool:
     """Type/unit check of a number against a field type; True when it fits."""
     if field_type == "bool":
-        diags.add("PCSC-E301", f"{what} is a bool; expected `true` or `false`", q.span)
+        diags.add(codes.E301, f"{what} is a bool; expected `true` or `false`", q.span)
         return False
     if q.percent and field_type != "ratio":
         diags.add(
-            "PCSC-E309",
+            codes.E309,
             f"{what} is of type {field_type}; `%` is only for ratios",
             q.span,
         )
@@ -88,7 +81,7 @@ def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostic
     if field_type == "usd":
         if q.unit not in ("usd", None) or (q.unit is None and q.value != 0):
             diags.add(
-                "PCSC-E301",
+                codes.E301,
                 f"{what} is in usd but the value is {describe_unit(q)}",
                 q.span,
                 "write the amount with its unit, e.g. `1.2M usd`",
@@ -96,9 +89,9 @@ def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostic
             return False
         return True
     if q.unit is not None:
-        diags.add("PCSC-E301", f"{what} is of type {field_type}; it takes no unit `{q.unit}`", q.span)
+        diags.add(codes.E301, f"{what} is of type {field_type}; it takes no unit `{q.unit}`", q.span)
         return False
     if field_type == "count" and q.value < 0:
-        diags.add("PCSC-E307", f"{what} is a count and cannot be negative", q.span)
+        diags.add(codes.E307, f"{what} is a count and cannot be negative", q.span)
         return False
     return True

@@ -7,19 +7,7 @@ import datetime as dt
 import math
 from decimal import Decimal, InvalidOperation
 
-from lark import Token
-
-from pcsc.diagnostics.model import Span
-
 _SCALE = {"k": Decimal(1_000), "M": Decimal(1_000_000), "B": Decimal(1_000_000_000)}
-
-
-def span_of_token(token: Token, file: str) -> Span:
-    line = token.line or 1
-    column = token.column or 1
-    end_line = token.end_line or line
-    end_column = token.end_column or column + len(str(token))
-    return Span(file, line, column, end_line, end_column)
 
 
 def parse_number(text: str) -> tuple[float, bool]:

@@ -30,7 +30,8 @@ from pcsc.canonical import hash_json
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS
 from pcsc.ir import expr as ex
-from pcsc.lower.expr import ExprLowerer
+from pcsc.ir.visit import walk
+from pcsc.lower.expr import lower_expression
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
 from pcsc.resources import data_dir
 from pcsc.resources import display_path as _display
@@ -114,7 +115,10 @@ def _container_hook(conv: cattrs.Converter, cl: Any) -> Any:
 
         return structure_dict
     # an attrs class (a TOML table)
-    base = cattrs.gen.make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True)
+    derived: dict[str, Any] = {
+        a.name: cattrs.gen.override(omit=True) for a in attrs.fields(cl) if a.metadata.get("derived")
+    }
+    base = cattrs.gen.make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True, **derived)
 
     def structure_table(value: Any, _: Any) -> Any:
         if not isinstance(value, dict):
@@ -193,7 +197,9 @@ def structure(document: dict[str, Any], path: str) -> Policy:
         _flatten(exc, [], messages)
         raise PolicyError(path, messages) from None
     _semantic_checks(policy, path)
-    return policy
+    # every rule passed `rule_problems`: compile each once, here, for scoring to evaluate
+    gates = [attrs.evolve(g, expr=compile_rule(g.rule)) for g in policy.gates]
+    return attrs.evolve(policy, gates=gates)
 
 
 def _semantic_checks(policy: Policy, path: str) -> None:
@@ -234,41 +240,29 @@ def compile_rule(rule: str) -> ex.Expr:
     """The expression of a gate rule, parsed once per process. Only rules that passed
     `rule_problems` (every loaded policy's rules have) reach this."""
     diags = Diagnostics()
-    tree = parse_expression(rule, "rule", diags)
-    if tree is None:
+    node = parse_expression(rule, "rule", diags)
+    if node is None:
         raise ValueError(f"gate rule does not parse: {rule}")
-    return ExprLowerer("rule", diags).lower(tree)
+    return lower_expression(node, diags)
 
 
 def rule_problems(rule: str) -> list[str]:
     """Why a gate rule cannot be evaluated, found before any route is scored: it does
     not parse, or it calls a function the rule language does not have."""
     diags = Diagnostics()
-    tree = parse_expression(rule, "rule", diags)
-    if tree is None:
+    node = parse_expression(rule, "rule", diags)
+    if node is None:
         return [
             d.message.replace("file ends early", "rule ends early").replace("end of the file", "end of the rule")
             + f" (column {d.span.column} of the rule)"
             for d in diags
         ]
-    expr = ExprLowerer("rule", diags).lower(tree)
+    expr = lower_expression(node, diags)
     problems = [d.message for d in diags]
-    stack: list[ex.Expr] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ex.Call):
-            if node.func not in BASE_FUNCTIONS:
-                known = ", ".join(f"`{f}`" for f in sorted(BASE_FUNCTIONS))
-                problems.append(f"unknown function `{node.func}` (a rule may call {known})")
-            stack.extend(node.args)
-        elif isinstance(node, (ex.Neg, ex.Not)):
-            stack.append(node.operand)
-        elif isinstance(node, ex.Logic):
-            stack.extend(node.operands)
-        elif isinstance(node, (ex.Binary, ex.Compare)):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, ex.Attribute):
-            stack.append(node.obj)
+    known = ", ".join(f"`{f}`" for f in sorted(BASE_FUNCTIONS))
+    for sub in walk(expr):
+        if isinstance(sub, ex.Call) and sub.func not in BASE_FUNCTIONS:
+            problems.append(f"unknown function `{sub.func}` (a rule may call {known})")
     return problems
 
 

@@ -6,6 +6,8 @@ from typing import Literal
 
 import attrs
 
+from pcsc.ir.expr import Expr
+
 
 class PolicyValueError(ValueError):
     """A value of the right type but out of range; ``key`` names it in its table."""
@@ -81,11 +83,16 @@ class Buckets:
 
 @attrs.frozen
 class Gate:
+    """A `[[gates]]` entry. ``expr`` is its rule compiled when the policy is loaded
+    (`pcsc.policy.load`); it is not read from the file (``derived``) and is None only
+    on a gate built by hand."""
+
     id: str
     kind: Literal["eligibility", "risk"]
     rule: str
     block: bool = False
     description: str | None = None
+    expr: Expr | None = attrs.field(default=None, eq=False, repr=False, metadata={"derived": True})
 
 
 @attrs.frozen

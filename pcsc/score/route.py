@@ -8,10 +8,10 @@ from typing import TypeVar
 
 import attrs
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.ir import Route
-from pcsc.policy.load import compile_rule
 from pcsc.policy.model import Policy
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admissible, clip, reweight
@@ -166,8 +166,9 @@ def run_gates(numbers: RouteNumbers, policy: Policy, diags: Diagnostics) -> tupl
     for gate in policy.gates:
         passed = False
         try:
-            passed = truthy(it.eval(compile_rule(gate.rule)))
+            assert gate.expr is not None, f"gate `{gate.id}`: rules are compiled when the policy is loaded"
+            passed = truthy(it.eval(gate.expr))
         except EvalError as err:
-            diags.add("PCSC-E405", f"gate `{gate.id}`: {err.message}", numbers.route.policy.span, f"rule: {gate.rule}")
+            diags.add(codes.E405, f"gate `{gate.id}`: {err.message}", numbers.route.policy.span, f"rule: {gate.rule}")
         out.append(GateResult(gate.id, gate.kind, passed, gate.kind == "eligibility" or gate.block))
     return tuple(out)

@@ -1,11 +1,17 @@
-"""Build the Lark parser once (lazily) and turn Lark's exceptions into diagnostics.
+"""Build the Lark parsers once (lazily) and turn Lark's exceptions into diagnostics.
+
+`parse_source` and `parse_expression` return typed nodes (`pcsc.syntax.nodes`), built
+inline by `ToSyntax` while the LALR parser reduces, without a Lark tree. `parse_tree`
+returns Lark's tree, for the formatter, and reports syntax errors: the typed parse
+hands a failing text to it, and both parsers share one grammar and one set of tables,
+so they meet the same first error.
 
 Each syntax error is re-worded in the author's terms (keywords in backticks, "a
 name", "a number") with a "did you mean" when a misspelt keyword is the likely cause.
-A valid file takes Lark's plain parse; only after a first error does `_Recovery`
-resume the LALR parser (Lark's interactive parser) to report the file's further,
-independent syntax errors in the same run. A file with a syntax error never yields
-a tree, so lowering never sees a partly recovered parse.
+Only after a first error does `_Recovery` resume the LALR parser (Lark's interactive
+parser) to report the file's further, independent syntax errors in the same run. A
+file with a syntax error never yields nodes, so lowering never sees a partly
+recovered parse.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import hashlib
 import os
 import re
 import sys
+import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,8 +35,11 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.lexer import PatternStr
 from lark.parsers.lalr_analysis import Shift
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.resources import data_dir
+from pcsc.syntax.nodes import Expression, SourceFile
+from pcsc.syntax.transform import ToSyntax
 
 _DESCRIBE = {
     "NAME": "a name",
@@ -59,22 +69,40 @@ _OPTIONS: dict[str, Any] = {
 }
 
 
+# The typed parser: the same grammar and tables, every token kept (spans run from a
+# statement's keyword to its closing brace), no tree: `ToSyntax` runs inline.
+_TYPED_OPTIONS: dict[str, Any] = {**_OPTIONS, "propagate_positions": False, "keep_all_tokens": True}
+
+
 @cache
 def get_parser() -> Lark:
-    """The parser, built once per process. Building the LALR tables takes ~0.2 s, so
-    they are cached on disk per user (see `_table_cache`); any cache problem falls
-    back to building them."""
+    """The tree-building parser, built once per process: for syntax errors and their
+    recovery, and for the formatter. Building the LALR tables takes ~0.2 s, so they are
+    cached on disk per user (see `_table_cache`); any cache problem falls back to
+    building them."""
+    return _build(_OPTIONS, "tree")
+
+
+@cache
+def _typed_parser() -> tuple[Lark, ToSyntax, threading.Lock]:
+    """The typed parser, its transformer (bound into Lark's callbacks, so shared), and
+    the lock that keeps one parse at a time on that transformer."""
+    builder = ToSyntax()
+    return _build({**_TYPED_OPTIONS, "transformer": builder}, "typed"), builder, threading.Lock()
+
+
+def _build(options: dict[str, Any], kind: str) -> Lark:
     grammar = (data_dir("grammar") / "pcsc.lark").read_text(encoding="utf-8")
-    cache_file = _table_cache(grammar)
+    cache_file = _table_cache(grammar, kind)
     if cache_file is not None:
         try:
-            return Lark(grammar, cache=cache_file, **_OPTIONS)
+            return Lark(grammar, cache=cache_file, **options)
         except Exception:  # a stale or unreadable cache is never fatal
             pass
-    return Lark(grammar, **_OPTIONS)
+    return Lark(grammar, **options)
 
 
-def _table_cache(grammar: str) -> str | None:
+def _table_cache(grammar: str, kind: str) -> str | None:
     """`$XDG_CACHE_HOME/pcsc/grammar-<hash>.cache` (default `~/.cache`), or None when
     PCSC_NO_CACHE is set or the folder is not private to this user. Lark stores a hash
     of grammar, options and versions in the file and rebuilds on a mismatch; the
@@ -91,7 +119,7 @@ def _table_cache(grammar: str) -> str | None:
     if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022):
         return None
     key = hashlib.sha256(f"{grammar}{lark.__version__}{sys.version_info[:2]}".encode()).hexdigest()[:20]
-    return str(folder / f"grammar-{key}.cache")
+    return str(folder / f"grammar-{kind}-{key}.cache")
 
 
 def _describe(terminal: str) -> str:
@@ -190,7 +218,7 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
             if close is not None:
                 help_text = f"did you mean `{close}`?"
         diags.add(
-            "PCSC-E101",
+            codes.E101,
             f"unexpected {_token_text(tok)}; expected {_expected_phrase(expected)}",
             span,
             help_text,
@@ -201,7 +229,7 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
         col = len(lines[-1]) + 1
         expected = set(err.expected) if isinstance(err, UnexpectedEOF) else set(err.accepts or err.expected)
         diags.add(
-            "PCSC-E103",
+            codes.E103,
             f"the file ends early; expected {_expected_phrase(expected)}",
             Span(file, last, col, last, col),
             "is a closing `}` missing?" if "RBRACE" in expected else None,
@@ -213,21 +241,22 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
         allowed = set(err.allowed or ())
         if char == '"':
             msg = 'unterminated string: a string must close with `"` on the same line'
-            diags.add("PCSC-E102", msg, span)
+            diags.add(codes.E102, msg, span)
         else:
             wanted = f"; expected {_expected_phrase(allowed)}" if allowed else ""
             hint = None
             if char == "%":
                 hint = "write `%` right after the number, without a space: `10%`"
-            diags.add("PCSC-E102", f"unexpected character {_describe_char(char)}{wanted}", span, hint)
+            diags.add(codes.E102, f"unexpected character {_describe_char(char)}{wanted}", span, hint)
     else:  # pragma: no cover - Lark raises only the three above
-        diags.add("PCSC-E101", str(err), Span(file, line, column, line, column + 1))
+        diags.add(codes.E101, str(err), Span(file, line, column, line, column + 1))
 
 
-def parse_source(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
-    """Parse a .route or .obl text. On syntax errors append a diagnostic for the first
-    one and for each further independent one (see `_Recovery`), and return None: a
-    partly recovered parse never reaches lowering."""
+def parse_tree(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
+    """Lark's concrete tree of a .route or .obl text, for the formatter, which lays
+    out tokens; the compiler reads `parse_source`. On syntax errors append a diagnostic
+    for the first one and for each further independent one (see `_Recovery`), and
+    return None: a partly recovered parse is never used."""
     try:
         return get_parser().parse(text, start="file")
     except UnexpectedInput as err:
@@ -239,13 +268,43 @@ def parse_source(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None
         return None
 
 
-def parse_expression(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
-    """Parse a standalone expression (a policy rule)."""
-    try:
-        return get_parser().parse(text, start="expression")
-    except UnexpectedInput as err:
-        syntax_error(err, file, text, diags)
+def parse_source(text: str, file: str, diags: Diagnostics) -> SourceFile | None:
+    """Parse a .route or .obl text into typed nodes. On syntax errors report them as
+    `parse_tree` does (the tree parser meets the same first error) and return None."""
+    node = _parse_typed(text, file, "file")
+    if node is None:
+        tree = parse_tree(text, file, diags)
+        assert tree is None, "the typed and the tree parser share their tables"
         return None
+    assert isinstance(node, SourceFile)
+    return node
+
+
+def parse_expression(text: str, file: str, diags: Diagnostics) -> Expression | None:
+    """Parse a standalone expression (a policy rule)."""
+    node = _parse_typed(text, file, "expression")
+    if node is None:
+        try:
+            get_parser().parse(text, start="expression")
+        except UnexpectedInput as err:
+            syntax_error(err, file, text, diags)
+        return None
+    assert isinstance(node, Expression)
+    return node
+
+
+def _parse_typed(text: str, file: str, start: str) -> object | None:
+    """The typed parse of ``text``, or None on a syntax error (not reported here)."""
+    parser, builder, lock = _typed_parser()
+    with lock:
+        builder.start(file, text)
+        try:
+            result: object = parser.parse(text, start=start)
+        except UnexpectedInput:
+            return None
+        finally:
+            builder.finish()
+    return result
 
 
 # ---------------------------------------------------------------------- further syntax errors

@@ -1,0 +1,173 @@
+"""`pcsc evaluate`: grade each route's latest frozen forecast in the ledger against the
+resolved outcomes (`pcsc.forecast.report`), or, with `--scores FILE.csv`, grade an
+external score table (`pcsc.forecast.scores_csv`).
+
+Options of one mode are refused in the other (a usage error naming the option and the
+mode). numpy is imported only when the command runs, matplotlib only to draw a plot.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic, Span
+
+DEFAULT_POSITIVE = "1"
+DEFAULT_NEGATIVE = "0"
+DEFAULT_BINS = 10
+
+#: Options that apply to one mode only: (dest, flag).
+SCORES_ONLY = (("id", "--id"), ("outcome", "--outcome"), ("positive", "--positive"), ("negative", "--negative"),
+               ("plot", "--plot"))
+LEDGER_ONLY = (("ledger", "--ledger"), ("as_of", "--as-of"), ("bins", "--bins"), ("plot_dir", "--plot-dir"))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """numpy-free: the bootstrap defaults (`metrics.DEFAULT_B`, `DEFAULT_SEED`) are
+    resolved when the command runs; the help states them."""
+    options.ledger(p)
+    options.as_of(p)
+    p.add_argument("--scores", metavar="FILE.csv",
+                   help="grade an external score table: a case id column, an outcome column, one column per scorer")
+    p.add_argument("--id", metavar="COL", help="with --scores: the case id column")
+    p.add_argument("--outcome", metavar="COL", help="with --scores: the outcome column")
+    p.add_argument("--positive", metavar="LABELS",
+                   help=f'with --scores: outcome labels counted positive, comma-separated, e.g. "S+,+" '
+                   f"(default: {DEFAULT_POSITIVE})")
+    p.add_argument("--negative", metavar="LABELS",
+                   help=f'with --scores: outcome labels counted negative, e.g. "-" (default: {DEFAULT_NEGATIVE}); '
+                   "rows in neither set are left out")
+    p.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap resamples (default: 10,000)")
+    p.add_argument("--seed", type=int, metavar="S", help="bootstrap seed (default: 20260710, the RouteCast paper's)")
+    p.add_argument("--plot", metavar="FILE", help="with --scores: also draw the scores by outcome, one panel per "
+                   "scorer, as FILE (.png or .svg; needs the plots extra: pip install 'pcsc[plots]')")
+    p.add_argument("--bins", type=int, metavar="N",
+                   help=f"equal-width calibration bins (default: {DEFAULT_BINS}; not with --scores)")
+    p.add_argument("--plot-dir", metavar="DIR", help="write calibration.png and scores.png there "
+                   "(not with --scores; needs: pip install 'pcsc[plots]')")
+    options.formats(p, "text", "json")
+    options.output(p)
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    scores = args.scores is not None
+    for dest, flag in LEDGER_ONLY if scores else SCORES_ONLY:
+        if getattr(args, dest, None) is not None:
+            mode = "with --scores (grading a score table)" if scores else "without --scores (grading the ledger)"
+            raise UsageError(f"{flag} does not apply {mode}")
+    return _scores(ctx, args) if scores else _ledger(ctx, args)
+
+
+# ---------------------------------------------------------------------- the ledger
+def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.cli.forecasting import bootstrap, ledger_diagnostic, resolution_date
+    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.records import latest_forecasts, stored_outcomes
+    from pcsc.forecast.report import GradingError, evaluate_report
+    from pcsc.forecast.views import evaluate_text
+
+    bins = DEFAULT_BINS if args.bins is None else args.bins
+    if bins < 1:
+        raise UsageError("--bins must be at least 1")
+    as_of = resolution_date(args.as_of)
+    B, seed = bootstrap(args)
+    path = ctx.ledger_path()
+    try:
+        with Ledger.open(path, create=False) as ledger:
+            forecasts = latest_forecasts(ledger)
+            outcomes = stored_outcomes(ledger)
+    except LedgerError as exc:
+        return _failed([ledger_diagnostic(path, str(exc))])
+    ctx.note_input(Path(path))
+    try:
+        report = evaluate_report(forecasts, outcomes, as_of, B=B, seed=seed, bins=bins)
+    except GradingError as exc:
+        return _failed([ledger_diagnostic(path, m, exc.code) for m in exc.messages])
+    if args.plot_dir:
+        from pcsc.forecast.plots import PlotsUnavailable
+        from pcsc.forecast.report import report_plots
+
+        try:
+            report_plots(report, Path(args.plot_dir))
+        except (PlotsUnavailable, OSError) as exc:
+            return _failed([_plot_problem(args.plot_dir, exc)])
+    return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report))
+
+
+def _failed(diagnostics: list[Diagnostic]) -> Outcome:
+    from pcsc.cli.forecasting import messages
+
+    payload = {"ok": False, "errors": messages(diagnostics, "error"), "warnings": messages(diagnostics, "warning")}
+    return Outcome("evaluate", payload, diagnostics=diagnostics)
+
+
+def _plot_problem(target: str, exc: Exception) -> Diagnostic:
+    """PCSC-E743 at the plot's path: no matplotlib, or a file that cannot be written."""
+    if isinstance(exc, OSError):
+        message = f"cannot write the plot: {exc.strerror or exc}"
+    else:
+        message = str(exc)
+    return Diagnostic.of(codes.E743, message, Span.file_only(target))
+
+
+# ---------------------------------------------------------------------- a score table
+def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.cli.forecasting import bootstrap
+    from pcsc.forecast import metrics, scores_csv
+    from pcsc.forecast.views import grading_text
+
+    id_column: str | None = args.id
+    outcome: str | None = args.outcome
+    if not id_column or not outcome:
+        raise UsageError(f"--scores needs {'--id' if not id_column else '--outcome'} COL")
+    B, seed = bootstrap(args)
+    positive = scores_csv.parse_labels(args.positive or DEFAULT_POSITIVE)
+    negative = scores_csv.parse_labels(args.negative or DEFAULT_NEGATIVE)
+    try:
+        scores_csv.check_labels(positive, negative)
+    except ValueError as exc:
+        raise UsageError(f"--positive, --negative: {exc}") from None
+    plot = Path(args.plot) if args.plot else None
+    if plot is not None:
+        _check_plot(plot)
+    try:
+        table = scores_csv.read_score_table(Path(args.scores), id_column, outcome, positive, negative, args.scores)
+    except scores_csv.ScoreTableError as exc:
+        problem = Diagnostic.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
+        return _failed([problem])
+    ctx.note_input(Path(args.scores), args.scores)
+    grading = scores_csv.grade(table, B, seed)
+    payload = scores_csv.to_json(grading)
+    payload.pop("inputs")  # the envelope lists the table
+    notes = []
+    if plot is not None:
+        from pcsc.forecast.plots import score_distribution_plot
+
+        try:
+            score_distribution_plot({s.name: s.scores for s in table.scorers}, table.labels, plot,
+                                    title=f"{table.path}: scores by outcome")
+        except OSError as exc:
+            return _failed([_plot_problem(args.plot, exc)])
+        notes = [f"wrote {args.plot}"]
+    return Outcome("evaluate", {"ok": True, **payload}, text=grading_text(grading, metrics.LEVEL), notes=notes)
+
+
+def _check_plot(path: Path) -> None:
+    """A usage error, before any work, when the plot cannot be written: wrong suffix, a
+    missing folder, or no matplotlib."""
+    from pcsc.forecast import plots
+
+    if path.suffix.lower() not in plots.FORMATS:
+        raise UsageError(f"--plot {path}: a plot is written as .png or .svg")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"--plot {path}: no such folder {folder}")
+    try:
+        plots.require_matplotlib()
+    except plots.PlotsUnavailable as exc:
+        raise UsageError(f"--plot: {exc}") from None

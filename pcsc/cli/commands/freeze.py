@@ -1,0 +1,72 @@
+"""`pcsc freeze FILE…|DIR [--ledger PATH]`: compile and rank the routes as `pcsc rank`
+does, then store every route's packet in the ledger, in one transaction.
+
+Nothing is stored when the input has errors (exit 1; the ledger is not even created).
+A route whose score GATE refused is frozen like any other, its score withheld.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pcsc.cli import options
+from pcsc.cli.commands.rank import nothing, ranked
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic, Span
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.files(p)
+    options.ledger(p)
+    options.formats(p, "text", "json")
+    options.search_paths(p)
+    options.coverage(p)
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.cli.forecasting import ledger_diagnostic
+    from pcsc.forecast.freeze import freeze_inputs, freeze_records, in_input_order
+    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.views import freeze_text, frozen_row
+
+    path = ctx.ledger_path()
+    session, routes = ctx.load(args.files)
+    compiled = [
+        c for c in (session.compile_route(r) for r in ctx.progress(routes, len(routes), "compiling")) if c is not None
+    ]
+    diagnostics = session.diags.sorted()
+
+    def refuse(problem: Diagnostic) -> Outcome:
+        payload: dict[str, Any] = {"ledger": str(path), "ok": False, "error": problem.message, "entries": []}
+        return Outcome("freeze", payload, diagnostics=[*diagnostics, problem])
+
+    if session.diags.has_errors:
+        return refuse(Diagnostic.of(codes.E715, "nothing frozen: the input has errors", Span.file_only(str(path))))
+    if not compiled:
+        return refuse(nothing(args.files, "freeze"))
+    choice, ranking, warnings = ranked(compiled)
+    diagnostics += warnings
+    in_order = in_input_order(compiled, ranking)
+    inputs = freeze_inputs(session)
+    try:
+        with Ledger.open(path, create=True) as ledger:
+            entries = ledger.append_forecasts(freeze_records(in_order), inputs=inputs)
+    except LedgerError as exc:
+        problem = ledger_diagnostic(path, str(exc))
+        return refuse(Diagnostic(problem.code, f"nothing frozen: {problem.message}", problem.span))
+    for shown, sha256 in inputs[len(session.inputs):]:  # the libraries, after the route files
+        ctx.note_hashed_input(shown, sha256)
+    frozen = list(zip(entries, in_order, strict=True))
+    payload = {
+        "ledger": str(path),
+        "ok": True,
+        "frozen_at": entries[0].frozen_at,
+        "key": choice.key,
+        "warnings": list(choice.warnings),
+        "entries": [frozen_row(e, r) for e, r in frozen],
+    }
+    return Outcome("freeze", payload, text=freeze_text(Path(path), frozen), diagnostics=diagnostics)

@@ -1,0 +1,99 @@
+"""`pcsc policy fit --policy ID@VERSION --version NEW`: propose a new policy version whose
+priors are refitted (a beta-binomial update) from the ledger's resolved milestones;
+`-o PATH` writes the TOML there instead of to standard output."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic, Span
+
+if TYPE_CHECKING:
+    from pcsc.forecast.records import History
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--policy", required=True, metavar="ID@VERSION", help="the policy to refit")
+    p.add_argument("--version", required=True, help="the new version, e.g. 1.2.0")
+    p.add_argument("--strength", type=float, default=20.0, help="prior strength in pseudo-transitions (default: 20)")
+    p.add_argument("--holdout", type=float, default=0.3, help="share of routes held out for compare (default: 0.3)")
+    # not options.output: -o names the TOML written, not where the report goes
+    p.add_argument("-o", "--output", dest="toml", metavar="PATH",
+                   help="where to write the TOML (default: standard output)")
+    options.ledger(p)
+    options.as_of(p)
+    options.search_paths(p, libraries=False)
+    options.formats(p, "text", "json")
+
+
+def failed(kind: str, diagnostics: list[Diagnostic]) -> Outcome:
+    """``ok`` false and the messages, for the policy commands that read the ledger."""
+    from pcsc.cli.forecasting import messages
+
+    return Outcome(kind, {"ok": False, "errors": messages(diagnostics, "error")}, diagnostics=diagnostics)
+
+
+def history(ctx: Context, as_of: dt.date) -> History:
+    """The ledger's resolved history (raises ``LedgerError``); the ledger is an input."""
+    from pcsc.forecast.ledger import Ledger
+    from pcsc.forecast.records import resolved_history
+
+    path = ctx.ledger_path()
+    with Ledger.open(path, create=False) as ledger:
+        found = resolved_history(ledger, as_of)
+    ctx.note_input(Path(path))
+    return found
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    import tomli_w
+
+    from pcsc.cli.failures import policy_diagnostics
+    from pcsc.cli.forecasting import ledger_diagnostic, resolution_date
+    from pcsc.forecast.learn import fit, fitted_policy_document
+    from pcsc.forecast.ledger import LedgerError
+    from pcsc.policy.load import PolicyError
+
+    when = resolution_date(args.as_of)
+    try:
+        old = ctx.policy(args.policy)
+        found = history(ctx, when)
+    except PolicyError as exc:
+        return failed("policy-fit", policy_diagnostics(exc))
+    except LedgerError as exc:
+        return failed("policy-fit", [ledger_diagnostic(ctx.ledger_path(), str(exc))])
+    key = (old.policy.id, old.policy.version)
+    mine = [p for p in found.packets if (p["policy"]["id"], p["policy"]["version"]) == key]
+    fits = fit(old.policy, mine, found.milestones, args.strength, args.holdout)
+    doc = fitted_policy_document(old, args.version, fits, args.strength, str(ctx.ledger_path()), when)
+    text = tomli_w.dumps(doc)
+    if args.toml:
+        target = Path(args.toml)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            message = f"cannot write the policy: {exc.strerror or exc}"
+            return failed("policy-fit", [Diagnostic.of(codes.E108, message, Span.file_only(args.toml))])
+    moved = [f for f in fits if f.n]
+    payload = {
+        "policy": old.ref,
+        "new_version": args.version,
+        "strength": args.strength,
+        "holdout": args.holdout,
+        "forecasts": len(mine),
+        "classes": [{"class": f.ref_class, "old_p": f.old_p, "new_p": f.new_p, "n": f.n, "k": f.k} for f in fits],
+        "toml": None if args.toml else text,
+    }
+    note = (
+        f"fitted {len(moved)} of {len(fits)} reference classes of {old.ref} from "
+        f"{sum(f.n for f in fits)} resolved training transitions" + (f"; wrote {args.toml}" if args.toml else "")
+    )
+    return Outcome("policy-fit", payload, text=None if args.toml else text, notes=[note])

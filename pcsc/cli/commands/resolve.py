@@ -1,0 +1,159 @@
+"""`pcsc resolve OUTCOMES.toml [--ledger PATH] [--dry-run] [--as-of DATE]`: store the
+file's observations and labels in the ledger (append-only; an outcome already stored
+is not stored twice), then resolve the milestones of each route's latest frozen
+forecast against every stored outcome.
+
+With `--packets FILE.json` it resolves compile outputs instead and stores nothing.
+Every problem of the outcomes file, the packets or the ledger is a diagnostic (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic
+
+if TYPE_CHECKING:
+    from pcsc.forecast.ledger import Ledger
+    from pcsc.forecast.outcomes import Outcomes
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("outcomes", metavar="OUTCOMES.toml", help="observations and labels (docs/outcomes.md)")
+    options.ledger(p)
+    p.add_argument(
+        "--packets",
+        action="append",
+        metavar="PACKETS.json",
+        help="resolve these compile outputs (`pcsc compile --format json`) instead of the ledger's forecasts; "
+        "stores nothing (repeatable)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="resolve without storing the outcomes")
+    options.as_of(p)
+    options.formats(p, "text", "json")
+    options.output(p, "the resolved milestones")
+
+
+def failed(diagnostics: list[Diagnostic]) -> Outcome:
+    """The document of an input that cannot be used: ``ok`` false, the messages listed."""
+    from pcsc.cli.forecasting import messages
+
+    payload = {"ok": False, "errors": messages(diagnostics, "error"), "warnings": messages(diagnostics, "warning")}
+    return Outcome("resolve", payload, diagnostics=diagnostics)
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.cli.forecasting import resolution_date
+
+    as_of = resolution_date(args.as_of)
+    ctx.note_input(Path(args.outcomes), args.outcomes)
+    if args.packets:
+        return _packets(ctx, args, as_of)
+    return _ledger(ctx, args, as_of)
+
+
+def _packets(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
+    from pcsc.cli.forecasting import findings_diagnostics, messages, outcomes_diagnostics, packet_diagnostics
+    from pcsc.forecast.outcomes import OutcomesError, load_outcomes
+    from pcsc.forecast.records import read_packets
+    from pcsc.forecast.resolve import FrozenRoute, PacketError, check_outcomes, resolve_routes, route_outcomes
+    from pcsc.forecast.views import resolve_summary, resolve_text
+
+    diagnostics: list[Diagnostic] = []
+    routes: list[FrozenRoute] = []
+    outcomes = None
+    try:
+        outcomes = load_outcomes(args.outcomes)
+    except OutcomesError as exc:
+        diagnostics += outcomes_diagnostics(exc)
+    for path in args.packets:
+        ctx.note_input(Path(path), path)
+        try:
+            routes.extend(read_packets(path))
+        except PacketError as exc:
+            diagnostics += packet_diagnostics(exc)
+    if outcomes is not None and not diagnostics:
+        diagnostics += findings_diagnostics(outcomes.path, check_outcomes(routes, outcomes))
+    if outcomes is None or any(d.severity == "error" for d in diagnostics):
+        return failed(diagnostics)
+    milestones = resolve_routes(routes, outcomes, as_of)
+    labelled = route_outcomes(outcomes, as_of, {r.route for r in routes})
+    payload = {
+        "ok": True,
+        "as_of": as_of.isoformat(),
+        "outcomes": outcomes.path,
+        "packets": list(args.packets),
+        "milestones": [m.to_json() for m in milestones],
+        "routes": [r.to_json() for r in labelled],
+        "summary": resolve_summary(milestones),
+        "warnings": messages(diagnostics, "warning"),
+        "errors": [],
+    }
+    return Outcome("resolve", payload, text=resolve_text(milestones, labelled, as_of), diagnostics=diagnostics)
+
+
+def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
+    from pcsc.cli.forecasting import ledger_diagnostic, outcomes_diagnostics
+    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.outcomes import OutcomesError, load_outcomes
+
+    try:
+        outcomes = load_outcomes(args.outcomes)
+        text = Path(args.outcomes).read_bytes()
+    except OutcomesError as exc:
+        return failed(outcomes_diagnostics(exc))
+    path = ctx.ledger_path()
+    try:
+        with Ledger.open(path, create=False) as ledger:
+            return _store_and_resolve(ledger, outcomes, text, args, as_of)
+    except LedgerError as exc:
+        return failed([ledger_diagnostic(path, str(exc))])
+
+
+def _store_and_resolve(
+    ledger: Ledger, outcomes: Outcomes, text: bytes, args: argparse.Namespace, as_of: dt.date
+) -> Outcome:
+    from pcsc.canonical import sha256_hex
+    from pcsc.cli.forecasting import findings_diagnostics, ledger_diagnostic, messages, packet_diagnostics
+    from pcsc.forecast.records import latest_forecasts, merged_outcomes, new_outcome_records, stored_outcomes
+    from pcsc.forecast.resolve import PacketError, check_outcomes, frozen_routes, resolve_routes, route_outcomes
+    from pcsc.forecast.views import resolve_text
+
+    forecasts = latest_forecasts(ledger)
+    if not forecasts:
+        return failed([
+            ledger_diagnostic(ledger.path, "no frozen forecast to resolve (run `pcsc freeze` first)", codes.E713)
+        ])
+    try:
+        routes = frozen_routes([e.document() for e in forecasts], str(ledger.path))
+    except PacketError as exc:
+        return failed(packet_diagnostics(exc))
+    diagnostics = findings_diagnostics(outcomes.path, check_outcomes(routes, outcomes))
+    if any(d.severity == "error" for d in diagnostics):
+        return failed(diagnostics)
+    records = new_outcome_records(ledger, outcomes, f"{args.outcomes} sha256 {sha256_hex(text)}")
+    stored = [] if args.dry_run else ledger.append_outcomes(records)
+    everything = merged_outcomes(ledger, outcomes) if args.dry_run else stored_outcomes(ledger)
+    milestones = resolve_routes(routes, everything, as_of)
+    labelled = route_outcomes(everything, as_of, {r.route for r in routes})
+    payload = {
+        "ok": True,
+        "as_of": as_of.isoformat(),
+        "ledger": str(ledger.path),
+        "stored": len(stored),
+        "already_stored": len(outcomes.observations) + len(outcomes.labels) - len(records),
+        "milestones": [m.to_json() for m in milestones],
+        "routes": [r.to_json() for r in labelled],
+        "warnings": messages(diagnostics, "warning"),
+        "errors": [],
+    }
+    verb = "would store" if args.dry_run else "stored"
+    head = f"{verb} {len(records)} new outcome{'s' if len(records) != 1 else ''} in {ledger.path}\n"
+    return Outcome("resolve", payload, text=head + resolve_text(milestones, labelled, as_of), diagnostics=diagnostics)

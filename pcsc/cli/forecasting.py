@@ -1,0 +1,73 @@
+"""What the forecast commands (`resolve`, `evaluate`, `ledger …`, `policy fit|compare`,
+`freeze`) share on the command line: the resolution date, the bootstrap options, and
+their input errors (outcomes files, the ledger, frozen packets) as diagnostics."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pcsc.cli.outcome import UsageError
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic, Span
+
+if TYPE_CHECKING:
+    from pcsc.forecast.outcomes import OutcomesError
+    from pcsc.forecast.resolve import Findings, PacketError
+
+
+def resolution_date(text: str | None) -> dt.date:
+    """`--as-of`: an ISO date; by default today in UTC."""
+    if text is None:
+        return dt.datetime.now(dt.UTC).date()
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--as-of: expected a date (YYYY-MM-DD), got `{text}`") from None
+
+
+def bootstrap(args: Any) -> tuple[int, int]:
+    """``--bootstrap B`` and ``--seed S``, defaulted and checked."""
+    from pcsc.forecast import metrics
+
+    B = metrics.DEFAULT_B if getattr(args, "bootstrap", None) is None else args.bootstrap
+    seed = metrics.DEFAULT_SEED if getattr(args, "seed", None) is None else args.seed
+    if B < 1:
+        raise UsageError(f"--bootstrap must be at least 1, got {B}")
+    if seed < 0:
+        raise UsageError(f"--seed must not be negative, got {seed}")
+    return B, seed
+
+
+def ledger_diagnostic(path: Path, message: str, code: codes.Code = codes.E711) -> Diagnostic:
+    """A ledger problem, located at the ledger file (its name not repeated in front)."""
+    shown = str(path)
+    if message.startswith(shown + ": "):
+        message = message[len(shown) + 2:]
+    return Diagnostic.of(code, message, Span.file_only(shown))
+
+
+def outcomes_diagnostics(exc: OutcomesError) -> list[Diagnostic]:
+    """One PCSC-E701 per problem of an outcomes file."""
+    return [Diagnostic.of(codes.E701, m, Span.file_only(str(exc.path))) for m in exc.messages]
+
+
+def packet_diagnostics(exc: PacketError) -> list[Diagnostic]:
+    """One PCSC-E721 per problem of a frozen packets file (or of the ledger's packets)."""
+    return [Diagnostic.of(codes.E721, m, Span.file_only(str(exc.path))) for m in exc.messages]
+
+
+def findings_diagnostics(path: str, findings: Findings) -> list[Diagnostic]:
+    """The outcomes that do not fit the frozen routes (PCSC-E702) and the suspect or
+    ignored ones (PCSC-W701), located at the outcomes file."""
+    return [
+        *(Diagnostic.of(codes.E702, m, Span.file_only(path)) for m in findings.errors),
+        *(Diagnostic.of(codes.W701, m, Span.file_only(path)) for m in findings.warnings),
+    ]
+
+
+def messages(diagnostics: Sequence[Diagnostic], severity: str) -> list[str]:
+    """The `errors` or `warnings` lists of the JSON documents: `FILE: message`."""
+    return [f"{d.span.file}: {d.message}" for d in diagnostics if d.severity == severity]

@@ -1,0 +1,273 @@
+"""Text and JSON views of the forecast results: resolved milestones, graded reports
+(a ledger's and a score table's), frozen entries, the ledger's rows and its check, and
+a comparison of two policies. Pure: each returns a string or a JSON-ready value."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pcsc.render.tables import ALL, all_but, table
+
+if TYPE_CHECKING:
+    from pcsc.forecast.learn import Comparison
+    from pcsc.forecast.ledger import Entry, Outcome, Verification
+    from pcsc.forecast.rank import Ranked
+    from pcsc.forecast.resolve import MilestoneResult, RouteOutcome
+    from pcsc.forecast.scores_csv import Grading
+
+
+def _aligned(rows: Sequence[Sequence[str]], right: set[int] | None = None) -> list[str]:
+    """A table without indent; every column left-aligned except ``right``."""
+    left = ALL if right is None else all_but(right, len(rows[0]))
+    return table(rows, left=left, indent="")
+
+
+# ---------------------------------------------------------------------- resolve
+def resolve_summary(milestones: Sequence[MilestoneResult]) -> dict[str, int]:
+    """How many milestones have each status (every status listed)."""
+    from pcsc.forecast.resolve import STATUSES
+
+    counts = Counter(m.status for m in milestones)
+    return {s: counts.get(s, 0) for s in STATUSES}
+
+
+def resolve_text(milestones: Sequence[MilestoneResult], labelled: Sequence[RouteOutcome], as_of: dt.date) -> str:
+    """The resolved milestones and the route labels, as aligned tables."""
+    counts = resolve_summary(milestones)
+    lines = [f"resolved as of {as_of}: " + ", ".join(f"{n} {s}" for s, n in counts.items())]
+    rows = [
+        (
+            m.route,
+            m.transition,
+            "—" if m.due is None else m.due.isoformat(),
+            m.status,
+            "—" if m.decided_on is None else m.decided_on.isoformat(),
+            m.reason,
+        )
+        for m in milestones
+    ]
+    lines.extend(_aligned([("route", "transition", "due", "status", "decided", "reason"), *rows]))
+    if labelled:
+        lines.append("")
+        lines.append("route labels:")
+        lines.extend(
+            _aligned(
+                [("route", "label", "date", "bucket")]
+                + [(r.route, r.label, r.date.isoformat(), r.bucket or "") for r in labelled]
+            )
+        )
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------- evaluate
+def evaluate_text(report: dict[str, Any]) -> str:
+    """The text of a ledger's evaluate report (`pcsc.forecast.report.evaluate_report`)."""
+    lines = [f"graded as of {report['as_of']}: {len(report['forecasts'])} frozen forecasts, "
+             f"{report['routes_labelled']} labelled routes, {report['milestones_resolved']} resolved milestones"]
+    if report["scorers"]:
+        rows: list[tuple[str, ...]] = [("scorer", "n", "positives", "AUC", "95% CI", "lift (top ¼)", "B", "seed")]
+        for s in report["scorers"]:
+            ci = "—" if s["ci"] is None else f"[{s['ci'][0]:.3f}, {s['ci'][1]:.3f}]"
+            lift = "—" if s["lift_top_quartile"] is None else f"{s['lift_top_quartile']:.2f}"
+            rows.append((s["name"], str(s["n"]), str(s["positives"]), f"{s['auc']:.3f}", ci, lift, str(s["B"]),
+                         str(s["seed"])))
+        lines += ["", "route level"] + table(rows)
+    for d in report["paired"]:
+        ci = "—" if d["ci"] is None else f"[{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]"
+        lines.append(f"  paired ΔAUC {d['a']} − {d['b']}: {d['delta_auc']:+.3f} {ci} (n = {d['n']})")
+    cal = report["calibration"]
+    if cal is not None:
+        lines += ["", f"transition level (n = {cal['n']}, {cal['bins']} equal-width bins; CIs: {cal['bootstrap']})"]
+        for key in ("brier", "ece"):
+            c = cal[key]
+            ci = "—" if c.get("ci") is None else f"[{c['ci'][0]:.4f}, {c['ci'][1]:.4f}]"
+            lines.append(f"  {key:6s} {c['estimate']:.4f} {ci}")
+        rows = [("bin", "n", "mean p", "observed")]
+        for b in cal["table"]:
+            if b["n"]:
+                rows.append((f"[{b['lower']:.1f}, {b['upper']:.1f})", str(b["n"]), f"{b['mean_p']:.3f}",
+                             f"{b['observed']:.3f}"))
+        lines += table(rows)
+    return "\n".join(lines)
+
+
+def grading_text(g: Grading, level: float) -> str:
+    """The aligned text report of one graded score table."""
+    t = g.table
+    n, pos = len(t.labels), t.positives
+    pct = f"{level:.0%} CI"
+    lines = [
+        f"{t.path}: {n} cases graded, {pos} positive ({', '.join(t.positive)}) and {n - pos} negative "
+        f"({', '.join(t.negative)}); case id `{t.id_column}`, outcome `{t.outcome_column}`",
+    ]
+    if t.left_out:
+        cases = ", ".join(f"{x.id} ({x.outcome or 'empty'})" for x in t.left_out)
+        lines.append(f"left out: {len(t.left_out)} row{'s' if len(t.left_out) != 1 else ''} "
+                     f"whose outcome is neither positive nor negative: {cases}")
+    if t.ignored_columns:
+        lines.append("ignored columns (no numbers): " + ", ".join(t.ignored_columns))
+    lines.append("")
+    rows: list[tuple[str, ...]] = [("scorer", "n", "positives", "AUC", pct, "lift top quartile")]
+    for s in g.scorers:
+        lift = "—" if s.lift_top_quartile is None else f"{s.lift_top_quartile:.2f}"
+        rows.append((s.name, str(s.n), str(s.positives), f"{s.auc.estimate:.3f}", _ci(s.auc.ci), lift))
+    lines += table(rows, left=(0, 4))
+    if g.paired:
+        lines += ["", "paired ΔAUC = AUC(a) − AUC(b), on the same resamples"]
+        pairs: list[tuple[str, ...]] = [("a", "b", "ΔAUC", pct)]
+        pairs += [(p.a, p.b, f"{p.delta_auc.estimate:+.3f}", _ci(p.delta_auc.ci, "+")) for p in g.paired]
+        lines += table(pairs, left=(0, 1, 3))
+    skipped = f"; {g.skipped:,} without both classes skipped" if g.skipped else ""
+    lines += ["", f"bootstrap: B = {g.B:,} resamples of the cases, seed {g.seed}, percentile intervals{skipped}",
+              f"lift: the share of positives among the top ⌊n/4⌋ = {n // 4} by score (ties in row order), "
+              f"over the base rate {pos}/{n}"]
+    return "\n".join(lines)
+
+
+def _ci(ci: list[float] | None, sign: str = "") -> str:
+    return "—" if ci is None else f"[{ci[0]:{sign}.3f}, {ci[1]:{sign}.3f}]"
+
+
+# ---------------------------------------------------------------------- freeze
+def frozen_row(e: Entry, r: Ranked) -> dict[str, Any]:
+    """One frozen entry in `pcsc freeze --format json`."""
+    return {
+        "seq": e.seq,
+        "route": e.route,
+        "file": e.file,
+        "rank": r.rank,
+        "verdict": r.compiled.decision.verdict,
+        "score": r.compiled.decision.score,
+        "payload_sha256": e.payload_sha256,
+        "entry_sha256": e.entry_sha256,
+    }
+
+
+def freeze_text(path: Path, frozen: Sequence[tuple[Entry, Ranked]]) -> str:
+    """What one freeze wrote: the transaction, then one row per entry."""
+    entries = [e for e, _ in frozen]
+    n = len(entries)
+    head = (
+        f"froze {n} forecast{'s' if n != 1 else ''} into {path} at {entries[0].frozen_at} "
+        f"(seq {entries[0].seq}–{entries[-1].seq}, one transaction)"
+    )
+    rows: list[tuple[str, ...]] = [("seq", "rank", "route", "file", "verdict", "entry_sha256")]
+    for e, r in frozen:
+        rows.append((str(e.seq), str(r.rank), e.route, e.file, r.compiled.decision.verdict, e.entry_sha256))
+    return head + "\n" + "\n".join(_aligned(rows, {0, 1}))
+
+
+# ---------------------------------------------------------------------- ledger verify
+def verify_json(result: Verification) -> dict[str, Any]:
+    """The check of a ledger, for `pcsc ledger verify --format json`."""
+    first = result.first_bad
+    return {
+        "ok": result.ok,
+        "entries": result.entries,
+        "outcomes": result.outcomes,
+        "heads": {"entries": result.entries_head, "outcomes": result.outcomes_head},
+        "first_bad": None if first is None else {"table": first.table, "seq": first.seq, "problem": first.message},
+        "problems": [{"table": p.table, "seq": p.seq, "problem": p.message} for p in result.problems],
+    }
+
+
+def verify_text(path: Path, result: Verification) -> str:
+    """The summary of an intact ledger."""
+    return (
+        f"ok: {path} is intact: {result.entries} forecast{'s' if result.entries != 1 else ''}, "
+        f"{result.outcomes} outcome{'s' if result.outcomes != 1 else ''}\n"
+        f"  head of forecasts {result.entries_head}\n  head of outcomes  {result.outcomes_head}\n"
+    )
+
+
+# ---------------------------------------------------------------------- ledger show
+def entry_json(e: Entry) -> dict[str, Any]:
+    """A frozen forecast, every column, its payload parsed."""
+    return {
+        "seq": e.seq,
+        "kind": e.kind,
+        "route": e.route,
+        "file": e.file,
+        "policy": e.policy.as_json(),
+        "pcsc": e.pcsc_version,
+        "inputs": [{"path": p, "sha256": h} for p, h in e.inputs],
+        "frozen_at": e.frozen_at,
+        "payload": e.document(),
+        "payload_sha256": e.payload_sha256,
+        "prev_sha256": e.prev_sha256,
+        "entry_sha256": e.entry_sha256,
+    }
+
+
+def outcome_json(o: Outcome) -> dict[str, Any]:
+    """A stored outcome, every column, its payload parsed."""
+    return {
+        "seq": o.seq,
+        "kind": o.kind,
+        "route": o.route,
+        "observed": o.observed,
+        "source": o.source,
+        "forecast": {"seq": o.forecast_seq, "sha256": o.forecast_sha256},
+        "pcsc": o.pcsc_version,
+        "recorded_at": o.recorded_at,
+        "payload": o.document(),
+        "payload_sha256": o.payload_sha256,
+        "prev_sha256": o.prev_sha256,
+        "entry_sha256": o.entry_sha256,
+    }
+
+
+def _entry_cells(e: Entry) -> tuple[str, ...]:
+    doc = e.document()
+    packet = doc.get("packet", {}) if isinstance(doc, dict) else {}
+    rank_info = doc.get("rank", {}) if isinstance(doc, dict) else {}
+    score = packet.get("score")
+    rank_cell = f"{rank_info['rank']}/{rank_info['of']}" if "rank" in rank_info and "of" in rank_info else "—"
+    return (
+        str(e.seq),
+        e.frozen_at,
+        e.route,
+        e.file,
+        f"{e.policy.id}@{e.policy.version}",
+        str(packet.get("verdict", "—")),
+        "—" if not isinstance(score, (int, float)) else f"{score:,.2f}",
+        rank_cell,
+        e.entry_sha256[:16],
+    )
+
+
+def show_text(path: Path, route: str | None, entries: Sequence[Entry], outcomes: Sequence[Outcome]) -> str:
+    """The frozen forecasts and the stored outcomes, oldest first, one row each."""
+    what = f" for route {route}" if route else ""
+    out = [f"{path}: {len(entries)} forecast{'s' if len(entries) != 1 else ''}{what}"]
+    if entries:
+        rows: list[tuple[str, ...]] = [
+            ("seq", "frozen_at", "route", "file", "policy", "verdict", "score", "rank", "entry_sha256")
+        ]
+        out += _aligned(rows + [_entry_cells(e) for e in entries], {0, 6, 7})
+    out.append(f"{len(outcomes)} outcome{'s' if len(outcomes) != 1 else ''}{what}")
+    if outcomes:
+        orows: list[tuple[str, ...]] = [("seq", "recorded_at", "route", "observed", "kind", "payload", "entry_sha256")]
+        orows += [(str(o.seq), o.recorded_at, o.route, o.observed, o.kind, o.payload, o.entry_sha256[:16])
+                  for o in outcomes]
+        out += _aligned(orows, {0})
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------- policy compare
+def compare_text(old: str, new: str, result: Comparison) -> str:
+    """Two policies scored on the same held-out routes, and which one to keep."""
+
+    def show(x: float | None, digits: int) -> str:
+        return "—" if x is None else f"{x:.{digits}f}"
+
+    return (
+        f"{old} vs {new} on {result.routes} held-out routes ({result.transitions} resolved transitions)\n"
+        f"  Brier  {show(result.brier_old, 4)} -> {show(result.brier_new, 4)}\n"
+        f"  AUC    {show(result.auc_old, 3)} -> {show(result.auc_new, 3)}\n"
+        f"  {'promote' if result.promote else 'keep'} {new if result.promote else old}: {result.reason}\n"
+    )

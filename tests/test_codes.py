@@ -1,0 +1,33 @@
+"""Diagnostic codes are named constants registered in the one `CODES` table."""
+
+from __future__ import annotations
+
+import pytest
+
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostics, Span
+
+
+def test_every_registered_code_is_a_constant_named_after_it() -> None:
+    for text, code in codes.CODES.items():
+        assert getattr(codes, text.removeprefix("PCSC-")) is code
+
+
+def test_add_takes_a_code_and_records_its_string() -> None:
+    diags = Diagnostics()
+    diags.add(codes.E209, "twice", Span.whole_file("f"))
+    assert diags.items[0].code == "PCSC-E209"
+    assert diags.items[0].severity == "error"
+
+
+def test_string_codes_must_be_registered() -> None:
+    diags = Diagnostics()
+    diags.add("PCSC-W601", "late", Span.whole_file("f"))
+    assert diags.items[0].severity == "warning"
+    with pytest.raises(KeyError):
+        diags.add("PCSC-E999", "no such code", Span.whole_file("f"))
+
+
+def test_a_misspelt_code_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        getattr(codes, "E2O9")  # noqa: B009 - the point is the dynamic lookup
