@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from pcsc._version import __version__
 
 if TYPE_CHECKING:
     from pcsc._api import (

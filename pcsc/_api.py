@@ -26,12 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 
 from pcsc.canonical import sha256_hex
-from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic as _Diagnostic
-from pcsc.diagnostics.model import Span
 from pcsc.forecast.ledger import DEFAULT_PATH, LedgerError
 from pcsc.forecast.ledger import Ledger as _Ledger
-from pcsc.pipeline import Compiled, Session, expand_inputs
+from pcsc.pipeline import Compiled, Session
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.render.envelope import RESERVED, envelope
 
@@ -407,14 +405,7 @@ def _load(source: Source, session: Session) -> list[Route]:
         raise TypeError(f"source must be a path, route text or an iterable of paths, not {type(source).__name__}")
     else:
         args = [os.fspath(p) for p in _paths(source, "source")]
-    for arg in args:
-        if Path(arg).is_dir() and not expand_inputs([arg]):
-            session.diags.add(codes.E106, f"no .route files in the folder {arg}", Span.whole_file(arg),
-                              "route files end in .route; folders are searched recursively")
-    routes: list[Route] = []
-    for path, shown in expand_inputs(args):
-        routes.extend(session.load_routes(path, shown))
-    return routes
+    return session.load_paths(args)
 
 
 def _diagnostics(session: Session) -> tuple[tuple[Diagnostic, ...], tuple[_Diagnostic, ...]]:

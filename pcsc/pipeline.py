@@ -121,6 +121,23 @@ class Session:
         self.inputs.append((shown, sha256_hex(text)))
         return self.routes_from_text(text, shown, path.parent)
 
+    def load_paths(self, args: list[str]) -> list[Route]:
+        """The routes of files and folders (folders recursively, sorted); a folder with
+        no .route file is an error."""
+        routes: list[Route] = []
+        for arg in args:
+            found = expand_inputs([arg])
+            if Path(arg).is_dir() and not found:
+                self.diags.add(
+                    codes.E106,
+                    f"no .route files in the folder {arg}",
+                    Span.whole_file(arg),
+                    "route files end in .route; folders are searched recursively",
+                )
+            for path, shown in found:
+                routes.extend(self.load_routes(path, shown))
+        return routes
+
     def routes_from_text(self, text: str, shown: str, route_dir: Path) -> list[Route]:
         """Parse and lower route text that is not (or not only) a file, e.g. a splice;
         libraries resolve from ``route_dir`` as for a file there."""

@@ -1,5 +1,5 @@
-"""`pcsc redteam FILE…`: search edits that raise a route's score (DESIGN §9) and say
-which of them the coverage check catches.
+"""Search edits that raise a route's score (DESIGN §9) and say which of them the
+coverage check catches; `pcsc redteam FILE…` runs it.
 
 Every edit is made on the lowered IR, printed as `.route` text (`pcsc/printer.py`) and
 compiled again through the whole pipeline, like any input: priors, evidence
@@ -41,9 +41,7 @@ catch; ``no-gain`` otherwise; ``invalid`` when the edited text does not compile
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +49,11 @@ import attrs
 
 from pcsc.coverage import Decision
 from pcsc.ir import Evidence, Route, Transition
-from pcsc.lower.literals import add_horizon
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.printer import number, route_to_text
 from pcsc.render.tables import table
 from pcsc.seams.splice import redate, seam_indices, splice
+from pcsc.syntax.literals import add_horizon
 
 KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "drop-evidence", "drop-kill", "drop-threshold")
 OUTCOMES = ("refused", "ineligible", "covered-gain", "no-gain", "invalid")
@@ -638,54 +636,3 @@ def report_text(reports: Sequence[RouteReport]) -> str:
         summary.append("  no covered gain remains: GATE refuses, or nothing gains from, every edit tried")
     blocks.append("\n".join(summary))
     return "\n\n".join(blocks)
-
-
-# ---------------------------------------------------------------------- command line
-def register(sub: Any, common: Callable[..., None], coverage_option: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Add `pcsc redteam` to the `pcsc` parser (`common` and `coverage_option` are the
-    command line's shared option helpers)."""
-    p = sub.add_parser("redteam", help="search edits that raise the score; report which coverage catches")
-    p.add_argument("files", nargs="+", metavar="FILE", help=".route files or folders of them")
-    p.add_argument("--route", help="only the route of this name")
-    p.add_argument("--max-edits", type=int, default=DEFAULT_MAX_EDITS, metavar="N",
-                   help=f"compile at most N edited routes per route (default: {DEFAULT_MAX_EDITS})")
-    p.add_argument("--depth", type=int, choices=(1, 2), default=1,
-                   help="2: also try pairs of score-raising edits (within --max-edits)")
-    p.add_argument("--reclass", choices=("all", "category", "none"), default="all",
-                   help="re-class to any class of higher prior (default), to those of the same category, or not")
-    common(p, ("text", "json"))
-    coverage_option(p)
-    p.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    from pcsc import __version__
-    from pcsc.cli import EXIT_INPUT, EXIT_OK, UsageError, _load, emit_diagnostics, print_json
-    from pcsc.render.diagnostics import to_json as diagnostic_json
-
-    if args.max_edits < 1:
-        raise UsageError("--max-edits must be at least 1")
-    session, routes = _load(args)
-    if args.route is not None:
-        chosen = [r for r in routes if r.name == args.route]
-        if not chosen and not session.diags.has_errors:
-            from pcsc.lower.common import suggest
-
-            hint = suggest(args.route, [r.name for r in routes])
-            raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
-        routes = chosen
-    compiled = session.compile_routes(routes)
-    reports = [redteam(c, session, args.max_edits, args.depth, args.reclass) for c in compiled]
-    diags = session.diags.sorted()
-    if args.format == "json":
-        print_json({
-            "pcsc": __version__,
-            "inputs": [{"path": p, "sha256": h} for p, h in session.inputs],
-            "diagnostics": [diagnostic_json(d) for d in diags],
-            **report_json(reports, args.max_edits, args.depth, args.reclass),
-        })
-    else:
-        emit_diagnostics(diags, session.sources, sys.stderr)
-        if reports:
-            sys.stdout.write(report_text(reports) + "\n")
-    return EXIT_INPUT if session.diags.has_errors else EXIT_OK

@@ -34,6 +34,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.pipeline import Session
@@ -1086,7 +1087,7 @@ def test_text_rendering_has_location_source_line_caret_and_help(tmp_path: Path) 
 def test_text_rendering_of_a_span_over_several_lines_and_of_a_tab() -> None:
     source = 'route r {\n\tevidence hn_launch {\n        tier 2\n    }\n}\n'
     message = "evidence `hn_launch` supports or contradicts no transition"
-    d = Diagnostic("PCSC-W604", message, Span("r.route", 2, 2, 4, 6))
+    d = Diagnostic.of(codes.W604, message, Span("r.route", 2, 2, 4, 6))
     assert to_text([d], {"r.route": source}) == (
         "r.route:2:2: warning: evidence `hn_launch` supports or contradicts no transition [PCSC-W604]\n"
         "   2 |  evidence hn_launch {\n"
@@ -1369,9 +1370,11 @@ def test_random_mutations_never_raise(text: str, fuzz_dir: Path) -> None:
 
 
 def test_coloured_diagnostics_on_a_terminal_are_never_wrapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
     import io
 
-    from pcsc import cli
+    from pcsc.cli.context import Context
+    from pcsc.config import Config
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -1380,9 +1383,11 @@ def test_coloured_diagnostics_on_a_terminal_are_never_wrapped(tmp_path: Path, mo
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm-256color")
     monkeypatch.setenv("COLUMNS", "40")
-    long = Diagnostic("PCSC-E207", "unknown reference class " + "x" * 80, Span("r.route", 1, 1, 1, 2))
+    long = Diagnostic.of(codes.E207, "unknown reference class " + "x" * 80, Span("r.route", 1, 1, 1, 2))
     out = Terminal()
-    cli.emit_diagnostics([long], {"r.route": "route r {\n"}, out)
+    ctx = Context(argparse.Namespace(), Config(), stderr=out)
+    ctx.session().sources["r.route"] = "route r {\n"
+    ctx.show_diagnostics([long])
     first = out.getvalue().splitlines()[0]
     assert "\x1b[" in first  # coloured
     assert first.endswith("[PCSC-E207]")  # the whole header on one line, whatever the width

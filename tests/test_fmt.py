@@ -5,7 +5,6 @@ The shipped examples are not rewritten here: they are formatted in memory only.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import re
@@ -18,10 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pcsc import fmt as fmt_module
-from pcsc.cli import UsageError
+from pcsc.cli import main
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.fmt import Semantics, check_format, comment_texts, format_source, lex, respace, semantics
-from pcsc.fmt_cmd import register
 from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
 
 DATA = Path(__file__).resolve().parent / "data" / "fmt"
@@ -295,21 +293,9 @@ def test_messy_variants_of_the_spec(case: tuple[str, int]) -> None:
 
 
 # ---------------------------------------------------------------------- the command
-def _common(p: argparse.ArgumentParser, formats: tuple[str, ...] = ("text", "json", "sarif")) -> None:
-    p.add_argument("--format", choices=formats, default="text")
-    p.add_argument("--lib-path", action="append", default=[])
-    p.add_argument("--policy-path", action="append", default=[])
-
-
 def run_fmt(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """`pcsc fmt ARGV` through `register`, as `pcsc.cli.main` runs it."""
-    parser = argparse.ArgumentParser(prog="pcsc")
-    register(parser.add_subparsers(), _common)
-    args = parser.parse_args(["fmt", *argv])
-    try:
-        code = args.func(args)
-    except UsageError:
-        code = 2
+    """`pcsc fmt ARGV` through `pcsc.cli.main`."""
+    code = main(["fmt", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -437,8 +423,6 @@ def test_json_report(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_fmt_is_on_the_command_line(tmp_path: Path) -> None:
-    from pcsc.cli import main
-
     messy = tmp_path / "m.route"
     messy.write_text((DATA / "messy.in.route").read_text(encoding="utf-8"), encoding="utf-8")
     assert main(["fmt", "--check", str(messy)]) == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -11,34 +10,17 @@ from pathlib import Path
 import pytest
 
 import pcsc.cli
-from pcsc.graph import Edge, Node, RouteGraph, compact, text_width, to_svg
+from pcsc.render.graph import Edge, Node, RouteGraph, compact, text_width, to_svg
 from tests.conftest import EXAMPLES, ROOT
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 Run = Callable[..., tuple[int, str, str]]
 
 
-def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser]:
-    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-
-
 @pytest.fixture
 def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
-    """`pcsc …` in process, from the repository root. Registers `graph` on the parser
-    when pcsc/cli.py does not (yet) do it itself."""
+    """`pcsc …` in process, through `pcsc.cli.main`, from the repository root."""
     monkeypatch.chdir(ROOT)
-    build = pcsc.cli.build_parser
-
-    def with_graph() -> argparse.ArgumentParser:
-        parser = build()
-        sub = subcommands(parser)
-        if "graph" not in sub.choices:
-            from pcsc.graph import register
-
-            register(sub)
-        return parser
-
-    monkeypatch.setattr(pcsc.cli, "build_parser", with_graph)
 
     def call(*argv: str) -> tuple[int, str, str]:
         code = pcsc.cli.main(list(argv))
@@ -249,9 +231,8 @@ def test_route_option_chooses_one(run: Run) -> None:
 def test_input_errors_exit_1(run: Run, tmp_path: Path) -> None:
     code, out, err = run("graph", str(tmp_path / "missing.route"))
     assert code == 1 and out == "" and "PCSC-E105" in err
-    with pytest.raises(SystemExit) as stop:
-        run("graph", "examples/devtools_api.route", "--format", "png")
-    assert stop.value.code == 2
+    code, out, err = run("graph", "examples/devtools_api.route", "--format", "png")
+    assert code == 2 and out == "" and "--format: invalid choice" in err
 
 
 def test_the_documented_mermaid_is_what_the_command_prints(run: Run) -> None:
@@ -259,3 +240,45 @@ def test_the_documented_mermaid_is_what_the_command_prints(run: Run) -> None:
     shown = doc.split("```\nflowchart LR\n", 1)[1].split("```", 1)[0]
     _, out, _ = run("graph", "examples/devtools_api.route", "--format", "mermaid")
     assert out == "flowchart LR\n" + shown
+
+
+# ---------------------------------------------------------------------- -o and the format
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [("g.svg", "svg"), ("g.SVG", "svg"), ("g.dot", "dot"), ("g.gv", "dot"), ("g.mmd", "mermaid"),
+     ("g.mermaid", "mermaid"), ("g", "dot")],
+)
+def test_o_infers_the_format_from_the_extension(run: Run, tmp_path: Path, name: str, fmt: str) -> None:
+    _, expected, _ = run("graph", "examples/devtools_api.route", "--format", fmt)
+    target = tmp_path / name
+    code, out, err = run("graph", "examples/devtools_api.route", "-o", str(target))
+    assert (code, out, err) == (0, "", "")
+    assert target.read_bytes() == expected.encode("utf-8")
+
+
+def test_an_explicit_format_wins_over_the_extension(run: Run, tmp_path: Path) -> None:
+    target = tmp_path / "g.svg"
+    code, _, _ = run("graph", "examples/devtools_api.route", "--format", "mermaid", "-o", str(target))
+    assert code == 0 and target.read_text(encoding="utf-8").startswith("flowchart LR\n")
+    target = tmp_path / "g.png"
+    code, _, _ = run("graph", "examples/devtools_api.route", "--format", "svg", "-o", str(target))
+    assert code == 0 and target.read_text(encoding="utf-8").startswith("<?xml")
+
+
+def test_o_is_left_alone_when_nothing_is_drawn(run: Run, tmp_path: Path) -> None:
+    target = tmp_path / "g.svg"
+    target.write_text("an earlier picture", encoding="utf-8")
+    code, out, err = run("graph", str(tmp_path / "missing.route"), "-o", str(target))
+    assert (code, out) == (1, "") and "PCSC-E105" in err
+    assert target.read_text(encoding="utf-8") == "an earlier picture"
+    code, _, _ = run("graph", str(tmp_path / "missing.route"), "-o", str(tmp_path / "new.svg"))
+    assert code == 1 and not (tmp_path / "new.svg").exists()
+
+
+def test_an_unknown_extension_is_a_usage_error_naming_the_known_ones(run: Run, tmp_path: Path) -> None:
+    target = tmp_path / "g.png"
+    code, out, err = run("graph", "examples/devtools_api.route", "-o", str(target))
+    assert code == 2 and out == "" and not target.exists()
+    assert err.startswith("pcsc graph: error: cannot tell the format from the extension of ")
+    for known in (".dot", ".gv", ".mmd", ".mermaid", ".svg", "--format"):
+        assert known in err

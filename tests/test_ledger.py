@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pcsc import __version__
+from pcsc._version import __version__
 from pcsc.canonical import dumps, sha256_hex
 from pcsc.cli import main as pcsc_main
 from pcsc.forecast.ledger import (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import tomllib
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 
 import pcsc.cli
-from pcsc.policy.diff import diff_documents, same
+from pcsc.policy_diff import diff_documents, same
 from tests.conftest import ROOT
 from tests.test_spec_numbers import hand_computation
 
@@ -25,27 +24,10 @@ USING_FIRST_USERS = {"ci_cache", "devtools_api", "self_serve", "log_search"}
 NOT_USING = {"subscription_switch", "enterprise_first"}
 
 
-def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser]:
-    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-
-
 @pytest.fixture
 def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
-    """`pcsc …` in process, from the repository root. Registers `policy diff` on the
-    parser when pcsc/cli.py does not (yet) do it itself."""
+    """`pcsc …` in process, through `pcsc.cli.main`, from the repository root."""
     monkeypatch.chdir(ROOT)
-    build = pcsc.cli.build_parser
-
-    def with_diff() -> argparse.ArgumentParser:
-        parser = build()
-        policy_sub = subcommands(subcommands(parser).choices["policy"])
-        if "diff" not in policy_sub.choices:
-            from pcsc.policy.diff import register
-
-            register(policy_sub, _common)
-        return parser
-
-    monkeypatch.setattr(pcsc.cli, "build_parser", with_diff)
 
     def call(*argv: str) -> tuple[int, str, str]:
         code = pcsc.cli.main(list(argv))
@@ -53,12 +35,6 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> 
         return code, out, err
 
     return call
-
-
-def _common(p: Any, formats: tuple[str, ...] = ("text", "json")) -> None:
-    p.add_argument("--format", choices=formats, default="text")
-    p.add_argument("--lib-path", action="append", default=[], metavar="DIR")
-    p.add_argument("--policy-path", action="append", default=[], metavar="DIR")
 
 
 def json_diff(run: Run, *argv: str) -> tuple[int, dict[str, Any]]:
@@ -213,3 +189,18 @@ def test_route_input_errors_exit_1(run: Run, tmp_path: Path) -> None:
     code, out, err = run("policy", "diff", "venture@1.0.0", "venture@1.1.0", str(tmp_path / "missing.route"))
     assert code == 1 and "PCSC-E105" in err
     assert "0 routes, 0 move" in out
+
+
+# ---------------------------------------------------------------------- -o
+def test_o_writes_the_report_and_prints_nothing(run: Run, tmp_path: Path) -> None:
+    argv = ("policy", "diff", "venture@1.0.0", "venture@1.1.0", "examples/devtools_api.route")
+    _, text, _ = run(*argv)
+    target = tmp_path / "diff.txt"
+    code, out, _ = run(*argv, "-o", str(target))
+    assert (code, out) == (0, "") and target.read_text(encoding="utf-8") == text
+    _, shown, _ = run(*argv, "--format", "json")
+    code, out, _ = run(*argv, "--format", "json", "--output", str(target))
+    assert (code, out) == (0, "") and target.read_text(encoding="utf-8") == shown
+    doc = json.loads(shown)
+    assert doc["schema"] == {"kind": "policy-diff", "version": 1} and doc["diagnostics"] == []
+    assert [i["path"] for i in doc["inputs"]] == ["examples/devtools_api.route"]

@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from pcsc import canonical
 from pcsc.diagnostics.model import Span
 from pcsc.ir import CostItem, Evidence, FieldDecl, Material, Route, Transition
-from pcsc.lower.literals import parse_number
 from pcsc.pipeline import Compiled, Session
 from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import FloorTable, Policy, Reweighting
@@ -32,6 +31,7 @@ from pcsc.score.cost import Delta, cost, deltas, is_material, piecewise_floor
 from pcsc.score.evidence import admissible, effective_weight, reweight
 from pcsc.score.route import fold
 from pcsc.serialize import ir_from_json, ir_json
+from pcsc.syntax.literals import parse_number
 from tests.conftest import EXAMPLES
 
 # When a property fails, hypothesis's pytest plugin imports libcst to suggest an

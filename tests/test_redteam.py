@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pcsc import cli, redteam
+from pcsc.cli.outcome import EXIT_USAGE
 from pcsc.ir import Route
 from pcsc.pipeline import Compiled, Session
 from pcsc.printer import route_to_text
@@ -305,7 +306,7 @@ def test_the_cohort_without_reclass_has_no_invalid_edit_and_every_delete_is_refu
 # ---------------------------------------------------------------------- the command line
 @pytest.fixture
 def pcsc(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str]]:
-    """`pcsc …` through `pcsc.cli.main`: exit code and standard output."""
+    """`pcsc …` through `pcsc.cli.main`: the exit code and standard output."""
 
     def run(*argv: str) -> tuple[int, str]:
         capsys.readouterr()
@@ -340,9 +341,46 @@ def test_text_and_options(pcsc: Callable[..., tuple[int, str]]) -> None:
     edits = json.loads(off)["routes"][0]["edits"]
     assert code == 0 and len(edits) == 3 and {e["verdict"] for e in edits} == {"ungated"}
     assert {e["gate"] for e in edits} <= {"released", "suspend-and-ask"}
-    assert pcsc("redteam", str(SPEC_ROUTE), "--route", "nope")[0] == cli.EXIT_USAGE
-    assert pcsc("redteam", str(SPEC_ROUTE), "--max-edits", "0")[0] == cli.EXIT_USAGE
+    assert pcsc("redteam", str(SPEC_ROUTE), "--route", "nope")[0] == EXIT_USAGE
+    assert pcsc("redteam", str(SPEC_ROUTE), "--max-edits", "0")[0] == EXIT_USAGE
     code, out = pcsc("redteam", str(EXAMPLES / "cohort" / "api_monitoring.route"), "--route", "api_monitoring",
                      "--reclass", "category", "--format", "json")
     assert code == 0 and json.loads(out)["routes"][0]["route"] == "api_monitoring"
 
+
+
+def test_o_writes_the_report_and_prints_nothing(pcsc: Callable[..., tuple[int, str]], tmp_path: Path) -> None:
+    argv = ("redteam", str(SPEC_ROUTE), "--max-edits", "3")
+    _, text = pcsc(*argv)
+    target = tmp_path / "redteam.txt"
+    assert pcsc(*argv, "-o", str(target)) == (0, "")
+    assert target.read_text(encoding="utf-8") == text and "redteam summary" in text
+    _, shown = pcsc(*argv, "--format", "json")
+    assert pcsc(*argv, "--format", "json", "--output", str(target)) == (0, "")
+    assert target.read_text(encoding="utf-8") == shown
+    doc = json.loads(shown)
+    assert doc["schema"] == {"kind": "redteam", "version": 1} and doc["diagnostics"] == []
+    assert len(doc["routes"][0]["edits"]) == 3
+
+
+def test_a_progress_bar_on_a_terminal_leaves_the_report_unchanged(
+    pcsc: Callable[..., tuple[int, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    argv = ("redteam", *map(str, COHORT[:2]), "--max-edits", "1", "--reclass", "none")
+    plain = pcsc(*argv)
+    terminal = Terminal()
+    monkeypatch.setenv("TERM", "xterm-256color")
+    for name in ("TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert pcsc(*argv) == plain and plain[0] == 0
+    assert "redteam" in terminal.getvalue()  # the bar was drawn, on standard error only
+    terminal.seek(0)
+    terminal.truncate()
+    assert pcsc(*argv, "--quiet") == plain and terminal.getvalue() == ""

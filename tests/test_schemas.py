@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import importlib.util
 import io
 import json
 import sys
@@ -22,7 +21,7 @@ from jsonschema import Draft202012Validator, ValidationError
 
 from pcsc import schemas
 from pcsc.cli import main
-from pcsc.cli.registry import GROUPS, find
+from pcsc.cli.registry import GROUPS
 from pcsc.render.envelope import SCHEMA_VERSIONS, envelope
 from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
 from tests.test_forecast_loop import FAR, outcomes, write_routes
@@ -115,17 +114,6 @@ def test_validate_says_when_jsonschema_is_missing(monkeypatch: pytest.MonkeyPatc
 
 
 # ---------------------------------------------------------------------- the commands
-def _migrated(argv: tuple[str, ...]) -> bool:
-    """Whether the command runs in the `pcsc.cli` package, which wraps every document in
-    the envelope. Commands still in `pcsc.cli.legacy` print their payload bare; their
-    output is wrapped here with `envelope()` (the payload must already conform), until
-    they move and this returns True for them too."""
-    words = tuple(argv[:2]) if argv[0] in GROUPS else (argv[0],)
-    command = find(words)
-    assert command is not None, argv
-    return importlib.util.find_spec(command.module) is not None
-
-
 def _run(*argv: str) -> dict[str, Any]:
     """Run one command in-process; its standard output parsed, in the envelope."""
     out, err = io.StringIO(), io.StringIO()
@@ -133,14 +121,7 @@ def _run(*argv: str) -> dict[str, Any]:
         main(list(argv))
     assert out.getvalue(), f"{argv}: no output; stderr: {err.getvalue()}"
     doc: dict[str, Any] = json.loads(out.getvalue())
-    if _migrated(argv):
-        assert set(doc) >= {"pcsc", "schema", "inputs"}, f"{argv}: no envelope"
-    else:
-        assert "schema" not in doc, f"{argv} prints the envelope now: drop its legacy wrapping"
-        doc.pop("pcsc", None)
-        inputs = doc.pop("inputs", [])
-        pairs = [(i["path"], i["sha256"]) for i in inputs if isinstance(i, dict)]
-        doc = envelope(_kind_of(argv), doc, pairs)
+    assert {"pcsc", "schema", "inputs"} <= set(doc), f"{argv}: no envelope"
     return doc
 
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pcsc.cli.exits import UsageError
 from pcsc.config import Config
-from pcsc.diagnostics import codes
 
 if TYPE_CHECKING:
     from pcsc.diagnostics.model import Diagnostic
@@ -119,8 +118,6 @@ class Context:
     def load(self, files: Sequence[str]) -> tuple[Session, list[Route]]:
         """Read and lower the routes of ``files`` (folders recursively; `-` is standard input)."""
         from pcsc.canonical import sha256_hex
-        from pcsc.diagnostics.model import Span
-        from pcsc.pipeline import expand_inputs
 
         session = self.session()
         routes: list[Route] = []
@@ -131,17 +128,8 @@ class Context:
                 text = self.stdin.read()
                 session.inputs.append((STDIN_NAME, sha256_hex(text)))
                 routes.extend(session.routes_from_text(text, STDIN_NAME, Path.cwd()))
-                continue
-            if Path(arg).is_dir() and not expand_inputs([arg]):
-                session.diags.add(
-                    codes.E106,
-                    f"no .route files in the folder {arg}",
-                    Span.whole_file(arg),
-                    "route files end in .route; folders are searched recursively",
-                )
-                continue
-            for path, shown in expand_inputs([arg]):
-                routes.extend(session.load_routes(path, shown))
+            else:
+                routes.extend(session.load_paths([arg]))
         return session, routes
 
     def compile(self, files: Sequence[str]) -> tuple[Session, list[Compiled]]:

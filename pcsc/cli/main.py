@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from pcsc import __version__
+from pcsc._version import __version__
 from pcsc.cli.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError
 from pcsc.cli.registry import COMMANDS, GROUPS, Command, find
 
@@ -101,10 +100,6 @@ def _main(argv: list[str]) -> int:
         parser.parse_args(argv)  # --version, --help, or an error naming the valid commands
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    if importlib.util.find_spec(command.module) is None:
-        from pcsc.cli import legacy
-
-        return legacy.main(argv)
     args = command_parser(command).parse_args(rest)
     return run(command, args)
 
@@ -150,10 +145,12 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
 
 
 def finish(ctx: Any, code: int) -> int:
-    """Write the buffered output to standard output or ``-o``."""
+    """Write the buffered output to standard output or ``-o`` (only when there is some)."""
     text: str = ctx.output()
     target = getattr(ctx.args, "output", None)
     if target and target != "-":
+        if not text:  # nothing to write (input errors): the file is neither created nor emptied
+            return code
         from pathlib import Path
 
         try:

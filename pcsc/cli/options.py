@@ -51,8 +51,10 @@ def coverage(p: argparse.ArgumentParser) -> None:
     )
 
 
-def route(p: argparse.ArgumentParser, what: str = "the route") -> None:
-    p.add_argument("--route", help=f"{what} (required when the file holds several)")
+def route(p: argparse.ArgumentParser, what: str = "the route", *, default: str | None = None) -> None:
+    """``--route``; without ``default`` it is required when the file holds several routes."""
+    tail = f"default: {default}" if default else "required when the file holds several"
+    p.add_argument("--route", help=f"{what} ({tail})")
 
 
 def output(p: argparse.ArgumentParser, what: str = "the report") -> None:

@@ -32,7 +32,9 @@ class Outcome:
     ``schema``, ``inputs`` and, unless the payload has them, ``diagnostics``);
     ``text`` is what the text format prints on standard output (or ``-o``);
     ``notes`` are short lines for standard error in text mode (``--quiet`` drops
-    them); ``raw`` is output that is the same in every format (a route, an SVG).
+    them); ``raw`` is output written as is in every format but JSON (which carries
+    it as ``output``) and SARIF: a route, a picture, a diff; never cut to the
+    terminal's width.
     ``sarif`` builds a SARIF log when the command has more to report than its
     diagnostics (GATE refusals)."""
 
@@ -62,9 +64,11 @@ def emit(ctx: Context, outcome: Outcome) -> int:
 
     fmt = ctx.format
     diagnostics = sorted(outcome.diagnostics, key=lambda d: (d.span.file, d.span.line, d.span.column))
-    if outcome.raw is not None and fmt == "text":
+    if outcome.raw is not None and fmt not in ("json", "sarif"):
         ctx.show_diagnostics(diagnostics)
         ctx.write(outcome.raw)
+        ctx.wide = True  # a route, a picture or a diff is never cut to the terminal's width
+        _notes(ctx, outcome)
     elif fmt == "json":
         from pcsc import canonical
         from pcsc.render.envelope import envelope
@@ -84,7 +88,11 @@ def emit(ctx: Context, outcome: Outcome) -> int:
         ctx.show_diagnostics(diagnostics)
         if outcome.text:
             ctx.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
-        if not ctx.quiet:
-            for note in outcome.notes:
-                ctx.stderr.write(note + "\n")
+        _notes(ctx, outcome)
     return outcome.code()
+
+
+def _notes(ctx: Context, outcome: Outcome) -> None:
+    if not ctx.quiet:
+        for note in outcome.notes:
+            ctx.stderr.write(note + "\n")

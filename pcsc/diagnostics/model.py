@@ -43,6 +43,8 @@ class Diagnostic:
     @classmethod
     def of(cls, code: Code, message: str, span: Span, help: str | None = None) -> Diagnostic:
         """A diagnostic of a registered code (a constant of `pcsc.diagnostics.codes`)."""
+        if not isinstance(code, Code):  # a bare string would bypass the registry
+            raise TypeError(f"diagnostic codes are constants of pcsc.diagnostics.codes, not {code!r}")
         return cls(code.code, message, span, help)
 
     @property
@@ -56,15 +58,9 @@ class Diagnostics:
 
     items: list[Diagnostic] = attrs.field(factory=list)
 
-    def add(self, code: Code | str, message: str, span: Span, help: str | None = None) -> None:
-        """Append a diagnostic. ``code`` is a constant of `pcsc.diagnostics.codes`;
-        a registered code string is accepted only until the command modules move to
-        the constants (an unregistered one raises KeyError)."""
-        if isinstance(code, str):
-            if code not in CODES:
-                raise KeyError(f"unregistered diagnostic code {code}")
-            code = CODES[code]
-        self.items.append(Diagnostic(code.code, message, span, help))
+    def add(self, code: Code, message: str, span: Span, help: str | None = None) -> None:
+        """Append a diagnostic; ``code`` is a constant of `pcsc.diagnostics.codes`."""
+        self.items.append(Diagnostic.of(code, message, span, help))
 
     def extend(self, other: Diagnostics) -> None:
         self.items.extend(other.items)

@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 import attrs
 
-from pcsc import __version__
+from pcsc._version import __version__
 from pcsc.canonical import dumps, hash_json, sha256_hex
 
 SCHEMA_VERSION = 1

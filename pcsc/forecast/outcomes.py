@@ -260,7 +260,7 @@ def _string_hint(raw: str) -> str:
     match = _SUFFIXED.match(text)
     if match is None:
         return ""
-    from pcsc.lower.literals import parse_number
+    from pcsc.syntax.literals import parse_number
 
     number, suffix = match.group(1), match.group(2) or ""
     value, _ = parse_number(number + suffix)

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import attrs
 
-from pcsc import __version__
+from pcsc._version import __version__
 from pcsc.pipeline import Compiled
 
 RankKey = Literal["criteria", "score"]

@@ -9,8 +9,8 @@ from typing import NamedTuple
 
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.lower.literals import parse_number
 from pcsc.syntax import nodes as syn
+from pcsc.syntax.literals import parse_number
 
 FIELD_TYPES = ("count", "number", "ratio", "usd", "bool")
 

@@ -40,8 +40,8 @@ from pcsc.lower.common import (
     suggest,
 )
 from pcsc.lower.expr import lower_expression, unquote
-from pcsc.lower.literals import add_horizon, parse_date
 from pcsc.syntax import nodes as syn
+from pcsc.syntax.literals import add_horizon, parse_date
 
 LibraryResolver = Callable[[str, Span], Library | None]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pcsc import __version__
+from pcsc._version import __version__
 
 #: The major version of each document kind's schema.
 SCHEMA_VERSIONS: Mapping[str, int] = {

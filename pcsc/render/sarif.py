@@ -33,7 +33,7 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
-from pcsc import __version__
+from pcsc._version import __version__
 from pcsc.coverage.discharge import Attempt, DeltaCoverage
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span

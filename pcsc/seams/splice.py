@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import attrs
 
 from pcsc.ir import Route, Transition
-from pcsc.lower.literals import add_horizon
 from pcsc.printer import route_to_text
+from pcsc.syntax.literals import add_horizon
 
 
 class SpliceError(ValueError):

@@ -23,8 +23,8 @@ from lark import Token
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.ir import expr as ir
-from pcsc.lower.literals import parse_date, parse_number
 from pcsc.syntax import nodes as syn
+from pcsc.syntax.literals import parse_date, parse_number
 
 Children = list[Any]  # tokens, None placeholders, and the nodes of sub-rules
 

@@ -1,4 +1,4 @@
-"""`pcsc graph`: a compiled route as a picture, in DOT, Mermaid or SVG.
+"""A compiled route as a picture, in DOT, Mermaid or SVG (`pcsc graph` draws with it).
 
 States are nodes (their name and the fields that change on entering them; the start
 state shows every field), transitions are edges (name, p, c and the coverage marker:
@@ -16,17 +16,14 @@ computes no number of its own.
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 import unicodedata
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
-if TYPE_CHECKING:  # the parser imports this module: keep it light
+if TYPE_CHECKING:  # drawing needs no pipeline: keep this module light
     from pcsc.pipeline import Compiled
 
 FORMATS = ("dot", "mermaid", "svg")
@@ -418,47 +415,10 @@ def to_svg(graphs: Sequence[RouteGraph]) -> str:
 
 RENDERERS = {"dot": to_dot, "mermaid": to_mermaid, "svg": to_svg}
 
+#: File name extensions and the format each implies (`pcsc graph -o route.svg`).
+EXTENSIONS = {".dot": "dot", ".gv": "dot", ".mmd": "mermaid", ".mermaid": "mermaid", ".svg": "svg"}
+
 
 def render(compiled: Sequence[Compiled], fmt: str) -> str:
+    """The picture of ``compiled`` (one route or several) in ``fmt``: dot, mermaid or svg."""
     return RENDERERS[fmt]([route_graph(c, i) for i, c in enumerate(compiled)])
-
-
-# ---------------------------------------------------------------------- the command
-def register(sub: Any) -> None:
-    """Add `pcsc graph` to the `pcsc` parser."""
-    p = sub.add_parser("graph", help="the route as a picture: DOT, Mermaid or SVG (no Graphviz needed)")
-    p.add_argument("files", nargs=1, metavar="FILE", help="a .route file")
-    p.add_argument("--route", help="draw only this route (default: every route of the file)")
-    p.add_argument("--format", choices=FORMATS, default="dot", help="output format (default: dot)")
-    p.add_argument("-o", "--output", metavar="PATH", help="write the picture here instead of to standard output")
-    p.add_argument("--coverage", choices=("gate", "dock", "off"), default=None,
-                   help="override the policy's coverage mode")
-    p.add_argument("--lib-path", action="append", default=[], metavar="DIR",
-                   help="another folder of .obl libraries (searched after the route's own folder)")
-    p.add_argument("--policy-path", action="append", default=[], metavar="DIR",
-                   help="another folder of policies/<id>/<version>.toml (searched before the shipped ones)")
-    p.set_defaults(func=run_graph)
-
-
-def run_graph(args: argparse.Namespace) -> int:
-    """Exit 0 with the picture (a refused score is drawn, not an error), 1 on input errors."""
-    from pcsc.cli import EXIT_INPUT, EXIT_OK, UsageError, _load, emit_diagnostics
-    from pcsc.lower.common import suggest
-
-    session, routes = _load(args)
-    if args.route is not None:
-        chosen = [r for r in routes if r.name == args.route]
-        if not chosen and routes:
-            names = [r.name for r in routes]
-            hint = suggest(args.route, names)
-            raise UsageError(f"no route `{args.route}` in {args.files[0]}" + (f"; {hint}" if hint else ""))
-        routes = chosen
-    compiled = session.compile_routes(routes)
-    emit_diagnostics(session.diags.sorted(), session.sources, sys.stderr)
-    if compiled:
-        text = render(compiled, args.format)
-        if args.output:
-            Path(args.output).write_bytes(text.encode("utf-8"))
-        else:
-            sys.stdout.write(text)
-    return EXIT_INPUT if session.diags.has_errors else EXIT_OK

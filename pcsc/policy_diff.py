@@ -1,5 +1,5 @@
-"""`pcsc policy diff OLD NEW [FILE…|DIR]`: what changed between two policies, and
-which routes' numbers move.
+"""What changed between two policies, and which routes' numbers move (the library
+behind `pcsc policy diff OLD NEW [FILE…|DIR]`).
 
 The keys: the two *resolved* documents (after `extends` is merged, the documents the
 hashes are taken over) compared key by key, each difference named by its dotted path
@@ -17,15 +17,14 @@ binding transition, and per transition p and c, old → new. A route whose class
 or criteria one policy lacks does not compile under it: that is reported, with the
 diagnostic, and the command exits 1.
 
-This module adds no number: both sides run the ordinary pipeline (`Session`).
+This module adds no number: both sides run the ordinary pipeline (`Session`). It
+lives outside `pcsc.policy` because it depends on the pipeline, and policies do not.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -466,42 +465,3 @@ def route_lines(d: PolicyDiff) -> list[str]:
                 trows.append((name, *_pair(p[0], p[1], ".4f"), *_pair(c[0], c[1], ",.2f")))
             lines += table(trows, indent="    ")
     return lines
-
-
-# ---------------------------------------------------------------------- the command
-def register(policy_sub: Any, common: Callable[..., None]) -> None:
-    """Add `pcsc policy diff` (``common`` adds --format text|json, --lib-path, --policy-path)."""
-    q = policy_sub.add_parser("diff", help="what changed between two policies; which routes' numbers move")
-    q.add_argument("old", metavar="OLD", help="id@version, or a path to a .toml file")
-    q.add_argument("new", metavar="NEW", help="id@version, or a path to a .toml file")
-    q.add_argument("files", nargs="*", metavar="FILE", help=".route files or folders: compile each under both")
-    common(q, ("text", "json"))
-    q.set_defaults(func=run_diff)
-
-
-def run_diff(args: argparse.Namespace) -> int:
-    from pcsc.cli import _policy_errors
-
-    return _policy_errors(_run)(args)
-
-
-def _run(args: argparse.Namespace) -> int:
-    from pcsc import __version__
-    from pcsc.cli import EXIT_INPUT, EXIT_OK, _policy_arg, _session, emit_diagnostics, print_json
-    from pcsc.pipeline import expand_inputs
-    from pcsc.render.diagnostics import to_json as diagnostic_json
-
-    old = _policy_arg(args, args.old)
-    new = _policy_arg(args, args.new)
-    loader = _session(args)
-    routes = []
-    for path, shown in expand_inputs(args.files):
-        routes.extend(loader.load_routes(path, shown))
-    result = diff_policies(old, new, routes, [Path(p) for p in args.policy_path])
-    diags = loader.diags.sorted()
-    if args.format == "json":
-        print_json({"pcsc": __version__, **to_json(result), "diagnostics": [diagnostic_json(x) for x in diags]})
-    else:
-        emit_diagnostics(diags, loader.sources, sys.stderr)
-        sys.stdout.write(to_text(result, bool(args.files)) + "\n")
-    return EXIT_INPUT if loader.diags.has_errors else EXIT_OK

@@ -5,11 +5,14 @@
   files, recursively. `-` reads standard input and writes the result to standard output.
 - `--check` writes nothing, lists the files that would change and exits 1 if any
   would; `--diff` prints a unified diff instead of writing (with `--check`, the exit
-  code says whether anything would change).
+  code says whether anything would change); the file list then goes to standard error.
 - A file with a syntax error is reported (exit 1) and left untouched. Before anything
   is written, `pcsc.fmt.check_format` compares the comments, the parse tree and the
   lowered IR of the old and the new text; a difference is a bug in pcsc: the file is
   left untouched and the run exits 70.
+
+The formatter itself is `pcsc.fmt`; this module finds the files, reads standard input,
+writes files safely and reports.
 """
 
 from __future__ import annotations
@@ -18,28 +21,26 @@ import argparse
 import difflib
 import os
 import shutil
-import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from pcsc.cli import options
+from pcsc.cli.context import STDIN, STDIN_NAME, Context
+from pcsc.cli.outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, Outcome, UsageError
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 
-STDIN = "-"
-STDIN_NAME = "<stdin>"
 
-
-def register(sub: Any, common: Callable[..., None]) -> None:
-    """Add `pcsc fmt` to the command-line parser (``common`` adds the shared options)."""
-    p = sub.add_parser("fmt", help="canonical formatting of .route and .obl files; comments kept")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "files", nargs="+", metavar="FILE", help="files or folders (*.route and *.obl, recursively); `-` for stdin"
     )
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file would change")
     p.add_argument("--diff", action="store_true", help="print a unified diff instead of writing")
-    common(p, ("text", "json"))
-    p.set_defaults(func=run_fmt)
+    options.formats(p, "text", "json")
+    options.search_paths(p)
 
 
 def expand_fmt_inputs(args: Sequence[str]) -> list[tuple[Path, str]]:
@@ -55,7 +56,7 @@ def expand_fmt_inputs(args: Sequence[str]) -> list[tuple[Path, str]]:
     return out
 
 
-def _is_library(text: str, shown: str) -> bool:
+def is_library(text: str, shown: str) -> bool:
     """An .obl file; on standard input, text whose first statement is a library's."""
     if shown != STDIN_NAME:
         return shown.endswith(".obl")
@@ -65,20 +66,24 @@ def _is_library(text: str, shown: str) -> bool:
     return words in (["library"], ["field"], ["obligation"])
 
 
-def _read_stdin(diags: Diagnostics) -> str | None:
-    data = sys.stdin.buffer.read()
+def read_stdin(stream: TextIO, diags: Diagnostics) -> str | None:
+    """Standard input as UTF-8 text; a diagnostic (and None) when it is not."""
+    binary = getattr(stream, "buffer", None)
+    if binary is None:
+        return stream.read()
+    data: bytes = binary.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         diags.add(
-            "PCSC-E105",
+            codes.E105,
             f"{STDIN_NAME} is not UTF-8 text: byte 0x{data[exc.start]:02X} cannot be decoded",
             Span.whole_file(STDIN_NAME),
         )
         return None
 
 
-def _write(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     """Replace the file's contents atomically, keeping its permissions."""
     target = path.resolve()
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pcsc-fmt", dir=target.parent)
@@ -92,7 +97,7 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-def _diff(before: str, after: str, shown: str) -> str:
+def unified_diff(before: str, after: str, shown: str) -> str:
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"{shown} (original)", f"{shown} (formatted)"
     )
@@ -103,39 +108,38 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def run_fmt(args: argparse.Namespace) -> int:
-    from pcsc import __version__
-    from pcsc.cli import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, UsageError, emit_diagnostics, print_json
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    """Exit 0 when done, 1 on input errors or (with --check) when a file would change,
+    70 when the formatter would change a file's meaning (a bug in pcsc)."""
+    from pcsc.canonical import sha256_hex
     from pcsc.fmt import check_format, format_source, semantics
-    from pcsc.pipeline import Session
-    from pcsc.render.diagnostics import to_json as diagnostic_json
 
     stdin = STDIN in args.files
     if stdin and len(args.files) > 1:
         raise UsageError("`-` (standard input) cannot be combined with other files")
-    json_out = getattr(args, "format", "text") == "json"
-    lib_path = [Path(p) for p in getattr(args, "lib_path", [])]
-    policy_path = [Path(p) for p in getattr(args, "policy_path", [])]
-    session = Session()  # reads files and keeps their text for the diagnostics
+    json_out = ctx.format == "json"
+    lib_path = ctx.search_path("lib_path")
+    policy_path = ctx.search_path("policy_path")
+    session = ctx.session()  # reads files and keeps their text for the diagnostics
     report: list[dict[str, Any]] = []
+    out: list[str] = []  # standard output, in text mode
     refused = 0
     would_change = 0
 
-    info = sys.stderr if args.diff else sys.stdout  # keep a diff on standard output clean
-
     def note(shown: str, status: str, **extra: str) -> None:
         report.append({"path": shown, "status": status, **extra})
-        if json_out or stdin:
+        if json_out or stdin or status not in ("formatted", "changed"):
             return
-        if status == "formatted":
-            info.write(f"formatted {shown}\n")
-        elif status == "changed":
-            info.write(f"would format {shown}\n")
+        line = f"{'formatted' if status == 'formatted' else 'would format'} {shown}\n"
+        if not args.diff:
+            out.append(line)
+        elif not ctx.quiet:  # keep a diff on standard output clean
+            ctx.stderr.write(line)
 
     inputs = [(Path.cwd() / STDIN_NAME, STDIN_NAME)] if stdin else expand_fmt_inputs(args.files)
     for path, shown in inputs:
         if stdin:
-            text = _read_stdin(session.diags)
+            text = read_stdin(ctx.stdin, session.diags)
             if text is not None:
                 session.sources[shown] = text
         else:
@@ -143,12 +147,14 @@ def run_fmt(args: argparse.Namespace) -> int:
         if text is None:
             note(shown, "error")
             continue
+        session.inputs.append((shown, sha256_hex(text)))
         formatted = format_source(text, shown, session.diags)
         if formatted is None:
             note(shown, "error")
             continue
-        if formatted != text:
-            library = _is_library(text, shown)
+        changed = formatted != text
+        if changed:
+            library = is_library(text, shown)
 
             def meaning(t: str, shown: str = shown, library: bool = library, folder: Path = path.parent) -> Any:
                 return semantics(t, shown, library, folder, lib_path, policy_path)
@@ -157,24 +163,23 @@ def run_fmt(args: argparse.Namespace) -> int:
             if reason is not None:
                 refused += 1
                 note(shown, "refused", reason=reason)
-                sys.stderr.write(
+                ctx.stderr.write(
                     f"pcsc: internal error: fmt refused {shown}: {reason}; the file is left untouched.\n"
                     "This is a bug in pcsc, not in your input. Please report it with the file.\n"
                 )
                 continue
-        changed = formatted != text
         extra: dict[str, str] = {}
         if stdin and not args.check and not args.diff:
             if json_out:
                 extra["text"] = formatted
             else:
-                sys.stdout.write(formatted)
+                out.append(formatted)
         if args.diff and changed:
-            diff = _diff(text, formatted, shown)
+            diff = unified_diff(text, formatted, shown)
             if json_out:
                 extra["diff"] = diff
             else:
-                sys.stdout.write(diff)
+                out.append(diff)
         if not changed:
             note(shown, "unchanged", **extra)
         elif args.check or args.diff:
@@ -182,21 +187,27 @@ def run_fmt(args: argparse.Namespace) -> int:
             note(shown, "changed", **extra)
         else:
             if not stdin:
-                _write(path, formatted)
+                write_atomically(path, formatted)
             note(shown, "formatted", **extra)
 
-    diags = session.diags.sorted()
-    unchanged = sum(1 for r in report if r["status"] == "unchanged")
-    if json_out:
-        print_json({"pcsc": __version__, "files": report, "diagnostics": [diagnostic_json(d) for d in diags]})
-    else:
-        emit_diagnostics(diags, session.sources, sys.stderr)
-        if not stdin:
-            info.write(f"{_plural(unchanged, 'file')} unchanged\n")
     if refused:
-        return EXIT_INTERNAL
-    if session.diags.has_errors:
-        return EXIT_INPUT
-    if args.check and would_change:
-        return EXIT_INPUT
-    return EXIT_OK
+        code = EXIT_INTERNAL
+    elif session.diags.has_errors or (args.check and would_change):
+        code = EXIT_INPUT
+    else:
+        code = EXIT_OK
+    notes: list[str] = []
+    if not stdin:
+        summary = f"{_plural(sum(1 for r in report if r['status'] == 'unchanged'), 'file')} unchanged"
+        if args.diff:
+            notes.append(summary)
+        else:
+            out.append(summary + "\n")
+    return Outcome(
+        "fmt",
+        {"files": report},
+        raw=None if json_out else "".join(out),
+        diagnostics=session.diags.sorted(),
+        exit_code=code,
+        notes=notes,
+    )

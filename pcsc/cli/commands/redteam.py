@@ -1,0 +1,69 @@
+"""`pcsc redteam FILE…`: search edits that raise each route's score, recompiled through
+the whole pipeline, and report which of them the coverage check catches."""
+
+from __future__ import annotations
+
+import argparse
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.redteam import DEFAULT_MAX_EDITS
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.files(p)
+    options.route(p, "only the route of this name", default="every route")
+    p.add_argument(
+        "--max-edits",
+        type=int,
+        default=DEFAULT_MAX_EDITS,
+        metavar="N",
+        help=f"compile at most N edited routes per route (default: {DEFAULT_MAX_EDITS})",
+    )
+    p.add_argument(
+        "--depth",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="2: also try pairs of score-raising edits (within --max-edits)",
+    )
+    p.add_argument(
+        "--reclass",
+        choices=("all", "category", "none"),
+        default="all",
+        help="re-class to any class of higher prior (default), to those of the same category, or not",
+    )
+    options.formats(p, "text", "json")
+    options.search_paths(p)
+    options.coverage(p)
+    options.output(p)
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    """Exit 0 with the report (a score-raising edit is a finding, not an error), 1 on
+    input errors."""
+    from pcsc.redteam import redteam, report_json, report_text
+
+    if args.max_edits < 1:
+        raise UsageError("--max-edits must be at least 1")
+    session, routes = ctx.load(args.files)
+    if args.route is not None:
+        chosen = [r for r in routes if r.name == args.route]
+        if not chosen and not session.diags.has_errors:
+            from pcsc.lower.common import suggest
+
+            hint = suggest(args.route, [r.name for r in routes])
+            raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
+        routes = chosen
+    compiled = session.compile_routes(routes)
+    reports = [
+        redteam(c, session, args.max_edits, args.depth, args.reclass)
+        for c in ctx.progress(compiled, len(compiled), "redteam")
+    ]
+    return Outcome(
+        "redteam",
+        report_json(reports, args.max_edits, args.depth, args.reclass),
+        text=report_text(reports) if reports else None,
+        diagnostics=session.diags.sorted(),
+    )
