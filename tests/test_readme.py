@@ -60,3 +60,15 @@ def test_seams_block_matches_the_command() -> None:
     out = subprocess.run([sys.executable, "-m", "pcsc", "seams", "examples/devtools_api.route", "--symbolic"],
                          capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert shown and [line for line in out.splitlines() if line.strip()] == [line for line in shown if line.strip()]
+
+
+def test_python_example_runs() -> None:
+    (code,) = re.findall(r"```python\n(.*?)\n```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    ok, routes, score = out.split()
+    blocks = sum(
+        line.startswith("route ") for f in (ROOT / "examples").rglob("*.route")
+        for line in f.read_text(encoding="utf-8").splitlines()
+    )
+    assert ok == "True" and int(routes) == blocks
+    assert round(float(score), 4) == 885626.1726
