@@ -39,7 +39,8 @@ from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyStore
-from pcsc.render.diagnostics import to_json, to_sarif, to_text
+from pcsc.render.diagnostics import to_json, to_text
+from pcsc.render.sarif import SARIF_SCHEMA, to_sarif
 from tests.conftest import ROOT
 from tests.regen_golden_diagnostics import GOLDEN_DIR, golden_cases, render
 
@@ -1116,7 +1117,7 @@ def test_sarif_shape(tmp_path: Path) -> None:
     session = run_session(tmp_path, text)
     log = to_sarif(session.diags.sorted())
     assert log["version"] == "2.1.0"
-    assert log["$schema"] == "https://json.schemastore.org/sarif-2.1.0.json"
+    assert log["$schema"] == SARIF_SCHEMA
     [run] = log["runs"]
     driver = run["tool"]["driver"]
     assert driver["name"] == "pcsc"
@@ -1130,7 +1131,7 @@ def test_sarif_shape(tmp_path: Path) -> None:
     assert first["message"]["text"] == "unknown state `garag`\nhelp: did you mean `garage`?"
     [location] = first["locations"]
     assert location["physicalLocation"] == {
-        "artifactLocation": {"uri": "r.route"},
+        "artifactLocation": {"uri": "r.route", "uriBaseId": "%SRCROOT%"},
         "region": {"startLine": 18, "startColumn": 24, "endLine": 18, "endColumn": 29},
     }
 

@@ -127,7 +127,10 @@ def run(command: Command, args: argparse.Namespace) -> int:
         if failure is None:
             return internal_error(exc)
         outcome = failure
-    code = emit(ctx, outcome)
+    try:
+        code = emit(ctx, outcome)
+    except Exception as exc:  # rendering is pcsc's own code: a failure here is a bug
+        return internal_error(exc)
     return finish(ctx, code)
 
 

@@ -80,7 +80,7 @@ def emit(ctx: Context, outcome: Outcome) -> int:
         ctx.write(canonical.dumps(envelope(outcome.kind, payload, ctx.inputs), pretty=True) + "\n")
     elif fmt == "sarif":
         from pcsc import canonical
-        from pcsc.render.diagnostics import to_sarif
+        from pcsc.render.sarif import to_sarif
 
         log = outcome.sarif() if outcome.sarif is not None else to_sarif(diagnostics)
         ctx.write(canonical.dumps(log, pretty=True) + "\n")

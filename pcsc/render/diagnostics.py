@@ -1,12 +1,12 @@
-"""The one renderer for diagnostics: text (with source line and caret), JSON, SARIF."""
+"""The one renderer for diagnostics: text (with source line and caret) and JSON.
+
+SARIF, which also reports GATE refusals, is `pcsc.render.sarif`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pcsc._version import __version__
-from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic
 
 
@@ -46,57 +46,3 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
     if d.help:
         out["help"] = d.help
     return out
-
-
-def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
-    """A SARIF 2.1.0 log with one run; rules are the registered codes used."""
-    items = list(diagnostics)
-    used = sorted({d.code for d in items})
-    rules = [
-        {
-            "id": code,
-            "name": CODES[code].title,
-            "shortDescription": {"text": CODES[code].title},
-            "defaultConfiguration": {"level": CODES[code].severity},
-        }
-        for code in used
-    ]
-    results = []
-    for d in items:
-        result: dict[str, Any] = {
-            "ruleId": d.code,
-            "ruleIndex": used.index(d.code),
-            "level": d.severity,
-            "message": {"text": d.message + (f"\nhelp: {d.help}" if d.help else "")},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": d.span.file},
-                        "region": {
-                            "startLine": d.span.line,
-                            "startColumn": d.span.column,
-                            "endLine": d.span.end_line,
-                            "endColumn": d.span.end_column,
-                        },
-                    }
-                }
-            ],
-        }
-        results.append(result)
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "pcsc",
-                        "version": __version__,
-                        "informationUri": "https://pypi.org/project/pcsc/",
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-            }
-        ],
-    }

@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.packet import gate_packet
-    from pcsc.render.diagnostics import to_sarif
+    from pcsc.render.sarif import to_sarif
     from pcsc.textout import gate_text
 
     session, compiled = ctx.compile(args.files)
@@ -32,5 +32,5 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         text=gate_text(compiled) if compiled else None,
         diagnostics=diags,
         exit_code=exit_code(session, compiled),
-        sarif=lambda: to_sarif(diags),
+        sarif=lambda: to_sarif(diags, refusals=compiled),
     )

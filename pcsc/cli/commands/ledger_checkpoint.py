@@ -50,7 +50,12 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         write_checkpoint(doc, args.checkpoint)
     except CheckpointError as exc:
         return failed(Diagnostic.of(codes.E717, str(exc), Span.file_only(str(args.key))))
-    payload = {"ledger": str(path), "ok": True, "checkpoint": str(args.checkpoint), **doc}
+    payload = {
+        "ledger": str(path),
+        "ok": True,
+        "checkpoint": str(args.checkpoint),
+        **{k: doc[k] for k in ("head", "created_at", "signature")},
+    }
     text = (f"wrote {args.checkpoint}: head {result.head.token}, signed {doc['created_at']} "
             f"(key sha256 {doc['signature']['public_key_sha256'][:16]}…)\n")
     return Outcome("ledger-checkpoint", payload, text=text)

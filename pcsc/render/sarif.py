@@ -1,0 +1,327 @@
+"""SARIF 2.1.0 logs for code scanning: diagnostics, and GATE refusals.
+
+One run, tool `pcsc`. Its results are
+
+- one per diagnostic, rule id its code (`PCSC-E201`, …);
+- for each compiled route with uncovered material deltas, one per (transition,
+  obligation): rule id `pcsc/obligation/<library>/<obligation>`, located at the
+  transition, with a related location at each `require` line of the obligation that
+  failed for it (or at the obligation itself when every line holds and the transition
+  only does not list it in `discharges`). The fields the result is about are in its
+  message and in `properties.fields`;
+- for a material delta that no obligation of the route's libraries covers at all, one
+  per (transition, field), rule id `pcsc/no-obligation`: there is no obligation to
+  name, and the fix is a library change, not a route change.
+
+A route refused by GATE gives results of level `error`; a docked route (DOCK released
+a reduced score) gives `warning`s; released and ungated routes give none.
+
+Every rule has a short and a full description, help text, and a `helpUri` into the
+published diagnostics reference (`pcsc.docs.doc_url`).
+
+Locations are relative URIs against `%SRCROOT%`, the folder pcsc ran in (paths as
+the session shows them are relative to it; a file outside it keeps an absolute
+`file:` URI). `run.originalUriBaseIds` declares `%SRCROOT%`; its absolute URI is
+written only when `sources_root` is given, because it is machine-specific: without
+it the log is byte-identical across machines for the same inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePath
+from typing import Any
+from urllib.parse import quote
+
+from pcsc._version import __version__
+from pcsc.coverage.discharge import Attempt, DeltaCoverage
+from pcsc.diagnostics.codes import CODES
+from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.docs import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
+from pcsc.ir import Obligation
+from pcsc.pipeline import Compiled
+from pcsc.score.cost import Delta
+
+#: The official schema of the format, as published by OASIS (errata 01).
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+#: The base id of every relative URI: the folder pcsc ran in.
+SRCROOT = "%SRCROOT%"
+#: The rule of a material delta that no obligation covers.
+NO_OBLIGATION_RULE = "pcsc/no-obligation"
+INFORMATION_URI = "https://pypi.org/project/pcsc/"
+
+_DIAGNOSTICS_PAGE = "diagnostics"
+
+
+def obligation_rule_id(library: str, obligation: str) -> str:
+    """The rule id of an obligation: `pcsc/obligation/<library>/<obligation>`."""
+    return f"pcsc/obligation/{library}/{obligation}"
+
+
+def to_sarif(
+    diagnostics: Iterable[Diagnostic],
+    sources_root: str | Path | None = None,
+    refusals: Iterable[Compiled] = (),
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run.
+
+    ``diagnostics`` become results under their codes; ``refusals`` are compiled routes
+    whose uncovered deltas become results under obligation rules (routes without any
+    are skipped, so passing every compiled route is fine). ``sources_root``, when
+    given, is written as the absolute URI of `%SRCROOT%`; leave it out for output that
+    does not depend on the machine.
+    """
+    rules: dict[str, dict[str, Any]] = {}
+    results: list[dict[str, Any]] = []
+    for d in diagnostics:
+        rules.setdefault(d.code, _code_rule(d.code))
+        results.append(_diagnostic_result(d))
+    refusal_results: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    for c in refusals:
+        for key, rule, result in _refusal_results(c):
+            rules.setdefault(rule["id"], rule)
+            refusal_results.append((key, result))
+    results += [r for _, r in sorted(refusal_results, key=lambda kr: kr[0])]
+    ordered = [rules[k] for k in sorted(rules, key=_rule_order)]
+    index = {r["id"]: i for i, r in enumerate(ordered)}
+    for r in results:
+        r["ruleIndex"] = index[r["ruleId"]]
+    base: dict[str, Any] = {
+        "description": {"text": "The folder pcsc ran in; relative URIs in this log resolve against it."}
+    }
+    if sources_root is not None:
+        uri = Path(sources_root).resolve().as_uri()
+        base["uri"] = uri if uri.endswith("/") else uri + "/"  # a base URI ends with a slash
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "pcsc",
+                        "version": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": ordered,
+                    }
+                },
+                "originalUriBaseIds": {SRCROOT: base},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+
+
+def _rule_order(rule_id: str) -> tuple[int, str]:
+    """Diagnostic codes first, then obligation rules, then `pcsc/no-obligation`."""
+    if rule_id in CODES:
+        return (0, rule_id)
+    return (2 if rule_id == NO_OBLIGATION_RULE else 1, rule_id)
+
+
+# ---------------------------------------------------------------------- locations
+def artifact_location(file: str) -> dict[str, Any]:
+    """A relative path becomes a URI relative to `%SRCROOT%`; an absolute one a `file:` URI."""
+    path = PurePath(file)
+    if path.is_absolute():
+        return {"uri": Path(file).as_uri()}
+    return {"uri": quote(path.as_posix()), "uriBaseId": SRCROOT}
+
+
+def _physical(span: Span) -> dict[str, Any]:
+    """The file and the region of ``span``. A span of line 0 is about a file that is not
+    source text (a policy, a table, a ledger): no region. Column 0 is about a whole line."""
+    out: dict[str, Any] = {"artifactLocation": artifact_location(span.file)}
+    if span.line >= 1:
+        region: dict[str, Any] = {"startLine": span.line}
+        if span.column >= 1:
+            region["startColumn"] = span.column
+            region["endLine"] = max(span.end_line, span.line)
+            region["endColumn"] = max(span.end_column, 1)
+        out["region"] = region
+    return out
+
+
+# ---------------------------------------------------------------------- diagnostics
+def _code_rule(code: str) -> dict[str, Any]:
+    c = CODES[code]
+    exit_note = "Errors make pcsc exit 1." if c.severity == "error" else "Warnings do not change the exit code."
+    url = doc_url(_DIAGNOSTICS_PAGE, code_anchor(code))
+    return {
+        "id": code,
+        "name": c.title,
+        "shortDescription": {"text": c.title},
+        "fullDescription": {"text": f"{code} ({c.severity}): {c.title}. {exit_note}"},
+        "help": {"text": f"{code}: {c.title}. The diagnostics reference explains every code: {url}"},
+        "helpUri": url,
+        "defaultConfiguration": {"level": c.severity},
+        "properties": {"tags": ["pcsc", "diagnostic"]},
+    }
+
+
+def _diagnostic_result(d: Diagnostic) -> dict[str, Any]:
+    return {
+        "ruleId": d.code,
+        "level": d.severity,
+        "message": {"text": d.message + (f"\nhelp: {d.help}" if d.help else "")},
+        "locations": [{"physicalLocation": _physical(d.span)}],
+    }
+
+
+# ---------------------------------------------------------------------- refusals
+def _value(v: float | bool) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return f"{int(v):,}" if v == int(v) else f"{v:,}"
+
+
+def _change(d: Delta) -> str:
+    return f"`{d.field}` {_value(d.source)} → {_value(d.target)}"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _obligation_rule(o: Obligation) -> dict[str, Any]:
+    rule_id = obligation_rule_id(o.library, o.name)
+    covers = ", ".join(f"`{f}`" for f in o.covers)
+    requires = "\n".join(f"  {r.text}" for r in o.requires) or "  (no require lines)"
+    url = doc_url(_DIAGNOSTICS_PAGE, GATE_ANCHOR)
+    return {
+        "id": rule_id,
+        "name": o.name,
+        "shortDescription": {"text": f"obligation `{o.name}` of library `{o.library}` is not discharged"},
+        "fullDescription": {
+            "text": f"A transition changes {covers}, which obligation `{o.name}` (library `{o.library}`) "
+            "covers, by a material amount, and does not discharge the obligation: it does not list it in "
+            "`discharges`, or a `require` line of it fails for the transition. GATE refuses the route's "
+            "score until every material change is covered (DOCK releases a reduced one)."
+        },
+        "help": {
+            "text": f"List `{o.name}` in the transition's `discharges` and make every line of it hold "
+            f"for the transition:\n{requires}\nSee {url}"
+        },
+        "helpUri": url,
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["pcsc", "coverage"]},
+    }
+
+
+def _no_obligation_rule() -> dict[str, Any]:
+    url = doc_url(_DIAGNOSTICS_PAGE, NO_OBLIGATION_ANCHOR)
+    return {
+        "id": NO_OBLIGATION_RULE,
+        "name": "no obligation covers the field",
+        "shortDescription": {"text": "a material change that no obligation covers"},
+        "fullDescription": {
+            "text": "A transition changes a field by a material amount and no obligation of the route's "
+            "libraries covers that field, so nothing can discharge the change. GATE refuses the route's "
+            "score (DOCK releases a reduced one)."
+        },
+        "help": {
+            "text": "Add an obligation that covers the field to a library the route uses (or use one that "
+            f"has it), then list it in the transition's `discharges`. See {url}"
+        },
+        "helpUri": url,
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["pcsc", "coverage"]},
+    }
+
+
+def _refusal_results(c: Compiled) -> list[tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]]:
+    """(sort key, rule, result) for each uncovered (transition, obligation) of ``c``."""
+    if c.coverage is None or c.coverage.complete:
+        return []
+    route = c.route
+    level = "error" if c.decision.verdict == "suspend-and-ask" else "warning"
+    consequence = "GATE refuses the score" if level == "error" else "DOCK releases a docked score"
+    obligations: Mapping[str, Obligation] = {o.name: o for o in route.obligations}
+    transitions = {t.name: t for t in route.transitions}
+    # (transition, obligation) -> the uncovered deltas it covers and its attempt
+    grouped: dict[tuple[str, str], tuple[list[Delta], Attempt]] = {}
+    orphans: list[DeltaCoverage] = []
+    for u in c.coverage.uncovered:
+        if not u.tried:
+            orphans.append(u)
+        for a in u.tried:
+            deltas, _ = grouped.setdefault((u.transition, a.obligation), ([], a))
+            deltas.append(u.delta)
+    out: list[tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]] = []
+    for (tname, oname), (deltas, attempt) in grouped.items():
+        t, o = transitions[tname], obligations[oname]
+        rule = _obligation_rule(o)
+        changes = _and([_change(d) for d in deltas])
+        why = _why(attempt, o)
+        related = _related(attempt, o)
+        text = (
+            f"route `{route.name}`: transition `{tname}` changes {changes}, which obligation `{oname}` covers, "
+            f"and does not discharge it: {why}. {consequence}."
+        )
+        result = _refusal_result(rule["id"], level, text, t.span, related, route.name, tname, [d.field for d in deltas])
+        out.append(((route.file, t.span.line, tname, rule["id"]), rule, result))
+    for u in orphans:
+        t = transitions[u.transition]
+        text = (
+            f"route `{route.name}`: transition `{u.transition}` changes {_change(u.delta)}, and no obligation "
+            f"of the route's libraries covers `{u.delta.field}`. {consequence}."
+        )
+        result = _refusal_result(NO_OBLIGATION_RULE, level, text, t.span, [], route.name, u.transition,
+                                 [u.delta.field])
+        out.append(((route.file, t.span.line, u.transition, NO_OBLIGATION_RULE, u.delta.field),
+                    _no_obligation_rule(), result))
+    return out
+
+
+def _why(attempt: Attempt, o: Obligation) -> str:
+    reasons = []
+    if not attempt.claimed:
+        reasons.append("it is not listed in `discharges`")
+    if attempt.failed:
+        fails = "; ".join(f"`{f.require}` ({f.span.file}:{f.span.line}) fails: {f.reason}" for f in attempt.failed)
+        reasons.append(fails)
+    return "; ".join(reasons) or f"`{o.name}` does not hold"
+
+
+def _related(attempt: Attempt, o: Obligation) -> list[dict[str, Any]]:
+    if attempt.failed:
+        return [
+            {
+                "id": i,
+                "physicalLocation": _physical(f.span),
+                "message": {"text": f"`{f.require}` fails: {f.reason}"},
+            }
+            for i, f in enumerate(attempt.failed, start=1)
+        ]
+    return [
+        {
+            "id": 1,
+            "physicalLocation": _physical(o.span),
+            "message": {"text": f"obligation `{o.name}`: every line holds; list it in `discharges`"},
+        }
+    ]
+
+
+def _refusal_result(
+    rule_id: str,
+    level: str,
+    text: str,
+    at: Span,
+    related: Sequence[dict[str, Any]],
+    route: str,
+    transition: str,
+    fields: list[str],
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": rule_id,
+        "level": level,
+        "message": {"text": text},
+        "locations": [{"physicalLocation": _physical(at)}],
+    }
+    if related:
+        result["relatedLocations"] = list(related)
+    result["partialFingerprints"] = {"pcscCoverage/v1": f"{route}/{transition}/{rule_id}/{','.join(fields)}"}
+    result["properties"] = {"route": route, "transition": transition, "fields": fields}
+    return result

