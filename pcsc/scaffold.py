@@ -1,5 +1,6 @@
 """The files `pcsc init` writes: a small route, an obligation library, a policy that
-extends the shipped one, and a `pcsc.toml` that points the command line at them.
+extends the shipped one, a policy test, and a `pcsc.toml` that points the command
+line at them.
 
 Every file is a template filled with the project's name; the result checks, compiles
 and passes GATE as written (the tests run `pcsc check`, `gate` and `compile` on it).
@@ -45,6 +46,7 @@ def files(project: Project) -> dict[str, str]:
         f"obligations/{ident}.obl": LIBRARY.format(name=name, ident=ident),
         f"policies/{name}/1.0.0.toml": POLICY.format(name=name, base=BASE_POLICY),
         "routes/example.route": ROUTE.format(name=name, ident=ident),
+        f"policies/{name}/tests/example.pcsctest.toml": POLICY_TEST.format(name=name),
     }
 
 
@@ -220,4 +222,24 @@ route example "A first route for {name}" {{
         wedge   50
     }}
 }}
+"""
+
+POLICY_TEST = """\
+# policies/{name}/tests/example.pcsctest.toml: what {name}@1.0.0 must decide on the
+# example route. `pcsc test policies/` runs it; docs/policy-tests.md of PCSC has the format.
+# Paths are relative to this file.
+
+[[case]]
+name = "the example route is released"
+route = "../../../routes/example.route"
+expect.verdict = "released"
+expect.score = {{ min = 0 }}
+expect.bucket = "pos"
+expect.binding = "scale"
+
+[[case]]
+name = "deleting the monetize step is refused"
+route = "../../../routes/example.route"
+splice = 1
+expect.verdict = "suspend-and-ask"
 """

@@ -62,15 +62,15 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             failed = {**payload, "ok": False, "written": written, "existing": []}
             return Outcome("init", failed, diagnostics=[diagnostic])
         written.append(str(target))
-    where = "" if str(root) == "." else f"cd {root} && "
     text = "\n".join(
         [
             *(f"wrote {w}" for w in written),
             "",
-            "next:",
-            f"  {where}pcsc check routes/     # parse, lower and check",
+            f"next, in {root}:",
+            "  pcsc check routes/     # parse, lower and check",
             "  pcsc compile routes/   # every number, from the policy",
             "  pcsc gate routes/      # is every material change covered?",
+            "  pcsc test policies/    # what the policy must decide (docs/policy-tests.md)",
         ]
     )
     overwritten = [str(root / rel) for rel in clash]

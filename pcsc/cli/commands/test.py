@@ -35,8 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.policy_tests import (
         FileReport,
-        Runner,
         PolicyTestError,
+        Runner,
         find_test_files,
         load_test_file,
         ok,
