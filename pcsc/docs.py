@@ -49,6 +49,7 @@ _GROUPS = (
     ("PCSC-E4", "Policies and libraries"),
     ("PCSC-E5", "Coverage"),
     ("PCSC-E7", "Forecasts: outcomes, the ledger, packets, score tables, grading"),
+    ("PCSC-E8", "Policy tests and project scaffolding"),
     ("PCSC-W", "Warnings"),
 )
 

@@ -43,6 +43,8 @@ COMMANDS: tuple[Command, ...] = (
     _c("graph", "graph", "the route as a picture: DOT, Mermaid or SVG (no Graphviz needed)"),
     _c("redteam", "redteam", "search edits that raise the score; report which coverage catches"),
     _c("fmt", "fmt", "canonical formatting of .route and .obl files; comments kept"),
+    _c("init", "init", "scaffold a project: a route, a library, a policy and pcsc.toml"),
+    _c("test", "test", "run policy tests: what a policy must decide on given routes"),
     _c("policy show", "policy_show", "the policy, merged with what it extends"),
     _c("policy hash", "policy_hash", "the canonical SHA-256 used to pin it"),
     _c("policy check", "policy_check", "validate policies; path-addressed errors"),

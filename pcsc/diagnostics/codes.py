@@ -7,7 +7,8 @@ its `Code`, in registration order; `docs/diagnostics.md` is generated from it.
 
 Codes are stable: a code is never reused for another meaning. E1xx are syntax,
 E2xx names and structure, E3xx types, units and values, E4xx policy and libraries,
-E5xx coverage; W are warnings.
+E5xx coverage, E7xx forecasts, E8xx policy tests and
+project scaffolding; W are warnings.
 """
 
 from __future__ import annotations
@@ -106,6 +107,13 @@ E742 = _register("PCSC-E742", "nothing to grade")
 E743 = _register("PCSC-E743", "plot cannot be written")
 E744 = _register("PCSC-E744", "reference class in neither policy")
 E751 = _register("PCSC-E751", "no routes to rank or freeze")
+
+# policy tests and project scaffolding (E80x `pcsc test`, E81x `pcsc init`)
+E801 = _register("PCSC-E801", "policy test file is malformed")
+E802 = _register("PCSC-E802", "policy test case cannot be run")
+E803 = _register("PCSC-E803", "no policy test files found")
+E811 = _register("PCSC-E811", "project files already exist")
+E812 = _register("PCSC-E812", "project files cannot be written")
 
 # warnings
 W601 = _register("PCSC-W601", "evidence captured after as_of is inadmissible")

@@ -46,6 +46,8 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "policy-fit": 1,
     "policy-compare": 1,
     "config": 1,
+    "init": 1,
+    "test": 1,
     "error": 1,
 }
 
