@@ -168,6 +168,7 @@ COMMANDS: list[tuple[str, ...]] = [
     ("policy", "diff", "venture@1.0.0", "venture@1.1.0", SPEC),
     ("splice", SPEC, "--seam", "1"),
     ("config",),
+    ("test", str(ROOT / "policies" / "venture" / "tests")),
 ]
 LOOP_COMMANDS: list[tuple[str, ...]] = [
     ("freeze", "{routes}", "--ledger", "{tmp}/fresh.sqlite"),
@@ -179,6 +180,7 @@ LOOP_COMMANDS: list[tuple[str, ...]] = [
     ("ledger", "show", "--ledger", "{ledger}"),
     ("ledger", "show", "--ledger", "{ledger}", "--route", "devtools_api"),
     ("ledger", "head", "--ledger", "{ledger}"),
+    ("init", "{tmp}/project"),
     ("ledger", "keygen", "-o", "{tmp}/signer"),
     ("ledger", "checkpoint", "--ledger", "{ledger}", "--key", "{tmp}/signer.pem", "-o", "{tmp}/checkpoint.json"),
     ("policy", "fit", "--policy", "venture@1.0.0", "--version", "1.9.1", "--ledger", "{ledger}",
