@@ -38,6 +38,7 @@ COMMANDS: tuple[Command, ...] = (
     _c("ledger verify", "ledger_verify", "recompute every hash and the chains"),
     _c("ledger show", "ledger_show", "list the entries"),
     _c("graph", "graph", "the route as a picture: DOT, Mermaid or SVG (no Graphviz needed)"),
+    _c("report", "report", "one self-contained HTML page: picture, fold, coverage, obligations, seams, ranking"),
     _c("redteam", "redteam", "search edits that raise the score; report which coverage catches"),
     _c("fmt", "fmt", "canonical formatting of .route and .obl files; comments kept"),
     _c("policy show", "policy_show", "the policy, merged with what it extends"),
