@@ -28,6 +28,7 @@ DATA_FILES = (
     "pcsc/_data/grammar/pcsc.lark",
     "pcsc/_data/policies/venture/1.0.0.toml",
     "pcsc/_data/obligations/venture.obl",
+    "pcsc/templates/report.html.j2",
 )
 SPEC_SCORE = 885_626.17
 
@@ -134,6 +135,13 @@ def test_wheel_carries_the_data_folders(installed: Installed) -> None:
     assert "pcsc/py.typed" in names, "the py.typed marker (PEP 561) is missing: type checkers would ignore pcsc"
     stray = sorted(n for n in names if not n.startswith(("pcsc/", "pcsc-")))
     assert stray == [], f"files outside the package in the wheel: {stray}"
+
+
+def test_report_outside_the_repo(installed: Installed) -> None:
+    proc = installed.run(installed.pcsc, "report", SPEC_ROUTE.name, "-o", "report.html")
+    _check(proc, "pcsc report")
+    page = (installed.work / "report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "885,626.17 USD" in page
 
 
 def test_venv_imports_pcsc_from_the_wheel(installed: Installed) -> None:

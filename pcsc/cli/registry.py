@@ -41,6 +41,7 @@ COMMANDS: tuple[Command, ...] = (
     _c("ledger checkpoint", "ledger_checkpoint", "the head, signed with an Ed25519 key (needs pcsc[sign])"),
     _c("ledger keygen", "ledger_keygen", "a new Ed25519 key pair for checkpoints (needs pcsc[sign])"),
     _c("graph", "graph", "the route as a picture: DOT, Mermaid or SVG (no Graphviz needed)"),
+    _c("report", "report", "one self-contained HTML page: picture, fold, coverage, obligations, seams, ranking"),
     _c("redteam", "redteam", "search edits that raise the score; report which coverage catches"),
     _c("fmt", "fmt", "canonical formatting of .route and .obl files; comments kept"),
     _c("init", "init", "scaffold a project: a route, a library, a policy and pcsc.toml"),

@@ -1,0 +1,52 @@
+"""`pcsc report FILE…`: the compiled routes as one self-contained HTML page (the route
+picture, the staged fold, coverage, undischarged obligations, seams; the ranking
+first for several routes). The page is the same bytes on standard output and in
+`-o PATH`; it needs Jinja2 (``pip install 'pcsc[report]'``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic, Span
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.files(p)
+    options.route(p, "report only this route", default="every route")
+    options.output(p, "the HTML page")
+    options.coverage(p)
+    options.search_paths(p)
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    """Exit 0 with the page (a refused score is reported, not an error), 1 on input
+    errors or when no route compiled, 2 on a usage error or without Jinja2."""
+    from pcsc.forecast.rank import RankKeyConflict
+    from pcsc.report import ReportUnavailable, build, render_html, require_jinja2
+
+    try:
+        require_jinja2()
+    except ReportUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    session, routes = ctx.load(args.files)
+    if args.route is not None:
+        chosen = [r for r in routes if r.name == args.route]
+        if not chosen and routes:
+            ctx.choose_route(routes, args.route, args.files)  # raises the usage error, with a suggestion
+        routes = chosen
+    compiled = session.compile_routes(routes)
+    diagnostics = session.diags.sorted()
+    if not compiled:
+        nothing = "nothing to report: no routes in " + ", ".join(args.files)
+        diagnostics.append(Diagnostic.of(codes.E751, nothing, Span.file_only(args.files[0])))
+        return Outcome("report", {}, diagnostics=diagnostics)
+    try:
+        report = build(compiled, session)
+    except RankKeyConflict as exc:
+        raise UsageError(str(exc)) from None
+    page = render_html(report)
+    return Outcome("report", {}, raw=page, diagnostics=session.diags.sorted())  # the seams' too

@@ -1,0 +1,395 @@
+"""`pcsc report`: one self-contained HTML page, checked for structure with html.parser
+and opened in headless Chromium (no console errors; a screenshot)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+from collections.abc import Callable, Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import pcsc.cli
+from tests.conftest import ROOT, SPEC_ROUTE
+
+Run = Callable[..., tuple[int, str, str]]
+SCREENSHOT = ROOT / "docs" / "report.png"
+SVG_NS_URL = "http://www.w3.org/2000/svg"
+
+
+# ---------------------------------------------------------------------- a small DOM
+class Element:
+    def __init__(self, tag: str, attrs: dict[str, str], parent: Element | None) -> None:
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Element] = []
+        self.parts: list[str] = []
+
+    @property
+    def text(self) -> str:
+        return " ".join("".join(self._texts()).split())
+
+    def _texts(self) -> Iterator[str]:
+        yield from self.parts
+        for child in self.children:
+            yield " "
+            yield from child._texts()
+
+    @property
+    def classes(self) -> list[str]:
+        return self.attrs.get("class", "").split()
+
+    def iter(self) -> Iterator[Element]:
+        for child in self.children:
+            yield child
+            yield from child.iter()
+
+    def find_all(self, tag: str | None = None, cls: str | None = None) -> list[Element]:
+        return [e for e in self.iter() if (tag is None or e.tag == tag) and (cls is None or cls in e.classes)]
+
+    def find(self, tag: str | None = None, cls: str | None = None) -> Element:
+        found = self.find_all(tag, cls)
+        assert found, f"no <{tag} class={cls}>"
+        return found[0]
+
+
+VOID = {"meta", "link", "br", "img", "input", "hr", "path", "rect", "line", "polygon"}
+
+
+class _Parser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Element("#document", {}, None)
+        self.current = self.root
+        self.attributes: list[tuple[str, str, str]] = []  # (tag, name, value) of every attribute
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        self.attributes += [(tag, k, v) for k, v in values.items()]
+        element = Element(tag, values, self.current)
+        self.current.children.append(element)
+        if tag not in VOID:
+            self.current = element
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        self.attributes += [(tag, k, v) for k, v in values.items()]
+        self.current.children.append(Element(tag, values, self.current))
+
+    def handle_endtag(self, tag: str) -> None:
+        node: Element | None = self.current
+        while node is not None and node.tag != tag:
+            node = node.parent
+        assert node is not None and node.parent is not None, f"stray </{tag}>"
+        self.current = node.parent
+
+    def handle_data(self, data: str) -> None:
+        self.current.parts.append(data)
+
+
+def parse(page: str) -> _Parser:
+    p = _Parser()
+    p.feed(page)
+    p.close()
+    assert p.current is p.root, f"unclosed <{p.current.tag}>"
+    return p
+
+
+def sections(doc: Element) -> list[Element]:
+    return doc.find_all("section", "route")
+
+
+def headings(section: Element) -> list[str]:
+    return [h.text for h in section.find_all("h3")]
+
+
+# ---------------------------------------------------------------------- fixtures
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    """`pcsc …` in process, from the repository root."""
+    monkeypatch.chdir(ROOT)
+
+    def call(*argv: str) -> tuple[int, str, str]:
+        code = pcsc.cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+def report(run: Run, out: Path, *argv: str) -> str:
+    code, _, err = run("report", *argv, "-o", str(out))
+    assert code == 0, err
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder laid out like the repository: the reference route, its splice at seam 1
+    (`launch` now claims every change of `monetize`) and the shipped library, so every
+    path in the page reads as it would in a checkout."""
+    base = tmp_path_factory.mktemp("report")
+    (base / "examples").mkdir()
+    shutil.copy(SPEC_ROUTE, base / "examples" / SPEC_ROUTE.name)
+    (base / "obligations").mkdir()
+    shutil.copy(ROOT / "obligations" / "venture.obl", base / "obligations" / "venture.obl")
+    code = pcsc.cli.main(["splice", str(SPEC_ROUTE), "--seam", "1", "-q", "-o", str(base / "spliced.route")])
+    assert code == 0
+    return base
+
+
+def report_in(workdir: Path, out: Path, *files: str) -> str:
+    """`pcsc report` run from ``workdir`` on ``files`` (the shipped library on --lib-path)."""
+    here = os.getcwd()
+    os.chdir(workdir)
+    try:
+        code = pcsc.cli.main(["report", "-q", "--lib-path", "obligations", *files, "-o", str(out)])
+    finally:
+        os.chdir(here)
+    assert code == 0
+    return out.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- the reference route
+def test_reference_route_has_every_section(run: Run, tmp_path: Path) -> None:
+    page = report(run, tmp_path / "r.html", "examples/devtools_api.route")
+    doc = parse(page).root
+    assert page.startswith("<!DOCTYPE html>\n")
+    assert doc.find_all(cls="ranking") == [] and "Ranking" not in page  # one route: no ranking
+    (route,) = sections(doc)
+    assert route.find("h2").text == "devtools_api — Developer API for SMS"
+    assert headings(route) == [
+        "The route",
+        "The staged fold",
+        "Coverage: transition × field",
+        "Undischarged obligations",
+        "Seams: deleting an interior step",
+    ]
+    facts = {d.find("dt").text: d.find("dd").text for d in route.find("dl", "facts").children}
+    assert facts["verdict"].startswith("released")
+    assert facts["score (R₀)"] == "885,626.17 USD"
+    assert facts["policy"].startswith("venture@1.0.0 26e7d7792212")
+    # the route picture: pcsc.render.graph's SVG, inline
+    picture = route.find("div", "picture")
+    assert picture.find("svg").attrs["xmlns"] == SVG_NS_URL
+    assert len(picture.find_all("g")) == 1 and picture.find("g").attrs["id"] == "route-r0"
+    # the waterfall: a cost bar per stage, V, then the score
+    waterfall = route.find("svg", "waterfall")
+    bars = waterfall.find_all("g", "bar")
+    assert [b.classes[1] for b in bars] == ["cost", "cost", "cost", "value", "total"]
+    assert [b.find("text").text for b in bars] == ["launch", "monetize", "expand", "value V", "score R₀"]
+    assert bars[0].find_all("text")[-1].text == "−99,000.00"
+    assert bars[-1].find_all("text")[-1].text == "+885,626.17"
+    stages = route.find("table", "stages").find("tbody").find_all("tr")
+    assert [r.find("td").text for r in stages] == ["launch", "monetize", "expand"]
+    assert stages[0].find_all("td")[-1].text == "885,626.17"  # R_0
+    # the coverage matrix: one row per transition, one column per field
+    matrix = route.find("table", "matrix")
+    columns = [th.text for th in matrix.find("thead").find_all("th")]
+    assert columns == ["transition", "developers", "paying_teams", "arr"]
+    rows = matrix.find("tbody").find_all("tr")
+    assert [r.find("td").text for r in rows] == ["launch", "monetize", "expand"]
+    assert [c.classes[0] for c in rows[0].find_all("td")[1:]] == ["covered", "unchanged", "unchanged"]
+    assert rows[1].find_all("td")[3].text == "covered by monetization 0 → 1.2M"
+    assert route.find_all("ul", "obligations") == []
+    assert "None: every material change is covered" in route.text
+    # the seam table
+    (seam,) = route.find("table", "seams").find("tbody").find_all("tr")
+    cells = [td.text for td in seam.find_all("td")]
+    assert cells[:3] == ["1", "monetize", "+3,625,129.92"]
+    assert cells[6] == "rewarded" and cells[8] == "suspend-and-ask"
+
+
+def test_spliced_route_lists_uncovered_fields_and_failing_requires(workdir: Path, tmp_path: Path) -> None:
+    page = report_in(workdir, tmp_path / "r.html", "spliced.route")
+    (route,) = sections(parse(page).root)
+    assert route.find("span", "verdict").text == "suspend-and-ask"
+    assert "withheld" in route.find("dl", "facts").text
+    rows = route.find("table", "matrix").find("tbody").find_all("tr")
+    assert [r.find("td").text for r in rows] == ["launch", "expand"]
+    launch = rows[0].find_all("td")[1:]
+    assert [c.classes[0] for c in launch] == ["uncovered", "uncovered", "uncovered"]
+    assert [c.text for c in launch] == ["uncovered 0 → 5,000", "uncovered 0 → 200", "uncovered 0 → 1.2M"]
+    items = route.find("ul", "obligations").children
+    assert [i.children[0].text for i in items] == ["launch", "launch", "launch"]
+    assert [i.find("code").text for i in items] == ["developers", "paying_teams", "arr"]
+    failures = [(f.find("code", "where").text, f.find("code", "require").text) for f in route.find_all("li", "failure")]
+    assert failures == [
+        ("obligations/venture.obl:12", "require measured(delta)"),
+        ("obligations/venture.obl:20", "require measured(delta)"),
+        ("obligations/venture.obl:21", "require budget >= floor(delta)"),
+        ("obligations/venture.obl:20", "require measured(delta)"),
+        ("obligations/venture.obl:21", "require budget >= floor(delta)"),
+    ]
+    library = (ROOT / "obligations" / "venture.obl").read_text(encoding="utf-8").splitlines()
+    for where, require in failures:
+        line = int(where.rsplit(":", 1)[1])
+        assert library[line - 1].split("#")[0].strip() == require
+    assert "99,000 >= 613,333.33 is false" in route.text
+    assert "no admissible deletion (n = 2; seams need n ≥ 3)" in route.text
+
+
+def test_several_routes_rank_first(workdir: Path, tmp_path: Path) -> None:
+    page = report_in(workdir, tmp_path / "r.html", "examples/devtools_api.route", "spliced.route")
+    doc = parse(page).root
+    ranking = doc.find("section", "card")
+    assert ranking.attrs["id"] == "ranking"
+    rows = ranking.find("tbody").find_all("tr")
+    cells = [[td.text for td in r.find_all("td")] for r in rows]
+    assert [c[0] for c in cells] == ["1", "2"]
+    assert [c[4] for c in cells] == ["released", "suspend-and-ask"]
+    assert cells[1][5] == "withheld (T 63.75)"
+    anchors = [r.find("a").attrs["href"] for r in rows]
+    assert anchors == ["#" + s.attrs["id"] for s in sections(doc)]
+
+
+def test_cohort_ranking_is_the_rank_order(run: Run, tmp_path: Path) -> None:
+    import json
+
+    page = report(run, tmp_path / "cohort.html", "examples/cohort/")
+    doc = parse(page).root
+    rows = doc.find("table", "ranking").find("tbody").find_all("tr")
+    code, out, _ = run("rank", "--format", "json", "examples/cohort/")
+    assert code == 0
+    expected = json.loads(out)["ranking"]
+    assert len(rows) == len(expected) == 30
+    for row, want in zip(rows, expected, strict=True):
+        cells = [td.text for td in row.find_all("td")]
+        assert cells[0] == str(want["rank"]) + ("=" if want["tied"] else "")
+        assert cells[1].split()[0] == want["route"]
+        assert cells[7] == f"{want['criteria_score']:.2f}" and cells[8] == want["bucket"]
+        assert all(g["id"] in cells[3] for g in want["gates"])
+    assert len(sections(doc)) == 30
+
+
+# ---------------------------------------------------------------------- safety and determinism
+def test_titles_are_escaped(run: Run, tmp_path: Path) -> None:
+    hostile = tmp_path / "hostile.route"
+    text = SPEC_ROUTE.read_text(encoding="utf-8")
+    hostile.write_text(text.replace('"Developer API for SMS"', '"<script>alert(1)</script> & co"'), encoding="utf-8")
+    page = report(run, tmp_path / "r.html", str(hostile), "--lib-path", "obligations")
+    assert "<script" not in page.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in page
+    assert parse(page).root.find("h2").text == "devtools_api — <script>alert(1)</script> & co"
+
+
+def test_no_external_urls_and_no_script(workdir: Path, tmp_path: Path) -> None:
+    page = report_in(workdir, tmp_path / "r.html", "examples/devtools_api.route", "spliced.route")
+    parser = parse(page)
+    for tag, name, value in parser.attributes:
+        if name in ("src", "href", "xlink:href", "action", "srcset", "poster"):
+            assert value.startswith(("#", "data:")), f"<{tag} {name}={value!r}> is not self-contained"
+        if name == "xmlns":
+            assert tag == "svg" and value == SVG_NS_URL
+    assert page.replace(f'xmlns="{SVG_NS_URL}"', "").count("http") == 0
+    assert "url(" not in page and "@import" not in page
+    assert parser.root.find_all("script") == [] and parser.root.find_all("img") == []
+
+
+def test_same_input_same_bytes_on_stdout_and_in_a_file(run: Run, tmp_path: Path) -> None:
+    first = report(run, tmp_path / "a.html", "examples/devtools_api.route", "examples/feature_flags.route")
+    second = report(run, tmp_path / "b.html", "examples/devtools_api.route", "examples/feature_flags.route")
+    assert first == second
+    code, out, _ = run("report", "examples/devtools_api.route", "examples/feature_flags.route")
+    assert code == 0 and out == first
+
+
+def test_route_option_and_usage_errors(run: Run, tmp_path: Path) -> None:
+    page = report(run, tmp_path / "r.html", "examples/", "--route", "devtools_api")
+    assert len(sections(parse(page).root)) == 1
+    code, _, err = run("report", "examples/devtools_api.route", "--route", "devtools_ap")
+    assert code == 2 and "devtools_api" in err
+
+
+def test_without_jinja2_the_command_says_what_to_install(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jinja2", None)  # `import jinja2` now raises ImportError
+    code, out, err = run("report", "examples/devtools_api.route")
+    assert code == 2 and out == ""
+    assert "pip install 'pcsc[report]'" in err
+
+
+def test_template_ships_inside_the_package() -> None:
+    from pcsc.report import TEMPLATE, TEMPLATES
+
+    assert TEMPLATES.parent == Path(pcsc.__file__).resolve().parent
+    assert (TEMPLATES / TEMPLATE).is_file()
+
+
+# ---------------------------------------------------------------------- Chromium
+CHROMIUM = shutil.which("chromium")
+FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+)
+
+
+def open_in_chromium(page: Path, screenshot: Path, size: str = "1280,3500") -> list[str]:
+    """Load ``page`` in headless Chromium, save a screenshot, and return the console
+    messages the page produced (every `console.*` call and every uncaught exception is
+    logged on standard error as an `INFO:CONSOLE` line)."""
+    assert CHROMIUM is not None
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--screenshot={screenshot}",
+             f"--window-size={size}", page.resolve().as_uri()],
+            capture_output=True, text=True, timeout=120,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert screenshot.is_file(), f"no screenshot written\n{proc.stderr}"
+    return [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+
+
+def png_size_and_colours(path: Path) -> tuple[int, int, int]:
+    """Width, height and the number of distinct pixel values of an 8-bit RGB(A) PNG."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, chunks, header = 8, [], b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            chunks.append(body)
+        pos += 12 + length
+    width, height, depth, colour = struct.unpack(">IIBB", header[:10])
+    assert depth == 8 and colour in (2, 6), f"unexpected PNG format: depth {depth}, colour type {colour}"
+    raw = zlib.decompress(b"".join(chunks))
+    step = 1 + width * (3 if colour == 2 else 4)
+    # the filter bytes make exact decoding unnecessary: distinct scanline contents
+    # are enough to tell a drawn page from a blank one
+    lines = {raw[i * step + 1 : (i + 1) * step] for i in range(height)}
+    return width, height, len(lines)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="`chromium` is not on PATH (.ci/run installs Debian's chromium)")
+def test_report_renders_in_chromium_without_console_errors(workdir: Path, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    report_in(workdir, page, "examples/devtools_api.route", "spliced.route")
+    shot = tmp_path / "report.png"
+    messages = open_in_chromium(page, shot)
+    assert messages == [], "console messages:\n" + "\n".join(messages)
+    width, height, distinct = png_size_and_colours(shot)
+    assert (width, height) == (1280, 3500)
+    assert distinct > 100, "the screenshot looks blank"
+    # the check can fail: the same page with a console.error in it is caught
+    bad = tmp_path / "bad.html"
+    bad.write_text(page.read_text(encoding="utf-8").replace(
+        "</body>", '<script>console.error("injected failure")</script></body>'), encoding="utf-8")
+    caught = open_in_chromium(bad, tmp_path / "bad.png", "800,600")
+    assert len(caught) == 1 and "injected failure" in caught[0]
+    if os.environ.get("PCSC_UPDATE_SCREENSHOT") == "1":
+        shutil.copy(shot, SCREENSHOT)
+
+
+def test_docs_keep_a_screenshot() -> None:
+    width, _, distinct = png_size_and_colours(SCREENSHOT)
+    assert width == 1280 and distinct > 100
+    assert "report.png" in (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
