@@ -15,6 +15,7 @@ import attrs
 
 from pcsc.canonical import sha256_hex
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
+from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
@@ -185,6 +186,24 @@ class Session:
         """Load the route's policy and check what depends on it; None on errors."""
         return self.check_policy(PolicyFacts.of(route))
 
+    def check_route(self, route: Route) -> LoadedPolicy | None:
+        """What `pcsc check` checks: bind the policy, then discharge coverage (no
+        scoring); each uncovered material change is a diagnostic on its transition
+        (PCSC-E501 under gate, PCSC-W501 under dock, none when coverage is off)."""
+        loaded = self.bind(route)
+        if loaded is not None:
+            mode, _ = self.mode_for(loaded)
+            if mode != "off":
+                coverage = discharge_route(route, loaded.policy)
+                report_uncovered(route, coverage, mode, self.sources.get(route.file), self.diags)
+        return loaded
+
+    def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
+        """The coverage mode (a command-line override, else the policy's) and its source."""
+        if self.coverage_mode is not None:
+            return self.coverage_mode, "command line"
+        return loaded.policy.policy.coverage, "policy"
+
     def check_policy(self, facts: PolicyFacts) -> LoadedPolicy | None:
         """Load the pinned policy, check the pin, reference classes, criteria and
         point-in-time evidence against it; None when there is no policy or an error."""
@@ -284,10 +303,7 @@ class Session:
         numbers = score_route(route, loaded.policy, self.diags)
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
-        if self.coverage_mode is not None:
-            mode, source = self.coverage_mode, "command line"
-        else:
-            mode, source = loaded.policy.policy.coverage, "policy"
+        mode, source = self.mode_for(loaded)
         coverage = None if mode == "off" else discharge_route(route, loaded.policy)
         docked = None
         if coverage is not None and not coverage.complete and mode == "dock":

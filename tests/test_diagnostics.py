@@ -1179,10 +1179,11 @@ def test_check_end_to_end_text(tmp_path: Path) -> None:
 
 
 def test_check_end_to_end_warning_only_exits_0(tmp_path: Path) -> None:
-    (tmp_path / "r.route").write_text(edit(("captured  2012-05-20", "captured  2012-06-20")), encoding="utf-8")
+    # late contradicting evidence: excluded (a warning), and no obligation needed it
+    (tmp_path / "r.route").write_text(edit(("captured  2012-05-02", "captured  2012-06-20")), encoding="utf-8")
     proc = pcsc("check", "r.route", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.startswith("r.route:69:9: warning: evidence `hn_launch` was captured 2012-06-20")
+    assert proc.stderr.startswith("r.route:96:9: warning: evidence `price_war` was captured 2012-06-20")
     assert proc.stderr.endswith("ok: 1 route checked\n")
 
 
