@@ -303,7 +303,10 @@ class Session:
         numbers = score_route(route, loaded.policy, self.diags)
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
-        mode, source = self.mode_for(loaded)
+        if self.coverage_mode is not None:
+            mode, source = self.coverage_mode, "command line"
+        else:
+            mode, source = loaded.policy.policy.coverage, "policy"
         coverage = None if mode == "off" else discharge_route(route, loaded.policy)
         docked = None
         if coverage is not None and not coverage.complete and mode == "dock":

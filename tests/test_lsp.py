@@ -192,6 +192,7 @@ async def test_completion(client: LanguageClient, document: Document) -> None:
     assert "devtools/scale" in await labels('"devtools/first-users"', 1)
     assert {"adoption", "monetization"} <= set(await labels("discharges adoption", len("discharges ad")))
     assert await labels("90 days", 3) == ["usd", "days", "months", "years"]
+    assert {"usd", "arr"} <= set(await labels("garage { developers 0    paying_teams 0 ", 40))
 
 
 @in_module_loop

@@ -195,13 +195,14 @@ class Analysis:
                 Completion(o.name, "obligation", "covers " + ", ".join(o.covers), start)
                 for o in self.obligations().values()
             ]
-        if re.search(r"(?<![A-Za-z_])[0-9][0-9_.]*(?:[eE][+-]?[0-9]+)?[kMB]?\s+[A-Za-z]*$", before):
-            return [Completion(u, "unit", "unit", start) for u in grammar_units()]
+        out: list[Completion] = []
+        if re.search(r"(?<![A-Za-z_])[0-9][0-9_.]*(?:[eE][+-]?[0-9]+)?[kMB]?[ \t]+[A-Za-z]*$", before):
+            out += [Completion(u, "unit", "unit", start) for u in grammar_units()]
         if re.match(r"^\s*(threshold|kill)\b", before) or self._in_state_block(line, column):
-            return [
+            out += [
                 Completion(f.name, "field", f"{f.type}, library {f.library}", start) for f in self.fields().values()
             ]
-        return []
+        return out
 
     # ------------------------------------------------------------------ helpers
     def _line(self, line: int) -> str:
