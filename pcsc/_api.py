@@ -529,7 +529,7 @@ def check(
     session = _session(policy_path, lib_path, None)
     routes = _load(source, session)
     for route in routes:
-        session.bind(route)
+        session.check_route(route)
     public, internal = _diagnostics(session)
     return CheckResult(public, _inputs(session), tuple(r.name for r in routes), _internal=internal)
 

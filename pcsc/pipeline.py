@@ -15,6 +15,7 @@ import attrs
 
 from pcsc.canonical import sha256_hex
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
+from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
@@ -184,6 +185,24 @@ class Session:
     def bind(self, route: Route) -> LoadedPolicy | None:
         """Load the route's policy and check what depends on it; None on errors."""
         return self.check_policy(PolicyFacts.of(route))
+
+    def check_route(self, route: Route) -> LoadedPolicy | None:
+        """What `pcsc check` checks: bind the policy, then discharge coverage (no
+        scoring); each uncovered material change is a diagnostic on its transition
+        (PCSC-E501 under gate, PCSC-W501 under dock, none when coverage is off)."""
+        loaded = self.bind(route)
+        if loaded is not None:
+            mode, _ = self.mode_for(loaded)
+            if mode != "off":
+                coverage = discharge_route(route, loaded.policy)
+                report_uncovered(route, coverage, mode, self.sources.get(route.file), self.diags)
+        return loaded
+
+    def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
+        """The coverage mode (a command-line override, else the policy's) and its source."""
+        if self.coverage_mode is not None:
+            return self.coverage_mode, "command line"
+        return loaded.policy.policy.coverage, "policy"
 
     def check_policy(self, facts: PolicyFacts) -> LoadedPolicy | None:
         """Load the pinned policy, check the pin, reference classes, criteria and

@@ -1180,10 +1180,11 @@ def test_check_end_to_end_text(tmp_path: Path) -> None:
 
 
 def test_check_end_to_end_warning_only_exits_0(tmp_path: Path) -> None:
-    (tmp_path / "r.route").write_text(edit(("captured  2012-05-20", "captured  2012-06-20")), encoding="utf-8")
+    # late contradicting evidence: excluded (a warning), and no obligation needed it
+    (tmp_path / "r.route").write_text(edit(("captured  2012-05-02", "captured  2012-06-20")), encoding="utf-8")
     proc = pcsc("check", "r.route", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.startswith("r.route:69:9: warning: evidence `hn_launch` was captured 2012-06-20")
+    assert proc.stderr.startswith("r.route:96:9: warning: evidence `price_war` was captured 2012-06-20")
     assert proc.stderr.endswith("ok: 1 route checked\n")
 
 
@@ -1391,3 +1392,21 @@ def test_coloured_diagnostics_on_a_terminal_are_never_wrapped(tmp_path: Path, mo
     first = out.getvalue().splitlines()[0]
     assert "\x1b[" in first  # coloured
     assert first.endswith("[PCSC-E207]")  # the whole header on one line, whatever the width
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [(None, "PCSC-E501"), ("gate", "PCSC-E501"), ("dock", "PCSC-W501"), ("off", None)],
+    ids=["policy", "gate", "dock", "off"],
+)
+def test_check_reports_each_uncovered_change_by_the_coverage_mode(mode: str | None, expected: str | None) -> None:
+    # the reference route spliced at seam 1: launch claims three changes it never measured
+    text = (GOLDEN_DIR / "uncovered.route").read_text(encoding="utf-8")
+    session = Session(coverage_mode=mode)  # type: ignore[arg-type]
+    for route in session.routes_from_text(text, "u.route", GOLDEN_DIR):
+        session.check_route(route)
+    coverage = [d for d in session.diags if d.code in ("PCSC-E501", "PCSC-W501")]
+    assert [d.code for d in coverage] == ([expected] * 3 if expected else [])
+    for d in coverage:
+        assert (d.span.line, d.span.column, d.span.end_column) == (21, 16, 22)  # `launch` in its header
+        assert d.help is not None and "obligations/venture.obl:" in d.help

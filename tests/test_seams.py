@@ -541,8 +541,12 @@ def test_splice_writes_a_file_that_compiles(at_root: None, tmp_path: Path, capsy
     code, stdout_text, _ = run_cli(capsys, "splice", "examples/devtools_api.route", "--seam", "1")
     assert code == 0 and stdout_text == out_path.read_text(encoding="utf-8")
     assert stdout_text.startswith("# Spliced by pcsc: seam k=1 of route devtools_api")
+    code, _, err = run_cli(capsys, "check", "--coverage", "off", str(out_path))
+    assert code == 0, err  # well-formed: it parses, lowers and binds
+    # but `check` discharges coverage: launch now claims changes it never measured
     code, _, err = run_cli(capsys, "check", str(out_path))
-    assert code == 0, err
+    assert code == 1
+    assert err.count("[PCSC-E501]") == 3 and "`launch` changes developers 0 -> 5,000" in err
 
 
 def test_pipeline_arm_finds_the_route_s_own_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -53,6 +53,7 @@ COMMANDS: tuple[Command, ...] = (
     _c("policy fit", "policy_fit", "propose a new policy version with priors refitted from the ledger"),
     _c("policy compare", "policy_compare", "score two policies on held-out resolved routes"),
     _c("config", "config", "the effective settings and where each came from"),
+    _c("lsp", "lsp", "the language server for editors, over stdio (needs the extra pcsc[lsp])"),
 )
 
 GROUPS: dict[str, str] = {

@@ -89,6 +89,9 @@ E405 = _register("PCSC-E405", "policy rule cannot be evaluated")
 E406 = _register("PCSC-E406", "policy reference is malformed")
 E407 = _register("PCSC-E407", "configuration file cannot be used")
 
+# coverage
+E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")
+
 # forecasts (E70x outcomes files, E71x the ledger, E72x frozen packets, E73x score tables,
 # E74x grading, E75x ranking and freezing)
 E701 = _register("PCSC-E701", "outcomes file cannot be used")
@@ -116,6 +119,7 @@ E811 = _register("PCSC-E811", "project files already exist")
 E812 = _register("PCSC-E812", "project files cannot be written")
 
 # warnings
+W501 = _register("PCSC-W501", "material change not covered (coverage dock: the score is docked)")
 W601 = _register("PCSC-W601", "evidence captured after as_of is inadmissible")
 W602 = _register("PCSC-W602", "stated criteria total is ignored")
 W603 = _register("PCSC-W603", "state is not used by any transition")

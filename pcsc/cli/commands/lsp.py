@@ -1,0 +1,45 @@
+"""`pcsc lsp`: the language server, over standard input and output (for editors).
+
+The server is `pcsc.lsp.server`; it needs pygls, the optional extra `pcsc[lsp]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, Outcome
+
+MISSING = (
+    "pcsc lsp needs pygls, which is not installed; install the extra: "
+    "python3 -m pip install 'pcsc[lsp]' (or: python3 -m pip install 'pygls>=2')\n"
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--stdio",
+        action="store_true",
+        help="talk over standard input and output (the default; accepted because many clients pass it)",
+    )
+    options.search_paths(p)
+    options.coverage(p)
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    try:
+        from pcsc.lsp.server import Settings, serve
+    except ImportError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        ctx.stderr.write(MISSING)
+        return Outcome("lsp", exit_code=EXIT_INPUT)
+    settings = Settings(
+        lib_path=tuple(ctx.search_path("lib_path")),
+        policy_path=tuple(ctx.search_path("policy_path")),
+        coverage=ctx.coverage,  # type: ignore[arg-type]
+    )
+    serve(settings)
+    return Outcome("lsp", exit_code=EXIT_OK)
+

@@ -1,0 +1,474 @@
+"""What the language server knows about one open document, without pygls.
+
+`analyse` compiles the document's text in memory, as `pcsc check` would check the file
+(libraries resolve from the document's folder, then the configured and shipped ones),
+and also scores each route so that hover can show its numbers. The queries (`hover`,
+`definition`, `completion`) take PCSC positions: 1-based lines, 1-based columns
+counted in characters (code points). The server converts to and from LSP positions.
+
+Queries read the text around the position with small regular expressions rather than
+the parse tree, so they keep working while the text does not parse.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from pcsc.coverage import Coverage, discharge_route
+from pcsc.coverage.diagnose import report_uncovered, show_value
+from pcsc.coverage.verdict import Mode
+from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
+from pcsc.ir import FieldDecl, Library, Obligation, Route, Transition
+from pcsc.pipeline import Session
+from pcsc.policy.load import PolicyError, PolicyStore
+from pcsc.policy.model import LoadedPolicy
+from pcsc.resources import data_dir
+from pcsc.score.route import RouteNumbers, TransitionNumbers, score_route
+
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_USES = re.compile(r"^\s*uses\s+([^#\n]*)", re.M)
+_POLICY = re.compile(r'^\s*policy\s+"([^"]*)"', re.M)
+_STATE_DEF = r"\b(?:state)\s+({name})\b"
+_TRANSITION_DEF = r"\btransition\s+({name})\s*:"
+
+
+@attrs.frozen
+class Location:
+    """A region of a file, in PCSC terms (1-based, end exclusive); ``path`` None is
+    the analysed document itself."""
+
+    path: Path | None
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@attrs.frozen
+class RouteFacts:
+    """A route that lowered, with what binding, scoring and coverage made of it."""
+
+    route: Route
+    policy: LoadedPolicy | None
+    numbers: RouteNumbers | None  # None when the policy or scoring failed
+    coverage: Coverage | None
+    mode: Mode | None
+
+
+@attrs.frozen
+class Completion:
+    label: str
+    kind: str  # field | class | obligation | unit
+    detail: str
+    replace_from: int  # the column (1-based) where the text the completion replaces starts
+
+
+@attrs.define
+class Analysis:
+    """One compilation of one document, and the queries on it."""
+
+    text: str
+    shown: str  # the name the document's diagnostics carry
+    folder: Path
+    diagnostics: list[Diagnostic]
+    routes: list[RouteFacts]
+    libraries: list[Library]
+    policies: list[LoadedPolicy]
+    store: PolicyStore
+
+    # ------------------------------------------------------------------ lookups
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    def fields(self) -> dict[str, FieldDecl]:
+        return {f.name: f for lib in self.libraries for f in lib.fields}
+
+    def obligations(self) -> dict[str, Obligation]:
+        return {o.name: o for lib in self.libraries for o in lib.obligations}
+
+    def classes(self) -> dict[str, tuple[LoadedPolicy, float, float, str]]:
+        """Reference class -> (policy, prior p, floor_usd, source)."""
+        out: dict[str, tuple[LoadedPolicy, float, float, str]] = {}
+        for loaded in self.policies:
+            for name, prior in loaded.policy.priors.items():
+                out.setdefault(name, (loaded, prior.p, prior.floor_usd, prior.source))
+        return out
+
+    def route_at(self, line: int) -> RouteFacts | None:
+        for r in self.routes:
+            if r.route.span.line <= line <= r.route.span.end_line:
+                return r
+        return self.routes[0] if len(self.routes) == 1 else None
+
+    def transition(self, name: str, line: int) -> tuple[RouteFacts, Transition] | None:
+        chosen = self.route_at(line)
+        for r in [chosen] if chosen is not None else self.routes:
+            for t in r.route.transitions:
+                if t.name == name:
+                    return r, t
+        return None
+
+    # ------------------------------------------------------------------ queries
+    def hover(self, line: int, column: int) -> str | None:
+        """Markdown for what is at the position: a transition, field, obligation,
+        state or reference class; None for anything else."""
+        text = self._line(line)
+        cls = class_string_at(text, column)
+        if cls is not None:
+            return self._class_hover(cls)
+        word = word_at(text, column)
+        if word is None:
+            return None
+        name = word[0]
+        keyword = first_word(text)
+        found = self.transition(name, line)
+        if found is not None and keyword in ("transition", "supports", "contradicts"):
+            return transition_hover(*found)
+        fields, obligations = self.fields(), self.obligations()
+        if keyword == "discharges" and name in obligations:
+            return self._obligation_hover(obligations[name])
+        if name in fields and keyword not in ("transition", "vision", "discharges"):
+            return self._field_hover(fields[name])
+        if found is not None:
+            return transition_hover(*found)
+        if name in obligations:
+            return self._obligation_hover(obligations[name])
+        facts = self.route_at(line)
+        if facts is not None:
+            for s in facts.route.states:
+                if s.name == name:
+                    values = ", ".join(f"{k} {show_value(v)}" for k, v in s.values)
+                    return f"**state {s.name}**: {values}"
+        return None
+
+    def definition(self, line: int, column: int) -> Location | None:
+        """Where the name at the position is defined: a state or transition in this
+        document, an obligation or field in its `.obl` file, a reference class in the
+        policy's TOML file."""
+        text = self._line(line)
+        cls = class_string_at(text, column)
+        if cls is not None:
+            return self._class_location(cls)
+        word = word_at(text, column)
+        if word is None:
+            return None
+        name = word[0]
+        keyword = first_word(text)
+        obligations, fields = self.obligations(), self.fields()
+        if keyword == "discharges":
+            return _decl_location(obligations[name].span, name) if name in obligations else None
+        if keyword in ("threshold", "kill") and name in fields:
+            return _decl_location(fields[name].span, name)
+        if keyword in ("supports", "contradicts"):
+            return self._find(_TRANSITION_DEF, name)
+        if keyword == "state" and name in fields:
+            return _decl_location(fields[name].span, name)
+        return (
+            self._find(_STATE_DEF, name)
+            or self._find(_TRANSITION_DEF, name)
+            or (_decl_location(obligations[name].span, name) if name in obligations else None)
+            or (_decl_location(fields[name].span, name) if name in fields else None)
+        )
+
+    def completion(self, line: int, column: int) -> list[Completion]:
+        """Fields inside state blocks, thresholds and kills; reference classes inside
+        `class "…"`; obligations after `discharges`; units after a number."""
+        text = self._line(line)
+        before = text[: column - 1]
+        m = re.search(r'\bclass\s+"([^"]*)$', before)
+        if m is not None:
+            start = m.start(1) + 1
+            return [
+                Completion(name, "class", f"p_prior {p:g}, floor {floor:,.0f} USD ({loaded.ref})", start)
+                for name, (loaded, p, floor, _) in sorted(self.classes().items())
+            ]
+        partial = re.search(r"[A-Za-z_0-9]*$", before)
+        start = (partial.start() if partial else len(before)) + 1
+        if re.match(r"^\s*discharges\b", before):
+            return [
+                Completion(o.name, "obligation", "covers " + ", ".join(o.covers), start)
+                for o in self.obligations().values()
+            ]
+        out: list[Completion] = []
+        if re.search(r"(?<![A-Za-z_])[0-9][0-9_.]*(?:[eE][+-]?[0-9]+)?[kMB]?[ \t]+[A-Za-z]*$", before):
+            out += [Completion(u, "unit", "unit", start) for u in grammar_units()]
+        if re.match(r"^\s*(threshold|kill)\b", before) or self._in_state_block(line, column):
+            out += [
+                Completion(f.name, "field", f"{f.type}, library {f.library}", start) for f in self.fields().values()
+            ]
+        return out
+
+    # ------------------------------------------------------------------ helpers
+    def _line(self, line: int) -> str:
+        lines = self.lines
+        return lines[line - 1] if 1 <= line <= len(lines) else ""
+
+    def _in_state_block(self, line: int, column: int) -> bool:
+        offset = sum(len(s) + 1 for s in self.lines[: line - 1]) + column - 1
+        before = self.text[:offset]
+        opened = list(re.finditer(r"\bstate\s+[A-Za-z_][A-Za-z0-9_]*\s*\{", before))
+        return bool(opened) and "}" not in before[opened[-1].end() :]
+
+    def _find(self, pattern: str, name: str) -> Location | None:
+        m = re.search(pattern.format(name=re.escape(name)), self.text)
+        if m is None:
+            return None
+        line = self.text.count("\n", 0, m.start(1)) + 1
+        column = m.start(1) - (self.text.rfind("\n", 0, m.start(1)) + 1) + 1
+        return Location(None, line, column, line, column + len(name))
+
+    def _class_hover(self, name: str) -> str | None:
+        known = self.classes().get(name)
+        if known is None:
+            return None
+        loaded, p, floor, source = known
+        out = f'**class "{name}"** ({loaded.ref})\n\n- p_prior {p:g}\n- floor {floor:,.0f} USD'
+        return out + (f"\n- source: {source}" if source else "")
+
+    def _class_location(self, name: str) -> Location | None:
+        """The `[priors."name"]` table of the pinned policy, or of a policy it extends."""
+        header = re.compile(r'^[ \t]*\[[ \t]*priors[ \t]*\.[ \t]*"' + re.escape(name) + r'"[ \t]*\]', re.M)
+        for loaded in self.policies:
+            path: Path | None = Path(loaded.path).resolve()
+            seen: set[Path] = set()
+            while path is not None and path not in seen and path.is_file():
+                seen.add(path)
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except OSError:
+                    break
+                m = header.search(text)
+                if m is not None:
+                    line = text.count("\n", 0, m.start()) + 1
+                    return Location(path, line, 1, line, len(m.group(0)) + 1)
+                path = self._extended(text)
+        return None
+
+    def _extended(self, text: str) -> Path | None:
+        try:
+            ref = tomllib.loads(text).get("policy", {}).get("extends")
+        except tomllib.TOMLDecodeError:
+            return None
+        if not isinstance(ref, str) or "@" not in ref:
+            return None
+        policy_id, _, version = ref.partition("@")
+        found = self.store.find(policy_id, version)
+        return found.resolve() if found is not None else None
+
+    def _field_hover(self, f: FieldDecl) -> str:
+        if f.material is None:
+            material = "any change is material"
+        elif f.material.relative:
+            material = f"material at a change of {f.material.amount * 100:g}% of the value"
+        else:
+            material = f"material at a change of {show_value(f.material.amount)}"
+        covering = [o.name for o in self.obligations().values() if f.name in o.covers]
+        by = ", ".join(f"`{o}`" for o in covering) or "no obligation"
+        return (
+            f"**field {f.name}**: `{f.type}` (library {f.library}, {f.span.file}:{f.span.line})\n\n"
+            f"- {material}\n- covered by {by}"
+        )
+
+    def _obligation_hover(self, o: Obligation) -> str:
+        requires = "\n".join(f"- `{r.text}`" for r in o.requires) or "- (no require lines)"
+        return (
+            f"**obligation {o.name}** covers {', '.join(o.covers)} "
+            f"(library {o.library}, {o.span.file}:{o.span.line})\n\n{requires}"
+        )
+
+
+def analyse(
+    text: str,
+    path: Path | None,
+    *,
+    lib_path: Sequence[Path] = (),
+    policy_path: Sequence[Path] = (),
+    coverage: Mode | None = None,
+) -> Analysis:
+    """Compile ``text`` (the document at ``path``, or an unsaved one) in memory."""
+    folder = path.parent if path is not None else Path.cwd()
+    shown = str(path) if path is not None else "<untitled>"
+    store = PolicyStore(list(policy_path))
+    session = Session(lib_path=list(lib_path), policies=store, coverage_mode=coverage)
+    facts: list[RouteFacts] = []
+    for route in session.routes_from_text(text, shown, folder):
+        loaded = session.bind(route)
+        numbers: RouteNumbers | None = None
+        cov: Coverage | None = None
+        mode: Mode | None = None
+        if loaded is not None:
+            mode, _ = session.mode_for(loaded)
+            scored = Diagnostics()
+            numbers = score_route(route, loaded.policy, scored)
+            session.diags.extend(scored)
+            if scored.has_errors:
+                numbers = None
+            cov = discharge_route(route, loaded.policy)
+            report_uncovered(route, cov, mode, text, session.diags)
+        facts.append(RouteFacts(route, loaded, numbers, cov, mode))
+    return Analysis(
+        text=text,
+        shown=shown,
+        folder=folder,
+        diagnostics=_for_document(session.diags.items, shown),
+        routes=facts,
+        libraries=_libraries(text, folder, lib_path, store),
+        policies=_policies(text, store),
+        store=store,
+    )
+
+
+def _for_document(items: Sequence[Diagnostic], shown: str) -> list[Diagnostic]:
+    """The document's diagnostics; one about another file (a library, a policy) is
+    moved to the document's first line, its message naming where it is."""
+    out = []
+    for d in items:
+        if d.span.file == shown:
+            out.append(d)
+        else:
+            where = d.span.file + (f":{d.span.line}" if d.span.line else "")
+            out.append(attrs.evolve(d, message=f"{where}: {d.message}", span=Span(shown, 1, 1, 1, 1)))
+    return out
+
+
+def _libraries(text: str, folder: Path, lib_path: Sequence[Path], store: PolicyStore) -> list[Library]:
+    """The libraries the document's `uses` lines name (found even when it does not lower)."""
+    scratch = Session(lib_path=list(lib_path), policies=store)
+    out: list[Library] = []
+    for m in _USES.finditer(text):
+        for name in WORD.findall(m.group(1)):
+            lib = scratch.resolve_library(name, Span("<uses>", 1, 1, 1, 1), folder)
+            if lib is not None and lib not in out:
+                out.append(lib)
+    return out
+
+
+def _policies(text: str, store: PolicyStore) -> list[LoadedPolicy]:
+    out: list[LoadedPolicy] = []
+    for m in _POLICY.finditer(text):
+        try:
+            loaded = store.load_ref(m.group(1))
+        except PolicyError:
+            continue
+        if loaded not in out:
+            out.append(loaded)
+    return out
+
+
+def _decl_location(span: Span, name: str) -> Location:
+    """The declared name on the first line of a declaration in another file (a
+    library's `obligation NAME` or `field NAME`); the whole span if it is not found."""
+    path = Path(span.file).resolve()
+    try:
+        line = path.read_text(encoding="utf-8").split("\n")[span.line - 1]
+    except (OSError, UnicodeDecodeError, IndexError):
+        return Location(path, span.line, span.column, span.end_line, span.end_column)
+    m = re.search(r"\b" + re.escape(name) + r"\b", line[max(span.column - 1, 0) :])
+    if m is None:
+        return Location(path, span.line, span.column, span.end_line, span.end_column)
+    start = max(span.column - 1, 0) + m.start() + 1
+    return Location(path, span.line, start, span.line, start + len(name))
+
+
+def word_at(line: str, column: int) -> tuple[str, int, int] | None:
+    """The name under (or just before) the 1-based ``column``: (text, start, end), 1-based."""
+    for m in WORD.finditer(line):
+        if m.start() + 1 <= column <= m.end() + 1:
+            return m.group(0), m.start() + 1, m.end() + 1
+    return None
+
+
+def first_word(line: str) -> str | None:
+    m = WORD.match(line.lstrip())
+    return m.group(0) if m else None
+
+
+def class_string_at(line: str, column: int) -> str | None:
+    """The reference class when the position is inside the string of `class "…"`."""
+    m = re.match(r'^\s*class\s+"([^"]*)"', line)
+    if m is None or not (m.start(1) <= column - 1 <= m.end(1)):
+        return None
+    return m.group(1)
+
+
+def grammar_units() -> tuple[str, ...]:
+    """The units the grammar accepts after a number (its UNIT terminal)."""
+    grammar = (data_dir("grammar") / "pcsc.lark").read_text(encoding="utf-8")
+    m = re.search(r"^UNIT[.0-9]*:\s*/\(([^)]*)\)", grammar, re.M)
+    return tuple(m.group(1).split("|")) if m else ("usd", "days", "months", "years")
+
+
+def transition_hover(facts: RouteFacts, t: Transition) -> str:
+    """A transition's numbers (p_prior, W, p, c and what bound it, U, D) and coverage."""
+    head = f"**transition {t.name}**: {t.source} -> {t.target}, class `{t.ref_class}`"
+    lines = [head, ""]
+    n = _numbers(facts.numbers, t.name)
+    if n is None:
+        lines.append("no numbers: the route's policy or scoring has errors")
+    else:
+        c = n.cost
+        policy = facts.policy.ref if facts.policy is not None else "?"
+        lines += [
+            f"- p_prior {n.p_prior:.4g} (policy {policy})",
+            f"- W {n.reweight.W:.4f} (evidence reweighting)",
+            f"- p {n.p:.4f}",
+            f"- c {c.c:,.2f} USD, bound by {c.bound_by} "
+            f"(budget {c.budget:,.2f}, class floor {c.floor_class:,.2f}, delta floor {c.floor_delta:,.2f})",
+            f"- U {n.U:.4g} ({n.U_rule}), D {n.D:,.2f}, R_next {n.R_next:,.2f}",
+        ]
+    lines.append("")
+    lines.append(_coverage_text(facts, t))
+    return "\n".join(lines)
+
+
+def _numbers(numbers: RouteNumbers | None, name: str) -> TransitionNumbers | None:
+    if numbers is None:
+        return None
+    return next((n for n in numbers.transitions if n.name == name), None)
+
+
+def _coverage_text(facts: RouteFacts, t: Transition) -> str:
+    if facts.coverage is None:
+        return "coverage: not discharged (the route's policy has errors)"
+    rows = [d for d in facts.coverage.for_transition(t.name) if d.covered is not None]
+    mode = f" ({facts.mode})" if facts.mode else ""
+    if not rows:
+        return f"coverage{mode}: no material change"
+    out = [f"coverage{mode}:"]
+    for d in rows:
+        change = f"{d.delta.field} {show_value(d.delta.source)} -> {show_value(d.delta.target)}"
+        if d.covered:
+            out.append(f"- {change}: covered by `{d.by}`")
+        else:
+            tried = ", ".join(f"`{a.obligation}`" for a in d.tried) or "no obligation covers the field"
+            out.append(f"- {change}: **uncovered** (tried {tried})")
+    return "\n".join(out)
+
+
+def format_document(
+    text: str, path: Path | None, *, lib_path: Sequence[Path] = (), policy_path: Sequence[Path] = ()
+) -> str | None:
+    """The document in `pcsc fmt`'s canonical layout; None when it is already
+    canonical, does not parse, or when formatting would change its comments or IR
+    (`pcsc.fmt.check_format` refuses it)."""
+    from pcsc.fmt import Semantics, check_format, format_source, semantics
+
+    shown = str(path) if path is not None else "<untitled>"
+    folder = path.parent if path is not None else Path.cwd()
+    library = shown.endswith(".obl")
+    formatted = format_source(text, shown, Diagnostics())
+    if formatted is None or formatted == text:
+        return None
+
+    def meaning(t: str) -> Semantics:
+        return semantics(t, shown, library, folder, lib_path, policy_path)
+
+    if check_format(text, formatted, shown, meaning) is not None:
+        return None
+    return formatted

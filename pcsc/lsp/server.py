@@ -1,0 +1,232 @@
+"""The PCSC language server, over pygls (the optional extra `pcsc[lsp]`).
+
+Every open document is compiled in memory on open and on each change
+(`pcsc.lsp.analysis`); its diagnostics, coverage included, are published at once.
+Hover, go-to-definition and completion query the latest analysis; formatting runs
+`pcsc fmt`'s formatter and its safety check.
+
+Positions: PCSC spans are 1-based lines and 1-based columns counted in characters;
+LSP positions are 0-based lines and columns in the negotiated encoding (UTF-16 unless
+the client offers another). `to_range` and `from_position` convert, through pygls's
+position codec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import PositionCodec, ServerTextPosition, ServerTextRange
+
+from pcsc._version import __version__
+from pcsc.config import ConfigError, load_config
+from pcsc.coverage.verdict import Mode
+from pcsc.diagnostics.model import Diagnostic
+from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
+
+_KINDS = {
+    "field": lsp.CompletionItemKind.Field,
+    "class": lsp.CompletionItemKind.Class,
+    "obligation": lsp.CompletionItemKind.Interface,
+    "unit": lsp.CompletionItemKind.Unit,
+}
+
+
+@attrs.frozen
+class Settings:
+    """Search paths and coverage mode given to `pcsc lsp`; a document's `pcsc.toml`
+    (found from its folder) adds its own paths after these."""
+
+    lib_path: tuple[Path, ...] = ()
+    policy_path: tuple[Path, ...] = ()
+    coverage: Mode | None = None
+
+    def for_folder(self, folder: Path) -> Settings:
+        try:
+            config = load_config(folder)
+        except ConfigError:
+            return self
+        coverage = self.coverage
+        if coverage is None and config.coverage in ("gate", "dock", "off"):
+            coverage = config.coverage  # type: ignore[assignment]
+        return Settings(
+            (*self.lib_path, *(p for p in config.lib_path if p not in self.lib_path)),
+            (*self.policy_path, *(p for p in config.policy_path if p not in self.policy_path)),
+            coverage,
+        )
+
+
+class PcscServer(LanguageServer):
+    """A language server that keeps the latest analysis of every open document."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__("pcsc", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.settings = settings
+        self.analyses: dict[str, Analysis] = {}
+
+    def document_path(self, uri: str) -> Path | None:
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        return Path(path) if path else None
+
+    def analysis(self, uri: str) -> Analysis:
+        """The analysis of the document's current text (computed when it is stale)."""
+        doc = self.workspace.get_text_document(uri)
+        current = self.analyses.get(uri)
+        if current is not None and current.text == doc.source:
+            return current
+        path = self.document_path(uri)
+        settings = self.settings.for_folder(path.parent if path else Path.cwd())
+        result = analyse(
+            doc.source,
+            path,
+            lib_path=settings.lib_path,
+            policy_path=settings.policy_path,
+            coverage=settings.coverage,
+        )
+        self.analyses[uri] = result
+        return result
+
+    def refresh(self, uri: str) -> None:
+        """Analyse the document and publish its diagnostics."""
+        doc = self.workspace.get_text_document(uri)
+        try:
+            result = self.analysis(uri)
+        except Exception as exc:  # a bug in pcsc must not take the editor's server down
+            self.window_log_message(
+                lsp.LogMessageParams(lsp.MessageType.Error, f"pcsc: internal error analysing {uri}: {exc!r}")
+            )
+            return
+        lines = _lines(doc.source)
+        codec = self.workspace.position_codec
+        diagnostics = [to_lsp_diagnostic(d, lines, codec) for d in result.diagnostics]
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
+        )
+
+    def location(self, uri: str, where: Location) -> lsp.Location:
+        """An LSP location for a PCSC location (in this document or another file)."""
+        if where.path is None:
+            target_uri, text = uri, self.workspace.get_text_document(uri).source
+        else:
+            target_uri = from_fs_path(str(where.path)) or where.path.as_uri()
+            try:
+                text = where.path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+        span = (where.line, where.column, where.end_line, where.end_column)
+        return lsp.Location(uri=target_uri, range=to_range(span, _lines(text), self.workspace.position_codec))
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def to_range(span: tuple[int, int, int, int], lines: Sequence[str], codec: PositionCodec) -> lsp.Range:
+    """A PCSC span (1-based line and character column, end exclusive) as an LSP range
+    (0-based, in the client's units). Column 0 (a whole line or file) is its start."""
+    line, column, end_line, end_column = span
+    start = ServerTextPosition(max(line - 1, 0), max(column - 1, 0))
+    end = ServerTextPosition(max(end_line - 1, 0), max(end_column - 1, 0))
+    return codec.range_to_client_units(lines, ServerTextRange(start, end))
+
+
+def from_position(position: lsp.Position, lines: Sequence[str], codec: PositionCodec) -> tuple[int, int]:
+    """An LSP position as a PCSC (line, column), both 1-based, the column in characters."""
+    server = codec.position_from_client_units(lines, lsp.Position(position.line, position.character))
+    return server.line + 1, server.character + 1
+
+
+def to_lsp_diagnostic(d: Diagnostic, lines: Sequence[str], codec: PositionCodec) -> lsp.Diagnostic:
+    s = d.span
+    return lsp.Diagnostic(
+        range=to_range((s.line, s.column, s.end_line, s.end_column), lines, codec),
+        message=d.message + (f"\nhelp: {d.help}" if d.help else ""),
+        severity=lsp.DiagnosticSeverity.Error if d.severity == "error" else lsp.DiagnosticSeverity.Warning,
+        code=d.code,
+        source="pcsc",
+    )
+
+
+def create_server(settings: Settings | None = None) -> PcscServer:
+    """A server with every feature registered; `serve` runs it over stdio."""
+    server = PcscServer(settings or Settings())
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: PcscServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.refresh(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: PcscServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.refresh(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: PcscServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.analyses.pop(params.text_document.uri, None)  # libraries or policies may have changed
+        ls.refresh(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: PcscServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        ls.analyses.pop(params.text_document.uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def hover(ls: PcscServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        uri = params.text_document.uri
+        result = ls.analysis(uri)
+        line, column = from_position(params.position, _lines(result.text), ls.workspace.position_codec)
+        text = result.hover(line, column)
+        if text is None:
+            return None
+        return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
+
+    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls: PcscServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+        uri = params.text_document.uri
+        result = ls.analysis(uri)
+        line, column = from_position(params.position, _lines(result.text), ls.workspace.position_codec)
+        where = result.definition(line, column)
+        return None if where is None else ls.location(uri, where)
+
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=['"']))
+    def completion(ls: PcscServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+        uri = params.text_document.uri
+        result = ls.analysis(uri)
+        lines = _lines(result.text)
+        codec = ls.workspace.position_codec
+        line, column = from_position(params.position, lines, codec)
+        items = []
+        for c in result.completion(line, column):
+            edit_range = to_range((line, c.replace_from, line, column), lines, codec)
+            items.append(
+                lsp.CompletionItem(
+                    label=c.label,
+                    kind=_KINDS[c.kind],
+                    detail=c.detail,
+                    text_edit=lsp.TextEdit(range=edit_range, new_text=c.label),
+                )
+            )
+        return lsp.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+    def formatting(ls: PcscServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
+        uri = params.text_document.uri
+        text = ls.workspace.get_text_document(uri).source
+        path = ls.document_path(uri)
+        settings = ls.settings.for_folder(path.parent if path else Path.cwd())
+        formatted = format_document(text, path, lib_path=settings.lib_path, policy_path=settings.policy_path)
+        if formatted is None:
+            return []
+        lines = _lines(text)
+        whole = to_range((1, 1, len(lines), len(lines[-1]) + 1), lines, ls.workspace.position_codec)
+        return [lsp.TextEdit(range=whole, new_text=formatted)]
+
+    return server
+
+
+def serve(settings: Settings | None = None) -> None:
+    """Run the language server over standard input and output until the client exits."""
+    create_server(settings).start_io()

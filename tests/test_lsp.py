@@ -1,0 +1,246 @@
+"""The language server, driven over stdio as an editor drives it (pytest-lsp).
+
+One server process (`python -m pcsc lsp`, this checkout on PYTHONPATH) serves the
+module. The document is a copy of the reference route in a temporary folder, with
+venture.obl beside it so the library resolves from the document's own folder: the
+tests open it, see diagnostics appear and go as the text changes (a syntax-free
+error, then an uncovered material change on its transition), hover a transition,
+jump to an obligation's definition and to a state, complete fields, classes,
+obligations and units, and format it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SPEC_ROUTE
+
+pytest.importorskip("pytest_lsp")
+pytest.importorskip("pygls")
+
+import pytest_asyncio  # noqa: E402
+import pytest_lsp  # noqa: E402
+from lsprotocol import types as lsp  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
+
+from pcsc.lsp.analysis import analyse  # noqa: E402
+from pcsc.lsp.server import from_position, to_range  # noqa: E402
+
+TEXT = SPEC_ROUTE.read_text(encoding="utf-8")
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "pcsc", "lsp"], server_env=ENV),
+)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    await lsp_client.initialize_session(
+        lsp.InitializeParams(capabilities=pytest_lsp.client_capabilities("visual-studio-code"))
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture(scope="module")
+def route_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("lsp")
+    shutil.copy(ROOT / "obligations" / "venture.obl", folder / "venture.obl")
+    path = folder / "devtools_api.route"
+    path.write_text(TEXT, encoding="utf-8")
+    return path
+
+
+def position(text: str, needle: str, offset: int = 0) -> lsp.Position:
+    """The LSP position of ``needle``'s first occurrence (plus ``offset`` characters;
+    the text is ASCII, so characters are UTF-16 units)."""
+    index = text.index(needle) + offset
+    line = text.count("\n", 0, index)
+    return lsp.Position(line=line, character=index - (text.rfind("\n", 0, index) + 1))
+
+
+class Document:
+    """The open document: its text and version, changed as an editor would."""
+
+    def __init__(self, client: LanguageClient, path: Path) -> None:
+        self.client = client
+        self.uri = path.as_uri()
+        self.version = 1
+        self.text = TEXT
+
+    async def open(self) -> list[lsp.Diagnostic]:
+        self.client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(self.uri, "pcsc", self.version, self.text))
+        )
+        return await self.diagnostics()
+
+    async def change(self, text: str) -> list[lsp.Diagnostic]:
+        self.version += 1
+        self.text = text
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(self.version, self.uri),
+                [lsp.TextDocumentContentChangeWholeDocument(text)],
+            )
+        )
+        return await self.diagnostics()
+
+    async def diagnostics(self) -> list[lsp.Diagnostic]:
+        await self.client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        return list(self.client.diagnostics[self.uri])
+
+    def at(self, needle: str, offset: int = 0) -> lsp.TextDocumentPositionParams:
+        return lsp.TextDocumentPositionParams(lsp.TextDocumentIdentifier(self.uri), position(self.text, needle, offset))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def document(client: LanguageClient, route_file: Path) -> Document:
+    doc = Document(client, route_file)
+    diagnostics = await doc.open()
+    assert [d for d in diagnostics if d.severity == lsp.DiagnosticSeverity.Error] == []
+    return doc
+
+
+in_module_loop = pytest.mark.asyncio(loop_scope="module")  # the loop the module's server runs in
+
+
+@in_module_loop
+async def test_a_diagnostic_appears_and_disappears_as_the_text_changes(document: Document) -> None:
+    broken = TEXT.replace("transition launch: garage -> wedge", "transition launch: garage -> wedgee")
+    diagnostics = await document.change(broken)
+    unknown = [d for d in diagnostics if d.code == "PCSC-E201"]
+    assert unknown, diagnostics
+    assert unknown[0].severity == lsp.DiagnosticSeverity.Error
+    assert unknown[0].range.start == position(broken, "wedgee")
+    assert "did you mean `wedge`" in unknown[0].message
+    diagnostics = await document.change(TEXT)
+    assert [d for d in diagnostics if d.severity == lsp.DiagnosticSeverity.Error] == []
+
+
+@in_module_loop
+async def test_an_uncovered_change_is_shown_on_its_transition(document: Document) -> None:
+    # wedge now claims 5k developers, which launch's threshold (>= 500) does not measure
+    uncovered = TEXT.replace("state wedge  { developers 500 }", "state wedge  { developers 5k }")
+    diagnostics = await document.change(uncovered)
+    [e501] = [d for d in diagnostics if d.code == "PCSC-E501"]
+    assert e501.severity == lsp.DiagnosticSeverity.Error
+    start = position(uncovered, "launch: garage")
+    assert e501.range == lsp.Range(start, lsp.Position(start.line, start.character + len("launch")))
+    assert "developers 0 -> 5,000" in e501.message
+    assert "adoption" in e501.message and "venture.obl:12" in e501.message  # the failing `require` line
+    diagnostics = await document.change(TEXT)
+    assert not [d for d in diagnostics if d.code == "PCSC-E501"]
+
+
+@in_module_loop
+async def test_hover_a_transition_shows_its_numbers_and_coverage(client: LanguageClient, document: Document) -> None:
+    at = document.at("launch: garage", 2)
+    hover = await client.text_document_hover_async(lsp.HoverParams(at.text_document, at.position))
+    assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+    text = hover.contents.value
+    numbers = ("p_prior 0.45", "W 1.1951", "p 0.5378", "c 99,000.00 USD, bound by budget", "U 0.15", "D 1,830,824.18")
+    for part in numbers:
+        assert part in text, text
+    assert "developers 0 -> 500: covered by `adoption`" in text
+
+    at = document.at("threshold  developers >= 500", len("threshold  ") + 3)
+    hover = await client.text_document_hover_async(lsp.HoverParams(at.text_document, at.position))
+    assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+    assert "**field developers**: `count`" in hover.contents.value
+    assert "covered by `adoption`" in hover.contents.value
+
+
+@in_module_loop
+async def test_definition_of_an_obligation_lands_in_its_library(
+    client: LanguageClient, document: Document, route_file: Path
+) -> None:
+    at = document.at("discharges adoption", len("discharges ") + 2)
+    found = await client.text_document_definition_async(lsp.DefinitionParams(at.text_document, at.position))
+    assert isinstance(found, lsp.Location)
+    library = route_file.parent / "venture.obl"
+    assert found.uri == library.as_uri()
+    obl = library.read_text(encoding="utf-8")
+    assert found.range.start == position(obl, "adoption covers")
+
+    at = document.at("garage -> wedge", 1)
+    found = await client.text_document_definition_async(lsp.DefinitionParams(at.text_document, at.position))
+    assert isinstance(found, lsp.Location) and found.uri == document.uri
+    assert found.range.start == position(TEXT, "garage {")
+
+    at = document.at('"devtools/first-users"', 3)
+    found = await client.text_document_definition_async(lsp.DefinitionParams(at.text_document, at.position))
+    assert isinstance(found, lsp.Location) and found.uri.endswith("policies/venture/1.0.0.toml")
+    toml = (ROOT / "policies" / "venture" / "1.0.0.toml").read_text(encoding="utf-8")
+    assert found.range.start == position(toml, '[priors."devtools/first-users"]')
+
+
+@in_module_loop
+async def test_completion(client: LanguageClient, document: Document) -> None:
+    async def labels(needle: str, offset: int) -> list[str]:
+        at = document.at(needle, offset)
+        result = await client.text_document_completion_async(lsp.CompletionParams(at.text_document, at.position))
+        assert isinstance(result, lsp.CompletionList)
+        return [item.label for item in result.items]
+
+    assert "developers" in await labels("state wedge  { developers", len("state wedge  { dev"))
+    assert "devtools/scale" in await labels('"devtools/first-users"', 1)
+    assert {"adoption", "monetization"} <= set(await labels("discharges adoption", len("discharges ad")))
+    assert await labels("90 days", 3) == ["usd", "days", "months", "years"]
+    assert {"usd", "arr"} <= set(await labels("garage { developers 0    paying_teams 0 ", 40))
+
+
+@in_module_loop
+async def test_formatting(client: LanguageClient, document: Document) -> None:
+    messy = TEXT.replace("    state wedge  { developers 500 }", "state wedge {developers 500}")
+    await document.change(messy)
+    edits = await client.text_document_formatting_async(
+        lsp.DocumentFormattingParams(lsp.TextDocumentIdentifier(document.uri), lsp.FormattingOptions(4, True))
+    )
+    assert edits is not None and len(edits) == 1
+    assert "    state wedge  { developers 500 }" in edits[0].new_text
+    await document.change(edits[0].new_text)
+    again = await client.text_document_formatting_async(
+        lsp.DocumentFormattingParams(lsp.TextDocumentIdentifier(document.uri), lsp.FormattingOptions(4, True))
+    )
+    assert not again  # already canonical: no edits
+    await document.change(TEXT)
+
+
+# ---------------------------------------------------------------------- positions, in process
+def test_positions_count_utf16_units_after_non_ascii_text() -> None:
+    from pygls.workspace import PositionCodec
+
+    codec = PositionCodec()  # UTF-16, the LSP default
+    line = 'actor "Zoë 🚀" class'
+    # "class" starts at character 15 (1-based 16); 🚀 is two UTF-16 units, ë is one
+    start = line.index("class")
+    lsp_range = to_range((1, start + 1, 1, start + 6), [line], codec)
+    assert lsp_range.start == lsp.Position(0, start + 1) and lsp_range.end == lsp.Position(0, start + 6)
+    assert from_position(lsp.Position(0, start + 1), [line], codec) == (1, start + 1)
+
+
+def test_a_diagnostic_after_an_emoji_ends_where_the_editor_counts(tmp_path: Path) -> None:
+    text = TEXT.replace('class      "devtools/first-users"', 'class      "devtools/🚀"')
+    analysis = analyse(text, tmp_path / "r.route")
+    [e207] = [d for d in analysis.diagnostics if d.code == "PCSC-E207"]
+    from pygls.workspace import PositionCodec
+
+    lines = text.split("\n")
+    r = to_range((e207.span.line, e207.span.column, e207.span.end_line, e207.span.end_column), lines, PositionCodec())
+    assert r.end.character - r.start.character == len('"devtools/🚀"') + 1  # the rocket is two UTF-16 units
+
+
+def test_without_pygls_the_command_names_the_extra() -> None:
+    import subprocess
+
+    blocked = "import sys\nfor m in ('pygls', 'pygls.lsp', 'pygls.lsp.server'):\n    sys.modules[m] = None\n"
+    code = blocked + "from pcsc.cli import main\nraise SystemExit(main(['lsp']))\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=60)
+    assert proc.returncode == 1
+    assert "pcsc[lsp]" in proc.stderr and "pygls" in proc.stderr
