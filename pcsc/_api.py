@@ -383,13 +383,23 @@ def _is_route_text(source: str) -> bool:
     return not _exists(source) and ("\n" in source or "{" in source)
 
 
+def _folders(value: PathLike | Iterable[PathLike], what: str) -> list[Path]:
+    """Search-path folders; each must exist, as on the command line (a missing folder
+    would silently search nothing): a ValueError names the first that does not."""
+    folders = _paths(value, what)
+    for folder in folders:
+        if not folder.is_dir():
+            raise ValueError(f"{what}: {os.fspath(folder)!r} is not a folder (no such folder)")
+    return folders
+
+
 def _session(policy_path: PathLike | Iterable[PathLike], lib_path: PathLike | Iterable[PathLike],
              coverage: CoverageSetting) -> Session:
     if coverage not in _COVERAGE_MODES:
         raise ValueError(f"coverage must be None, 'gate', 'dock' or 'off', not {coverage!r}")
     return Session(
-        lib_path=_paths(lib_path, "lib_path"),
-        policies=PolicyStore(_paths(policy_path, "policy_path")),
+        lib_path=_folders(lib_path, "lib_path"),
+        policies=PolicyStore(_folders(policy_path, "policy_path")),
         coverage_mode=coverage,
     )
 
@@ -755,7 +765,7 @@ def load_policy(ref_or_path: PathLike, *, policy_path: PathLike | Iterable[PathL
 
     if not isinstance(ref_or_path, (str, os.PathLike)):
         raise TypeError(f"ref_or_path must be a policy reference or a path, not {type(ref_or_path).__name__}")
-    roots = _paths(policy_path, "policy_path")
+    roots = _folders(policy_path, "policy_path")
     target = os.fspath(ref_or_path)
     path = Path(target)
     if isinstance(ref_or_path, os.PathLike) or target.endswith(".toml") or path.is_file():

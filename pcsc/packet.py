@@ -41,6 +41,8 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "as_of": r.as_of.isoformat(),
         "fields": [{"name": f.name, "type": f.type} for f in r.fields],
         "policy": policy_identity(c),
+        "libraries": library_uses(c),
+        "local_libraries": c.policy.policy.policy.local_libraries,
         "verdict": c.decision.verdict,
         "score": None if c.decision.score is None else _num(c.decision.score),
         "ungated_score": _num(n.score),
@@ -118,6 +120,23 @@ def _uncovered(u: DeltaCoverage) -> dict[str, Any]:
 
 def policy_identity(c: Compiled) -> dict[str, str]:
     return {"id": c.policy.policy.id, "version": c.policy.policy.version, "sha256": c.policy.sha256}
+
+
+def library_uses(c: Compiled) -> list[dict[str, Any]]:
+    """The libraries a route used, each with its content hash; ``file`` is shown for a
+    library that is not shipped, and ``replaces`` marks a local library that the
+    policy's `local_libraries = true` let replace a pinned or shipped one."""
+    return [
+        {
+            "name": u.name,
+            "version": u.version,
+            "sha256": u.sha256,
+            "shipped": u.shipped,
+            "file": None if u.shipped else u.file,
+            "replaces": u.replaces,
+        }
+        for u in c.libraries
+    ]
 
 
 def compile_packet(compiled: list[Compiled], diagnostics: list[Diagnostic]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ libraries and loaded policies so that a cohort parses each only once.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import attrs
@@ -20,10 +21,12 @@ from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import Library, Route
+from pcsc.ir.names import is_name, split_policy_ref
 from pcsc.lower.common import suggest
+from pcsc.lower.expr import unquote
 from pcsc.lower.library import lower_library
 from pcsc.lower.route import PolicyFacts, lower_route_facts
-from pcsc.policy.load import PolicyError, PolicyStore
+from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.resources import data_dir
 from pcsc.resources import display_path as display
@@ -33,12 +36,37 @@ from pcsc.syntax import parse_source
 
 
 @attrs.frozen
+class LibraryUse:
+    """A library a route used: its content hash, and whether it is a local file (beside
+    the route or on --lib-path) that the policy's `local_libraries = true` let replace
+    the pinned or shipped library of that name."""
+
+    name: str
+    version: str
+    sha256: str
+    file: str
+    shipped: bool
+    replaces: bool = False
+
+
+@attrs.frozen
 class Compiled:
     route: Route
     policy: LoadedPolicy
     numbers: RouteNumbers
     coverage: Coverage | None  # None when coverage is off
     decision: Decision
+    libraries: tuple[LibraryUse, ...] = ()
+
+
+def library_sha256(path: Path) -> str | None:
+    """SHA-256 of a library file's UTF-8 text, CRLF line ends read as LF (what a
+    policy's `[libraries.<name>] sha256` pins); None when it cannot be read as text."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return sha256_hex(text.replace("\r\n", "\n"))
 
 
 @attrs.define
@@ -50,6 +78,8 @@ class Session:
     inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
     coverage_mode: Mode | None = None  # a command-line override of the policy's mode
     _libraries: dict[Path, Library | None] = attrs.field(factory=dict)
+    _uses: dict[tuple[str, str], tuple[LibraryUse, ...]] = attrs.field(factory=dict)  # (file, route)
+    _digests: dict[Path, str | None] = attrs.field(factory=dict)
 
     # ------------------------------------------------------------------ reading
     def read(self, path: Path, shown: str) -> str | None:
@@ -78,21 +108,120 @@ class Session:
         """The route's own folder, then --lib-path entries, then the shipped obligations/."""
         return [route_dir, *self.lib_path, data_dir("obligations")]
 
-    def resolve_library(self, name: str, span: Span, route_dir: Path) -> Library | None:
+    def resolve_library(
+        self,
+        name: str,
+        span: Span,
+        route_dir: Path,
+        policy: LoadedPolicy | None = None,
+        used: list[LibraryUse] | None = None,
+    ) -> Library | None:
+        """The library ``name`` for a route in ``route_dir`` under ``policy``: the first
+        `<root>/<name>.obl` of `library_roots`, which must lie inside its root and, when
+        the policy pins the name (or the name is a shipped library), hold that content,
+        unless the policy allows local libraries. Each use is appended to ``used``."""
+        shipped_root = data_dir("obligations").resolve()
         roots = self.library_roots(route_dir)
+        if not is_name(name):
+            self.diags.add(
+                codes.E206,
+                f"`{name}` is not a library name",
+                span,
+                f"library names are lowercase letters, digits and `_`: did you mean `{name.lower()}`?",
+            )
+            return None
+        found: list[Path] = []
         for root in roots:
-            candidate = (root / f"{name}.obl").resolve()
-            if candidate.is_file():
-                return self.load_library(candidate, name, span)
-        known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
+            candidate = root / f"{name}.obl"
+            if not candidate.is_file():
+                continue
+            real = candidate.resolve()
+            if not real.is_relative_to(root.resolve()):
+                self.diags.add(
+                    codes.E408,
+                    f"library `{name}`: {display(candidate)} resolves to {real}, outside its folder {display(root)}",
+                    span,
+                    "a library is read only from inside the route's folder, --lib-path and the shipped "
+                    "obligations/; copy the file there instead of linking to it",
+                )
+                return None
+            if real not in found:
+                found.append(real)
+        if not found:
+            known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
+            self.diags.add(
+                codes.E206,
+                f"unknown library `{name}`",
+                span,
+                suggest(name, known)
+                or f"looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
+            )
+            return None
+        chosen = found[0]
+        shipped = chosen.parent == shipped_root
+        digest = self.library_digest(chosen)
+        if digest is None:  # unreadable: load_library says why
+            return self.load_library(chosen, name, span)
+        pin = policy.policy.libraries.get(name) if policy is not None else None
+        allow_local = policy is not None and policy.policy.policy.local_libraries
+        reference = next((p for p in found if p.parent == shipped_root), None)
+        expected = pin.sha256 if pin is not None else (self.library_digest(reference) if reference else None)
+        replaces = expected is not None and digest != expected
+        if replaces and not (allow_local and not shipped):
+            self._refuse_library(name, span, chosen, found, expected or "", policy, shipped)
+            return None
+        lib = self.load_library(chosen, name, span)
+        if lib is not None and pin is not None and lib.version != pin.version and not replaces:
+            self.diags.add(
+                codes.E410,
+                f"library `{name}` ({display(chosen)}) is version {lib.version}, but policy "
+                f"{policy.ref if policy else ''} pins version {pin.version} with its content",
+                span,
+                "the policy's pin is inconsistent; fix its [libraries] table",
+            )
+            return None
+        if lib is not None and used is not None:
+            used.append(LibraryUse(name, lib.version, digest, display(chosen), shipped, replaces))
+        return lib
+
+    def library_digest(self, path: Path) -> str | None:
+        """`library_sha256` of a resolved library file, read once per session."""
+        if path not in self._digests:
+            self._digests[path] = library_sha256(path)
+        return self._digests[path]
+
+    def _refuse_library(
+        self,
+        name: str,
+        span: Span,
+        chosen: Path,
+        found: list[Path],
+        expected: str,
+        policy: LoadedPolicy | None,
+        shipped: bool,
+    ) -> None:
+        """Report a library whose content is not the one the policy pins or ships."""
+        whose = f"policy {policy.ref} pins" if policy is not None and name in policy.policy.libraries else "PCSC ships"
+        if shipped:
+            self.diags.add(
+                codes.E410,
+                f"library `{name}` ({display(chosen)}) has sha256 {self.library_digest(chosen)}, "
+                f"but {whose} {expected}",
+                span,
+                "the pin names other content than the shipped library: put the pinned file beside the "
+                "route or on --lib-path, or fix the policy's [libraries] table",
+            )
+            return
+        match = next((p for p in found if self.library_digest(p) == expected), None)
+        other = f"{display(match)}, the library {whose}" if match else f"the library {whose} (sha256 {expected[:12]}…)"
         self.diags.add(
-            codes.E206,
-            f"unknown library `{name}`",
+            codes.E409,
+            f"library `{name}` in {display(chosen)} would replace {other}: "
+            "the obligations that judge a route belong to its policy",
             span,
-            suggest(name, known)
-            or f"looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
+            f"remove or rename {display(chosen)}; only a policy with `local_libraries = true` "
+            "under [policy] lets a local library replace a pinned or shipped one",
         )
-        return None
 
     def load_library(self, path: Path, name: str, span: Span) -> Library | None:
         if path in self._libraries:
@@ -171,9 +300,15 @@ class Session:
                 )
                 continue
             seen[name] = span.line
+            policy, used = self.route_policy(item), list[LibraryUse]()
             route, facts = lower_route_facts(
-                item, shown, text, lambda n, s: self.resolve_library(n, s, route_dir), self.diags
+                item,
+                shown,
+                text,
+                partial(self.resolve_library, route_dir=route_dir, policy=policy, used=used),
+                self.diags,
             )
+            self._uses[(shown, name)] = tuple(used)
             if route is not None:
                 routes.append(route)
             else:
@@ -182,6 +317,20 @@ class Session:
         return routes
 
     # ------------------------------------------------------------------ policy binding
+    def route_policy(self, item: syn.RouteBlock) -> LoadedPolicy | None:
+        """The policy a route block names, when it loads: its library pins govern how the
+        route's `uses` resolve. Errors are left for `check_policy` to report."""
+        for statement in item.items:
+            if isinstance(statement, syn.PolicyPin):
+                ref = unquote(statement.ref.text)
+                if split_policy_ref(ref) is None:
+                    return None
+                try:
+                    return self.policies.load_ref(ref)
+                except PolicyError:
+                    return None
+        return None
+
     def bind(self, route: Route) -> LoadedPolicy | None:
         """Load the route's policy and check what depends on it; None on errors."""
         return self.check_policy(PolicyFacts.of(route))
@@ -217,7 +366,7 @@ class Session:
             unknown = any(m.startswith("no policy") for m in exc.messages)
             for message in exc.messages:
                 self.diags.add(
-                    codes.E401 if unknown else codes.E403,
+                    codes.E401 if unknown else codes.E408 if isinstance(exc, OutsideRoots) else codes.E403,
                     message if unknown else f"{exc.path}: {message}",
                     ref.span,
                     suggest(str(ref), self.policies.available()) if unknown else None,
@@ -312,7 +461,8 @@ class Session:
         if coverage is not None and not coverage.complete and mode == "dock":
             docked = docked_score(numbers)
         decision = decide(coverage, mode, source, numbers.score, docked)
-        return Compiled(route, loaded, numbers, coverage, decision)
+        uses = self._uses.get((route.file, route.name), ())
+        return Compiled(route, loaded, numbers, coverage, decision, uses)
 
 
 def docked_score(numbers: RouteNumbers) -> float:

@@ -382,7 +382,7 @@ def damaged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     size = path.stat().st_size
     with open(path, "r+b") as f:
         for page in range(size // 4096 - 2, size // 4096):
-            f.seek(page * 4096 + 100)
+            f.seek(page * 4096)  # the b-tree page header: SQLite sees a malformed page
             f.write(b"\xff" * 300)
     return path
 

@@ -62,10 +62,12 @@ def test_shipped_libraries_pass_the_check() -> None:
 
 
 def test_a_typo_in_a_library_fails_check_of_a_route_that_uses_it(tmp_path: Path) -> None:
-    obl = (ROOT / "obligations" / "venture.obl").read_text(encoding="utf-8")
-    (tmp_path / "venture.obl").write_text(obl.replace("require asset\n", "require aset\n", 1), encoding="utf-8")
+    # under a new name: a changed copy named `venture` would replace the pinned library (E409)
+    obl = (ROOT / "obligations" / "venture.obl").read_text(encoding="utf-8").replace("library venture", "library mine")
+    (tmp_path / "mine.obl").write_text(obl.replace("require asset\n", "require aset\n", 1), encoding="utf-8")
     route = tmp_path / "r.route"
-    route.write_text(SPEC_ROUTE.read_text(encoding="utf-8"), encoding="utf-8")
+    text = SPEC_ROUTE.read_text(encoding="utf-8").replace("uses    venture", "uses    mine")
+    route.write_text(text, encoding="utf-8")
     session = Session()
     assert session.load_routes(route, str(route)) == []
     codes = [d.code for d in session.diags]

@@ -56,7 +56,7 @@ def raised_prior(tmp_path: Path) -> Path:
 
 
 # ---------------------------------------------------------------------- keys
-def test_1_1_0_only_adds_reference_classes_and_floors(run: Run) -> None:
+def test_1_1_0_only_adds_reference_classes_floors_and_a_library_pin(run: Run) -> None:
     code, body = json_diff(run, "venture@1.0.0", "venture@1.1.0")
     assert code == 0
     old = tomllib.loads((ROOT / "policies/venture/1.0.0.toml").read_text(encoding="utf-8"))
@@ -67,7 +67,8 @@ def test_1_1_0_only_adds_reference_classes_and_floors(run: Run) -> None:
     assert kinds == {"added"}  # nothing changed, nothing removed
     paths = [c["path"] for c in body["changes"]]
     assert paths[: len(added_classes)] == [f'priors."{c}"' for c in added_classes]
-    assert paths[len(added_classes):] == ["floors.delta.revenue", "floors.delta.gmv", "floors.delta.units"]
+    assert paths[len(added_classes):] == [
+        "floors.delta.revenue", "floors.delta.gmv", "floors.delta.units", "libraries.startup"]
     enterprise = body["changes"][0]
     assert enterprise["old"] is None and enterprise["new"]["p"] == 0.30
     assert body["summary"] == {"added": len(paths), "removed": 0, "changed": 0, "routes": 0, "move": 0,

@@ -229,12 +229,14 @@ def test_invalid_and_ineligible_edits_are_classified(tmp_path: Path) -> None:
     assert t.outcome == "invalid" and any("PCSC-E207" in e for e in t.errors) and t.gain is None
     assert not session.diags.has_errors  # an invalid edit is reported, not blamed on the input
     # the only evidence contradicts `expand`, under a copy of the venture library that asks
-    # for no evidence: dropping it raises p_expand, and GATE still releases the route,
+    # for no evidence (under a new name: a changed `venture` would replace the pinned
+    # library): dropping it raises p_expand, and GATE still releases the route,
     # but the policy's has-admissible-evidence gate makes it ineligible
     library = (SPEC_ROUTE.parent.parent / "obligations" / "venture.obl").read_text(encoding="utf-8")
     assert "    require evidence(tier >= 2) >= 1\n" in library
-    (tmp_path / "venture.obl").write_text(library.replace("    require evidence(tier >= 2) >= 1\n", ""), "utf-8")
-    only = attrs.evolve(c.route, evidence=tuple(
+    library = library.replace("library venture", "library lenient")
+    (tmp_path / "lenient.obl").write_text(library.replace("    require evidence(tier >= 2) >= 1\n", ""), "utf-8")
+    only = attrs.evolve(c.route, uses=("lenient",), evidence=tuple(
         attrs.evolve(e, contradicts=("expand",)) for e in c.route.evidence if e.name == "price_war"
     ))
     path = tmp_path / "only_contra.route"

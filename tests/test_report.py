@@ -174,7 +174,7 @@ def test_reference_route_has_every_section(run: Run, tmp_path: Path) -> None:
     facts = {d.find("dt").text: d.find("dd").text for d in route.find("dl", "facts").children}
     assert facts["verdict"].startswith("released")
     assert facts["score (R₀)"] == "885,626.17 USD"
-    assert facts["policy"].startswith("venture@1.0.0 26e7d7792212")
+    assert facts["policy"].startswith("venture@1.0.0 7aed55f36c1b")
     # the route picture: pcsc.render.graph's SVG, inline
     picture = route.find("div", "picture")
     assert picture.find("svg").attrs["xmlns"] == SVG_NS_URL

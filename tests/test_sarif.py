@@ -182,10 +182,15 @@ def test_docked_route_gives_warnings(spliced: Path) -> None:
 
 
 def test_field_no_obligation_covers(spliced: Path) -> None:
-    """A material change of a field that no obligation covers is its own rule."""
-    obl = spliced / "obligations" / "venture.obl"
-    obl.write_text(obl.read_text(encoding="utf-8").replace("covers paying_teams, arr", "covers paying_teams"),
-                   encoding="utf-8")
+    """A material change of a field that no obligation covers is its own rule. (The
+    edited library takes a new name: a changed copy of the pinned `venture` would be
+    refused as a replacement of it.)"""
+    venture = spliced / "obligations" / "venture.obl"
+    text = venture.read_text(encoding="utf-8").replace("covers paying_teams, arr", "covers paying_teams")
+    (spliced / "obligations" / "narrow.obl").write_text(text.replace("library venture", "library narrow"),
+                                                        encoding="utf-8")
+    route = spliced / "examples" / "spliced.route"
+    route.write_text(route.read_text(encoding="utf-8").replace("uses    venture", "uses    narrow"), encoding="utf-8")
     log = _gate_sarif(spliced)
     assert_valid_sarif(log)
     orphans = [r for r in log["runs"][0]["results"] if r["ruleId"] == NO_OBLIGATION_RULE]

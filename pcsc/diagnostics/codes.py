@@ -88,6 +88,9 @@ E404 = _register("PCSC-E404", "library cannot be used")
 E405 = _register("PCSC-E405", "policy rule cannot be evaluated")
 E406 = _register("PCSC-E406", "policy reference is malformed")
 E407 = _register("PCSC-E407", "configuration file cannot be used")
+E408 = _register("PCSC-E408", "file resolves outside its search folder")
+E409 = _register("PCSC-E409", "library replaces a pinned or shipped library")
+E410 = _register("PCSC-E410", "library does not match the policy's pin")
 
 # coverage
 E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")

@@ -31,6 +31,7 @@ from pcsc.ir import (
     Vision,
 )
 from pcsc.ir import expr as ex
+from pcsc.ir.names import REFERENCE_RULE, split_policy_ref
 from pcsc.ir.visit import walk
 from pcsc.lower.common import (
     Quantity,
@@ -45,7 +46,6 @@ from pcsc.syntax.literals import add_horizon, parse_date
 
 LibraryResolver = Callable[[str, Span], Library | None]
 
-_POLICY_REF = re.compile(r"^([A-Za-z0-9_.\-/]+)@([A-Za-z0-9_.\-+]+)$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 VISION_KEYS = ("tam", "capture", "defensibility")
 EXPR_FUNCTIONS = ("min", "max")
@@ -288,13 +288,13 @@ class RouteLowerer:
     # ------------------------------------------------------------------ header
     def policy_ref(self, node: syn.PolicyPin) -> PolicyRef | None:
         ref = unquote(node.ref.text)
-        match = _POLICY_REF.match(ref)
-        if not match:
+        parts = split_policy_ref(ref)
+        if parts is None:
             self.error(
                 codes.E406,
                 f"policy reference `{ref}` is not of the form `id@version`",
                 node.ref,
-                'write e.g. `policy "venture@1.0.0"`',
+                f'{REFERENCE_RULE}; write e.g. `policy "venture@1.0.0"`',
             )
             return None
         digest = None
@@ -303,7 +303,7 @@ class RouteLowerer:
             if not _HEX64.match(digest):
                 self.error(codes.E406, "a policy pin must be 64 hexadecimal digits (SHA-256)", node.sha256)
                 return None
-        return PolicyRef(match.group(1), match.group(2), digest, node.span)
+        return PolicyRef(parts[0], parts[1], digest, node.span)
 
     def libraries(
         self, node: syn.Names | None

@@ -30,14 +30,13 @@ from pcsc.canonical import hash_json
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS
 from pcsc.ir import expr as ex
+from pcsc.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
 from pcsc.ir.visit import walk
 from pcsc.lower.expr import lower_expression
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
 from pcsc.resources import data_dir
 from pcsc.resources import display_path as _display
 from pcsc.syntax import parse_expression
-
-_REF = re.compile(r"^([A-Za-z0-9_.\-/]+)@([A-Za-z0-9_.\-+]+)$")
 
 
 class PolicyError(Exception):
@@ -51,6 +50,10 @@ class PolicyError(Exception):
 
 class ExtendsCycle(PolicyError):
     """Policies that extend each other; reported at the policy that was asked for."""
+
+
+class OutsideRoots(PolicyError):
+    """A policy file that resolves (through a symbolic link) outside its search folder."""
 
 
 def _strict(kind: type, name: str) -> Any:
@@ -231,6 +234,14 @@ def _semantic_checks(policy: Policy, path: str) -> None:
         problems.append(f"gates: id `{gid}` is used twice")
     for i, gate in enumerate(policy.gates):
         problems.extend(f"gates[{i}].rule: {m}" for m in rule_problems(gate.rule))
+    for name, pin in policy.libraries.items():
+        key = _format_path(["libraries", name])
+        if not is_name(name):
+            problems.append(f"{key}: a library name is lowercase letters, digits, `_` and `-`")
+        if not is_version(pin.version):
+            problems.append(f"{key}.version: `{pin.version}` is not a version")
+        if not is_sha256(pin.sha256):
+            problems.append(f"{key}.sha256: expected 64 lowercase hexadecimal digits (SHA-256)")
     if problems:
         raise PolicyError(path, problems)
 
@@ -297,9 +308,20 @@ class PolicyStore:
         return [*self.search_path, data_dir("policies")]
 
     def find(self, policy_id: str, version: str) -> Path | None:
+        """The first `<root>/<id>/<version>.toml`; raises `OutsideRoots` when that file
+        resolves, through a symbolic link, outside its root."""
         for root in self.roots():
             candidate = root / policy_id / f"{version}.toml"
             if candidate.is_file():
+                real = candidate.resolve()
+                if not real.is_relative_to(root.resolve()):
+                    raise OutsideRoots(
+                        _display(candidate),
+                        [
+                            f"resolves to {real}, outside the policy folder {_display(root)}: "
+                            "a policy is read only from inside the configured folders"
+                        ],
+                    )
                 return candidate
         return None
 
@@ -312,22 +334,22 @@ class PolicyStore:
         return sorted(refs)
 
     def load_ref(self, ref: str, _chain: tuple[str, ...] = ()) -> LoadedPolicy:
-        match = _REF.match(ref)
-        if not match:
-            raise PolicyError(ref, [f"`{ref}` is not a policy reference of the form id@version"])
+        parts = split_policy_ref(ref)
+        if parts is None:
+            raise PolicyError(ref, [f"`{ref}` is not a policy reference of the form id@version: {REFERENCE_RULE}"])
         if ref in self._cache:
             return self._cache[ref]
-        path = self.find(match.group(1), match.group(2))
+        path = self.find(*parts)
         if path is None:
             raise PolicyError(
                 ref,
                 [
-                    f"no policy `{ref}` (looked for {match.group(1)}/{match.group(2)}.toml in "
+                    f"no policy `{ref}` (looked for {parts[0]}/{parts[1]}.toml in "
                     + ", ".join(_display(r) for r in self.roots())
                     + ")"
                 ],
             )
-        loaded = self.load_path(path, _chain=(*_chain, ref), expect=(match.group(1), match.group(2)))
+        loaded = self.load_path(path, _chain=(*_chain, ref), expect=parts)
         self._cache[ref] = loaded
         return loaded
 
@@ -381,7 +403,8 @@ class PolicyStore:
                 raise ExtendsCycle(shown, exc.messages) from None
             except PolicyError as exc:
                 where = "" if exc.path == parent_ref else f"in `{parent_ref}` ({exc.path}): "
-                raise PolicyError(shown, [f"policy.extends: {where}{m}" for m in exc.messages]) from None
+                kind = OutsideRoots if isinstance(exc, OutsideRoots) else PolicyError
+                raise kind(shown, [f"policy.extends: {where}{m}" for m in exc.messages]) from None
             base = dict(parent.resolved)
             parent_header = parent.resolved.get("policy")
             assert isinstance(parent_header, dict)

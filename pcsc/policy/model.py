@@ -35,6 +35,16 @@ class PolicyHeader:
     coverage: Literal["gate", "dock", "off"] = "gate"
     extends: str | None = None
     description: str | None = None
+    local_libraries: bool = False  # may a library beside the route replace a pinned or shipped one?
+
+
+@attrs.frozen
+class LibraryPin:
+    """A `[libraries.<name>]` entry: the one library content a name may resolve to.
+    ``sha256`` is taken over the file's UTF-8 text with CRLF line ends read as LF."""
+
+    version: str
+    sha256: str
 
 
 @attrs.frozen
@@ -114,6 +124,7 @@ class Policy:
     buckets: Buckets | None = None
     gates: list[Gate] = attrs.field(factory=list)
     ranking: Ranking = attrs.field(factory=Ranking)
+    libraries: dict[str, LibraryPin] = attrs.field(factory=dict)
 
     @property
     def id(self) -> str:
