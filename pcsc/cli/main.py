@@ -136,11 +136,18 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     for anything else, which is a bug."""
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.outcome import Outcome
+    from pcsc.diagnostics import codes
+    from pcsc.diagnostics.model import Diagnostic, Span
     from pcsc.policy.load import PolicyError
+    from pcsc.score.finite import NotFinite
 
     kind = command.name.replace(" ", "-")
     if isinstance(exc, PolicyError):
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, *policy_diagnostics(exc)])
+    if isinstance(exc, NotFinite):  # an overflow in a derived computation (a splice, a red-team edit)
+        span = exc.span or Span.file_only("pcsc")
+        overflow = Diagnostic.of(codes.E311, exc.message, span)
+        return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, overflow])
     return None
 
 
