@@ -100,10 +100,11 @@ def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
         if not required:
             return None
         raise ConfigError(path, f"cannot read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:  # deep nesting; 4300-digit integers
         if not required:
             return None
-        raise ConfigError(path, f"not valid TOML: {exc}") from None
+        reason = "arrays or tables nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise ConfigError(path, f"not valid TOML: {reason}") from None
     tool = doc.get("tool")
     table = tool.get("pcsc") if isinstance(tool, dict) else None
     if path.name == CONFIG_FILE:

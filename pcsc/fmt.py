@@ -329,7 +329,9 @@ def format_source(text: str, file: str, diags: Diagnostics) -> str | None:
     """Parse and lay out ``text``; None (with a diagnostic) on a syntax error.
     This does not run the safety checks: see `check_format`."""
     from pcsc.syntax import parse_tree
+    from pcsc.syntax.limits import normalize_newlines
 
+    text = normalize_newlines(text)
     tree = parse_tree(text, file, diags)
     return None if tree is None else layout(text, tree)
 

@@ -8,6 +8,7 @@ reached with `.`). A collection compared with a number compares by its count, so
 from __future__ import annotations
 
 import datetime as dt
+import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -113,7 +114,13 @@ class Interpreter(Visitor[Value]):
             raise EvalError(f"`{e.op}` needs numbers", e.span)
         if e.op == "/" and b == 0:
             raise EvalError("division by zero", e.span)
-        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[e.op]
+        try:
+            result = {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[e.op]
+        except OverflowError:  # int operands (counts) whose quotient no float holds
+            result = math.inf
+        if isinstance(result, float) and not math.isfinite(result):
+            raise EvalError(f"`{a:.6g} {e.op} {b:.6g}` overflows: the result is beyond about 1.8e308", e.span)
+        return result
 
     def visit_Compare(self, e: ex.Compare) -> Value:
         a, b = _numeric(self.visit(e.left)), _numeric(self.visit(e.right))

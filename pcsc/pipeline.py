@@ -30,9 +30,11 @@ from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.resources import data_dir
 from pcsc.resources import display_path as display
+from pcsc.score.finite import NotFinite
 from pcsc.score.route import RouteNumbers, fold, score_route
 from pcsc.syntax import nodes as syn
 from pcsc.syntax import parse_source
+from pcsc.syntax.limits import MAX_ROUTES, normalize_newlines, too_large
 
 
 @attrs.frozen
@@ -88,6 +90,10 @@ class Session:
         except OSError as exc:
             self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.whole_file(shown))
             return None
+        large = too_large(len(data))
+        if large is not None:
+            self.diags.add(codes.E112, f"{shown}: {large}", Span.whole_file(shown), "split it into several files")
+            return None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -100,6 +106,7 @@ class Session:
                 "save the file as UTF-8",
             )
             return None
+        text = normalize_newlines(text)  # a CR-only file has lines too
         self.sources[shown] = text
         return text
 
@@ -278,6 +285,14 @@ class Session:
         routes = []
         seen: dict[str, int] = {}
         items = tree.items
+        if len(items) > MAX_ROUTES:
+            self.diags.add(
+                codes.E223,
+                f"{shown} holds {len(items):,} routes; the limit is {MAX_ROUTES:,}",
+                Span.whole_file(shown),
+                "split it into several files",
+            )
+            return []
         if not items:
             self.diags.add(
                 codes.E221,
@@ -449,7 +464,12 @@ class Session:
         if loaded is None:
             return None
         before = len(self.diags)
-        numbers = score_route(route, loaded.policy, self.diags)
+        try:
+            numbers = score_route(route, loaded.policy, self.diags)
+            docked_score(numbers)  # DOCK's score, which GATE and DOCK reports show, must be finite too
+        except NotFinite as exc:
+            self.diags.add(codes.E311, f"route `{route.name}`: {exc.message}", exc.span or route.span, OVERFLOW_HELP)
+            return None
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
         if self.coverage_mode is not None:
@@ -463,6 +483,9 @@ class Session:
         decision = decide(coverage, mode, source, numbers.score, docked)
         uses = self._uses.get((route.file, route.name), ())
         return Compiled(route, loaded, numbers, coverage, decision, uses)
+
+
+OVERFLOW_HELP = "the route's or the policy's numbers are too large to score; no score is released"
 
 
 def docked_score(numbers: RouteNumbers) -> float:

@@ -139,8 +139,11 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     for anything else, which is a bug."""
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.outcome import Outcome
+    from pcsc.diagnostics import codes
+    from pcsc.diagnostics.model import Diagnostic, Span
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
+    from pcsc.score.finite import NotFinite
 
     kind = command.name.replace(" ", "-")
     if isinstance(exc, PolicyError):
@@ -150,6 +153,10 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
 
         problem = ledger_diagnostic(ctx.ledger_path(), str(exc))
         return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
+    if isinstance(exc, NotFinite):  # an overflow in a derived computation (a splice, a red-team edit)
+        span = exc.span or Span.file_only("pcsc")
+        overflow = Diagnostic.of(codes.E311, exc.message, span)
+        return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, overflow])
     return None
 
 

@@ -44,6 +44,10 @@ E104 = _register("PCSC-E104", "two statements on one line")
 E105 = _register("PCSC-E105", "file cannot be read")
 E106 = _register("PCSC-E106", "folder holds no route files")
 E108 = _register("PCSC-E108", "output cannot be written")
+E109 = _register("PCSC-E109", "unknown unit")
+E110 = _register("PCSC-E110", "NUL character in the text")
+E111 = _register("PCSC-E111", "expression nested too deeply")
+E112 = _register("PCSC-E112", "file too large")
 
 # names and structure
 E201 = _register("PCSC-E201", "unknown state")
@@ -67,6 +71,8 @@ E218 = _register("PCSC-E218", "unknown function in an expression")
 E219 = _register("PCSC-E219", "route has no transitions")
 E220 = _register("PCSC-E220", "statement not allowed here")
 E221 = _register("PCSC-E221", "route file holds no route")
+E222 = _register("PCSC-E222", "route has too many transitions")
+E223 = _register("PCSC-E223", "file holds too many routes")
 
 # types, units, values
 E301 = _register("PCSC-E301", "type or unit mismatch")
@@ -79,6 +85,8 @@ E307 = _register("PCSC-E307", "value out of range")
 E308 = _register("PCSC-E308", "unknown field type")
 E309 = _register("PCSC-E309", "percent on a field that is not a ratio")
 E310 = _register("PCSC-E310", "inadmissible evidence under strict point-in-time")
+E311 = _register("PCSC-E311", "arithmetic overflow")
+E312 = _register("PCSC-E312", "division by zero")
 
 # policy and libraries
 E401 = _register("PCSC-E401", "unknown policy")
@@ -128,6 +136,7 @@ W602 = _register("PCSC-W602", "stated criteria total is ignored")
 W603 = _register("PCSC-W603", "state is not used by any transition")
 W604 = _register("PCSC-W604", "evidence supports or contradicts nothing")
 W605 = _register("PCSC-W605", "evidence below the policy's minimum tier")
+W606 = _register("PCSC-W606", "bidirectional control character in the text")
 
 # forecast warnings
 W701 = _register("PCSC-W701", "outcome ignored or suspect")

@@ -99,6 +99,10 @@ def parse_outcomes(text: str, path: str) -> Outcomes:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise OutcomesError(path, [f"not valid TOML: {exc}"]) from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise OutcomesError(path, ["not usable: arrays or tables nested too deeply"]) from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise OutcomesError(path, [f"not usable: {exc}"]) from None
     return outcomes_from_toml(doc, path)
 
 
@@ -232,10 +236,14 @@ def field_value(raw: Any, where: str, problems: list[str]) -> Value | None:
     if isinstance(raw, bool):
         return raw
     if isinstance(raw, (int, float)):
-        if not math.isfinite(raw):
-            problems.append(f"{where}: expected a finite number")
+        try:
+            value = float(raw)  # an integer past 1.8e308 has no float
+        except OverflowError:
+            value = math.inf
+        if not math.isfinite(value):
+            problems.append(f"{where}: expected a finite number (at most about 1.8e308)")
             return None
-        return float(raw)
+        return value
     if isinstance(raw, str):
         problems.append(f"{where}: expected a number or true/false, not a string{_string_hint(raw)}")
         return None

@@ -76,6 +76,8 @@ def read_packets(path: str) -> list[FrozenRoute]:
         raise PacketError(path, [f"cannot read the file: {exc.strerror or exc}"]) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PacketError(path, [f"not JSON: {exc}"]) from None
+    except RecursionError:  # the decoder recurses once per nested array or object
+        raise PacketError(path, ["not usable: arrays or objects nested too deeply"]) from None
     return frozen_routes(doc, path)
 
 

@@ -7,6 +7,7 @@ route is returned only when none of them is an error.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -32,7 +33,7 @@ from pcsc.ir import (
 )
 from pcsc.ir import expr as ex
 from pcsc.ir.names import REFERENCE_RULE, split_policy_ref
-from pcsc.ir.visit import walk
+from pcsc.ir.visit import Visitor, children, walk
 from pcsc.lower.common import (
     Quantity,
     check_field_value,
@@ -42,6 +43,7 @@ from pcsc.lower.common import (
 )
 from pcsc.lower.expr import lower_expression, unquote
 from pcsc.syntax import nodes as syn
+from pcsc.syntax.limits import MAX_TRANSITIONS
 from pcsc.syntax.literals import add_horizon, parse_date
 
 LibraryResolver = Callable[[str, Span], Library | None]
@@ -193,6 +195,15 @@ class RouteLowerer:
         for item in tree.items:
             if not isinstance(item, syn.Semi):
                 by_kind.setdefault(_route_key(item), []).append(item)
+        count = len(by_kind.get("transition", []))
+        if count > MAX_TRANSITIONS:
+            self.error(
+                codes.E222,
+                f"route `{name_word.text}` has {count:,} transitions; the limit is {MAX_TRANSITIONS:,}",
+                name_word,
+                "split the route into shorter routes",
+            )
+            return None
 
         def single(keyword: str, required: bool) -> syn.RouteItem | None:
             items = by_kind.get(keyword, [])
@@ -489,6 +500,14 @@ class RouteLowerer:
                 "costs are amounts spent; a saving belongs in the value, not the cost",
             )
             return None
+        if not math.isfinite(count.value * amount.value):
+            self.error(
+                codes.E311,
+                f"cost `{name}` overflows: {count.value:.6g} × {amount.value:.6g} usd is beyond about 1.8e308",
+                node.span,
+                "no score can be computed from it; write the amount in its real size",
+            )
+            return None
         return CostItem(name, count.value, amount.value, node.span)
 
     def estimate(self, node: syn.Quantity) -> float:
@@ -500,7 +519,9 @@ class RouteLowerer:
         return q.value
 
     def check_condition(self, expr: Expr, route_fields: dict[str, FieldDecl], kind: str) -> None:
-        """Names in a threshold or kill condition are route fields; units match the field."""
+        """Names in a threshold or kill condition are route fields; units match the field;
+        both sides of each comparison and operator have one type and unit (see
+        `ConditionTypes`); no division by a literal zero."""
         for node in walk(expr):
             if isinstance(node, ex.Name) and node.name not in route_fields:
                 if not self.libraries_ok:
@@ -527,6 +548,7 @@ class RouteLowerer:
                     if isinstance(side, ex.Name) and side.name in route_fields and isinstance(other, ex.BoolLit):
                         if route_fields[side.name].type != "bool":
                             self.error(codes.E301, f"field `{side.name}` is not a bool", other.span)
+        ConditionTypes(route_fields, kind, self.diags).visit(expr)
 
     # ------------------------------------------------------------------ the chain
     def chain(
@@ -858,3 +880,159 @@ def lower_route_facts(
 
 
 __all__ = ["LibraryResolver", "PolicyFacts", "lower_route", "lower_route_facts"]
+
+
+# ---------------------------------------------------------------------- condition types
+_NUMERIC = frozenset({"number", "usd", "days", "months", "years"})
+_KIND_TEXT = {
+    "number": "a number",
+    "usd": "an amount in usd",
+    "days": "a duration in days",
+    "months": "a duration in months",
+    "years": "a duration in years",
+    "bool": "a bool",
+    "date": "a date",
+    "string": "a string",
+    "none": "`none`",
+}
+_FIELD_KIND = {"usd": "usd", "bool": "bool", "count": "number", "number": "number", "ratio": "number"}
+
+
+def _is_zero(e: Expr) -> bool:
+    while isinstance(e, ex.Neg):
+        e = e.operand
+    return isinstance(e, ex.Number) and e.value == 0
+
+
+class ConditionTypes(Visitor[str]):
+    """The type of each part of a threshold or kill: "number", a unit ("usd", "days",
+    …), "bool", "date", "string", "none", or "any" where it cannot be known (an unknown
+    field, already reported). A comparison or an operator whose sides do not fit is a
+    PCSC-E301 at `check`, a division by a literal zero a PCSC-E312: `resolve` never
+    meets either. A field compared with a number or a bool literal is checked by
+    `check_field_value` (as a state's value is), not here."""
+
+    def __init__(self, fields: dict[str, FieldDecl], kind: str, diags: Diagnostics) -> None:
+        self.fields = fields
+        self.kind = kind
+        self.diags = diags
+
+    def generic_visit(self, e: Expr) -> str:
+        for child in children(e):
+            self.visit(child)
+        return "any"
+
+    def visit_Number(self, e: ex.Number) -> str:
+        return e.unit or "number"
+
+    def visit_String(self, e: ex.String) -> str:
+        return "string"
+
+    def visit_DateLit(self, e: ex.DateLit) -> str:
+        return "date"
+
+    def visit_BoolLit(self, e: ex.BoolLit) -> str:
+        return "bool"
+
+    def visit_NoneLit(self, e: ex.NoneLit) -> str:
+        return "none"
+
+    def visit_Name(self, e: ex.Name) -> str:
+        decl = self.fields.get(e.name)
+        return "any" if decl is None else _FIELD_KIND.get(decl.type, "any")
+
+    def visit_Not(self, e: ex.Not) -> str:
+        self.visit(e.operand)
+        return "bool"
+
+    def visit_Logic(self, e: ex.Logic) -> str:
+        for operand in e.operands:
+            self.visit(operand)
+        return "bool"
+
+    def visit_Neg(self, e: ex.Neg) -> str:
+        kind = self.visit(e.operand)
+        if kind not in _NUMERIC and kind != "any":
+            self.mismatch(f"`-` needs a number, not {_KIND_TEXT[kind]}", e.span)
+            return "any"
+        return kind
+
+    def visit_Call(self, e: ex.Call) -> str:
+        kinds = {self.visit(a) for a in e.args} - {"any"}
+        if len(kinds) == 1 and kinds <= _NUMERIC:
+            return kinds.pop()
+        if kinds and not kinds <= _NUMERIC:
+            self.mismatch(f"`{e.func}` takes numbers of one unit", e.span)
+        return "any"
+
+    def visit_Binary(self, e: ex.Binary) -> str:
+        left, right = self.visit(e.left), self.visit(e.right)
+        if e.op == "/" and _is_zero(e.right):
+            self.diags.add(
+                codes.E312,
+                f"division by zero in the {self.kind}",
+                e.span,
+                "a threshold or kill divides by a number that is never 0",
+            )
+            return "any"
+        if "any" in (left, right):
+            return "any"
+        for side in (left, right):
+            if side not in _NUMERIC:
+                self.mismatch(f"`{e.op}` needs numbers, not {_KIND_TEXT[side]}", e.span)
+                return "any"
+        if e.op in "+-":
+            if left != right:
+                self.mismatch(f"`{e.op}` adds {_KIND_TEXT[left]} and {_KIND_TEXT[right]}", e.span)
+                return "any"
+            return left
+        if e.op == "*":
+            if "number" not in (left, right):
+                self.mismatch(f"`*` multiplies {_KIND_TEXT[left]} by {_KIND_TEXT[right]}", e.span)
+                return "any"
+            return right if left == "number" else left
+        if left == right:  # usd / usd is a ratio
+            return "number"
+        if right == "number":
+            return left
+        self.mismatch(f"`/` divides {_KIND_TEXT[left]} by {_KIND_TEXT[right]}", e.span)
+        return "any"
+
+    def visit_Compare(self, e: ex.Compare) -> str:
+        left, right = self.visit(e.left), self.visit(e.right)
+        if self.field_literal(e.left, e.right) or self.field_literal(e.right, e.left):
+            return "bool"  # checked by check_field_value
+        if "any" in (left, right) or (e.op in ("==", "!=") and "none" in (left, right)):
+            return "bool"
+        ordered = e.op not in ("==", "!=")
+        if left != right:
+            self.mismatch(
+                f"`{e.op}` compares {self.describe(e.left, left)} with {self.describe(e.right, right)}",
+                e.span,
+                _compare_help(left, right),
+            )
+        elif ordered and left not in _NUMERIC and left != "date":
+            self.mismatch(f"`{e.op}` orders numbers or dates, not {_KIND_TEXT[left]}s", e.span)
+        return "bool"
+
+    def describe(self, side: Expr, kind: str) -> str:
+        if isinstance(side, ex.Name) and side.name in self.fields:
+            return f"field `{side.name}` (a {self.fields[side.name].type})"
+        return _KIND_TEXT[kind]
+
+    def field_literal(self, side: Expr, other: Expr) -> bool:
+        return isinstance(side, ex.Name) and side.name in self.fields and isinstance(other, ex.Number | ex.BoolLit)
+
+    def mismatch(self, message: str, span: Span, help: str | None = None) -> None:
+        self.diags.add(codes.E301, f"in the {self.kind}: {message}", span, help)
+
+
+def _compare_help(left: str, right: str) -> str | None:
+    kinds = {left, right}
+    if "string" in kinds and kinds & _NUMERIC:
+        return 'write the number without quotes: `developers >= 500`, not `developers >= "500"`'
+    if "date" in kinds:
+        return "fields hold numbers, amounts in usd or bools; a date compares only with a date"
+    if kinds <= _NUMERIC:
+        return "give both sides the same unit: `arr >= 1.2M usd`"
+    return None

@@ -38,6 +38,8 @@ from pcsc.resources import data_dir
 from pcsc.resources import display_path as _display
 from pcsc.syntax import parse_expression
 
+MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
+
 
 class PolicyError(Exception):
     """A policy cannot be used; ``messages`` are path-addressed, one per problem."""
@@ -56,9 +58,16 @@ class OutsideRoots(PolicyError):
     """A policy file that resolves (through a symbolic link) outside its search folder."""
 
 
+class ExtendsTooLong(ExtendsCycle):
+    """An `extends` chain longer than `MAX_EXTENDS`; reported, like a cycle, at the
+    policy that was asked for."""
+
+
 def _strict(kind: type, name: str) -> Any:
     def hook(value: Any, _: type) -> Any:
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            if abs(value) > 2**1023:  # float() would overflow
+                raise ValueError("expected a finite number (at most about 1.8e308)")
             return float(value)
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise TypeError(f"expected {name}")
@@ -365,6 +374,10 @@ class PolicyStore:
             raise PolicyError(shown, [f"not valid TOML: {exc}"]) from None
         except UnicodeDecodeError:
             raise PolicyError(shown, ["not UTF-8 text"]) from None
+        except RecursionError:  # tomllib recurses once per nested array or inline table
+            raise PolicyError(shown, ["not usable: arrays or tables nested too deeply"]) from None
+        except ValueError as exc:  # an integer of more than 4300 digits
+            raise PolicyError(shown, [f"not usable: {exc}"]) from None
         header = document.get("policy")
         if not isinstance(header, dict):
             raise PolicyError(shown, ["policy: required table missing"])
@@ -394,6 +407,10 @@ class PolicyStore:
         if parent_ref is not None:
             if not isinstance(parent_ref, str):
                 raise PolicyError(shown, ["policy.extends: expected a string"])
+            if len(chain) >= MAX_EXTENDS:
+                raise ExtendsTooLong(
+                    shown, [f"policy.extends: a chain of more than {MAX_EXTENDS} policies extending each other"]
+                )
             if parent_ref in chain:
                 loop = " -> ".join([*chain[chain.index(parent_ref) :], parent_ref])
                 raise ExtendsCycle(shown, [f"policy.extends: the policies extend each other in a cycle: {loop}"])

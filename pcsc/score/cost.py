@@ -10,6 +10,7 @@ import attrs
 from pcsc.ir import FieldDecl, Route, Transition
 from pcsc.policy.model import Policy
 from pcsc.score.exact import common
+from pcsc.score.finite import NotFinite, checked, show
 
 
 @attrs.frozen
@@ -94,16 +95,24 @@ class Cost:
 def cost(t: Transition, ds: tuple[Delta, ...], policy: Policy) -> Cost:
     budget = 0.0
     for item in t.cost:
-        budget += item.count * item.unit_cost
+        line = checked(item.count * item.unit_cost, f"cost `{item.name}` of `{t.name}` (count × amount)",
+                       item.count, item.unit_cost)
+        budget = checked(budget + line, f"the budget of `{t.name}`", budget, line)
     floor_class = policy.priors[t.ref_class].floor_usd
     terms = []
     floor_delta = 0.0
     for d in ds:
         table = policy.floors.delta.get(d.field)
         if d.material and table is not None:
-            price = piecewise_floor(table.points, d.magnitude)
-            terms.append((d.field, d.magnitude, price))
-            floor_delta += price
+            what = f"the floor for |Δ{d.field}| in `{t.name}`"
+            magnitude = checked(d.magnitude, what, d.source, d.target)
+            try:
+                price = piecewise_floor(table.points, magnitude)
+            except OverflowError:
+                raise NotFinite(f"{what} overflows (|Δ| = {show(magnitude)})") from None
+            price = checked(price, what, magnitude)
+            terms.append((d.field, magnitude, price))
+            floor_delta = checked(floor_delta + price, f"the delta floor of `{t.name}`", floor_delta, price)
     c = max(budget, floor_class, floor_delta)
     # Ties go to the authored budget first: it already pays what the floor asks.
     bound_by = "budget" if c == budget else "floor_class" if c == floor_class else "floor_delta"

@@ -10,6 +10,7 @@ import attrs
 from pcsc.ir import Evidence
 from pcsc.policy.model import Policy, Reweighting
 from pcsc.score.exact import dyadic
+from pcsc.score.finite import checked, ratio
 
 
 def admissible(e: Evidence, as_of: dt.date, policy: Policy) -> bool:
@@ -18,7 +19,8 @@ def admissible(e: Evidence, as_of: dt.date, policy: Policy) -> bool:
 
 
 def effective_weight(e: Evidence, policy: Policy) -> float:
-    return e.weight * policy.evidence.tier_weight.get(str(e.tier), 0.0)
+    tier_weight = policy.evidence.tier_weight.get(str(e.tier), 0.0)
+    return checked(e.weight * tier_weight, f"the weight of evidence `{e.name}` × its tier's", e.weight, tier_weight)
 
 
 def saturating_sum(weights: Sequence[float], decay: float) -> tuple[int, int]:
@@ -73,7 +75,7 @@ def exact_W(sup: Sequence[float], con: Sequence[float], rw: Reweighting) -> floa
         return rw.w_min
     if num << hi_k > hi * den:
         return rw.w_max
-    return num / den
+    return ratio(num, den, "W = 1 + gc·sat(C) − gk·sat(K)")
 
 
 @attrs.frozen

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import TypeVar
@@ -15,6 +16,7 @@ from pcsc.ir import Route
 from pcsc.policy.model import Policy
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admissible, clip, reweight
+from pcsc.score.finite import checked, show
 
 
 @attrs.frozen
@@ -70,17 +72,25 @@ def fold(ps: Sequence[Num], cs: Sequence[Num], value: Num) -> list[Num]:
     R = [value] * (len(ps) + 1)
     for i in range(len(ps) - 1, -1, -1):
         R[i] = -cs[i] + ps[i] * R[i + 1]
+        r = R[i]
+        if isinstance(r, float) and not math.isfinite(r):
+            c, p, after = float(cs[i]), float(ps[i]), float(R[i + 1])
+            checked(r, f"R_{i} = −c + p·R_{i + 1} = −{show(c)} + {show(p)}·{show(after)}")
     return R
 
 
 def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumbers:
     """Compute every number of DESIGN §5 for a route already checked against ``policy``."""
-    value = route.vision.tam * route.vision.capture * route.vision.defensibility
+    v = route.vision
+    value = checked(
+        v.tam * v.capture * v.defensibility, "the value tam × capture × defensibility",
+        v.tam, v.capture, v.defensibility,
+    )
     partial = []
     for t in route.transitions:
         prior = policy.priors[t.ref_class].p
         rw = reweight(t.name, route.evidence, route.as_of, policy)
-        p = clip(prior * rw.W, 0.0, 1.0)
+        p = clip(checked(prior * rw.W, f"p of `{t.name}` = prior × W", prior, rw.W), 0.0, 1.0)
         ds = deltas(route, t)
         c = cost(t, ds, policy)
         if len(t.estimates) >= 2:
@@ -94,6 +104,7 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     flat = 1.0
     for i, (t, prior, rw, p, c, U, rule, ds) in enumerate(partial):
         D = reach * max(R[i + 1], 0.0)
+        checked(U * D, f"U·D of `{t.name}`", U, D)
         numbers.append(
             TransitionNumbers(
                 t.name,
@@ -140,10 +151,13 @@ def criteria_score(route: Route, policy: Policy) -> tuple[float | None, tuple[tu
         for c in route.criteria
         if c.name in policy.criteria
     ]
-    total_w = sum(w for _, w, _ in rows)
+    total_w = checked(sum(w for _, w, _ in rows), "the sum of the criteria weights", *(w for _, w, _ in rows))
     if not rows or total_w == 0:
         return None, tuple(rows)
-    return sum(w * s for _, w, s in rows) / total_w, tuple(rows)
+    weighted = 0.0
+    for name, w, s in rows:
+        weighted = checked(weighted + w * s, f"the criteria total at `{name}` (weight × score)", w, s)
+    return checked(weighted / total_w, "the criteria score T", weighted, total_w), tuple(rows)
 
 
 def gate_names(numbers: RouteNumbers) -> dict[str, object]:

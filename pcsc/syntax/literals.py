@@ -5,7 +5,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import math
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 _SCALE = {"k": Decimal(1_000), "M": Decimal(1_000_000), "B": Decimal(1_000_000_000)}
 
@@ -25,10 +25,11 @@ def parse_number(text: str) -> tuple[float, bool]:
         raw = raw[:-1]
     try:
         value = Decimal(raw) * scale
-    except InvalidOperation:  # pragma: no cover - the grammar admits only valid forms
-        return math.nan, percent
-    if percent:
-        value = value / 100
+        if percent:
+            value = value / 100
+    except ArithmeticError:  # decimal.Overflow: `1e1000000` is beyond the context's exponents
+        rough = float(raw) * float(scale)  # inf or 0.0: the exponent alone decides
+        return (rough / 100 if percent else rough), percent
     return float(value), percent
 
 

@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import threading
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -38,6 +39,7 @@ from lark.parsers.lalr_analysis import Shift
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.resources import data_dir
+from pcsc.syntax.limits import MAX_DEPTH, check_characters, normalize_newlines
 from pcsc.syntax.nodes import Expression, SourceFile
 from pcsc.syntax.transform import ToSyntax
 
@@ -196,16 +198,73 @@ def _describe_char(char: str) -> str:
     return f"`{char}`" if char.isprintable() else f"U+{ord(char):04X}"
 
 
+def _non_ascii_help(char: str) -> str:
+    """Names, keywords and operators are ASCII: name the character, and the ASCII
+    letter it looks like (a Cyrillic `а` in a name is the usual confusable)."""
+    name = unicodedata.name(char, f"U+{ord(char):04X}")
+    plain = unicodedata.normalize("NFKD", char)[:1]
+    looks = _CONFUSABLE.get(char) or (plain if plain.isascii() and plain.isalpha() else None)
+    like = f", which looks like the ASCII `{looks}`" if looks else ""
+    return f"U+{ord(char):04X} is {name}{like}; names are ASCII letters, digits and `_`"
+
+
+# Non-ASCII letters that render like ASCII ones (Cyrillic and Greek lookalikes).
+_CONFUSABLE = dict(
+    zip("аеорсухіјѕԁԛԝАВЕКМНОРСТХΑΒΕΖΗΙΚΜΝΟΡΤΥΧον", "aeopcyxijsdqwABEKMHOPCTXABEZHIKMNOPTYXov", strict=True)
+)
+
+
 def _token_text(token: Token) -> str:
     if token.type == "$END":
         return "the end of the file"
     return f"`{token.value}`"
 
 
+UNITS = ("usd", "days", "months", "years", "%")
+# a number ending just before a name on the same line: `0 eur`
+_NUMBER_BEFORE = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?[kMB]?[ \t]+$"
+)
+
+
+def _unit_word(token: Token | None, text: str) -> Token | None:
+    """``token`` when it reads as a unit the grammar does not know: a short name without
+    `_`, not a keyword, right after a number on its line (`arr 0 eur`)."""
+    if token is None or token.type != "NAME" or not isinstance(token.start_pos, int):
+        return None
+    word = str(token.value)
+    if "_" in word or len(word) > 8 or word in grammar_keywords():
+        return None
+    start = text.rfind("\n", 0, token.start_pos) + 1
+    return token if _NUMBER_BEFORE.search(text[start : token.start_pos]) else None
+
+
+def _unknown_unit(err: UnexpectedToken, file: str, text: str, diags: Diagnostics) -> bool:
+    """Report `arr 0 eur` as an unknown unit: read as a name after the number, `eur`
+    fails there, or one token later (where a field's value was expected)."""
+    word = _unit_word(err.token, text)
+    if word is None:
+        prev = _previous_token(err)
+        word = _unit_word(prev, text) if prev is not None and err.token.type in ("RBRACE", "NAME", "$END") else None
+    if word is None:
+        return False
+    end = word.end_column or (word.column or 1) + len(str(word))
+    span = Span(file, word.line or 1, word.column or 1, word.end_line or word.line or 1, end)
+    diags.add(
+        codes.E109,
+        f"unknown unit `{word}`; units are " + ", ".join(UNITS),
+        span,
+        f"amounts are in usd, durations in days, months or years; if `{word}` is a field, give it a value",
+    )
+    return True
+
+
 def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics) -> None:
     """Append one diagnostic for a Lark syntax error."""
     line = err.line if isinstance(err.line, int) and err.line > 0 else 1
     column = err.column if isinstance(err.column, int) and err.column > 0 else 1
+    if isinstance(err, UnexpectedToken) and _unknown_unit(err, file, text, diags):
+        return
     if isinstance(err, UnexpectedToken) and err.token.type != "$END":
         tok = err.token
         end_line = tok.end_line or line
@@ -247,18 +306,27 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
             hint = None
             if char == "%":
                 hint = "write `%` right after the number, without a space: `10%`"
+            elif not char.isascii():
+                hint = _non_ascii_help(char)
             diags.add(codes.E102, f"unexpected character {_describe_char(char)}{wanted}", span, hint)
     else:  # pragma: no cover - Lark raises only the three above
         diags.add(codes.E101, str(err), Span(file, line, column, line, column + 1))
 
 
-def parse_tree(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
+def parse_tree(text: str, file: str, diags: Diagnostics, *, prepared: bool = False) -> Tree[Token] | None:
     """Lark's concrete tree of a .route or .obl text, for the formatter, which lays
     out tokens; the compiler reads `parse_source`. On syntax errors append a diagnostic
     for the first one and for each further independent one (see `_Recovery`), and
-    return None: a partly recovered parse is never used."""
+    return None: a partly recovered parse is never used. A text with a NUL, or with an
+    expression nested deeper than `MAX_DEPTH`, is refused the same way (``prepared``:
+    the caller has checked its characters already)."""
+    if not prepared:
+        checked = _prepare(text, file, diags)
+        if checked is None:
+            return None
+        text = checked
     try:
-        return get_parser().parse(text, start="file")
+        tree = get_parser().parse(text, start="file")
     except UnexpectedInput as err:
         syntax_error(err, file, text, diags)
         try:
@@ -266,14 +334,25 @@ def parse_tree(text: str, file: str, diags: Diagnostics) -> Tree[Token] | None:
         except Exception:  # it relies on Lark's parser internals: never fatal, the first error is reported
             pass
         return None
+    deep = _too_deep(tree)
+    if deep is not None:
+        _report_depth(deep, file, diags)
+        return None
+    return tree
 
 
 def parse_source(text: str, file: str, diags: Diagnostics) -> SourceFile | None:
     """Parse a .route or .obl text into typed nodes. On syntax errors report them as
     `parse_tree` does (the tree parser meets the same first error) and return None."""
-    node = _parse_typed(text, file, "file")
+    checked = _prepare(text, file, diags)
+    if checked is None:
+        return None
+    node, deep = _parse_typed(checked, file, "file")
+    if deep is not None:
+        _report_depth((deep.line, deep.column, deep.end_line, deep.end_column), file, diags)
+        return None
     if node is None:
-        tree = parse_tree(text, file, diags)
+        tree = parse_tree(checked, file, diags, prepared=True)
         assert tree is None, "the typed and the tree parser share their tables"
         return None
     assert isinstance(node, SourceFile)
@@ -282,29 +361,73 @@ def parse_source(text: str, file: str, diags: Diagnostics) -> SourceFile | None:
 
 def parse_expression(text: str, file: str, diags: Diagnostics) -> Expression | None:
     """Parse a standalone expression (a policy rule)."""
-    node = _parse_typed(text, file, "expression")
+    checked = _prepare(text, file, diags)
+    if checked is None:
+        return None
+    node, deep = _parse_typed(checked, file, "expression")
+    if deep is not None:
+        _report_depth((deep.line, deep.column, deep.end_line, deep.end_column), file, diags)
+        return None
     if node is None:
         try:
-            get_parser().parse(text, start="expression")
+            get_parser().parse(checked, start="expression")
         except UnexpectedInput as err:
-            syntax_error(err, file, text, diags)
+            syntax_error(err, file, checked, diags)
         return None
     assert isinstance(node, Expression)
     return node
 
 
-def _parse_typed(text: str, file: str, start: str) -> object | None:
-    """The typed parse of ``text``, or None on a syntax error (not reported here)."""
+def _prepare(text: str, file: str, diags: Diagnostics) -> str | None:
+    """The text with its line breaks read as LF, or None when it holds a NUL."""
+    text = normalize_newlines(text)
+    return text if check_characters(text, file, diags) else None
+
+
+def _parse_typed(text: str, file: str, start: str) -> tuple[object | None, Span | None]:
+    """The typed parse of ``text``, or None on a syntax error (not reported here); and
+    the first expression nested deeper than `MAX_DEPTH`, if any."""
     parser, builder, lock = _typed_parser()
     with lock:
         builder.start(file, text)
         try:
             result: object = parser.parse(text, start=start)
         except UnexpectedInput:
-            return None
+            return None, None
         finally:
+            deep = builder.too_deep
             builder.finish()
-    return result
+    return result, deep
+
+
+# the rules (after inlining) that build an operator node of an expression
+_OPERATOR_RULES = frozenset({"or_", "and_", "not_", "compare", "arith", "neg", "attribute", "call"})
+
+
+def _too_deep(tree: Tree[Token]) -> tuple[int, int, int, int] | None:
+    """Where an expression of ``tree`` nests operators deeper than `MAX_DEPTH`: found
+    without recursion, as the typed parser counts them."""
+    stack: list[tuple[Tree[Token], int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if node.data in _OPERATOR_RULES:
+            depth += 1
+            if depth > MAX_DEPTH:
+                meta = node.meta
+                if getattr(meta, "empty", True):
+                    return (1, 1, 1, 2)
+                return (meta.line, meta.column, meta.end_line, meta.end_column)
+        stack.extend((child, depth) for child in node.children if isinstance(child, Tree))
+    return None
+
+
+def _report_depth(where: tuple[int, int, int, int], file: str, diags: Diagnostics) -> None:
+    diags.add(
+        codes.E111,
+        f"an expression nests operators more than {MAX_DEPTH} deep",
+        Span(file, *where),
+        "split the condition, or write it with fewer nested operators",
+    )
 
 
 # ---------------------------------------------------------------------- further syntax errors

@@ -24,6 +24,7 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.ir import expr as ir
 from pcsc.syntax import nodes as syn
+from pcsc.syntax.limits import MAX_DEPTH
 from pcsc.syntax.literals import parse_date, parse_number
 
 Children = list[Any]  # tokens, None placeholders, and the nodes of sub-rules
@@ -100,6 +101,8 @@ class ToSyntax:
         self._pending: list[Diagnostic] = []  # literal problems of the expression being built
         self._outer: dict[int, tuple[ir.Expr, Span]] = {}  # a parenthesised expression -> its parentheses
         self._line_starts: list[int] | None = None
+        self._depth: dict[int, int] = {}  # an operator node's id -> its nesting depth
+        self.too_deep: Span | None = None  # the first expression nested deeper than MAX_DEPTH
 
     def finish(self) -> None:
         self.start("", "")
@@ -153,6 +156,14 @@ class ToSyntax:
         if self._line_starts is None:
             self._line_starts = [0] + [i + 1 for i, ch in enumerate(self._text) if ch == "\n"]
         return self._line_starts[line - 1] + column - 1
+
+    def _nest(self, node: ir.Expr, operands: Children) -> None:
+        """Record ``node``'s depth (one more than its deepest operand's); the parse is
+        refused when it passes `MAX_DEPTH`, before any recursive pass sees it."""
+        depth = 1 + max((self._depth.get(id(c), 0) for c in operands), default=0)
+        self._depth[id(node)] = depth
+        if depth > MAX_DEPTH and self.too_deep is None:
+            self.too_deep = node.span
 
     def _condition(self, keyword: str, children: Children) -> syn.Condition:
         expr: ir.Expr = children[1]
@@ -294,32 +305,48 @@ class ToSyntax:
         return ir.Name(str(children[0]), self._span(children))
 
     def attribute(self, children: Children) -> ir.Attribute:
-        return ir.Attribute(children[0], str(children[2]), self._span(children))
+        node = ir.Attribute(children[0], str(children[2]), self._span(children))
+        self._nest(node, [children[0]])
+        return node
 
     def arguments(self, children: Children) -> tuple[ir.Expr, ...]:
         return tuple(c for c in children if not isinstance(c, Token))
 
     def call(self, children: Children) -> ir.Call:
         args = children[2]
-        return ir.Call(str(children[0]), () if args is None else args, self._span(children))
+        node = ir.Call(str(children[0]), () if args is None else args, self._span(children))
+        self._nest(node, list(node.args))
+        return node
 
     def neg(self, children: Children) -> ir.Neg:
-        return ir.Neg(children[1], self._span(children))
+        node = ir.Neg(children[1], self._span(children))
+        self._nest(node, [children[1]])
+        return node
 
     def not_(self, children: Children) -> ir.Not:
-        return ir.Not(children[1], self._span(children))
+        node = ir.Not(children[1], self._span(children))
+        self._nest(node, [children[1]])
+        return node
 
     def and_(self, children: Children) -> ir.Logic:
-        return ir.Logic("and", tuple(c for c in children if not isinstance(c, Token)), self._span(children))
+        node = ir.Logic("and", tuple(c for c in children if not isinstance(c, Token)), self._span(children))
+        self._nest(node, list(node.operands))
+        return node
 
     def or_(self, children: Children) -> ir.Logic:
-        return ir.Logic("or", tuple(c for c in children if not isinstance(c, Token)), self._span(children))
+        node = ir.Logic("or", tuple(c for c in children if not isinstance(c, Token)), self._span(children))
+        self._nest(node, list(node.operands))
+        return node
 
     def compare(self, children: Children) -> ir.Compare:
-        return ir.Compare(str(children[1]), children[0], children[2], self._span(children))
+        node = ir.Compare(str(children[1]), children[0], children[2], self._span(children))
+        self._nest(node, [children[0], children[2]])
+        return node
 
     def arith(self, children: Children) -> ir.Binary:
-        return ir.Binary(str(children[1]), children[0], children[2], self._span(children))
+        node = ir.Binary(str(children[1]), children[0], children[2], self._span(children))
+        self._nest(node, [children[0], children[2]])
+        return node
 
 
 __all__ = ["ToSyntax", "token_span", "unquote"]
