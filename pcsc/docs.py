@@ -1,8 +1,9 @@
 """Generate the reference pages under docs/ from the code (`python -m pcsc.docs`).
 
 `docs/diagnostics.md` comes from the code registry (`pcsc/diagnostics/codes.py`);
-`docs/json.md` from the JSON Schemas shipped in `pcsc/schemas/`. Tests keep both
-current.
+`docs/json.md` from the JSON Schemas shipped in `pcsc/schemas/`;
+`docs/policy-reference.md` from the attrs policy model (`pcsc/policy/model.py`: each
+field's `metadata["doc"]` is its meaning). Tests keep all three current.
 
 The documentation is published as a MkDocs site built from `docs/`. `DOCS_URL` is
 the one place that says where: tools that link into the docs (the SARIF rules'
@@ -14,9 +15,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+import types
+import typing
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from pcsc.diagnostics.codes import CODES
 
@@ -230,10 +235,252 @@ def json_markdown() -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------- docs/policy-reference.md
+#: The shipped policy whose values the policy reference quotes as examples.
+EXAMPLE_POLICY = "venture/1.0.0.toml"
+
+
+@attrs.frozen
+class PolicyKey:
+    """One key of the policy TOML, as the reference lists it."""
+
+    path: str  # dotted, with placeholders: `priors."<class>".p`
+    type: str
+    default: str  # "required", or the value it takes when left out
+    doc: str
+    example: str | None  # a line of the example policy, or None where it has none
+
+
+@attrs.frozen
+class PolicyTable:
+    """A TOML table of the policy (or a family of them, `[priors."<class>"]`) and its keys."""
+
+    header: str  # `[policy]`, `[priors."<class>"]`, `[[gates]]`
+    doc: str
+    required: bool
+    keys: tuple[PolicyKey, ...]
+
+
+_SCALARS = {str: "string", float: "number", int: "whole number", bool: "boolean"}
+#: Placeholders for the names of a table of tables, by key path.
+_PLACEHOLDERS = {"priors": '"<class>"', "floors.delta": "<field>", "criteria": "<criterion>",
+                 "evidence.tier_weight": "<tier>"}
+
+
+def _placeholder(path: str) -> str:
+    return _PLACEHOLDERS.get(path, "<name>")
+
+
+def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) in (types.UnionType, typing.Union) and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return (rest[0] if len(rest) == 1 else tp), True
+    return tp, False
+
+
+def _policy_type(tp: Any) -> str:
+    tp, optional = _unwrap_optional(tp)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Literal:
+        text = " \\| ".join(f'`"{a}"`' for a in args)
+    elif tp in _SCALARS:
+        text = _SCALARS[tp]
+    elif origin is dict:
+        text = "table of " + _policy_type(args[1]) + "s, by name"
+    elif origin is list and args and typing.get_origin(args[0]) is tuple:
+        text = "array of [" + ", ".join(_policy_type(a) for a in typing.get_args(args[0])) + "] pairs"
+    elif origin is list:
+        text = "array of " + _policy_type(args[0]) + "s"
+    else:
+        text = getattr(tp, "__name__", str(tp))
+    return text + (" (optional)" if optional and text else "")
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() and key.isascii() else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+def _default_text(field: attrs.Attribute[Any]) -> str:
+    default: Any = field.default
+    if default is attrs.NOTHING:
+        return "required"
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+        made = default.factory()
+        if attrs.has(type(made)) or made in ({}, []):
+            return "empty"
+        default = made
+    if default is None:
+        return "none"
+    return f"`{_toml_value(default)}`"
+
+
+def _is_table(tp: Any) -> bool:
+    return attrs.has(_unwrap_optional(tp)[0])
+
+
+def _table_family(tp: Any) -> tuple[str, type] | None:
+    """("dict" | "list", the attrs class) when tp is a table of tables or an array of tables."""
+    tp = _unwrap_optional(tp)[0]
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is dict and attrs.has(args[1]):
+        return "dict", args[1]
+    if origin is list and args and attrs.has(args[0]):
+        return "list", args[0]
+    return None
+
+
+def _lookup(document: Any, parts: Sequence[str]) -> Any:
+    """The value at a key path of the example policy; a placeholder takes the first entry."""
+    for part in parts:
+        if isinstance(document, list):
+            document = document[0] if document else None
+        if part.lstrip('"').startswith("<"):
+            document = next(iter(document.values()), None) if isinstance(document, dict) and document else None
+        elif isinstance(document, dict):
+            document = document.get(part)
+        else:
+            return None
+        if document is None:
+            return None
+    return document
+
+
+def policy_tables() -> list[PolicyTable]:
+    """Every table of the policy TOML, walked from the attrs policy model, in its order.
+
+    Whatever fields the model has are listed; a field marked `derived` (computed when
+    the policy is loaded, not read from the file) is left out."""
+    import tomllib
+
+    from pcsc.policy.model import Policy
+    from pcsc.resources import data_dir
+
+    example = tomllib.loads((data_dir("policies") / EXAMPLE_POLICY).read_text(encoding="utf-8"))
+    tables: list[PolicyTable] = []
+
+    def name_of(parts: Sequence[str]) -> str:
+        return ".".join(p if p.lstrip('"').startswith("<") else _toml_key(p) for p in parts)
+
+    def walk(cls: type, parts: list[str], doc: str, required: bool, array: bool) -> None:
+        hints = typing.get_type_hints(cls)
+        keys: list[PolicyKey] = []
+        nested: list[tuple[attrs.Attribute[Any], Any]] = []
+        for field in attrs.fields(cls):
+            if field.metadata.get("derived"):
+                continue
+            tp = hints[field.name]
+            if _is_table(tp) or _table_family(tp) is not None:
+                nested.append((field, tp))
+                continue
+            value = _lookup(example, [*parts, field.name])
+            example_line = None if value is None else f"{_toml_key(field.name)} = {_toml_value(value)}"
+            key_parts, key_type = [*parts, field.name], tp
+            if typing.get_origin(_unwrap_optional(tp)[0]) is dict:
+                key_parts.append(_placeholder(".".join(key_parts)))
+                key_type = typing.get_args(_unwrap_optional(tp)[0])[1]
+            keys.append(PolicyKey(name_of(key_parts), _policy_type(key_type), _default_text(field),
+                                  str(field.metadata.get("doc", "")), example_line))
+        if keys or not nested:
+            header = f"[[{name_of(parts)}]]" if array else f"[{name_of(parts)}]"
+            tables.append(PolicyTable(header, doc, required, tuple(keys)))
+        for field, tp in nested:
+            fdoc = str(field.metadata.get("doc", ""))
+            freq = required and field.default is attrs.NOTHING
+            family = _table_family(tp)
+            if family is None:
+                walk(_unwrap_optional(tp)[0], [*parts, field.name], fdoc, freq, False)
+            elif family[0] == "dict":
+                key_parts = [*parts, field.name]
+                walk(family[1], [*key_parts, _placeholder(".".join(key_parts))], fdoc, freq, False)
+            else:
+                walk(family[1], [*parts, field.name], fdoc, freq, True)
+
+    # the top-level keys of the policy are tables (or arrays of tables) of their own
+    hints = typing.get_type_hints(Policy)
+    top: list[PolicyKey] = []
+    for field in attrs.fields(Policy):
+        tp = hints[field.name]
+        doc = str(field.metadata.get("doc", ""))
+        required = field.default is attrs.NOTHING
+        family = _table_family(tp)
+        if _is_table(tp):
+            walk(_unwrap_optional(tp)[0], [field.name], doc, required, False)
+        elif family is not None and family[0] == "dict":
+            walk(family[1], [field.name, _placeholder(field.name)], doc, required, False)
+        elif family is not None:
+            walk(family[1], [field.name], doc, required, True)
+        elif typing.get_origin(_unwrap_optional(tp)[0]) is dict:
+            value = _lookup(example, [field.name])
+            first = next(iter(value.items()), None) if isinstance(value, dict) else None
+            line = None if first is None else f"{_toml_key(first[0])} = {_toml_value(first[1])}"
+            key = PolicyKey(f"{field.name}.{_placeholder(field.name)}",
+                            _policy_type(typing.get_args(_unwrap_optional(tp)[0])[1]), "—", doc, line)
+            about = f"One key per {_placeholder(field.name).strip('<>')}, any name the policy chooses."
+            tables.append(PolicyTable(f"[{field.name}]", about, required, (key,)))
+        else:
+            value = _lookup(example, [field.name])
+            line = None if value is None else f"{_toml_key(field.name)} = {_toml_value(value)}"
+            top.append(PolicyKey(field.name, _policy_type(tp), _default_text(field), doc, line))
+    if top:
+        tables.insert(0, PolicyTable("(top level)", "Keys outside any table.", False, tuple(top)))
+    return tables
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def policy_reference_markdown() -> str:
+    """docs/policy-reference.md: every key of the policy TOML, generated from pcsc/policy/model.py."""
+    lines = [
+        "# Policy reference",
+        "",
+        "Generated from the policy model (`pcsc/policy/model.py`) by `python -m pcsc.docs`; do not edit by hand.",
+        f"The examples are lines of the shipped policy `policies/{EXAMPLE_POLICY}` (`venture@1.0.0`).",
+        "",
+        "A policy is a TOML file, `policies/<id>/<version>.toml`. Every table and key it may hold is",
+        "listed below; any other key is an error, and so is a value of the wrong type (a string is never",
+        "read as a number). `required` means the policy does not load without it; a policy that",
+        "`extends` another needs it only in the merged result. Where a name is in angle brackets",
+        '(`[priors."<class>"]`), the table is repeated once per name the policy chooses. How policies are',
+        "found, merged and hashed: [Policies](policy.md); how each number uses these keys:",
+        "[The numbers PCSC computes](formulas.md).",
+        "",
+    ]
+    for table in policy_tables():
+        lines += [f"## `{table.header}`", ""]
+        about = table.doc + (" Required." if table.required else " Optional.")
+        lines += [about.strip(), ""]
+        if not table.keys:
+            continue
+        lines += ["| key | type | default | meaning | example |", "|---|---|---|---|---|"]
+        for key in table.keys:
+            example = f"`{_cell(key.example)}`" if key.example else "—"
+            lines.append(
+                f"| `{_cell(key.path)}` | {key.type} | {key.default} | {_cell(key.doc) or '—'} | {example} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> int:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs")
     (folder / "diagnostics.md").write_text(diagnostics_markdown(), encoding="utf-8")
     (folder / "json.md").write_text(json_markdown(), encoding="utf-8")
+    (folder / "policy-reference.md").write_text(policy_reference_markdown(), encoding="utf-8")
     return 0
 
 

@@ -2,8 +2,28 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+
 from pcsc.diagnostics.codes import CODES
-from pcsc.docs import code_anchor, diagnostics_markdown, json_markdown
+from pcsc.docs import DOCS_URL, code_anchor, diagnostics_markdown, json_markdown, policy_reference_markdown
+from pcsc.policy.model import (
+    Buckets,
+    EvidencePolicy,
+    FloorTable,
+    Gate,
+    Policy,
+    PolicyHeader,
+    Prior,
+    Ranking,
+    Reweighting,
+    Uncertainty,
+)
 from pcsc.render.envelope import SCHEMA_VERSIONS
 from tests.conftest import ROOT
 
@@ -35,3 +55,86 @@ def test_every_diagnostic_code_has_its_anchor() -> None:
     text = diagnostics_markdown()
     for code in CODES:
         assert text.count(f'<a id="{code_anchor(code)}"></a>') == 1
+
+
+def test_policy_reference_is_current() -> None:
+    on_disk = (ROOT / "docs" / "policy-reference.md").read_text(encoding="utf-8")
+    assert on_disk == policy_reference_markdown(), "run `python -m pcsc.docs` to regenerate docs/policy-reference.md"
+
+
+def test_policy_reference_lists_every_key_of_the_model() -> None:
+    text = policy_reference_markdown()
+    for cls in (Policy, PolicyHeader, Prior, EvidencePolicy, Reweighting, FloorTable, Uncertainty, Buckets, Gate,
+                Ranking):
+        for field in attrs.fields(cls):
+            if field.metadata.get("derived"):
+                assert f".{field.name}`" not in text
+                continue
+            assert re.search(rf"`[^`]*\b{field.name}\b[^`]*`", text), f"{cls.__name__}.{field.name} is not listed"
+    assert '## `[priors."<class>"]`' in text and "## `[[gates]]`" in text
+    assert "| `reweighting.decay` | number | required |" in text
+    assert '| `policy.coverage` | `"gate"` \\| `"dock"` \\| `"off"` | `"gate"` |' in text
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    """`mkdocs build --strict`: no broken link or anchor, every page in the nav."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "site" / "tutorial" / "index.html").is_file()
+
+
+def test_every_page_is_in_the_nav() -> None:
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in (ROOT / "docs").glob("*.md"):
+        assert re.search(rf":\s+{re.escape(page.name)}\s*$", config, re.M), f"docs/{page.name} is not in mkdocs.yml"
+
+
+def test_the_site_is_where_the_links_point() -> None:
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert f"site_url: {DOCS_URL}\n" in config
+
+
+# ---------------------------------------------------------------------- no unshipped documents cited
+#: A citation of a document that does not ship: the team's design file, or its sections.
+_CITES_UNSHIPPED = re.compile(r"\bDESIGN\b|design's §")
+
+
+def _text_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    skip = {"node_modules", "__pycache__", ".mypy_cache"}
+    return sorted(
+        p for p in root.rglob("*")
+        if p.is_file() and not skip & set(p.relative_to(root).parts) and p.suffix not in {".pyc", ".png", ".svg"}
+    )
+
+
+def _citations(root: Path) -> list[str]:
+    found = []
+    for path in _text_files(root):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if _CITES_UNSHIPPED.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    return found
+
+
+@pytest.mark.parametrize("where", ["docs", "README.md", "mkdocs.yml", "editors"])
+def test_shipped_text_cites_no_unshipped_document(where: str) -> None:
+    """Users never see the team's design file, so nothing they read may send them to it."""
+    assert _citations(ROOT / where) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="PENDING CLEANUP: docstrings and comments in pcsc/ still cite the team's design file; the team lead "
+    "rewrites them after the open branches merge, and then removes this mark",
+)
+def test_package_text_cites_no_unshipped_document() -> None:
+    assert _citations(ROOT / "pcsc") == []

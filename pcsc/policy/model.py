@@ -30,12 +30,33 @@ def _non_negative(_: object, attribute: attrs.Attribute[float], value: float) ->
 
 @attrs.frozen
 class PolicyHeader:
-    id: str
-    version: str
-    coverage: Literal["gate", "dock", "off"] = "gate"
-    extends: str | None = None
-    description: str | None = None
-    local_libraries: bool = False  # may a library beside the route replace a pinned or shipped one?
+    id: str = attrs.field(metadata={"doc": "The policy's name; the folder `policies/<id>/` it lives in."})
+    version: str = attrs.field(
+        metadata={"doc": "Its version; the file `policies/<id>/<version>.toml`. A published version never changes."}
+    )
+    coverage: Literal["gate", "dock", "off"] = attrs.field(
+        default="gate",
+        metadata={
+            "doc": "What an uncovered material change does to the score: `gate` withholds it (verdict "
+            "`suspend-and-ask`), `dock` removes the value over the uncovered path and releases the rest, "
+            "`off` releases it unchecked. `--coverage` overrides it."
+        },
+    )
+    extends: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "`id@version` of a policy this one inherits from; the two are merged key by key, "
+            "and the child's `id`, `version` and `coverage` are its own."
+        },
+    )
+    description: str | None = attrs.field(default=None, metadata={"doc": "Free text about the policy."})
+    local_libraries: bool = attrs.field(
+        default=False,
+        metadata={
+            "doc": "May a library beside the route (or on `--lib-path`) replace a pinned or shipped library "
+            "of the same name? When true, the packet records `local_libraries` and which file was used."
+        },
+    )
 
 
 @attrs.frozen
@@ -43,52 +64,97 @@ class LibraryPin:
     """A `[libraries.<name>]` entry: the one library content a name may resolve to.
     ``sha256`` is taken over the file's UTF-8 text with CRLF line ends read as LF."""
 
-    version: str
-    sha256: str
+    version: str = attrs.field(metadata={"doc": "The library's version, as its `library … version` line states it."})
+    sha256: str = attrs.field(
+        metadata={"doc": "SHA-256 of the library file's UTF-8 text, CRLF read as LF (`sha256sum` of an LF file)."}
+    )
 
 
 @attrs.frozen
 class Prior:
-    p: float = attrs.field(validator=_unit_interval)
-    floor_usd: float = attrs.field(validator=_non_negative)
-    source: str
+    p: float = attrs.field(
+        validator=_unit_interval,
+        metadata={"doc": "The prior probability that a transition of this class succeeds, in [0, 1]: `p_prior`."},
+    )
+    floor_usd: float = attrs.field(
+        validator=_non_negative,
+        metadata={"doc": "The least a transition of this class can cost, in USD: `floor_class`."},
+    )
+    source: str = attrs.field(metadata={"doc": "Where the prior and the floor come from."})
 
 
 @attrs.frozen
 class EvidencePolicy:
-    min_tier: int = 1
-    tier_weight: dict[str, float] = attrs.field(factory=dict)
-    strict_point_in_time: bool = False
+    min_tier: int = attrs.field(
+        default=1, metadata={"doc": "Evidence of a lower tier is not admissible: it counts for nothing."}
+    )
+    tier_weight: dict[str, float] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "The weight of each tier (keys are whole numbers, as strings), multiplied into an item's "
+            "own `weight`; a tier missing here weighs 0."
+        },
+    )
+    strict_point_in_time: bool = attrs.field(
+        default=False,
+        metadata={
+            "doc": "When true, evidence captured after the route's `as_of` is an error (PCSC-E310) "
+            "instead of a warning (PCSC-W601) and an exclusion."
+        },
+    )
 
 
 @attrs.frozen
 class Reweighting:
-    corroborate_gain: float
-    contradict_gain: float
-    w_min: float = attrs.field(validator=_non_negative)
-    w_max: float = attrs.field(validator=_non_negative)
-    decay: float = attrs.field(validator=_unit_interval)
+    corroborate_gain: float = attrs.field(
+        metadata={"doc": "How much saturated supporting evidence raises the weight W: `gc`."}
+    )
+    contradict_gain: float = attrs.field(
+        metadata={"doc": "How much saturated contradicting evidence lowers the weight W: `gk`."}
+    )
+    w_min: float = attrs.field(validator=_non_negative, metadata={"doc": "The least W can be; at least 0."})
+    w_max: float = attrs.field(
+        validator=_non_negative, metadata={"doc": "The most W can be; not less than `w_min`."}
+    )
+    decay: float = attrs.field(
+        validator=_unit_interval,
+        metadata={"doc": "In [0, 1]: the i-th strongest item of evidence counts `decay^i` of its weight."},
+    )
 
 
 @attrs.frozen
 class FloorTable:
-    points: list[tuple[float, float]]
+    points: list[tuple[float, float]] = attrs.field(
+        metadata={
+            "doc": "Breakpoints `[|Δ|, usd]`, |Δ| positive and increasing, floors non-decreasing: the least "
+            "a change of that size costs. Linear between breakpoints, from (0, 0), and past the last one "
+            "along the last segment."
+        }
+    )
 
 
 @attrs.frozen
 class Floors:
-    delta: dict[str, FloorTable] = attrs.field(factory=dict)
+    delta: dict[str, FloorTable] = attrs.field(
+        factory=dict,
+        metadata={"doc": "Delta-indexed floors, one table per state field: the price of a material change."},
+    )
 
 
 @attrs.frozen
 class Uncertainty:
-    default: float = attrs.field(validator=_non_negative)
+    default: float = attrs.field(
+        validator=_non_negative,
+        metadata={"doc": "The uncertainty U of a transition that lists fewer than two `estimates`."},
+    )
 
 
 @attrs.frozen
 class Buckets:
-    neg_below: float
-    pos_from: float
+    neg_below: float = attrs.field(metadata={"doc": "A criteria score T below this is bucket `neg`."})
+    pos_from: float = attrs.field(
+        metadata={"doc": "A criteria score T at or above this is bucket `pos`; between the two, `mix`."}
+    )
 
 
 @attrs.frozen
@@ -97,11 +163,17 @@ class Gate:
     (`pcsc.policy.load`); it is not read from the file (``derived``) and is None only
     on a gate built by hand."""
 
-    id: str
-    kind: Literal["eligibility", "risk"]
-    rule: str
-    block: bool = False
-    description: str | None = None
+    id: str = attrs.field(metadata={"doc": "The gate's name, unique in the policy; `extends` merges gates by id."})
+    kind: Literal["eligibility", "risk"] = attrs.field(
+        metadata={"doc": "`eligibility` gates always block when they fail; `risk` gates only with `block = true`."}
+    )
+    rule: str = attrs.field(
+        metadata={"doc": "An expression over the route's numbers that must hold (see the language reference)."}
+    )
+    block: bool = attrs.field(
+        default=False, metadata={"doc": "Whether a failed `risk` gate makes the route ineligible."}
+    )
+    description: str | None = attrs.field(default=None, metadata={"doc": "Free text about the gate."})
     expr: Expr | None = attrs.field(default=None, eq=False, repr=False, metadata={"derived": True})
 
 
@@ -109,22 +181,43 @@ class Gate:
 class Ranking:
     """How `pcsc rank` orders eligible routes: by the criteria score T or the released score."""
 
-    key: Literal["criteria", "score"] = "score"
+    key: Literal["criteria", "score"] = attrs.field(
+        default="score",
+        metadata={
+            "doc": "What orders eligible routes in `pcsc rank` and `pcsc freeze`: the released `score` or the "
+            "criteria score T (`criteria`)."
+        },
+    )
 
 
 @attrs.frozen
 class Policy:
-    policy: PolicyHeader
-    priors: dict[str, Prior]
-    evidence: EvidencePolicy
-    reweighting: Reweighting
-    uncertainty: Uncertainty
-    floors: Floors = attrs.field(factory=Floors)
-    criteria: dict[str, float] = attrs.field(factory=dict)
-    buckets: Buckets | None = None
-    gates: list[Gate] = attrs.field(factory=list)
-    ranking: Ranking = attrs.field(factory=Ranking)
-    libraries: dict[str, LibraryPin] = attrs.field(factory=dict)
+    policy: PolicyHeader = attrs.field(metadata={"doc": "The policy's identity and coverage mode."})
+    priors: dict[str, Prior] = attrs.field(
+        metadata={"doc": "One table per reference class, named by the string a transition's `class` line gives."}
+    )
+    evidence: EvidencePolicy = attrs.field(metadata={"doc": "Which evidence is admissible and what each tier weighs."})
+    reweighting: Reweighting = attrs.field(metadata={"doc": "How evidence moves a prior: the weight W."})
+    uncertainty: Uncertainty = attrs.field(metadata={"doc": "The uncertainty U that picks the binding transition."})
+    floors: Floors = attrs.field(factory=Floors, metadata={"doc": "Cost floors priced by the size of a change."})
+    criteria: dict[str, float] = attrs.field(
+        factory=dict,
+        metadata={"doc": "The weight of each criterion a route may score in its `criteria` block; at least 0."},
+    )
+    buckets: Buckets | None = attrs.field(
+        default=None, metadata={"doc": "How the criteria score T maps to a predicted bucket; no bucket without it."}
+    )
+    gates: list[Gate] = attrs.field(
+        factory=list, metadata={"doc": "Rules a route must pass to be eligible for ranking, as `[[gates]]` tables."}
+    )
+    ranking: Ranking = attrs.field(factory=Ranking, metadata={"doc": "How `pcsc rank` orders eligible routes."})
+    libraries: dict[str, LibraryPin] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Libraries pinned by name: the obligations that judge a route belong to the policy. A pinned "
+            "name must resolve to exactly this content; pins are inherited through `extends`."
+        },
+    )
 
     @property
     def id(self) -> str:
