@@ -136,6 +136,16 @@ _ITEMS = frozenset({"field_value", "criterion", "cost_item_times", "cost_item_si
 _BLOCKS = frozenset({"route", "transition", "evidence", "obligation", "vision", "cost", "criteria"})
 _INDENT = "    "
 
+# The value column of a keyword statement, counted from the keyword: the reference
+# route's fixed columns (docs/fmt.md). A keyword as long as its column or longer
+# (`contradicts`, `unverified true`) takes one space.
+_BLOCK_COLUMNS = {"route": 8, "transition": 11, "evidence": 10}
+_KEY_COLUMNS = {"learning_cost": 15}
+# The least column of the items of a block (wider names widen it to the longest + 2).
+_ITEM_COLUMNS = {"vision": 15, "criteria": 9}
+_STATE_VALUE = 4  # the least width of a value in a state table (`100k`, `1.2M`)
+COMMENT_COLUMN = 46  # an end-of-line comment starts here, or two spaces after the code
+
 
 def _kind(node: Node) -> str:
     data = str(node.data)
@@ -164,6 +174,7 @@ class _Layout:
         self.pending_blank = False
         self.after_open = False
         self.src_end = 0  # where the text already written ends in the source
+        self.stops: list[int] = []  # the cell columns of the state table being written
 
     # ------------------------------------------------------------------ tokens
     def toks(self, node: Node) -> list[Lexeme]:
@@ -197,15 +208,20 @@ class _Layout:
         if wrote and _blank_between(self.text, self.src_end, start):
             self.blank()
 
-    def trailing(self, end: int) -> str:
-        """The comment after ``end`` on the same line, with only spaces or `;` between."""
+    def trailing(self, end: int, code: str) -> str:
+        """The comment after ``end`` on the same line, with only spaces or `;` between,
+        placed after ``code`` (the output line so far): at `COMMENT_COLUMN`, or two
+        spaces after the code; on a state line, at the first column of the state table
+        from there on (the comment takes the next free cell)."""
         if self.next_comment < len(self.comments):
             c = self.comments[self.next_comment]
             between = self.text[end : c.start]
             if not between.strip(" \t\r\f;"):
                 self.next_comment += 1
                 self.src_end = c.end
-                return "  " + c.text
+                column = max(COMMENT_COLUMN, len(code) + 2)
+                column = next((s for s in self.stops if s >= len(code) + 2), column)
+                return " " * (column - len(code)) + c.text
         return ""
 
     def line(self, depth: int, body: str, start: int, end: int, opener: bool = False) -> None:
@@ -216,24 +232,26 @@ class _Layout:
             self.put(depth, self.comments[self.next_comment].text)
             self.next_comment += 1
         self.src_end = end
-        self.put(depth, body + self.trailing(end), opener)
+        code = _INDENT * depth + body
+        self.put(depth, body + self.trailing(end, code), opener)
 
     def close(self, depth: int, brace: int) -> None:
         """The closing `}` at ``brace``; comments before it stay at the end of the block."""
         self.leading(depth + 1, brace)
         self.pending_blank = False  # never a blank line before `}`
         self.src_end = brace + 1
-        self.put(depth, "}" + self.trailing(brace + 1))
+        self.put(depth, "}" + self.trailing(brace + 1, _INDENT * depth + "}"))
 
     def finish(self) -> str:
         self.leading(0, len(self.text) + 1)
         return "\n".join(self.lines) + "\n" if self.lines else ""
 
     # ------------------------------------------------------------------ constructs
-    def sequence(self, items: list[Node], depth: int, spaced: bool, single_space: bool = False) -> None:
-        """The statements or items of one block (or of the file). In a route and at
-        the top level (``spaced``) a blank line separates each block and each change
-        of kind (header statements, states, fields)."""
+    def sequence(self, items: list[Node], depth: int, block: str = "") -> None:
+        """The statements or items of one block of kind ``block`` (or of the file,
+        ``""``). In a route and at the top level a blank line separates each block and
+        each change of kind (header statements, states, fields)."""
+        spaced = block in ("", "route")
         runs: list[list[Node]] = []
         for node in items:
             kind = _kind(node)
@@ -248,23 +266,26 @@ class _Layout:
             if kind == "block":
                 self.block(run[0], depth)
                 continue
-            for node, body in zip(run, self.render_run(kind, run, single_space), strict=True):
+            lines = self.render_run(kind, run, block)
+            if kind == "state":
+                self.stops = [len(_INDENT * depth) + s for s in self.stops]
+            for node, body in zip(run, lines, strict=True):
                 self.line(depth, body, node.meta.start_pos, node.meta.end_pos)
+            self.stops = []
 
-    def render_run(self, kind: str, run: list[Node], single_space: bool) -> list[str]:
+    def render_run(self, kind: str, run: list[Node], block: str) -> list[str]:
         """The lines of a run of consecutive one-line constructs of one kind, aligned."""
         if kind == "statement":
-            pairs = []
+            lines = []
             for node in run:
                 toks = self.toks(node)
-                pairs.append((toks[0].text, respace(toks[1:], str(node.data) in _EXPRESSIONS)))
-            width = max((len(k) for k, v in pairs if v), default=0)
-            return [
-                k if not v else f"{k} {v}" if single_space else f"{k.ljust(width)}  {v}" for k, v in pairs
-            ]
+                key, value = toks[0].text, respace(toks[1:], str(node.data) in _EXPRESSIONS)
+                column = _KEY_COLUMNS.get(key, _BLOCK_COLUMNS.get(block, 0))
+                lines.append(f"{key.ljust(column - 1)} {value}" if value else key)
+            return lines
         if kind == "item":
             pairs = [(toks[0].text, respace(toks[1:])) for toks in map(self.toks, run)]
-            width = max(len(k) for k, _ in pairs)
+            width = max(_ITEM_COLUMNS.get(block, 0) - 2, *(len(k) for k, _ in pairs))
             return [f"{k.ljust(width)}  {v}" for k, v in pairs]
         if kind == "state":
             return self.render_states(run)
@@ -281,27 +302,28 @@ class _Layout:
         return [respace(self.toks(node)) for node in run]  # `library NAME version "X"`
 
     def render_states(self, run: list[Node]) -> list[str]:
-        """State lines as a table: names padded to the longest name; the i-th `field
-        value` pair padded to the widest i-th pair among the states that list the same
-        fields in positions 0..i (so a column lines up wherever the fields agree)."""
+        """State lines as a table: names padded to the longest name; every value but
+        the last of its line padded to the widest such value of the run (at least
+        `_STATE_VALUE` characters), then one space, so a column lines up wherever the
+        states agree on their fields. Sets `stops`, the columns where cells start, for
+        end-of-line comments."""
         rows: list[tuple[str, list[tuple[str, str]]]] = []
         for node in run:
-            cells = [(str(fv.children[0]), respace(self.toks(fv))) for fv in node.children[1:] if isinstance(fv, Tree)]
+            cells = [
+                (str(fv.children[0]), respace(self.toks(fv)[1:])) for fv in node.children[1:] if isinstance(fv, Tree)
+            ]
             rows.append((str(node.children[0]), cells))
-        widths: dict[tuple[str, ...], int] = {}
-        for _, cells in rows:
-            for i, (_, cell) in enumerate(cells):
-                key = tuple(f for f, _ in cells[: i + 1])
-                widths[key] = max(widths.get(key, 0), len(cell))
+        width = max([_STATE_VALUE, *(len(v) for _, cells in rows for _, v in cells[:-1])])
         name_width = max(len(name) for name, _ in rows)
         out = []
+        stops: set[int] = set()
         for name, cells in rows:
-            padded = [
-                cell if i == len(cells) - 1 else cell.ljust(widths[tuple(f for f, _ in cells[: i + 1])])
-                for i, (_, cell) in enumerate(cells)
-            ]
-            inner = " " + "  ".join(padded) + " " if cells else ""
-            out.append(f"state {name.ljust(name_width)} {{{inner}}}")
+            line = f"state {name.ljust(name_width)} {{"
+            for i, (field, value) in enumerate(cells):
+                stops.add(len(line) + 1)
+                line += f" {field} {value if i == len(cells) - 1 else value.ljust(width)}"
+            out.append(line + (" }" if cells else "}"))
+        self.stops = sorted(stops)
         return out
 
     def block(self, node: Node, depth: int) -> None:
@@ -313,7 +335,7 @@ class _Layout:
             self.line(depth, respace(toks[:brace]) + " {}", start, end)
             return
         self.line(depth, respace(toks[: brace + 1]), start, toks[brace].end, opener=True)
-        self.sequence(items, depth + 1, spaced=node.data == "route", single_space=node.data == "obligation")
+        self.sequence(items, depth + 1, str(node.data))
         self.close(depth, toks[-1].start)
 
 
@@ -321,7 +343,7 @@ def layout(text: str, tree: Node) -> str:
     """The canonical layout of ``text``, whose parse tree is ``tree``."""
     out = _Layout(text)
     items = [c for c in tree.children if isinstance(c, Tree)]
-    out.sequence(items, 0, spaced=True)
+    out.sequence(items, 0)
     return out.finish()
 
 

@@ -22,7 +22,7 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import Library, Route
 from pcsc.ir.names import is_name, split_policy_ref
-from pcsc.lower.common import suggest
+from pcsc.lower.common import policy_help, suggest
 from pcsc.lower.expr import unquote
 from pcsc.lower.library import lower_library
 from pcsc.lower.route import PolicyFacts, lower_route_facts
@@ -384,7 +384,7 @@ class Session:
                     codes.E401 if unknown else codes.E408 if isinstance(exc, OutsideRoots) else codes.E403,
                     message if unknown else f"{exc.path}: {message}",
                     ref.span,
-                    suggest(str(ref), self.policies.available()) if unknown else None,
+                    policy_help(str(ref), self.policies.available()) if unknown else None,
                 )
             return None
         if ref.sha256 is not None and ref.sha256 != loaded.sha256:

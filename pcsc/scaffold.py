@@ -146,10 +146,10 @@ route example "A first route for {name}" {{
     uses    {ident}
 
     # States list field values; a later state lists only what changes.
-    state start    {{ users 0     customers 0    revenue 0 usd }}
+    state start    {{ users 0    customers 0    revenue 0 usd }}
     state launched {{ users 1k }}
-    state paying   {{ users 5k    customers 100  revenue 500k usd }}
-    state scaled   {{ users 200k  customers 5k   revenue 50M usd }}
+    state paying   {{ users 5k   customers 100  revenue 500k usd }}
+    state scaled   {{ users 200k customers 5k   revenue 50M usd }}
 
     # The value of reaching the last state: tam * capture * defensibility.
     vision scaled {{
@@ -173,8 +173,8 @@ route example "A first route for {name}" {{
         }}
         # estimates: the author's own guesses, recorded and never used for p;
         # discharges: the obligations of obligations/{ident}.obl this step discharges.
-        estimates   0.5 0.6
-        discharges  traction
+        estimates  0.5 0.6
+        discharges traction
     }}
 
     transition monetize: launched -> paying {{
@@ -188,7 +188,7 @@ route example "A first route for {name}" {{
         cost {{
             team  4 * 120k usd
         }}
-        discharges  traction, monetization
+        discharges traction, monetization
     }}
 
     transition scale: paying -> scaled {{
@@ -202,7 +202,7 @@ route example "A first route for {name}" {{
         cost {{
             company  1 * 20M usd
         }}
-        discharges  traction, monetization
+        discharges traction, monetization
     }}
 
     # Evidence: admissible sources reweight p; `supports` names the transitions.
@@ -217,9 +217,9 @@ route example "A first route for {name}" {{
 
     # Criteria scores (0-100) for the policy's criteria; they give T and the bucket.
     criteria {{
-        team    60
-        market  55
-        wedge   50
+        team     60
+        market   55
+        wedge    50
     }}
 }}
 """

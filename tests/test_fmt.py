@@ -1,6 +1,8 @@
 """`pcsc fmt`: golden layouts, idempotence, comments kept, IR unchanged, the CLI.
 
-The shipped examples are not rewritten here: they are formatted in memory only.
+The shipped examples are not rewritten here: they are formatted in memory only. They
+are in the canonical layout (`fmt --check` passes on them), and the reference route
+is a fixed point.
 """
 
 from __future__ import annotations
@@ -113,19 +115,59 @@ def test_shipped_files_are_all_covered() -> None:
 
 def test_spec_route_layout() -> None:
     out = fmt(SPEC_ROUTE.read_text(encoding="utf-8"))
-    assert "    state garage { developers 0     paying_teams 0    arr 0 usd }\n" in out
-    assert "    state wedge  { developers 500 }  # unlisted fields carry forward\n" in out
+    assert "    state garage { developers 0    paying_teams 0    arr 0 usd }\n" in out
+    assert "    state wedge  { developers 500 }                  # unlisted fields carry forward\n" in out
+    assert "    state scale  { developers 100k paying_teams 10k  arr 100M usd }\n" in out
     assert "        threshold  developers >= 5k and paying_teams >= 200 and arr >= 1.2M usd\n" in out
-    assert "        learning_cost  8k usd\n        estimates      0.55 0.7 0.6\n" in out
+    assert "        learning_cost  8k usd\n        estimates  0.55 0.7 0.6\n        discharges adoption\n" in out
     assert "        tam            10B usd\n" in out
-    assert "        contradicts  monetize\n" in out
+    assert "        contradicts monetize\n" in out
+    assert "        team     70\n" in out
+
+
+def test_reference_route_and_library_are_fixed_points() -> None:
+    """The canonical layout is the reference route's: fmt leaves it (and venture.obl,
+    the library layout) byte for byte as written."""
+    for path in (SPEC_ROUTE, ROOT / "obligations" / "venture.obl"):
+        text = path.read_text(encoding="utf-8")
+        assert fmt(text, str(path)) == text, path
+
+
+def test_check_passes_on_every_shipped_file(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_fmt(["--check", str(ROOT / "examples"), str(ROOT / "obligations")], capsys)
+    assert code == 0, out
+    assert out == f"{len(SHIPPED)} files unchanged\n"
+
+
+def test_fixed_columns_do_not_depend_on_the_other_keys() -> None:
+    """A keyword's column is set by its block's kind, not by its neighbours: removing a
+    statement never re-aligns the others."""
+    out = fmt(
+        'route r { as_of 2012-06-01\n uses venture\n state s { developers 0 }\n'
+        " transition t: s -> s { class \"c\"\n kill developers < 1\n learning_cost 1k usd }\n"
+        " evidence e { tier 2; weight 0.5; excerpt \"x\"; unverified true }\n"
+        " criteria { team 1\n distribution 2 } }\n"
+    )
+    assert "    as_of   2012-06-01\n    uses    venture\n" in out
+    assert '        class      "c"\n        kill       developers < 1\n        learning_cost  1k usd\n' in out
+    assert "        tier      2\n" in out and "        unverified true\n" in out
+    assert "        team          1\n        distribution  2\n" in out
+
+
+def test_end_of_line_comments_share_a_column() -> None:
+    out = fmt('route r { as_of 2012-06-01 # a\n uses venture  # b\n policy "venture@1.0.0" # c\n}\n')
+    assert "    as_of   2012-06-01                        # a\n" in out
+    assert "    uses    venture                           # b\n" in out
+    long = "x" * 60
+    assert f'    policy  "{long}"  # c\n' in fmt(f'route r {{ policy "{long}" # c\n}}\n')
 
 
 def test_obl_layout() -> None:
     out = fmt((ROOT / "obligations" / "venture.obl").read_text(encoding="utf-8"), "venture.obl")
-    assert "field developers    count  material 10%  # relative change of at least 10%\n" in out
-    assert "field soc2          bool  # any change of a bool is material\n" in out
+    assert "field developers    count  material 10%       # relative change of at least 10%\n" in out
+    assert "field soc2          bool                      # any change of a bool is material\n" in out
     assert "    require evidence(tier >= 2) >= 1\n" in out
+    assert "    require measured(delta)                   # the threshold bounds every claimed delta\n" in out
 
 
 # ---------------------------------------------------------------------- small cases
@@ -190,8 +232,9 @@ def test_check_format_refuses_other_meaning() -> None:
 
 
 def test_check_format_compares_ir_and_diagnostics() -> None:
-    text = SPEC_ROUTE.read_text(encoding="utf-8")
+    text = SPEC_ROUTE.read_text(encoding="utf-8").replace("as_of   ", "as_of ")  # not canonical
     good = fmt(text)
+    assert good != text
     same = Semantics({"r": {"x": 1}}, Counter({"PCSC-W604": 1}))
 
     def fake(ir: dict[str, Any], codes: Counter[str]) -> Any:
@@ -273,7 +316,7 @@ def messy_spec(draw: st.DrawFn) -> tuple[str, int]:
 
 
 def _without_comments(text: str) -> str:
-    lines = [re.sub(r"  #.*$", "", line) for line in text.splitlines() if not line.lstrip().startswith("#")]
+    lines = [re.sub(r" +#.*$", "", line) for line in text.splitlines() if not line.lstrip().startswith("#")]
     return "\n".join(lines)
 
 

@@ -39,6 +39,30 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
     return f"did you mean `{close[0]}`?" if close else None
 
 
+def policy_help(ref: str, available: Iterable[str]) -> str | None:
+    """The help line of an unknown policy ``ref`` (`id@version`): the versions of its
+    id when the id exists; else a "did you mean" for a close id (compared without the
+    version, which every reference shares, so `myv` never suggests `venture`); else
+    the available policies."""
+    ident, _, version = ref.partition("@")
+    versions: dict[str, list[str]] = {}
+    for other in sorted(set(available)):
+        other_id, _, other_version = other.partition("@")
+        versions.setdefault(other_id, []).append(other_version)
+    if ident in versions:
+        known = versions[ident]
+        return f"policy `{ident}` has version{'s' if len(known) > 1 else ''} " + ", ".join(known)
+    close = difflib.get_close_matches(ident, sorted(versions), n=1, cutoff=0.6)
+    if close:
+        best = version if version in versions[close[0]] else versions[close[0]][-1]
+        return f"did you mean `{close[0]}@{best}`?"
+    if not versions:
+        return None
+    shown = [f"{i}@{v}" for i, vs in versions.items() for v in vs]
+    more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+    return "available policies: " + ", ".join(shown[:10]) + more
+
+
 def check_statement_lines(items: Sequence[syn.Node], diags: Diagnostics, what: str = "statements") -> None:
     """One statement a line: two statements on a line need a `;` between them.
     Cost items take no `;`: each goes on its own line (`what="cost items"`)."""

@@ -157,6 +157,8 @@ class RouteLowerer:
         # come from it are then not reported as unknown (that would only be noise).
         self.libraries_ok = True
         self.facts = PolicyFacts(None, None, (), (), ())
+        self.policy_evidence: list[Evidence] = []  # evidence with a tier, for the policy checks
+        self.used_libraries: list[Library] = []  # the libraries of `uses` that resolved
         self.evidence_names: dict[str, Span] = {}
 
     # ------------------------------------------------------------------ helpers
@@ -272,7 +274,7 @@ class RouteLowerer:
             as_of,
             tuple((t.ref_class, t.class_span) for t in transitions if t.ref_class is not None and t.class_span),
             tuple(criteria),
-            tuple(e for e in evidence if e is not None),
+            tuple(self.policy_evidence),
         )
 
         if any(d.severity == "error" for d in self.diags.items[before:]):
@@ -331,6 +333,8 @@ class RouteLowerer:
                 self.error(codes.E209, f"library `{name}` is listed twice in `uses`", word)
                 continue
             lib = self.resolve(name, word.span)
+            if lib is not None:
+                self.used_libraries.append(lib)
             uses.append(name)
             if lib is None:
                 self.libraries_ok = False
@@ -365,7 +369,7 @@ class RouteLowerer:
                 if fname in library_fields:
                     route_fields.setdefault(fname, library_fields[fname])
                 elif self.libraries_ok:
-                    self.error(codes.E205, f"unknown field `{fname}`", fv.name, suggest(fname, library_fields))
+                    self.error(codes.E205, f"unknown field `{fname}`", fv.name, self.field_help(fname, library_fields))
         return route_fields
 
     def state_values(self, node: syn.StateBlock, route_fields: dict[str, FieldDecl]) -> dict[str, float | bool]:
@@ -428,6 +432,7 @@ class RouteLowerer:
             elif isinstance(stmt, syn.Condition):
                 expr = lower_expression(stmt, self.diags)
                 self.check_condition(expr, route_fields, kind)
+                self.check_bare_fields(expr, route_fields, kind)
                 if kind == "threshold":
                     t.threshold, t.threshold_text = expr, stmt.text
                 else:
@@ -530,7 +535,7 @@ class RouteLowerer:
                     codes.E205,
                     f"`{node.name}` in the {kind} is not a field of this route",
                     node.span,
-                    suggest(node.name, route_fields),
+                    self.field_help(node.name, route_fields),
                 )
             elif isinstance(node, ex.Call) and node.func not in EXPR_FUNCTIONS:
                 self.error(
@@ -549,6 +554,51 @@ class RouteLowerer:
                         if route_fields[side.name].type != "bool":
                             self.error(codes.E301, f"field `{side.name}` is not a bool", other.span)
         ConditionTypes(route_fields, kind, self.diags).visit(expr)
+
+    def check_bare_fields(
+        self, expr: Expr, route_fields: dict[str, FieldDecl], kind: str, negated: bool = False
+    ) -> None:
+        """A field alone where a condition belongs (`threshold soc2`, `kill developers`,
+        an operand of `and`/`or`/`not`): a threshold or kill is a comparison, or
+        comparisons joined by `and`, `or` and `not`."""
+        if isinstance(expr, ex.Logic):
+            for operand in expr.operands:
+                self.check_bare_fields(operand, route_fields, kind)
+        elif isinstance(expr, ex.Not):
+            self.check_bare_fields(expr.operand, route_fields, kind, not negated)
+        elif isinstance(expr, ex.Name) and expr.name in route_fields:
+            name, decl = expr.name, route_fields[expr.name]
+            if decl.type == "bool":
+                help_text = f"`{name}` is a bool field: write `{name} == {'false' if negated else 'true'}`"
+            else:
+                example = {"usd": "1M usd", "ratio": "0.5"}.get(decl.type, "100")
+                help_text = f"`{name}` is a {decl.type} field: compare it with a value, e.g. `{name} >= {example}`"
+            self.error(
+                codes.E301,
+                f"a {kind} must be a comparison (or comparisons joined by `and`, `or`, `not`), not the "
+                f"bare field `{name}`",
+                expr.span,
+                help_text,
+            )
+
+    def field_help(self, name: str, known: Sequence[str] | dict[str, FieldDecl]) -> str:
+        """The help of an unknown field: that a library field needs a value in a state
+        before a condition can read it; else a close name among ``known``; else where
+        fields come from (the libraries of `uses`, with their files and fields)."""
+        for lib in self.used_libraries:
+            if any(f.name == name for f in lib.fields):
+                return (
+                    f"`{name}` is declared by `{lib.name}` ({lib.path}), but no state of this route "
+                    "gives it a value: list it in the start state"
+                )
+        declared = "; ".join(
+            f"{lib.name} ({lib.path}) declares " + (", ".join(f.name for f in lib.fields) or "no fields")
+            for lib in self.used_libraries
+        )
+        where = f"fields come from the libraries the route uses: {declared}" if declared else (
+            "fields come from the libraries the route names in `uses`"
+        )
+        return suggest(name, known) or where
 
     # ------------------------------------------------------------------ the chain
     def chain(
@@ -814,15 +864,14 @@ class RouteLowerer:
                 ok = False
         if not targets["supports"] and not targets["contradicts"]:
             self.error(codes.W604, f"evidence `{name.text}` supports or contradicts no transition", name)
-        if not ok:
+        if tier is None:
             return None
-        assert tier is not None and weight is not None
-        return Evidence(
+        evidence = Evidence(
             name.text,
             text["source"],
             captured,
             tier,
-            weight,
+            weight if weight is not None else 0.0,
             tuple(targets["supports"]),
             tuple(targets["contradicts"]),
             text["excerpt"] or "",
@@ -831,6 +880,9 @@ class RouteLowerer:
             captured_span,
             tier_span,
         )
+        # the policy checks its tier and date even when the block has other errors
+        self.policy_evidence.append(evidence)
+        return evidence if ok else None
 
     def criteria(self, node: syn.Criteria) -> list[Criterion]:
         out: list[Criterion] = []

@@ -194,6 +194,27 @@ def _did_you_mean(err: UnexpectedToken) -> str | None:
     return close[0] if close else None
 
 
+_AFTER_HORIZON = re.compile(r"\bhorizon\s+([0-9][0-9_]*(?:\.[0-9_]+)?)\s*$")
+_HORIZON_UNITS = "days, months or years"
+
+
+def _horizon_unit(err: UnexpectedToken, text: str) -> tuple[str, str] | None:
+    """Message and help when a horizon's number is followed by a word that is not one
+    of its units (`horizon 6 weeks`); weeks are converted to days in the help."""
+    tok = err.token
+    start = tok.start_pos if isinstance(tok.start_pos, int) else -1
+    match = _AFTER_HORIZON.search(text[max(0, start - 80) : start]) if start >= 0 else None
+    if tok.type != "NAME" or match is None:
+        return None
+    number, word = match.group(1), str(tok.value)
+    message = f"unknown unit `{word}` for a horizon: a horizon is a number of {_HORIZON_UNITS}"
+    if not number.replace("_", "").isdigit():
+        return message, f"a horizon is a whole number of {_HORIZON_UNITS}"
+    if word.lower() in ("week", "weeks"):
+        return message, f"write `horizon {int(number.replace('_', '')) * 7} days`"
+    return message, f"write `horizon {number} days`, `{number} months` or `{number} years`"
+
+
 def _describe_char(char: str) -> str:
     return f"`{char}`" if char.isprintable() else f"U+{ord(char):04X}"
 
@@ -263,6 +284,12 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
     """Append one diagnostic for a Lark syntax error."""
     line = err.line if isinstance(err.line, int) and err.line > 0 else 1
     column = err.column if isinstance(err.column, int) and err.column > 0 else 1
+    horizon = _horizon_unit(err, text) if isinstance(err, UnexpectedToken) and err.token.type != "$END" else None
+    if horizon is not None and isinstance(err, UnexpectedToken):  # fewer units than amounts: say which
+        tok = err.token
+        span = Span(file, line, column, tok.end_line or line, tok.end_column or column + len(str(tok.value)))
+        diags.add(codes.E109, horizon[0], span, horizon[1])
+        return
     if isinstance(err, UnexpectedToken) and _unknown_unit(err, file, text, diags):
         return
     if isinstance(err, UnexpectedToken) and err.token.type != "$END":
