@@ -10,6 +10,7 @@ libraries and loaded policies so that a cohort parses each only once.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -18,6 +19,7 @@ from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.gcpause import paused_gc
 from pcsc.ir import Library, Route
 from pcsc.lower.common import suggest
 from pcsc.lower.library import lower_library
@@ -29,6 +31,9 @@ from pcsc.resources import display_path as display
 from pcsc.score.route import RouteNumbers, fold, score_route
 from pcsc.syntax import nodes as syn
 from pcsc.syntax import parse_source
+
+if TYPE_CHECKING:
+    from pcsc.ircache import IRCache
 
 
 @attrs.frozen
@@ -49,6 +54,11 @@ class Session:
     inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
     coverage_mode: Mode | None = None  # a command-line override of the policy's mode
     _libraries: dict[Path, Library | None] = attrs.field(factory=dict)
+    ir_cache: IRCache | None = None  # lowered IR of unchanged files (pcsc.ircache); None: off
+    # every library resolution, in order: (name, resolved file or None when unknown)
+    resolutions: list[tuple[str, Path | None]] = attrs.field(factory=list)
+    # the diagnostics each library's load appended: (start, end) in `diags.items`
+    library_loads: dict[Path, tuple[int, int]] = attrs.field(factory=dict)
 
     # ------------------------------------------------------------------ reading
     def read(self, path: Path, shown: str) -> str | None:
@@ -82,7 +92,9 @@ class Session:
         for root in roots:
             candidate = (root / f"{name}.obl").resolve()
             if candidate.is_file():
+                self.resolutions.append((name, candidate))
                 return self.load_library(candidate, name, span)
+        self.resolutions.append((name, None))
         known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
         self.diags.add(
             codes.E206,
@@ -98,6 +110,7 @@ class Session:
             return self._libraries[path]
         shown = display(path)
         self._libraries[path] = None
+        start = len(self.diags)
         text = self.read(path, shown)
         lib = None
         if text is not None:
@@ -110,7 +123,15 @@ class Session:
         elif lib is None and text is not None:
             self.diags.add(codes.E404, f"library `{name}` ({shown}) has errors", span)
         self._libraries[path] = lib
+        self.library_loads[path] = (start, len(self.diags))
         return lib
+
+    def library_is_clean(self, path: Path) -> bool | None:
+        """Whether the library at ``path`` loaded without a diagnostic; None if not loaded."""
+        if path not in self.library_loads:
+            return None
+        start, end = self.library_loads[path]
+        return self._libraries.get(path) is not None and start == end
 
     # ------------------------------------------------------------------ routes
     def load_routes(self, path: Path, shown: str | None = None) -> list[Route]:
@@ -118,7 +139,10 @@ class Session:
         text = self.read(path, shown)
         if text is None:
             return []
-        self.inputs.append((shown, sha256_hex(text)))
+        digest = sha256_hex(text)
+        self.inputs.append((shown, digest))
+        if self.ir_cache is not None:
+            return self.ir_cache.routes(self, text, digest, shown, path.parent)
         return self.routes_from_text(text, shown, path.parent)
 
     def load_paths(self, args: list[str]) -> list[Route]:
@@ -142,6 +166,10 @@ class Session:
         """Parse and lower route text that is not (or not only) a file, e.g. a splice;
         libraries resolve from ``route_dir`` as for a file there."""
         self.sources[shown] = text
+        with paused_gc():  # parse and lower build objects that all stay alive (pcsc.gcpause)
+            return self._routes_from_text(text, shown, route_dir)
+
+    def _routes_from_text(self, text: str, shown: str, route_dir: Path) -> list[Route]:
         tree = parse_source(text, shown, self.diags)
         if tree is None:
             return []

@@ -37,6 +37,7 @@ from lark.parsers.lalr_analysis import Shift
 
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.gcpause import paused_gc
 from pcsc.resources import data_dir
 from pcsc.syntax.nodes import Expression, SourceFile
 from pcsc.syntax.transform import ToSyntax
@@ -296,7 +297,7 @@ def parse_expression(text: str, file: str, diags: Diagnostics) -> Expression | N
 def _parse_typed(text: str, file: str, start: str) -> object | None:
     """The typed parse of ``text``, or None on a syntax error (not reported here)."""
     parser, builder, lock = _typed_parser()
-    with lock:
+    with lock, paused_gc():  # the nodes all stay alive: full collections would only cost
         builder.start(file, text)
         try:
             result: object = parser.parse(text, start=start)
