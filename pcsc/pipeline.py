@@ -114,9 +114,7 @@ class Session:
         text = self.read(path, shown)
         lib = None
         if text is not None:
-            tree = parse_source(text, shown, self.diags)
-            if tree is not None:
-                lib = lower_library(tree, shown, text, self.diags)
+            lib = _clean_library(text, shown, self.diags)
         if lib is not None and lib.name != name:
             self.diags.add(codes.E404, f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
             lib = None
@@ -322,6 +320,27 @@ class Session:
             docked = docked_score(numbers)
         decision = decide(coverage, mode, source, numbers.score, docked)
         return Compiled(route, loaded, numbers, coverage, decision)
+
+
+# Libraries that lowered without a diagnostic, by (shown name, sha256 of the text), for
+# every session of the process: a library is a pure function of its text and name, and
+# frozen, so sessions share it (a fresh session per compile parses `venture.obl` once).
+_CLEAN_LIBRARIES: dict[tuple[str, str], Library] = {}
+
+
+def _clean_library(text: str, shown: str, diags: Diagnostics) -> Library | None:
+    key = (shown, sha256_hex(text))
+    cached = _CLEAN_LIBRARIES.get(key)
+    if cached is not None:
+        return cached
+    before = len(diags)
+    lib = None
+    tree = parse_source(text, shown, diags)
+    if tree is not None:
+        lib = lower_library(tree, shown, text, diags)
+    if lib is not None and len(diags) == before and len(_CLEAN_LIBRARIES) < 256:
+        _CLEAN_LIBRARIES[key] = lib
+    return lib
 
 
 def docked_score(numbers: RouteNumbers) -> float:

@@ -199,3 +199,20 @@ def test_linear_seam_identities_equal_the_one_seam_computation() -> None:
             for a, b in zip(fast, slow, strict=True):
                 assert a.identity_holds
                 assert repr(a) == repr(b)  # the same numerators and denominators
+
+
+# ---------------------------------------------------------------------- bootstraps
+def test_many_scorers_bootstrap_as_one_at_a_time() -> None:
+    import itertools
+
+    import numpy as np
+
+    from pcsc.forecast import metrics
+
+    rng = np.random.default_rng(3)
+    y = rng.random(30) < 0.4
+    y[:2] = [True, False]
+    columns = [np.round(rng.random(30) + 0.4 * y * rng.random(30), 1) for _ in range(5)]  # with ties
+    singles, pairs = metrics.bootstrap_many(columns, y, 700, 11)
+    assert singles == [metrics.bootstrap_auc(c, y, 700, 11) for c in columns]
+    assert pairs == [metrics.paired_delta_auc(a, b, y, 700, 11) for a, b in itertools.combinations(columns, 2)]

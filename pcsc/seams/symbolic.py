@@ -17,11 +17,12 @@ fold is substituted for it. The proof of (n, k) then costs O(k) terms instead of
 O(n), and a 50-transition route's 48 proofs take a fraction of the full-chain time.
 A formula passed in explicitly is checked on the full chain, as before.
 
-Shapes proved once are remembered on disk too, in the user's private pcsc cache
-folder (`pcsc.ircache.cache_folder`, so `PCSC_NO_CACHE=1` turns it off): a JSON list
-of the (n, k) proved, in a file named by a hash of this module's source and sympy's
-version, so an edited proof or another sympy proves again. Only proofs that held
-are stored; a later run with the file present does not import sympy for them.
+When a command line run asks for it (`remember_proofs()`; `pcsc seams` does), shapes
+proved once are remembered on disk too, in the user's private pcsc cache folder
+(`pcsc.ircache.cache_folder`, so `PCSC_NO_CACHE=1` turns it off): a JSON list of the
+(n, k) proved, in a file named by a hash of this module's source and sympy's version,
+so an edited proof or another sympy proves again. Only proofs that held are stored; a
+later run with the file present does not import sympy for them.
 """
 
 from __future__ import annotations
@@ -71,10 +72,13 @@ def _verify_cached(n: int, k: int) -> bool:
     return verified
 
 
-@cache
 def _proved() -> set[tuple[int, int]]:
     """The shapes proved before, by this proof and this sympy (see the module)."""
-    path = _proof_file()
+    return _proved_at(_proof_file())
+
+
+@cache
+def _proved_at(path: Path | None) -> set[tuple[int, int]]:
     if path is None:
         return set()
     try:
@@ -97,8 +101,21 @@ def _remember(known: set[tuple[int, int]]) -> None:
         pass
 
 
-@cache
+_DISK = [False]
+
+
+def remember_proofs(on: bool = True) -> None:
+    """Keep proved shapes on disk across runs (off by default: a library caller's
+    process proves what it uses, once)."""
+    _DISK[0] = on
+
+
 def _proof_file() -> Path | None:
+    return _proof_path() if _DISK[0] else None
+
+
+@cache
+def _proof_path() -> Path | None:
     from pcsc.ircache import cache_folder
 
     folder = cache_folder()

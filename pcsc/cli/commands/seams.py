@@ -33,6 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cohort import map_routes
+    from pcsc.seams.symbolic import remember_proofs
+
+    remember_proofs()  # a shape proved by an earlier run is not proved again (see pcsc.seams.symbolic)
     from pcsc.packet import seams_packet
     from pcsc.seams.analysis import analyse
     from pcsc.seams.experiment import experiment, summarise
