@@ -21,6 +21,7 @@ import argparse
 import datetime as dt
 import gc
 import itertools
+import json
 import os
 import platform
 import subprocess
@@ -63,15 +64,20 @@ def run_pcsc(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, su
     return time.perf_counter() - start, done
 
 
-def peak_rss_mb(args: list[str], env: dict[str, str], cwd: Path) -> float:
-    """Peak resident memory of the largest process of a run (the parent or a worker)."""
+def run_measured(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, str]:
+    """Wall seconds, peak resident MB of the largest process of the run (the pcsc
+    process or one of its workers: `RUSAGE_CHILDREN` of a wrapper), exit code, stderr."""
     code = (
-        "import resource, subprocess, sys\n"
-        f"subprocess.run([sys.executable, '-m', 'pcsc', *{args!r}], capture_output=True)\n"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "import json, resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        f"done = subprocess.run([sys.executable, '-m', 'pcsc', *{args!r}], capture_output=True, text=True)\n"
+        "wall = time.perf_counter() - t\n"
+        "print(json.dumps([wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.returncode,"
+        " done.stderr[-3000:]]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd)
-    return int(done.stdout.strip()) / 1024
+    wall, rss, rc, err = json.loads(done.stdout)
+    return wall, rss / 1024, rc, err
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,22 +258,19 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Ro
         f.unlink()
     results = {}
     for label, jobs in (("cold", "2"), ("warm", "2"), ("warm", "1")):
-        wall, done = run_pcsc(["check", "--jobs", jobs, "cohort"], env, tmp)
-        if done.returncode != 0 or f"ok: {n_routes} routes checked" not in done.stderr:
-            raise SystemExit(f"bench_targets: the cohort check failed: {done.stderr[-2000:]}")
-        results[(label, jobs)] = wall
-    cold = results[("cold", "2")]
+        wall, rss, rc, err = run_measured(["check", "--jobs", jobs, "cohort"], env, tmp)
+        if rc != 0 or f"ok: {n_routes} routes checked" not in err:
+            raise SystemExit(f"bench_targets: the cohort check failed: {err}")
+        results[(label, jobs)] = wall, rss
+    cold, rss = results[("cold", "2")]
     rows.append((f"pcsc check {n_routes:,} routes --jobs 2, cold", f"{cold:.1f} s", "< 20 s", cold < 20,
-                 f"{files} files; empty IR cache: every file parsed and lowered"))
-    warm = results[("warm", "2")]
+                 f"{files} files of {per_file} routes; empty IR cache: every file parsed and lowered"))
+    warm = results[("warm", "2")][0]
     rows.append((f"pcsc check {n_routes:,} routes --jobs 2, unchanged", f"{warm:.1f} s", "< 20 s", warm < 20,
-                 f"IR from the cache; --jobs 1: {results[('warm', '1')]:.1f} s"))
-    for f in (Path(env["XDG_CACHE_HOME"]) / "pcsc" / "ir").rglob("*.pickle"):
-        f.unlink()
-    rss = peak_rss_mb(["check", "--jobs", "1", "cohort"], env, tmp)
+                 f"the IR from the cache; --jobs 1: {results[('warm', '1')][0]:.1f} s"))
     rows.append((f"peak memory, check {n_routes:,} routes", f"{rss:,.0f} MB", "< 300 MB", rss < 300,
-                 "largest process, --jobs 1, cold (ru_maxrss)"))
-    rss_big = peak_rss_mb(["check", "big.route"], env, tmp)
+                 "largest process of the cold --jobs 2 run (ru_maxrss)"))
+    _, rss_big, _, _ = run_measured(["check", "big.route"], env, tmp)
     rows.append((f"peak memory, check one file of {args.big_file:,} routes", f"{rss_big:,.0f} MB", "", None,
                  "a file's text, tokens and IR are alive together while it is lowered"))
 

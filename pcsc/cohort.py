@@ -64,13 +64,10 @@ def load_file(task: tuple[Settings, Path, str]) -> FileLoad:
     """Read, parse and lower one route file in a fresh session (a worker's job)."""
     settings, path, shown = task
     session = settings.session()
-    routes = session.load_routes(path, shown)
-    if settings.bind:
-        for route in routes:
-            session.bind(route)
+    routes, count = _load(session, settings, path, shown)
     return FileLoad(
-        routes=tuple(routes) if settings.keep_routes else (),
-        count=len(routes),
+        routes=tuple(routes),
+        count=count,
         diagnostics=tuple(session.diags.items),
         library_loads=tuple((p, a, b) for p, (a, b) in session.library_loads.items()),
         libraries=tuple(session._libraries.items()),
@@ -81,6 +78,21 @@ def load_file(task: tuple[Settings, Path, str]) -> FileLoad:
         ),
         inputs=tuple(session.inputs),
     )
+
+
+def _load(session: Session, settings: Settings, path: Path, shown: str) -> tuple[list[Route], int]:
+    """One file's routes (none unless kept) and their number; bound when asked. A
+    check that keeps no route reads only what binding needs (`Session.load_facts`)."""
+    if settings.bind and not settings.keep_routes:
+        facts = session.load_facts(path, shown)
+        for f in facts:
+            session.check_policy(f)
+        return [], len(facts)
+    routes = session.load_routes(path, shown)
+    if settings.bind:
+        for route in routes:
+            session.bind(route)
+    return (routes if settings.keep_routes else []), len(routes)
 
 
 def merge(session: Session, loaded: FileLoad) -> list[Route]:
@@ -115,14 +127,10 @@ def load_files(
     if executor.jobs == 1:
         for path, shown in files:
             since = len(session.diags)
-            got = session.load_routes(path, shown)
-            if settings.bind:
-                for route in got:
-                    session.bind(route)
-            count += len(got)
-            if settings.keep_routes:
-                routes.extend(got)
-            else:
+            got, n = _load(session, settings, path, shown)
+            count += n
+            routes.extend(got)
+            if not settings.keep_routes:
                 _forget_sources(session, shown, since)
         return routes, count
     tasks = [(settings, path, shown) for path, shown in files]

@@ -40,13 +40,14 @@ import attrs
 from pcsc._version import __version__
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.ir import Route
+from pcsc.lower.route import PolicyFacts
 from pcsc.resources import data_dir
 from pcsc.resources import display_path as display
 
 # `Session` (pcsc.pipeline) uses this module; annotated `Any` here to keep the import one-way
 Session = Any
 
-FORMAT = 1
+FORMAT = 2
 
 
 @attrs.frozen
@@ -60,7 +61,8 @@ class LibraryDep:
 @attrs.frozen
 class Entry:
     key: str
-    routes: tuple[Route, ...]
+    routes: bytes  # the pickled tuple of routes: unpickled only by a command that needs the IR
+    facts: tuple[PolicyFacts, ...]  # what binding each route reads (`pcsc check` needs no more)
     diagnostics: tuple[Diagnostic, ...]
     libraries: tuple[LibraryDep, ...]
 
@@ -147,9 +149,31 @@ class IRCache:
         file and every library it used are unchanged; stored after a clean miss."""
         key = self.key(text_sha256, shown)
         entry = self.get(key)
+        if entry is not None:
+            try:
+                routes = pickle.loads(entry.routes)
+            except Exception:
+                routes = None
+            if isinstance(routes, tuple) and self._replay(session, entry, text, shown, route_dir):
+                self.hits += 1
+                return list(routes)
+        return self._lower(session, key, text, shown, route_dir)
+
+    def facts(
+        self, session: Session, text: str, text_sha256: str, shown: str, route_dir: Path
+    ) -> list[PolicyFacts]:
+        """What binding reads of each route of the file, as `PolicyFacts.of` gives it
+        for the routes `routes` returns (their diagnostics replayed or reported the
+        same way), without unpickling the routes on a hit."""
+        key = self.key(text_sha256, shown)
+        entry = self.get(key)
         if entry is not None and self._replay(session, entry, text, shown, route_dir):
             self.hits += 1
-            return list(entry.routes)
+            return list(entry.facts)
+        return [PolicyFacts.of(r) for r in self._lower(session, key, text, shown, route_dir)]
+
+    def _lower(self, session: Session, key: str, text: str, shown: str, route_dir: Path) -> list[Route]:
+        """A miss: lower the text in ``session``; store it when it is clean."""
         self.misses += 1
         before = len(session.diags)
         resolutions_before = len(session.resolutions)
@@ -166,7 +190,9 @@ class IRCache:
                 libraries.append(dep)
         if any(d.span.file != shown for d in own):
             return routes  # a library's own diagnostics: not the file's to replay
-        self.put(Entry(key, tuple(routes), tuple(own), tuple(libraries)))
+        blob = pickle.dumps(tuple(routes), protocol=pickle.HIGHEST_PROTOCOL)
+        facts = tuple(PolicyFacts.of(r) for r in routes)
+        self.put(Entry(key, blob, facts, tuple(own), tuple(libraries)))
         return routes
 
     @staticmethod

@@ -143,6 +143,18 @@ class Session:
             return self.ir_cache.routes(self, text, digest, shown, path.parent)
         return self.routes_from_text(text, shown, path.parent)
 
+    def load_facts(self, path: Path, shown: str) -> list[PolicyFacts]:
+        """`PolicyFacts.of` each route `load_routes` would return, with the same
+        diagnostics: from the IR cache without unpickling the routes (`pcsc check`)."""
+        if self.ir_cache is None:
+            return [PolicyFacts.of(r) for r in self.load_routes(path, shown)]
+        text = self.read(path, shown)
+        if text is None:
+            return []
+        digest = sha256_hex(text)
+        self.inputs.append((shown, digest))
+        return self.ir_cache.facts(self, text, digest, shown, path.parent)
+
     def load_paths(self, args: list[str]) -> list[Route]:
         """The routes of files and folders (folders recursively, sorted); a folder with
         no .route file is an error."""
