@@ -64,20 +64,21 @@ def run_pcsc(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, su
     return time.perf_counter() - start, done
 
 
-def run_measured(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, str]:
+def run_measured(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float, int, str]:
     """Wall seconds, peak resident MB of the largest process of the run (the pcsc
-    process or one of its workers: `RUSAGE_CHILDREN` of a wrapper), exit code, stderr."""
+    process or one of its workers: `RUSAGE_CHILDREN` of a wrapper), CPU seconds of all
+    its processes, exit code, stderr."""
     code = (
         "import json, resource, subprocess, sys, time\n"
         "t = time.perf_counter()\n"
         f"done = subprocess.run([sys.executable, '-m', 'pcsc', *{args!r}], capture_output=True, text=True)\n"
         "wall = time.perf_counter() - t\n"
-        "print(json.dumps([wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.returncode,"
-        " done.stderr[-3000:]]))\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(json.dumps([wall, u.ru_maxrss, u.ru_utime + u.ru_stime, done.returncode, done.stderr[-3000:]]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd)
-    wall, rss, rc, err = json.loads(done.stdout)
-    return wall, rss / 1024, rc, err
+    wall, rss, cpu, rc, err = json.loads(done.stdout)
+    return wall, rss / 1024, cpu, rc, err
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,27 +251,28 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Ro
     per_file = args.check_routes // files
     cohort = tmp / "cohort"
     cohort.mkdir()
-    for f in range(files):
-        body = "\n".join(route_text(f"c{f:03d}_{k:03d}") for k in range(per_file))
-        (cohort / f"f{f:03d}.route").write_text(body, encoding="utf-8")
+    for i in range(files):
+        body = "\n".join(route_text(f"c{i:03d}_{k:03d}") for k in range(per_file))
+        (cohort / f"f{i:03d}.route").write_text(body, encoding="utf-8")
     n_routes = files * per_file
     for f in (Path(env["XDG_CACHE_HOME"]) / "pcsc" / "ir").rglob("*.pickle"):
         f.unlink()
     results = {}
     for label, jobs in (("cold", "2"), ("warm", "2"), ("warm", "1")):
-        wall, rss, rc, err = run_measured(["check", "--jobs", jobs, "cohort"], env, tmp)
+        wall, rss, cpu, rc, err = run_measured(["check", "--jobs", jobs, "cohort"], env, tmp)
         if rc != 0 or f"ok: {n_routes} routes checked" not in err:
             raise SystemExit(f"bench_targets: the cohort check failed: {err}")
-        results[(label, jobs)] = wall, rss
-    cold, rss = results[("cold", "2")]
+        results[(label, jobs)] = wall, rss, cpu
+    cold, rss, cpu = results[("cold", "2")]
     rows.append((f"pcsc check {n_routes:,} routes --jobs 2, cold", f"{cold:.1f} s", "< 20 s", cold < 20,
-                 f"{files} files of {per_file} routes; empty IR cache: every file parsed and lowered"))
+                 f"{files} files of {per_file} routes, every one parsed and lowered (empty IR cache); "
+                 f"{cpu:.0f} CPU s in all, {cpu / n_routes * 1e3:.1f} ms a route"))
     warm = results[("warm", "2")][0]
     rows.append((f"pcsc check {n_routes:,} routes --jobs 2, unchanged", f"{warm:.1f} s", "< 20 s", warm < 20,
                  f"the IR from the cache; --jobs 1: {results[('warm', '1')][0]:.1f} s"))
     rows.append((f"peak memory, check {n_routes:,} routes", f"{rss:,.0f} MB", "< 300 MB", rss < 300,
                  "largest process of the cold --jobs 2 run (ru_maxrss)"))
-    _, rss_big, _, _ = run_measured(["check", "big.route"], env, tmp)
+    _, rss_big, _, _, _ = run_measured(["check", "big.route"], env, tmp)
     rows.append((f"peak memory, check one file of {args.big_file:,} routes", f"{rss_big:,.0f} MB", "", None,
                  "a file's text, tokens and IR are alive together while it is lowered"))
 
@@ -303,7 +305,7 @@ def print_table(args: argparse.Namespace, rows: list[Row]) -> None:
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     print(f"best of {args.repeats} samples of process_time; ratios to the fold measured in this run")
     print()
-    w = [max(len(row[i]) for row in rows) for i in range(3)]
+    w = [max(len(str(row[i])) for row in rows) for i in range(3)]
     print(f"{'measure'.ljust(w[0])}  {'value'.rjust(w[1])}  {'target'.ljust(w[2])}  met     note")
     print(f"{'-' * w[0]}  {'-' * w[1]}  {'-' * w[2]}  ------  ----")
     for name, value, target, met, note in rows:
