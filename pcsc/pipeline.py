@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -20,6 +21,7 @@ from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.gcpause import paused_gc
 from pcsc.ir import Library, Route
 from pcsc.ir.names import is_name, split_policy_ref
 from pcsc.lower.common import policy_help, suggest
@@ -49,6 +51,9 @@ class LibraryUse:
     file: str
     shipped: bool
     replaces: bool = False
+
+if TYPE_CHECKING:
+    from pcsc.ircache import IRCache
 
 
 @attrs.frozen
@@ -80,8 +85,14 @@ class Session:
     inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
     coverage_mode: Mode | None = None  # a command-line override of the policy's mode
     _libraries: dict[Path, Library | None] = attrs.field(factory=dict)
-    _uses: dict[tuple[str, str], tuple[LibraryUse, ...]] = attrs.field(factory=dict)  # (file, route)
+    # the libraries each route used, by (file, route), for the packet
+    library_uses: dict[tuple[str, str], tuple[LibraryUse, ...]] = attrs.field(factory=dict)
     _digests: dict[Path, str | None] = attrs.field(factory=dict)
+    ir_cache: IRCache | None = None  # lowered IR of unchanged files (pcsc.ircache); None: off
+    # every library resolution, in order: (name, resolved file or None when unknown)
+    resolutions: list[tuple[str, Path | None]] = attrs.field(factory=list)
+    # the diagnostics each library's load appended: (start, end) in `diags.items`
+    library_loads: dict[Path, tuple[int, int]] = attrs.field(factory=dict)
 
     # ------------------------------------------------------------------ reading
     def read(self, path: Path, shown: str) -> str | None:
@@ -155,6 +166,7 @@ class Session:
             if real not in found:
                 found.append(real)
         if not found:
+            self.resolutions.append((name, None))
             known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
             self.diags.add(
                 codes.E206,
@@ -165,6 +177,7 @@ class Session:
             )
             return None
         chosen = found[0]
+        self.resolutions.append((name, chosen))
         shipped = chosen.parent == shipped_root
         digest = self.library_digest(chosen)
         if digest is None:  # unreadable: load_library says why
@@ -235,19 +248,26 @@ class Session:
             return self._libraries[path]
         shown = display(path)
         self._libraries[path] = None
+        start = len(self.diags)
         text = self.read(path, shown)
         lib = None
         if text is not None:
-            tree = parse_source(text, shown, self.diags)
-            if tree is not None:
-                lib = lower_library(tree, shown, text, self.diags)
+            lib = _clean_library(text, shown, self.diags)
         if lib is not None and lib.name != name:
             self.diags.add(codes.E404, f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
             lib = None
         elif lib is None and text is not None:
             self.diags.add(codes.E404, f"library `{name}` ({shown}) has errors", span)
         self._libraries[path] = lib
+        self.library_loads[path] = (start, len(self.diags))
         return lib
+
+    def library_is_clean(self, path: Path) -> bool | None:
+        """Whether the library at ``path`` loaded without a diagnostic; None if not loaded."""
+        if path not in self.library_loads:
+            return None
+        start, end = self.library_loads[path]
+        return self._libraries.get(path) is not None and start == end
 
     # ------------------------------------------------------------------ routes
     def load_routes(self, path: Path, shown: str | None = None) -> list[Route]:
@@ -255,8 +275,23 @@ class Session:
         text = self.read(path, shown)
         if text is None:
             return []
-        self.inputs.append((shown, sha256_hex(text)))
+        digest = sha256_hex(text)
+        self.inputs.append((shown, digest))
+        if self.ir_cache is not None:
+            return self.ir_cache.routes(self, text, digest, shown, path.parent)
         return self.routes_from_text(text, shown, path.parent)
+
+    def load_facts(self, path: Path, shown: str) -> list[PolicyFacts]:
+        """`PolicyFacts.of` each route `load_routes` would return, with the same
+        diagnostics: from the IR cache without unpickling the routes (`pcsc check`)."""
+        if self.ir_cache is None:
+            return [PolicyFacts.of(r) for r in self.load_routes(path, shown)]
+        text = self.read(path, shown)
+        if text is None:
+            return []
+        digest = sha256_hex(text)
+        self.inputs.append((shown, digest))
+        return self.ir_cache.facts(self, text, digest, shown, path.parent)
 
     def load_paths(self, args: list[str]) -> list[Route]:
         """The routes of files and folders (folders recursively, sorted); a folder with
@@ -279,6 +314,10 @@ class Session:
         """Parse and lower route text that is not (or not only) a file, e.g. a splice;
         libraries resolve from ``route_dir`` as for a file there."""
         self.sources[shown] = text
+        with paused_gc():  # parse and lower build objects that all stay alive (pcsc.gcpause)
+            return self._routes_from_text(text, shown, route_dir)
+
+    def _routes_from_text(self, text: str, shown: str, route_dir: Path) -> list[Route]:
         tree = parse_source(text, shown, self.diags)
         if tree is None:
             return []
@@ -323,7 +362,7 @@ class Session:
                 partial(self.resolve_library, route_dir=route_dir, policy=policy, used=used),
                 self.diags,
             )
-            self._uses[(shown, name)] = tuple(used)
+            self.library_uses[(shown, name)] = tuple(used)
             if route is not None:
                 routes.append(route)
             else:
@@ -332,6 +371,21 @@ class Session:
         return routes
 
     # ------------------------------------------------------------------ policy binding
+    def replay_library_uses(self, route: Route, shown: str, route_dir: Path) -> bool:
+        """Resolve the libraries of a route taken from the IR cache as lowering would
+        (the policy's pins checked today, the uses recorded for the packet); False, with
+        the diagnostics left for the caller to drop, when any resolution complains."""
+        try:
+            policy: LoadedPolicy | None = self.policies.load_ref(str(route.policy))
+        except PolicyError:
+            policy = None
+        before = len(self.diags)
+        used: list[LibraryUse] = []
+        for name in route.uses:
+            self.resolve_library(name, Span.whole_file(shown), route_dir, policy, used)
+        self.library_uses[(shown, route.name)] = tuple(used)
+        return len(self.diags) == before
+
     def route_policy(self, item: syn.RouteBlock) -> LoadedPolicy | None:
         """The policy a route block names, when it loads: its library pins govern how the
         route's `uses` resolve. Errors are left for `check_policy` to report."""
@@ -481,11 +535,32 @@ class Session:
         if coverage is not None and not coverage.complete and mode == "dock":
             docked = docked_score(numbers)
         decision = decide(coverage, mode, source, numbers.score, docked)
-        uses = self._uses.get((route.file, route.name), ())
+        uses = self.library_uses.get((route.file, route.name), ())
         return Compiled(route, loaded, numbers, coverage, decision, uses)
 
 
 OVERFLOW_HELP = "the route's or the policy's numbers are too large to score; no score is released"
+
+
+# Libraries that lowered without a diagnostic, by (shown name, sha256 of the text), for
+# every session of the process: a library is a pure function of its text and name, and
+# frozen, so sessions share it (a fresh session per compile parses `venture.obl` once).
+_CLEAN_LIBRARIES: dict[tuple[str, str], Library] = {}
+
+
+def _clean_library(text: str, shown: str, diags: Diagnostics) -> Library | None:
+    key = (shown, sha256_hex(text))
+    cached = _CLEAN_LIBRARIES.get(key)
+    if cached is not None:
+        return cached
+    before = len(diags)
+    lib = None
+    tree = parse_source(text, shown, diags)
+    if tree is not None:
+        lib = lower_library(tree, shown, text, diags)
+    if lib is not None and len(diags) == before and len(_CLEAN_LIBRARIES) < 256:
+        _CLEAN_LIBRARIES[key] = lib
+    return lib
 
 
 def docked_score(numbers: RouteNumbers) -> float:

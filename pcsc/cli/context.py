@@ -18,8 +18,10 @@ from pcsc.cli.exits import UsageError
 from pcsc.config import Config
 
 if TYPE_CHECKING:
+    from pcsc.cohort import Settings
     from pcsc.diagnostics.model import Diagnostic
     from pcsc.ir import Route
+    from pcsc.parallel import Executor
     from pcsc.pipeline import Compiled, Session
     from pcsc.policy.model import LoadedPolicy
 
@@ -66,6 +68,7 @@ class Context:
         self.sessions: list[Session] = []
         self._extra_inputs: list[tuple[str, str]] = []
         self._out: list[str] = []
+        self.loaded_count = 0  # routes the last `load` lowered
 
     # ------------------------------------------------------------------ settings
     @property
@@ -104,6 +107,7 @@ class Context:
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
         """A new compiler session with this run's search paths and coverage mode."""
+        from pcsc.ircache import IRCache
         from pcsc.pipeline import Session
         from pcsc.policy.load import PolicyStore
 
@@ -111,25 +115,77 @@ class Context:
             lib_path=self.search_path("lib_path"),
             policies=PolicyStore(self.search_path("policy_path")),
             coverage_mode=self.coverage,  # type: ignore[arg-type]
+            ir_cache=IRCache.default(),
         )
         self.sessions.append(session)
         return session
 
-    def load(self, files: Sequence[str]) -> tuple[Session, list[Route]]:
-        """Read and lower the routes of ``files`` (folders recursively; `-` is standard input)."""
+    @property
+    def jobs(self) -> int:
+        """``--jobs`` (1 for commands without it; 0 means one per CPU)."""
+        jobs: int = getattr(self.args, "jobs", 1)
+        return jobs
+
+    def executor(self) -> Executor:
+        """The executor for ``--jobs`` (`pcsc.parallel`)."""
+        from pcsc.parallel import executor
+
+        return executor(self.jobs)
+
+    def settings(self, session: Session, *, bind: bool = False, keep_routes: bool = True) -> Settings:
+        """What a worker needs to rebuild ``session`` (`pcsc.cohort`)."""
+        from pcsc.cohort import Settings
+
+        return Settings(
+            lib_path=tuple(session.lib_path),
+            policy_path=tuple(session.policies.search_path),
+            coverage_mode=session.coverage_mode,
+            ir_cache=session.ir_cache is not None,
+            bind=bind,
+            keep_routes=keep_routes,
+        )
+
+    def load(
+        self, files: Sequence[str], *, bind: bool = False, keep_routes: bool = True
+    ) -> tuple[Session, list[Route]]:
+        """Read and lower the routes of ``files`` (folders recursively; `-` is standard
+        input), with ``--jobs`` workers. ``bind`` also binds each route to its policy
+        (for its diagnostics); ``keep_routes=False`` returns no routes, only their
+        number in ``loaded_count`` (`pcsc check` needs no more)."""
         from pcsc.canonical import sha256_hex
+        from pcsc.cohort import load_files
+        from pcsc.pipeline import expand_inputs
 
         session = self.session()
         routes: list[Route] = []
         if list(files).count(STDIN) > 1:
             raise UsageError("standard input (`-`) can be read only once")
+        settings = self.settings(session, bind=bind, keep_routes=keep_routes)
+        run = self.executor()
+        self.loaded_count = 0
+        pending: list[tuple[Path, str]] = []
+
+        def take(got: list[Route], count: int) -> None:
+            self.loaded_count += count
+            if keep_routes:
+                routes.extend(got)
+
         for arg in files:
             if arg == STDIN:
+                take(*load_files(session, settings, pending, run))
+                pending.clear()
                 text = self.stdin.read()
                 session.inputs.append((STDIN_NAME, sha256_hex(text)))
-                routes.extend(session.routes_from_text(text, STDIN_NAME, Path.cwd()))
+                got = session.routes_from_text(text, STDIN_NAME, Path.cwd())
+                if bind:
+                    for route in got:
+                        session.check_route(route)
+                take(got, len(got))
+            elif Path(arg).is_dir() and not expand_inputs([arg]):
+                session.load_paths([arg])  # reports the empty folder
             else:
-                routes.extend(session.load_paths([arg]))
+                pending.extend(expand_inputs([arg]))
+        take(*load_files(session, settings, pending, run))
         return session, routes
 
     def compile(self, files: Sequence[str]) -> tuple[Session, list[Compiled]]:

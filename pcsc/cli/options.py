@@ -69,6 +69,29 @@ def as_of(p: argparse.ArgumentParser) -> None:
     p.add_argument("--as-of", metavar="DATE", help="the resolution date (YYYY-MM-DD; default: today in UTC)")
 
 
+def jobs(p: argparse.ArgumentParser) -> None:
+    """``--jobs N``: load (and where a command can, analyse) the inputs in N worker
+    processes; the output is the same as with one."""
+
+    def count(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+        if n < 0:
+            raise argparse.ArgumentTypeError("must be 0 (one per CPU) or more")
+        return n
+
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=count,
+        default=1,
+        metavar="N",
+        help="worker processes (default 1; 0: one per CPU); the output does not depend on it",
+    )
+
+
 def global_options(p: argparse.ArgumentParser) -> None:
     """Options every command takes."""
     p.add_argument("-q", "--quiet", action="store_true", help="print no progress and no `ok:` notes")

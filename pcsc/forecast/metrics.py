@@ -387,6 +387,48 @@ def paired_delta_auc(
     return percentile_ci(delta, samples, B, seed, _cluster_count(int(a.shape[0]), clusters))
 
 
+def bootstrap_many(
+    columns: Sequence[ArrayLike],
+    labels: ArrayLike,
+    B: int = DEFAULT_B,
+    seed: int = DEFAULT_SEED,
+) -> tuple[list[BootstrapCI], list[BootstrapCI]]:
+    """``bootstrap_auc`` of every column and ``paired_delta_auc`` of every pair of
+    columns (in ``itertools.combinations`` order), equal to calling them one by one,
+    but each resample is drawn once for all scorers and each scorer's U is computed
+    once per resample: the pairs then cost a subtraction and a division each, instead
+    of a bootstrap each (60 scorers: 1,770 pairs from 60 rank computations)."""
+    scores = [_scores(c) for c in columns]
+    if not scores:
+        return [], []
+    n = scores[0].shape[0]
+    if any(s.shape != scores[0].shape for s in scores):
+        raise ValueError("every scorer must score the same cases")
+    y = _labels(labels, n)
+    _both_classes(y)
+    ranked = [_Ranked.of(s, y) for s in scores]
+    u_blocks: list[list[IntArray]] = [[] for _ in scores]
+    totals = []
+    for w in multiplicities(n, B, seed):
+        for i, r in enumerate(ranked):
+            two_u, total = r.two_u(w)
+            u_blocks[i].append(two_u)
+        totals.append(total)  # 2·W⁺·W⁻: the same for every scorer of the resample
+    total = np.concatenate(totals)
+    u = [np.concatenate(blocks) for blocks in u_blocks]
+    point = [_two_u(s, y) for s in scores]
+    pairs = 2 * _pairs(y)
+    singles = [
+        percentile_ci(auc(columns[i], labels), _ratio(u[i], total), B, seed, None) for i in range(len(scores))
+    ]
+    paired = []
+    for i in range(len(scores)):
+        for j in range(i + 1, len(scores)):
+            delta = (point[i] - point[j]) / pairs
+            paired.append(percentile_ci(delta, _ratio(u[i] - u[j], total), B, seed, None))
+    return singles, paired
+
+
 def bootstrap_brier(
     p: ArrayLike, y: ArrayLike, B: int = DEFAULT_B, seed: int = DEFAULT_SEED,
     clusters: Sequence[Hashable] | ArrayLike | None = None,

@@ -253,19 +253,21 @@ def grade(table: ScoreTable, B: int = metrics.DEFAULT_B, seed: int = metrics.DEF
     """AUC, bootstrap CI and lift per scorer; paired ΔAUC for every pair, in column order."""
     y = table.labels
     n = len(y)
+    # every scorer on the same resamples, drawn once (equal to one bootstrap per scorer and pair)
+    aucs, deltas = metrics.bootstrap_many([s.scores for s in table.scorers], y, B, seed)
     graded = tuple(
         ScorerGrade(
             name=s.name,
             n=n,
             positives=table.positives,
-            auc=metrics.bootstrap_auc(s.scores, y, B, seed),
+            auc=ci,
             lift_top_quartile=metrics.lift_top_quartile(s.scores, y) if n >= 4 else None,
         )
-        for s in table.scorers
+        for s, ci in zip(table.scorers, aucs, strict=True)
     )
     paired = tuple(
-        PairedGrade(a.name, b.name, metrics.paired_delta_auc(a.scores, b.scores, y, B, seed))
-        for a, b in itertools.combinations(table.scorers, 2)
+        PairedGrade(a.name, b.name, ci)
+        for (a, b), ci in zip(itertools.combinations(table.scorers, 2), deltas, strict=True)
     )
     return Grading(table, B, seed, graded, paired)
 

@@ -16,7 +16,7 @@ import attrs
 
 from pcsc.coverage import Decision
 from pcsc.pipeline import Compiled, Session, gate_and_dock
-from pcsc.seams.identity import SeamIdentity, seam_identity
+from pcsc.seams.identity import SeamIdentity, seam_identities
 from pcsc.seams.splice import seam_indices, splice_text
 from pcsc.seams.symbolic import verify_shape
 
@@ -56,10 +56,8 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
     cs = [t.cost.c for t in n.transitions]
     honest_gate, honest_dock, _ = gate_and_dock(c, "analysis")  # also when coverage is off
     seams = []
-    for k in seam_indices(route):
-        if len(route.transitions) < 3:
-            break
-        identity = seam_identity(ps, cs, n.value, k)
+    ks = list(seam_indices(route)) if len(route.transitions) >= 3 else []
+    for k, identity in zip(ks, seam_identities(ps, cs, n.value, ks), strict=True):
         verified = verify_shape(len(ps), k)
         seams.append(Seam(k, route.transitions[k].name, identity, verified, _pipeline_arm(c, k, session)))
     return RouteSeams(c, tuple(seams), honest_gate, honest_dock)

@@ -4,6 +4,13 @@
 
 Floats enter as `Fraction(x)`, which is exact, so the formula and the re-fold of the
 spliced chain agree to the last bit or the identity is false.
+
+`seam_identities` does every seam of a chain at once, in time linear in n: one exact
+fold, and the prefix of the chain as an affine map R_0 = A_k + reach_k·R_k built up
+seam by seam, so the spliced chain (the same prefix, then R_{k+1}) re-folds in two
+operations. Every float is a dyadic rational m/2^e, and so is every number of the
+fold, so that arithmetic runs on integers (no gcd) and only the results become
+`Fraction`s, equal to those `seam_identity` computes one seam at a time.
 """
 
 from __future__ import annotations
@@ -72,6 +79,102 @@ def seam_identity(ps: Sequence[float], cs: Sequence[float], value: float, k: int
         threshold=threshold,
         R_next=R[k + 1],
     )
+
+
+Dyadic = tuple[int, int]  # (m, e): the rational m / 2**e
+
+
+def _dyadic(x: float | Fraction) -> Dyadic:
+    m, d = x.as_integer_ratio()
+    e = d.bit_length() - 1
+    if d != 1 << e:
+        raise ValueError(f"{x!r} is not a dyadic rational")
+    return m, e
+
+
+def _add(a: Dyadic, b: Dyadic) -> Dyadic:
+    (ma, ea), (mb, eb) = a, b
+    if ea >= eb:
+        return ma + (mb << (ea - eb)), ea
+    return (ma << (eb - ea)) + mb, eb
+
+
+def _sub(a: Dyadic, b: Dyadic) -> Dyadic:
+    return _add(a, (-b[0], b[1]))
+
+
+def _mul(a: Dyadic, b: Dyadic) -> Dyadic:
+    return a[0] * b[0], a[1] + b[1]
+
+
+def _fraction(a: Dyadic) -> Fraction:
+    """m/2^e in lowest terms, without a gcd: strip the common factors of two."""
+    m, e = a
+    if m == 0:
+        return Fraction(0)
+    shift = min((m & -m).bit_length() - 1, e)
+    m, e = m >> shift, e - shift
+    return _make(m, 1 << e)
+
+
+def _coprime(numerator: int, denominator: int) -> Fraction:
+    """A Fraction of coprime integers, without the gcd (CPython 3.11's private flag)."""
+    made: Fraction = Fraction(numerator, denominator, _normalize=False)  # type: ignore[call-overload]
+    return made
+
+
+def _normalised(numerator: int, denominator: int) -> Fraction:
+    return Fraction(numerator, denominator)
+
+
+try:
+    _coprime(1, 2)
+    _make = _coprime
+except TypeError:  # a Python without the flag: the public constructor
+    _make = _normalised
+
+
+_ONE: Dyadic = (1, 0)
+
+
+def seam_identities(ps: Sequence[float], cs: Sequence[float], value: float, ks: Sequence[int]) -> list[SeamIdentity]:
+    """`seam_identity(ps, cs, value, k)` for every k of ``ks`` (ascending interior
+    seams), in time linear in n (see the module)."""
+    n = len(ps)
+    P = [_dyadic(p) for p in ps]
+    C = [_dyadic(c) for c in cs]
+    R: list[Dyadic] = [_dyadic(value)] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        R[i] = _sub(_mul(P[i], R[i + 1]), C[i])
+    out = []
+    reach: Dyadic = _ONE  # Π_{i<j} p_i
+    offset: Dyadic = (0, 0)  # A_j: R_0 = A_j + reach_j·R_j
+    j = 0
+    for k in ks:
+        if not 0 <= k < n - 1 or k < j:
+            raise ValueError(f"seams must be ascending and interior, not k={k} for n={n}")
+        while j < k:
+            offset = _sub(offset, _mul(reach, C[j]))
+            reach = _mul(reach, P[j])
+            j += 1
+        spliced_R0 = _add(offset, _mul(reach, R[k + 1]))  # the prefix, then R_{k+1}
+        kept = _sub(_ONE, P[k])
+        retained = _mul(reach, _mul(kept, R[k + 1]))
+        removed = _mul(reach, C[k])
+        pk = _fraction(P[k])
+        out.append(
+            SeamIdentity(
+                k=k,
+                delta_formula=_fraction(_add(removed, retained)),
+                delta_refold=_fraction(_sub(spliced_R0, R[0])),
+                reach=_fraction(reach),
+                removed_cost=_fraction(removed),
+                retained_value=_fraction(retained),
+                threshold=None if pk == 1 else -_fraction(C[k]) / _fraction(kept),
+                R_next=_fraction(R[k + 1]),
+            )
+        )
+    return out
 
 
 def fraction_text(x: Fraction) -> str:

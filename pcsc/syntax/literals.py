@@ -6,10 +6,12 @@ import calendar
 import datetime as dt
 import math
 from decimal import Decimal
+from functools import lru_cache
 
 _SCALE = {"k": Decimal(1_000), "M": Decimal(1_000_000), "B": Decimal(1_000_000_000)}
 
 
+@lru_cache(maxsize=8192)  # a cohort repeats its numbers; the value is a pure function of the text
 def parse_number(text: str) -> tuple[float, bool]:
     """Return (value, percent). Scaling is exact in decimal, then rounded once to float."""
     raw = text.replace("_", "")

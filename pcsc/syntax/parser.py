@@ -38,6 +38,7 @@ from lark.parsers.lalr_analysis import Shift
 
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.gcpause import paused_gc
 from pcsc.resources import data_dir
 from pcsc.syntax.limits import MAX_DEPTH, check_characters, normalize_newlines
 from pcsc.syntax.nodes import Expression, SourceFile
@@ -415,7 +416,7 @@ def _parse_typed(text: str, file: str, start: str) -> tuple[object | None, Span 
     """The typed parse of ``text``, or None on a syntax error (not reported here); and
     the first expression nested deeper than `MAX_DEPTH`, if any."""
     parser, builder, lock = _typed_parser()
-    with lock:
+    with lock, paused_gc():  # the nodes all stay alive: full collections would only cost
         builder.start(file, text)
         try:
             result: object = parser.parse(text, start=start)

@@ -33,6 +33,8 @@ Children = list[Any]  # tokens, None placeholders, and the nodes of sub-rules
 def unquote(text: str) -> str:
     """The value of a STRING token (`"a\\"b"` -> `a"b`)."""
     body = text[1:-1]
+    if "\\" not in body:
+        return body  # the common case: no escapes
     out: list[str] = []
     i = 0
     while i < len(body):

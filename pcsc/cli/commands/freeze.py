@@ -26,6 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.ledger(p)
     options.formats(p, "text", "json")
     options.search_paths(p)
+    options.jobs(p)
     options.coverage(p)
 
 

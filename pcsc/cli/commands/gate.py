@@ -15,6 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p, stdin=True)
     options.formats(p, "text", "json", "sarif")
     options.search_paths(p)
+    options.jobs(p)
     options.coverage(p)
     options.output(p)
 

@@ -24,6 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p)
     options.formats(p, "text", "json")
     options.search_paths(p)
+    options.jobs(p)
     options.coverage(p)
     options.output(p, "the ranking")
 

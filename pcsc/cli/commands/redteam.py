@@ -4,6 +4,7 @@ the whole pipeline, and report which of them the coverage check catches."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
@@ -36,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     options.formats(p, "text", "json")
     options.search_paths(p)
+    options.jobs(p)
     options.coverage(p)
     options.output(p)
 
@@ -57,13 +59,27 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
         routes = chosen
     compiled = session.compile_routes(routes)
-    reports = [
-        redteam(c, session, args.max_edits, args.depth, args.reclass)
-        for c in ctx.progress(compiled, len(compiled), "redteam")
-    ]
+    if ctx.jobs == 1:
+        reports = [
+            redteam(c, session, args.max_edits, args.depth, args.reclass)
+            for c in ctx.progress(compiled, len(compiled), "redteam")
+        ]
+    else:
+        from functools import partial
+
+        from pcsc.cohort import map_routes
+
+        job = partial(_redteam, max_edits=args.max_edits, depth=args.depth, reclass=args.reclass)
+        reports = map_routes(session, ctx.settings(session), job, compiled, ctx.executor())
     return Outcome(
         "redteam",
         report_json(reports, args.max_edits, args.depth, args.reclass),
         text=report_text(reports) if reports else None,
         diagnostics=session.diags.sorted(),
     )
+
+
+def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass: str) -> Any:
+    from pcsc.redteam import redteam
+
+    return redteam(compiled, session, max_edits, depth, reclass)

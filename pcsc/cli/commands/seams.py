@@ -26,18 +26,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", action="store_true", help="with --experiment, print the per-route tables too")
     options.formats(p, "text", "json")
     options.search_paths(p)
+    options.jobs(p)
     options.coverage(p)
     options.output(p)
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.cohort import map_routes
+    from pcsc.seams.symbolic import remember_proofs
+
+    remember_proofs()  # a shape proved by an earlier run is not proved again (see pcsc.seams.symbolic)
     from pcsc.packet import seams_packet
     from pcsc.seams.analysis import analyse
     from pcsc.seams.experiment import experiment, summarise
     from pcsc.textout import experiment_text, seams_text, summary_text
 
     session, compiled = ctx.compile(args.files)
-    results = [analyse(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
+    if ctx.jobs == 1:
+        results = [analyse(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
+    else:
+        results = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
     summary = summarise(results)
     exp = experiment(results, session) if args.experiment else None
     payload = seams_packet(results, summary, exp)
@@ -58,6 +66,12 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if exp is not None:
         parts.append("\n" + experiment_text(exp))
     return Outcome("seams", payload, text="\n".join(parts), diagnostics=session.diags.sorted())
+
+
+def _analyse(session: Any, compiled: Any) -> Any:
+    from pcsc.seams.analysis import analyse
+
+    return analyse(compiled, session)
 
 
 def _derivations(results: list[Any]) -> list[dict[str, str]]:
