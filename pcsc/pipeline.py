@@ -9,6 +9,7 @@ libraries and loaded policies so that a cohort parses each only once.
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import attrs
@@ -18,7 +19,7 @@ from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.ir import Library, Route
+from pcsc.ir import Evidence, Library, Route
 from pcsc.lower.common import suggest
 from pcsc.lower.library import lower_library
 from pcsc.lower.route import PolicyFacts, lower_route_facts
@@ -259,9 +260,31 @@ class Session:
                     e.tier_span or e.span,
                     "tiers with weights: " + ", ".join(sorted(policy.evidence.tier_weight)),
                 )
+        if facts.as_of is not None:
+            self._evidence_notes(facts.evidence, facts.as_of, loaded)
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
         return loaded
+
+    def _evidence_notes(self, evidence: tuple[Evidence, ...], as_of: dt.date, loaded: LoadedPolicy) -> None:
+        """An unverified item is excluded with a note, not silently; an item that repeats
+        another's source or excerpt counts once, and the warning names both."""
+        from pcsc.score.evidence import exclusions
+
+        excluded = exclusions(evidence, as_of, loaded.policy)
+        for e in evidence:
+            why = excluded.get(e.name)
+            if why is None:
+                continue
+            if why.kind == "unverified":
+                self.diags.add(codes.W606, f"evidence `{e.name}` is marked unverified: it is excluded from W", e.span)
+            elif why.kind == "duplicate":
+                self.diags.add(
+                    codes.W607,
+                    f"evidence `{e.name}` has the {why.reason.split(':')[0]}: the two count once "
+                    f"(`{e.name}` is excluded, `{why.duplicate_of}` counts)",
+                    e.span,
+                )
 
     def for_variants_of(self, route: Route) -> Session:
         """A child session for edited copies of ``route`` (splices, red-team edits): same

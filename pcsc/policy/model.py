@@ -102,6 +102,18 @@ class Ranking:
     key: Literal["criteria", "score"] = "score"
 
 
+def _default_windows() -> list[int]:
+    return [30, 90, 180]
+
+
+@attrs.frozen
+class ForecastPolicy:
+    """How frozen forecasts are resolved: besides each transition's own horizon, every
+    milestone is also read at these fixed windows (days after the route's as_of)."""
+
+    windows: list[int] = attrs.field(factory=_default_windows)
+
+
 @attrs.frozen
 class Policy:
     policy: PolicyHeader
@@ -114,6 +126,7 @@ class Policy:
     buckets: Buckets | None = None
     gates: list[Gate] = attrs.field(factory=list)
     ranking: Ranking = attrs.field(factory=Ranking)
+    forecast: ForecastPolicy = attrs.field(factory=ForecastPolicy)
 
     @property
     def id(self) -> str:
