@@ -184,7 +184,10 @@ class Session:
     # ------------------------------------------------------------------ policy binding
     def bind(self, route: Route) -> LoadedPolicy | None:
         """Load the route's policy and check what depends on it; None on errors."""
-        return self.check_policy(PolicyFacts.of(route))
+        loaded = self.check_policy(PolicyFacts.of(route))
+        if loaded is not None:
+            self._evidence_notes(route.evidence, route.as_of, loaded)
+        return loaded
 
     def check_policy(self, facts: PolicyFacts) -> LoadedPolicy | None:
         """Load the pinned policy, check the pin, reference classes, criteria and
@@ -260,8 +263,6 @@ class Session:
                     e.tier_span or e.span,
                     "tiers with weights: " + ", ".join(sorted(policy.evidence.tier_weight)),
                 )
-        if facts.as_of is not None:
-            self._evidence_notes(facts.evidence, facts.as_of, loaded)
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
         return loaded
