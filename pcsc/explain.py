@@ -48,6 +48,7 @@ def derive(c: Compiled) -> list[Step]:
             f"{r.file}:{v.span.line} (vision {v.state})",
         )
     )
+    steps += evidence_steps(c)
     rw = pol.policy.reweighting
     for i, t in enumerate(n.transitions):
         tr = r.transitions[i]
@@ -220,6 +221,31 @@ def derive(c: Compiled) -> list[Step]:
     add(Step("eligible", n.eligible, "no failed eligibility gate and no failed blocking risk gate", (), RULES))
     steps += coverage_steps(c)
     return steps
+
+
+EVIDENCE_RULE = (
+    "an item counts toward W when it has a capture date on or before as_of, a tier at least the policy's "
+    "min_tier, is not unverified, and does not repeat the source or excerpt of an earlier counted item "
+    "bearing on a common transition"
+)
+
+
+def evidence_steps(c: Compiled) -> list[Step]:
+    """One step per excluded evidence item, with the reason it does not count."""
+    from pcsc.score.evidence import exclusions
+
+    r = c.route
+    excluded = exclusions(r.evidence, r.as_of, c.policy.policy)
+    out = []
+    for e in r.evidence:
+        why = excluded.get(e.name)
+        if why is None:
+            continue
+        inputs: tuple[tuple[str, Any], ...] = (("reason", why.reason), ("kind", why.kind))
+        if why.duplicate_of is not None:
+            inputs += (("counted instead", why.duplicate_of),)
+        out.append(Step(f"evidence {e.name}", "excluded", EVIDENCE_RULE, inputs, f"{e.span.file}:{e.span.line}"))
+    return out
 
 
 def coverage_steps(c: Compiled) -> list[Step]:

@@ -64,6 +64,10 @@ def route_packet(c: Compiled) -> dict[str, Any]:
                 "name": t.name,
                 "from": t.source,
                 "to": t.target,
+                "actor": tr.actor,
+                "mechanism": tr.mechanism,
+                "asset": tr.asset,
+                "learning_cost": None if tr.learning_cost is None else _num(tr.learning_cost),
                 "class": t.ref_class,
                 "p_prior": _num(t.p_prior),
                 "W": _num(t.reweight.W),
@@ -85,7 +89,39 @@ def route_packet(c: Compiled) -> dict[str, Any]:
             for t, tr in zip(n.transitions, r.transitions, strict=True)
         ],
         "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],
+        "evidence": evidence_items(c),
+        "windows": list(c.policy.policy.forecast.windows),
     }
+
+
+def evidence_items(c: Compiled) -> list[dict[str, Any]]:
+    """Every evidence item as written, with whether it counts toward W and, if not, why."""
+    from pcsc.score.evidence import effective_weight, exclusions
+
+    policy = c.policy.policy
+    excluded = exclusions(c.route.evidence, c.route.as_of, policy)
+    items = []
+    for e in c.route.evidence:
+        why = excluded.get(e.name)
+        direction = ("supports" if e.supports else "") + ("+contradicts" if e.contradicts else "")
+        items.append({
+            "name": e.name,
+            "source": e.source,
+            "captured": None if e.captured is None else e.captured.isoformat(),
+            "tier": e.tier,
+            "weight": _num(e.weight),
+            "effective_weight": None if why is not None else _num(effective_weight(e, policy)),
+            "direction": direction.removeprefix("+") or "none",
+            "supports": list(e.supports),
+            "contradicts": list(e.contradicts),
+            "excerpt": e.excerpt,
+            "unverified": e.unverified,
+            "admitted": why is None,
+            "excluded": None if why is None else {
+                "kind": why.kind, "reason": why.reason, "duplicate_of": why.duplicate_of,
+            },
+        })
+    return items
 
 
 def _delta(c: Compiled, transition: str, d: Delta) -> dict[str, Any]:

@@ -9,6 +9,7 @@ libraries and loaded policies so that a cohort parses each only once.
 
 from __future__ import annotations
 
+import datetime as dt
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +23,7 @@ from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.gcpause import paused_gc
-from pcsc.ir import Library, Route
+from pcsc.ir import Evidence, Library, Route
 from pcsc.ir.names import is_name, split_policy_ref
 from pcsc.lower.common import policy_help, suggest
 from pcsc.lower.expr import unquote
@@ -402,7 +403,10 @@ class Session:
 
     def bind(self, route: Route) -> LoadedPolicy | None:
         """Load the route's policy and check what depends on it; None on errors."""
-        return self.check_policy(PolicyFacts.of(route))
+        loaded = self.check_policy(PolicyFacts.of(route))
+        if loaded is not None:
+            self._evidence_notes(route.evidence, route.as_of, loaded)
+        return loaded
 
     def check_route(self, route: Route) -> LoadedPolicy | None:
         """What `pcsc check` checks: bind the policy, then discharge coverage (no
@@ -499,6 +503,26 @@ class Session:
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
         return loaded
+
+    def _evidence_notes(self, evidence: tuple[Evidence, ...], as_of: dt.date, loaded: LoadedPolicy) -> None:
+        """An unverified item is excluded with a note, not silently; an item that repeats
+        another's source or excerpt counts once, and the warning names both."""
+        from pcsc.score.evidence import exclusions
+
+        excluded = exclusions(evidence, as_of, loaded.policy)
+        for e in evidence:
+            why = excluded.get(e.name)
+            if why is None:
+                continue
+            if why.kind == "unverified":
+                self.diags.add(codes.W608, f"evidence `{e.name}` is marked unverified: it is excluded from W", e.span)
+            elif why.kind == "duplicate":
+                self.diags.add(
+                    codes.W607,
+                    f"evidence `{e.name}` has the {why.reason.split(':')[0]}: the two count once "
+                    f"(`{e.name}` is excluded, `{why.duplicate_of}` counts)",
+                    e.span,
+                )
 
     def for_variants_of(self, route: Route) -> Session:
         """A child session for edited copies of ``route`` (splices, red-team edits): same

@@ -491,7 +491,8 @@ def test_budget_is_the_authored_sum_not_the_floored_cost(probe_dir: Path) -> Non
         ((evidence(tier=2, unverified=True),), False),
         ((evidence("x", tier=1), evidence("y", tier=2, unverified=True),
           evidence("z", tier=3, supports=None, contradicts="t")), False),
-        ((evidence("x", tier=1), evidence("y", tier=2)), True),
+        ((evidence("x", tier=1), evidence("y", tier=2, excerpt="another note")), True),
+        ((evidence("x", tier=1), evidence("y", tier=2)), False),  # the same excerpt counts once, the first
     ],
 )
 def test_evidence_count(probe_dir: Path, items: tuple[str, ...], covered: bool) -> None:

@@ -108,7 +108,9 @@ def test_log_search_excludes_evidence_captured_after_as_of() -> None:
 
 def test_db_gui_subscription_fails_its_eligibility_gate() -> None:
     session, routes = compile_example("db_gui_subscription.route")
-    assert warnings_of(session) == [("PCSC-W601", "switch_survey")]
+    assert warnings_of(session) == [
+        ("PCSC-W601", "switch_survey"), ("PCSC-W608", "deck_claim"), ("PCSC-W608", "reseller_forecast"),
+    ]  # the unverified items are excluded with a note
     c = routes["subscription_switch"]
     n = c.numbers
     assert [e.unverified for e in c.route.evidence] == [True, True, False]

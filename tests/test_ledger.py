@@ -404,7 +404,7 @@ def test_frozen_payload_is_the_compile_packet_byte_for_byte(tmp_path: Path,
     assert [e["entry_sha256"] for e in frozen["entries"]] == [e.entry_sha256 for e in entries]
     for entry, packet in zip(entries, compiled["routes"], strict=True):
         packet_text = dumps(packet)
-        assert entry.payload.startswith('{"packet":' + packet_text + ',"rank":{')
+        assert entry.payload.startswith('{"mode":"prospective","packet":' + packet_text + ',"rank":{')
         assert dumps(entry.document()["packet"]) == packet_text
         assert entry.payload_sha256 == sha256_hex(entry.payload)
         assert entry.policy == PolicyId(packet["policy"]["id"], packet["policy"]["version"],
@@ -486,8 +486,9 @@ def test_freeze_text_lists_the_entries_written(tmp_path: Path, capsys: pytest.Ca
     lines = capsys.readouterr().out.splitlines()
     with Ledger.open(path) as ledger:
         entries = ledger.entries()
-    assert re.fullmatch(rf"froze 2 forecasts into {re.escape(str(path))} at \S+Z \(seq 2–3, one transaction\)",
-                        lines[3])
+    assert re.fullmatch(
+        rf"froze 2 prospective forecasts into {re.escape(str(path))} at \S+Z \(seq 2–3, one transaction\)", lines[3]
+    )
     assert lines[5].split() == ["2", "1", "self_serve", str(FLAGS), "released", entries[1].entry_sha256]
     assert lines[6].split() == ["3", "2", "enterprise_first", str(FLAGS), "released", entries[2].entry_sha256]
 

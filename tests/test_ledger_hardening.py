@@ -376,14 +376,16 @@ def test_a_new_ledger_appears_whole(tmp_path: Path) -> None:
 
 
 def damaged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    """A frozen ledger with bytes overwritten in the middle of its forecasts' pages."""
+    """A frozen ledger with the headers of its table b-tree pages (past the schema page)
+    overwritten: whatever the payloads' size, the rows cannot be read."""
     path = tmp_path / "l.sqlite"
     assert cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))[0] == 0
-    size = path.stat().st_size
+    data = path.read_bytes()
     with open(path, "r+b") as f:
-        for page in range(size // 4096 - 2, size // 4096):
-            f.seek(page * 4096)  # the b-tree page header: SQLite sees a malformed page
-            f.write(b"\xff" * 300)
+        for page in range(1, len(data) // 4096):
+            if data[page * 4096] in (0x05, 0x0D):  # interior or leaf page of a table b-tree
+                f.seek(page * 4096 + 1)
+                f.write(b"\xff" * 300)
     return path
 
 

@@ -31,12 +31,14 @@ COMMANDS: tuple[Command, ...] = (
     _c("seams", "seams", "the deletion identity per seam, symbolically verified; cohort summary"),
     _c("splice", "splice", "the route with seam K deleted, as .route text that compiles"),
     _c("explain", "explain", "every number of a route, rule by rule"),
+    _c("blind", "blind", "blinded copies of routes, identity cues masked; the private map apart"),
     _c("rank", "rank", "rank competing routes and cohorts: gates first, then the policy's key"),
     _c("freeze", "freeze", "compile, rank and store every route's packet in the ledger"),
     _c("resolve", "resolve", "store outcomes and resolve frozen milestones"),
     _c("evaluate", "evaluate", "grade frozen forecasts against resolved outcomes, or a score table"),
     _c("ledger verify", "ledger_verify", "recompute every hash and the chains"),
     _c("ledger show", "ledger_show", "list the entries"),
+    _c("ledger export", "ledger_export", "each route's latest forecast as a score table (CSV or JSON lines)"),
     _c("ledger head", "ledger_head", "the head of both chains, one token to keep outside the ledger"),
     _c("ledger checkpoint", "ledger_checkpoint", "the head, signed with an Ed25519 key (needs pcsc[sign])"),
     _c("ledger keygen", "ledger_keygen", "a new Ed25519 key pair for checkpoints (needs pcsc[sign])"),
@@ -58,7 +60,7 @@ COMMANDS: tuple[Command, ...] = (
 
 GROUPS: dict[str, str] = {
     "policy": "show, hash, check, diff, fit or compare policies",
-    "ledger": "verify or show the ledger; record its head, sign checkpoints",
+    "ledger": "verify, show or export the ledger; record its head, sign checkpoints",
 }
 
 

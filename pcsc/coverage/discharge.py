@@ -26,7 +26,7 @@ from pcsc.ir.visit import Visitor
 from pcsc.ir.vocabulary import REQUIRE_NAMES
 from pcsc.policy.model import Policy
 from pcsc.score.cost import Delta, deltas, piecewise_floor
-from pcsc.score.evidence import admissible
+from pcsc.score.evidence import admitted
 
 
 @attrs.frozen
@@ -106,9 +106,7 @@ class _TransitionContext:
         self.t = t
         self.deltas = ds
         self.policy = policy
-        self.supporting = [
-            e for e in route.evidence if t.name in e.supports and admissible(e, route.as_of, policy)
-        ]
+        self.supporting = [e for e in admitted(route.evidence, route.as_of, policy) if t.name in e.supports]
         self._cache: dict[str, Attempt] = {}
 
     def attempt(self, o: Obligation) -> Attempt:

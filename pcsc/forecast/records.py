@@ -28,12 +28,36 @@ from pcsc.forecast.resolve import (
 )
 
 
-def latest_forecasts(ledger: Ledger) -> list[Entry]:
-    """Each route's latest frozen forecast, in order of first freezing."""
+def latest_forecasts(ledger: Ledger, mode: str | None = None) -> list[Entry]:
+    """Each route's latest frozen forecast (of ``mode`` only, when given: prospective or
+    retrospective), in order of first freezing."""
+    from pcsc.forecast.freeze import entry_mode
+
     latest: dict[str, Entry] = {}
     for entry in ledger.entries():
-        latest[entry.route] = entry
+        if mode is None or entry_mode(entry.document()) == mode:
+            latest[entry.route] = entry
     return list(latest.values())
+
+
+@attrs.frozen
+class Recorded:
+    """When an outcome was recorded: its ledger seq and time, and the head of the forecast
+    chain then (a forecast with a higher seq was frozen after it was recorded)."""
+
+    seq: int
+    kind: str
+    route: str
+    observed: dt.date
+    forecast_seq: int
+    recorded_at: str
+
+
+def recorded_outcomes(ledger: Ledger) -> list[Recorded]:
+    """Every stored outcome's recording anchor, in seq order."""
+    return [
+        Recorded(o.seq, o.kind, o.route, o.observed_on, o.forecast_seq, o.recorded_at) for o in ledger.outcomes()
+    ]
 
 
 def stored_outcomes(ledger: Ledger) -> Outcomes:

@@ -6,6 +6,14 @@ company bootstrap CI, top-quartile lift, paired ΔAUC); transition level: the fr
 against resolved milestones (Brier, ECE, calibration table, CIs by a cluster bootstrap
 over routes). A forecast frozen on or after the date of an outcome it would be graded
 on is refused, naming both times: a forecast must exist before the world can grade it.
+
+Two modes, never pooled. A *prospective* forecast (the default) must be frozen before
+the dates of its outcomes. A *retrospective* one (`pcsc freeze --retrospective`: its
+as_of is in the past) is graded only against outcomes recorded in the ledger after it
+was frozen ("frozen before outcome join"): the ledger anchors every outcome at the head
+of the forecast chain when it was recorded, so an outcome anchored below the forecast's
+seq was known first, and grading on it is refused. Milestones are also graded at the
+policy's fixed windows (days after as_of).
 """
 
 from __future__ import annotations
@@ -18,11 +26,19 @@ from typing import Any
 from pcsc.diagnostics import codes
 from pcsc.forecast.ledger import Entry
 from pcsc.forecast.outcomes import Outcomes
+from pcsc.forecast.records import Recorded
+
+PROSPECTIVE_RULE = "a prospective forecast is graded only on outcomes dated after the day it was frozen"
+RETROSPECTIVE_RULE = (
+    "a retrospective forecast is graded only on outcomes recorded in the ledger after it was frozen "
+    "(frozen before outcome join)"
+)
 
 
 class GradingError(Exception):
     """The forecasts cannot be graded. ``code`` is the diagnostic code of ``messages``:
-    PCSC-E741 (a forecast frozen on or after its outcome), PCSC-E742 (nothing to grade)."""
+    PCSC-E741 (a forecast frozen on or after its outcome), PCSC-E742 (nothing to grade),
+    PCSC-E745 (prospective and retrospective forecasts together)."""
 
     def __init__(self, code: codes.Code, messages: list[str]) -> None:
         super().__init__("; ".join(messages))
@@ -30,29 +46,97 @@ class GradingError(Exception):
         self.messages = messages
 
 
-def evaluate_report(
-    forecasts: Sequence[Entry], outcomes: Outcomes, as_of: dt.date, *, B: int, seed: int, bins: int
-) -> dict[str, Any]:
-    """The evaluate report of ``forecasts`` (each route's latest frozen entry) graded
-    against ``outcomes`` as of ``as_of``. Raises ``GradingError``."""
-    from pcsc.forecast import metrics
-    from pcsc.forecast.resolve import frozen_routes, resolve_routes, route_outcomes
+def mode_of(forecasts: Sequence[Entry]) -> str:
+    """The one mode of ``forecasts``; raises `GradingError` (PCSC-E745) when they mix
+    prospective and retrospective forecasts, naming the freeze times of each and the rule."""
+    from pcsc.forecast.freeze import entry_mode
 
+    by_mode: dict[str, list[Entry]] = {}
+    for e in forecasts:
+        by_mode.setdefault(entry_mode(e.document()), []).append(e)
+    if len(by_mode) < 2:
+        return next(iter(by_mode), "prospective")
+    parts = []
+    for mode in ("prospective", "retrospective"):
+        group = by_mode[mode]
+        times = sorted(e.frozen_at for e in group)
+        span = times[0] if times[0] == times[-1] else f"{times[0]} to {times[-1]}"
+        parts.append(f"{len(group)} {mode} (frozen {span}, e.g. route {group[0].route})")
+    raise GradingError(codes.E745, [
+        f"the latest forecasts are {parts[0]} and {parts[1]}; the two are never pooled: {PROSPECTIVE_RULE}, "
+        f"and {RETROSPECTIVE_RULE}; grade one mode at a time with --mode prospective or --mode retrospective"
+    ])
+
+
+def _retrospective_problems(
+    forecasts: Sequence[Entry], recorded: Sequence[Recorded], as_of: dt.date
+) -> list[str]:
+    """Outcomes a retrospective forecast would read that were recorded before it was frozen."""
+    problems = []
+    for e in forecasts:
+        route_as_of = dt.date.fromisoformat(e.document()["packet"]["as_of"])
+        early = [
+            o for o in recorded
+            if o.route == e.route and o.forecast_seq < e.seq and o.observed <= as_of
+            and (o.kind == "label" or o.observed > route_as_of)
+        ]
+        if early:
+            o = early[0]
+            more = f" (and {len(early) - 1} more)" if len(early) > 1 else ""
+            problems.append(
+                f"route {e.route}: retrospective forecast frozen {e.frozen_at} (seq {e.seq}), but the {o.kind} "
+                f"dated {o.observed} it would be graded on was recorded {o.recorded_at}, before it (anchored at "
+                f"forecast seq {o.forecast_seq}){more}; {RETROSPECTIVE_RULE}: evaluate refuses it"
+            )
+    return problems
+
+
+def evaluate_report(
+    forecasts: Sequence[Entry],
+    outcomes: Outcomes,
+    as_of: dt.date,
+    *,
+    B: int,
+    seed: int,
+    bins: int,
+    recorded: Sequence[Recorded] = (),
+) -> dict[str, Any]:
+    """The evaluate report of ``forecasts`` (each route's latest frozen entry, all of one
+    mode) graded against ``outcomes`` as of ``as_of``; ``recorded`` are the outcomes'
+    ledger anchors (what a retrospective forecast is checked against). Raises
+    ``GradingError``."""
+    from pcsc.forecast import metrics
+    from pcsc.forecast.resolve import frozen_routes, resolve_routes, resolve_windows, route_outcomes
+
+    mode = mode_of(forecasts)
     packets = {e.route: e.document()["packet"] for e in forecasts}
     frozen_on = {e.route: e.frozen_at for e in forecasts}
     routes = frozen_routes([e.document() for e in forecasts], "ledger")
     milestones = [m for m in resolve_routes(routes, outcomes, as_of) if m.status in ("positive", "negative")]
+    windows = [w for w in resolve_windows(routes, outcomes, as_of) if w.closed]
     labelled = [o for o in route_outcomes(outcomes, as_of, set(packets)) if o.label in ("positive", "negative")]
     problems = []
-    for o in labelled:
-        if dt.date.fromisoformat(frozen_on[o.route][:10]) >= o.date:
-            problems.append(f"route {o.route}: forecast frozen {frozen_on[o.route]} is not before the label it "
-                            f"would be graded on (dated {o.date}); evaluate refuses it")
-    for m in milestones:
-        decided = m.decided_on or m.due
-        if decided is not None and dt.date.fromisoformat(frozen_on[m.route][:10]) >= decided:
-            problems.append(f"route {m.route}, transition {m.transition}: forecast frozen {frozen_on[m.route]} is not "
-                            f"before the outcome it would be graded on (decided {decided}); evaluate refuses it")
+    if mode == "retrospective":
+        problems = _retrospective_problems(forecasts, recorded, as_of)
+    else:
+        for o in labelled:
+            if dt.date.fromisoformat(frozen_on[o.route][:10]) >= o.date:
+                problems.append(f"route {o.route}: forecast frozen {frozen_on[o.route]} is not before the label it "
+                                f"would be graded on (dated {o.date}); {PROSPECTIVE_RULE}: evaluate refuses it")
+        decided_at = [(m.route, m.transition, m.decided_on or m.due) for m in milestones]
+        decided_at += [(w.route, f"{m.transition} (at {w.days} days)", m.decided_on or m.due)
+                       for w in windows for m in w.milestones if m.status in ("positive", "negative")]
+        seen = set()
+        for route, transition, decided in decided_at:
+            if decided is None or dt.date.fromisoformat(frozen_on[route][:10]) < decided:
+                continue
+            key = (route, transition.split(" ")[0])
+            if key in seen:
+                continue
+            seen.add(key)
+            problems.append(f"route {route}, transition {transition}: forecast frozen {frozen_on[route]} is not "
+                            f"before the outcome it would be graded on (decided {decided}); {PROSPECTIVE_RULE}: "
+                            "evaluate refuses it")
     if problems:
         raise GradingError(codes.E741, problems)
     if not labelled and not milestones:
@@ -95,8 +179,24 @@ def evaluate_report(
             clusters.append(m.route)
         rep = metrics.calibration_report(p, y, bins=bins, B=B, seed=seed, clusters=clusters)
         calibration = {**rep.to_json(), "level": "transition", "bootstrap": "cluster by route", "B": B, "seed": seed}
+    by_window = []
+    for days in sorted({w.days for w in windows}):
+        p_w, y_w = [], []
+        for w in windows:
+            if w.days != days:
+                continue
+            for m in w.milestones:
+                if m.status in ("positive", "negative"):
+                    t = next(t for t in packets[w.route]["transitions"] if t["name"] == m.transition)
+                    p_w.append(float(t["p"]))
+                    y_w.append(int(m.status == "positive"))
+        by_window.append({"days": days, "routes": sum(1 for w in windows if w.days == days), "milestones": len(y_w),
+                          "positives": sum(y_w), "brier": metrics.brier(p_w, y_w) if y_w else None})
     return {
+        "mode": mode,
+        "rule": RETROSPECTIVE_RULE if mode == "retrospective" else PROSPECTIVE_RULE,
         "as_of": as_of.isoformat(),
+        "windows": by_window,
         "forecasts": [{"route": e.route, "seq": e.seq, "frozen_at": e.frozen_at} for e in forecasts],
         "routes_labelled": len(labelled),
         "milestones_resolved": len(milestones),

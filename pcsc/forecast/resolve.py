@@ -34,6 +34,8 @@ from pcsc.ir import expr as ex
 from pcsc.ir.visit import Visitor, walk
 
 Status = Literal["positive", "negative", "unresolved", "censored"]
+#: The fixed windows of a packet frozen before packets carried the policy's (days after as_of).
+DEFAULT_WINDOWS: tuple[int, ...] = (30, 90, 180)
 STATUSES: tuple[Status, ...] = ("positive", "negative", "unresolved", "censored")
 
 
@@ -111,6 +113,7 @@ class FrozenRoute:
     fields: tuple[tuple[str, str], ...] | None  # (name, type); None when the packet predates `fields`
     transitions: tuple[FrozenTransition, ...]
     where: str
+    windows: tuple[int, ...] = (30, 90, 180)  # the policy's fixed windows, days after as_of
 
 
 def frozen_routes(doc: Any, path: str = "packets") -> list[FrozenRoute]:
@@ -185,9 +188,18 @@ def _route_packet(doc: Any, where: str, problems: list[str]) -> FrozenRoute | No
             tr = _transition(t, _at(where, f"transitions[{k}]"), problems)
             if tr is not None:
                 transitions.append(tr)
+    windows = DEFAULT_WINDOWS
+    if "windows" in doc:
+        raw_windows = doc["windows"]
+        if not isinstance(raw_windows, list) or not all(
+            isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in raw_windows
+        ):
+            problems.append(f"{_at(where, 'windows')}: expected an array of positive whole numbers of days")
+        else:
+            windows = tuple(raw_windows)
     if len(problems) > before or not isinstance(name, str) or as_of is None:
         return None
-    return FrozenRoute(name, as_of, fields, tuple(transitions), where)
+    return FrozenRoute(name, as_of, fields, tuple(transitions), where, windows)
 
 
 def _iso(doc: Mapping[str, Any], key: str, where: str, problems: list[str], *, nullable: bool) -> dt.date | None:
@@ -452,6 +464,57 @@ def resolve_routes(routes: Iterable[FrozenRoute], outcomes: Outcomes, as_of: dt.
     for route in routes:
         results.extend(resolve_route(route, outcomes.observations, as_of))
     return results
+
+
+@attrs.frozen
+class WindowResult:
+    """The milestones of one route read at a fixed window: as of ``as_of + days`` (or
+    the resolution date, if earlier: then the window is still ``open``)."""
+
+    route: str
+    days: int
+    date: dt.date
+    closed: bool
+    milestones: tuple[MilestoneResult, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "route": self.route,
+            "days": self.days,
+            "date": self.date.isoformat(),
+            "closed": self.closed,
+            "milestones": [{"transition": m.transition, "status": m.status,
+                            "decided_on": None if m.decided_on is None else m.decided_on.isoformat()}
+                           for m in self.milestones],
+        }
+
+
+def resolve_windows(routes: Iterable[FrozenRoute], outcomes: Outcomes, as_of: dt.date) -> list[WindowResult]:
+    """Every route's milestones read at each of its fixed windows (route by route, windows
+    in order). A window not yet reached on ``as_of`` is read as of ``as_of``, marked open."""
+    out: list[WindowResult] = []
+    for route in routes:
+        for days in route.windows:
+            at = route.as_of + dt.timedelta(days=days)
+            closed = at <= as_of
+            results = resolve_route(route, outcomes.observations, at if closed else as_of)
+            out.append(WindowResult(route.route, days, at, closed, tuple(results)))
+    return out
+
+
+def window_summary(windows: Sequence[WindowResult]) -> list[dict[str, Any]]:
+    """Per window length: routes whose window has closed, routes still open, and the
+    statuses of the closed routes' milestones."""
+    by_days: dict[int, list[WindowResult]] = {}
+    for w in windows:
+        by_days.setdefault(w.days, []).append(w)
+    rows = []
+    for days in sorted(by_days):
+        group = by_days[days]
+        closed = [w for w in group if w.closed]
+        counts = {s: sum(1 for w in closed for m in w.milestones if m.status == s) for s in STATUSES}
+        rows.append({"days": days, "closed": len(closed), "open": len(group) - len(closed), "summary": counts})
+    return rows
 
 
 def route_outcomes(outcomes: Outcomes, as_of: dt.date, routes: Collection[str] | None = None) -> list[RouteOutcome]:

@@ -72,6 +72,8 @@ class ScoreTable:
     scorers: tuple[Scorer, ...]
     ignored_columns: tuple[str, ...]
     left_out: tuple[LeftOut, ...]
+    strata_column: str | None = None
+    strata: tuple[str, ...] = ()  # per graded case, its value in `strata_column`
 
     @property
     def positives(self) -> int:
@@ -95,12 +97,23 @@ class PairedGrade:
 
 
 @attrs.frozen
+class StratumGrade:
+    """The AUC of every scorer within one stratum (None without both classes)."""
+
+    value: str
+    n: int
+    positives: int
+    auc: tuple[tuple[str, float | None], ...]  # (scorer, AUC)
+
+
+@attrs.frozen
 class Grading:
     table: ScoreTable
     B: int
     seed: int
     scorers: tuple[ScorerGrade, ...]
     paired: tuple[PairedGrade, ...]
+    strata: tuple[StratumGrade, ...] = ()
 
     @property
     def skipped(self) -> int:
@@ -171,15 +184,19 @@ def read_score_table(
     positive: Sequence[str],
     negative: Sequence[str],
     shown: str | None = None,
+    strata: str | None = None,
 ) -> ScoreTable:
-    """Read and check a score table; ``shown`` is the path as messages print it."""
+    """Read and check a score table; ``shown`` is the path as messages print it;
+    ``strata`` names a column to grade within (it is not a scorer)."""
     shown = str(path) if shown is None else shown
     check_labels(positive, negative)
     sha256, header, rows = _rows(path, shown)
-    for role, column in (("id", id_column), ("outcome", outcome_column)):
+    roles = (("id", id_column), ("outcome", outcome_column)) + ((("strata", strata),) if strata else ())
+    for role, column in roles:
         if column not in header:
             raise ScoreTableError(shown, f"no {role} column `{column}`; the columns are {_names(header)}", 1)
     i_id, i_out = header.index(id_column), header.index(outcome_column)
+    skip = (i_id, i_out) + ((header.index(strata),) if strata else ())
 
     kept: list[tuple[int, list[str]]] = []
     labels: list[int] = []
@@ -206,7 +223,7 @@ def read_score_table(
                 f"so AUC is undefined ({len(kept)} rows graded, {len(left_out)} left out)",
             )
 
-    scorers, ignored = _scorers(shown, header, (i_id, i_out), kept)
+    scorers, ignored = _scorers(shown, header, skip, kept)
     if not scorers:
         raise ScoreTableError(shown, f"no scorer: no column besides `{id_column}` and `{outcome_column}` holds numbers")
 
@@ -222,14 +239,16 @@ def read_score_table(
         scorers=tuple(scorers),
         ignored_columns=tuple(ignored),
         left_out=tuple(left_out),
+        strata_column=strata,
+        strata=tuple(row[skip[2]] for _, row in kept) if strata else (),
     )
 
 
 def _scorers(
-    shown: str, header: list[str], skip: tuple[int, int], kept: list[tuple[int, list[str]]]
+    shown: str, header: list[str], skip: tuple[int, ...], kept: list[tuple[int, list[str]]]
 ) -> tuple[list[Scorer], list[str]]:
     """The scorer columns (any number among the graded rows makes one; then every graded row needs one)
-    and the ignored columns (no number at all), in header order."""
+    and the ignored columns (no number at all), in header order; ``skip`` starts with the id column."""
     scorers: list[Scorer] = []
     ignored: list[str] = []
     for j, column in enumerate(header):
@@ -269,7 +288,23 @@ def grade(table: ScoreTable, B: int = metrics.DEFAULT_B, seed: int = metrics.DEF
         PairedGrade(a.name, b.name, ci)
         for (a, b), ci in zip(itertools.combinations(table.scorers, 2), deltas, strict=True)
     )
-    return Grading(table, B, seed, graded, paired)
+    return Grading(table, B, seed, graded, paired, _strata(table))
+
+
+def _strata(table: ScoreTable) -> tuple[StratumGrade, ...]:
+    """Per value of the strata column (sorted; an empty cell is its own stratum), each scorer's AUC."""
+    if table.strata_column is None:
+        return ()
+    out = []
+    for value in sorted(set(table.strata)):
+        rows = [i for i, v in enumerate(table.strata) if v == value]
+        y = [table.labels[i] for i in rows]
+        both = 0 < sum(y) < len(y)
+        aucs = tuple(
+            (s.name, metrics.auc([s.scores[i] for i in rows], y) if both else None) for s in table.scorers
+        )
+        out.append(StratumGrade(value, len(rows), sum(y), aucs))
+    return tuple(out)
 
 
 def to_json(g: Grading) -> dict[str, object]:
@@ -299,4 +334,12 @@ def to_json(g: Grading) -> dict[str, object]:
         "calibration": None,
         "left_out": [{"id": x.id, "outcome": x.outcome, "line": x.line} for x in t.left_out],
         "ignored_columns": list(t.ignored_columns),
+        "strata": None if t.strata_column is None else {
+            "column": t.strata_column,
+            "groups": [
+                {"value": st.value, "n": st.n, "positives": st.positives,
+                 "scorers": [{"name": name, "auc": auc} for name, auc in st.auc]}
+                for st in g.strata
+            ],
+        },
     }

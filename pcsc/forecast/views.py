@@ -63,11 +63,26 @@ def resolve_text(milestones: Sequence[MilestoneResult], labelled: Sequence[Route
     return "\n".join(lines) + "\n"
 
 
+def windows_text(summary: Sequence[dict[str, Any]]) -> str:
+    """The milestones read at the policy's fixed windows, one row per window length."""
+    from pcsc.forecast.resolve import STATUSES
+
+    if not summary:
+        return ""
+    rows: list[tuple[str, ...]] = [("window", "routes closed", "open", *STATUSES)]
+    for w in summary:
+        rows.append((f"{w['days']} days", str(w["closed"]), str(w["open"]), *(str(w["summary"][s]) for s in STATUSES)))
+    return "\nat fixed windows (days after as_of; a route's window is open until its date passes):\n" + "\n".join(
+        _aligned(rows, set(range(1, len(rows[0]))))
+    ) + "\n"
+
+
 # ---------------------------------------------------------------------- evaluate
 def evaluate_text(report: dict[str, Any]) -> str:
     """The text of a ledger's evaluate report (`pcsc.forecast.report.evaluate_report`)."""
-    lines = [f"graded as of {report['as_of']}: {len(report['forecasts'])} frozen forecasts, "
-             f"{report['routes_labelled']} labelled routes, {report['milestones_resolved']} resolved milestones"]
+    lines = [f"graded as of {report['as_of']}: {len(report['forecasts'])} {report['mode']} forecasts, "
+             f"{report['routes_labelled']} labelled routes, {report['milestones_resolved']} resolved milestones",
+             f"mode: {report['mode']}: {report['rule']}"]
     if report["scorers"]:
         rows: list[tuple[str, ...]] = [("scorer", "n", "positives", "AUC", "95% CI", "lift (top ¼)", "B", "seed")]
         for s in report["scorers"]:
@@ -92,6 +107,12 @@ def evaluate_text(report: dict[str, Any]) -> str:
                 rows.append((f"[{b['lower']:.1f}, {b['upper']:.1f})", str(b["n"]), f"{b['mean_p']:.3f}",
                              f"{b['observed']:.3f}"))
         lines += table(rows)
+    if report["windows"]:
+        rows = [("window", "routes", "milestones", "positives", "Brier")]
+        for w in report["windows"]:
+            brier = "—" if w["brier"] is None else f"{w['brier']:.4f}"
+            rows.append((f"{w['days']} days", str(w["routes"]), str(w["milestones"]), str(w["positives"]), brier))
+        lines += ["", "at fixed windows (days after as_of; routes whose window has closed)"] + table(rows)
     return "\n".join(lines)
 
 
@@ -121,6 +142,14 @@ def grading_text(g: Grading, level: float) -> str:
         pairs: list[tuple[str, ...]] = [("a", "b", "ΔAUC", pct)]
         pairs += [(p.a, p.b, f"{p.delta_auc.estimate:+.3f}", _ci(p.delta_auc.ci, "+")) for p in g.paired]
         lines += table(pairs, left=(0, 1, 3))
+    if g.strata:
+        lines += ["", f"within each stratum of `{t.strata_column}` (AUC; — without both classes)"]
+        strata: list[tuple[str, ...]] = [("stratum", "n", "positives", *(s.name for s in g.scorers))]
+        for st in g.strata:
+            aucs = tuple("—" if a is None else f"{a:.3f}" for _, a in st.auc)
+            strata.append((st.value or "(empty)", str(st.n), str(st.positives), *aucs))
+        strata.append(("overall", str(n), str(pos), *(f"{s.auc.estimate:.3f}" for s in g.scorers)))
+        lines += table(strata, left=(0,))
     skipped = f"; {g.skipped:,} without both classes skipped" if g.skipped else ""
     lines += ["", f"bootstrap: B = {g.B:,} resamples of the cases, seed {g.seed}, percentile intervals{skipped}",
               f"lift: the share of positives among the top ⌊n/4⌋ = {n // 4} by score (ties in row order), "
@@ -147,12 +176,12 @@ def frozen_row(e: Entry, r: Ranked) -> dict[str, Any]:
     }
 
 
-def freeze_text(path: Path, frozen: Sequence[tuple[Entry, Ranked]]) -> str:
+def freeze_text(path: Path, frozen: Sequence[tuple[Entry, Ranked]], mode: str = "prospective") -> str:
     """What one freeze wrote: the transaction, then one row per entry."""
     entries = [e for e, _ in frozen]
     n = len(entries)
     head = (
-        f"froze {n} forecast{'s' if n != 1 else ''} into {path} at {entries[0].frozen_at} "
+        f"froze {n} {mode} forecast{'s' if n != 1 else ''} into {path} at {entries[0].frozen_at} "
         f"(seq {entries[0].seq}–{entries[-1].seq}, one transaction)"
     )
     rows: list[tuple[str, ...]] = [("seq", "rank", "route", "file", "verdict", "entry_sha256")]

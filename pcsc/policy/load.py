@@ -238,6 +238,9 @@ def _semantic_checks(policy: Policy, path: str) -> None:
             problems.append(f"criteria.{name}: a weight must be at least 0")
     if policy.buckets is not None and policy.buckets.neg_below > policy.buckets.pos_from:
         problems.append("buckets.neg_below: must not exceed buckets.pos_from")
+    windows = policy.forecast.windows
+    if any(w < 1 for w in windows) or any(b <= a for a, b in zip(windows, windows[1:], strict=False)):
+        problems.append("forecast.windows: days after as_of, positive and increasing, e.g. [30, 90, 180]")
     ids = [g.id for g in policy.gates]
     for gid in sorted({g for g in ids if ids.count(g) > 1}):
         problems.append(f"gates: id `{gid}` is used twice")

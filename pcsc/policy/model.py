@@ -190,6 +190,21 @@ class Ranking:
     )
 
 
+def _default_windows() -> list[int]:
+    return [30, 90, 180]
+
+
+@attrs.frozen
+class ForecastPolicy:
+    """How frozen forecasts are resolved: besides each transition's own horizon, every
+    milestone is also read at these fixed windows (days after the route's as_of)."""
+
+    windows: list[int] = attrs.field(
+        factory=_default_windows,
+        metadata={"doc": "Days after the route's as_of at which every milestone is also read; positive, increasing."},
+    )
+
+
 @attrs.frozen
 class Policy:
     policy: PolicyHeader = attrs.field(metadata={"doc": "The policy's identity and coverage mode."})
@@ -217,6 +232,10 @@ class Policy:
             "doc": "Libraries pinned by name: the obligations that judge a route belong to the policy. A pinned "
             "name must resolve to exactly this content; pins are inherited through `extends`."
         },
+    )
+    forecast: ForecastPolicy = attrs.field(
+        factory=ForecastPolicy,
+        metadata={"doc": "How frozen forecasts resolve: the fixed windows read besides each transition's horizon."},
     )
 
     @property

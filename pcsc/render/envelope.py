@@ -36,6 +36,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "evaluate": 1,
     "ledger-verify": 1,
     "ledger-show": 1,
+    "ledger-export": 1,
     "ledger-head": 1,
     "ledger-checkpoint": 1,
     "ledger-keygen": 1,
@@ -48,6 +49,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "config": 1,
     "init": 1,
     "test": 1,
+    "blind": 1,
     "error": 1,
 }
 

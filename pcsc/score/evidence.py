@@ -1,4 +1,10 @@
-"""Evidence admissibility and reweighting: W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)."""
+"""Evidence admissibility and reweighting: W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max).
+
+An item is admitted when it is admissible (`admissible`) and does not repeat an earlier
+admitted item: two items that bear on a common transition and share a source or an
+excerpt (compared without case and extra spaces) count once, the first written
+(`exclusions` says why each other item is left out).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,68 @@ from pcsc.score.finite import checked, ratio
 def admissible(e: Evidence, as_of: dt.date, policy: Policy) -> bool:
     """Captured on or before as_of, tier at least min_tier, and not unverified."""
     return e.captured is not None and e.captured <= as_of and e.tier >= policy.evidence.min_tier and not e.unverified
+
+
+@attrs.frozen
+class Exclusion:
+    """Why an evidence item does not count: ``kind`` is one of ``no-capture-date``,
+    ``after-as-of``, ``below-min-tier``, ``unverified``, ``duplicate``; ``reason`` says it
+    in words; ``duplicate_of`` names the item it repeats."""
+
+    kind: str
+    reason: str
+    duplicate_of: str | None = None
+
+
+def _same_text(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def _inadmissible(e: Evidence, as_of: dt.date, policy: Policy) -> Exclusion | None:
+    if e.captured is None:
+        return Exclusion("no-capture-date", "no capture date")
+    if e.captured > as_of:
+        return Exclusion("after-as-of", f"captured {e.captured}, after as_of {as_of}")
+    if e.tier < policy.evidence.min_tier:
+        return Exclusion("below-min-tier", f"tier {e.tier}, below the policy's minimum tier {policy.evidence.min_tier}")
+    if e.unverified:
+        return Exclusion("unverified", "marked unverified")
+    return None
+
+
+def exclusions(evidence: Sequence[Evidence], as_of: dt.date, policy: Policy) -> dict[str, Exclusion]:
+    """Every item that does not count, by name, with why: inadmissible ones, and those
+    that repeat the source or the excerpt of an earlier admitted item bearing on a
+    common transition."""
+    out: dict[str, Exclusion] = {}
+    kept: list[Evidence] = []
+    for e in evidence:
+        why = _inadmissible(e, as_of, policy)
+        if why is None:
+            why = _duplicate(e, kept)
+        if why is None:
+            kept.append(e)
+        else:
+            out[e.name] = why
+    return out
+
+
+def _duplicate(e: Evidence, kept: Sequence[Evidence]) -> Exclusion | None:
+    bears = set(e.supports) | set(e.contradicts)
+    for k in kept:
+        if not bears & (set(k.supports) | set(k.contradicts)):
+            continue
+        if e.source and _same_text(e.source) == _same_text(k.source):
+            return Exclusion("duplicate", f"same source as `{k.name}`: counted once", k.name)
+        if _same_text(e.excerpt) and _same_text(e.excerpt) == _same_text(k.excerpt):
+            return Exclusion("duplicate", f"same excerpt as `{k.name}`: counted once", k.name)
+    return None
+
+
+def admitted(evidence: Sequence[Evidence], as_of: dt.date, policy: Policy) -> list[Evidence]:
+    """The items that count, in the order written."""
+    out = exclusions(evidence, as_of, policy)
+    return [e for e in evidence if e.name not in out]
 
 
 def effective_weight(e: Evidence, policy: Policy) -> float:
@@ -91,9 +159,7 @@ def reweight(transition: str, evidence: tuple[Evidence, ...], as_of: dt.date, po
     rw = policy.reweighting
     sup: list[tuple[str, float]] = []
     con: list[tuple[str, float]] = []
-    for e in evidence:
-        if not admissible(e, as_of, policy):
-            continue
+    for e in admitted(evidence, as_of, policy):
         if transition in e.supports:
             sup.append((e.name, effective_weight(e, policy)))
         if transition in e.contradicts:

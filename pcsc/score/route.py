@@ -15,7 +15,7 @@ from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.ir import Route
 from pcsc.policy.model import Policy
 from pcsc.score.cost import Cost, Delta, cost, deltas
-from pcsc.score.evidence import Reweight, admissible, clip, reweight
+from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked, show
 
 
@@ -135,7 +135,7 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     if T is not None and policy.buckets is not None:
         b = policy.buckets
         bucket = "neg" if T < b.neg_below else "pos" if T >= b.pos_from else "mix"
-    admissible_names = tuple(e.name for e in route.evidence if admissible(e, route.as_of, policy))
+    admissible_names = tuple(e.name for e in admitted(route.evidence, route.as_of, policy))
     result = RouteNumbers(
         route, value, tuple(numbers), tuple(R), R[0], flat, binding, T, weights, bucket, (), True, admissible_names
     )

@@ -4,10 +4,14 @@ diagnostics only (no scoring, no sympy, no numpy)."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
+
+if TYPE_CHECKING:
+    from pcsc.pipeline import Session
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -16,12 +20,39 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.search_paths(p)
     options.coverage(p)
     options.jobs(p)
+    p.add_argument("--leakage", metavar="NAMES.txt",
+                   help="also flag identity cues left in the routes: these names (one per line; an empty file "
+                   "for the patterns only), e-mails, URLs, domains, known investors (PCSC-W702)")
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     # each route is bound as soon as its file is lowered, and not kept: a large cohort
-    # needs memory for its diagnostics, not for its IR
-    session, _ = ctx.load(args.files, bind=True, keep_routes=False)
+    # needs memory for its diagnostics, not for its IR (the leakage scan needs the texts)
+    session, _ = ctx.load(args.files, bind=True, keep_routes=bool(args.leakage))
+    if args.leakage:
+        _leakage(ctx, session, args.leakage)
     n = ctx.loaded_count
     notes = [] if session.diags.has_errors else [f"ok: {n} route{'s' if n != 1 else ''} checked"]
     return Outcome("check", {}, diagnostics=session.diags.items, notes=notes)
+
+
+def _leakage(ctx: Context, session: Session, names_file: str) -> None:
+    """A PCSC-W702 warning at every identity cue left in the route files read."""
+    from pathlib import Path
+
+    from pcsc.blind import leakage_cues, read_names
+    from pcsc.cli.outcome import UsageError
+    from pcsc.diagnostics import codes
+    from pcsc.diagnostics.model import Span
+
+    try:
+        names = read_names(Path(names_file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--leakage {names_file}: cannot read the names: {exc}") from None
+    ctx.note_input(Path(names_file), names_file)
+    for shown, _ in session.inputs:
+        for cue in leakage_cues(session.sources.get(shown, ""), names):
+            kind = {"NAME": f"a name from {names_file}", "EMAIL": "an e-mail address", "URL": "a URL",
+                    "DOMAIN": "a domain name", "INVESTOR": "an investor's name"}[cue.kind]
+            span = Span(shown, cue.line, cue.column, cue.line, cue.column + len(cue.text))
+            session.diags.add(codes.W702, f"identity cue `{cue.text}`: {kind}; blind it with `pcsc blind`", span)

@@ -23,8 +23,9 @@ DEFAULT_BINS = 10
 
 #: Options that apply to one mode only: (dest, flag).
 SCORES_ONLY = (("id", "--id"), ("outcome", "--outcome"), ("positive", "--positive"), ("negative", "--negative"),
-               ("plot", "--plot"))
-LEDGER_ONLY = (("ledger", "--ledger"), ("as_of", "--as-of"), ("bins", "--bins"), ("plot_dir", "--plot-dir"))
+               ("plot", "--plot"), ("strata", "--strata"), ("sha256", "--sha256"))
+LEDGER_ONLY = (("ledger", "--ledger"), ("as_of", "--as-of"), ("bins", "--bins"), ("plot_dir", "--plot-dir"),
+               ("mode", "--mode"))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,6 +51,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"equal-width calibration bins (default: {DEFAULT_BINS}; not with --scores)")
     p.add_argument("--plot-dir", metavar="DIR", help="write calibration.png and scores.png there "
                    "(not with --scores; needs: pip install 'pcsc[plots]')")
+    p.add_argument("--mode", choices=("prospective", "retrospective"),
+                   help="grade only the forecasts frozen in this mode (needed when the ledger holds both; "
+                   "the two are never pooled)")
+    p.add_argument("--strata", metavar="COL", help="with --scores: also grade within each value of this column "
+                   "(e.g. recognition_risk); an empty cell is its own stratum")
+    p.add_argument("--sha256", metavar="FILE.sha256", help="with --scores: check the table against this sidecar "
+                   "(sha256sum format; default: FILE.csv.sha256 when it exists beside the table)")
     options.formats(p, "text", "json")
     options.output(p)
 
@@ -67,7 +75,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import bootstrap, ledger_diagnostic, resolution_date
     from pcsc.forecast.ledger import Ledger, LedgerError
-    from pcsc.forecast.records import latest_forecasts, stored_outcomes
+    from pcsc.forecast.records import latest_forecasts, recorded_outcomes, stored_outcomes
     from pcsc.forecast.report import GradingError, evaluate_report
     from pcsc.forecast.views import evaluate_text
 
@@ -79,13 +87,14 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     path = ctx.ledger_path()
     try:
         with Ledger.open(path, create=False) as ledger:
-            forecasts = latest_forecasts(ledger)
+            forecasts = latest_forecasts(ledger, args.mode)
             outcomes = stored_outcomes(ledger)
+            recorded = recorded_outcomes(ledger)
     except LedgerError as exc:
         return _failed([ledger_diagnostic(path, str(exc))])
     ctx.note_input(Path(path))
     try:
-        report = evaluate_report(forecasts, outcomes, as_of, B=B, seed=seed, bins=bins)
+        report = evaluate_report(forecasts, outcomes, as_of, B=B, seed=seed, bins=bins, recorded=recorded)
     except GradingError as exc:
         return _failed([ledger_diagnostic(path, m, exc.code) for m in exc.messages])
     if args.plot_dir:
@@ -135,8 +144,12 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
     plot = Path(args.plot) if args.plot else None
     if plot is not None:
         _check_plot(plot)
+    checksum = _checksum(args)
+    if isinstance(checksum, Diagnostic):
+        return _failed([checksum])
     try:
-        table = scores_csv.read_score_table(Path(args.scores), id_column, outcome, positive, negative, args.scores)
+        table = scores_csv.read_score_table(Path(args.scores), id_column, outcome, positive, negative, args.scores,
+                                            strata=args.strata)
     except scores_csv.ScoreTableError as exc:
         problem = Diagnostic.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
         return _failed([problem])
@@ -144,6 +157,7 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
     grading = scores_csv.grade(table, B, seed)
     payload = scores_csv.to_json(grading)
     payload.pop("inputs")  # the envelope lists the table
+    payload["checksum"] = checksum
     notes = []
     if plot is not None:
         from pcsc.forecast.plots import score_distribution_plot
@@ -155,6 +169,23 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
             return _failed([_plot_problem(args.plot, exc)])
         notes = [f"wrote {args.plot}"]
     return Outcome("evaluate", {"ok": True, **payload}, text=grading_text(grading, metrics.LEVEL), notes=notes)
+
+
+def _checksum(args: argparse.Namespace) -> dict[str, str] | Diagnostic | None:
+    """The table checked against its `sha256sum` sidecar: ``--sha256 FILE``, else
+    ``TABLE.sha256`` when it lies beside the table; None when there is none; a PCSC-E732
+    diagnostic when it does not match or cannot be read."""
+    from pcsc.forecast.export import SidecarError, check_sidecar
+
+    table = Path(args.scores)
+    sidecar = Path(args.sha256) if args.sha256 else Path(args.scores + ".sha256")
+    if not args.sha256 and not sidecar.is_file():
+        return None
+    try:
+        sha256 = check_sidecar(table, sidecar)
+    except SidecarError as exc:
+        return Diagnostic.of(codes.E732, str(exc), Span.file_only(args.scores))
+    return {"path": str(sidecar), "sha256": sha256}
 
 
 def _check_plot(path: Path) -> None:

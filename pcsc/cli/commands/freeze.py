@@ -5,6 +5,10 @@ Nothing is stored when the input has errors (exit 1; the ledger is not even crea
 nor when the write fails (a full disk, a read-only ledger): a new ledger appears only
 whole, with its forecasts in it.
 A route whose score GATE refused is frozen like any other, its score withheld.
+
+`--retrospective` freezes routes whose as_of is in the past, for a retrospective pilot:
+each entry records its mode, and `pcsc evaluate` grades a retrospective forecast only
+against outcomes recorded in the ledger after it was frozen, and never pools the modes.
 """
 
 from __future__ import annotations
@@ -28,11 +32,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.search_paths(p)
     options.jobs(p)
     options.coverage(p)
+    p.add_argument("--retrospective", action="store_true",
+                   help="freeze routes whose as_of is in the past (a retrospective pilot): graded only against "
+                   "outcomes recorded in the ledger after this freeze")
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    import datetime as dt
+
     from pcsc.cli.forecasting import ledger_diagnostic
-    from pcsc.forecast.freeze import freeze_inputs, freeze_records, in_input_order
+    from pcsc.forecast.freeze import Mode, freeze_inputs, freeze_records, in_input_order, not_in_the_past
     from pcsc.forecast.ledger import LedgerError, create_and_append
     from pcsc.forecast.views import freeze_text, frozen_row
 
@@ -51,12 +60,23 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         return refuse(Diagnostic.of(codes.E715, "nothing frozen: the input has errors", Span.file_only(str(path))))
     if not compiled:
         return refuse(nothing(args.files, "freeze"))
+    mode: Mode = "retrospective" if args.retrospective else "prospective"
+    today = dt.datetime.now(dt.UTC).date()
+    late = not_in_the_past(compiled, today) if args.retrospective else []
+    if late:
+        names = ", ".join(f"{c.route.name} (as_of {c.route.as_of})" for c in late)
+        return refuse(Diagnostic.of(
+            codes.E715,
+            f"nothing frozen: a retrospective freeze takes routes whose as_of is in the past (before {today}); "
+            f"not {names}; freeze them without --retrospective",
+            Span.file_only(late[0].route.file),
+        ))
     choice, ranking, warnings = ranked(compiled)
     diagnostics += warnings
     in_order = in_input_order(compiled, ranking)
     inputs = freeze_inputs(session)
     try:
-        entries = create_and_append(path, freeze_records(in_order), inputs=inputs)
+        entries = create_and_append(path, freeze_records(in_order, mode), inputs=inputs)
     except LedgerError as exc:
         problem = ledger_diagnostic(path, str(exc))
         return refuse(Diagnostic(problem.code, f"nothing frozen: {problem.message}", problem.span))
@@ -66,9 +86,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     payload = {
         "ledger": str(path),
         "ok": True,
+        "mode": mode,
         "frozen_at": entries[0].frozen_at,
         "key": choice.key,
         "warnings": list(choice.warnings),
         "entries": [frozen_row(e, r) for e, r in frozen],
     }
-    return Outcome("freeze", payload, text=freeze_text(Path(path), frozen), diagnostics=diagnostics)
+    return Outcome("freeze", payload, text=freeze_text(Path(path), frozen, mode), diagnostics=diagnostics)

@@ -63,8 +63,16 @@ def _packets(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
     from pcsc.cli.forecasting import findings_diagnostics, messages, outcomes_diagnostics, packet_diagnostics
     from pcsc.forecast.outcomes import OutcomesError, load_outcomes
     from pcsc.forecast.records import read_packets
-    from pcsc.forecast.resolve import FrozenRoute, PacketError, check_outcomes, resolve_routes, route_outcomes
-    from pcsc.forecast.views import resolve_summary, resolve_text
+    from pcsc.forecast.resolve import (
+        FrozenRoute,
+        PacketError,
+        check_outcomes,
+        resolve_routes,
+        resolve_windows,
+        route_outcomes,
+        window_summary,
+    )
+    from pcsc.forecast.views import resolve_summary, resolve_text, windows_text
 
     diagnostics: list[Diagnostic] = []
     routes: list[FrozenRoute] = []
@@ -85,6 +93,8 @@ def _packets(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
         return failed(diagnostics)
     milestones = resolve_routes(routes, outcomes, as_of)
     labelled = route_outcomes(outcomes, as_of, {r.route for r in routes})
+    windows = resolve_windows(routes, outcomes, as_of)
+    summary = window_summary(windows)
     payload = {
         "ok": True,
         "as_of": as_of.isoformat(),
@@ -93,10 +103,13 @@ def _packets(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
         "milestones": [m.to_json() for m in milestones],
         "routes": [r.to_json() for r in labelled],
         "summary": resolve_summary(milestones),
+        "windows": summary,
+        "at_windows": [w.to_json() for w in windows],
         "warnings": messages(diagnostics, "warning"),
         "errors": [],
     }
-    return Outcome("resolve", payload, text=resolve_text(milestones, labelled, as_of), diagnostics=diagnostics)
+    report = resolve_text(milestones, labelled, as_of) + windows_text(summary)
+    return Outcome("resolve", payload, text=report, diagnostics=diagnostics)
 
 
 def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
@@ -123,8 +136,16 @@ def _store_and_resolve(
     from pcsc.canonical import sha256_hex
     from pcsc.cli.forecasting import findings_diagnostics, ledger_diagnostic, messages, packet_diagnostics
     from pcsc.forecast.records import latest_forecasts, merged_outcomes, new_outcome_records, stored_outcomes
-    from pcsc.forecast.resolve import PacketError, check_outcomes, frozen_routes, resolve_routes, route_outcomes
-    from pcsc.forecast.views import resolve_text
+    from pcsc.forecast.resolve import (
+        PacketError,
+        check_outcomes,
+        frozen_routes,
+        resolve_routes,
+        resolve_windows,
+        route_outcomes,
+        window_summary,
+    )
+    from pcsc.forecast.views import resolve_summary, resolve_text, windows_text
 
     forecasts = latest_forecasts(ledger)
     if not forecasts:
@@ -143,6 +164,8 @@ def _store_and_resolve(
     everything = merged_outcomes(ledger, outcomes) if args.dry_run else stored_outcomes(ledger)
     milestones = resolve_routes(routes, everything, as_of)
     labelled = route_outcomes(everything, as_of, {r.route for r in routes})
+    windows = resolve_windows(routes, everything, as_of)
+    summary = window_summary(windows)
     payload = {
         "ok": True,
         "as_of": as_of.isoformat(),
@@ -151,9 +174,13 @@ def _store_and_resolve(
         "already_stored": len(outcomes.observations) + len(outcomes.labels) - len(records),
         "milestones": [m.to_json() for m in milestones],
         "routes": [r.to_json() for r in labelled],
+        "summary": resolve_summary(milestones),
+        "windows": summary,
+        "at_windows": [w.to_json() for w in windows],
         "warnings": messages(diagnostics, "warning"),
         "errors": [],
     }
     verb = "would store" if args.dry_run else "stored"
     head = f"{verb} {len(records)} new outcome{'s' if len(records) != 1 else ''} in {ledger.path}\n"
-    return Outcome("resolve", payload, text=head + resolve_text(milestones, labelled, as_of), diagnostics=diagnostics)
+    report = head + resolve_text(milestones, labelled, as_of) + windows_text(summary)
+    return Outcome("resolve", payload, text=report, diagnostics=diagnostics)

@@ -1,0 +1,158 @@
+"""Leakage controls: blinded copies of route files, and the identity cues left in them.
+
+A grader who recognises a company can grade from memory instead of from the route. A
+blinded copy masks the identity cues in the route's free text (its title, each
+transition's actor, mechanism and asset, each evidence item's source and excerpt) and in
+its comments: names from a user list (companies, people, investors), e-mail addresses,
+URLs, domain names and well-known investors. Each distinct cue (compared without case)
+becomes one mask, ``[NAME-1]``, ``[DOMAIN-2]``…, the same everywhere in one run, so text
+that was equal stays equal: ``grounded(asset)`` still finds the asset in the same
+excerpts, repeated evidence is still repeated, and the blinded routes compile to the same
+numbers. The private map from masks to cues is kept apart from the copies.
+
+Route and state names, reference classes, policy pins and numbers are not masked: they
+are what the compiler reads. `leakage_cues` finds the cues left anywhere in a text, for
+`pcsc check --leakage`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+#: The free-text strings that are masked: the string after one of these keywords (and a
+#: route's title, the string after `route NAME`).
+MASKED_KEYWORDS = ("actor", "mechanism", "asset", "source", "excerpt")
+
+_TLDS = "com|io|org|net|co|ai|app|dev|ly|me|us|uk|de|fr|info|biz|tv|vc|xyz|so|sh|gg|to|eu|ca"
+PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("EMAIL", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")),
+    ("URL", re.compile(r"\b(?:https?://|www\.)[^\s\"<>()]+[^\s\"<>().,;:!?]")),
+    ("DOMAIN", re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+(?:{_TLDS})\b(?:/[^\s\"<>()]*[^\s\"<>().,;:!?])?", re.IGNORECASE)),
+    ("INVESTOR", re.compile(
+        r"\b(?:Y Combinator|Sequoia(?: Capital)?|Andreessen Horowitz|a16z|Accel(?: Partners)?|Benchmark Capital|"
+        r"Kleiner Perkins|Greylock(?: Partners)?|Index Ventures|Founders Fund|First Round(?: Capital)?|"
+        r"Union Square Ventures|SV Angel|Techstars|500 Startups|Lightspeed(?: Venture Partners)?|"
+        r"Khosla Ventures|Bessemer(?: Venture Partners)?|Tiger Global|SoftBank)\b"
+    )),
+)
+
+_LEXEME = re.compile(r'(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<comment>#[^\n]*)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)')
+
+
+@attrs.frozen
+class Cue:
+    """An identity cue found in a text: its kind (NAME, EMAIL, URL, DOMAIN, INVESTOR), the
+    text matched, and where (1-based line and column)."""
+
+    kind: str
+    text: str
+    line: int
+    column: int
+
+
+def read_names(text: str) -> list[str]:
+    """The names of a names file: one per line; blank lines and `#` comments skipped."""
+    return [n for n in (line.split("#", 1)[0].strip() for line in text.splitlines()) if n]
+
+
+def _name_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
+    chosen = sorted({n for n in names if n}, key=lambda n: (-len(n), n))  # longest first
+    if not chosen:
+        return None
+    return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in chosen) + r")(?![\w])", re.IGNORECASE)
+
+
+def _spans(text: str, names: re.Pattern[str] | None) -> list[tuple[int, int, str]]:
+    """Non-overlapping cue spans (start, end, kind), leftmost first, longer first at a tie."""
+    found: list[tuple[int, int, str]] = []
+    kinds = ([("NAME", names)] if names is not None else []) + list(PATTERNS)
+    for kind, pattern in kinds:
+        found += [(m.start(), m.end(), kind) for m in pattern.finditer(text)]
+    found.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    out: list[tuple[int, int, str]] = []
+    end = -1
+    for start, stop, kind in found:
+        if start >= end:
+            out.append((start, stop, kind))
+            end = stop
+    return out
+
+
+def leakage_cues(text: str, names: Sequence[str] = ()) -> list[Cue]:
+    """Every identity cue in ``text`` (names from ``names``, and the patterns), in order."""
+    out = []
+    for start, stop, kind in _spans(text, _name_pattern(names)):
+        line = text.count("\n", 0, start) + 1
+        column = start - (text.rfind("\n", 0, start) + 1) + 1
+        out.append(Cue(kind, text[start:stop], line, column))
+    return out
+
+
+@attrs.define
+class Blinder:
+    """Masks cues consistently across every text it blinds: one mask per distinct cue
+    (compared without case), numbered per kind in order of first appearance."""
+
+    names: Sequence[str] = ()
+    masks: dict[str, str] = attrs.field(factory=dict)  # mask -> the cue as first seen
+    _by_cue: dict[str, str] = attrs.field(factory=dict)  # casefolded cue -> mask
+    _counts: dict[str, int] = attrs.field(factory=dict)
+
+    def mask_text(self, text: str) -> tuple[str, int]:
+        """``text`` with every cue masked, and how many cues were masked."""
+        pattern = _name_pattern(self.names)
+        pieces: list[str] = []
+        last = 0
+        spans = _spans(text, pattern)
+        for start, stop, kind in spans:
+            pieces += [text[last:start], self._mask(kind, text[start:stop])]
+            last = stop
+        pieces.append(text[last:])
+        return "".join(pieces), len(spans)
+
+    def _mask(self, kind: str, cue: str) -> str:
+        key = cue.casefold()
+        if key not in self._by_cue:
+            n = self._counts.get(kind, 0) + 1
+            self._counts[kind] = n
+            mask = f"[{kind}-{n}]"
+            self._by_cue[key] = mask
+            self.masks[mask] = cue
+        return self._by_cue[key]
+
+    def blind_route_text(self, source: str) -> tuple[str, int]:
+        """A route file's text with the cues of its free-text strings and comments masked;
+        everything the compiler reads is kept byte for byte. Returns the text and the
+        number of cues masked."""
+        out: list[str] = []
+        last = 0
+        words: list[str] = []
+        masked = 0
+        for m in _LEXEME.finditer(source):
+            kind = m.lastgroup
+            if kind == "word":
+                words = [*words[-1:], m.group()]
+                continue
+            out.append(source[last:m.start()])
+            text = m.group()
+            free = kind == "comment" or (
+                words and (words[-1] in MASKED_KEYWORDS or (len(words) == 2 and words[0] == "route"))
+            )
+            if free:
+                head, body, tail = (text[:1], text[1:], "") if kind == "comment" else (text[:1], text[1:-1], text[-1:])
+                body, n = self.mask_text(body)
+                masked += n
+                text = head + body + tail
+            out.append(text)
+            last = m.end()
+            if kind == "string":
+                words = []
+        out.append(source[last:])
+        return "".join(out), masked
+
+    def counts(self) -> dict[str, int]:
+        """How many distinct cues of each kind were masked."""
+        return dict(sorted(self._counts.items()))

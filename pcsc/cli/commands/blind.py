@@ -1,0 +1,89 @@
+"""`pcsc blind FILE…|DIR -o OUTDIR --map MAP.json [--names NAMES.txt]`: blinded copies of
+route files, identity cues masked (`pcsc.blind`), and the private map from masks to
+cues written to its own file, never inside OUTDIR and never printed."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic, Span
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.files(p)
+    p.add_argument("-o", "--out-dir", required=True, metavar="OUTDIR", help="write the blinded route files here")
+    p.add_argument("--map", required=True, metavar="MAP.json",
+                   help="write the private map (mask -> what it hides) here; not inside OUTDIR")
+    p.add_argument("--names", metavar="NAMES.txt",
+                   help="names to mask besides the patterns (companies, people, investors): one per line")
+    options.formats(p, "text", "json")
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc import canonical
+    from pcsc.blind import Blinder, read_names
+    from pcsc.pipeline import expand_inputs
+
+    out_dir, map_path = Path(args.out_dir), Path(args.map)
+    if map_path.resolve().is_relative_to(out_dir.resolve()):
+        raise UsageError(f"--map {map_path}: the private map must not be written inside {out_dir}")
+    names: list[str] = []
+    if args.names:
+        try:
+            names = read_names(Path(args.names).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            return _failed(args.names, f"cannot read the names: {exc}")
+        ctx.note_input(Path(args.names), args.names)
+    blinder = Blinder(names)
+    written: list[tuple[str, Path, int]] = []
+    for arg in args.files:
+        base = Path(arg)
+        for path, shown in expand_inputs([arg]):
+            target = out_dir / (path.relative_to(base) if base.is_dir() else path.name)
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                return _failed(shown, f"cannot read the route file: {exc}")
+            ctx.note_input(path, shown)
+            blinded, masked = blinder.blind_route_text(text)
+            written.append((shown, target, masked))
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(blinded, encoding="utf-8")
+            except OSError as exc:
+                return _failed(str(target), f"cannot write the blinded copy: {exc.strerror or exc}", codes.E108)
+    if not written:
+        return _failed(" ".join(args.files), "no route files to blind")
+    private = {
+        "format": "pcsc-blind-map",
+        "version": 1,
+        "masks": dict(sorted(blinder.masks.items())),
+        "files": [{"source": s, "blinded": str(t)} for s, t, _ in written],
+    }
+    try:
+        map_path.parent.mkdir(parents=True, exist_ok=True)
+        map_path.write_text(canonical.dumps(private, pretty=True) + "\n", encoding="utf-8")
+    except OSError as exc:
+        return _failed(str(map_path), f"cannot write the map: {exc.strerror or exc}", codes.E108)
+    payload = {
+        "ok": True,
+        "out_dir": str(out_dir),
+        "map": str(map_path),
+        "files": [{"source": s, "blinded": str(t), "masked": n} for s, t, n in written],
+        "cues": blinder.counts(),
+    }
+    total = sum(n for _, _, n in written)
+    kinds = ", ".join(f"{n} {k.lower()}" for k, n in blinder.counts().items()) or "none"
+    text = (f"blinded {len(written)} route file{'s' if len(written) != 1 else ''} into {out_dir}: "
+            f"{total} cue{'s' if total != 1 else ''} masked (distinct: {kinds}); private map: {map_path}")
+    return Outcome("blind", payload, text=text)
+
+
+def _failed(where: str, message: str, code: codes.Code = codes.E105) -> Outcome:
+    problem = Diagnostic.of(code, message, Span.file_only(where))
+    return Outcome("blind", {"ok": False, "error": message}, diagnostics=[problem])
