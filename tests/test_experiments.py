@@ -4,6 +4,7 @@ Phase 0 arms and their measures, the drift reconciliation, the DOCK counterexamp
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +146,34 @@ def test_dock_rewards_a_cost_cut_between_two_negative_plans() -> None:
     (by_cost, _) = phase0_arms(result)
     assert relative_win(by_cost.honest_dock, by_cost.spliced_dock)
     assert not fundability_flip(by_cost.honest_dock, by_cost.spliced_dock)
+
+
+# ---------------------------------------------------------------------- pcsc diff
+def test_diff_of_the_reference_splice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spliced = tmp_path / "x.route"
+    assert main(["splice", str(EXAMPLES / "devtools_api.route"), "--seam", "1", "-o", str(spliced)]) == 0
+    capsys.readouterr()
+    code, out = run_cli(capsys, "diff", str(EXAMPLES / "devtools_api.route"), str(spliced), "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["schema"]["kind"] == "diff"
+    assert doc["removed"] == ["monetize"] and doc["added"] == []
+    assert doc["retargeted"] == [{"transition": "launch", "before": {"source": "garage", "target": "wedge"},
+                                  "after": {"source": "garage", "target": "bridge"}}]
+    assert doc["merged"] == [{"transition": "launch", "absorbs": ["monetize"]}]
+    assert doc["seam_skips"] == ["wedge"]
+    assert [(u["transition"], u["field"]) for u in doc["newly_uncovered"]] == [
+        ("launch", "developers"), ("launch", "paying_teams"), ("launch", "arr")]
+    assert doc["score"]["delta"] > 0
+    code, text = run_cli(capsys, "diff", str(EXAMPLES / "devtools_api.route"), str(spliced))
+    assert code == 0
+    assert "removed     monetize" in text and "seam skip   wedge" in text
+    assert "retargeted  launch: garage -> wedge  now  garage -> bridge" in text
+
+
+def test_diff_of_a_route_with_itself_is_empty(capsys: pytest.CaptureFixture[str]) -> None:
+    route = str(EXAMPLES / "devtools_api.route")
+    code, out = run_cli(capsys, "diff", route, route, "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["score"]["delta"] == 0
+    assert not (doc["removed"] or doc["added"] or doc["retargeted"] or doc["seam_skips"] or doc["newly_uncovered"])
