@@ -18,8 +18,9 @@ from pcsc.render.diagnostics import to_json
 from pcsc.score.cost import Delta
 from pcsc.score.route import RouteNumbers
 from pcsc.seams.analysis import RouteSeams
-from pcsc.seams.experiment import Experiment, Summary
+from pcsc.seams.experiment import PAPER, Experiment, Summary, rates, summary_rates
 from pcsc.seams.identity import fraction_text
+from pcsc.stats import rate
 
 
 def _num(x: float) -> float:
@@ -230,13 +231,22 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
             "verdict": c.decision.verdict,
             "seams": seams,
         })
-    out: dict[str, Any] = {"routes": routes, "summary": attrs.asdict(summary)}
+    summary_out: dict[str, Any] = attrs.asdict(summary)
+    summary_out["rates"] = {name: rate(k, n) for name, (k, n) in summary_rates(summary).items()}
+    out: dict[str, Any] = {"routes": routes, "summary": summary_out}
     if exp is not None:
+        p0 = exp.phase0
         out["experiment"] = {
             "modes": [attrs.asdict(m) for m in exp.modes],
             "splices": exp.splices,
             "beats_with_delta_floors": exp.beats_with_floors,
             "beats_without_delta_floors": exp.beats_without_floors,
+            "rates": {name: rate(k, n) for name, (k, n) in rates(exp).items()},
+            "paper": {name: rate(k, n) for name, (k, n) in PAPER.items()},
+            "phase0": {
+                "seed": p0.seed,
+                "arms": [{**attrs.asdict(a), "sign_flip": a.sign_flip} for a in p0.arms],
+            },
         }
     return out
 

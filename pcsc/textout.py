@@ -5,7 +5,8 @@ from __future__ import annotations
 from pcsc.pipeline import Compiled
 from pcsc.render.tables import table
 from pcsc.seams.analysis import RouteSeams
-from pcsc.seams.experiment import Experiment, Summary
+from pcsc.seams.experiment import PAPER, PAPER_DELETIONS, Experiment, Summary, rates, summary_rates
+from pcsc.stats import rate_text
 
 
 def money(x: float) -> str:
@@ -150,42 +151,58 @@ def seams_text(results: list[RouteSeams]) -> str:
 
 
 def summary_text(s: Summary) -> str:
+    r = {name: rate_text(k, n) for name, (k, n) in summary_rates(s).items()}
     rows = [
         ("routes", str(s.routes)),
         ("admissible deletions", str(s.deletions)),
-        ("identity holds (exact rationals)", f"{s.identity_holds}/{s.deletions}"),
-        ("symbolically verified (sympy)", f"{s.symbolically_verified}/{s.deletions}"),
-        ("sign matches (corollary)", f"{s.sign_matches}/{s.sign_checked}"),
-        ("routes with a rewarded deletion", f"{s.routes_with_rewarded_deletion}/{s.routes}"),
-        ("rewarded deletions", f"{s.rewarded_deletions}/{s.deletions}"),
-        ("splices GATE refuses", f"{s.spliced_refused}/{s.deletions}"),
-        ("honest routes GATE suspends", f"{s.honest_suspended}/{s.routes}"),
+        ("identity holds (exact rationals)", r["identity_holds"]),
+        ("symbolically verified (sympy)", r["symbolically_verified"]),
+        ("sign matches (corollary)", r["sign_matches"]),
+        ("routes with a rewarded deletion", r["routes_with_rewarded_deletion"]),
+        ("rewarded deletions", r["rewarded_deletions"]),
+        ("splices GATE refuses", r["spliced_refused"]),
+        ("honest routes GATE suspends", r["honest_suspended"]),
     ]
-    return "\n".join(["cohort summary"] + table([("", "")] + rows)[1:])
+    return "\n".join(["cohort summary (rates with Wilson 95% intervals, percent)"] + table([("", "")] + rows)[1:])
+
+
+#: The experiment's rows: measure, the rate's name (pcsc.seams.experiment.rates).
+EXPERIMENT_ROWS = (
+    ("identity matches", "identity_matches"),
+    ("  of which verified by sympy for the shape", "symbolically_verified"),
+    ("sign matches", "sign_matches"),
+    ("routes with a score-improving deletion", "routes_with_score_improving_deletion"),
+    ("GATE: routes whose every splice is refused", "routes_all_splices_refused"),
+    ("GATE: honest routes suspended", "honest_suspended"),
+    ("Phase 0: relative win-by-silence (splice ≥ honest)", "phase0_relative_wins"),
+    ("Phase 0: relative win-by-silence under DOCK", "phase0_relative_wins_dock"),
+    ("Phase 0: fundability flips (splice ≥ 0 > honest)", "phase0_fundability_flips"),
+    ("Phase 0: fundability flips under DOCK", "phase0_fundability_flips_dock"),
+    ("drift reconciliation: sign flips, zero-drift arms", "phase0_sign_flips_zero_drift"),
+    ("drift reconciliation: sign flips, drift arms", "phase0_sign_flips_drift"),
+    ("ours, all splices: relative win (splice > honest)", "all_splices_relative_wins"),
+    ("ours, all splices: relative win under DOCK", "all_splices_relative_wins_dock"),
+    ("ours, all splices: relative win under GATE", "all_splices_relative_wins_gate"),
+    ("ours, all splices: fundability (splice > 0 ≥ honest)", "all_splices_fundability"),
+    ("ours, all splices: fundability under DOCK", "all_splices_fundability_dock"),
+    ("ours: splices beating the honest route, no delta floors", "splices_beating_honest_without_delta_floors"),
+    ("ours: splices beating the honest route, delta floors", "splices_beating_honest_with_delta_floors"),
+)
 
 
 def experiment_text(e: Experiment) -> str:
-    s = e.summary
-    n = s.routes
-    by_mode = {m.mode: m for m in e.modes}
+    mine = rates(e)
     rows = [
         ("measure", "this cohort", "paper"),
-        ("admissible deletions", str(s.deletions), "57"),
-        ("identity matches", f"{s.identity_holds}/{s.deletions}", "57/57"),
-        ("  of which verified by sympy for the shape", f"{s.symbolically_verified}/{s.deletions}", "—"),
-        ("sign matches", f"{s.sign_matches}/{s.sign_checked}", "57/57"),
-        ("routes with a score-improving deletion", f"{s.routes_with_rewarded_deletion}/{n}", "26/26"),
-        ("GATE: routes whose every splice is refused", f"{s.routes_all_splices_refused}/{n}", "26/26"),
-        ("GATE: honest routes suspended", f"{s.honest_suspended}/{n}", "0/26"),
-        ("relative win-by-silence, ungated → DOCK",
-         f"{by_mode['ungated'].relative_wins}/{n} → {by_mode['dock'].relative_wins}/{n}", "21/26 → 18/26"),
-        ("fundability-by-silence, ungated → DOCK",
-         f"{by_mode['ungated'].fundability}/{n} → {by_mode['dock'].fundability}/{n}", "1/26 → 0/26"),
-        ("relative win-by-silence under GATE", f"{by_mode['gate'].relative_wins}/{n}", "—"),
-        ("splices beating the honest route, without → with delta floors",
-         f"{e.beats_without_floors}/{e.splices} → {e.beats_with_floors}/{e.splices}", "fewer with floors"),
+        ("admissible deletions", str(e.summary.deletions), str(PAPER_DELETIONS)),
     ]
-    return "\n".join(["experiment A and GATE / DOCK (definitions: pcsc/seams/experiment.py)"] + table(rows))
+    for label, name in EXPERIMENT_ROWS:
+        paper = rate_text(*PAPER[name]) if name in PAPER else "—"
+        rows.append((label, rate_text(*mine[name]), paper))
+    return "\n".join([
+        "experiment A and GATE / DOCK (definitions: pcsc/seams/experiment.py, docs/experiments.md)",
+        f"rates with Wilson 95% intervals, percent; Phase 0 random arm seed {e.phase0.seed}",
+    ] + table(rows))
 
 
 def compile_summary(compiled: list[Compiled], files: int) -> str:

@@ -167,6 +167,7 @@ COMMANDS: list[tuple[str, ...]] = [
     ("policy", "check", "venture@1.0.0", "venture@1.1.0"),
     ("policy", "diff", "venture@1.0.0", "venture@1.1.0", SPEC),
     ("splice", SPEC, "--seam", "1"),
+    ("diff", SPEC, SPEC),
     ("config",),
     ("test", str(ROOT / "policies" / "venture" / "tests")),
 ]

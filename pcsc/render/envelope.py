@@ -27,6 +27,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "seams": 1,
     "explain": 1,
     "splice": 1,
+    "diff": 1,
     "graph": 1,
     "fmt": 1,
     "redteam": 1,

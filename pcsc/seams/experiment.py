@@ -14,10 +14,30 @@ Definitions (the paper's wording where it has one, ours where it does not):
 - *with / without delta-indexed floors*: splices whose ungated pipeline score beats
   the honest route's, with the policy as it is and with `[floors.delta]` removed
   (both routes re-scored under the same variant).
+
+The paper's Phase 0 (its definitions; `docs/experiments.md` quotes them):
+- *Phase 0 arms*: per route, two admissible deletions, each recompiled through the
+  pipeline: the *max-cost* arm deletes the interior transition with the largest
+  honest cost c_k (the first on a tie); the *random* arm deletes one drawn uniformly
+  from the route's admissible deletions by a generator seeded with
+  ``"{seed}:{route name}"`` (`--seed`, default `DEFAULT_SEED`): same seed, same bytes.
+- *relative win-by-silence* (Phase 0): some arm of the route scores at least the
+  honest route, ``splice ≥ honest``.
+- *fundability flip* (Phase 0): some arm has ``splice ≥ 0 > honest``.
+- *under DOCK*: the same, with both scores as DOCK releases them.
+- *drift reconciliation*: an arm's *sign flip* is the pipeline Δ (spliced − honest,
+  both recompiled) having another sign than the identity's Δ_k (the honest p and c);
+  flips are counted separately among *zero-drift* arms (no p or c moved when the
+  splice was recompiled) and *drift* arms. With zero drift the identity is exact, so
+  a flip there would be a bug.
+
+The exhaustive measures above (every splice of every route, strict ``>``) are ours
+and are printed as extra rows, labelled so.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import attrs
@@ -27,7 +47,7 @@ from pcsc.ir import Route
 from pcsc.pipeline import Session
 from pcsc.policy.model import Floors, Policy
 from pcsc.score.route import score_route
-from pcsc.seams.analysis import RouteSeams
+from pcsc.seams.analysis import RouteSeams, Seam
 from pcsc.seams.splice import splice
 
 
@@ -76,6 +96,48 @@ class ModeRow:
     fundability: int
 
 
+#: The Phase 0 random arm's seed when none is given.
+DEFAULT_SEED = 20240601
+
+
+@attrs.frozen
+class Phase0Arm:
+    """One Phase 0 deletion of one route, recompiled through the pipeline."""
+
+    route: str
+    arm: str  # "max-cost" or "random"
+    k: int
+    transition: str
+    honest: float  # ungated
+    spliced: float | None  # ungated; None when the splice did not compile
+    honest_dock: float | None
+    spliced_dock: float | None
+    identity_delta: float  # Δ_k by the formula, the honest p and c
+    pipeline_delta: float | None
+    drift: bool
+
+    @property
+    def sign_flip(self) -> bool | None:
+        if self.pipeline_delta is None:
+            return None
+        return _sign(self.identity_delta) != _sign(self.pipeline_delta)
+
+
+@attrs.frozen
+class Phase0:
+    seed: int
+    arms: tuple[Phase0Arm, ...]
+    routes: int  # routes with at least one admissible deletion
+    relative_wins: int  # ungated, splice >= honest
+    fundability_flips: int  # ungated, splice >= 0 > honest
+    relative_wins_dock: int
+    fundability_flips_dock: int
+    zero_drift_arms: int
+    zero_drift_flips: int
+    drift_arms: int
+    drift_flips: int
+
+
 @attrs.frozen
 class Experiment:
     summary: Summary
@@ -83,9 +145,66 @@ class Experiment:
     beats_with_floors: int
     beats_without_floors: int
     splices: int
+    phase0: Phase0
 
 
-def experiment(results: Sequence[RouteSeams], session: Session) -> Experiment:
+#: The paper's published counts (k, n) for the rows it reports, by measure name.
+PAPER: dict[str, tuple[int, int]] = {
+    "identity_matches": (57, 57),
+    "sign_matches": (57, 57),
+    "routes_with_score_improving_deletion": (26, 26),
+    "routes_all_splices_refused": (26, 26),
+    "honest_suspended": (0, 26),
+    "phase0_relative_wins": (21, 26),
+    "phase0_relative_wins_dock": (18, 26),
+    "phase0_fundability_flips": (1, 26),
+    "phase0_fundability_flips_dock": (0, 26),
+}
+PAPER_DELETIONS = 57
+
+
+def rates(e: Experiment) -> dict[str, tuple[int, int]]:
+    """Every rate of the experiment, (k, n), by measure name (the JSON keys)."""
+    s, p0, n = e.summary, e.phase0, e.summary.routes
+    by_mode = {m.mode: m for m in e.modes}
+    return {
+        "identity_matches": (s.identity_holds, s.deletions),
+        "symbolically_verified": (s.symbolically_verified, s.deletions),
+        "sign_matches": (s.sign_matches, s.sign_checked),
+        "routes_with_score_improving_deletion": (s.routes_with_rewarded_deletion, n),
+        "routes_all_splices_refused": (s.routes_all_splices_refused, n),
+        "honest_suspended": (s.honest_suspended, n),
+        "phase0_relative_wins": (p0.relative_wins, p0.routes),
+        "phase0_relative_wins_dock": (p0.relative_wins_dock, p0.routes),
+        "phase0_fundability_flips": (p0.fundability_flips, p0.routes),
+        "phase0_fundability_flips_dock": (p0.fundability_flips_dock, p0.routes),
+        "phase0_sign_flips_zero_drift": (p0.zero_drift_flips, p0.zero_drift_arms),
+        "phase0_sign_flips_drift": (p0.drift_flips, p0.drift_arms),
+        "all_splices_relative_wins": (by_mode["ungated"].relative_wins, n),
+        "all_splices_relative_wins_dock": (by_mode["dock"].relative_wins, n),
+        "all_splices_relative_wins_gate": (by_mode["gate"].relative_wins, n),
+        "all_splices_fundability": (by_mode["ungated"].fundability, n),
+        "all_splices_fundability_dock": (by_mode["dock"].fundability, n),
+        "splices_beating_honest_without_delta_floors": (e.beats_without_floors, e.splices),
+        "splices_beating_honest_with_delta_floors": (e.beats_with_floors, e.splices),
+    }
+
+
+def summary_rates(s: Summary) -> dict[str, tuple[int, int]]:
+    """The rates of the cohort summary, (k, n), named after its integer counts."""
+    return {
+        "identity_holds": (s.identity_holds, s.deletions),
+        "symbolically_verified": (s.symbolically_verified, s.deletions),
+        "sign_matches": (s.sign_matches, s.sign_checked),
+        "routes_with_rewarded_deletion": (s.routes_with_rewarded_deletion, s.routes),
+        "rewarded_deletions": (s.rewarded_deletions, s.deletions),
+        "spliced_refused": (s.spliced_refused, s.deletions),
+        "routes_all_splices_refused": (s.routes_all_splices_refused, s.routes),
+        "honest_suspended": (s.honest_suspended, s.routes),
+    }
+
+
+def experiment(results: Sequence[RouteSeams], session: Session, seed: int = DEFAULT_SEED) -> Experiment:
     summary = summarise(results)
     rows = []
     for mode in ("ungated", "gate", "dock"):
@@ -105,7 +224,79 @@ def experiment(results: Sequence[RouteSeams], session: Session) -> Experiment:
             total += 1
             with_floors += _beats(r.compiled.route, s.k, policy)
             without_floors += _beats(r.compiled.route, s.k, bare)
-    return Experiment(summary, tuple(rows), with_floors, without_floors, total)
+    return Experiment(summary, tuple(rows), with_floors, without_floors, total, phase0(results, seed))
+
+
+def phase0_arms(r: RouteSeams, seed: int = DEFAULT_SEED) -> tuple[Phase0Arm, ...]:
+    """The route's max-cost and random arms (none when it has no admissible deletion)."""
+    if not r.seams:
+        return ()
+    costs = {t.name: t.cost.c for t in r.compiled.numbers.transitions}
+    by_cost = max(r.seams, key=lambda s: (costs[s.transition], -s.k))
+    drawn = random.Random(f"{seed}:{r.compiled.route.name}").choice(r.seams)
+    return (_arm(r, "max-cost", by_cost), _arm(r, "random", drawn))
+
+
+def _arm(r: RouteSeams, name: str, s: Seam) -> Phase0Arm:
+    a = s.pipeline
+    return Phase0Arm(
+        route=r.compiled.route.name,
+        arm=name,
+        k=s.k,
+        transition=s.transition,
+        honest=r.compiled.numbers.score,
+        spliced=None if a is None else a.ungated_score,
+        honest_dock=r.honest_dock.score,
+        spliced_dock=None if a is None else a.dock.score,
+        identity_delta=float(s.identity.delta_formula),
+        pipeline_delta=None if a is None else a.delta,
+        drift=a is not None and bool(a.drift),
+    )
+
+
+def relative_win(honest: float | None, spliced: float | None) -> bool:
+    """The paper's relative win-by-silence: ``splice ≥ honest`` (a withheld splice never wins)."""
+    return spliced is not None and (honest is None or spliced >= honest)
+
+
+def fundability_flip(honest: float | None, spliced: float | None) -> bool:
+    """The paper's fundability flip: ``splice ≥ 0 > honest``."""
+    return spliced is not None and honest is not None and spliced >= 0 > honest
+
+
+def phase0(results: Sequence[RouteSeams], seed: int = DEFAULT_SEED) -> Phase0:
+    arms: list[Phase0Arm] = []
+    routes = wins = flips = wins_dock = flips_dock = 0
+    for r in results:
+        mine = phase0_arms(r, seed)
+        if not mine:
+            continue
+        routes += 1
+        arms.extend(mine)
+        wins += any(relative_win(a.honest, a.spliced) for a in mine)
+        flips += any(fundability_flip(a.honest, a.spliced) for a in mine)
+        wins_dock += any(relative_win(a.honest_dock, a.spliced_dock) for a in mine)
+        flips_dock += any(fundability_flip(a.honest_dock, a.spliced_dock) for a in mine)
+    known = [a for a in arms if a.sign_flip is not None]
+    still = [a for a in known if not a.drift]
+    moved = [a for a in known if a.drift]
+    return Phase0(
+        seed=seed,
+        arms=tuple(arms),
+        routes=routes,
+        relative_wins=wins,
+        fundability_flips=flips,
+        relative_wins_dock=wins_dock,
+        fundability_flips_dock=flips_dock,
+        zero_drift_arms=len(still),
+        zero_drift_flips=sum(bool(a.sign_flip) for a in still),
+        drift_arms=len(moved),
+        drift_flips=sum(bool(a.sign_flip) for a in moved),
+    )
+
+
+def _sign(x: float) -> int:
+    return (x > 0) - (x < 0)
 
 
 def _released(r: RouteSeams, mode: str, k: int | None) -> float | None:

@@ -23,6 +23,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the paper's experiment A and the GATE/DOCK results over the given routes",
     )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="with --experiment, the seed of the Phase 0 random arm (default: fixed; same seed, same bytes)",
+    )
     p.add_argument("--verbose", action="store_true", help="with --experiment, print the per-route tables too")
     options.formats(p, "text", "json")
     options.search_paths(p)
@@ -38,7 +44,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     remember_proofs()  # a shape proved by an earlier run is not proved again (see pcsc.seams.symbolic)
     from pcsc.packet import seams_packet
     from pcsc.seams.analysis import analyse
-    from pcsc.seams.experiment import experiment, summarise
+    from pcsc.seams.experiment import DEFAULT_SEED, experiment, summarise
     from pcsc.textout import experiment_text, seams_text, summary_text
 
     session, compiled = ctx.compile(args.files)
@@ -47,7 +53,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     else:
         results = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
     summary = summarise(results)
-    exp = experiment(results, session) if args.experiment else None
+    exp = experiment(results, session, DEFAULT_SEED if args.seed is None else args.seed) if args.experiment else None
     payload = seams_packet(results, summary, exp)
     derivations = _derivations(results) if args.symbolic else None
     if derivations is not None:

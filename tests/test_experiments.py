@@ -1,0 +1,179 @@
+"""The paper's experiments, like for like: Wilson intervals on every rate, the
+Phase 0 arms and their measures, the drift reconciliation, the DOCK counterexample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pcsc.cli import main
+from pcsc.pipeline import Session
+from pcsc.policy.load import PolicyStore
+from pcsc.seams.analysis import RouteSeams, analyse
+from pcsc.seams.experiment import PAPER, fundability_flip, phase0, phase0_arms, relative_win
+from pcsc.stats import rate, rate_text, wilson95
+from tests.conftest import EXAMPLES, ROOT
+
+COHORT = EXAMPLES / "cohort"
+COUNTEREXAMPLE = ROOT / "tests" / "data" / "seams" / "dock_counterexample.route"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- intervals
+@pytest.mark.parametrize(("k", "n", "published"), [
+    (21, 26, (62.1, 91.5)),
+    (26, 26, (87.1, 100.0)),
+    (0, 26, (0.0, 12.9)),
+    (47, 54, (75.6, 93.6)),
+    (1, 26, (0.7, 18.9)),
+])
+def test_wilson_matches_the_papers_published_intervals(k: int, n: int, published: tuple[float, float]) -> None:
+    low, high = wilson95(k, n)
+    assert (round(100 * low, 1), round(100 * high, 1)) == published
+    assert rate_text(k, n) == f"{k}/{n} [{published[0]:.1f}, {published[1]:.1f}]"
+    assert rate(k, n) == {"k": k, "n": n, "wilson95": [low, high]}
+
+
+def test_wilson_edges() -> None:
+    assert wilson95(0, 0) == (0.0, 1.0)
+    assert wilson95(0, 5)[0] == 0.0 and wilson95(5, 5)[1] == 1.0
+    for k in range(11):
+        low, high = wilson95(k, 10)
+        assert 0.0 <= low <= k / 10 <= high <= 1.0
+    with pytest.raises(ValueError):
+        wilson95(3, 2)
+
+
+def test_the_paper_column_is_the_papers_counts() -> None:
+    assert PAPER["phase0_relative_wins"] == (21, 26)
+    assert PAPER["phase0_relative_wins_dock"] == (18, 26)
+    assert PAPER["phase0_fundability_flips"] == (1, 26)
+    assert PAPER["phase0_fundability_flips_dock"] == (0, 26)
+
+
+# ---------------------------------------------------------------------- definitions
+def test_relative_win_and_fundability_flip_are_the_papers() -> None:
+    assert relative_win(-5.0, -5.0)  # splice ≥ honest: a tie wins
+    assert not relative_win(-5.0, -6.0) and not relative_win(1.0, None)
+    assert fundability_flip(-1.0, 0.0)  # splice ≥ 0 > honest
+    assert not fundability_flip(0.0, 5.0) and not fundability_flip(-1.0, -0.5)
+
+
+@pytest.fixture(scope="module")
+def cohort() -> tuple[list[RouteSeams], Session]:
+    session = Session(policies=PolicyStore())
+    compiled = session.compile_routes(session.load_paths([str(COHORT)]))
+    return [analyse(c, session) for c in compiled], session
+
+
+def test_phase0_arms(cohort: tuple[list[RouteSeams], Session]) -> None:
+    results, _ = cohort
+    for r in results:
+        arms = phase0_arms(r)
+        if not r.seams:
+            assert arms == ()
+            continue
+        by_cost, drawn = arms
+        costs = {t.name: t.cost.c for t in r.compiled.numbers.transitions}
+        assert by_cost.arm == "max-cost" and costs[by_cost.transition] == max(costs[s.transition] for s in r.seams)
+        assert drawn.arm == "random" and drawn.k in {s.k for s in r.seams}
+    assert phase0(results, 7) == phase0(results, 7), "same seed, same arms"
+    drawn_by = {seed: [a.k for a in phase0(results, seed).arms if a.arm == "random"] for seed in (1, 2, 3)}
+    assert len({tuple(v) for v in drawn_by.values()}) > 1, "the seed chooses the random arm"
+
+
+def test_drift_reconciliation_no_flip_without_drift(cohort: tuple[list[RouteSeams], Session]) -> None:
+    results, _ = cohort
+    p0 = phase0(results)
+    assert p0.zero_drift_arms + p0.drift_arms == len(p0.arms) == 2 * p0.routes
+    assert p0.zero_drift_flips == 0, "with no p or c moved the identity is exact: its sign cannot flip"
+
+
+def test_experiment_text_prints_every_rate_with_its_interval(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out = run_cli(capsys, "seams", "--experiment", "examples/cohort/")
+    assert code == 0
+    table = out[out.index("experiment A"):]
+    rows = [line for line in table.splitlines()[3:] if line.strip()]
+    assert len(rows) >= 19
+    for line in rows:
+        if "/" in line:
+            assert "[" in line, f"a rate without its interval: {line}"
+    assert "21/26 [62.1, 91.5]" in table and "18/26 [50.0, 83.5]" in table and "1/26 [0.7, 18.9]" in table
+    summary = out[out.index("cohort summary"):out.index("experiment A")]
+    assert all("[" in line for line in summary.splitlines()[3:] if "/" in line)
+
+
+def test_experiment_json_rates_and_seed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out = run_cli(capsys, "seams", "--experiment", "--seed", "3", "--format", "json", "examples/cohort/")
+    assert code == 0
+    doc = json.loads(out)
+    summary, exp = doc["summary"], doc["experiment"]
+    for name, r in summary["rates"].items():
+        assert r["k"] == summary[name], "the integer count stays beside its rate"
+        assert r["wilson95"] == list(wilson95(r["k"], r["n"]))
+    assert exp["phase0"]["seed"] == 3 and exp["rates"]["phase0_relative_wins"]["n"] == summary["routes"]
+    assert exp["paper"]["phase0_relative_wins"] == rate(21, 26)
+    code, again = run_cli(capsys, "seams", "--experiment", "--seed", "3", "--format", "json", "examples/cohort/")
+    assert again == out, "same seed, same bytes"
+
+
+# ---------------------------------------------------------------------- DOCK
+def test_dock_rewards_a_cost_cut_between_two_negative_plans() -> None:
+    """The README's correction: DOCK zeroes the value of an uncovered route, yet a
+    splice of an already-negative plan still gains by the cost it no longer pays."""
+    session = Session(policies=PolicyStore())
+    (compiled,) = session.compile_routes(session.load_paths([str(COUNTEREXAMPLE)]))
+    result = analyse(compiled, session)
+    honest = result.honest_dock
+    assert honest.verdict == "released" and honest.score is not None
+    assert -112.5e6 < honest.score < -112.3e6  # −112.4M
+    (seam,) = result.seams
+    assert seam.transition == "monetize" and seam.pipeline is not None
+    docked = seam.pipeline.dock
+    assert docked.verdict == "docked" and docked.score is not None
+    gain = docked.score - honest.score
+    assert 95e6 < gain < 97e6  # +96M
+    assert seam.pipeline.gate.verdict == "suspend-and-ask"
+    (by_cost, _) = phase0_arms(result)
+    assert relative_win(by_cost.honest_dock, by_cost.spliced_dock)
+    assert not fundability_flip(by_cost.honest_dock, by_cost.spliced_dock)
+
+
+# ---------------------------------------------------------------------- pcsc diff
+def test_diff_of_the_reference_splice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spliced = tmp_path / "x.route"
+    assert main(["splice", str(EXAMPLES / "devtools_api.route"), "--seam", "1", "-o", str(spliced)]) == 0
+    capsys.readouterr()
+    code, out = run_cli(capsys, "diff", str(EXAMPLES / "devtools_api.route"), str(spliced), "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["schema"]["kind"] == "diff"
+    assert doc["removed"] == ["monetize"] and doc["added"] == []
+    assert doc["retargeted"] == [{"transition": "launch", "before": {"source": "garage", "target": "wedge"},
+                                  "after": {"source": "garage", "target": "bridge"}}]
+    assert doc["merged"] == [{"transition": "launch", "absorbs": ["monetize"]}]
+    assert doc["seam_skips"] == ["wedge"]
+    assert [(u["transition"], u["field"]) for u in doc["newly_uncovered"]] == [
+        ("launch", "developers"), ("launch", "paying_teams"), ("launch", "arr")]
+    assert doc["score"]["delta"] > 0
+    code, text = run_cli(capsys, "diff", str(EXAMPLES / "devtools_api.route"), str(spliced))
+    assert code == 0
+    assert "removed     monetize" in text and "seam skip   wedge" in text
+    assert "retargeted  launch: garage -> wedge  now  garage -> bridge" in text
+
+
+def test_diff_of_a_route_with_itself_is_empty(capsys: pytest.CaptureFixture[str]) -> None:
+    route = str(EXAMPLES / "devtools_api.route")
+    code, out = run_cli(capsys, "diff", route, route, "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["score"]["delta"] == 0
+    assert not (doc["removed"] or doc["added"] or doc["retargeted"] or doc["seam_skips"] or doc["newly_uncovered"])
