@@ -149,15 +149,27 @@ def derive(c: Compiled) -> list[Step]:
             add(Step(f"R_{i}", n.R[i], "R_n = V", (("V", n.value),), FOLD))
         else:
             t = n.transitions[i]
-            add(
-                Step(
-                    f"R_{i}",
-                    n.R[i],
-                    f"R_{i} = −c_{i} + p_{i}·R_{i + 1}",
-                    ((f"c_{i} ({t.name})", t.cost.c), (f"p_{i}", t.p), (f"R_{i + 1}", n.R[i + 1])),
-                    FOLD,
+            if n.fold.is_default:
+                add(
+                    Step(
+                        f"R_{i}",
+                        n.R[i],
+                        f"R_{i} = −c_{i} + p_{i}·R_{i + 1}",
+                        ((f"c_{i} ({t.name})", t.cost.c), (f"p_{i}", t.p), (f"R_{i + 1}", n.R[i + 1])),
+                        FOLD,
+                    )
                 )
+                continue
+            rule = f"−c_{i} + p_{i}·d_{i}·R_{i + 1}"
+            rule = f"max(0, {rule})" if n.fold.abandonment else rule
+            inputs: tuple[tuple[str, object], ...] = (
+                (f"c_{i} ({t.name})", t.cost.c), (f"p_{i}", t.p), (f"R_{i + 1}", n.R[i + 1]),
             )
+            if n.fold.discount > 0:
+                inputs += ((f"d_{i} = (1 + {n.fold.discount:g})^(−h_{i})", t.d),)
+            if n.fold.abandonment:
+                inputs += (("stops here", t.stops),)
+            add(Step(f"R_{i}", n.R[i], f"R_{i} = {rule}", inputs, f"{FOLD}, policy {ref} [fold]"))
     add(Step("score", n.score, "score = R_0", (), RULES))
     add(
         Step(
@@ -173,7 +185,9 @@ def derive(c: Compiled) -> list[Step]:
             Step(
                 f"{t.name}.D",
                 t.D,
-                "D_i = reach_i · max(R_{i+1}, 0), reach_i = Π_{j<i} p_j",
+                "D_i = reach_i · max(R_{i+1}, 0), reach_i = Π_{j<i} p_j"
+                + ("" if n.fold.is_default else "·d_j")
+                + (", 0 from the stage the planner stops at" if n.fold.abandonment else ""),
                 (("reach", t.reach), ("R_next", t.R_next)),
                 RULES,
             )

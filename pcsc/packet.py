@@ -92,6 +92,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],
         "evidence": evidence_items(c),
         "windows": list(c.policy.policy.forecast.windows),
+        **fold_entry(n),
     }
 
 
@@ -123,6 +124,20 @@ def evidence_items(c: Compiled) -> list[dict[str, Any]]:
             },
         })
     return items
+
+
+def fold_entry(n: RouteNumbers) -> dict[str, Any]:
+    """`fold` in a route's packet when its policy's fold is not the paper's (absent under
+    the default, so default packets are unchanged): the rate, the option to stop, and
+    the discount factor d_i of each transition when the rate is above 0."""
+    if n.fold.is_default:
+        return {}
+    entry: dict[str, Any] = {"discount": _num(n.fold.discount), "abandonment": n.fold.abandonment}
+    if n.fold.discount > 0:
+        entry["d"] = [_num(t.d) for t in n.transitions]
+    if n.fold.abandonment:
+        entry["stops"] = [t.name for t in n.transitions if t.stops]
+    return {"fold": entry}
 
 
 def _delta(c: Compiled, transition: str, d: Delta) -> dict[str, Any]:
@@ -211,6 +226,7 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
                 "removed_cost": float(i.removed_cost),
                 "retained_value": float(i.retained_value),
                 "silence_rewarded": i.silence_rewarded,
+                **({} if i.fold == "chain" else {"fold": i.fold, "case": i.case}),
                 "pipeline": None if arm is None else {
                     "delta": arm.delta,
                     "drift": bool(arm.drift),

@@ -34,7 +34,7 @@ from pcsc.policy.model import LoadedPolicy
 from pcsc.resources import data_dir
 from pcsc.resources import display_path as display
 from pcsc.score.finite import NotFinite
-from pcsc.score.route import RouteNumbers, fold, score_route
+from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
 from pcsc.syntax import nodes as syn
 from pcsc.syntax import parse_source
 from pcsc.syntax.limits import MAX_ROUTES, normalize_newlines, too_large
@@ -588,8 +588,12 @@ def _clean_library(text: str, shown: str, diags: Diagnostics) -> Library | None:
 
 
 def docked_score(numbers: RouteNumbers) -> float:
-    """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it."""
-    return fold([t.p for t in numbers.transitions], [t.cost.c for t in numbers.transitions], 0.0)[0]
+    """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it
+    (by the policy's fold: discounted, and with the option to stop, as the score was)."""
+    ps, cs = [t.p for t in numbers.transitions], [t.cost.c for t in numbers.transitions]
+    if numbers.fold.is_default:
+        return fold(ps, cs, 0.0)[0]
+    return fold_policy(ps, cs, [t.d for t in numbers.transitions], 0.0, numbers.fold.abandonment)[0]
 
 
 def gate_and_dock(c: Compiled, source: str) -> tuple[Decision, Decision, Coverage]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pcsc.pipeline import Compiled
 from pcsc.render.tables import table
+from pcsc.score.route import RouteNumbers
 from pcsc.seams.analysis import RouteSeams
 from pcsc.seams.experiment import PAPER, PAPER_DELETIONS, Experiment, Summary, rates, summary_rates
 from pcsc.stats import rate_text
@@ -32,6 +33,7 @@ def compile_text(compiled: list[Compiled]) -> str:
             + ("—" if b.learning_cost is None else money(b.learning_cost))
             + ")",
             f"  flat Π p    {n.flat_product:.6g}",
+            *fold_lines(n),
             "",
         ]
         header = ("transition", "class", "p_prior", "W", "p", "c", "bound by", "U", "D", "R_next")
@@ -62,6 +64,19 @@ def compile_text(compiled: list[Compiled]) -> str:
             lines += uncovered_lines(c)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def fold_lines(n: RouteNumbers) -> list[str]:
+    """The policy's fold, when it is not the paper's (nothing under the default)."""
+    if n.fold.is_default:
+        return []
+    kind = []
+    if n.fold.discount > 0:
+        kind.append(f"discount {n.fold.discount:g}/year, d = " + " ".join(f"{t.d:.6g}" for t in n.transitions))
+    if n.fold.abandonment:
+        stops = [t.name for t in n.transitions if t.stops]
+        kind.append("option to stop (R_i = max(0, ·))" + (f", stops before {', '.join(stops)}" if stops else ""))
+    return ["  fold        " + "; ".join(kind)]
 
 
 def verdict_line(c: Compiled) -> str:

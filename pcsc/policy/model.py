@@ -205,6 +205,38 @@ class ForecastPolicy:
     )
 
 
+def _rate(_: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (value >= 0.0 and value < float("inf")):
+        raise PolicyValueError(attribute.name, f"must be a finite number at least 0, got {value!r}")
+
+
+@attrs.frozen
+class FoldPolicy:
+    """Which fold scores a route. The defaults are the paper's staged fold."""
+
+    discount: float = attrs.field(
+        default=0.0,
+        validator=_rate,
+        metadata={
+            "doc": "An annual discount rate r (at least 0, finite) applied along each transition's horizon: "
+            "`R_i = −c_i + p_i·d_i·R_{i+1}` with `d_i = (1 + r)^(−h_i)`, `h_i` the horizon in years of "
+            "365.25 days (a month is 1/12 year; no horizon: `d_i = 1`). 0, the default, is the paper's fold."
+        },
+    )
+    abandonment: bool = attrs.field(
+        default=False,
+        metadata={
+            "doc": "When true, the fold may stop before paying a stage whose continuation is worth less than "
+            "nothing: `R_i = max(0, −c_i + p_i·d_i·R_{i+1})`, and D and the binding transition use that R. "
+            "Off by default (the paper's fold)."
+        },
+    )
+
+    @property
+    def is_default(self) -> bool:
+        return self.discount == 0.0 and not self.abandonment
+
+
 @attrs.frozen
 class Policy:
     policy: PolicyHeader = attrs.field(metadata={"doc": "The policy's identity and coverage mode."})
@@ -226,6 +258,10 @@ class Policy:
         factory=list, metadata={"doc": "Rules a route must pass to be eligible for ranking, as `[[gates]]` tables."}
     )
     ranking: Ranking = attrs.field(factory=Ranking, metadata={"doc": "How `pcsc rank` orders eligible routes."})
+    fold: FoldPolicy = attrs.field(
+        factory=FoldPolicy,
+        metadata={"doc": "Which fold scores a route: discounting and the option to stop (default: the paper's fold)."},
+    )
     libraries: dict[str, LibraryPin] = attrs.field(
         factory=dict,
         metadata={

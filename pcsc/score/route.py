@@ -13,7 +13,7 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.ir import Route
-from pcsc.policy.model import Policy
+from pcsc.policy.model import FoldPolicy, Policy
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked, show
@@ -36,6 +36,8 @@ class TransitionNumbers:
     R_next: float
     deltas: tuple[Delta, ...]
     learning_cost: float | None
+    d: float = 1.0  # the discount factor (1 + r)^(−h) over the horizon; 1 under the paper's fold
+    stops: bool = False  # under `fold.abandonment`: the planner stops before paying this stage
 
 
 @attrs.frozen
@@ -61,6 +63,7 @@ class RouteNumbers:
     gates: tuple[GateResult, ...]
     eligible: bool
     admissible_evidence: tuple[str, ...]
+    fold: FoldPolicy = FoldPolicy()  # which fold made R (the paper's by default)
 
 
 Num = TypeVar("Num", float, Fraction)
@@ -76,6 +79,43 @@ def fold(ps: Sequence[Num], cs: Sequence[Num], value: Num) -> list[Num]:
         if isinstance(r, float) and not math.isfinite(r):
             c, p, after = float(cs[i]), float(ps[i]), float(R[i + 1])
             checked(r, f"R_{i} = −c + p·R_{i + 1} = −{show(c)} + {show(p)}·{show(after)}")
+    return R
+
+
+DAYS_PER_YEAR = 365.25
+
+
+def horizon_years(horizon: tuple[float, str] | None) -> float:
+    """A horizon in years: days over 365.25, months over 12; no horizon is 0 years."""
+    if horizon is None:
+        return 0.0
+    amount, unit = horizon
+    if unit == "days":
+        return float(amount) / DAYS_PER_YEAR
+    if unit == "months":
+        return float(amount) / 12.0
+    return float(amount)
+
+
+def discount_factor(rate: float, horizon: tuple[float, str] | None) -> float:
+    """d = (1 + r)^(−h), h the horizon in years; exactly 1.0 when r = 0 or h = 0."""
+    if rate == 0.0:
+        return 1.0
+    return checked((1.0 + rate) ** (-horizon_years(horizon)), "the discount factor (1 + r)^(−h)", rate)
+
+
+def fold_policy(
+    ps: Sequence[Num], cs: Sequence[Num], ds: Sequence[Num], value: Num, abandonment: bool
+) -> list[Num]:
+    """The policy's fold: R_n = V; R_i = −c_i + p_i·d_i·R_{i+1}, and with ``abandonment``
+    R_i = max(0, that). With every d_i = 1 and no abandonment it is `fold` exactly."""
+    R = [value] * (len(ps) + 1)
+    zero = value * 0
+    for i in range(len(ps) - 1, -1, -1):
+        r = -cs[i] + ps[i] * ds[i] * R[i + 1]
+        if isinstance(r, float) and not math.isfinite(r):
+            checked(r, f"R_{i} = −c + p·d·R_{i + 1}", float(cs[i]), float(ps[i]), float(ds[i]), float(R[i + 1]))
+        R[i] = max(zero, r) if abandonment else r
     return R
 
 
@@ -98,12 +138,22 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
         else:
             U, rule = policy.uncertainty.default, "policy default (fewer than two estimates)"
         partial.append((t, prior, rw, p, c, U, rule, ds))
-    R = fold([x[3] for x in partial], [x[4].c for x in partial], value)
+    spec = policy.fold
+    if spec.is_default:
+        R = fold([x[3] for x in partial], [x[4].c for x in partial], value)
+        dfs = [1.0] * len(partial)
+    else:
+        dfs = [discount_factor(spec.discount, x[0].horizon) for x in partial]
+        R = fold_policy([x[3] for x in partial], [x[4].c for x in partial], dfs, value, spec.abandonment)
     numbers = []
     reach = 1.0
     flat = 1.0
+    walking = True  # the planner reaches and pays this stage (always, without abandonment)
     for i, (t, prior, rw, p, c, U, rule, ds) in enumerate(partial):
-        D = reach * max(R[i + 1], 0.0)
+        stops = spec.abandonment and -c.c + p * dfs[i] * R[i + 1] < 0.0
+        if stops or not walking:  # under abandonment: the planner does not pay this stage
+            walking = False
+        D = reach * max(R[i + 1], 0.0) if walking else 0.0
         checked(U * D, f"U·D of `{t.name}`", U, D)
         numbers.append(
             TransitionNumbers(
@@ -122,9 +172,11 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
                 R[i + 1],
                 ds,
                 t.learning_cost,
+                dfs[i],
+                stops,
             )
         )
-        reach *= p
+        reach *= p * dfs[i]
         flat *= p
     binding = 0
     for i, tn in enumerate(numbers):
@@ -137,7 +189,8 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
         bucket = "neg" if T < b.neg_below else "pos" if T >= b.pos_from else "mix"
     admissible_names = tuple(e.name for e in admitted(route.evidence, route.as_of, policy))
     result = RouteNumbers(
-        route, value, tuple(numbers), tuple(R), R[0], flat, binding, T, weights, bucket, (), True, admissible_names
+        route, value, tuple(numbers), tuple(R), R[0], flat, binding, T, weights, bucket, (), True, admissible_names,
+        spec,
     )
     gates = run_gates(result, policy, diags)
     eligible = all(g.passed or not g.blocks for g in gates)

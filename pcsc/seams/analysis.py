@@ -16,6 +16,7 @@ import attrs
 
 from pcsc.coverage import Decision
 from pcsc.pipeline import Compiled, Session, gate_and_dock
+from pcsc.seams.folds import fold_seam_identities, verify_fold_shape
 from pcsc.seams.identity import SeamIdentity, seam_identities
 from pcsc.seams.splice import seam_indices, splice_text
 from pcsc.seams.symbolic import verify_shape
@@ -57,8 +58,13 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
     honest_gate, honest_dock, _ = gate_and_dock(c, "analysis")  # also when coverage is off
     seams = []
     ks = list(seam_indices(route)) if len(route.transitions) >= 3 else []
-    for k, identity in zip(ks, seam_identities(ps, cs, n.value, ks), strict=True):
-        verified = verify_shape(len(ps), k)
+    spec = n.fold
+    if spec.is_default:  # the paper's fold and its identity
+        identities = seam_identities(ps, cs, n.value, ks)
+    else:  # the policy's fold and its own identity (pcsc/seams/folds.py)
+        identities = fold_seam_identities(ps, cs, [t.d for t in n.transitions], n.value, ks, spec.abandonment)
+    for k, identity in zip(ks, identities, strict=True):
+        verified = verify_shape(len(ps), k) if spec.is_default else verify_fold_shape(len(ps), k, spec.abandonment)
         seams.append(Seam(k, route.transitions[k].name, identity, verified, _pipeline_arm(c, k, session)))
     return RouteSeams(c, tuple(seams), honest_gate, honest_dock)
 

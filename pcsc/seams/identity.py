@@ -40,6 +40,8 @@ class SeamIdentity:
     retained_value: Fraction  # reach · (1 − p_k) · R_{k+1}
     threshold: Fraction | None  # −c_k / (1 − p_k); None when p_k = 1
     R_next: Fraction  # R_{k+1}
+    fold: str = "chain"  # "chain" (the paper's), "discounted", "abandonment" (pcsc.seams.folds)
+    case: str | None = None  # under abandonment: which case of the identity holds
 
     @property
     def identity_holds(self) -> bool:
@@ -52,7 +54,10 @@ class SeamIdentity:
     @property
     def sign_matches(self) -> bool | None:
         """The corollary: for reach > 0 and p_k < 1, Δ_k > 0 ⇔ R_{k+1} > −c_k/(1 − p_k).
-        None where its premises fail (it says nothing there)."""
+        None where its premises fail (it says nothing there). Discounted: p_k·d_k for
+        p_k. Under abandonment the sign condition is Δ_k ≥ 0 on every seam."""
+        if self.fold == "abandonment":
+            return self.delta_formula >= 0
         if self.reach <= 0 or self.threshold is None:
             return None
         return (self.delta_formula > 0) == (self.R_next > self.threshold)
