@@ -30,6 +30,7 @@ COMMANDS: tuple[Command, ...] = (
     _c("gate", "gate", "the coverage verdict and the undischarged obligations; exit 3 on refusal"),
     _c("seams", "seams", "the deletion identity per seam, symbolically verified; cohort summary"),
     _c("splice", "splice", "the route with seam K deleted, as .route text that compiles"),
+    _c("verify-cert", "verify_cert", "re-check a decision certificate (compile --cert) with an independent checker"),
     _c("explain", "explain", "every number of a route, rule by rule"),
     _c("rank", "rank", "rank competing routes and cohorts: gates first, then the policy's key"),
     _c("freeze", "freeze", "compile, rank and store every route's packet in the ledger"),

@@ -48,6 +48,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "config": 1,
     "init": 1,
     "test": 1,
+    "verify-cert": 1,
     "error": 1,
 }
 
