@@ -55,6 +55,7 @@ _GROUPS = (
     ("PCSC-E5", "Coverage"),
     ("PCSC-E7", "Forecasts: outcomes, the ledger, packets, score tables, grading"),
     ("PCSC-E8", "Policy tests and project scaffolding"),
+    ("PCSC-E9", "Decisions: what-if overrides and certificates"),
     ("PCSC-W", "Warnings"),
 )
 

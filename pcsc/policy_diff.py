@@ -24,7 +24,7 @@ lives outside `pcsc.policy` because it depends on the pipeline, and policies do 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -241,12 +241,15 @@ class RouteDiff:
         return self.status in ("moves", "fails under old", "fails under new")
 
 
-def compare_route(route: Route, old: PinnedSession, new: PinnedSession) -> RouteDiff:
+def compare_route(
+    route: Route, old: PinnedSession, new: PinnedSession, new_route: Callable[[Route], Route] | None = None
+) -> RouteDiff:
+    """``new_route`` edits the route compiled under NEW (what-if route overrides)."""
     sides: list[Side | None] = []
     errors: list[tuple[str, ...]] = []
-    for session in (old, new):
+    for session, edited in ((old, route), (new, new_route(route) if new_route else route)):
         before = len(session.diags)
-        compiled = session.compile_route(route)
+        compiled = session.compile_route(edited)
         sides.append(None if compiled is None else Side.of(compiled))
         found = (d.message for d in session.diags.items[before:] if d.severity == "error")
         errors.append(tuple(dict.fromkeys(found)))
@@ -269,14 +272,18 @@ class PolicyDiff:
 
 
 def diff_policies(
-    old: LoadedPolicy, new: LoadedPolicy, routes: Iterable[Route], search_path: Sequence[Path] = ()
+    old: LoadedPolicy,
+    new: LoadedPolicy,
+    routes: Iterable[Route],
+    search_path: Sequence[Path] = (),
+    new_route: Callable[[Route], Route] | None = None,
 ) -> PolicyDiff:
     """The key changes, and every route compiled under both policies. What a route
     cannot compile under (a class or criterion a policy lacks) is a finding of the
     diff, kept per route and side, not a diagnostic of the run."""
     under_old = pinned_session(old, Diagnostics(), search_path)
     under_new = pinned_session(new, Diagnostics(), search_path)
-    compared = tuple(compare_route(r, under_old, under_new) for r in routes)
+    compared = tuple(compare_route(r, under_old, under_new, new_route) for r in routes)
     return PolicyDiff(old, new, tuple(diff_documents(old.resolved, new.resolved)), compared)
 
 

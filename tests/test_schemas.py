@@ -166,6 +166,8 @@ COMMANDS: list[tuple[str, ...]] = [
     ("policy", "hash", "venture@1.0.0"),
     ("policy", "check", "venture@1.0.0", "venture@1.1.0"),
     ("policy", "diff", "venture@1.0.0", "venture@1.1.0", SPEC),
+    ("policy", "diff", "venture@1.0.0", "venture@1.0.0", SPEC, "--set", 'priors."devtools/scale".p=0.2'),
+    ("compile", SPEC, "--set", "vision.tam=20B"),
     ("splice", SPEC, "--seam", "1"),
     ("diff", SPEC, SPEC),
     ("config",),

@@ -31,6 +31,7 @@ COMMANDS: tuple[Command, ...] = (
     _c("seams", "seams", "the deletion identity per seam, symbolically verified; cohort summary"),
     _c("splice", "splice", "the route with seam K deleted, as .route text that compiles"),
     _c("diff", "diff", "the typed difference of two versions of a route: removed, retargeted, seam skips"),
+    _c("verify-cert", "verify_cert", "re-check a decision certificate (compile --cert) with an independent checker"),
     _c("explain", "explain", "every number of a route, rule by rule"),
     _c("blind", "blind", "blinded copies of routes, identity cues masked; the private map apart"),
     _c("rank", "rank", "rank competing routes and cohorts: gates first, then the policy's key"),

@@ -8,7 +8,7 @@ its `Code`, in registration order; `docs/diagnostics.md` is generated from it.
 Codes are stable: a code is never reused for another meaning. E1xx are syntax,
 E2xx names and structure, E3xx types, units and values, E4xx policy and libraries,
 E5xx coverage, E7xx forecasts, E8xx policy tests and
-project scaffolding; W are warnings.
+project scaffolding, E9xx decisions (what-if overrides, certificates); W are warnings.
 """
 
 from __future__ import annotations
@@ -130,6 +130,11 @@ E802 = _register("PCSC-E802", "policy test case cannot be run")
 E803 = _register("PCSC-E803", "no policy test files found")
 E811 = _register("PCSC-E811", "project files already exist")
 E812 = _register("PCSC-E812", "project files cannot be written")
+
+# decisions: what-if overrides (E90x) and decision certificates (E91x)
+E901 = _register("PCSC-E901", "override cannot be applied")
+E911 = _register("PCSC-E911", "certificate cannot be read or written")
+E912 = _register("PCSC-E912", "certificate does not verify")
 
 # warnings
 W501 = _register("PCSC-W501", "material change not covered (coverage dock: the score is docked)")

@@ -51,6 +51,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "init": 1,
     "test": 1,
     "blind": 1,
+    "verify-cert": 1,
     "error": 1,
 }
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from pcsc.cli import options
+from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import Outcome
+from pcsc.cli.outcome import EXIT_INPUT, Outcome
 from pcsc.cli.verdicts import exit_code
 
 
@@ -24,26 +24,56 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.jobs(p)
     options.coverage(p)
     options.output(p)
+    whatif.add_set_option(p, "(repeatable)")
+    p.add_argument(
+        "--cert",
+        metavar="PATH",
+        help="also write the decision certificate of every route here (`pcsc verify-cert` re-checks it)",
+    )
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.emit == "ir":
         return _ir(ctx, args)
+    from pcsc.overrides import OverrideError, parse_overrides
     from pcsc.packet import compile_packet
     from pcsc.textout import compile_summary, compile_text
 
-    session, compiled = ctx.compile(args.files)
+    try:
+        overrides = parse_overrides(args.set)
+    except OverrideError as exc:
+        diags = whatif.diagnostics(exc.messages)
+        return Outcome("compile", compile_packet([], diags), diagnostics=diags, exit_code=EXIT_INPUT)
+    session, routes = ctx.load(args.files)
+    routes = whatif.apply_to_session(session, routes, overrides)
+    compiled = session.compile_routes(routes)
     diags = session.diags.sorted()
     text = compile_text(compiled) if compiled else None
     if text is not None and len(compiled) > 1:
         text += "\n\n" + compile_summary(compiled, len(session.inputs))
-    return Outcome(
-        "compile",
-        compile_packet(compiled, diags),
-        text=text,
-        diagnostics=diags,
-        exit_code=exit_code(session, compiled),
-    )
+    payload = compile_packet(compiled, diags)
+    notes: list[str] = []
+    if overrides:
+        payload["overrides"] = [o.json() for o in overrides]
+        notes.append("what-if: " + ", ".join(o.text for o in overrides) + " (not written back)")
+        if text is not None:
+            text = "what-if overrides (never written back): " + ", ".join(o.text for o in overrides) + "\n" + text
+    code = exit_code(session, compiled)
+    if args.cert and not session.diags.has_errors:
+        from pcsc.cli.certify import write_certificate
+
+        failure = write_certificate(ctx, session, compiled, overrides, args.cert)
+        if failure is not None:
+            from pcsc.render.diagnostics import to_json
+
+            diags = [*diags, failure]
+            payload["diagnostics"] = [*payload["diagnostics"], to_json(failure)]
+            code = EXIT_INPUT
+        else:
+            notes.append(f"ok: certificate written to {args.cert}")
+    elif args.cert:
+        notes.append(f"certificate not written to {args.cert}: the run has errors")
+    return Outcome("compile", payload, text=text, diagnostics=diags, exit_code=code, notes=tuple(notes))
 
 
 def _ir(ctx: Context, args: argparse.Namespace) -> Outcome:

@@ -4,11 +4,15 @@ when GATE refuses any route."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.cli.verdicts import exit_code
+
+if TYPE_CHECKING:
+    from pcsc.suggest import Suggestion
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -18,6 +22,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.jobs(p)
     options.coverage(p)
     options.output(p)
+    p.add_argument(
+        "--suggest",
+        action="store_true",
+        help="list, for each refused route, the smallest edits that would release it (each checked by recompiling)",
+    )
+    p.add_argument(
+        "--apply",
+        type=int,
+        metavar="N",
+        help="with --suggest: write the route edited by suggestion N (to -o FILE, or standard output)",
+    )
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
@@ -27,11 +42,52 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
     session, compiled = ctx.compile(args.files)
     diags = session.diags.sorted()
+    payload = gate_packet(compiled)
+    text = gate_text(compiled) if compiled else None
+    code = exit_code(session, compiled)
+    if args.suggest or args.apply is not None:
+        from pcsc.cli.exits import UsageError
+        from pcsc.suggest import suggest
+
+        found = [s for c in compiled for s in suggest(c, session)]
+        payload["suggestions"] = [_suggestion_json(i, s) for i, s in enumerate(found, 1)]
+        if args.apply is not None:
+            if not 1 <= args.apply <= len(found):
+                raise UsageError(f"--apply {args.apply}: there are {len(found)} suggestions")
+            return Outcome("gate", payload, diagnostics=diags, exit_code=code, raw=found[args.apply - 1].text)
+        text = (text or "") + "\n\n" + _suggestions_text(found)
     return Outcome(
         "gate",
-        gate_packet(compiled),
-        text=gate_text(compiled) if compiled else None,
+        payload,
+        text=text,
         diagnostics=diags,
-        exit_code=exit_code(session, compiled),
+        exit_code=code,
         sarif=lambda: to_sarif(diags, refusals=compiled),
     )
+
+
+def _suggestion_json(n: int, s: Suggestion) -> dict[str, Any]:
+    return {
+        "n": n,
+        "route": s.route,
+        "file": s.file,
+        "changes": list(s.changes),
+        "edits": list(s.descriptions),
+        "verdict": s.verdict,
+        "score_before": s.score_before,
+        "score_after": s.score_after,
+    }
+
+
+def _suggestions_text(found: list[Suggestion]) -> str:
+    if not found:
+        return "suggestions: none (no edit PCSC knows how to make releases a refused route)"
+    lines = ["suggestions (each recompiled: applied alone, it releases the route; --apply N -o FILE writes it):"]
+    for n, s in enumerate(found, 1):
+        delta = s.score_after - s.score_before
+        lines.append(
+            f"  {n}. {s.route}: discharges {', '.join(s.changes)}; score {s.score_after:,.2f} "
+            f"({delta:+,.2f} against the ungated {s.score_before:,.2f})"
+        )
+        lines += [f"       - {d}" for d in s.descriptions]
+    return "\n".join(lines)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from pcsc.cli import options
+from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 
@@ -18,12 +18,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.formats(p, "text", "json")
     options.search_paths(p)
     options.output(p)
+    whatif.add_set_option(p, "on the NEW side (repeatable; give the same policy twice to try a change)")
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the diff (a route that one policy cannot compile is a finding), 1 when
     a policy or a route file cannot be read."""
     from pcsc.cli.failures import policy_diagnostics
+    from pcsc.overrides import OverrideError, override_policy, override_route, parse_overrides
     from pcsc.pipeline import expand_inputs
     from pcsc.policy.load import PolicyError
     from pcsc.policy_diff import diff_policies, to_json, to_text
@@ -34,14 +36,26 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     except PolicyError as exc:
         errors = [f"{exc.path}: {m}" for m in exc.messages]
         return Outcome("policy-diff", {"ok": False, "errors": errors}, diagnostics=policy_diagnostics(exc))
+    try:
+        overrides = parse_overrides(args.set)
+        new = override_policy(new, overrides)
+    except OverrideError as exc:
+        diagnostics = whatif.diagnostics(exc.messages)
+        return Outcome("policy-diff", {"ok": False, "errors": exc.messages}, diagnostics=diagnostics)
     loader = ctx.session()
     routes = []
     for path, shown in expand_inputs(args.files):
         routes.extend(loader.load_routes(path, shown))
-    result = diff_policies(old, new, routes, ctx.search_path("policy_path"))
+    edit = (lambda r: override_route(r, overrides)) if any(o.target == "route" for o in overrides) else None
+    result = diff_policies(old, new, routes, ctx.search_path("policy_path"), edit)
+    payload = to_json(result)
+    text = to_text(result, bool(args.files))
+    if overrides:
+        payload["overrides"] = [o.json() for o in overrides]
+        text = "what-if on NEW (never written back): " + ", ".join(o.text for o in overrides) + "\n" + text
     return Outcome(
         "policy-diff",
-        to_json(result),
-        text=to_text(result, bool(args.files)),
+        payload,
+        text=text,
         diagnostics=loader.diags.sorted(),
     )

@@ -1,0 +1,70 @@
+"""`pcsc verify-cert CERT [--against FILE…]`: re-check a decision certificate with the
+independent checker (`pcsc.certcheck`); exit 1 naming the first difference."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import EXIT_INPUT, Outcome
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cert", metavar="CERT", help="a certificate written by `pcsc compile --cert`")
+    p.add_argument(
+        "--against",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="route, library or policy files to re-hash instead of the recorded paths (matched by file name)",
+    )
+    options.formats(p, "text", "json")
+    options.output(p)
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.certcheck import Mismatch, verify
+    from pcsc.diagnostics import codes
+    from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.resources import data_dir
+
+    path = Path(args.cert)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        message = f"cannot read {args.cert}: {getattr(exc, 'strerror', None) or exc}"
+        diag = Diagnostic.of(codes.E911, message, Span.file_only(args.cert))
+        return Outcome("verify-cert", {"verified": False, "difference": None}, diagnostics=[diag],
+                       exit_code=EXIT_INPUT)
+    ctx.note_input(path, args.cert)
+    bases = {
+        "certificate": path.resolve().parent,
+        "shipped-obligations": data_dir("obligations"),
+        "shipped-policies": data_dir("policies"),
+    }
+    against = [Path(f) for f in args.against]
+    try:
+        summary = verify(text, bases, against)
+    except Mismatch as exc:
+        diag = Diagnostic.of(
+            codes.E912,
+            f"{args.cert}: {exc.what}: {exc.message}",
+            Span.file_only(args.cert),
+            "something changed since the certificate was written: an input, the policy, a library, "
+            "or the certificate itself",
+        )
+        payload = {"verified": False, "difference": {"what": exc.what, "message": exc.message}}
+        return Outcome("verify-cert", payload, diagnostics=[diag], exit_code=EXIT_INPUT)
+    verdicts: dict[str, int] = {}
+    for r in summary["routes"]:
+        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+    routes = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
+    text_out = (
+        f"verified {args.cert}: {len(summary['routes'])} route(s) ({routes}); {summary['steps']} numbers recomputed, "
+        f"{summary['coverage_decisions']} coverage decisions, {summary['inputs']} input(s), "
+        f"{summary['libraries']} librar{'y' if summary['libraries'] == 1 else 'ies'}, "
+        f"{summary['policies']} polic{'y' if summary['policies'] == 1 else 'ies'} re-hashed"
+    )
+    return Outcome("verify-cert", {"verified": True, "difference": None, "summary": summary}, text=text_out)

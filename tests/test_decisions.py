@@ -1,0 +1,425 @@
+"""Decisions you can re-check and act on: what-if overrides (`--set`) on `compile` and
+`policy diff`, and decision certificates (`compile --cert`, `verify-cert`)."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pcsc.cli
+from pcsc import schemas
+from pcsc.overrides import OverrideError, parse_override, parse_value, split_key
+from tests.conftest import ROOT, SPEC_ROUTE
+from tests.test_spec_numbers import hand_computation
+
+Run = Callable[..., tuple[int, str, str]]
+POLICY_FILE = ROOT / "policies" / "venture" / "1.0.0.toml"
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    monkeypatch.chdir(ROOT)
+
+    def call(*argv: str) -> tuple[int, str, str]:
+        code = pcsc.cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+def packet(run: Run, *argv: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = run(*argv, "--format", "json")
+    assert out, err
+    return code, json.loads(out)
+
+
+# ---------------------------------------------------------------------- overrides: syntax
+def test_keys_split_on_dots_outside_quotes() -> None:
+    assert split_key('priors."devtools/scale".p') == ("priors", "devtools/scale", "p")
+    assert split_key("reweighting.decay") == ("reweighting", "decay")
+    with pytest.raises(OverrideError):
+        split_key('priors."devtools/scale.p')
+    with pytest.raises(OverrideError):
+        split_key("priors.")
+
+
+def test_values_read_as_toml_then_as_the_languages_numbers() -> None:
+    assert parse_value("0.2") == 0.2
+    assert parse_value("5") == 5 and isinstance(parse_value("5"), int)
+    assert parse_value("true") is True
+    assert parse_value('"dock"') == "dock"
+    assert parse_value("5B") == 5e9
+    assert parse_value("12%") == 0.12
+    assert parse_value("1.5M usd") == 1.5e6
+    assert parse_value("dock") == "dock"
+    assert parse_value("[[1e5, 5e4]]") == [[1e5, 5e4]]
+
+
+def test_vision_keys_are_route_overrides() -> None:
+    assert parse_override("vision.tam=5B").target == "route"
+    assert parse_override("route.vision.capture=12%").value == 0.12
+    assert parse_override('priors."devtools/scale".p=0.2').target == "policy"
+    with pytest.raises(OverrideError, match="vision.size: unknown key"):
+        parse_override("vision.size=3")
+
+
+# ---------------------------------------------------------------------- overrides: compile
+def test_compile_with_overrides_moves_the_score_as_the_formula_says(run: Run) -> None:
+    before = POLICY_FILE.read_bytes()
+    _, base = packet(run, "compile", str(SPEC_ROUTE))
+    code, doc = packet(run, "compile", str(SPEC_ROUTE), "--set", 'priors."devtools/scale".p=0.2',
+                       "--set", "vision.tam=20B")
+    assert code == 0
+    assert POLICY_FILE.read_bytes() == before  # never written back
+    assert [o["key"] for o in doc["overrides"]] == ['priors."devtools/scale".p', "vision.tam"]
+    old, new = base["routes"][0], doc["routes"][0]
+    assert new["policy"]["sha256"] != old["policy"]["sha256"]  # a visibly different identity
+    assert new["policy"]["sha256"] != hashlib.sha256(before).hexdigest()
+    # V = tam × capture × defensibility with the new tam; expand's p = 0.2 × its unchanged W
+    hand = hand_computation()
+    assert new["value"] == 20e9 * 0.10 * 0.6
+    expand = new["transitions"][2]
+    assert expand["W"] == old["transitions"][2]["W"]
+    assert expand["p"] == 0.2 * expand["W"]
+    assert [t["p"] for t in new["transitions"][:2]] == pytest.approx(hand["p"][:2], rel=1e-12)
+    # the staged fold over the packet's own numbers, by hand
+    ts = new["transitions"]
+    R3 = new["value"]
+    R2 = -ts[2]["c"] + ts[2]["p"] * R3
+    R1 = -ts[1]["c"] + ts[1]["p"] * R2
+    R0 = -ts[0]["c"] + ts[0]["p"] * R1
+    assert new["score"] == R0
+    assert new["score"] > old["score"]
+
+
+def test_an_unknown_override_key_is_a_path_addressed_error(run: Run) -> None:
+    code, out, err = run("compile", str(SPEC_ROUTE), "--set", 'priors."devtools/scale".q=0.2')
+    assert code == 1
+    assert 'priors."devtools/scale".q: unknown key' in err
+    assert "PCSC-E901" in err
+    code, _, err = run("compile", str(SPEC_ROUTE), "--set", "reweighting.decay=2")
+    assert code == 1 and "reweighting.decay" in err
+    code, _, err = run("compile", str(SPEC_ROUTE), "--set", "nonsense")
+    assert code == 1 and "KEY=VALUE" in err
+
+
+def test_a_pinned_route_compiles_under_overrides(run: Run, tmp_path: Path) -> None:
+    _, base = packet(run, "compile", str(SPEC_ROUTE))
+    sha = base["routes"][0]["policy"]["sha256"]
+    pinned = tmp_path / "pinned.route"
+    pinned.write_text(SPEC_ROUTE.read_text().replace('"venture@1.0.0"', f'"venture@1.0.0" sha256 "{sha}"'))
+    code, doc = packet(run, "compile", str(pinned), "--set", "criteria.team=3")
+    assert code == 0, doc["diagnostics"]
+    assert doc["routes"][0]["criteria_score"] != base["routes"][0]["criteria_score"]
+
+
+def test_policy_diff_with_overrides_reports_the_moved_routes(run: Run) -> None:
+    before = POLICY_FILE.read_bytes()
+    code, doc = packet(run, "policy", "diff", "venture@1.0.0", "venture@1.0.0", str(SPEC_ROUTE),
+                       str(ROOT / "examples" / "feature_flags.route"), "--set", 'priors."devtools/scale".p=0.2')
+    assert code == 0
+    assert POLICY_FILE.read_bytes() == before
+    assert [c["path"] for c in doc["changes"]] == ['priors."devtools/scale".p']
+    moved = {r["route"]: r for r in doc["routes"]}
+    assert moved["devtools_api"]["moves"]
+    assert [t["name"] for t in moved["devtools_api"]["transitions"] if t["moved"]] == ["expand"]
+    assert doc["old"]["sha256"] != doc["new"]["sha256"]
+    assert doc["overrides"][0]["key"] == 'priors."devtools/scale".p'
+
+
+def test_policy_diff_route_overrides_apply_to_the_new_side(run: Run) -> None:
+    code, doc = packet(run, "policy", "diff", "venture@1.0.0", "venture@1.0.0", str(SPEC_ROUTE),
+                       "--set", "vision.tam=20B")
+    assert code == 0
+    route = doc["routes"][0]
+    assert route["moves"] and route["new"]["score"] > route["old"]["score"]
+    assert doc["changes"] == []
+
+
+# ---------------------------------------------------------------------- certificates
+def checker_imports() -> set[str]:
+    tree = ast.parse((ROOT / "pcsc" / "certcheck.py").read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.add("." * node.level + (node.module or ""))
+    return names
+
+
+def test_the_checker_imports_nothing_of_pcsc() -> None:
+    imports = checker_imports()
+    assert not [n for n in imports if n.startswith(("pcsc", "."))], imports
+    allowed = {"__future__", "collections.abc", "fractions", "hashlib", "json", "pathlib", "tomllib", "typing"}
+    assert imports <= allowed, imports - allowed
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The reference route, a copy of its library and a copy of its policy in a folder."""
+    folder = tmp_path / "project"
+    (folder / "policies" / "venture").mkdir(parents=True)
+    shutil.copy(SPEC_ROUTE, folder / "devtools_api.route")
+    shutil.copy(POLICY_FILE, folder / "policies" / "venture" / "1.0.0.toml")
+    return folder
+
+
+def certify(run: Run, project: Path, *extra: str) -> Path:
+    cert = project / "out.json"
+    code, out, err = run("compile", str(project / "devtools_api.route"), "--policy-path",
+                         str(project / "policies"), "--cert", str(cert), *extra)
+    assert code in (0, 3), err
+    assert cert.is_file()
+    return cert
+
+
+def verify(run: Run, cert: Path, *extra: str) -> tuple[int, str]:
+    code, out, err = run("verify-cert", str(cert), *extra)
+    return code, out + err
+
+
+def test_an_untouched_certificate_verifies(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    code, text = verify(run, cert)
+    assert code == 0, text
+    assert "verified" in text
+    doc = json.loads(cert.read_text())
+    assert doc["inputs"][0]["path"] == "devtools_api.route"
+    assert doc["policies"][0]["files"][0] == {"base": "certificate", "path": "policies/venture/1.0.0.toml",
+                                             "ref": "venture@1.0.0"}
+    steps = {s["symbol"]: s for s in doc["routes"][0]["steps"]}
+    assert steps["score"]["value"]["f"] == hand_computation()["R"][0]
+    assert "exact" in steps["launch.W"]["value"]
+
+
+def test_a_certificate_is_canonical_and_the_same_in_another_folder(run: Run, project: Path, tmp_path: Path) -> None:
+    cert = certify(run, project)
+    moved = tmp_path / "elsewhere" / "deep"
+    shutil.copytree(project, moved)
+    code, text = verify(run, moved / "out.json")
+    assert code == 0, text
+    again = certify(run, moved)
+    assert again.read_bytes() == cert.read_bytes()
+    raw = cert.read_text()
+    assert raw == json.dumps(json.loads(raw), sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def test_against_reads_the_given_files(run: Run, project: Path, tmp_path: Path) -> None:
+    cert = certify(run, project)
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(cert, lone / "out.json")
+    code, text = verify(run, lone / "out.json")
+    assert code == 1 and "cannot be read" in text  # the recorded paths are not there
+    code, text = verify(run, lone / "out.json", "--against", str(project / "devtools_api.route"),
+                        str(project / "policies" / "venture" / "1.0.0.toml"))
+    assert code == 0, text
+
+
+def test_tampering_with_the_route_file_fails(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    route = project / "devtools_api.route"
+    route.write_text(route.read_text().replace("weight    0.8", "weight    0.9"))
+    code, text = verify(run, cert)
+    assert code == 1
+    assert "input devtools_api.route" in text and "PCSC-E912" in text
+
+
+def test_tampering_with_the_policy_fails(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    policy = project / "policies" / "venture" / "1.0.0.toml"
+    text = policy.read_text()
+    assert "decay" in text
+    policy.write_text(text.replace("decay = 0.5", "decay = 0.25"))
+    code, out = verify(run, cert)
+    assert code == 1
+    assert "policy venture@1.0.0 (policies/venture/1.0.0.toml)" in out
+
+
+def test_tampering_with_a_library_fails(run: Run, project: Path) -> None:
+    shutil.copy(ROOT / "obligations" / "venture.obl", project / "venture.obl")
+    cert = certify(run, project)
+    doc = json.loads(cert.read_text())
+    assert doc["libraries"][0]["base"] == "certificate" and doc["libraries"][0]["path"] == "venture.obl"
+    assert verify(run, cert)[0] == 0
+    lib = project / "venture.obl"
+    lib.write_text(lib.read_text() + "\n# edited\n")
+    code, out = verify(run, cert)
+    assert code == 1
+    assert "library venture (venture.obl)" in out
+
+
+def tamper(cert: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    doc = json.loads(cert.read_text())
+    edit(doc)
+    cert.write_text(json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def step(doc: dict[str, Any], symbol: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(s for s in doc["routes"][0]["steps"] if s["symbol"] == symbol)
+    return found
+
+
+def set_number(target: dict[str, Any], value: float) -> None:
+    from fractions import Fraction
+
+    x = Fraction(value)
+    target["f"], target["q"] = value, f"{x.numerator}/{x.denominator}"
+
+
+@pytest.mark.parametrize(
+    ("symbol", "named"),
+    [("launch.p", "launch.p (p = clip"), ("score", "score (score = R_0)"), ("monetize.c", "monetize.c (c = max")],
+)
+def test_tampering_with_a_number_fails_naming_it(run: Run, project: Path, symbol: str, named: str) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: set_number(step(d, symbol)["value"], step(d, symbol)["value"]["f"] * 1.01))
+    code, out = verify(run, cert)
+    assert code == 1
+    assert named in out, out
+
+
+def test_tampering_with_a_number_and_its_rational_is_still_caught(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: step(d, "launch.p")["value"].update(f=0.6))
+    assert "launch.p" in verify(run, cert)[1]
+
+
+def test_tampering_with_an_operand_from_the_policy_fails(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: set_number(step(d, "expand.p_prior")["operands"]["prior"], 0.2))
+    code, out = verify(run, cert)
+    assert code == 1 and 'the policy\'s priors.devtools/scale.p is 0.1' in out
+
+
+def test_tampering_with_a_coverage_result_fails(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+
+    def edit(d: dict[str, Any]) -> None:
+        row = next(r for r in d["routes"][0]["coverage"] if r["material"] and r["obligations"])
+        row["obligations"][0]["requires"][-1]["result"] = not row["obligations"][0]["requires"][-1]["result"]
+
+    tamper(cert, edit)
+    code, out = verify(run, cert)
+    assert code == 1 and "coverage " in out and "recomputed" in out
+
+
+def test_tampering_with_the_verdict_fails(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: d["routes"][0]["decision"].update(verdict="docked"))
+    code, out = verify(run, cert)
+    assert code == 1 and "verdict" in out
+
+
+def test_tampering_with_an_authored_operand_fails(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: set_number(step(d, "launch.U")["operands"]["estimates"][0], 0.56))
+    code, out = verify(run, cert)
+    assert code == 1 and "launch.U" in out
+
+
+def test_an_edit_no_rule_sees_is_caught_by_the_digest(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: d["routes"][0]["admissible_evidence"].append("invented"))
+    code, out = verify(run, cert)
+    assert code == 1 and "edited after it was written" in out
+
+
+def test_a_refused_route_and_an_overridden_policy_certify(run: Run, project: Path) -> None:
+    spliced = project / "spliced.route"
+    code, _, err = run("splice", str(project / "devtools_api.route"), "--seam", "1", "-o", str(spliced))
+    assert code == 0, err
+    cert = project / "spliced.json"
+    code, _, err = run("compile", str(spliced), "--cert", str(cert))
+    assert code == 3, err
+    code, out = verify(run, cert)
+    assert code == 0, out
+    assert "suspend-and-ask" in out
+    cert = certify(run, project, "--set", 'priors."devtools/scale".p=0.2', "--set", "vision.tam=20B",
+                   "--coverage", "dock")
+    code, out = verify(run, cert)
+    assert code == 0, out
+    doc = json.loads(cert.read_text())
+    assert doc["policies"][0]["sha256"] != doc["policies"][0]["file_sha256"]
+
+
+def test_the_whole_cohort_certifies(run: Run, tmp_path: Path) -> None:
+    cert = tmp_path / "cohort.json"
+    code, _, err = run("compile", "examples", "--cert", str(cert), "-q")
+    assert code == 0, err
+    code, out = verify(run, cert)
+    assert code == 0, out
+
+
+def test_standard_input_cannot_be_certified(monkeypatch: pytest.MonkeyPatch, run: Run, tmp_path: Path) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(SPEC_ROUTE.read_text()))
+    code, out, err = run("compile", "-", "--cert", str(tmp_path / "x.json"))
+    assert code == 1 and "PCSC-E911" in err and "<stdin>" in err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_verify_cert_output_validates(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    code, out, _ = run("verify-cert", str(cert), "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["verified"] is True
+    schemas.validate(doc)
+    tamper(cert, lambda d: d["routes"][0]["decision"].update(verdict="docked"))
+    code, out, _ = run("verify-cert", str(cert), "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["verified"] is False and "verdict" in doc["difference"]["what"]
+    schemas.validate(doc)
+
+
+# ---------------------------------------------------------------------- gate --suggest
+@pytest.fixture
+def spliced(run: Run, tmp_path: Path) -> Path:
+    out = tmp_path / "spliced.route"
+    code, _, err = run("splice", str(SPEC_ROUTE), "--seam", "1", "-o", str(out))
+    assert code == 0, err
+    return out
+
+
+def test_every_suggestion_for_the_spliced_route_releases_it(run: Run, spliced: Path, tmp_path: Path) -> None:
+    code, doc = packet(run, "gate", str(spliced), "--suggest")
+    assert code == 3
+    suggestions = doc["suggestions"]
+    assert suggestions
+    schemas.validate(doc)
+    covered = {c for s in suggestions for c in s["changes"]}
+    assert covered == {f"{u['transition']}.{u['field']}" for u in doc["routes"][0]["uncovered"]}
+    for s in suggestions:
+        fixed = tmp_path / f"fixed{s['n']}.route"
+        code, _, err = run("gate", str(spliced), "--suggest", "--apply", str(s["n"]), "-o", str(fixed))
+        assert code == 3, err  # the refused route itself is still refused
+        code, out = packet(run, "compile", str(fixed))
+        assert code == 0, out["diagnostics"]
+        route = out["routes"][0]
+        assert route["verdict"] == "released"
+        assert route["score"] == s["score_after"]
+
+
+def test_suggestions_name_their_edits(run: Run, spliced: Path) -> None:
+    code, out, _ = run("gate", str(spliced), "--suggest")
+    assert code == 3
+    assert "list `monetization` in the `discharges` of `launch`" in out
+    assert "add `developers >= 5_000`" in out
+    assert "floor_gap" in out
+
+
+def test_a_released_route_has_no_suggestion(run: Run) -> None:
+    code, doc = packet(run, "gate", str(SPEC_ROUTE), "--suggest")
+    assert code == 0 and doc["suggestions"] == []
+    code, _, err = run("gate", str(SPEC_ROUTE), "--suggest", "--apply", "1")
+    assert code == 2 and "there are 0 suggestions" in err
