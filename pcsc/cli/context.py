@@ -98,11 +98,11 @@ class Context:
         return [*given, *(p for p in configured if p not in given)]
 
     def ledger_path(self) -> Path:
-        from pcsc.forecast.ledger import DEFAULT_PATH
+        from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
         given = getattr(self.args, "ledger", None)
         if given:
-            return Path(given)
+            return ledger_location(given)  # a postgresql:// address stays whole
         return self.config.ledger or DEFAULT_PATH
 
     # ------------------------------------------------------------------ sessions and inputs

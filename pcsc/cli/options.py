@@ -62,7 +62,12 @@ def output(p: argparse.ArgumentParser, what: str = "the report") -> None:
 
 
 def ledger(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ledger", metavar="PATH", help="the ledger (default: configured, else .pcsc/ledger.sqlite)")
+    p.add_argument(
+        "--ledger",
+        metavar="PATH",
+        help="the ledger (default: configured, else .pcsc/ledger.sqlite); "
+        "postgresql://… for a PostgreSQL ledger (needs pcsc[postgres])",
+    )
 
 
 def as_of(p: argparse.ArgumentParser) -> None:

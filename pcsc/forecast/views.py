@@ -211,7 +211,8 @@ def verify_text(path: Path, result: Verification) -> str:
         f"  head token        {result.head.token}",
         f"  checked: {_count(result.entries, 'row')} of entries and {_count(result.outcomes, 'row')} of outcomes: "
         "payload hashes, entry hashes, links and outcome anchors recomputed; "
-        f"{len(result.guards)} guard triggers compared by their full SQL; SQLite integrity check passed",
+        f"{len(result.guards)} guard triggers compared by their full SQL"
+        + ("; SQLite integrity check passed" if result.integrity else ""),
     ]
     if check is not None:
         lines.append(f"  recorded head {check.token} holds: nothing at or before it was removed or rewritten; "

@@ -10,7 +10,6 @@ A route whose score GATE refused is frozen like any other, its score withheld.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from pcsc.cli import options
@@ -71,4 +70,4 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         "warnings": list(choice.warnings),
         "entries": [frozen_row(e, r) for e, r in frozen],
     }
-    return Outcome("freeze", payload, text=freeze_text(Path(path), frozen), diagnostics=diagnostics)
+    return Outcome("freeze", payload, text=freeze_text(path, frozen), diagnostics=diagnostics)
