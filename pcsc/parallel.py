@@ -4,8 +4,9 @@ A command hands an `Executor` a picklable function and a list of items; the exec
 returns the results in the order of the items, whatever order the work finished in,
 so a command's output does not depend on how many workers computed it. `executor(1)`
 runs in the calling process (no pool, nothing pickled); `executor(n)` for n > 1 is a
-pool of n processes. Another scheduler (Dask, a cluster) plugs in by implementing
-`Executor.map` with the same contract: results in input order, exceptions re-raised.
+pool of n processes; `executor(1, scheduler)` runs on a Dask cluster
+(`pcsc.parallel_dask`). Another scheduler plugs in by implementing `Executor.map` with
+the same contract: results in input order, exceptions re-raised.
 """
 
 from __future__ import annotations
@@ -60,8 +61,13 @@ class ProcessExecutor:
             return list(pool.map(fn, items, chunksize=chunksize))
 
 
-def executor(jobs: int | None) -> Executor:
-    """The executor for ``--jobs``: 1 (or None) runs serially; 0 means one per CPU."""
+def executor(jobs: int | None, scheduler: str | None = None) -> Executor:
+    """The executor for ``--jobs``: 1 (or None) runs serially; 0 means one per CPU.
+    A ``scheduler`` address runs on that Dask cluster (`pcsc.parallel_dask`) instead."""
+    if scheduler:
+        from pcsc.parallel_dask import DaskExecutor
+
+        return DaskExecutor(scheduler)
     if jobs is None or jobs == 1:
         return SerialExecutor()
     if jobs == 0:

@@ -69,6 +69,7 @@ class Context:
         self._extra_inputs: list[tuple[str, str]] = []
         self._out: list[str] = []
         self.loaded_count = 0  # routes the last `load` lowered
+        self._executor: Executor | None = None
 
     # ------------------------------------------------------------------ settings
     @property
@@ -97,11 +98,11 @@ class Context:
         return [*given, *(p for p in configured if p not in given)]
 
     def ledger_path(self) -> Path:
-        from pcsc.forecast.ledger import DEFAULT_PATH
+        from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
         given = getattr(self.args, "ledger", None)
         if given:
-            return Path(given)
+            return ledger_location(given)  # a postgresql:// address stays whole
         return self.config.ledger or DEFAULT_PATH
 
     # ------------------------------------------------------------------ sessions and inputs
@@ -122,15 +123,32 @@ class Context:
 
     @property
     def jobs(self) -> int:
-        """``--jobs`` (1 for commands without it; 0 means one per CPU)."""
+        """``--jobs`` (1 for commands without it; 0 means one per CPU); with
+        ``--scheduler``, the Dask cluster's worker threads (at least 2)."""
+        if getattr(self.args, "scheduler", None):
+            return self.executor().jobs
         jobs: int = getattr(self.args, "jobs", 1)
         return jobs
 
     def executor(self) -> Executor:
-        """The executor for ``--jobs`` (`pcsc.parallel`)."""
-        from pcsc.parallel import executor
+        """The executor for ``--jobs`` or ``--scheduler`` (`pcsc.parallel`), made once."""
+        if self._executor is None:
+            from pcsc.parallel import executor
 
-        return executor(self.jobs)
+            scheduler: str | None = getattr(self.args, "scheduler", None)
+            jobs: int = getattr(self.args, "jobs", 1)
+            if scheduler and jobs != 1:
+                raise UsageError("--scheduler and --jobs exclude each other: the cluster's workers do the work")
+            if scheduler:
+                from pcsc.parallel_dask import SchedulerError
+
+                try:
+                    self._executor = executor(1, scheduler)
+                except SchedulerError as exc:
+                    raise UsageError(str(exc)) from None
+            else:
+                self._executor = executor(jobs)
+        return self._executor
 
     def settings(self, session: Session, *, bind: bool = False, keep_routes: bool = True) -> Settings:
         """What a worker needs to rebuild ``session`` (`pcsc.cohort`)."""

@@ -62,7 +62,12 @@ def output(p: argparse.ArgumentParser, what: str = "the report") -> None:
 
 
 def ledger(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ledger", metavar="PATH", help="the ledger (default: configured, else .pcsc/ledger.sqlite)")
+    p.add_argument(
+        "--ledger",
+        metavar="PATH",
+        help="the ledger (default: configured, else .pcsc/ledger.sqlite); "
+        "postgresql://… for a PostgreSQL ledger (needs pcsc[postgres])",
+    )
 
 
 def as_of(p: argparse.ArgumentParser) -> None:
@@ -71,7 +76,8 @@ def as_of(p: argparse.ArgumentParser) -> None:
 
 def jobs(p: argparse.ArgumentParser) -> None:
     """``--jobs N``: load (and where a command can, analyse) the inputs in N worker
-    processes; the output is the same as with one."""
+    processes; the output is the same as with one. ``--scheduler ADDRESS`` sends that
+    work to a Dask cluster instead."""
 
     def count(value: str) -> int:
         try:
@@ -89,6 +95,13 @@ def jobs(p: argparse.ArgumentParser) -> None:
         default=1,
         metavar="N",
         help="worker processes (default 1; 0: one per CPU); the output does not depend on it",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run the workers on the Dask cluster at ADDRESS (tcp://HOST:PORT; needs pcsc[dask]) "
+        "instead of local processes; not with --jobs",
     )
 
 

@@ -47,6 +47,9 @@ Guarantees, and where each is enforced:
 - **Identified.** ``PRAGMA application_id`` marks the file as a PCSC ledger and
   ``PRAGMA user_version`` holds the schema version; any other file, or a newer
   schema, is refused with a `LedgerError` that says which.
+- **Or in PostgreSQL.** A ``postgresql://`` address (`LedgerURL`) opens the same ledger
+  in a database server (`pcsc.forecast.ledger_pg`): the same chains, written through
+  this class's `_write`, `_head` and `_insert`, and verified by the same `check_chains`.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PosixPath
 from typing import Any, Literal
 
 import attrs
@@ -79,6 +82,47 @@ OutcomeKind = Literal["observation", "label"]
 class LedgerError(Exception):
     """The ledger cannot be used as asked: not a ledger, a newer schema, locked, missing,
     read-only, damaged, or the disk is full. The message says which, with SQLite's own."""
+
+
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+
+
+class LedgerURL(PosixPath):
+    """A ledger in a database server (``postgresql://…``, `pcsc.forecast.ledger_pg`),
+    where commands expect the path of a ledger file. ``url`` is the address as given;
+    ``str()`` shows it without its password, so messages never print one."""
+
+    url: str
+
+    def __new__(cls, url: str) -> LedgerURL:
+        self = super().__new__(cls, url)
+        self.url = url
+        return self
+
+    def __str__(self) -> str:
+        return re.sub(r"^([a-z]+://[^:/@]*):[^@/]*@", r"\1:***@", self.url)
+
+    def __fspath__(self) -> str:
+        return str(self)
+
+
+def _database_backend() -> type[Ledger]:
+    """The class of the database ledger (`pcsc.forecast.ledger_pg.PostgresLedger`). It
+    builds on this module, so it is loaded by name, as a plugin, when an address is used."""
+    import importlib
+
+    backend: type[Ledger] = importlib.import_module("pcsc.forecast.ledger_pg").PostgresLedger
+    return backend
+
+
+def ledger_location(given: str | os.PathLike[str]) -> Path:
+    """The ledger ``given`` on a command line: a `LedgerURL` for a database address, else a path."""
+    text = os.fspath(given)
+    if isinstance(given, LedgerURL):
+        return given
+    if text.startswith(DATABASE_SCHEMES):
+        return LedgerURL(text)
+    return Path(text)
 
 
 # ---------------------------------------------------------------------- records
@@ -437,8 +481,11 @@ class Ledger:
         that is not a PCSC ledger, a schema newer than this pcsc reads, or a file SQLite
         cannot open (its message kept). Without ``create``, a ledger whose folder cannot
         be written (so SQLite cannot make its WAL files) is opened read-only, when no
-        writer has left a WAL file beside it."""
-        path = Path(path)
+        writer has left a WAL file beside it. A `LedgerURL` (see `ledger_location`) opens
+        a PostgreSQL ledger (`pcsc.forecast.ledger_pg`) instead."""
+        path = ledger_location(path)
+        if isinstance(path, LedgerURL):
+            return _database_backend().open(path, create=create)
         if path.is_dir():
             raise LedgerError(f"{path} is a folder, not a PCSC ledger file")
         if not path.exists():
@@ -625,6 +672,10 @@ class Ledger:
         row = self._conn.execute(f"SELECT seq, entry_sha256 FROM {table} ORDER BY seq DESC LIMIT 1").fetchone()
         return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
 
+    def _insert(self, table: str, columns: str, values: tuple[Any, ...]) -> None:
+        """One row, inside `_write` (the hook another backend replaces)."""
+        self._conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * len(values))})", values)
+
     # ------------------------------------------------------------------ writing
     def append_forecasts(
         self,
@@ -655,8 +706,8 @@ class Ledger:
                                           pcsc_version, frozen_inputs, stamp)
                 entry = Entry(seq, "forecast", rec.route, rec.file, payload, payload_sha, prev, entry_sha,
                               rec.policy, pcsc_version, frozen_inputs, stamp)
-                self._conn.execute(
-                    f"INSERT INTO entries ({_ENTRY_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+                self._insert(
+                    "entries", _ENTRY_COLUMNS,
                     (seq, "forecast", rec.route, rec.file, payload, payload_sha, prev, entry_sha, rec.policy.id,
                      rec.policy.version, rec.policy.sha256, pcsc_version, inputs_text, stamp),
                 )
@@ -694,8 +745,8 @@ class Ledger:
                                          forecast_seq, forecast_sha, pcsc_version, stamp)
                 outcome = Outcome(seq, rec.kind, rec.route, observed, payload, payload_sha, prev, entry_sha,
                                   rec.source, forecast_seq, forecast_sha, pcsc_version, stamp)
-                self._conn.execute(
-                    f"INSERT INTO outcomes ({_OUTCOME_COLUMNS}) VALUES ({', '.join('?' * 13)})",
+                self._insert(
+                    "outcomes", _OUTCOME_COLUMNS,
                     (seq, rec.kind, rec.route, observed, payload, payload_sha, prev, entry_sha, rec.source,
                      forecast_seq, forecast_sha, pcsc_version, stamp),
                 )
@@ -768,30 +819,9 @@ class Ledger:
                 self._end_read()
         except sqlite3.Error as exc:
             return Verification(0, 0, GENESIS, GENESIS, (Problem("file", None, self._fault("cannot read", exc)),))
-        problems: list[Problem] = []
-        entries_head, outcomes_head = GENESIS, GENESIS
-        forecast_heads = {0: GENESIS}  # seq -> the stored entry_sha256, for the outcomes' anchors
-        if isinstance(entry_rows, Problem):
-            problems.append(entry_rows)
-            entry_rows = []
-        else:
-            forecast_heads.update((int(row[0]), str(row[7])) for row in entry_rows)
-            entries_head, problem = _verify_chain("entries", entry_rows, _forecast_expected, forecast_heads)
-            problems += [problem] if problem else []
-        if isinstance(outcome_rows, Problem):
-            problems.append(outcome_rows)
-            outcome_rows = []
-        else:
-            outcomes_head, problem = _verify_chain("outcomes", outcome_rows, _outcome_expected, forecast_heads)
-            problems += [problem] if problem else []
-        problems += _trigger_problems(triggers)
-        problems += [Problem("file", None, f"SQLite's integrity check failed: {m}") for m in integrity]
-        check = None
-        if head is not None:
-            check, problem = _check_head(head, entry_rows, outcome_rows)
-            problems += [problem] if problem else []
-        return Verification(len(entry_rows), len(outcome_rows), entries_head, outcomes_head, tuple(problems),
-                            guards=GUARDS, integrity=True, head_check=check)
+        more = _trigger_problems(triggers)
+        more += [Problem("file", None, f"SQLite's integrity check failed: {m}") for m in integrity]
+        return check_chains(entry_rows, outcome_rows, more, head, guards=GUARDS, integrity=True)
 
     def _rows(self, table: str, columns: str) -> list[tuple[Any, ...]] | Problem:
         try:
@@ -814,6 +844,44 @@ class Ledger:
         except sqlite3.DatabaseError as exc:
             return [str(exc)]
         return [] if found == ["ok"] else found
+
+
+def check_chains(
+    entry_rows: list[tuple[Any, ...]] | Problem,
+    outcome_rows: list[tuple[Any, ...]] | Problem,
+    schema_problems: list[Problem],
+    head: HeadToken | None = None,
+    *,
+    guards: tuple[str, ...] = (),
+    integrity: bool = False,
+) -> Verification:
+    """The verification of both chains from their rows (or the problem reading each), in
+    the columns of `entries` and `outcomes` and in seq order, whatever database they came
+    from: every payload hash, entry hash, link and outcome anchor, then the backend's own
+    ``schema_problems`` (its guards, its file), then the recorded ``head``."""
+    problems: list[Problem] = []
+    entries_head, outcomes_head = GENESIS, GENESIS
+    forecast_heads = {0: GENESIS}  # seq -> the stored entry_sha256, for the outcomes' anchors
+    if isinstance(entry_rows, Problem):
+        problems.append(entry_rows)
+        entry_rows = []
+    else:
+        forecast_heads.update((int(row[0]), str(row[7])) for row in entry_rows)
+        entries_head, problem = _verify_chain("entries", entry_rows, _forecast_expected, forecast_heads)
+        problems += [problem] if problem else []
+    if isinstance(outcome_rows, Problem):
+        problems.append(outcome_rows)
+        outcome_rows = []
+    else:
+        outcomes_head, problem = _verify_chain("outcomes", outcome_rows, _outcome_expected, forecast_heads)
+        problems += [problem] if problem else []
+    problems += schema_problems
+    check = None
+    if head is not None:
+        check, problem = _check_head(head, entry_rows, outcome_rows)
+        problems += [problem] if problem else []
+    return Verification(len(entry_rows), len(outcome_rows), entries_head, outcomes_head, tuple(problems),
+                        guards=guards, integrity=integrity, head_check=check)
 
 
 def _trigger_problems(triggers: dict[str, tuple[str, str]] | Problem) -> list[Problem]:
@@ -1037,8 +1105,14 @@ def create_and_append(
     it when absent. A new ledger is built in a hidden file beside ``path`` and linked into
     place only once its forecasts are committed, so a failure leaves no file (nor a folder
     this made) behind, and other processes see the new ledger whole or not at all. Nothing
-    to append creates nothing."""
-    path = Path(path)
+    to append creates nothing. A PostgreSQL ledger is created (when absent) in the
+    transaction that appends the first forecasts."""
+    path = ledger_location(path)
+    if isinstance(path, LedgerURL):
+        if not records:
+            return []
+        with _database_backend().open(path, create=True) as ledger:
+            return ledger.append_forecasts(records, inputs=inputs, pcsc_version=pcsc_version, frozen_at=frozen_at)
     if path.exists() or not records:
         if not records and not path.exists():
             return []

@@ -176,7 +176,7 @@ def frozen_row(e: Entry, r: Ranked) -> dict[str, Any]:
     }
 
 
-def freeze_text(path: Path, frozen: Sequence[tuple[Entry, Ranked]], mode: str = "prospective") -> str:
+def freeze_text(path: Path | str, frozen: Sequence[tuple[Entry, Ranked]], mode: str = "prospective") -> str:
     """What one freeze wrote: the transaction, then one row per entry."""
     entries = [e for e, _ in frozen]
     n = len(entries)
@@ -240,7 +240,8 @@ def verify_text(path: Path, result: Verification) -> str:
         f"  head token        {result.head.token}",
         f"  checked: {_count(result.entries, 'row')} of entries and {_count(result.outcomes, 'row')} of outcomes: "
         "payload hashes, entry hashes, links and outcome anchors recomputed; "
-        f"{len(result.guards)} guard triggers compared by their full SQL; SQLite integrity check passed",
+        f"{len(result.guards)} guard triggers compared by their full SQL"
+        + ("; SQLite integrity check passed" if result.integrity else ""),
     ]
     if check is not None:
         lines.append(f"  recorded head {check.token} holds: nothing at or before it was removed or rewritten; "

@@ -14,7 +14,6 @@ against outcomes recorded in the ledger after it was frozen, and never pools the
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from pcsc.cli import options
@@ -92,4 +91,4 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         "warnings": list(choice.warnings),
         "entries": [frozen_row(e, r) for e, r in frozen],
     }
-    return Outcome("freeze", payload, text=freeze_text(Path(path), frozen, mode), diagnostics=diagnostics)
+    return Outcome("freeze", payload, text=freeze_text(path, frozen, mode), diagnostics=diagnostics)

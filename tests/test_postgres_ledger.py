@@ -1,0 +1,318 @@
+"""The PostgreSQL ledger (`--ledger postgresql://…`, the extra pcsc[postgres]) against a
+real server: the same commands, the same chains and head, append-only in the database,
+concurrent writers from several processes, and a writer killed mid-transaction.
+
+The server is the one `.ci/run` starts; its address is in PCSC_TEST_POSTGRES (a role
+that may create schemas, and roles for the privilege test). Without it, or when the
+server does not answer, these tests skip. Each test gets its own schema (chosen with
+the address's ``search_path``) and drops it afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pcsc.cli import main
+from pcsc.forecast.ledger import ForecastRecord, Ledger, LedgerError, PolicyId
+from tests.test_forecast_loop import FAR, outcomes, write_routes
+
+DSN = os.environ.get("PCSC_TEST_POSTGRES", "")
+
+
+def _admin() -> Any:
+    if not DSN:
+        pytest.skip("PCSC_TEST_POSTGRES is not set (.ci/run starts a PostgreSQL server and sets it)")
+    psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (the extra pcsc[postgres])")
+    try:
+        return psycopg.connect(DSN, autocommit=True, connect_timeout=5)
+    except psycopg.Error as exc:
+        pytest.skip(f"the PostgreSQL server at PCSC_TEST_POSTGRES does not answer: {exc}")
+
+
+def _with_schema(dsn: str, schema: str) -> str:
+    return dsn + ("&" if "?" in dsn else "?") + f"options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture
+def admin() -> Iterator[Any]:
+    conn = _admin()
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def schema(admin: Any) -> Iterator[str]:
+    import psycopg
+
+    name = "pcsc_t_" + uuid.uuid4().hex[:12]
+    try:
+        admin.execute(f"CREATE SCHEMA {name}")
+    except psycopg.errors.InsufficientPrivilege as exc:
+        pytest.skip(f"the role of PCSC_TEST_POSTGRES cannot create a schema for the test: {exc}")
+    yield name
+    admin.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+@pytest.fixture
+def url(schema: str) -> str:
+    return _with_schema(DSN, schema)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def verified(capsys: pytest.CaptureFixture[str], url: str, *more: str) -> dict[str, Any]:
+    code, out, err = run(capsys, "ledger", "verify", "--ledger", url, "--format", "json", *more)
+    doc: dict[str, Any] = json.loads(out)
+    doc["_code"] = code
+    doc["_err"] = err + json.dumps(doc.get("diagnostics", []))
+    return doc
+
+
+# ---------------------------------------------------------------------- the commands
+def test_freeze_resolve_verify_round_trip(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    routes = write_routes(tmp_path)
+    code, out, err = run(capsys, "freeze", *routes, "--ledger", url)
+    assert code == 0, err
+    assert "froze 2 forecasts into postgresql://" in out
+    code, head, _ = run(capsys, "ledger", "head", "--ledger", url)
+    assert code == 0 and head.startswith("2.0:")
+    code, out, err = run(capsys, "resolve", outcomes(tmp_path), "--ledger", url, "--as-of", FAR.isoformat())
+    assert code == 0, err
+    code, out, err = run(capsys, "freeze", routes[0], "--ledger", url)
+    assert code == 0, err
+    doc = verified(capsys, url, "--head", head.strip())
+    assert doc["_code"] == 0 and doc["ok"], doc
+    assert doc["checked"]["rows"] == {"entries": 3, "outcomes": 5}
+    assert doc["checked"]["recorded_head"]["held"]
+    assert doc["checked"]["recorded_head"]["appended"] == {"entries": 1, "outcomes": 5}
+
+    # the same chain as a SQLite ledger: every stored hash recomputes (verify), and
+    # evaluate and show read it like a file
+    code, out, err = run(capsys, "evaluate", "--ledger", url, "--as-of", FAR.isoformat(), "--format", "json")
+    assert code == 0, err
+    code, out, err = run(capsys, "ledger", "show", "--ledger", url)
+    assert code == 0 and "devtools_api" in out and "rival_api" in out, err
+
+
+def test_the_password_is_never_printed(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from pcsc.forecast.ledger import ledger_location
+
+    shown = str(ledger_location("postgresql://someone:s3cret@127.0.0.1:1/db"))
+    assert "s3cret" not in shown and shown.startswith("postgresql://someone:***@")
+    code, _, err = run(capsys, "ledger", "verify", "--ledger", url)  # nothing frozen yet: no ledger
+    assert code == 1 and "no ledger at postgresql://" in err
+    assert ":pcsc@" not in err or "***" in err
+
+
+def test_a_missing_ledger_is_not_created_by_readers(url: str, capsys: pytest.CaptureFixture[str], admin: Any,
+                                                    schema: str) -> None:
+    code, _, err = run(capsys, "ledger", "head", "--ledger", url)
+    assert code == 1 and "no ledger" in err
+    tables = admin.execute("SELECT count(*) FROM pg_tables WHERE schemaname = %s", (schema,)).fetchone()[0]
+    assert tables == 0
+
+
+# ---------------------------------------------------------------------- append-only
+def _record(route: str, n: int) -> ForecastRecord:
+    return ForecastRecord(route, f"{route}.route", PolicyId("venture", "1.0.0", "0" * 64), {"n": n})
+
+
+def _freeze(url: str, route: str, n: int) -> None:
+    with Ledger.open(url) as ledger:
+        ledger.append_forecasts([_record(route, n)], inputs=[])
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE entries SET route = 'other'",
+        "DELETE FROM entries",
+        "TRUNCATE entries",
+        "UPDATE pcsc_identity SET schema_version = 2",
+        "DELETE FROM pcsc_identity",
+        "INSERT INTO entries SELECT seq + 10, kind, route, file, payload, payload_sha256, prev_sha256, entry_sha256, "
+        "policy_id, policy_version, policy_sha256, pcsc_version, inputs, frozen_at FROM entries",
+        "INSERT INTO entries SELECT seq + 1, kind, route, file, payload, payload_sha256, prev_sha256, entry_sha256, "
+        "policy_id, policy_version, policy_sha256, pcsc_version, inputs, frozen_at FROM entries",
+    ],
+)
+def test_rows_cannot_be_changed_removed_or_inserted_out_of_order(url: str, admin: Any, schema: str,
+                                                                 statement: str) -> None:
+    import psycopg
+
+    _freeze(url, "a", 1)
+    admin.execute(f"SET search_path = {schema}")
+    with pytest.raises(psycopg.errors.IntegrityConstraintViolation, match="append-only"):
+        admin.execute(statement)
+    with Ledger.open(url, create=False) as ledger:
+        assert ledger.verify().ok and len(ledger.entries()) == 1
+
+
+def test_a_writer_with_insert_only_cannot_tamper(url: str, admin: Any, schema: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A team's pipelines write as a role granted SELECT and INSERT only: they freeze,
+    and cannot update, delete, truncate or switch a guard off (privileges, not triggers)."""
+    import psycopg
+
+    _freeze(url, "a", 1)  # the owner creates the ledger
+    role, password = "pcsc_w_" + uuid.uuid4().hex[:10], uuid.uuid4().hex
+    try:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+    except psycopg.Error as exc:
+        pytest.skip(f"the test role cannot create roles: {exc}")
+    try:
+        admin.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        admin.execute(f"GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA {schema} TO {role}")
+        info = psycopg.conninfo.conninfo_to_dict(DSN)
+        info.update(user=role, password=password)
+        writer_dsn = "postgresql://{user}:{password}@{host}:{port}/{dbname}".format(
+            user=role, password=password, host=info.get("host", "localhost"), port=info.get("port", 5432),
+            dbname=info["dbname"])
+        writer_url = _with_schema(writer_dsn, schema)
+        _freeze(writer_url, "b", 2)
+        with psycopg.connect(writer_dsn, autocommit=True, options=f"-csearch_path={schema}") as writer:
+            for statement in ("UPDATE entries SET route = 'x'", "DELETE FROM entries", "TRUNCATE entries",
+                              "ALTER TABLE entries DISABLE TRIGGER ALL", "DROP TRIGGER entries_no_update ON entries"):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    writer.execute(statement)
+        doc = verified(capsys, writer_url)
+        assert doc["ok"] and doc["checked"]["rows"]["entries"] == 2, doc
+    finally:
+        admin.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role}")
+        admin.execute(f"REVOKE ALL ON SCHEMA {schema} FROM {role}")
+        admin.execute(f"DROP ROLE {role}")
+
+
+def test_verify_finds_a_disabled_guard_and_the_row_changed_behind_it(
+    url: str, admin: Any, schema: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _freeze(url, "a", 1)
+    _freeze(url, "b", 2)
+    admin.execute(f"SET search_path = {schema}")
+    admin.execute("ALTER TABLE entries DISABLE TRIGGER entries_no_update")
+    admin.execute("UPDATE entries SET route = 'z' WHERE seq = 1")
+    doc = verified(capsys, url)
+    assert doc["_code"] == 1 and not doc["ok"]
+    messages = doc["_err"]
+    assert "entries seq 1" in messages and "entry_sha256 does not match" in messages
+    assert "entries_no_update is disabled" in messages
+
+
+def test_verify_finds_an_altered_guard_function(url: str, admin: Any, schema: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    _freeze(url, "a", 1)
+    admin.execute(f"SET search_path = {schema}")
+    admin.execute("CREATE OR REPLACE FUNCTION pcsc_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                  "$$ BEGIN RETURN OLD; END $$")
+    doc = verified(capsys, url)
+    assert not doc["ok"] and "has been altered" in doc["_err"]
+
+
+# ---------------------------------------------------------------------- several processes
+def _writer(url: str, worker: int, count: int) -> None:
+    for n in range(count):
+        _freeze(url, f"w{worker}", n)
+
+
+def test_concurrent_writers_lose_nothing(url: str) -> None:
+    _freeze(url, "first", 0)  # created once; the writers then race on appends
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_writer, args=(url, w, 6)) for w in range(4)]
+    for p in workers:
+        p.start()
+    for p in workers:
+        p.join(120)
+        assert p.exitcode == 0
+    with Ledger.open(url, create=False) as ledger:
+        result = ledger.verify()
+        entries = ledger.entries()
+    assert result.ok, result.problems
+    assert result.entries == 1 + 4 * 6
+    for w in range(4):
+        assert [e.document()["n"] for e in entries if e.route == f"w{w}"] == list(range(6))
+
+
+def test_concurrent_first_freezes_create_one_ledger(url: str) -> None:
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_writer, args=(url, w, 2)) for w in range(3)]
+    for p in workers:
+        p.start()
+    for p in workers:
+        p.join(120)
+        assert p.exitcode == 0
+    with Ledger.open(url, create=False) as ledger:
+        result = ledger.verify()
+    assert result.ok and result.entries == 6, result.problems
+
+
+def _hold_a_write(url: str, ready: Any) -> None:
+    ledger = Ledger.open(url)
+    with ledger._write():
+        seq, prev = ledger._head("entries")
+        ledger._insert("entries", "seq, kind, route, file, payload, payload_sha256, prev_sha256, entry_sha256, "
+                       "policy_id, policy_version, policy_sha256, pcsc_version, inputs, frozen_at",
+                       (seq + 1, "forecast", "half", "half.route", "{}", "0" * 64, prev, "0" * 64, "p", "1", "0" * 64,
+                        "0", "[]", "2026-01-01T00:00:00Z"))
+        ready.set()
+        signal.pause()  # killed here, inside the transaction, holding the ledger's lock
+
+
+def test_verify_after_a_writer_killed_mid_transaction(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _freeze(url, "a", 1)
+    code, head, _ = run(capsys, "ledger", "head", "--ledger", url)
+    context = multiprocessing.get_context("fork")
+    ready = context.Event()
+    child = context.Process(target=_hold_a_write, args=(url, ready))
+    child.start()
+    assert ready.wait(60), "the writer did not start its transaction"
+    assert child.pid is not None
+    os.kill(child.pid, signal.SIGKILL)
+    child.join(30)
+    assert child.exitcode == -signal.SIGKILL
+    doc = verified(capsys, url, "--head", head.strip())
+    assert doc["_code"] == 0 and doc["ok"] and doc["checked"]["rows"]["entries"] == 1, doc
+    _freeze(url, "b", 2)  # the server rolled the dead writer back and released its lock
+    with Ledger.open(url, create=False) as ledger:
+        result = ledger.verify()
+        assert result.ok and [e.route for e in ledger.entries()] == ["a", "b"]
+
+
+# ---------------------------------------------------------------------- without a server
+def test_without_psycopg_the_message_names_the_extra(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    code, _, err = run(capsys, "ledger", "verify", "--ledger", "postgresql://nobody@127.0.0.1:1/none")
+    assert code == 1 and "pcsc[postgres]" in err
+
+
+def test_an_unreachable_server_is_an_error_not_a_crash(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("psycopg", reason="psycopg 3 is not installed (the extra pcsc[postgres])")
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, _, err = run(capsys, "ledger", "verify", "--ledger", f"postgresql://nobody:pw@127.0.0.1:{port}/none")
+    assert code == 1 and "cannot connect" in err and "internal error" not in err and ":pw@" not in err
+
+
+def test_ledger_errors_are_ledger_errors() -> None:
+    with pytest.raises(LedgerError):
+        Ledger.open("postgres://nobody@127.0.0.1:1/none?connect_timeout=1", create=False)
