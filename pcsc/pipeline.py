@@ -1,7 +1,7 @@
 """The compiler pipeline, as one explicit sequence:
 
     read -> parse -> lower (IR) -> bind policy (pin, classes, criteria, point-in-time)
-         -> score (DESIGN §5)
+         -> score (docs/formulas.md)
 
 A `Session` owns the diagnostics and the source texts of one run, and caches parsed
 libraries and loaded policies so that a cohort parses each only once.

@@ -1,4 +1,4 @@
-"""Search edits that raise a route's score (DESIGN §9) and say which of them the
+"""Search edits that raise a route's score (docs/redteam.md) and say which of them the
 coverage check catches; `pcsc redteam FILE…` runs it.
 
 Every edit is made on the lowered IR, printed as `.route` text (`pcsc/printer.py`) and
@@ -6,7 +6,7 @@ compiled again through the whole pipeline, like any input: priors, evidence
 reweighting, class floors, delta-indexed floors and coverage all apply to it. The
 edits, by kind, in the order they are tried:
 
-- ``delete``: each admissible interior deletion, exactly `pcsc splice` (DESIGN §7).
+- ``delete``: each admissible interior deletion, exactly `pcsc splice` (docs/coverage.md).
 - ``merge``: two adjacent transitions e_k, e_{k+1} become one, from e_k's source to
   e_{k+1}'s target. It keeps e_k's name, class, actor, mechanism, asset, kill,
   estimates and learning cost; takes e_{k+1}'s threshold; adds the horizons (the same

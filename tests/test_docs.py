@@ -131,10 +131,5 @@ def test_shipped_text_cites_no_unshipped_document(where: str) -> None:
     assert _citations(ROOT / where) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PENDING CLEANUP: docstrings and comments in pcsc/ still cite the team's design file; the team lead "
-    "rewrites them after the open branches merge, and then removes this mark",
-)
 def test_package_text_cites_no_unshipped_document() -> None:
     assert _citations(ROOT / "pcsc") == []

@@ -31,13 +31,7 @@ EXIT = {
 }
 
 #: Commands the README shows that this test cannot yet confirm, and why.
-KNOWN_WRONG = {
-    "pcsc policy check broken.toml": (
-        "a policy given by a relative path in the working folder is compared with the folder name '' "
-        "(Path('broken.toml').parent.name), so any real broken.toml first reports `declares X@broken but is filed "
-        "as @broken`, and the reweighting.decay error shown never appears; the policy loader must resolve the path"
-    ),
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 _BAD_ROUTE = """\
 route bad "the README's `pcsc check` example, written by tests/test_readme.py" {

@@ -1,4 +1,4 @@
-"""Coverage (DESIGN §6): the obligation discharger and the GATE / DOCK verdicts."""
+"""Coverage (docs/coverage.md): the obligation discharger and the GATE / DOCK verdicts."""
 
 from pcsc.coverage.discharge import (
     Attempt,

@@ -1,4 +1,4 @@
-"""The coverage mode decides what score may be released (DESIGN §6)."""
+"""The coverage mode decides what score may be released (docs/coverage.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The forecast ledger (DESIGN §8): an append-only, hash-chained SQLite file.
+"""The forecast ledger (docs/forecast.md): an append-only, hash-chained SQLite file.
 
 What it is for: a forecast, once frozen, must never change, and anyone holding the
 file can check that it did not. The ledger stores frozen forecasts (`entries`,

@@ -1,4 +1,4 @@
-"""Grading metrics for forecasts (DESIGN §8): AUC, top-quartile lift, Brier, ECE,
+"""Grading metrics for forecasts (docs/forecast.md): AUC, top-quartile lift, Brier, ECE,
 calibration tables, and their bootstrap confidence intervals.
 
 Only evaluation code imports this module (it needs numpy); `pcsc check` and

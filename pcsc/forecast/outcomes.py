@@ -1,4 +1,4 @@
-"""Outcome observations and route-level labels (DESIGN §8), read from TOML.
+"""Outcome observations and route-level labels (docs/forecast.md), read from TOML.
 
 An outcomes file holds `[[observation]]` tables (a route, a date, and the values of
 some of its state fields observed on that date) and `[[label]]` tables (a route-level

@@ -1,4 +1,4 @@
-"""Rank competing routes and cohorts: gates first, then the policy's rank key (DESIGN §5, §9).
+"""Rank competing routes and cohorts: gates first, then the policy's rank key (docs/formulas.md, docs/forecast.md).
 
 The order is total and deterministic. Every route falls in one of four tiers, and a
 route in an earlier tier ranks above every route in a later one, whatever the numbers:

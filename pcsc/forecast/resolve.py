@@ -1,4 +1,4 @@
-"""Resolve each frozen milestone against outcome observations (DESIGN §8).
+"""Resolve each frozen milestone against outcome observations (docs/forecast.md).
 
 Pure and deterministic: the result depends only on the frozen packets, the outcomes
 and the resolution date passed in. The rules are stated in docs/outcomes.md; in short,

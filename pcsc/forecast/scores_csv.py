@@ -1,4 +1,4 @@
-"""External score tables (DESIGN §8): read a CSV of cases, grade every scorer in it.
+"""External score tables (docs/forecast.md): read a CSV of cases, grade every scorer in it.
 
 A score table has a case id column, an outcome column, and one column per scorer: every
 other column whose values are numbers. Columns with no number in them (a category, a
@@ -308,7 +308,7 @@ def _strata(table: ScoreTable) -> tuple[StratumGrade, ...]:
 
 
 def to_json(g: Grading) -> dict[str, object]:
-    """The `pcsc evaluate --scores --format json` document (DESIGN §10, plus provenance)."""
+    """The `pcsc evaluate --scores --format json` document (docs/json.md, plus provenance)."""
     t = g.table
     return {
         "inputs": [{"path": t.path, "sha256": t.sha256}],

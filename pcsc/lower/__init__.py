@@ -1,1 +1,1 @@
-"""Lowering: syntax tree -> frozen IR, with every check of DESIGN §3 as diagnostics."""
+"""Lowering: syntax tree -> frozen IR, with every check of docs/language.md as diagnostics."""

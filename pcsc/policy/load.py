@@ -385,8 +385,11 @@ class PolicyStore:
         if not isinstance(header, dict):
             raise PolicyError(shown, ["policy: required table missing"])
         # The file's own header names it (an `extends` never lends its id or version),
-        # and the name matches where it is filed: policies/<id>/<version>.toml.
-        expect = expect or (path.parent.name, path.stem)
+        # and the name matches where it is filed: policies/<id>/<version>.toml. A file
+        # given by a path that is not filed so (`broken.toml`, a draft) is checked for
+        # its content only: nothing can find it by `id@version`.
+        filed = path.stem[:1].isdigit()
+        expect = expect or ((path.resolve().parent.name, path.stem) if filed else None)
         problems = []
         for key in ("id", "version"):
             if key not in header:
@@ -395,7 +398,7 @@ class PolicyStore:
                 problems.append(f"policy.{key}: expected a string")
         if problems:
             raise PolicyError(shown, problems)
-        if (header["id"], header["version"]) != expect:
+        if expect is not None and (header["id"], header["version"]) != expect:
             raise PolicyError(
                 shown,
                 [
@@ -403,7 +406,7 @@ class PolicyStore:
                     f"but is filed as {expect[0]}@{expect[1]} (policies/<id>/<version>.toml)"
                 ],
             )
-        own = f"{expect[0]}@{expect[1]}"
+        own = f"{header['id']}@{header['version']}"
         chain = _chain if _chain[-1:] == (own,) else (*_chain, own)
         resolved = document
         parent_ref = header.get("extends")

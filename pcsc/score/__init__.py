@@ -1,4 +1,4 @@
-"""The numbers of DESIGN §5, computed with floats from the IR and the policy.
+"""The numbers of docs/formulas.md, computed with floats from the IR and the policy.
 
 Nothing here imports sympy or numpy: this is the hot path of `check` and `compile`.
 Each number carries the rule and inputs that produced it (see `explain`).

@@ -120,7 +120,7 @@ def fold_policy(
 
 
 def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumbers:
-    """Compute every number of DESIGN §5 for a route already checked against ``policy``."""
+    """Compute every number of docs/formulas.md for a route already checked against ``policy``."""
     v = route.vision
     value = checked(
         v.tam * v.capture * v.defensibility, "the value tam × capture × defensibility",

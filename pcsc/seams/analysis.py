@@ -1,4 +1,4 @@
-"""The seam table of DESIGN §7 for one route, and the cohort summary over many.
+"""The seam table (docs/coverage.md) for one route, and the cohort summary over many.
 
 Two arms per seam:
 - the identity arm: Δ_k by the formula and by re-folding the spliced chain with the

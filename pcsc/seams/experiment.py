@@ -1,4 +1,4 @@
-"""The cohort summary (DESIGN §10) and the paper's experiment A with GATE / DOCK.
+"""The cohort summary (docs/json.md) and the paper's experiment A with GATE / DOCK.
 
 Definitions (the paper's wording where it has one, ours where it does not):
 - *admissible deletion*: a seam k ∈ [1, n−2] of a route.

@@ -1,4 +1,4 @@
-"""The deletion identity in exact rationals (DESIGN §7).
+"""The deletion identity in exact rationals (docs/coverage.md).
 
     Δ_k = (Π_{i<k} p_i) · [c_k + (1 − p_k)·R_{k+1}]
 

@@ -52,7 +52,7 @@ def splice(route: Route, k: int) -> Route:
 
 
 def redate(route: Route, transitions: Sequence[Transition]) -> tuple[Transition, ...]:
-    """Each due date is as_of plus the horizons up to the transition (DESIGN §8), added
+    """Each due date is as_of plus the horizons up to the transition (docs/forecast.md), added
     in calendar steps as lowering adds them; the deleted horizon no longer counts."""
     out = []
     due: dt.date | None = route.as_of
