@@ -90,7 +90,7 @@ def test_freeze_resolve_verify_round_trip(
     routes = write_routes(tmp_path)
     code, out, err = run(capsys, "freeze", *routes, "--ledger", url)
     assert code == 0, err
-    assert "froze 2 forecasts into postgresql://" in out
+    assert "froze 2 prospective forecasts into postgresql://" in out
     code, head, _ = run(capsys, "ledger", "head", "--ledger", url)
     assert code == 0 and head.startswith("2.0:")
     code, out, err = run(capsys, "resolve", outcomes(tmp_path), "--ledger", url, "--as-of", FAR.isoformat())
