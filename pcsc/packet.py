@@ -18,7 +18,8 @@ from pcsc.render.diagnostics import to_json
 from pcsc.score.cost import Delta
 from pcsc.score.route import RouteNumbers
 from pcsc.seams.analysis import RouteSeams
-from pcsc.seams.experiment import PAPER, Experiment, Summary, rates, summary_rates
+from pcsc.seams.detectors import JUMP_MULTIPLE
+from pcsc.seams.experiment import PAPER, Experiment, Summary, rates, summary_rates, sweep_rates
 from pcsc.seams.identity import fraction_text
 from pcsc.stats import rate
 
@@ -259,6 +260,14 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
             "beats_without_delta_floors": exp.beats_without_floors,
             "rates": {name: rate(k, n) for name, (k, n) in rates(exp).items()},
             "paper": {name: rate(k, n) for name, (k, n) in PAPER.items()},
+            "ladder": {
+                **attrs.asdict(exp.ladder),
+                "jump_multiple": JUMP_MULTIPLE,
+            },
+            "value_sweep": [
+                {**attrs.asdict(row), "rates": {name: rate(k, n) for name, (k, n) in sweep_rates(row).items()}}
+                for row in exp.value_sweep
+            ],
             "phase0": {
                 "seed": p0.seed,
                 "arms": [{**attrs.asdict(a), "sign_flip": a.sign_flip} for a in p0.arms],

@@ -6,7 +6,8 @@ from pcsc.pipeline import Compiled
 from pcsc.render.tables import table
 from pcsc.score.route import RouteNumbers
 from pcsc.seams.analysis import RouteSeams
-from pcsc.seams.experiment import PAPER, PAPER_DELETIONS, Experiment, Summary, rates, summary_rates
+from pcsc.seams.detectors import JUMP_MULTIPLE
+from pcsc.seams.experiment import PAPER, PAPER_DELETIONS, Experiment, Summary, rates, summary_rates, sweep_rates
 from pcsc.stats import rate_text
 
 
@@ -202,6 +203,10 @@ EXPERIMENT_ROWS = (
     ("ours, all splices: fundability under DOCK", "all_splices_fundability_dock"),
     ("ours: splices beating the honest route, no delta floors", "splices_beating_honest_without_delta_floors"),
     ("ours: splices beating the honest route, delta floors", "splices_beating_honest_with_delta_floors"),
+    ("ours, ladder: typed-state (GATE) seam detections", "ladder_typed_seam_detections"),
+    ("ours, ladder: typed-state (GATE) honest flags", "ladder_typed_honest_flags"),
+    ("ours, ladder: structural proxy seam detections", "ladder_proxy_seam_detections"),
+    ("ours, ladder: structural proxy honest flags", "ladder_proxy_honest_flags"),
 )
 
 
@@ -214,10 +219,20 @@ def experiment_text(e: Experiment) -> str:
     for label, name in EXPERIMENT_ROWS:
         paper = rate_text(*PAPER[name]) if name in PAPER else "—"
         rows.append((label, rate_text(*mine[name]), paper))
-    return "\n".join([
+    lines = [
         "experiment A and GATE / DOCK (definitions: pcsc/seams/experiment.py, docs/experiments.md)",
-        f"rates with Wilson 95% intervals, percent; Phase 0 random arm seed {e.phase0.seed}",
-    ] + table(rows))
+        f"rates with Wilson 95% intervals, percent; Phase 0 random arm seed {e.phase0.seed}; "
+        f"structural proxy multiple {JUMP_MULTIPLE:g}",
+    ] + table(rows)
+    if e.value_sweep:
+        sweep = [("V ×", "routes with a score-improving deletion", "score-improving deletions")]
+        for row in e.value_sweep:
+            r = sweep_rates(row)
+            sweep.append((row.multiplier, rate_text(*r["routes_with_score_improving_deletion"]),
+                          rate_text(*r["score_improving_deletions"])))
+        lines += ["", "ours, value sweep: the terminal value V scaled, the exact identity (nothing recompiled)"]
+        lines += table(sweep)
+    return "\n".join(lines)
 
 
 def compile_summary(compiled: list[Compiled], files: int) -> str:

@@ -3,17 +3,35 @@ Phase 0 arms and their measures, the drift reconciliation, the DOCK counterexamp
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+import shutil
+import subprocess
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from pcsc.cli import main
+from pcsc.cli.exits import EXIT_USAGE
 from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyStore
 from pcsc.seams.analysis import RouteSeams, analyse
-from pcsc.seams.experiment import PAPER, fundability_flip, phase0, phase0_arms, relative_win
+from pcsc.seams.detectors import JUMP_MULTIPLE, class_jumps, jumps, ladder, proxy_flags
+from pcsc.seams.experiment import (
+    PAPER,
+    fundability_flip,
+    phase0,
+    phase0_arms,
+    relative_win,
+    scaled_deltas,
+    summarise,
+    value_sweep,
+)
+from pcsc.seams.identity import fold_exact
 from pcsc.stats import rate, rate_text, wilson95
+from pcsc.textout import EXPERIMENT_ROWS
 from tests.conftest import EXAMPLES, ROOT
 
 COHORT = EXAMPLES / "cohort"
@@ -177,3 +195,103 @@ def test_diff_of_a_route_with_itself_is_empty(capsys: pytest.CaptureFixture[str]
     doc = json.loads(out)
     assert code == 0 and doc["score"]["delta"] == 0
     assert not (doc["removed"] or doc["added"] or doc["retargeted"] or doc["seam_skips"] or doc["newly_uncovered"])
+
+
+# ---------------------------------------------------------------------- the ladder
+def test_proxy_detector_is_structural_and_leaves_one_route_out(cohort: tuple[list[RouteSeams], Session]) -> None:
+    results, _ = cohort
+    routes = [r.compiled.route for r in results]
+    table = class_jumps(routes)
+    for cls, name, j in jumps(routes[0]):
+        assert j > 0 and (routes[0].name, j) in table[(cls, name)]
+    # with its own jumps counted no honest route could be flagged: the bar must exclude them
+    assert not any(proxy_flags(r, table, "nobody") for r in routes)
+    flagged = [r.name for r in routes if proxy_flags(r, table, r.name)]
+    assert len(flagged) == ladder(results).proxy_honest_flags
+    lone = {k: [x for x in v if x[0] == routes[0].name] for k, v in table.items()}
+    assert not proxy_flags(routes[0], lone, routes[0].name), "no reference, nothing judged"
+
+
+def test_ladder_counts(cohort: tuple[list[RouteSeams], Session]) -> None:
+    results, _ = cohort
+    lad = ladder(results)
+    assert lad.splices == sum(len(r.seams) for r in results) and lad.honest == len(results)
+    assert lad.typed_detections == sum(
+        s.pipeline is not None and s.pipeline.gate.verdict == "suspend-and-ask" for r in results for s in r.seams)
+    assert lad.typed_honest_flags == sum(r.honest_gate.verdict == "suspend-and-ask" for r in results)
+    assert JUMP_MULTIPLE == 2.0
+    counts = (lad.typed_detections, lad.typed_honest_flags, lad.proxy_detections, lad.proxy_honest_flags)
+    assert counts == (82, 0, 35, 9)
+
+
+# ---------------------------------------------------------------------- the value sweep
+def test_value_sweep_at_one_is_the_experiment(cohort: tuple[list[RouteSeams], Session]) -> None:
+    results, _ = cohort
+    row = value_sweep(results, "1")
+    s = summarise(results)
+    assert (row.routes_with_rewarded_deletion, row.rewarded_deletions) == (s.routes_with_rewarded_deletion,
+                                                                          s.rewarded_deletions)
+    counts = [value_sweep(results, m).routes_with_rewarded_deletion for m in ("1", "1.5", "2", "3")]
+    assert counts == sorted(counts) and counts[0] == 17
+
+
+def test_value_sweep_is_the_exact_refold_at_scaled_value(cohort: tuple[list[RouteSeams], Session]) -> None:
+    results, _ = cohort
+    m = Fraction(3, 2)
+    for r in results[:6]:
+        ts = r.compiled.numbers.transitions
+        P = [Fraction(t.p) for t in ts]
+        C = [Fraction(t.cost.c) for t in ts]
+        V = Fraction(r.compiled.numbers.value) * m
+        honest = fold_exact(P, C, V)[0]
+        for s, d in zip(r.seams, scaled_deltas(r, m), strict=True):
+            k = s.k
+            assert d == fold_exact(P[:k] + P[k + 1:], C[:k] + C[k + 1:], V)[0] - honest
+
+
+def test_value_sweep_option_and_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out = run_cli(capsys, "seams", "--experiment", "--value-sweep", "1,2", "--format", "json", "examples/cohort/")
+    assert code == 0
+    exp = json.loads(out)["experiment"]
+    assert [r["multiplier"] for r in exp["value_sweep"]] == ["1", "2"]
+    first = exp["value_sweep"][0]
+    assert first["rates"]["routes_with_score_improving_deletion"] == rate(17, 30)
+    assert exp["ladder"]["proxy_detections"] == exp["rates"]["ladder_proxy_seam_detections"]["k"] == 35
+    assert exp["rates"]["ladder_typed_honest_flags"] == rate(0, 30)
+    assert main(["seams", "--experiment", "--value-sweep", "x", "examples/cohort/"]) == EXIT_USAGE
+
+
+# ---------------------------------------------------------------------- artifacts
+def test_artifacts_json_sidecar_and_same_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(ROOT)
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert main(["seams", "--experiment", "examples/cohort/", "--artifacts", str(one)]) == 0
+    assert main(["seams", "--experiment", "examples/cohort/", "--artifacts", str(two)]) == 0
+    capsys.readouterr()
+    code, printed = run_cli(capsys, "seams", "--experiment", "--format", "json", "examples/cohort/")
+    assert code == 0
+    data = (one / "experiment.json").read_bytes()
+    assert data == (two / "experiment.json").read_bytes(), "same seed, same bytes"
+    assert data == printed.encode("utf-8"), "the artifact is the JSON document"
+    assert (one / "experiment.json.sha256").read_text() == f"{hashlib.sha256(data).hexdigest()}  experiment.json\n"
+    if shutil.which("sha256sum"):
+        done = subprocess.run(["sha256sum", "-c", "experiment.json.sha256"], cwd=one, capture_output=True, text=True)
+        assert done.returncode == 0 and "experiment.json: OK" in done.stdout
+    doc = json.loads(data)
+    assert {i["path"] for i in doc["inputs"]} == {f"examples/cohort/{p.name}" for p in COHORT.glob("*.route")}
+    assert all(len(i["sha256"]) == 64 for i in doc["inputs"])
+    # the README's table is the artifact's rates
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for label, name in EXPERIMENT_ROWS:
+        r = doc["experiment"]["rates"][name]
+        assert re.search(re.escape(label) + r" +" + re.escape(rate_text(r["k"], r["n"])), readme), label
+    for row in doc["experiment"]["value_sweep"]:
+        k, n = row["routes_with_rewarded_deletion"], row["routes"]
+        assert re.search(rf"\n  {re.escape(row['multiplier'])} +{re.escape(rate_text(k, n))}", readme)
+
+
+def test_artifacts_need_the_experiment(tmp_path: Path) -> None:
+    assert main(["seams", str(EXAMPLES / "devtools_api.route"), "--artifacts", str(tmp_path)]) == EXIT_USAGE
+    assert not (tmp_path / "experiment.json").exists()

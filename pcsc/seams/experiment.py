@@ -32,13 +32,21 @@ The paper's Phase 0 (its definitions; `docs/experiments.md` quotes them):
   a flip there would be a bug.
 
 The exhaustive measures above (every splice of every route, strict ``>``) are ours
-and are printed as extra rows, labelled so.
+and are printed as extra rows, labelled so. Also ours:
+- *the detection ladder*: the typed-state detector (GATE's coverage decision) and a
+  structural proxy detector (`pcsc.seams.detectors`, edge structure alone), each run
+  on every admissible splice (*seam detections*, k of the splices) and on every
+  honest route (*honest flags*, k of the routes).
+- *value sweep*: for each multiplier m, the routes with a score-improving deletion
+  when the terminal value V is m·V, by the exact identity (R_{k+1} is affine in V:
+  R_{k+1}(m·V) = R_{k+1}(V) + (m − 1)·V·Π_{i>k} p_i), nothing recompiled.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from fractions import Fraction
 
 import attrs
 
@@ -48,6 +56,8 @@ from pcsc.pipeline import Session
 from pcsc.policy.model import Floors, Policy
 from pcsc.score.route import score_route
 from pcsc.seams.analysis import RouteSeams, Seam
+from pcsc.seams.detectors import Ladder, ladder
+from pcsc.seams.folds import fold_seam_identities
 from pcsc.seams.splice import splice
 
 
@@ -146,6 +156,23 @@ class Experiment:
     beats_without_floors: int
     splices: int
     phase0: Phase0
+    ladder: Ladder
+    value_sweep: tuple[SweepRow, ...]
+
+
+@attrs.frozen
+class SweepRow:
+    """Score-improving deletions with the terminal value scaled by ``multiplier``."""
+
+    multiplier: str  # as given, e.g. "1.5"
+    routes: int
+    routes_with_rewarded_deletion: int
+    deletions: int
+    rewarded_deletions: int
+
+
+#: The value sweep's multipliers when none are given.
+DEFAULT_SWEEP = ("1", "1.5", "2", "3")
 
 
 #: The paper's published counts (k, n) for the rows it reports, by measure name.
@@ -187,6 +214,17 @@ def rates(e: Experiment) -> dict[str, tuple[int, int]]:
         "all_splices_fundability_dock": (by_mode["dock"].fundability, n),
         "splices_beating_honest_without_delta_floors": (e.beats_without_floors, e.splices),
         "splices_beating_honest_with_delta_floors": (e.beats_with_floors, e.splices),
+        "ladder_typed_seam_detections": (e.ladder.typed_detections, e.ladder.splices),
+        "ladder_typed_honest_flags": (e.ladder.typed_honest_flags, e.ladder.honest),
+        "ladder_proxy_seam_detections": (e.ladder.proxy_detections, e.ladder.splices),
+        "ladder_proxy_honest_flags": (e.ladder.proxy_honest_flags, e.ladder.honest),
+    }
+
+
+def sweep_rates(row: SweepRow) -> dict[str, tuple[int, int]]:
+    return {
+        "routes_with_score_improving_deletion": (row.routes_with_rewarded_deletion, row.routes),
+        "score_improving_deletions": (row.rewarded_deletions, row.deletions),
     }
 
 
@@ -204,7 +242,8 @@ def summary_rates(s: Summary) -> dict[str, tuple[int, int]]:
     }
 
 
-def experiment(results: Sequence[RouteSeams], session: Session, seed: int = DEFAULT_SEED) -> Experiment:
+def experiment(results: Sequence[RouteSeams], session: Session, seed: int = DEFAULT_SEED,
+               multipliers: Sequence[str] = DEFAULT_SWEEP) -> Experiment:
     summary = summarise(results)
     rows = []
     for mode in ("ungated", "gate", "dock"):
@@ -224,7 +263,44 @@ def experiment(results: Sequence[RouteSeams], session: Session, seed: int = DEFA
             total += 1
             with_floors += _beats(r.compiled.route, s.k, policy)
             without_floors += _beats(r.compiled.route, s.k, bare)
-    return Experiment(summary, tuple(rows), with_floors, without_floors, total, phase0(results, seed))
+    return Experiment(summary, tuple(rows), with_floors, without_floors, total, phase0(results, seed),
+                      ladder(results), tuple(value_sweep(results, m) for m in multipliers))
+
+
+def value_sweep(results: Sequence[RouteSeams], multiplier: str) -> SweepRow:
+    """The routes (and deletions) with Δ_k > 0 when V becomes m·V, exactly."""
+    m = Fraction(multiplier)
+    routes = rewarded_routes = deletions = rewarded = 0
+    for r in results:
+        routes += 1
+        deltas = scaled_deltas(r, m)
+        deletions += len(deltas)
+        rewarded += sum(d > 0 for d in deltas)
+        rewarded_routes += any(d > 0 for d in deltas)
+    return SweepRow(multiplier, routes, rewarded_routes, deletions, rewarded)
+
+
+def scaled_deltas(r: RouteSeams, m: Fraction) -> list[Fraction]:
+    """Δ_k of every seam of the route with the terminal value m·V (exact rationals).
+    The paper's fold: Δ_k = reach·[c_k + (1 − p_k)·R_{k+1}(m·V)] with R_{k+1} affine in V.
+    A policy's own fold: its exact identity (pcsc/seams/folds.py) at m·V."""
+    n = r.compiled.numbers
+    ts = n.transitions
+    V = Fraction(n.value)
+    if not n.fold.is_default:
+        ks = [s.k for s in r.seams]
+        scaled = fold_seam_identities([t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts],
+                                      V * m, ks, n.fold.abandonment)  # type: ignore[arg-type]  # exact: Fraction(x) of a Fraction
+        return [i.delta_formula for i in scaled]
+    out = []
+    for s in r.seams:
+        i, k = s.identity, s.k
+        tail = Fraction(1)
+        for t in ts[k + 1:]:
+            tail *= Fraction(t.p)
+        R_next = i.R_next + (m - 1) * V * tail
+        out.append(i.reach * (Fraction(ts[k].cost.c) + (1 - Fraction(ts[k].p)) * R_next))
+    return out
 
 
 def phase0_arms(r: RouteSeams, seed: int = DEFAULT_SEED) -> tuple[Phase0Arm, ...]:

@@ -4,10 +4,14 @@ several routes, the cohort summary; `--experiment`, the paper's experiment A."""
 from __future__ import annotations
 
 import argparse
+import hashlib
+from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
+from pcsc.cli.exits import UsageError
 from pcsc.cli.outcome import Outcome
 
 
@@ -29,6 +33,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="with --experiment, the seed of the Phase 0 random arm (default: fixed; same seed, same bytes)",
     )
+    p.add_argument(
+        "--value-sweep",
+        default=None,
+        metavar="M,M,…",
+        help="with --experiment, the terminal-value multipliers of the value sweep (default: 1,1.5,2,3)",
+    )
+    p.add_argument(
+        "--artifacts",
+        default=None,
+        metavar="DIR",
+        help="with --experiment, also write DIR/experiment.json (the JSON document, input hashes included) "
+        "and DIR/experiment.json.sha256 (sha256sum -c checks it)",
+    )
     p.add_argument("--verbose", action="store_true", help="with --experiment, print the per-route tables too")
     options.formats(p, "text", "json")
     options.search_paths(p)
@@ -44,7 +61,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     remember_proofs()  # a shape proved by an earlier run is not proved again (see pcsc.seams.symbolic)
     from pcsc.packet import seams_packet
     from pcsc.seams.analysis import analyse
-    from pcsc.seams.experiment import DEFAULT_SEED, experiment, summarise
+    from pcsc.seams.experiment import DEFAULT_SEED, DEFAULT_SWEEP, experiment, summarise
     from pcsc.textout import experiment_text, seams_text, summary_text
 
     session, compiled = ctx.compile(args.files)
@@ -53,7 +70,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     else:
         results = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
     summary = summarise(results)
-    exp = experiment(results, session, DEFAULT_SEED if args.seed is None else args.seed) if args.experiment else None
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    sweep = DEFAULT_SWEEP if args.value_sweep is None else _multipliers(args.value_sweep)
+    exp = experiment(results, session, seed, sweep) if args.experiment else None
     payload = seams_packet(results, summary, exp)
     derivations = _derivations(results) if args.symbolic else None
     if derivations is not None:
@@ -71,7 +90,42 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         parts.append("\n" + summary_text(summary))
     if exp is not None:
         parts.append("\n" + experiment_text(exp))
-    return Outcome("seams", payload, text="\n".join(parts), diagnostics=session.diags.sorted())
+    diagnostics = session.diags.sorted()
+    if args.artifacts is not None:
+        if exp is None:
+            raise UsageError("--artifacts needs --experiment")
+        _write_artifacts(ctx, Path(args.artifacts), payload, diagnostics)
+    return Outcome("seams", payload, text="\n".join(parts), diagnostics=diagnostics)
+
+
+def _multipliers(text: str) -> tuple[str, ...]:
+    out = tuple(m.strip() for m in text.split(",") if m.strip())
+    for m in out:
+        try:
+            ok = Fraction(m) > 0
+        except (ValueError, ZeroDivisionError):
+            ok = False
+        if not ok:
+            raise UsageError(f"--value-sweep: `{m}` is not a positive number")
+    if not out:
+        raise UsageError("--value-sweep needs at least one multiplier")
+    return out
+
+
+def _write_artifacts(ctx: Context, folder: Path, payload: dict[str, Any], diagnostics: list[Any]) -> None:
+    """experiment.json: the document `--format json` prints (envelope, input hashes);
+    experiment.json.sha256: its digest in sha256sum's format."""
+    from pcsc import canonical
+    from pcsc.render.diagnostics import to_json
+    from pcsc.render.envelope import envelope
+
+    document = dict(payload)
+    shown = sorted(diagnostics, key=lambda d: (d.span.file, d.span.line, d.span.column))  # as `emit` orders them
+    document.setdefault("diagnostics", [to_json(d) for d in shown])
+    data = (canonical.dumps(envelope("seams", document, ctx.inputs), pretty=True) + "\n").encode("utf-8")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "experiment.json").write_bytes(data)
+    (folder / "experiment.json.sha256").write_bytes(f"{hashlib.sha256(data).hexdigest()}  experiment.json\n".encode())
 
 
 def _analyse(session: Any, compiled: Any) -> Any:
