@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pcsc.cli import main
-from pcsc.forecast.learn import Comparison, compare, fit, held_out
+from pcsc.forecast.learn import Comparison, compare, fit, held_out, w_aware_prior
 from pcsc.policy.load import PolicyStore
 from tests.conftest import SPEC_ROUTE
 
@@ -112,7 +112,7 @@ def test_evaluate_grades_the_frozen_forecasts(loop: Path, tmp_path: Path, capsys
     assert code == 0, err
     doc = json.loads(out)
     names = [s["name"] for s in doc["scorers"]]
-    assert names == ["score", "criteria_score"]
+    assert names == ["score", "criteria_score", "flat_product", "flat_npv"]  # the logistic baseline is not fitted
     for s in doc["scorers"]:
         assert set(s) >= {"name", "n", "positives", "auc", "ci", "lift_top_quartile", "B", "seed"}
         assert (s["n"], s["positives"], s["B"], s["seed"]) == (2, 1, 500, 7)
@@ -186,10 +186,21 @@ def test_policy_fit_is_a_beta_binomial_update_and_compare_decides(
     assert code == 0, err
     doc = tomllib.loads(target.read_text(encoding="utf-8"))
     assert doc["policy"]["extends"] == "venture@1.0.0"
-    # first-users: prior 0.45, strength 20; launch resolved 1 positive of 2 routes
-    assert doc["priors"]["devtools/first-users"]["p"] == pytest.approx((20 * 0.45 + 1) / (20 + 2), abs=1e-6)
+    # the prior that best explains the outcomes after each transition's frozen W (Beta penalty of strength 20)
+    from pcsc.pipeline import Session
+
+    session = Session()
+    compiled = session.compile_route(session.load_routes(tmp_path / "a.route")[0])
+    assert compiled is not None
+    W = {t.name: t.reweight.W for t in compiled.numbers.transitions}
+    # first-users: prior 0.45; launch resolved 1 positive of 2 routes (pooled: (20·0.45 + 1)/22)
+    first_users = doc["priors"]["devtools/first-users"]
+    assert first_users["p"] == pytest.approx(w_aware_prior([W["launch"]] * 2, [True, False], 0.45, 20), abs=1e-6)
+    assert W["launch"] != 1 and first_users["p"] != pytest.approx((20 * 0.45 + 1) / (20 + 2), abs=1e-6)
+    assert "pooled estimate 0.454545" in first_users["source"]
     # first-revenue: devtools monetize positive; rival's monetize is censored and carries nothing
-    assert doc["priors"]["devtools/first-revenue"]["p"] == pytest.approx((20 * 0.30 + 1) / (20 + 1), abs=1e-6)
+    assert doc["priors"]["devtools/first-revenue"]["p"] == pytest.approx(
+        w_aware_prior([W["monetize"]], [True], 0.30, 20), abs=1e-6)
     assert "devtools/scale" not in doc["priors"]  # nothing resolved: unchanged, not written
     code, out, _ = run(capsys, "policy", "check", str(target))
     assert code == 0 and "venture@1.0.1" in out

@@ -3,11 +3,17 @@ it is promoted only when it beats the current one on held-out resolved routes.
 Frozen forecasts are never touched: everything here reads packets and writes a new
 TOML file.
 
-- **Fit.** Per reference class, a beta-binomial update whose prior mean is the old p
-  and whose strength is `strength` pseudo-transitions: p' = (s·p + k) / (s + n) over
-  the n resolved (positive or negative) training transitions of that class, k of
-  them positive. Unresolved and censored milestones carry no information and are
-  left out. Classes without resolved transitions keep their p.
+- **Fit.** Per reference class, the prior that, after each transition's own frozen W,
+  best explains the outcomes: p' maximises
+  Σ_j [y_j·log q_j + (1 − y_j)·log(1 − q_j)] + s·p·log p' + s·(1 − p)·log(1 − p')
+  with q_j = clip(p'·W_j, ε, 1 − ε), over the n resolved (positive or negative) training
+  transitions of that class (k of them positive), p the old prior and s = `strength`
+  pseudo-transitions (a Beta penalty). With every W = 1 this is the beta-binomial
+  update p' = (s·p + k) / (s + n), the *pooled* estimate, which is also reported:
+  pooling raw success rates estimates p·mean(W), not p. The maximum is found on a grid
+  of 1,000 points of (0, 1), refined by golden-section search. Unresolved and censored
+  milestones carry no information and are left out. Classes without resolved
+  transitions keep their p.
 - **Split.** A route is held out when the first byte of SHA-256(route name) is below
   256·holdout; fit uses the other routes, compare the held-out ones, so the same
   routes are never used for both.
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -50,9 +57,52 @@ def held_out(route: str, holdout: float) -> bool:
 class ClassFit:
     ref_class: str
     old_p: float
-    new_p: float
+    new_p: float  # the W-aware estimate
     n: int  # resolved training transitions
     k: int  # of which positive
+    pooled_p: float | None = None  # the beta-binomial update of the raw success rate, (s·p + k) / (s + n)
+
+
+EPS = 1e-9  # a transition's p is kept in [EPS, 1 − EPS] so that every outcome has a finite log-likelihood
+GRID = 1000
+GOLDEN_TOL = 1e-12
+
+
+def _log_posterior(p: float, ws: Sequence[float], ys: Sequence[bool], p0: float, strength: float) -> float:
+    import numpy as np
+
+    q = np.clip(p * np.asarray(ws, dtype=np.float64), EPS, 1 - EPS)
+    y = np.asarray(ys, dtype=np.bool_)
+    ll = float(np.log(q[y]).sum() + np.log1p(-q[~y]).sum())
+    if p0 > 0:
+        ll += strength * p0 * math.log(p)
+    if p0 < 1:
+        ll += strength * (1 - p0) * math.log1p(-p)
+    return ll
+
+
+def w_aware_prior(ws: Sequence[float], ys: Sequence[bool], p0: float, strength: float) -> float:
+    """The p' in (0, 1) that maximises the penalised likelihood of outcomes ``ys`` when
+    each transition succeeds with clip(p'·W, 0, 1) (the module docstring): the best of a
+    grid of (0, 1), refined by golden-section search between its neighbours."""
+    grid = [(i + 0.5) / GRID for i in range(GRID)]
+    values = [_log_posterior(p, ws, ys, p0, strength) for p in grid]
+    best = max(range(GRID), key=lambda i: values[i])
+    lo, hi = (EPS if best == 0 else grid[best - 1]), (1 - EPS if best == GRID - 1 else grid[best + 1])
+    ratio = (math.sqrt(5) - 1) / 2
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    fa, fb = _log_posterior(a, ws, ys, p0, strength), _log_posterior(b, ws, ys, p0, strength)
+    while hi - lo > GOLDEN_TOL:
+        if fa >= fb:
+            hi, b, fb = b, a, fa
+            a = hi - ratio * (hi - lo)
+            fa = _log_posterior(a, ws, ys, p0, strength)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + ratio * (hi - lo)
+            fb = _log_posterior(b, ws, ys, p0, strength)
+    p = (lo + hi) / 2
+    return p if _log_posterior(p, ws, ys, p0, strength) >= values[best] else grid[best]
 
 
 def _outcomes(packets: Sequence[Mapping[str, Any]], results: Iterable[Resolved],
@@ -74,27 +124,32 @@ def fit(policy: Policy, packets: Sequence[Mapping[str, Any]], results: Iterable[
         strength: float, holdout: float) -> list[ClassFit]:
     if strength <= 0:
         raise ValueError("the prior strength must be positive")
-    counts: dict[str, tuple[int, int]] = {}
+    seen: dict[str, tuple[list[float], list[bool]]] = {}
     for _, t, positive in _outcomes(packets, results, lambda r: not held_out(r, holdout)):
-        n, k = counts.get(t["class"], (0, 0))
-        counts[t["class"]] = (n + 1, k + positive)
+        ws, ys = seen.setdefault(t["class"], ([], []))
+        ws.append(float(t["W"]))
+        ys.append(positive)
     fits = []
     for ref_class, prior in sorted(policy.priors.items()):
-        n, k = counts.get(ref_class, (0, 0))
-        new_p = (strength * prior.p + k) / (strength + n)
-        fits.append(ClassFit(ref_class, prior.p, new_p, n, k))
+        ws, ys = seen.get(ref_class, ([], []))
+        n, k = len(ys), sum(ys)
+        pooled = (strength * prior.p + k) / (strength + n)
+        new_p = w_aware_prior(ws, ys, prior.p, strength) if n else prior.p
+        fits.append(ClassFit(ref_class, prior.p, new_p, n, k, pooled))
     return fits
 
 
 def fitted_policy_document(old: LoadedPolicy, version: str, fits: Sequence[ClassFit], strength: float,
-                           ledger: str, when: dt.date) -> dict[str, Any]:
+                           ledger: str, when: dt.date, holdout: float = 0.3) -> dict[str, Any]:
     """The new version as a TOML document: `extends` the old one, overriding only the
-    priors that resolved transitions moved."""
+    priors that resolved transitions moved, and recording the hold-out split in `[fit]`."""
     priors = {
         f.ref_class: {
             "p": round(f.new_p, 6),
-            "source": (f"fitted {when.isoformat()}: beta-binomial from {old.ref} p={f.old_p} with strength "
-                       f"{strength:g}; {f.k} of {f.n} resolved transitions positive ({ledger})"),
+            "source": (f"fitted {when.isoformat()}: the prior that best explains the outcomes after each "
+                       f"transition's W, Beta penalty from {old.ref} p={f.old_p} with strength {strength:g}; "
+                       f"{f.k} of {f.n} resolved transitions positive ({ledger}); pooled estimate "
+                       f"{f.pooled_p:.6f}"),
         }
         for f in fits
         if f.n > 0
@@ -110,6 +165,7 @@ def fitted_policy_document(old: LoadedPolicy, version: str, fits: Sequence[Class
     }
     if priors:
         doc["priors"] = priors
+    doc["fit"] = {"holdout": holdout, "strength": strength}
     return doc
 
 

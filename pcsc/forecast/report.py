@@ -1,8 +1,10 @@
 """The `pcsc evaluate` report of a ledger: each route's latest frozen forecast graded
 against the outcomes resolved as of a date.
 
-Route level: the released score and the criteria score T as two scorers (AUC with a
-company bootstrap CI, top-quartile lift, paired ΔAUC); transition level: the frozen p
+Route level: the released score, the criteria score T and the baselines of
+`pcsc.forecast.baselines` (Πp, the flat NPV Πp·V − Σc, an out-of-fold logistic
+regression) as scorers (AUC with a company bootstrap CI, top-quartile lift), and the
+paired ΔAUC of the score against each of the others on the same resamples; transition level: the frozen p
 against resolved milestones (Brier, ECE, calibration table, CIs by a cluster bootstrap
 over routes). A forecast frozen on or after the date of an outcome it would be graded
 on is refused, naming both times: a forecast must exist before the world can grade it.
@@ -105,7 +107,7 @@ def evaluate_report(
     mode) graded against ``outcomes`` as of ``as_of``; ``recorded`` are the outcomes'
     ledger anchors (what a retrospective forecast is checked against). Raises
     ``GradingError``."""
-    from pcsc.forecast import metrics
+    from pcsc.forecast import baselines, metrics
     from pcsc.forecast.resolve import frozen_routes, resolve_routes, resolve_windows, route_outcomes
 
     mode = mode_of(forecasts)
@@ -146,10 +148,12 @@ def evaluate_report(
 
     scorers, paired, left_out = [], [], []
     y_route = {o.route: o.label == "positive" for o in labelled}
-    columns = {
+    columns: dict[str, dict[str, Any]] = {
         "score": {r: packets[r]["score"] for r in y_route},
         "criteria_score": {r: packets[r]["criteria_score"] for r in y_route},
     }
+    extra, logistic = baselines.baseline_columns(packets, y_route, seed)
+    columns.update(extra)
     for name, values in columns.items():
         cases = [r for r in y_route if values[r] is not None]
         left_out += [{"route": r, "scorer": name, "why": "no value (score withheld or no criteria)"}
@@ -162,12 +166,17 @@ def evaluate_report(
             scorers.append({"name": name, "n": len(cases), "positives": sum(ys), "auc": ci.estimate,
                             "ci": ci.ci, "lift_top_quartile": lift,
                             "B": B, "seed": seed, "skipped_resamples": ci.skipped})
-    both = [r for r in y_route if all(columns[c][r] is not None for c in columns)]
+    # paired ΔAUC of the score against every other scorer, all on the same resamples of the
+    # same cases: the routes every graded column scores (a column scoring none is left out)
+    graded = [c for c in columns if any(v is not None for v in columns[c].values())]
+    both = [r for r in y_route if all(columns[c][r] is not None for c in graded)]
     ys_both = [int(y_route[r]) for r in both]
-    if len(scorers) == 2 and both and 0 < sum(ys_both) < len(ys_both):
-        d = metrics.paired_delta_auc([float(columns["score"][r]) for r in both],
-                                     [float(columns["criteria_score"][r]) for r in both], ys_both, B=B, seed=seed)
-        paired.append({"a": "score", "b": "criteria_score", "delta_auc": d.estimate, "ci": d.ci, "n": len(both)})
+    if "score" in graded and len(graded) > 1 and both and 0 < sum(ys_both) < len(ys_both):
+        _, deltas = metrics.bootstrap_many([[float(columns[c][r]) for r in both] for c in graded], ys_both,
+                                           B=B, seed=seed)
+        for other, d in zip(graded[1:], deltas[: len(graded) - 1], strict=True):  # the pairs (score, other)
+            paired.append({"a": "score", "b": other, "delta_auc": d.estimate, "ci": d.ci, "n": len(both),
+                           "B": B, "seed": seed, "skipped_resamples": d.skipped})
 
     calibration: dict[str, Any] | None = None
     if milestones:
@@ -201,7 +210,12 @@ def evaluate_report(
         "routes_labelled": len(labelled),
         "milestones_resolved": len(milestones),
         "cases": [{"route": r, "label": "positive" if y_route[r] else "negative",
-                   "score": columns["score"][r], "criteria_score": columns["criteria_score"][r]} for r in y_route],
+                   **{c: columns[c][r] for c in columns}} for r in y_route],
+        "baselines": [{"name": "flat_product", "fitted": True, "what": "Πp, the product of the frozen p"},
+                      {"name": "flat_npv", "fitted": True, "what": "Πp·V − Σc"},
+                      {"name": "criteria_score", "fitted": True, "what": "the criteria score T"},
+                      {**logistic.to_json(), "what": "logistic regression on the packet's structured factors, "
+                       "out-of-fold predictions (folds grouped by company)"}],
         "scorers": scorers,
         "paired": paired,
         "calibration": calibration,

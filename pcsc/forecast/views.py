@@ -94,6 +94,9 @@ def evaluate_text(report: dict[str, Any]) -> str:
     for d in report["paired"]:
         ci = "—" if d["ci"] is None else f"[{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]"
         lines.append(f"  paired ΔAUC {d['a']} − {d['b']}: {d['delta_auc']:+.3f} {ci} (n = {d['n']})")
+    for b in report.get("baselines", []) if report["scorers"] else []:
+        if not b["fitted"]:
+            lines.append(f"  baseline {b['name']}: not fitted ({b['why']})")
     cal = report["calibration"]
     if cal is not None:
         lines += ["", f"transition level (n = {cal['n']}, {cal['bins']} equal-width bins; CIs: {cal['bootstrap']})"]

@@ -205,6 +205,23 @@ class ForecastPolicy:
     )
 
 
+@attrs.frozen
+class FitRecord:
+    """How `pcsc policy fit` wrote this version: the routes it held out, which
+    `pcsc policy compare` grades on when `--holdout` is not given."""
+
+    holdout: float = attrs.field(
+        validator=_unit_interval,
+        metadata={
+            "doc": "The share of routes held out of the fit, in [0, 1]: a route is held out when the first byte "
+            "of SHA-256(route name) is below 256·holdout."
+        },
+    )
+    strength: float = attrs.field(
+        validator=_non_negative, metadata={"doc": "The prior strength the fit used, in pseudo-transitions."}
+    )
+
+
 def _rate(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not (value >= 0.0 and value < float("inf")):
         raise PolicyValueError(attribute.name, f"must be a finite number at least 0, got {value!r}")
@@ -272,6 +289,10 @@ class Policy:
     forecast: ForecastPolicy = attrs.field(
         factory=ForecastPolicy,
         metadata={"doc": "How frozen forecasts resolve: the fixed windows read besides each transition's horizon."},
+    )
+    fit: FitRecord | None = attrs.field(
+        default=None,
+        metadata={"doc": "Written by `pcsc policy fit`: the hold-out split of the fit, which `policy compare` uses."},
     )
 
     @property

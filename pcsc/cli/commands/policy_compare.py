@@ -12,11 +12,14 @@ from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
+DEFAULT_HOLDOUT = 0.3
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("old", metavar="OLD", help="id@version, or a path to a .toml file")
     p.add_argument("new", metavar="NEW", help="id@version, or a path to a .toml file")
-    p.add_argument("--holdout", type=float, default=0.3, help="the same share `fit` held out (default: 0.3)")
+    p.add_argument("--holdout", type=float, help="the share of routes held out (default: the share NEW's `[fit]` "
+                   f"section records, as `policy fit` wrote it; else {DEFAULT_HOLDOUT})")
     options.ledger(p)
     options.as_of(p)
     options.search_paths(p, libraries=False)
@@ -42,13 +45,17 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         return failed("policy-compare", policy_diagnostics(exc))
     except LedgerError as exc:
         return failed("policy-compare", [ledger_diagnostic(ctx.ledger_path(), str(exc))])
+    holdout = args.holdout
+    if holdout is None:
+        recorded = new.policy.fit
+        holdout = DEFAULT_HOLDOUT if recorded is None else recorded.holdout
     try:
-        result = compare(old.policy, new.policy, found.packets, found.milestones, found.labels, args.holdout)
+        result = compare(old.policy, new.policy, found.packets, found.milestones, found.labels, holdout)
     except KeyError as exc:
         message = f"reference class {exc} of a frozen forecast is in neither policy"
         return failed("policy-compare", [Diagnostic.of(codes.E744, message, Span.file_only(str(ctx.ledger_path())))])
     return Outcome(
         "policy-compare",
-        {"old": old.ref, "new": new.ref, **attrs.asdict(result)},
+        {"old": old.ref, "new": new.ref, "holdout": holdout, **attrs.asdict(result)},
         text=compare_text(old.ref, new.ref, result),
     )

@@ -1,5 +1,6 @@
 """`pcsc policy fit --policy ID@VERSION --version NEW`: propose a new policy version whose
-priors are refitted (a beta-binomial update) from the ledger's resolved milestones;
+priors are refitted (the prior that, after each transition's W, best explains the
+outcomes, with a Beta penalty) from the ledger's resolved milestones;
 `-o PATH` writes the TOML there instead of to standard output."""
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     key = (old.policy.id, old.policy.version)
     mine = [p for p in found.packets if (p["policy"]["id"], p["policy"]["version"]) == key]
     fits = fit(old.policy, mine, found.milestones, args.strength, args.holdout)
-    doc = fitted_policy_document(old, args.version, fits, args.strength, str(ctx.ledger_path()), when)
+    doc = fitted_policy_document(old, args.version, fits, args.strength, str(ctx.ledger_path()), when,
+                                 args.holdout)
     text = tomli_w.dumps(doc)
     if args.toml:
         target = Path(args.toml)
@@ -89,7 +91,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         "strength": args.strength,
         "holdout": args.holdout,
         "forecasts": len(mine),
-        "classes": [{"class": f.ref_class, "old_p": f.old_p, "new_p": f.new_p, "n": f.n, "k": f.k} for f in fits],
+        "classes": [{"class": f.ref_class, "old_p": f.old_p, "new_p": f.new_p, "n": f.n, "k": f.k,
+                     "pooled_p": f.pooled_p} for f in fits],
         "toml": None if args.toml else text,
     }
     note = (
