@@ -911,4 +911,6 @@ def open_ledger(path: PathLike = DEFAULT_PATH, *, create: bool = True) -> Ledger
     a PCSC ledger, or a newer schema."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    return Ledger(_Ledger.open(path if isinstance(path, str) else Path(path), create=create))  # str: postgresql://
+    from pcsc.forecast.stores import open_ledger as _open
+
+    return Ledger(_open(path if isinstance(path, str) else Path(path), create=create))  # str: postgresql://

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from pcsc.cli import main
-from pcsc.forecast.ledger import ForecastRecord, Ledger, LedgerError, PolicyId
+from pcsc.forecast.ledger import ForecastRecord, LedgerError, PolicyId
+from pcsc.forecast.stores import open_ledger
 from tests.test_forecast_loop import FAR, outcomes, write_routes
 
 DSN = os.environ.get("PCSC_TEST_POSTGRES", "")
@@ -135,7 +136,7 @@ def _record(route: str, n: int) -> ForecastRecord:
 
 
 def _freeze(url: str, route: str, n: int) -> None:
-    with Ledger.open(url) as ledger:
+    with open_ledger(url) as ledger:
         ledger.append_forecasts([_record(route, n)], inputs=[])
 
 
@@ -161,7 +162,7 @@ def test_rows_cannot_be_changed_removed_or_inserted_out_of_order(url: str, admin
     admin.execute(f"SET search_path = {schema}")
     with pytest.raises(psycopg.errors.IntegrityConstraintViolation, match="append-only"):
         admin.execute(statement)
-    with Ledger.open(url, create=False) as ledger:
+    with open_ledger(url, create=False) as ledger:
         assert ledger.verify().ok and len(ledger.entries()) == 1
 
 
@@ -240,7 +241,7 @@ def test_concurrent_writers_lose_nothing(url: str) -> None:
     for p in workers:
         p.join(120)
         assert p.exitcode == 0
-    with Ledger.open(url, create=False) as ledger:
+    with open_ledger(url, create=False) as ledger:
         result = ledger.verify()
         entries = ledger.entries()
     assert result.ok, result.problems
@@ -257,13 +258,13 @@ def test_concurrent_first_freezes_create_one_ledger(url: str) -> None:
     for p in workers:
         p.join(120)
         assert p.exitcode == 0
-    with Ledger.open(url, create=False) as ledger:
+    with open_ledger(url, create=False) as ledger:
         result = ledger.verify()
     assert result.ok and result.entries == 6, result.problems
 
 
 def _hold_a_write(url: str, ready: Any) -> None:
-    ledger = Ledger.open(url)
+    ledger = open_ledger(url)
     with ledger._write():
         seq, prev = ledger._head("entries")
         ledger._insert("entries", "seq, kind, route, file, payload, payload_sha256, prev_sha256, entry_sha256, "
@@ -289,7 +290,7 @@ def test_verify_after_a_writer_killed_mid_transaction(url: str, capsys: pytest.C
     doc = verified(capsys, url, "--head", head.strip())
     assert doc["_code"] == 0 and doc["ok"] and doc["checked"]["rows"]["entries"] == 1, doc
     _freeze(url, "b", 2)  # the server rolled the dead writer back and released its lock
-    with Ledger.open(url, create=False) as ledger:
+    with open_ledger(url, create=False) as ledger:
         result = ledger.verify()
         assert result.ok and [e.route for e in ledger.entries()] == ["a", "b"]
 
@@ -315,4 +316,4 @@ def test_an_unreachable_server_is_an_error_not_a_crash(capsys: pytest.CaptureFix
 
 def test_ledger_errors_are_ledger_errors() -> None:
     with pytest.raises(LedgerError):
-        Ledger.open("postgres://nobody@127.0.0.1:1/none?connect_timeout=1", create=False)
+        open_ledger("postgres://nobody@127.0.0.1:1/none?connect_timeout=1", create=False)

@@ -106,15 +106,6 @@ class LedgerURL(PosixPath):
         return str(self)
 
 
-def _database_backend() -> type[Ledger]:
-    """The class of the database ledger (`pcsc.forecast.ledger_pg.PostgresLedger`). It
-    builds on this module, so it is loaded by name, as a plugin, when an address is used."""
-    import importlib
-
-    backend: type[Ledger] = importlib.import_module("pcsc.forecast.ledger_pg").PostgresLedger
-    return backend
-
-
 def ledger_location(given: str | os.PathLike[str]) -> Path:
     """The ledger ``given`` on a command line: a `LedgerURL` for a database address, else a path."""
     text = os.fspath(given)
@@ -481,11 +472,11 @@ class Ledger:
         that is not a PCSC ledger, a schema newer than this pcsc reads, or a file SQLite
         cannot open (its message kept). Without ``create``, a ledger whose folder cannot
         be written (so SQLite cannot make its WAL files) is opened read-only, when no
-        writer has left a WAL file beside it. A `LedgerURL` (see `ledger_location`) opens
-        a PostgreSQL ledger (`pcsc.forecast.ledger_pg`) instead."""
+        writer has left a WAL file beside it. A database address (`LedgerURL`) is opened by
+        `pcsc.forecast.stores.open_ledger`, which chooses the backend."""
         path = ledger_location(path)
-        if isinstance(path, LedgerURL):
-            return _database_backend().open(path, create=create)
+        if isinstance(path, LedgerURL):  # a database: `pcsc.forecast.stores.open_ledger` chooses its class
+            raise LedgerError(f"{path} is a database ledger: open it with pcsc.forecast.stores.open_ledger")
         if path.is_dir():
             raise LedgerError(f"{path} is a folder, not a PCSC ledger file")
         if not path.exists():
@@ -1108,11 +1099,8 @@ def create_and_append(
     to append creates nothing. A PostgreSQL ledger is created (when absent) in the
     transaction that appends the first forecasts."""
     path = ledger_location(path)
-    if isinstance(path, LedgerURL):
-        if not records:
-            return []
-        with _database_backend().open(path, create=True) as ledger:
-            return ledger.append_forecasts(records, inputs=inputs, pcsc_version=pcsc_version, frozen_at=frozen_at)
+    if isinstance(path, LedgerURL):  # a database: `pcsc.forecast.stores.create_and_append` handles it
+        raise LedgerError(f"{path} is a database ledger: append to it with pcsc.forecast.stores.create_and_append")
     if path.exists() or not records:
         if not records and not path.exists():
             return []

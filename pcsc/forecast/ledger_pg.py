@@ -159,7 +159,7 @@ def _psycopg() -> Any:
 
 
 class PostgresLedger(Ledger):
-    """A ledger in a PostgreSQL schema. Opened by `Ledger.open` for a `LedgerURL`."""
+    """A ledger in a PostgreSQL schema, opened by `pcsc.forecast.stores.open_ledger` for a `LedgerURL`."""
 
     def __init__(self, conn: Any, path: LedgerURL) -> None:
         self._pg = conn

@@ -74,9 +74,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 # ---------------------------------------------------------------------- the ledger
 def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import bootstrap, ledger_diagnostic, resolution_date
-    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.records import latest_forecasts, recorded_outcomes, stored_outcomes
     from pcsc.forecast.report import GradingError, evaluate_report
+    from pcsc.forecast.stores import open_ledger
     from pcsc.forecast.views import evaluate_text
 
     bins = DEFAULT_BINS if args.bins is None else args.bins
@@ -86,7 +87,7 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     B, seed = bootstrap(args)
     path = ctx.ledger_path()
     try:
-        with Ledger.open(path, create=False) as ledger:
+        with open_ledger(path, create=False) as ledger:
             forecasts = latest_forecasts(ledger, args.mode)
             outcomes = stored_outcomes(ledger)
             recorded = recorded_outcomes(ledger)

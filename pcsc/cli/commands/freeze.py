@@ -41,7 +41,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
     from pcsc.cli.forecasting import ledger_diagnostic
     from pcsc.forecast.freeze import Mode, freeze_inputs, freeze_records, in_input_order, not_in_the_past
-    from pcsc.forecast.ledger import LedgerError, create_and_append
+    from pcsc.forecast.ledger import LedgerError
+    from pcsc.forecast.stores import create_and_append
     from pcsc.forecast.views import freeze_text, frozen_row
 
     path = ctx.ledger_path()

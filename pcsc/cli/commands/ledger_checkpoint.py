@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import ledger_diagnostic
     from pcsc.forecast.checkpoint import CheckpointError, make_checkpoint, write_checkpoint
-    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.ledger import LedgerError
+    from pcsc.forecast.stores import open_ledger
 
     path = ctx.ledger_path()
 
@@ -35,7 +36,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
                        diagnostics=[problem])
 
     try:
-        with Ledger.open(path, create=False) as ledger:
+        with open_ledger(path, create=False) as ledger:
             result = ledger.verify()
             identity = ledger.identity()
     except LedgerError as exc:

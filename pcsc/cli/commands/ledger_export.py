@@ -28,14 +28,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import ledger_diagnostic, resolution_date
     from pcsc.forecast.export import COLUMNS, export_rows, sidecar_text, to_csv, to_jsonl
-    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.outcomes import OutcomesError
     from pcsc.forecast.records import latest_forecasts, stored_outcomes
+    from pcsc.forecast.stores import open_ledger
 
     as_of = resolution_date(args.as_of)
     path = ctx.ledger_path()
     try:
-        with Ledger.open(path, create=False) as ledger:
+        with open_ledger(path, create=False) as ledger:
             forecasts = latest_forecasts(ledger, args.mode)
             outcomes = stored_outcomes(ledger)
     except (LedgerError, OutcomesError, ValueError) as exc:

@@ -23,12 +23,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import ledger_diagnostic
-    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.ledger import LedgerError
+    from pcsc.forecast.stores import open_ledger
     from pcsc.forecast.views import head_text
 
     path = ctx.ledger_path()
     try:
-        with Ledger.open(path, create=False) as ledger:
+        with open_ledger(path, create=False) as ledger:
             result = ledger.verify()
     except LedgerError as exc:
         problem = ledger_diagnostic(path, str(exc))

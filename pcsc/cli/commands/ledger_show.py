@@ -21,13 +21,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import ledger_diagnostic
-    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.ledger import LedgerError
+    from pcsc.forecast.stores import open_ledger
     from pcsc.forecast.views import entry_json, outcome_json, show_text
 
     path = ctx.ledger_path()
     route = args.route
     try:
-        ledger = Ledger.open(path, create=False)
+        ledger = open_ledger(path, create=False)
     except LedgerError as exc:
         problem = ledger_diagnostic(path, str(exc))
         return Outcome("ledger-show", {"ledger": str(path), "ok": False, "error": str(exc)}, diagnostics=[problem])

@@ -38,7 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import ledger_diagnostic
     from pcsc.forecast.checkpoint import CheckpointError
-    from pcsc.forecast.ledger import HeadToken, Ledger, LedgerError
+    from pcsc.forecast.ledger import HeadToken, LedgerError
+    from pcsc.forecast.stores import open_ledger
 
     path = ctx.ledger_path()
     if args.checkpoint and not args.public_key:
@@ -65,7 +66,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         ctx.note_input(Path(args.checkpoint), args.checkpoint)
         head = checkpoint.token
     try:
-        with Ledger.open(path, create=False) as ledger:
+        with open_ledger(path, create=False) as ledger:
             result = ledger.verify(head)
     except LedgerError as exc:
         problem = ledger_diagnostic(path, str(exc))

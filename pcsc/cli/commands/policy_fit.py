@@ -43,11 +43,11 @@ def failed(kind: str, diagnostics: list[Diagnostic]) -> Outcome:
 
 def history(ctx: Context, as_of: dt.date) -> History:
     """The ledger's resolved history (raises ``LedgerError``); the ledger is an input."""
-    from pcsc.forecast.ledger import Ledger
     from pcsc.forecast.records import resolved_history
+    from pcsc.forecast.stores import open_ledger
 
     path = ctx.ledger_path()
-    with Ledger.open(path, create=False) as ledger:
+    with open_ledger(path, create=False) as ledger:
         found = resolved_history(ledger, as_of)
     ctx.note_input(Path(path))
     return found

@@ -114,8 +114,9 @@ def _packets(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
 
 def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
     from pcsc.cli.forecasting import ledger_diagnostic, outcomes_diagnostics
-    from pcsc.forecast.ledger import Ledger, LedgerError
+    from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.outcomes import OutcomesError, load_outcomes
+    from pcsc.forecast.stores import open_ledger
 
     try:
         outcomes = load_outcomes(args.outcomes)
@@ -124,7 +125,7 @@ def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
         return failed(outcomes_diagnostics(exc))
     path = ctx.ledger_path()
     try:
-        with Ledger.open(path, create=False) as ledger:
+        with open_ledger(path, create=False) as ledger:
             return _store_and_resolve(ledger, outcomes, text, args, as_of)
     except LedgerError as exc:
         return failed([ledger_diagnostic(path, str(exc))])
