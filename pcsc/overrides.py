@@ -3,7 +3,10 @@
 A key is a policy key by its TOML path (`reweighting.decay`, `priors."devtools/scale".p`,
 quoted segments for keys with `/` or other characters a bare TOML key cannot hold), or
 one of the route's vision values, `vision.tam`, `vision.capture`, `vision.defensibility`
-(also spelled `route.vision.tam`; a policy has no `vision` table, so the two never clash).
+(also spelled `route.vision.tam`; a policy has no `vision` table, so the two never clash),
+or, always behind `route.`, the amount of one cost item of a transition
+(`route.transitions.launch.cost.engineers`, the unit amount: the count is kept) or the
+weight of one evidence item (`route.evidence.hn_launch.weight`).
 
 A value is read as a TOML literal first (`0.2`, `5`, `true`, `"dock"`, `[[1e5, 5e4]]`),
 else as a number of the route language (`5B`, `12%`, `1.5M usd`: `_`, `k`/`M`/`B`, `%`
@@ -30,6 +33,10 @@ from pcsc.policy.model import LoadedPolicy
 from pcsc.syntax.literals import parse_number
 
 ROUTE_KEYS = ("tam", "capture", "defensibility")
+ROUTE_HELP = (
+    "a route override is route.vision.tam (.capture, .defensibility), "
+    "route.transitions.NAME.cost.ITEM or route.evidence.NAME.weight"
+)
 
 
 class OverrideError(Exception):
@@ -119,8 +126,10 @@ def parse_override(text: str) -> Override:
     path = split_key(key)
     if path[0] == "route":
         path = path[1:]
+        if path and path[0] in ("transitions", "evidence"):
+            return _route_item(text, key, ("route", *path), parse_value(value.strip()))
         if not path or path[0] != "vision":
-            raise OverrideError([f"{key}: a route override is route.vision.tam, .capture or .defensibility"])
+            raise OverrideError([f"{key}: {ROUTE_HELP}"])
     parsed = parse_value(value.strip())
     if path[0] == "vision":
         if len(path) != 2 or path[1] not in ROUTE_KEYS:
@@ -129,6 +138,22 @@ def parse_override(text: str) -> Override:
             raise OverrideError([f"{key}: expected a number"])
         return Override(text, path, float(parsed), "route")
     return Override(text, path, parsed, "policy")
+
+
+def _route_item(text: str, key: str, path: tuple[str, ...], parsed: Any) -> Override:
+    """`route.transitions.T.cost.ITEM=AMOUNT` (usd, at least 0) or `route.evidence.E.weight=W` (in [0, 1])."""
+    cost = path[1] == "transitions" and len(path) == 5 and path[3] == "cost"
+    weight = path[1] == "evidence" and len(path) == 4 and path[3] == "weight"
+    if not (cost or weight):
+        raise OverrideError([f"{key}: {ROUTE_HELP}"])
+    if isinstance(parsed, bool) or not isinstance(parsed, (int, float)):
+        raise OverrideError([f"{key}: expected a number"])
+    number = float(parsed)
+    if cost and not number >= 0.0:
+        raise OverrideError([f"{key}: a cost amount cannot be negative, got {number:g}"])
+    if weight and not 0.0 <= number <= 1.0:
+        raise OverrideError([f"{key}: an evidence weight must be in [0, 1], got {number:g}"])
+    return Override(text, path, number, "route")
 
 
 def parse_overrides(texts: Iterable[str]) -> tuple[Override, ...]:
@@ -198,7 +223,41 @@ class OverridingStore(PolicyStore):
 
 # ---------------------------------------------------------------------- routes
 def override_route(route: Route, overrides: Sequence[Override]) -> Route:
-    values = {o.path[1]: o.value for o in overrides if o.target == "route"}
-    if not values:
+    """``route`` with the route overrides set: vision values, cost amounts and evidence
+    weights (an override naming a transition, item or evidence the route does not have
+    leaves it as it is; `unmatched` reports one that no route has)."""
+    chosen = [o for o in overrides if o.target == "route"]
+    if not chosen:
         return route
-    return attrs.evolve(route, vision=attrs.evolve(route.vision, **values))
+    values = {o.path[1]: o.value for o in chosen if o.path[0] == "vision"}
+    costs = {(o.path[2], o.path[4]): o.value for o in chosen if o.path[:2] == ("route", "transitions")}
+    weights = {o.path[2]: o.value for o in chosen if o.path[:2] == ("route", "evidence")}
+    if values:
+        route = attrs.evolve(route, vision=attrs.evolve(route.vision, **values))
+    if costs:
+        route = attrs.evolve(route, transitions=tuple(
+            attrs.evolve(t, cost=tuple(
+                attrs.evolve(i, unit_cost=costs[t.name, i.name]) if (t.name, i.name) in costs else i
+                for i in t.cost
+            ))
+            for t in route.transitions
+        ))
+    if weights:
+        route = attrs.evolve(route, evidence=tuple(
+            attrs.evolve(e, weight=weights[e.name]) if e.name in weights else e for e in route.evidence
+        ))
+    return route
+
+
+def unmatched(routes: Sequence[Route], overrides: Sequence[Override]) -> list[str]:
+    """A message for each cost or evidence override that no route of ``routes`` has."""
+    out: list[str] = []
+    for o in overrides:
+        if o.path[:2] == ("route", "transitions"):
+            t, item = o.path[2], o.path[4]
+            if not any(i.name == item for r in routes for tr in r.transitions if tr.name == t for i in tr.cost):
+                out.append(f"{o.key}: no route compiled has a transition `{t}` with a cost item `{item}`")
+        elif o.path[:2] == ("route", "evidence"):
+            if not any(e.name == o.path[2] for r in routes for e in r.evidence):
+                out.append(f"{o.key}: no route compiled has evidence `{o.path[2]}`")
+    return out

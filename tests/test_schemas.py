@@ -159,6 +159,8 @@ COMMANDS: list[tuple[str, ...]] = [
     ("gate", SPEC, str(EXAMPLES / "cohort")),
     ("seams", SPEC, "--symbolic", "--experiment"),
     ("explain", SPEC),
+    ("sensitivity", SPEC),
+    ("sensitivity", str(EXAMPLES / "feature_flags.route"), "--route", "enterprise_first"),
     ("rank", SPEC, str(EXAMPLES / "ci_cache.route")),
     ("redteam", SPEC, "--max-edits", "20"),
     ("fmt", "--check", SPEC),

@@ -33,6 +33,8 @@ COMMANDS: tuple[Command, ...] = (
     _c("diff", "diff", "the typed difference of two versions of a route: removed, retargeted, seam skips"),
     _c("verify-cert", "verify_cert", "re-check a decision certificate (compile --cert) with an independent checker"),
     _c("explain", "explain", "every number of a route, rule by rule"),
+    _c("sensitivity", "sensitivity",
+       "the margins: the change to a prior, floor, weight, cost or value that flips a decision"),
     _c("blind", "blind", "blinded copies of routes, identity cues masked; the private map apart"),
     _c("rank", "rank", "rank competing routes and cohorts: gates first, then the policy's key"),
     _c("freeze", "freeze", "compile, rank and store every route's packet in the ledger"),

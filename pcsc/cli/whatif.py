@@ -24,7 +24,8 @@ def add_set_option(p: argparse.ArgumentParser, what: str) -> None:
         default=[],
         metavar="KEY=VALUE",
         help=f"what-if: override a policy key by its TOML path (priors.\"devtools/scale\".p=0.2) or a "
-        f"route's vision.tam/capture/defensibility (vision.tam=5B) {what}; never written back",
+        f"route's vision.tam/capture/defensibility (vision.tam=5B), route.transitions.T.cost.ITEM or "
+        f"route.evidence.E.weight {what}; never written back",
     )
 
 
@@ -37,11 +38,17 @@ def apply_to_session(session: Session, routes: list[Route], overrides: tuple[Ove
     """Bind ``session`` to policies with the overrides and return the routes with theirs;
     an override that cannot be applied to a policy a route pins is a PCSC-E901 in the
     session (the routes are then returned unchanged, and compile nothing new)."""
-    from pcsc.overrides import OverrideError, OverridingStore, override_route
+    from pcsc.overrides import OverrideError, OverridingStore, override_route, unmatched
     from pcsc.policy.load import PolicyError, PolicyStore
 
     if not overrides:
         return routes
+    missing = unmatched(routes, overrides)
+    if missing:
+        for d in diagnostics(missing):
+            if d not in session.diags.items:
+                session.diags.items.append(d)
+        return []
     base = PolicyStore(list(session.policies.search_path))
     store = OverridingStore(list(session.policies.search_path), overrides=overrides)
     out: list[Route] = []

@@ -52,6 +52,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "test": 1,
     "blind": 1,
     "verify-cert": 1,
+    "sensitivity": 1,
     "error": 1,
 }
 

@@ -25,7 +25,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the diff (a route that one policy cannot compile is a finding), 1 when
     a policy or a route file cannot be read."""
     from pcsc.cli.failures import policy_diagnostics
-    from pcsc.overrides import OverrideError, override_policy, override_route, parse_overrides
+    from pcsc.overrides import OverrideError, override_policy, override_route, parse_overrides, unmatched
     from pcsc.pipeline import expand_inputs
     from pcsc.policy.load import PolicyError
     from pcsc.policy_diff import diff_policies, to_json, to_text
@@ -46,6 +46,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     routes = []
     for path, shown in expand_inputs(args.files):
         routes.extend(loader.load_routes(path, shown))
+    missing = unmatched(routes, overrides)
+    if missing:
+        return Outcome("policy-diff", {"ok": False, "errors": missing}, diagnostics=whatif.diagnostics(missing))
     edit = (lambda r: override_route(r, overrides)) if any(o.target == "route" for o in overrides) else None
     result = diff_policies(old, new, routes, ctx.search_path("policy_path"), edit)
     payload = to_json(result)

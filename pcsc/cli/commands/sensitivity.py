@@ -1,0 +1,47 @@
+"""`pcsc sensitivity FILE --route R`: for each prior, floor, evidence weight, gain, cost
+item and vision value, the change that would flip the score's sign, the verdict, the
+bucket, the binding transition or the rank in the file (`pcsc.sensitivity`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.cli.verdicts import exit_code
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.files(p, one=True)
+    options.route(p, "the route whose margins to find")
+    options.formats(p, "text", "json")
+    options.search_paths(p)
+    options.coverage(p)
+    options.output(p, "the margins")
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    """Exit 0 with the margins, 1 on input errors (nothing is searched then)."""
+    from pcsc.sensitivity import report_json, report_text, sensitivity
+
+    session, routes = ctx.load(args.files)
+    try:
+        chosen = ctx.choose_route(routes, args.route, args.files)
+    except UsageError:
+        if args.route is None or not session.diags.has_errors:
+            raise
+        chosen = None  # the named route may be the one that failed to lower: report its errors
+    compiled = session.compile_route(chosen) if chosen is not None else None
+    if compiled is None or session.diags.has_errors:
+        return Outcome("sensitivity", {"sensitivity": None}, diagnostics=session.diags.sorted(),
+                       exit_code=exit_code(session))
+    rivals = [r for r in routes if r is not chosen and r.file == compiled.route.file]
+    report = sensitivity(compiled, session, rivals)
+    return Outcome(
+        "sensitivity",
+        {"sensitivity": report_json(report)},
+        text=report_text(report),
+        diagnostics=session.diags.sorted(),
+        exit_code=exit_code(session),
+    )
