@@ -618,8 +618,9 @@ def report_text(r: Report) -> str:
         for m in flips:
             assert m.at is not None and m.change is not None
             past = f" (past {m.neighbour})" if m.neighbour else ""
+            flip = f"{m.decision}: {m.before or '—'} → {m.after or '—'}{past}"
             rows.append((m.parameter.key, _num(m.parameter.value), _num(m.at), ("+" if m.change > 0 else "")
-                         + _num(m.change), _rel(m), f"{m.decision}: {m.before} → {m.after}{past}", m.method))
+                         + _num(m.change), _rel(m), flip, m.method))
         lines += table(rows, left=(0, 5, 6))
     none = [m for m in r.margins if m.at is None]
     if none:

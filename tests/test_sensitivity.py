@@ -153,8 +153,7 @@ def test_every_margin_of_competing_routes_flips_at_it_and_not_inside(run: Run) -
     assert check_every_margin(path, report) > 0
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["api_monitoring", "smart_door_lock"])
+@pytest.mark.parametrize("name", ["api_monitoring", pytest.param("smart_door_lock", marks=pytest.mark.slow)])
 def test_every_margin_of_cohort_routes_flips_at_it_and_not_inside(run: Run, name: str) -> None:
     path = EXAMPLES / "cohort" / f"{name}.route"
     report = margins(run, str(path))
