@@ -279,6 +279,7 @@ class Margin:
     searched: tuple[float, float]  # the range the search covered
     exact: Fraction | None = None  # the closed form's solution, exactly
     neighbour: str | None = None  # for `rank`: the route this one moved past
+    monotone: bool | None = None  # True: the decision's map is monotone in the parameter; None: not established
 
     @property
     def change(self) -> float | None:
@@ -314,6 +315,7 @@ class Margin:
             "method": self.method,
             "exact": None if self.exact is None else f"{self.exact.numerator}/{self.exact.denominator}",
             "neighbour": self.neighbour,
+            "monotone": self.monotone,
             "set": None if self.at is None else self.parameter.override(self.at).text,
             "range": [self.parameter.lo, self.parameter.hi],
             "searched": list(self.searched),
@@ -372,13 +374,31 @@ def search(ev: Evaluator, p: Parameter) -> list[Margin]:
         ends[direction] = last
         for d, (a, b) in brackets.items():
             found = _closed_margin(ev, p, d, direction, a, b) or _bisect(ev, p, d, direction, a, b)
-            out.append(found)
+            out.append(attrs.evolve(found, monotone=monotone(ev.base, p, d)))
             flipped.add(d)
     searched = (min(ends[-1], p.value), max(ends[1], p.value))
     for d in wanted:
         if d not in flipped:
-            out.append(Margin(p, d, start.decision(d), None, None, None, None, NONE, searched))
+            out.append(Margin(p, d, start.decision(d), None, None, None, None, NONE, searched,
+                              monotone=monotone(ev.base, p, d)))
     return out
+
+
+def monotone(c: Compiled, p: Parameter, d: str) -> bool | None:
+    """Whether decision ``d`` is known to be a monotone function of ``p`` (then the scan
+    cannot miss a flip and its return): the score never falls as V rises or as a cost,
+    a floor or a floor table falls, and is affine in the prior of a class one transition
+    uses; T moves towards a criterion's score as its weight rises, and the bucket is a
+    threshold of T. None: not established (the binding transition, the rank, the
+    verdict through coverage and gates, W's clip and saturation)."""
+    if d == "sign":
+        if p.kind in ("value", "cost", "floor", "floor-table"):
+            return True
+        if p.kind == "prior":
+            return sum(t.ref_class == p.path[1] for t in c.route.transitions) == 1
+    if d == "bucket" and p.kind in ("criteria-weight", "bucket-bound"):
+        return True
+    return None
 
 
 def _bisect(ev: Evaluator, p: Parameter, d: str, direction: int, a: float, b: float) -> Margin:

@@ -181,6 +181,27 @@ def test_the_value_at_which_the_score_is_zero_is_the_formula(run: Run) -> None:
     assert company["at"] == pytest.approx(c[2] + R[0] / (p[0] * p[1]), rel=1e-12)
 
 
+def test_a_pinned_route_has_the_same_margins(run: Run, tmp_path: Path) -> None:
+    """Policy parameters of a route that pins its policy's sha256 are searched under the
+    overridden policy (whose sha256 differs by design), as `compile --set` does."""
+    code, out, _ = run("policy", "hash", "venture@1.0.0", "--format", "json")
+    sha = json.loads(out)["sha256"]
+    pinned = tmp_path / "devtools_api.route"
+    pinned.write_text(SPEC_ROUTE.read_text().replace('"venture@1.0.0"', f'"venture@1.0.0" sha256 "{sha}"'))
+    report = margins(run, str(pinned))
+    assert report["margins"] == margins(run, str(SPEC_ROUTE))["margins"]
+    assert any(m["flips"] and m["key"].startswith("priors.") for m in report["margins"])
+
+
+def test_monotone_maps_are_marked(run: Run) -> None:
+    report = margins(run, str(SPEC_ROUTE))
+    for m in report["margins"]:
+        if m["decision"] == "sign" and m["kind"] in ("value", "cost", "floor", "floor-table", "prior"):
+            assert m["monotone"] is True  # every class of the spec route is used once
+        elif m["decision"] in ("binding", "rank", "verdict"):
+            assert m["monotone"] is None
+
+
 def test_margins_are_sorted_by_the_relative_change(run: Run) -> None:
     report = margins(run, str(SPEC_ROUTE))
     flips = [m for m in report["margins"] if m["flips"]]
