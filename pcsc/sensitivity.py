@@ -394,8 +394,8 @@ def monotone(c: Compiled, p: Parameter, d: str) -> bool | None:
     if d == "sign":
         if p.kind in ("value", "cost", "floor", "floor-table"):
             return True
-        if p.kind == "prior":
-            return sum(t.ref_class == p.path[1] for t in c.route.transitions) == 1
+        if p.kind == "prior" and sum(t.ref_class == p.path[1] for t in c.route.transitions) == 1:
+            return True
     if d == "bucket" and p.kind in ("criteria-weight", "bucket-bound"):
         return True
     return None
