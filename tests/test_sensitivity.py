@@ -273,3 +273,17 @@ def test_an_override_of_a_missing_item_is_an_error(run: Run) -> None:
     assert code == 1 and "PCSC-E901" in err and "no route compiled has evidence `nope`" in err
     code, _, err = run("compile", str(SPEC_ROUTE), "--set", "route.transitions.launch.cost.nope=5")
     assert code == 1 and "cost item `nope`" in err
+
+
+def test_a_certificate_under_cost_and_evidence_overrides_verifies(run: Run, tmp_path: Path) -> None:
+    route = tmp_path / "devtools_api.route"
+    route.write_text(SPEC_ROUTE.read_text())
+    cert = tmp_path / "cert.json"
+    code, _, err = run("compile", str(route), "--set", "route.transitions.launch.cost.engineers=50k",
+                       "--set", "route.evidence.hn_launch.weight=0.3", "--cert", str(cert))
+    assert code == 0, err
+    recorded = json.loads(cert.read_text())["overrides"]
+    assert [o["path"] for o in recorded] == [["route", "transitions", "launch", "cost", "engineers"],
+                                             ["route", "evidence", "hn_launch", "weight"]]
+    code, out, err = run("verify-cert", str(cert))
+    assert code == 0 and "verified" in out, err
