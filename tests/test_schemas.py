@@ -161,6 +161,7 @@ COMMANDS: list[tuple[str, ...]] = [
     ("explain", SPEC),
     ("rank", SPEC, str(EXAMPLES / "ci_cache.route")),
     ("redteam", SPEC, "--max-edits", "20"),
+    ("stability", SPEC, str(EXAMPLES / "ci_cache.route"), "--draws", "5"),
     ("fmt", "--check", SPEC),
     ("policy", "show", "venture@1.1.0"),
     ("policy", "hash", "venture@1.0.0"),

@@ -125,7 +125,8 @@ def binding_lines(b: dict[str, Any] | None) -> list[str]:
     if b is None or not b["routes"]:
         return []
     with_voi = b["routes"] - b["without_voi"]
-    lines = ["", f"binding transition: U·D beside the value-of-information selector ({with_voi} route{'s' if with_voi != 1 else ''}"
+    plural = "s" if with_voi != 1 else ""
+    lines = ["", f"binding transition: U·D beside the value-of-information selector ({with_voi} route{plural}"
              + (f"; {b['without_voi']} frozen without the selector" if b["without_voi"] else "") + ")",
              f"  agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}"]
     if b["failed_routes"]:
