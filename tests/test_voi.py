@@ -170,3 +170,33 @@ def test_evaluate_reports_the_selector_on_a_retrospective_pilot(tmp_path: Path,
         assert r["agrees"] == (r["voi"] == r["binding"])
     assert main(["evaluate", "--ledger", ledger, "--as-of", "2019-01-01"]) == 0
     assert "U·D beside the value-of-information selector (30 routes)" in capsys.readouterr().out
+
+
+def brute_evi(i: int, ps: list[float], cs: list[float], value: float, qs: list[Fraction]) -> Fraction:
+    """EVI_i by refolding the paper's fold in exact rationals, straight from the definition."""
+    def r0(p_i: Fraction) -> Fraction:
+        r = Fraction(value)
+        for j in range(len(ps) - 1, -1, -1):
+            r = -Fraction(cs[j]) + (p_i if j == i else Fraction(ps[j])) * r
+        return r
+    zero = Fraction(0)
+    return sum((max(zero, r0(q)) for q in qs), zero) / len(qs) - max(zero, r0(Fraction(ps[i])))
+
+
+def test_the_float_shortcut_gives_the_exact_evi() -> None:
+    rng = random.Random(11)
+    checked_straddles = 0
+    for _ in range(300):
+        n = rng.randint(1, 4)
+        ps = [rng.uniform(0.05, 0.95) for _ in range(n)]
+        cs = [rng.uniform(0, 300) for _ in range(n)]
+        value = rng.uniform(0, 3000)
+        est = [tuple(rng.random() for _ in range(rng.randint(0, 3))) for _ in range(n)]
+        v = value_of_information([f"t{i}" for i in range(n)], ps, cs, [1.0] * n, value, False, est, 0.25,
+                                 [None] * n)
+        for i, row in enumerate(v.rows):
+            qs, _, _ = spread_values(ps[i], est[i], 0.25)
+            exact = brute_evi(i, ps, cs, value, qs)
+            assert row.evi == float(exact)
+            checked_straddles += exact > 0
+    assert checked_straddles > 20  # both paths were exercised

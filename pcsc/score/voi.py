@@ -27,13 +27,16 @@ For transition i (docs/formulas.md, "Value of information"):
 - **The selection** is argmax_i VOI_i (ties: the earliest), or none when every
   VOI_i ≤ 0: nothing is worth learning at its price.
 
-Computed exactly in `fractions.Fraction` (every float is a rational) and rounded to
-floats once, so the selection does not hang on float rounding. Pure Python: this runs
-on the compile path.
+EVI is computed exactly in `fractions.Fraction` (every float is a rational) and rounded
+to a float once, so a transition whose EVI is 0 in exact arithmetic is never selected
+for float noise. Under the paper's fold most transitions take a float shortcut that is
+exact too: when R_0 is clearly of one sign at every value, EVI is exactly 0 (see
+`_one_side`). Pure Python: this runs on the compile path.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -99,15 +102,39 @@ def spread_values(p: float, estimates: Sequence[float], default_u: float) -> tup
     return [fp + s * d for d in devs], rule, s
 
 
-def _fold(ps: Sequence[Fraction], cs: Sequence[Fraction], ds: Sequence[Fraction], value: Fraction,
-          abandonment: bool) -> Fraction:
-    """R_0 of R_n = V; R_i = −c_i + p_i·d_i·R_{i+1} (with abandonment: max(0, that))."""
-    r = value
+def _suffix(ps: Sequence[Fraction], cs: Sequence[Fraction], ds: Sequence[Fraction], value: Fraction,
+            abandonment: bool) -> list[Fraction]:
+    """R_0 … R_n of R_n = V; R_i = −c_i + p_i·d_i·R_{i+1} (with abandonment: max(0, that))."""
+    R = [value] * (len(ps) + 1)
     for i in range(len(ps) - 1, -1, -1):
-        r = -cs[i] + ps[i] * ds[i] * r
+        r = -cs[i] + ps[i] * ds[i] * R[i + 1]
+        R[i] = max(Fraction(0), r) if abandonment else r
+    return R
+
+
+def _refold(i: int, q: Fraction, R: Sequence[Fraction], ps: Sequence[Fraction], cs: Sequence[Fraction],
+            ds: Sequence[Fraction], abandonment: bool) -> Fraction:
+    """R_0 with p_i = q: the stages after i are unchanged (R_{i+1} as folded), so only
+    stage i and the stages before it are folded again."""
+    r = R[i + 1]
+    for j in range(i, -1, -1):
+        r = -cs[j] + (q if j == i else ps[j]) * ds[j] * r
         if abandonment and r < 0:
             r = Fraction(0)
     return r
+
+
+def _one_side(r0: float, slope: float, p: float, values: Sequence[Fraction]) -> bool:
+    """Under the paper's fold (with any discount) R_0(q) = R_0 + slope·(q − p_i) is affine
+    in q, so when the values average p_i and R_0 has one sign at all of them,
+    mean max(0, R_0(q)) = max(0, R_0(p_i)) and EVI_i is exactly 0. A float check, with a
+    margin far above its rounding, saves the exact refold of most transitions; a value
+    near break-even takes the exact path."""
+    if not (math.isfinite(r0) and math.isfinite(slope)):
+        return False
+    margin = 1e-9 * (abs(r0) + abs(slope) + 1.0)
+    at = [r0 + slope * (float(q) - p) for q in values]
+    return all(x > margin for x in at) or all(x < -margin for x in at)
 
 
 def value_of_information(
@@ -123,21 +150,35 @@ def value_of_information(
 ) -> Voi:
     """EVI_i, VOI_i and the selection for a route's transitions (chain order): ``ps``,
     ``cs``, ``ds`` their scored p, c and discount factors, ``value`` V."""
-    fps = [Fraction(p) for p in ps]
-    fcs = [Fraction(c) for c in cs]
-    fds = [Fraction(d) for d in ds]
-    fv = Fraction(value)
-    now = max(Fraction(0), _fold(fps, fcs, fds, fv, abandonment))
+    exact: tuple[list[Fraction], ...] = ()
+
+    def folded() -> tuple[list[Fraction], ...]:
+        """p, c, d and R_0 … R_n as exact rationals, computed once when first needed."""
+        nonlocal exact
+        if not exact:
+            fps, fcs, fds = [Fraction(p) for p in ps], [Fraction(c) for c in cs], [Fraction(d) for d in ds]
+            exact = (fps, fcs, fds, _suffix(fps, fcs, fds, Fraction(value), abandonment))
+        return exact
+
+    R_float = [value] * (len(ps) + 1)  # the float fold, for the one-sided check only
+    for i in range(len(ps) - 1, -1, -1):
+        r = -cs[i] + ps[i] * ds[i] * R_float[i + 1]
+        R_float[i] = max(0.0, r) if abandonment else r
     rows: list[LearnRow] = []
     nets: list[Fraction] = []
+    reach = 1.0
     for i, name in enumerate(names):
         values, rule, s = spread_values(ps[i], estimates[i], default_u)
-        total = Fraction(0)
-        for q in values:
-            trial = list(fps)
-            trial[i] = q
-            total += max(Fraction(0), _fold(trial, fcs, fds, fv, abandonment))
-        evi = total / len(values) - now
+        slope = reach * ds[i] * R_float[i + 1]
+        reach *= ps[i] * ds[i]
+        if not abandonment and _one_side(R_float[0], slope, ps[i], values):
+            evi = Fraction(0)  # affine R_0, values averaging p_i, all on one side of break-even
+        else:
+            fps, fcs, fds, R = folded()
+            total = Fraction(0)
+            for q in values:
+                total += max(Fraction(0), _refold(i, q, R, fps, fcs, fds, abandonment))
+            evi = total / len(values) - max(Fraction(0), R[0])
         stated = learning_costs[i] is not None
         lc = Fraction(learning_costs[i] or 0.0)
         net = evi - lc
@@ -149,4 +190,4 @@ def value_of_information(
     for i, net in enumerate(nets):
         if net > 0 and (selected is None or net > nets[selected]):
             selected = i
-    return Voi(tuple(rows), selected, _float(now, "max(0, R_0)"))
+    return Voi(tuple(rows), selected, max(0.0, R_float[0]))
