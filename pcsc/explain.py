@@ -202,6 +202,7 @@ def derive(c: Compiled) -> list[Step]:
             RULES,
         )
     )
+    steps += voi_steps(c)
     if n.criteria_score is not None:
         add(
             Step(
@@ -235,6 +236,35 @@ def derive(c: Compiled) -> list[Step]:
     add(Step("eligible", n.eligible, "no failed eligibility gate and no failed blocking risk gate", (), RULES))
     steps += coverage_steps(c)
     return steps
+
+
+VOI_RULE = (
+    "EVI_i = mean over the values q of max(0, R_0 with p_i = q) − max(0, R_0); the values spread like the "
+    "estimates around p_i (fewer than two estimates: p_i ± U/2), scaled by s ≤ 1 to stay in [0, 1]"
+)
+
+
+def voi_steps(c: Compiled) -> list[Step]:
+    """The value of learning each p exactly, net of its learning cost, and the selection
+    beside the binding transition (docs/formulas.md, "Value of information")."""
+    n = c.numbers
+    v = n.voi
+    assert v is not None, "score_route computes the selector"
+    out = []
+    for row in v.rows:
+        out.append(Step(f"{row.name}.EVI", row.evi, VOI_RULE,
+                        (("values", list(row.values)), ("spread", row.spread), ("s", row.scale),
+                         ("max(0, R_0)", v.now)), RULES))
+        cost = (("learning_cost", row.learning_cost),) if row.cost_stated else (
+            ("learning_cost", "none stated: counted as 0"),)
+        out.append(Step(f"{row.name}.VOI", row.voi, "VOI_i = EVI_i − learning_cost_i",
+                        (("EVI", row.evi), *cost), RULES))
+    selected = "none worth learning" if v.selected is None else v.rows[v.selected].name
+    out.append(Step("learn first", selected,
+                    "argmax_i VOI_i (ties: earliest); none when every VOI_i ≤ 0",
+                    (*((row.name, row.voi) for row in v.rows), ("binding", n.transitions[n.binding].name)),
+                    RULES))
+    return out
 
 
 EVIDENCE_RULE = (

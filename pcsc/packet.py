@@ -61,6 +61,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
             "D": _num(binding.D),
             "learning_cost": None if binding.learning_cost is None else _num(binding.learning_cost),
         },
+        "voi": voi_entry(n),
         "transitions": [
             {
                 "name": t.name,
@@ -94,6 +95,34 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "evidence": evidence_items(c),
         "windows": list(c.policy.policy.forecast.windows),
         **fold_entry(n),
+    }
+
+
+def voi_entry(n: RouteNumbers) -> dict[str, Any]:
+    """The value-of-information selector beside the binding transition (`pcsc.score.voi`):
+    the transition it selects (None: none worth learning), whether that is the binding
+    transition, and each transition's EVI, learning cost and net VOI."""
+    v = n.voi
+    assert v is not None, "score_route computes the selector"
+    selected = None if v.selected is None else v.rows[v.selected].name
+    return {
+        "selected": selected,
+        "binding": n.transitions[n.binding].name,
+        "agrees": selected == n.transitions[n.binding].name,
+        "now": _num(v.now),
+        "transitions": [
+            {
+                "name": row.name,
+                "values": [_num(q) for q in row.values],
+                "spread": row.spread,
+                "scale": _num(row.scale),
+                "evi": _num(row.evi),
+                "learning_cost": _num(row.learning_cost),
+                "learning_cost_stated": row.cost_stated,
+                "voi": _num(row.voi),
+            }
+            for row in v.rows
+        ],
     }
 
 

@@ -33,6 +33,7 @@ def compile_text(compiled: list[Compiled]) -> str:
             f"  binding     {b.name}  (U {b.U:.4g}, D {money(b.D)}, learning cost "
             + ("—" if b.learning_cost is None else money(b.learning_cost))
             + ")",
+            voi_line(n),
             f"  flat Π p    {n.flat_product:.6g}",
             *fold_lines(n),
             "",
@@ -65,6 +66,21 @@ def compile_text(compiled: list[Compiled]) -> str:
             lines += uncovered_lines(c)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def voi_line(n: RouteNumbers) -> str:
+    """The value-of-information selector beside the binding transition (`pcsc.score.voi`)."""
+    v = n.voi
+    assert v is not None, "score_route computes the selector"
+    binding = n.transitions[n.binding].name
+    if v.selected is None:
+        best = max(v.rows, key=lambda row: row.voi)
+        return (f"  learn first none worth learning  (best EVI − learning cost: {best.name} {money(best.voi)}; "
+                f"binding says {binding})")
+    row = v.rows[v.selected]
+    cost = money(row.learning_cost) if row.cost_stated else "0 (none stated)"
+    agree = "the binding transition too" if row.name == binding else f"binding says {binding}"
+    return f"  learn first {row.name}  (EVI {money(row.evi)}, learning cost {cost}, VOI {money(row.voi)}; {agree})"
 
 
 def fold_lines(n: RouteNumbers) -> list[str]:

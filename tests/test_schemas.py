@@ -163,6 +163,7 @@ COMMANDS: list[tuple[str, ...]] = [
     ("sensitivity", str(EXAMPLES / "feature_flags.route"), "--route", "enterprise_first"),
     ("rank", SPEC, str(EXAMPLES / "ci_cache.route")),
     ("redteam", SPEC, "--max-edits", "20"),
+    ("stability", SPEC, str(EXAMPLES / "ci_cache.route"), "--draws", "5"),
     ("fmt", "--check", SPEC),
     ("policy", "show", "venture@1.1.0"),
     ("policy", "hash", "venture@1.0.0"),

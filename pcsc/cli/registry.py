@@ -48,6 +48,7 @@ COMMANDS: tuple[Command, ...] = (
     _c("ledger keygen", "ledger_keygen", "a new Ed25519 key pair for checkpoints (needs pcsc[sign])"),
     _c("graph", "graph", "the route as a picture: DOT, Mermaid or SVG (no Graphviz needed)"),
     _c("report", "report", "one self-contained HTML page: picture, fold, coverage, obligations, seams, ranking"),
+    _c("stability", "stability", "redraw estimates, evidence weights and classes within bounds: rank, score spread"),
     _c("redteam", "redteam", "search edits that raise the score; report which coverage catches"),
     _c("fmt", "fmt", "canonical formatting of .route and .obl files; comments kept"),
     _c("init", "init", "scaffold a project: a route, a library, a policy and pcsc.toml"),

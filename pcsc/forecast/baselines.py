@@ -155,3 +155,47 @@ def baseline_columns(packets: Mapping[str, Mapping[str, Any]], labels: Mapping[s
     if logistic.fitted:
         columns["logistic"] = dict(logistic.predictions)
     return columns, logistic
+
+
+BINDING_WHAT = ("the binding transition (argmax U·D) beside the cost-aware value-of-information selector "
+                "(argmax EVI − learning cost, none when nothing is worth learning), per frozen route; where a "
+                "route's first resolved-negative milestone is known, which of the two named it")
+
+
+def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
+                   negatives: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """Where U·D and the VOI selector disagree across the frozen routes ``packets``, and how
+    often each names the route's first failed milestone; ``negatives`` are the (route,
+    transition) pairs of resolved-negative milestones. A packet frozen before the selector
+    existed has no ``voi`` and is counted apart."""
+    rows = []
+    for route in sorted(packets):
+        packet = packets[route]
+        order = [t["name"] for t in packet["transitions"]]
+        failed = [order.index(t) for r, t in negatives if r == route and t in order]
+        first_failed = order[min(failed)] if failed else None
+        binding = packet.get("binding", {}).get("transition")
+        voi = packet.get("voi")
+        selected = None if voi is None else voi["selected"]
+        rows.append({
+            "route": route,
+            "binding": binding,
+            "voi": selected,
+            "has_voi": voi is not None,
+            "agrees": voi is not None and selected == binding,
+            "first_failed": first_failed,
+        })
+    with_voi = [r for r in rows if r["has_voi"]]
+    failed_rows = [r for r in with_voi if r["first_failed"] is not None]
+    return {
+        "what": BINDING_WHAT,
+        "routes": len(rows),
+        "without_voi": len(rows) - len(with_voi),
+        "agree": sum(1 for r in with_voi if r["agrees"]),
+        "differ": sum(1 for r in with_voi if not r["agrees"] and r["voi"] is not None),
+        "voi_none": sum(1 for r in with_voi if r["voi"] is None),
+        "failed_routes": len(failed_rows),
+        "binding_named_failure": sum(1 for r in failed_rows if r["binding"] == r["first_failed"]),
+        "voi_named_failure": sum(1 for r in failed_rows if r["voi"] == r["first_failed"]),
+        "rows": rows,
+    }

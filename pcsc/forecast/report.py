@@ -216,6 +216,8 @@ def evaluate_report(
                       {"name": "criteria_score", "fitted": True, "what": "the criteria score T"},
                       {**logistic.to_json(), "what": "logistic regression on the packet's structured factors, "
                        "out-of-fold predictions (folds grouped by company)"}],
+        "binding": baselines.binding_vs_voi(
+            packets, [(m.route, m.transition) for m in milestones if m.status == "negative"]),
         "scorers": scorers,
         "paired": paired,
         "calibration": calibration,

@@ -97,6 +97,7 @@ def evaluate_text(report: dict[str, Any]) -> str:
     for b in report.get("baselines", []) if report["scorers"] else []:
         if not b["fitted"]:
             lines.append(f"  baseline {b['name']}: not fitted ({b['why']})")
+    lines += binding_lines(report.get("binding"))
     cal = report["calibration"]
     if cal is not None:
         lines += ["", f"transition level (n = {cal['n']}, {cal['bins']} equal-width bins; CIs: {cal['bootstrap']})"]
@@ -117,6 +118,26 @@ def evaluate_text(report: dict[str, Any]) -> str:
             rows.append((f"{w['days']} days", str(w["routes"]), str(w["milestones"]), str(w["positives"]), brier))
         lines += ["", "at fixed windows (days after as_of; routes whose window has closed)"] + table(rows)
     return "\n".join(lines)
+
+
+def binding_lines(b: dict[str, Any] | None) -> list[str]:
+    """The binding transition (U·D) beside the value-of-information selector, over the cohort."""
+    if b is None or not b["routes"]:
+        return []
+    with_voi = b["routes"] - b["without_voi"]
+    plural = "s" if with_voi != 1 else ""
+    lines = ["", f"binding transition: U·D beside the value-of-information selector ({with_voi} route{plural}"
+             + (f"; {b['without_voi']} frozen without the selector" if b["without_voi"] else "") + ")",
+             f"  agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}"]
+    if b["failed_routes"]:
+        lines.append(f"  first failed milestone named: by U·D {b['binding_named_failure']} of {b['failed_routes']}, "
+                     f"by VOI {b['voi_named_failure']} of {b['failed_routes']}")
+    rows = [("route", "U·D", "VOI", "first failed")]
+    rows += [(r["route"], r["binding"] or "—", (r["voi"] or "none") if r["has_voi"] else "—",
+              r["first_failed"] or "—") for r in b["rows"] if r["has_voi"] and not r["agrees"]]
+    if len(rows) > 1:
+        lines += ["  where they disagree:"] + table(rows, left=(0, 1, 2, 3), indent="    ")
+    return lines
 
 
 def grading_text(g: Grading, level: float) -> str:

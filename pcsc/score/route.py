@@ -17,6 +17,7 @@ from pcsc.policy.model import FoldPolicy, Policy
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked, show
+from pcsc.score.voi import Voi, value_of_information
 
 
 @attrs.frozen
@@ -64,6 +65,7 @@ class RouteNumbers:
     eligible: bool
     admissible_evidence: tuple[str, ...]
     fold: FoldPolicy = FoldPolicy()  # which fold made R (the paper's by default)
+    voi: Voi | None = None  # the value-of-information selector beside `binding` (pcsc.score.voi)
 
 
 Num = TypeVar("Num", float, Fraction)
@@ -182,6 +184,11 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     for i, tn in enumerate(numbers):
         if tn.U * tn.D > numbers[binding].U * numbers[binding].D:
             binding = i
+    voi = value_of_information(
+        [t.name for t in route.transitions], [x[3] for x in partial], [x[4].c for x in partial], dfs, value,
+        spec.abandonment, [t.estimates for t in route.transitions], policy.uncertainty.default,
+        [t.learning_cost for t in route.transitions],
+    )
     T, weights = criteria_score(route, policy)
     bucket = None
     if T is not None and policy.buckets is not None:
@@ -190,7 +197,7 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     admissible_names = tuple(e.name for e in admitted(route.evidence, route.as_of, policy))
     result = RouteNumbers(
         route, value, tuple(numbers), tuple(R), R[0], flat, binding, T, weights, bucket, (), True, admissible_names,
-        spec,
+        spec, voi,
     )
     gates = run_gates(result, policy, diags)
     eligible = all(g.passed or not g.blocks for g in gates)

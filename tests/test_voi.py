@@ -1,0 +1,202 @@
+"""The cost-aware value-of-information selector beside the binding transition (pcsc.score.voi)."""
+
+from __future__ import annotations
+
+import json
+import random
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pcsc.cli import main
+from pcsc.score.voi import SPREAD_DEFAULT, SPREAD_ESTIMATES, spread_values, value_of_information
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "examples" / "devtools_api.route"
+
+
+def two_steps(learning: tuple[float | None, float | None]) -> Any:
+    """V = 1000; p = (0.5, 0.4); c = (100, 100); estimates (0.1, 0.9) and (0.0, 0.8).
+
+    By hand: R_2 = 1000, R_1 = −100 + 0.4·1000 = 300, R_0 = −100 + 0.5·300 = 50.
+    Step 0: q ∈ {0.1, 0.9}: R_0 = −70 → 0 (abandoned) and 170; EVI_0 = 85 − 50 = 35.
+    Step 1: q ∈ {0.0, 0.8}: R_0 = −100 + 0.5·(−100) = −150 → 0 and −100 + 0.5·700 = 250;
+    EVI_1 = 125 − 50 = 75.
+    U·D: U_0·D_0 = 0.8·300 = 240 < U_1·D_1 = 0.8·(0.5·1000) = 400, so the binding
+    transition is step 1."""
+    return value_of_information(
+        ["first", "last"], [0.5, 0.4], [100.0, 100.0], [1.0, 1.0], 1000.0, False,
+        [(0.1, 0.9), (0.0, 0.8)], 0.25, list(learning),
+    )
+
+
+def test_hand_computed_evi_of_a_small_route() -> None:
+    v = two_steps((None, None))
+    assert v.now == pytest.approx(50.0, rel=1e-12)
+    assert [r.evi for r in v.rows] == [pytest.approx(35.0, rel=1e-12), pytest.approx(75.0, rel=1e-12)]
+    assert [r.values for r in v.rows] == [(pytest.approx(0.1), pytest.approx(0.9)), (0.0, pytest.approx(0.8))]
+    assert all(not r.cost_stated and r.learning_cost == 0.0 for r in v.rows)
+    assert v.selected == 1  # free to learn: the larger EVI wins
+
+
+def test_voi_prefers_a_cheaper_earlier_step_where_u_d_picks_the_last() -> None:
+    v = two_steps((5.0, 60.0))
+    assert [r.voi for r in v.rows] == [pytest.approx(30.0, rel=1e-12), pytest.approx(15.0, rel=1e-12)]
+    assert v.selected == 0  # U·D picks step 1 (240 < 400, see `two_steps`)
+
+
+def test_none_is_worth_learning_when_learning_costs_exceed_evi() -> None:
+    v = two_steps((40.0, 100.0))
+    assert v.selected is None
+    assert [r.voi for r in v.rows] == [pytest.approx(-5.0, rel=1e-9), pytest.approx(-25.0, rel=1e-12)]
+
+
+def test_ties_go_to_the_earliest() -> None:
+    v = value_of_information(["a", "b"], [0.5, 0.5], [0.0, 0.0], [1.0, 1.0], 100.0, False,
+                             [(0.4, 0.6), (0.4, 0.6)], 0.25, [None, None])
+    assert v.selected is None  # R_0 = 25 > 0 whatever is learnt: EVI = 0
+    v = value_of_information(["a", "b"], [0.5, 0.5], [30.0, 0.0], [1.0, 1.0], 100.0, False,
+                             [(0.0, 1.0), (0.0, 1.0)], 0.25, [None, None])
+    # R_0(q_a) = −30 + 50·q_a and R_0(q_b) = −30 + 50·q_b: the same numbers, so the same EVI
+    assert v.rows[0].evi == v.rows[1].evi > 0
+    assert v.selected == 0
+
+
+def test_the_spread_keeps_its_mean_and_stays_in_the_unit_interval() -> None:
+    values, rule, s = spread_values(0.95, [0.5, 0.9], 0.25)  # ±0.2 around 0.95 would leave [0, 1]
+    assert rule == SPREAD_ESTIMATES
+    mean = (Fraction(0.5) + Fraction(0.9)) / 2
+    assert s == (1 - Fraction(0.95)) / (Fraction(0.9) - mean)
+    assert max(values) == 1 and sum(values) / 2 == Fraction(0.95)
+    values, rule, s = spread_values(0.3, [0.6], 0.2)  # one estimate: the policy's default U
+    assert rule == SPREAD_DEFAULT and s == 1
+    assert [float(q) for q in values] == [pytest.approx(0.2), pytest.approx(0.4)]
+
+
+@pytest.mark.parametrize("abandonment", [False, True])
+def test_evi_is_never_negative(abandonment: bool) -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randint(1, 5)
+        ps = [rng.random() for _ in range(n)]
+        cs = [rng.uniform(0, 500) for _ in range(n)]
+        ds = [rng.uniform(0.5, 1.0) for _ in range(n)]
+        est = [tuple(rng.random() for _ in range(rng.randint(0, 3))) for _ in range(n)]
+        v = value_of_information([f"t{i}" for i in range(n)], ps, cs, ds, rng.uniform(0, 5000), abandonment, est,
+                                 0.25, [None] * n)
+        assert all(r.evi >= 0.0 for r in v.rows)
+
+
+def packet(capsys: pytest.CaptureFixture[str], path: Path) -> dict[str, Any]:
+    assert main(["compile", str(path), "--format", "json"]) == 0
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)["routes"][0]
+    return doc
+
+
+def test_the_packet_matches_the_closed_form_of_the_papers_fold(capsys: pytest.CaptureFixture[str]) -> None:
+    """Under the paper's fold R_0 is affine in p_i: R_0(q) = R_0 + reach_i·R_{i+1}·(q − p_i)."""
+    doc = packet(capsys, EXAMPLE)
+    ts = {t["name"]: t for t in doc["transitions"]}
+    r0 = doc["ungated_score"]
+    reach = 1.0
+    for t, row in zip(doc["transitions"], doc["voi"]["transitions"], strict=True):
+        slope = reach * t["R_next"]
+        expect = sum(max(0.0, r0 + slope * (q - t["p"])) for q in row["values"]) / len(row["values"]) - max(0.0, r0)
+        assert row["evi"] == pytest.approx(expect, rel=1e-9, abs=1e-6)
+        reach *= t["p"]
+    assert doc["voi"]["transitions"][2]["evi"] > 0  # expand's spread straddles break-even
+    assert doc["voi"]["transitions"][0]["evi"] == 0  # launch's does not
+    assert doc["voi"]["selected"] == doc["binding"]["transition"] == "expand"
+    assert doc["voi"]["agrees"] is True
+    assert ts["expand"]["learning_cost"] is None and doc["voi"]["transitions"][2]["learning_cost_stated"] is False
+
+
+def test_a_costly_lesson_makes_the_selector_say_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = EXAMPLE.read_text()
+    assert "        estimates  0.15 0.3\n" in text
+    route = tmp_path / "devtools_api.route"
+    route.write_text(text.replace("        estimates  0.15 0.3\n", "        learning_cost  50M usd\n"
+                                  "        estimates  0.15 0.3\n"))
+    for lib in (ROOT / "examples").glob("*.obl"):
+        (tmp_path / lib.name).write_text(lib.read_text())
+    doc = packet(capsys, route)
+    assert doc["binding"]["transition"] == "expand"
+    assert doc["voi"]["selected"] is None and doc["voi"]["agrees"] is False
+    assert main(["compile", str(route)]) == 0
+    out = capsys.readouterr().out
+    assert "learn first none worth learning" in out and "binding says expand" in out
+    assert main(["explain", str(route), "--format", "json"]) == 0
+    steps = {s["symbol"]: s for s in json.loads(capsys.readouterr().out)["explain"]["steps"]}
+    assert steps["learn first"]["value"] == "none worth learning"
+    assert steps["expand.VOI"]["value"] == pytest.approx(steps["expand.EVI"]["value"] - 50e6)
+
+
+def test_evaluate_counts_where_u_d_and_voi_disagree() -> None:
+    from pcsc.forecast.baselines import binding_vs_voi
+
+    def pk(binding: str, voi: str | None, with_voi: bool = True) -> dict[str, Any]:
+        doc: dict[str, Any] = {"transitions": [{"name": n} for n in ("a", "b", "c")],
+                               "binding": {"transition": binding}}
+        if with_voi:
+            doc["voi"] = {"selected": voi}
+        return doc
+
+    packets = {"r1": pk("c", "c"), "r2": pk("c", "a"), "r3": pk("c", None), "r4": pk("c", None, with_voi=False)}
+    negatives = [("r2", "b"), ("r2", "a"), ("r3", "c"), ("r1", "x")]
+    out = binding_vs_voi(packets, negatives)
+    assert (out["routes"], out["without_voi"], out["agree"], out["differ"], out["voi_none"]) == (4, 1, 1, 1, 1)
+    rows = {r["route"]: r for r in out["rows"]}
+    assert rows["r2"]["first_failed"] == "a"  # the earliest in chain order, not the first listed
+    assert rows["r1"]["first_failed"] is None  # an unknown transition is ignored
+    assert (out["failed_routes"], out["binding_named_failure"], out["voi_named_failure"]) == (2, 1, 1)
+
+
+def test_evaluate_reports_the_selector_on_a_retrospective_pilot(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    cohort = ROOT / "examples" / "cohort"
+    ledger = str(tmp_path / "ledger.sqlite")
+    assert main(["freeze", "--retrospective", str(cohort), "--ledger", ledger, "-q"]) == 0
+    assert main(["resolve", str(cohort / "outcomes_pilot.toml"), "--ledger", ledger, "--as-of", "2019-01-01",
+                 "-q"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--ledger", ledger, "--as-of", "2019-01-01", "--format", "json"]) == 0
+    b = json.loads(capsys.readouterr().out)["binding"]
+    assert b["routes"] == 30 and b["without_voi"] == 0
+    assert b["agree"] + b["differ"] + b["voi_none"] == 30
+    assert b["voi_none"] > 0  # most honest routes' decisions do not turn on any one p
+    for r in b["rows"]:
+        assert r["agrees"] == (r["voi"] == r["binding"])
+    assert main(["evaluate", "--ledger", ledger, "--as-of", "2019-01-01"]) == 0
+    assert "U·D beside the value-of-information selector (30 routes)" in capsys.readouterr().out
+
+
+def brute_evi(i: int, ps: list[float], cs: list[float], value: float, qs: list[Fraction]) -> Fraction:
+    """EVI_i by refolding the paper's fold in exact rationals, straight from the definition."""
+    def r0(p_i: Fraction) -> Fraction:
+        r = Fraction(value)
+        for j in range(len(ps) - 1, -1, -1):
+            r = -Fraction(cs[j]) + (p_i if j == i else Fraction(ps[j])) * r
+        return r
+    zero = Fraction(0)
+    return sum((max(zero, r0(q)) for q in qs), zero) / len(qs) - max(zero, r0(Fraction(ps[i])))
+
+
+def test_the_float_shortcut_gives_the_exact_evi() -> None:
+    rng = random.Random(11)
+    checked_straddles = 0
+    for _ in range(300):
+        n = rng.randint(1, 4)
+        ps = [rng.uniform(0.05, 0.95) for _ in range(n)]
+        cs = [rng.uniform(0, 300) for _ in range(n)]
+        value = rng.uniform(0, 3000)
+        est = [tuple(rng.random() for _ in range(rng.randint(0, 3))) for _ in range(n)]
+        v = value_of_information([f"t{i}" for i in range(n)], ps, cs, [1.0] * n, value, False, est, 0.25,
+                                 [None] * n)
+        for i, row in enumerate(v.rows):
+            qs, _, _ = spread_values(ps[i], est[i], 0.25)
+            exact = brute_evi(i, ps, cs, value, qs)
+            assert row.evi == float(exact)
+            checked_straddles += exact > 0
+    assert checked_straddles > 20  # both paths were exercised
