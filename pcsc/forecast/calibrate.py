@@ -13,19 +13,21 @@
   transition's admitted evidence (its frozen items, the policy's tier weights and decay);
   the gains maximise Σ_j log-likelihood of y_j under q_j = clip(p_class·W_j, ε, 1 − ε)
   − (S/2)·[(gc − gc_old)² + (gk − gk_old)²], each in [0, GAIN_MAX], by coordinate ascent
-  (a grid of 201 points refined by golden-section search, one gain at a time).
+  (golden-section search on [0, GAIN_MAX], one gain at a time); `pcsc.forecast.learn`
+  refits priors and gains in turn until they settle.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 import attrs
 
 EPS = 1e-9
 GAIN_MAX = 10.0
-GAIN_GRID = 201
 PLATT_RIDGE = 1e-3
 
 
@@ -123,7 +125,7 @@ def weights_of(cases: Sequence[GainCase], gc: float, gk: float, bounds: Bounds) 
     return out
 
 
-def _golden(f: Callable[[float], float], lo: float, hi: float, tol: float = 1e-10) -> tuple[float, float]:
+def golden(f: Callable[[float], float], lo: float, hi: float, tol: float = 1e-10) -> tuple[float, float]:
     """The argmax of ``f`` on [lo, hi] (unimodal near the bracket), and its value."""
     ratio = (math.sqrt(5) - 1) / 2
     a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
@@ -141,51 +143,64 @@ def _golden(f: Callable[[float], float], lo: float, hi: float, tol: float = 1e-1
     return x, f(x)
 
 
-def maximise_1d(f: Callable[[float], float], lo: float, hi: float, grid: int = GAIN_GRID) -> float:
-    """The best point of a grid on [lo, hi], refined by golden-section search between its neighbours."""
-    xs = [lo + (hi - lo) * i / (grid - 1) for i in range(grid)]
-    values = [f(x) for x in xs]
-    best = max(range(grid), key=lambda i: values[i])
-    a, b = xs[max(best - 1, 0)], xs[min(best + 1, grid - 1)]
-    x, fx = _golden(f, a, b)
-    return x if fx >= values[best] else xs[best]
-
-
 def gain_objective(cases: Sequence[GainCase], priors: dict[str, float], bounds: Bounds, old: tuple[float, float],
                    strength: float) -> Callable[[float, float], float]:
-    """(gc, gk) ↦ the penalised log-likelihood of the cases' outcomes."""
+    """(gc, gk) ↦ the penalised log-likelihood of the cases' outcomes. Cases whose W does
+    not depend on the gains (no evidence, or no evidence in the packet) add a constant."""
     import numpy as np
 
-    sc = np.array([c.sat_c if c.sat_c is not None else 0.0 for c in cases], dtype=np.float64)
-    sk = np.array([c.sat_k if c.sat_k is not None else 0.0 for c in cases], dtype=np.float64)
-    fixed = np.array([c.sat_c is None or c.sat_k is None for c in cases], dtype=np.bool_)
-    bare = np.array([not c.has_evidence for c in cases], dtype=np.bool_)
-    frozen = np.array([c.W for c in cases], dtype=np.float64)
+    def log_lik(q: Any, y: Any) -> float:
+        q = np.clip(q, EPS, 1 - EPS)
+        return float(np.log(q[y]).sum() + np.log1p(-q[~y]).sum())
+
     p = np.array([priors[c.ref_class] for c in cases], dtype=np.float64)
     y = np.array([c.positive for c in cases], dtype=np.bool_)
+    moving = np.array([c.sat_c is not None and c.sat_k is not None and c.has_evidence for c in cases], dtype=np.bool_)
+    constant_w = np.array([c.W if c.sat_c is None or c.sat_k is None else 1.0 for c in cases], dtype=np.float64)
+    constant = log_lik(p[~moving] * constant_w[~moving], y[~moving])
+    sc = np.array([c.sat_c or 0.0 for c in cases], dtype=np.float64)[moving]
+    sk = np.array([c.sat_k or 0.0 for c in cases], dtype=np.float64)[moving]
+    pm, ym = p[moving], y[moving]
+    p_pos, sc_pos, sk_pos = pm[ym], sc[ym], sk[ym]
+    p_neg, sc_neg, sk_neg = pm[~ym], sc[~ym], sk[~ym]
 
     def f(gc: float, gk: float) -> float:
-        w = np.clip(1.0 + gc * sc - gk * sk, bounds.w_min, bounds.w_max)
-        w = np.where(bare, 1.0, w)
-        w = np.where(fixed, frozen, w)
-        q = np.clip(p * w, EPS, 1 - EPS)
-        ll = float(np.log(q[y]).sum() + np.log1p(-q[~y]).sum())
-        return ll - strength / 2 * ((gc - old[0]) ** 2 + (gk - old[1]) ** 2)
+        w_pos = np.clip(1.0 + gc * sc_pos - gk * sk_pos, bounds.w_min, bounds.w_max)
+        w_neg = np.clip(1.0 + gc * sc_neg - gk * sk_neg, bounds.w_min, bounds.w_max)
+        ll = float(np.log(np.clip(p_pos * w_pos, EPS, 1 - EPS)).sum()
+                   + np.log1p(-np.clip(p_neg * w_neg, EPS, 1 - EPS)).sum())
+        return constant + ll - strength / 2 * ((gc - old[0]) ** 2 + (gk - old[1]) ** 2)
 
     return f
 
 
 def fit_gains(cases: Sequence[GainCase], priors: dict[str, float], bounds: Bounds, old: tuple[float, float],
-              strength: float, rounds: int = 20) -> tuple[float, float]:
-    """The gains that maximise the penalised likelihood with the priors held fixed."""
+              strength: float, rounds: int = 50, start: tuple[float, float] | None = None) -> tuple[float, float]:
+    """The gains that maximise the penalised likelihood with the priors held fixed:
+    coordinate ascent, each gain by golden-section search on [0, GAIN_MAX] (the
+    log-likelihood is concave in the gains where W is not clipped)."""
     f = gain_objective(cases, priors, bounds, old, strength)
-    gc, gk = old
-    gc, gk = min(max(gc, 0.0), GAIN_MAX), min(max(gk, 0.0), GAIN_MAX)
+    first = old if start is None else start
+    gc, gk = min(max(first[0], 0.0), GAIN_MAX), min(max(first[1], 0.0), GAIN_MAX)
     for _ in range(rounds):
-        new_gc = maximise_1d(lambda g, k=gk: f(g, k), 0.0, GAIN_MAX)
-        new_gk = maximise_1d(lambda g, c=new_gc: f(c, g), 0.0, GAIN_MAX)
-        done = abs(new_gc - gc) < 1e-9 and abs(new_gk - gk) < 1e-9
+        new_gc = _best(partial(_first, f, gk), gc)
+        new_gk = _best(partial(_second, f, new_gc), gk)
+        done = abs(new_gc - gc) < 1e-8 and abs(new_gk - gk) < 1e-8
         gc, gk = new_gc, new_gk
         if done:
             break
     return gc, gk
+
+
+def _first(f: Callable[[float, float], float], gk: float, gc: float) -> float:
+    return f(gc, gk)
+
+
+def _second(f: Callable[[float, float], float], gc: float, gk: float) -> float:
+    return f(gc, gk)
+
+
+def _best(f: Callable[[float], float], current: float) -> float:
+    """Golden-section search on [0, GAIN_MAX], never worse than ``current``."""
+    x, fx = golden(f, 0.0, GAIN_MAX, 1e-10)
+    return x if fx >= f(current) else current

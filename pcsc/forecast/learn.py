@@ -32,6 +32,7 @@ import datetime as dt
 import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import attrs
@@ -70,7 +71,7 @@ GRID = 1000
 GOLDEN_TOL = 1e-12
 
 
-def _log_posterior(p: float, ws: Sequence[float], ys: Sequence[bool], p0: float, strength: float) -> float:
+def _log_posterior(p: float, ws: Sequence[float] | Any, ys: Sequence[bool] | Any, p0: float, strength: float) -> float:
     import numpy as np
 
     q = np.clip(p * np.asarray(ws, dtype=np.float64), EPS, 1 - EPS)
@@ -83,10 +84,13 @@ def _log_posterior(p: float, ws: Sequence[float], ys: Sequence[bool], p0: float,
     return ll
 
 
-def w_aware_prior(ws: Sequence[float], ys: Sequence[bool], p0: float, strength: float) -> float:
+def w_aware_prior(ws: Sequence[float] | Any, ys: Sequence[bool] | Any, p0: float, strength: float) -> float:
     """The p' in (0, 1) that maximises the penalised likelihood of outcomes ``ys`` when
     each transition succeeds with clip(p'·W, 0, 1) (the module docstring): the best of a
     grid of (0, 1), refined by golden-section search between its neighbours."""
+    import numpy as np
+
+    ws, ys = np.asarray(ws, dtype=np.float64), np.asarray(ys, dtype=np.bool_)  # converted once, not per point
     grid = [(i + 0.5) / GRID for i in range(GRID)]
     values = [_log_posterior(p, ws, ys, p0, strength) for p in grid]
     best = max(range(GRID), key=lambda i: values[i])
@@ -224,7 +228,7 @@ class Fitted:
     transitions: int  # resolved training transitions
 
 
-GAIN_ROUNDS = 10
+GAIN_ROUNDS = 60
 
 
 def fit_policy(policy: Policy, packets: Sequence[Mapping[str, Any]], results: Iterable[Resolved],
@@ -242,17 +246,17 @@ def fit_policy(policy: Policy, packets: Sequence[Mapping[str, Any]], results: It
     rows = _outcomes(packets, results, lambda r: not held_out(r, holdout))
     rw = policy.reweighting
     old_gains = (rw.corroborate_gain, rw.contradict_gain)
-    classes = fit(policy, packets, results, strength, holdout)
     new_gains: tuple[float, float] | None = None
-    if gains:
+    if not gains:
+        classes = fit(policy, packets, results, strength, holdout)
+    else:
         cases = _gain_cases(rows, policy)
         bounds = Bounds(rw.w_min, rw.w_max)
         g = old_gains
         for _ in range(GAIN_ROUNDS):
             ws = weights_of(cases, g[0], g[1], bounds)
-            classes = _priors_given(policy, cases, ws, strength)
-            priors = {f.ref_class: f.new_p for f in classes}
-            moved = fit_gains(cases, priors, bounds, old_gains, gain_strength)
+            priors = _quick_priors(policy, cases, ws, strength)
+            moved = fit_gains(cases, priors, bounds, old_gains, gain_strength, start=g, rounds=2)
             settled = abs(moved[0] - g[0]) < 1e-7 and abs(moved[1] - g[1]) < 1e-7
             g = moved
             if settled:
@@ -278,6 +282,29 @@ def fit_policy(policy: Policy, packets: Sequence[Mapping[str, Any]], results: It
         labels = [1 if y else 0 for y in ys]
         cal = attrs.evolve(cal, ece_before=ece(raw, labels).value, ece_after=ece(mapped, labels).value)
     return Fitted(classes, old_gains, new_gains, gain_strength if gains else None, cal, len(rows))
+
+
+def _posterior_at(p: float, *, ws: Any, ys: Any, p0: float, strength: float) -> float:
+    return _log_posterior(p, ws, ys, p0, strength)
+
+
+def _quick_priors(policy: Policy, cases: Sequence[GainCase], ws: Sequence[float], strength: float) -> dict[str, float]:
+    """Each class's W-aware prior by golden-section search alone (the log-posterior is
+    unimodal in p), for the rounds in which gains and priors are refitted in turn; the
+    priors written are `w_aware_prior`'s, once the gains have settled."""
+    import numpy as np
+
+    from pcsc.forecast.calibrate import golden
+
+    out = {ref: prior.p for ref, prior in policy.priors.items()}
+    for ref_class, prior in policy.priors.items():
+        picked = [(w, c.positive) for c, w in zip(cases, ws, strict=True) if c.ref_class == ref_class]
+        if picked:
+            w_arr = np.array([w for w, _ in picked], dtype=np.float64)
+            y_arr = np.array([y for _, y in picked], dtype=np.bool_)
+            posterior = partial(_posterior_at, ws=w_arr, ys=y_arr, p0=prior.p, strength=strength)
+            out[ref_class] = golden(posterior, EPS, 1 - EPS, 1e-10)[0]
+    return out
 
 
 def _priors_given(policy: Policy, cases: Sequence[GainCase], ws: Sequence[float], strength: float) -> list[ClassFit]:
@@ -407,6 +434,9 @@ def held_out_routes(packets: Sequence[Mapping[str, Any]], holdout: float) -> lis
     return [p["route"] for p in packets if held_out(p["route"], holdout)]
 
 
+ECE_TOLERANCE = 1e-12  # an ECE counts as worse only beyond float noise (equal rates summed differently)
+
+
 def compare(old: Policy, new: Policy, packets: Sequence[Mapping[str, Any]], results: Iterable[Resolved],
             labels: Mapping[str, bool], holdout: float,
             verdicts: Mapping[str, tuple[str, str]] | None = None,
@@ -444,7 +474,7 @@ def compare(old: Policy, new: Policy, packets: Sequence[Mapping[str, Any]], resu
         regressions.append(f"held-out Brier does not improve ({b_new:.4f} vs {b_old:.4f})")
     if a_old is not None and a_new is not None and a_new < a_old:
         regressions.append(f"held-out AUC falls ({a_new:.3f} vs {a_old:.3f})")
-    if e_old is not None and e_new is not None and e_new > e_old:
+    if e_old is not None and e_new is not None and e_new > e_old + ECE_TOLERANCE:
         regressions.append(f"held-out ECE worsens ({e_new:.4f} vs {e_old:.4f})")
     regressions += [f"GATE verdict of held-out route `{f.route}` changes ({f.old} -> {f.new})" for f in flips]
     regressions += [f"GATE verdict of held-out route `{route}` not checked: {why}" for route, why in unchecked]
