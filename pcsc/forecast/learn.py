@@ -17,13 +17,19 @@ TOML file.
 - **Split.** A route is held out when the first byte of SHA-256(route name) is below
   256·holdout; fit uses the other routes, compare the held-out ones, so the same
   routes are never used for both.
+- **Gains and calibration** (`fit_policy`, optional): the reweighting gains refitted with
+  the priors from each transition's frozen admitted evidence, and an isotonic or Platt
+  map fitted on the training transitions' p (`pcsc.forecast.calibrate`).
 - **Compare.** On held-out routes, each transition's p is recomputed under each
-  policy from its frozen inputs, p = clip(p_prior·W, 0, 1) with the frozen W
-  (policies that differ only in priors, as `fit` writes them, need nothing else),
-  and the route score is re-folded with the frozen costs and value. Transition level:
-  Brier against resolved milestones. Route level: AUC against route labels where
-  both classes occur. NEW may be promoted when its Brier is lower and its AUC, where
-  defined, is not lower.
+  policy from its frozen inputs: W from the packet's admitted evidence under the
+  policy's reweighting (the frozen W when the packet lacks its evidence), p =
+  clip(p_prior·W, 0, 1), then the policy's calibration map; the route score is
+  re-folded with the frozen costs and value. Transition level: Brier and ECE against
+  resolved milestones. Route level: AUC against route labels where both classes occur.
+  NEW may be promoted when its Brier is lower, its AUC (where defined) not lower, its
+  ECE not higher, and no held-out route's GATE verdict changes (the caller recompiles
+  the routes from their frozen text and passes the verdicts; a route it could not
+  recompile blocks promotion).
 """
 
 from __future__ import annotations
