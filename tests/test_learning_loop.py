@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pcsc import schemas
 from pcsc.cli import main
 from pcsc.forecast.calibrate import pava, platt_fit
 from pcsc.forecast.learn import compare, fit_policy, held_out, rescore, weight_under
@@ -221,9 +222,17 @@ def test_a_calibrated_policy_scores_explains_and_hashes(tmp_path: Path, capsys: 
         # linear between (0, 0), (0.5, 0.2), (1, 0.9)
         expected = 0.4 * raw if raw <= 0.5 else 0.2 + 1.4 * (raw - 0.5)
         assert t["p"] == pytest.approx(expected, abs=1e-12) and t["p"] < raw
+    schemas.validate(json.loads(out))
     code, out, _ = run(capsys, "explain", str(route), "--policy-path", str(tmp_path / "policies"))
     assert code == 0
     assert "p = isotonic(p_raw): linear between the policy's 3 breakpoints" in out and "launch.p_raw" in out
+    code, out, _ = run(capsys, "explain", str(route), "--policy-path", str(tmp_path / "policies"), "--format", "json")
+    doc = json.loads(out)
+    schemas.validate(doc)
+    steps = {s["symbol"]: s for s in doc["explain"]["steps"]}
+    assert steps["launch.p"]["rule"].startswith("p = isotonic(p_raw)")
+    assert steps["launch.p"]["inputs"]["p_raw"] == steps["launch.p_raw"]["value"]
+    assert steps["launch.p_raw"]["rule"] == "p_raw = clip(p_prior · W, 0, 1)"
     # without the section nothing changes: the plain child scores as its parent
     plain_route = tmp_path / "b.route"
     plain_route.write_text(SPEC_ROUTE.read_text(encoding="utf-8").replace("venture@1.0.0", "venture@1.0.7"),
@@ -235,6 +244,35 @@ def test_a_calibrated_policy_scores_explains_and_hashes(tmp_path: Path, capsys: 
     code, out, _ = run(capsys, "compile", str(SPEC_ROUTE), "--format", "json")
     assert [t["p"] for t in json.loads(out)["routes"][0]["transitions"]] == [
         t["p"] for t in plain_packet["transitions"]]
+
+
+@pytest.mark.parametrize("section", [ISOTONIC, '[calibration]\nmethod = "platt"\n[calibration.platt]\na = -0.3\nb = 1.4\n'])
+def test_a_calibrated_score_is_certified_and_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     section: str) -> None:
+    _policy_files(tmp_path, "1.0.6", section)
+    route = tmp_path / "a.route"
+    route.write_text(SPEC_ROUTE.read_text(encoding="utf-8").replace("venture@1.0.0", "venture@1.0.6"),
+                     encoding="utf-8")
+    cert = tmp_path / "a.cert"
+    code, _, err = run(capsys, "compile", str(route), "--policy-path", str(tmp_path / "policies"), "--cert", str(cert))
+    assert code == 0, err
+    code, out, err = run(capsys, "verify-cert", str(cert))
+    assert code == 0, out + err
+    doc = json.loads(cert.read_text(encoding="utf-8"))
+    steps = {s["symbol"]: s for s in doc["routes"][0]["steps"]}
+    assert steps["launch.p_raw"]["rule"] == "p = clip(p_prior · W, 0, 1)"
+    assert steps["launch.p"]["operands"]["p_raw"]["step"] == "launch.p_raw"
+    # a calibrated p off by 1% is caught and named by the independent checker
+    value = steps["launch.p"]["value"]
+    value["f"] = value["f"] * 1.01
+    from fractions import Fraction
+
+    x = Fraction(value["f"])
+    value["q"] = f"{x.numerator}/{x.denominator}"
+    cert.write_text(json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n",
+                    encoding="utf-8")
+    code, out, err = run(capsys, "verify-cert", str(cert))
+    assert code == 1 and "launch.p (p = " in out + err
 
 
 @pytest.mark.parametrize(("extra", "message"), [
