@@ -246,7 +246,10 @@ def test_a_calibrated_policy_scores_explains_and_hashes(tmp_path: Path, capsys: 
         t["p"] for t in plain_packet["transitions"]]
 
 
-@pytest.mark.parametrize("section", [ISOTONIC, '[calibration]\nmethod = "platt"\n[calibration.platt]\na = -0.3\nb = 1.4\n'])
+PLATT = '[calibration]\nmethod = "platt"\n[calibration.platt]\na = -0.3\nb = 1.4\n'
+
+
+@pytest.mark.parametrize("section", [ISOTONIC, PLATT])
 def test_a_calibrated_score_is_certified_and_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                      section: str) -> None:
     _policy_files(tmp_path, "1.0.6", section)
