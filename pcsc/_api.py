@@ -779,7 +779,8 @@ def load_policy(ref_or_path: PathLike, *, policy_path: PathLike | Iterable[PathL
 @attrs.frozen(slots=True)
 class LedgerEntry:
     """A frozen forecast as the ledger holds it. ``payload`` is the stored document:
-    ``{"packet": <the route's compile packet>, "rank": <its rank when frozen>}``."""
+    ``{"packet": <the route's compile packet>, "rank": <its rank when frozen>, "mode":
+    <prospective|retrospective>}``."""
 
     seq: int
     route: str
@@ -810,6 +811,14 @@ class LedgerEntry:
         """The route's rank among the routes frozen with it."""
         value = self.payload.get("rank", {}).get("rank")
         return value if isinstance(value, int) else None
+
+    @property
+    def mode(self) -> str:
+        """``"prospective"`` or ``"retrospective"``: how the forecast was frozen (entries
+        frozen before modes were recorded are prospective)."""
+        from pcsc.forecast.freeze import entry_mode
+
+        return entry_mode(self.payload)
 
     @classmethod
     def _of(cls, e: Entry) -> LedgerEntry:
@@ -849,17 +858,25 @@ class Ledger:
         """Where the ledger file is."""
         return self._ledger.path
 
-    def freeze(self, result: Result, *, frozen_at: dt.datetime | None = None) -> tuple[LedgerEntry, ...]:
+    def freeze(self, result: Result, *, frozen_at: dt.datetime | None = None,
+               mode: str = "prospective") -> tuple[LedgerEntry, ...]:
         """Rank the routes of ``result`` together and store each one's packet and rank in
         one transaction, as `pcsc freeze` does; return the entries written, in the
         order of ``result.routes``. ``frozen_at`` (UTC; now by default) is the time
-        stamp stored. Raises `LedgerError`, storing nothing, when ``result`` has errors,
-        holds no route, or mixes policies whose rank keys differ."""
-        from pcsc.forecast.freeze import freeze_records, in_input_order
+        stamp stored. ``mode`` is ``"prospective"`` (the default) or
+        ``"retrospective"`` (`pcsc freeze --retrospective`: every route's as_of must be
+        before the freeze date, and `evaluate` grades the forecast only against
+        outcomes recorded after it was frozen); each entry records it. Raises
+        `LedgerError`, storing nothing, when ``result`` has errors, holds no route,
+        mixes policies whose rank keys differ, or, in retrospective mode, holds a route
+        whose as_of is not in the past; `ValueError` for an unknown mode."""
+        from pcsc.forecast.freeze import MODES, freeze_records, in_input_order, not_in_the_past
         from pcsc.forecast.rank import RankKeyConflict, choose_key, rank
 
         if not isinstance(result, Result):
             raise TypeError(f"freeze takes a pcsc.Result, not {type(result).__name__}")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(repr(m) for m in MODES)}, not {mode!r}")
         if not result.ok:
             raise LedgerError("nothing frozen: the input has errors")
         compiled = list(result._compiled)
@@ -870,8 +887,18 @@ class Ledger:
         except RankKeyConflict as exc:
             raise LedgerError(f"nothing frozen: {exc}") from None
         assert choice.key is not None  # there are routes
+        if mode == "retrospective":
+            if frozen_at is not None and frozen_at.tzinfo is None:
+                raise ValueError("frozen_at must be timezone-aware (UTC)")
+            today = (frozen_at.astimezone(dt.UTC) if frozen_at is not None else dt.datetime.now(dt.UTC)).date()
+            late = not_in_the_past(compiled, today)
+            if late:
+                names = ", ".join(f"{c.route.name} (as_of {c.route.as_of})" for c in late)
+                raise LedgerError(f"nothing frozen: a retrospective freeze takes routes whose as_of is in the past "
+                                  f"(before {today}); not {names}; freeze them in prospective mode")
         ranked = in_input_order(compiled, rank(compiled, choice.key))
-        entries = self._ledger.append_forecasts(freeze_records(ranked), inputs=result._read, frozen_at=frozen_at)
+        records = freeze_records(ranked, "retrospective" if mode == "retrospective" else "prospective")
+        entries = self._ledger.append_forecasts(records, inputs=result._read, frozen_at=frozen_at)
         return tuple(LedgerEntry._of(e) for e in entries)
 
     def entries(self, route: str | None = None) -> tuple[LedgerEntry, ...]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
@@ -339,6 +340,40 @@ def _p(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     return clip(rnd(c.number(o["p_prior"], w) * c.number(o["W"], w)), Fraction(0), Fraction(1))
 
 
+def _policy_list(c: RouteCheck, o: Mapping[str, Any], w: str) -> list[Fraction]:
+    actual = lookup(c.policy, o["policy"])
+    if not isinstance(actual, list) or [Fraction(a) for a in actual] != [Fraction(b) for b in o["v"]]:
+        raise c.fail(w, f"the list is not the policy's {'.'.join(o['policy'])}")
+    return [Fraction(a) for a in actual]
+
+
+def _isotonic(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """Linear interpolation between the breakpoints, each float operation rounded as the
+    compiler's is; flat outside the breakpoints; clipped to [0, 1]."""
+    p = c.number(o["p_raw"], w)
+    xs, ys = _policy_list(c, o["x"], w), _policy_list(c, o["y"], w)
+    if p <= xs[0]:
+        return clip(ys[0], Fraction(0), Fraction(1))
+    if p >= xs[-1]:
+        return clip(ys[-1], Fraction(0), Fraction(1))
+    i = max(j for j in range(len(xs)) if xs[j] <= p)
+    x0, x1, y0, y1 = xs[i], xs[i + 1], ys[i], ys[i + 1]
+    value = rnd(y0 + rnd(rnd(rnd(y1 - y0) * rnd(p - x0)) / rnd(x1 - x0)))
+    return clip(value, Fraction(0), Fraction(1))
+
+
+def _platt(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """The logistic map in floats with the platform's exp and log, as the compiler
+    computes it (the one rule that is not rational)."""
+    p, a, b = float(c.number(o["p_raw"], w)), float(c.number(o["a"], w)), float(c.number(o["b"], w))
+    q_ = min(max(p, 1e-9), 1.0 - 1e-9)
+    z = a + b * math.log(q_ / (1.0 - q_))
+    if z >= 0:
+        return Fraction(1.0 / (1.0 + math.exp(-z)))
+    e = math.exp(z)
+    return Fraction(e / (1.0 + e))
+
+
 def _budget(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     total = Fraction(0)
     for item in o["items"]:
@@ -453,6 +488,8 @@ RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
     "sat = S/(1+S), S = Σ x_(i)·decay^i over x sorted descending": _sat,
     "W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)": _W,
     "p = clip(p_prior · W, 0, 1)": _p,
+    "p = isotonic map of p_raw: linear between the points (x, y), flat outside, clipped to [0, 1]": _isotonic,
+    "p = 1 / (1 + exp(−(a + b·logit(p_raw)))), p_raw clipped to [1e-9, 1 − 1e-9]": _platt,
     "budget = Σ count × unit cost": _budget,
     "floor_class = priors[class].floor_usd": _copy("floor"),
     "price = piecewise-linear floor through (0, 0) and the points, of |Δ|": _price,

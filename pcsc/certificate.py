@@ -99,6 +99,10 @@ def _policy_files(loaded: LoadedPolicy, store: PolicyStore, cert_dir: Path) -> l
     return files
 
 
+ISOTONIC_RULE = "p = isotonic map of p_raw: linear between the points (x, y), flat outside, clipped to [0, 1]"
+PLATT_RULE = "p = 1 / (1 + exp(−(a + b·logit(p_raw)))), p_raw clipped to [1e-9, 1 − 1e-9]"
+
+
 # ---------------------------------------------------------------------- one route
 def _steps(c: Compiled) -> list[dict[str, Any]]:
     n, r, pol = c.numbers, c.route, c.policy.policy
@@ -156,7 +160,20 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
             gk=num(rw.contradict_gain, policy=pkey("reweighting", "contradict_gain")),
             w_min=num(rw.w_min, policy=pkey("reweighting", "w_min")),
             w_max=num(rw.w_max, policy=pkey("reweighting", "w_max")))
-        add(f"{k}.p", "p = clip(p_prior · W, 0, 1)", num(t.p), p_prior=step(f"{k}.p_prior"), W=step(f"{k}.W"))
+        cal = pol.calibration
+        if t.p_raw is None or cal is None:
+            add(f"{k}.p", "p = clip(p_prior · W, 0, 1)", num(t.p), p_prior=step(f"{k}.p_prior"), W=step(f"{k}.W"))
+        else:
+            add(f"{k}.p_raw", "p = clip(p_prior · W, 0, 1)", num(t.p_raw), p_prior=step(f"{k}.p_prior"),
+                W=step(f"{k}.W"))
+            if cal.isotonic is not None and cal.method == "isotonic":
+                add(f"{k}.p", ISOTONIC_RULE, num(t.p), p_raw=step(f"{k}.p_raw"),
+                    x={"v": list(cal.isotonic.x), "policy": pkey("calibration", "isotonic", "x")},
+                    y={"v": list(cal.isotonic.y), "policy": pkey("calibration", "isotonic", "y")})
+            elif cal.platt is not None:
+                add(f"{k}.p", PLATT_RULE, num(t.p), p_raw=step(f"{k}.p_raw"),
+                    a=num(cal.platt.a, policy=pkey("calibration", "platt", "a")),
+                    b=num(cal.platt.b, policy=pkey("calibration", "platt", "b")))
         add(f"{k}.budget", "budget = Σ count × unit cost", num(t.cost.budget),
             items=[{"name": i.name, "count": num(i.count, route=f"cost {i.name}"),
                     "unit_cost": num(i.unit_cost, route=f"cost {i.name}")} for i in tr.cost])

@@ -7,6 +7,8 @@ from typing import Any
 import attrs
 
 from pcsc.pipeline import Compiled
+from pcsc.score.calibration import rule as calibration_rule
+from pcsc.score.calibration import rule_inputs as calibration_inputs
 
 # Where a user reads each rule: the pages ship in docs/ beside the README.
 RULES = "scoring rules (docs/formulas.md)"
@@ -93,7 +95,14 @@ def derive(c: Compiled) -> list[Step]:
                     f"policy {ref} [reweighting]",
                 )
             )
-        add(Step(f"{k}.p", t.p, "p = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)), RULES))
+        cal = pol.policy.calibration
+        if t.p_raw is None or cal is None:
+            add(Step(f"{k}.p", t.p, "p = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)), RULES))
+        else:
+            add(Step(f"{k}.p_raw", t.p_raw, "p_raw = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)),
+                     RULES))
+            add(Step(f"{k}.p", t.p, calibration_rule(cal), calibration_inputs(t.p_raw, cal),
+                     f"policy {ref} [calibration] (method {cal.method})"))
         add(
             Step(
                 f"{k}.budget",

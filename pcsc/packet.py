@@ -88,6 +88,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
                 "threshold": None if tr.threshold_text is None else expression(tr.threshold_text),
                 "kill": None if tr.kill_text is None else expression(tr.kill_text),
                 "deltas": [_delta(c, t.name, d) for d in t.deltas],
+                **({} if t.p_raw is None else {"p_raw": _num(t.p_raw)}),
             }
             for t, tr in zip(n.transitions, r.transitions, strict=True)
         ],
@@ -95,6 +96,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "evidence": evidence_items(c),
         "windows": list(c.policy.policy.forecast.windows),
         **fold_entry(n),
+        **calibration_entry(c),
     }
 
 
@@ -154,6 +156,14 @@ def evidence_items(c: Compiled) -> list[dict[str, Any]]:
             },
         })
     return items
+
+
+def calibration_entry(c: Compiled) -> dict[str, Any]:
+    """`calibration` in a route's packet when its policy calibrates p (absent otherwise, so
+    packets without a map are unchanged): the method; each transition's `p` is then the
+    calibrated p and `p_raw` the p before the map."""
+    cal = c.policy.policy.calibration
+    return {} if cal is None else {"calibration": {"method": cal.method}}
 
 
 def fold_entry(n: RouteNumbers) -> dict[str, Any]:

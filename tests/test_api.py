@@ -353,6 +353,32 @@ def test_freeze_stores_what_the_command_stores(tmp_path: Path) -> None:
     assert frozen[0].prev_sha256 == "0" * 64 and frozen[1].prev_sha256 == frozen[0].entry_sha256
 
 
+def test_freeze_modes_match_the_command(tmp_path: Path) -> None:
+    """`mode="retrospective"` stores what `pcsc freeze --retrospective` stores, and refuses,
+    storing nothing, a route whose as_of is not before the freeze date."""
+    when = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    with pcsc.open_ledger(tmp_path / "api.sqlite") as ledger:
+        frozen = ledger.freeze(pcsc.compile(SPEC_ROUTE), frozen_at=when, mode="retrospective")
+        assert [e.mode for e in frozen] == ["retrospective"] and frozen[0].payload["mode"] == "retrospective"
+        with pytest.raises(pcsc.LedgerError, match=r"as_of is in the past \(before 2012-06-01\).*devtools_api"):
+            ledger.freeze(pcsc.compile(SPEC_ROUTE), frozen_at=dt.datetime(2012, 6, 1, tzinfo=dt.UTC),
+                          mode="retrospective")
+        with pytest.raises(ValueError, match="mode"):
+            ledger.freeze(pcsc.compile(SPEC_ROUTE), mode="backdated")
+        # a route of the future is frozen prospectively only (the default mode)
+        assert ledger.freeze(pcsc.compile(SPEC_ROUTE), frozen_at=dt.datetime(2012, 6, 1, tzinfo=dt.UTC))[0].mode \
+            == "prospective"
+        assert len(ledger.entries()) == 2
+    cli_ledger = tmp_path / "cli.sqlite"
+    proc = subprocess.run([sys.executable, "-m", "pcsc", "freeze", "--retrospective", "--ledger", str(cli_ledger),
+                           str(SPEC_ROUTE)], capture_output=True, text=True, cwd=ROOT, env=_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    with pcsc.open_ledger(cli_ledger, create=False) as ledger:
+        (by_cli,) = ledger.entries()
+    assert by_cli.mode == "retrospective" and by_cli.payload == frozen[0].payload
+    assert by_cli.payload_sha256 == frozen[0].payload_sha256
+
+
 def test_ledger_reads_verifies_and_refuses(tmp_path: Path) -> None:
     path = tmp_path / "l" / "ledger.sqlite"
     with pytest.raises(pcsc.LedgerError):

@@ -158,8 +158,10 @@ def test_fit_records_the_holdout_and_compare_uses_it(
     args = ("policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path", str(tmp_path / "policies"),
             "--ledger", str(loop), "--as-of", FAR.isoformat(), "--format", "json")
     code, out, err = run(capsys, *args)
-    assert code == 0, err
-    assert json.loads(out)["holdout"] == 0.75
+    doc = json.loads(out)
+    assert code == (0 if doc["promote"] else 3), err  # 3: NEW not promoted
+    assert doc["holdout"] == 0.75
     code, out, err = run(capsys, *args, "--holdout", "1")
-    assert code == 0, err
-    assert json.loads(out)["holdout"] == 1.0 and json.loads(out)["routes"] == 2
+    doc = json.loads(out)
+    assert code == (0 if doc["promote"] else 3), err
+    assert doc["holdout"] == 1.0 and doc["routes"] == 2

@@ -197,6 +197,10 @@ LOOP_COMMANDS: list[tuple[str, ...]] = [
      "--as-of", FAR.isoformat()),
     ("policy", "compare", "venture@1.0.0", "venture@1.9.0", "--policy-path", "{policies}", "--ledger", "{ledger}",
      "--as-of", FAR.isoformat()),
+    ("policy", "fit", "--policy", "venture@1.0.0", "--version", "1.9.2", "--ledger", "{ledger}",
+     "--as-of", FAR.isoformat(), "--holdout", "0", "--gains", "--calibration", "isotonic"),
+    ("policy", "compare", "venture@1.0.0", "venture@1.9.0", "--policy-path", "{policies}", "--ledger", "{ledger}",
+     "--as-of", FAR.isoformat(), "--holdout", "1", "--routes", "{tmp}"),
 ]
 
 

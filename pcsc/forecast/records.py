@@ -113,6 +113,8 @@ class History:
     packets: list[dict[str, Any]]
     milestones: list[MilestoneResult]
     labels: dict[str, bool]
+    # each route's frozen file (as given when frozen) and the hashes of the texts it read
+    frozen_inputs: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = attrs.field(factory=dict)
 
 
 def resolved_history(ledger: Ledger, as_of: dt.date) -> History:
@@ -127,4 +129,4 @@ def resolved_history(ledger: Ledger, as_of: dt.date) -> History:
         for o in route_outcomes(outcomes, as_of)
         if o.label in ("positive", "negative")
     }
-    return History(packets, milestones, labels)
+    return History(packets, milestones, labels, {e.route: (e.file, e.inputs) for e in forecasts})

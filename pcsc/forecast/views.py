@@ -356,15 +356,47 @@ def show_text(path: Path, route: str | None, entries: Sequence[Entry], outcomes:
 
 
 # ---------------------------------------------------------------------- policy compare
+def compare_payload(result: Comparison) -> dict[str, Any]:
+    """The JSON of a comparison (without the policies' names and the hold-out share)."""
+    return {
+        "routes": result.routes,
+        "transitions": result.transitions,
+        "brier_old": result.brier_old,
+        "brier_new": result.brier_new,
+        "auc_old": result.auc_old,
+        "auc_new": result.auc_new,
+        "ece_old": result.ece_old,
+        "ece_new": result.ece_new,
+        "gate": {
+            "checked": result.gate_checked,
+            "changed": [{"route": f.route, "old": f.old, "new": f.new} for f in result.verdict_changes],
+            "unchecked": [{"route": route, "why": why} for route, why in result.gate_unchecked],
+        },
+        "regressions": list(result.regressions),
+        "promote": result.promote,
+        "reason": result.reason,
+    }
+
+
 def compare_text(old: str, new: str, result: Comparison) -> str:
     """Two policies scored on the same held-out routes, and which one to keep."""
 
     def show(x: float | None, digits: int) -> str:
         return "—" if x is None else f"{x:.{digits}f}"
 
-    return (
-        f"{old} vs {new} on {result.routes} held-out routes ({result.transitions} resolved transitions)\n"
-        f"  Brier  {show(result.brier_old, 4)} -> {show(result.brier_new, 4)}\n"
-        f"  AUC    {show(result.auc_old, 3)} -> {show(result.auc_new, 3)}\n"
-        f"  {'promote' if result.promote else 'keep'} {new if result.promote else old}: {result.reason}\n"
-    )
+    lines = [
+        f"{old} vs {new} on {result.routes} held-out routes ({result.transitions} resolved transitions)",
+        f"  Brier  {show(result.brier_old, 4)} -> {show(result.brier_new, 4)}",
+        f"  AUC    {show(result.auc_old, 3)} -> {show(result.auc_new, 3)}",
+        f"  ECE    {show(result.ece_old, 4)} -> {show(result.ece_new, 4)}",
+        f"  GATE   {result.gate_checked} held-out routes recompiled under both, "
+        f"{len(result.verdict_changes)} verdicts changed, {len(result.gate_unchecked)} not checked",
+    ]
+    lines += [f"    {f.route}: {f.old} -> {f.new}" for f in result.verdict_changes]
+    lines += [f"    {route}: not checked ({why})" for route, why in result.gate_unchecked]
+    if result.promote:
+        lines.append(f"  promote {new}: {result.reason}")
+    else:
+        lines.append(f"  keep {old}: not promoted")
+        lines += [f"    regression: {r}" for r in result.regressions]
+    return "\n".join(lines) + "\n"

@@ -241,6 +241,7 @@ def _semantic_checks(policy: Policy, path: str) -> None:
     windows = policy.forecast.windows
     if any(w < 1 for w in windows) or any(b <= a for a, b in zip(windows, windows[1:], strict=False)):
         problems.append("forecast.windows: days after as_of, positive and increasing, e.g. [30, 90, 180]")
+    problems.extend(_calibration_problems(policy))
     ids = [g.id for g in policy.gates]
     for gid in sorted({g for g in ids if ids.count(g) > 1}):
         problems.append(f"gates: id `{gid}` is used twice")
@@ -256,6 +257,28 @@ def _semantic_checks(policy: Policy, path: str) -> None:
             problems.append(f"{key}.sha256: expected 64 lowercase hexadecimal digits (SHA-256)")
     if problems:
         raise PolicyError(path, problems)
+
+
+def _calibration_problems(policy: Policy) -> list[str]:
+    """The calibration map names a table it has, and an isotonic map is a function of
+    [0, 1] into [0, 1] that never falls."""
+    cal = policy.calibration
+    if cal is None:
+        return []
+    problems = []
+    if cal.method == "platt" and cal.platt is None:
+        problems.append('calibration.platt: required when calibration.method = "platt" (a = …, b = …)')
+    iso = cal.isotonic
+    if cal.method == "isotonic" and iso is None:
+        problems.append('calibration.isotonic: required when calibration.method = "isotonic" (x = […], y = […])')
+    if iso is not None:
+        if not iso.x or len(iso.x) != len(iso.y):
+            problems.append("calibration.isotonic: x and y must hold the same number of breakpoints, at least one")
+        if any(not 0 <= v <= 1 for v in iso.x) or any(b <= a for a, b in zip(iso.x, iso.x[1:], strict=False)):
+            problems.append("calibration.isotonic.x: must be in [0, 1] and strictly increasing")
+        if any(not 0 <= v <= 1 for v in iso.y) or any(b < a for a, b in zip(iso.y, iso.y[1:], strict=False)):
+            problems.append("calibration.isotonic.y: must be in [0, 1] and non-decreasing")
+    return problems
 
 
 @cache

@@ -220,6 +220,68 @@ class FitRecord:
     strength: float = attrs.field(
         validator=_non_negative, metadata={"doc": "The prior strength the fit used, in pseudo-transitions."}
     )
+    gain_strength: float | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "When the fit also refitted the reweighting gains: the strength S of the penalty "
+            "(S/2)·Σ(g − g_old)² that held them toward the old gains."
+        },
+    )
+    calibration: Literal["isotonic", "platt"] | None = attrs.field(
+        default=None, metadata={"doc": "When the fit also fitted a calibration map: its method."}
+    )
+
+
+@attrs.frozen
+class IsotonicMap:
+    """The breakpoints of an isotonic calibration map."""
+
+    x: list[float] = attrs.field(
+        metadata={
+            "doc": "The p before calibration at each breakpoint: in [0, 1], strictly increasing, at least one."
+        }
+    )
+    y: list[float] = attrs.field(
+        metadata={
+            "doc": "The calibrated p at each breakpoint: in [0, 1], non-decreasing, as many as `x`. Between "
+            "breakpoints the map is linear; below the first and above the last it is flat."
+        }
+    )
+
+
+@attrs.frozen
+class PlattMap:
+    """The two coefficients of a Platt (logistic) calibration map."""
+
+    a: float = attrs.field(metadata={"doc": "The intercept: `p' = 1 / (1 + exp(−(a + b·logit(p))))`."})
+    b: float = attrs.field(
+        validator=_non_negative,
+        metadata={
+            "doc": "The slope on logit(p), at least 0 (so the map never reverses an order); logit(p) is taken "
+            "of p clipped to [1e-9, 1 − 1e-9]."
+        },
+    )
+
+
+@attrs.frozen
+class Calibration:
+    """A map applied to each transition's p after p = clip(p_prior·W, 0, 1): the score
+    folds the calibrated p. `pcsc policy fit --calibration` writes it."""
+
+    method: Literal["isotonic", "platt"] = attrs.field(
+        metadata={
+            "doc": "Which map applies: `isotonic` (the breakpoints of `[calibration.isotonic]`, linear between "
+            "them) or `platt` (the coefficients of `[calibration.platt]`). The other method's table, if "
+            "inherited through `extends`, is not used."
+        }
+    )
+    isotonic: IsotonicMap | None = attrs.field(
+        default=None, metadata={"doc": "The isotonic map's breakpoints; required when `method = \"isotonic\"`."}
+    )
+    platt: PlattMap | None = attrs.field(
+        default=None, metadata={"doc": "The Platt map's coefficients; required when `method = \"platt\"`."}
+    )
+    source: str | None = attrs.field(default=None, metadata={"doc": "Where the map comes from (how it was fitted)."})
 
 
 def _rate(_: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -293,6 +355,13 @@ class Policy:
     fit: FitRecord | None = attrs.field(
         default=None,
         metadata={"doc": "Written by `pcsc policy fit`: the hold-out split of the fit, which `policy compare` uses."},
+    )
+    calibration: Calibration | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "A calibration map applied to each transition's p after the prior and W (none by default: "
+            "p = clip(p_prior·W, 0, 1) is scored as is)."
+        },
     )
 
     @property

@@ -14,6 +14,7 @@ from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.ir import Route
 from pcsc.policy.model import FoldPolicy, Policy
+from pcsc.score.calibration import calibrate
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked, show
@@ -39,6 +40,7 @@ class TransitionNumbers:
     learning_cost: float | None
     d: float = 1.0  # the discount factor (1 + r)^(−h) over the horizon; 1 under the paper's fold
     stops: bool = False  # under `fold.abandonment`: the planner stops before paying this stage
+    p_raw: float | None = None  # clip(p_prior·W, 0, 1) when the policy's calibration map made p; else None
 
 
 @attrs.frozen
@@ -129,10 +131,14 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
         v.tam, v.capture, v.defensibility,
     )
     partial = []
+    raw: dict[str, float] = {}  # p before the calibration map, when there is one
     for t in route.transitions:
         prior = policy.priors[t.ref_class].p
         rw = reweight(t.name, route.evidence, route.as_of, policy)
         p = clip(checked(prior * rw.W, f"p of `{t.name}` = prior × W", prior, rw.W), 0.0, 1.0)
+        if policy.calibration is not None:
+            raw[t.name] = p
+            p = calibrate(p, policy.calibration)
         ds = deltas(route, t)
         c = cost(t, ds, policy)
         if len(t.estimates) >= 2:
@@ -176,6 +182,7 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
                 t.learning_cost,
                 dfs[i],
                 stops,
+                raw.get(t.name),
             )
         )
         reach *= p * dfs[i]

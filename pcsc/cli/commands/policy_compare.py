@@ -1,16 +1,26 @@
 """`pcsc policy compare OLD NEW`: re-score the ledger's held-out resolved routes under
-both policies (Brier, AUC) and say which one to keep."""
+both policies (Brier, AUC, ECE), recompile the held-out routes from their frozen text
+under both to compare their GATE verdicts, and say which policy to keep (exit 3 when
+NEW is not promoted)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pcsc.cli import options
 from pcsc.cli.commands.policy_fit import failed, history
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import Outcome
+from pcsc.cli.outcome import EXIT_REFUSED, Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
+
+if TYPE_CHECKING:
+    from pcsc.ir import Route
+    from pcsc.pipeline import LibraryUse
+    from pcsc.policy.model import LoadedPolicy
 
 DEFAULT_HOLDOUT = 0.3
 
@@ -20,21 +30,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("new", metavar="NEW", help="id@version, or a path to a .toml file")
     p.add_argument("--holdout", type=float, help="the share of routes held out (default: the share NEW's `[fit]` "
                    f"section records, as `policy fit` wrote it; else {DEFAULT_HOLDOUT})")
+    p.add_argument("--routes", nargs="+", action="extend", default=[], metavar="PATH",
+                   help="route files or folders holding the held-out routes' frozen text, for the GATE check "
+                   "(default: the file each route was frozen from, if it is unchanged)")
     options.ledger(p)
     options.as_of(p)
-    options.search_paths(p, libraries=False)
+    options.search_paths(p)
     options.formats(p, "text", "json")
     options.output(p, "the comparison")
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    import attrs
-
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.forecasting import ledger_diagnostic, resolution_date
-    from pcsc.forecast.learn import compare
+    from pcsc.forecast.learn import compare, held_out_routes
     from pcsc.forecast.ledger import LedgerError
-    from pcsc.forecast.views import compare_text
+    from pcsc.forecast.views import compare_payload, compare_text
     from pcsc.policy.load import PolicyError
 
     when = resolution_date(args.as_of)
@@ -49,13 +60,87 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if holdout is None:
         recorded = new.policy.fit
         holdout = DEFAULT_HOLDOUT if recorded is None else recorded.holdout
+    held = held_out_routes(found.packets, holdout)
+    verdicts, unchecked = gate_verdicts(ctx, old, new, held, found.frozen_inputs, args.routes)
     try:
-        result = compare(old.policy, new.policy, found.packets, found.milestones, found.labels, holdout)
+        result = compare(old.policy, new.policy, found.packets, found.milestones, found.labels, holdout,
+                         verdicts, unchecked)
     except KeyError as exc:
         message = f"reference class {exc} of a frozen forecast is in neither policy"
         return failed("policy-compare", [Diagnostic.of(codes.E744, message, Span.file_only(str(ctx.ledger_path())))])
     return Outcome(
         "policy-compare",
-        {"old": old.ref, "new": new.ref, "holdout": holdout, **attrs.asdict(result)},
+        {"old": old.ref, "new": new.ref, "holdout": holdout, **compare_payload(result)},
         text=compare_text(old.ref, new.ref, result),
+        exit_code=None if result.promote else EXIT_REFUSED,
     )
+
+
+def gate_verdicts(
+    ctx: Context, old: LoadedPolicy, new: LoadedPolicy, routes: Sequence[str],
+    frozen: Mapping[str, tuple[str, tuple[tuple[str, str], ...]]], given: Sequence[str],
+) -> tuple[dict[str, tuple[str, str]], list[tuple[str, str]]]:
+    """Each held-out route's GATE verdict under OLD and NEW, recompiled from the text it
+    was frozen from: the file it was frozen from, or one of ``given``, whose SHA-256 is
+    the frozen input's (and whose libraries are those frozen). Routes whose text cannot be
+    found are returned with why."""
+    from pcsc.diagnostics.model import Diagnostics
+    from pcsc.pipeline import Session, expand_inputs
+    from pcsc.policy.load import PolicyStore
+    from pcsc.policy_diff import PinnedSession, PinnedStore
+
+    lib_path = ctx.search_path("lib_path")
+    policy_path = ctx.search_path("policy_path")
+    loader = Session(lib_path=lib_path, policies=PolicyStore(policy_path))
+    loaded: dict[tuple[str, str], tuple[str | None, list[Route]]] = {}
+
+    def load(path: Path, shown: str) -> tuple[str | None, list[Route]]:
+        key = (str(path), shown)
+        if key not in loaded:
+            before = len(loader.inputs)
+            got = loader.load_routes(path, shown) if path.is_file() else []
+            digest = loader.inputs[-1][1] if len(loader.inputs) > before else None
+            loaded[key] = (digest, got)
+        return loaded[key]
+
+    extra = expand_inputs(list(given))
+    verdicts: dict[str, tuple[str, str]] = {}
+    unchecked: list[tuple[str, str]] = []
+    sessions = [
+        PinnedSession(lib_path=lib_path, policies=PinnedStore(policy_path, pinned=p), diags=Diagnostics(),
+                      coverage_mode="gate", pinned=p)
+        for p in (old, new)
+    ]
+    for name in routes:
+        if name not in frozen:
+            unchecked.append((name, "its frozen inputs are not recorded"))
+            continue
+        file, inputs = frozen[name]
+        hashes = {h for _, h in inputs}
+        want = dict(inputs).get(file)
+        route: Route | None = None
+        for path, shown in [(Path(file), file), *extra]:
+            digest, got = load(path, shown)
+            match = next((r for r in got if r.name == name), None)
+            if digest is not None and digest == want and match is not None:
+                route = match
+                uses: tuple[LibraryUse, ...] = loader.library_uses.get((shown, name), ())
+                changed = [u.name for u in uses if u.sha256 not in hashes]
+                if changed:
+                    route = None
+                    why = "library " + ", ".join(f"`{n}`" for n in changed) + " differs from the text frozen"
+                    unchecked.append((name, why))
+                    break
+                ctx.note_hashed_input(shown, digest)
+                break
+        else:
+            unchecked.append((name, f"no route file with its frozen text (sha256 {want}): give it with --routes"))
+            continue
+        if route is None:
+            continue
+        sides = []
+        for session in sessions:
+            compiled = session.compile_route(route)
+            sides.append("does not compile" if compiled is None else compiled.decision.verdict)
+        verdicts[name] = (sides[0], sides[1])
+    return verdicts, unchecked

@@ -1,6 +1,7 @@
 """`pcsc policy fit --policy ID@VERSION --version NEW`: propose a new policy version whose
 priors are refitted (the prior that, after each transition's W, best explains the
-outcomes, with a Beta penalty) from the ledger's resolved milestones;
+outcomes, with a Beta penalty) from the ledger's resolved milestones; `--gains` also
+refits the reweighting gains, `--calibration isotonic|platt` fits a calibration map;
 `-o PATH` writes the TOML there instead of to standard output."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
@@ -25,6 +26,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", required=True, help="the new version, e.g. 1.2.0")
     p.add_argument("--strength", type=float, default=20.0, help="prior strength in pseudo-transitions (default: 20)")
     p.add_argument("--holdout", type=float, default=0.3, help="share of routes held out for compare (default: 0.3)")
+    p.add_argument("--gains", action="store_true",
+                   help="also refit the reweighting gains (corroborate_gain, contradict_gain) from the frozen evidence")
+    p.add_argument("--gain-strength", type=float, default=10.0, metavar="S",
+                   help="the penalty (S/2)·Σ(g − g_old)² holding the gains toward the old ones (default: 10)")
+    p.add_argument("--calibration", choices=("isotonic", "platt"),
+                   help="also fit a calibration map applied to p after the prior and W")
     # not options.output: -o names the TOML written, not where the report goes
     p.add_argument("-o", "--output", dest="toml", metavar="PATH",
                    help="where to write the TOML (default: standard output)")
@@ -58,7 +65,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.forecasting import ledger_diagnostic, resolution_date
-    from pcsc.forecast.learn import fit, fitted_policy_document
+    from pcsc.forecast.learn import fit_policy, fitted_policy_document
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
 
@@ -72,9 +79,15 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         return failed("policy-fit", [ledger_diagnostic(ctx.ledger_path(), str(exc))])
     key = (old.policy.id, old.policy.version)
     mine = [p for p in found.packets if (p["policy"]["id"], p["policy"]["version"]) == key]
-    fits = fit(old.policy, mine, found.milestones, args.strength, args.holdout)
+    if not (args.strength > 0 and 0 <= args.holdout <= 1 and args.gain_strength > 0):
+        from pcsc.cli.exits import UsageError
+
+        raise UsageError("--strength and --gain-strength must be positive and --holdout in [0, 1]")
+    fitted = fit_policy(old.policy, mine, found.milestones, args.strength, args.holdout, gains=args.gains,
+                        gain_strength=args.gain_strength, calibration=args.calibration)
+    fits = fitted.classes
     doc = fitted_policy_document(old, args.version, fits, args.strength, str(ctx.ledger_path()), when,
-                                 args.holdout)
+                                 args.holdout, fitted)
     text = tomli_w.dumps(doc)
     if args.toml:
         target = Path(args.toml)
@@ -85,7 +98,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             message = f"cannot write the policy: {exc.strerror or exc}"
             return failed("policy-fit", [Diagnostic.of(codes.E108, message, Span.file_only(args.toml))])
     moved = [f for f in fits if f.n]
-    payload = {
+    payload: dict[str, Any] = {
         "policy": old.ref,
         "new_version": args.version,
         "strength": args.strength,
@@ -95,8 +108,27 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
                      "pooled_p": f.pooled_p} for f in fits],
         "toml": None if args.toml else text,
     }
+    if fitted.gains_new is not None:
+        payload["gains"] = {
+            "old": {"corroborate_gain": fitted.gains_old[0], "contradict_gain": fitted.gains_old[1]},
+            "new": {"corroborate_gain": fitted.gains_new[0], "contradict_gain": fitted.gains_new[1]},
+            "strength": fitted.gain_strength,
+        }
+    if args.calibration is not None:
+        cal = fitted.calibration
+        payload["calibration"] = None if cal is None else {
+            "method": cal.method, "transitions": cal.n, "ece_before": cal.ece_before, "ece_after": cal.ece_after,
+        }
     note = (
         f"fitted {len(moved)} of {len(fits)} reference classes of {old.ref} from "
         f"{sum(f.n for f in fits)} resolved training transitions" + (f"; wrote {args.toml}" if args.toml else "")
     )
-    return Outcome("policy-fit", payload, text=None if args.toml else text, notes=[note])
+    notes = [note]
+    if fitted.gains_new is not None:
+        notes.append(f"gains: corroborate {fitted.gains_old[0]:g} -> {fitted.gains_new[0]:g}, "
+                     f"contradict {fitted.gains_old[1]:g} -> {fitted.gains_new[1]:g}")
+    if args.calibration is not None:
+        cal = fitted.calibration
+        notes.append("calibration: no resolved training transition, no map written" if cal is None else
+                     f"calibration ({cal.method}): training ECE {cal.ece_before:.4f} -> {cal.ece_after:.4f}")
+    return Outcome("policy-fit", payload, text=None if args.toml else text, notes=notes)
