@@ -160,9 +160,9 @@ def read_checkpoint(path: Path | str, public_key_path: Path | str) -> Checkpoint
         raise CheckpointError(f"{path}: not a checkpoint (no \"format\": \"{FORMAT}\")")
     if doc.get("version") != VERSION:
         raise CheckpointError(f"{path}: a checkpoint of version {doc.get('version')!r}; this pcsc reads {VERSION}")
-    signature = doc.pop("signature", None)
+    signature: Any = doc.pop("signature", None)
     try:
-        value = base64.b64decode(str(signature["value"]), validate=True)  # type: ignore[index]
+        value = base64.b64decode(str(signature["value"]), validate=True)
     except (TypeError, KeyError, ValueError):
         raise CheckpointError(f"{path}: the checkpoint has no valid signature") from None
     try:
