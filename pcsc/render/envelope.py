@@ -31,6 +31,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "graph": 1,
     "fmt": 1,
     "redteam": 1,
+    "redteam-search": 1,
     "rank": 1,
     "freeze": 1,
     "resolve": 1,
