@@ -141,6 +141,36 @@ def test_text_prints_every_rate_with_its_interval(capsys: pytest.CaptureFixture[
         assert re.search(rf"\n  {re.escape(condition)} +\d+/1 \[", out), condition
 
 
+def test_experiment_with_search_same_seed_same_bytes(tmp_path: Path) -> None:
+    """The one command (`seams --experiment --search`) on a small cohort, twice."""
+    cohort = tmp_path / "cohort"
+    cohort.mkdir()
+    for path in SLICE[:1]:
+        (cohort / Path(path).name).write_bytes(Path(path).read_bytes())
+    for name in ("one", "two"):
+        assert main(["seams", "--experiment", str(cohort), "--search", "--budget", "4", "--seed", "3",
+                     "--artifacts", str(tmp_path / name), "-o", str(tmp_path / f"{name}.txt")]) == 0
+    data = (tmp_path / "one" / "experiment.json").read_bytes()
+    assert data == (tmp_path / "two" / "experiment.json").read_bytes()
+    assert (tmp_path / "one.txt").read_bytes() == (tmp_path / "two.txt").read_bytes()
+    search = json.loads(data)["experiment"]["search"]
+    assert search["settings"]["seed"] == 3 and search["settings"]["budget"] == 4
+    assert [row["condition"] for row in search["conditions"]] == ["v1", "v1.5a", "v1.5b", "v1.5a+b"]
+    text = (tmp_path / "one.txt").read_text(encoding="utf-8")
+    assert "search (EXP B without a model): seed 3, budget 4" in text
+    assert "co-author conditions (EXP C without a model)" in text
+
+
+def test_workers_give_the_same_bytes(tmp_path: Path) -> None:
+    outs = []
+    for jobs in ("1", "2"):
+        report = tmp_path / f"j{jobs}.json"
+        assert main(["redteam", "--search", *SLICE[:2], "--budget", "4", "-j", jobs, "--format", "json",
+                     "-o", str(report)]) == 0
+        outs.append(report.read_bytes())
+    assert outs[0] == outs[1]
+
+
 # ---------------------------------------------------------------------- the co-author conditions
 def test_condition_policies() -> None:
     c = compile_file(SLICE[0])
