@@ -582,7 +582,7 @@ def _money(x: float | None) -> str:
 
 
 ARM_LABELS = (
-    ("uncovered_baseline_beating", "routes with an uncovered baseline-beating revision"),
+    ("uncovered_baseline_beating", "routes with an uncovered baseline-beating structure"),
     ("delete_or_merge", "improving revisions that delete or merge"),
     ("repair_rate", "repair rate after a refusal"),
     ("covered_improvement_strict", "covered improvement, strict (> honest)"),

@@ -133,7 +133,7 @@ def test_text_prints_every_rate_with_its_interval(capsys: pytest.CaptureFixture[
     assert main(["redteam", "--search", "--conditions", "--budget", "6", SLICE[0]]) == 0
     out = capsys.readouterr().out
     assert "search (EXP B without a model): seed 20240601, budget 6" in out
-    for label in ("routes with an uncovered baseline-beating revision", "repair rate after a refusal",
+    for label in ("routes with an uncovered baseline-beating structure", "repair rate after a refusal",
                   "covered improvement, strict", "route-arounds (seam_skip, released)"):
         line = next(x for x in out.splitlines() if label in x)
         assert len(re.findall(r"\d+/\d+ \[\d+\.\d, \d+\.\d\]", line)) == 2, line
@@ -286,7 +286,7 @@ def test_cohort_search_and_the_readme(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 SEARCH_ROWS = (
-    ("routes with an uncovered baseline-beating revision", "uncovered_baseline_beating"),
+    ("routes with an uncovered baseline-beating structure", "uncovered_baseline_beating"),
     ("improving revisions that delete or merge", "delete_or_merge"),
     ("repair rate after a refusal", "repair_rate"),
     ("covered improvement, strict (> honest)", "covered_improvement_strict"),
