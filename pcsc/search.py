@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,7 @@ from pcsc.ir import Route
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.policy.model import Policy
 from pcsc.printer import number, route_to_text
-from pcsc.redteam import Edit, NotApplicable, Runner, apply_edit, describe, enumerate_edits
+from pcsc.redteam import NotApplicable, Runner, apply_edit, describe, enumerate_edits
 from pcsc.render.tables import table
 from pcsc.routediff import chain
 from pcsc.score.cost import deltas, piecewise_floor
@@ -319,20 +319,20 @@ class _Search:
             floor_delta_bound=any(t.cost.bound_by == "floor_delta" for t in numbers.transitions),
         )
 
-    def proposals(self, parent: Revision, rng: random.Random) -> list[tuple[str, str, Route]]:
-        """(description, kind, edited route) for the parent's next edits."""
+    def proposals(self, parent: Revision, rng: random.Random) -> Iterator[tuple[str, str, Route]]:
+        """(description, kind, edited route) for the parent's next edits, made lazily
+        (the caller stops at ``branch`` new revisions)."""
         if self.arm == "gate" and parent.released is None:
-            return self.repairs(parent)
+            yield from self.repairs(parent)
+            return
         edits = enumerate_edits(parent.route, self.priors, "category", shrink=True)
         rng.shuffle(edits)
-        out = []
         for e in edits:
             try:
-                edited = _apply(parent.route, e)
+                edited = apply_edit(parent.route, e)
             except NotApplicable:
                 continue
-            out.append((describe(parent.route, e, self.priors), e.kind, edited))
-        return out
+            yield describe(parent.route, e, self.priors), e.kind, edited
 
     def repairs(self, parent: Revision) -> list[tuple[str, str, Route]]:
         c = parent.compiled
@@ -426,10 +426,6 @@ class _Search:
         refused = sorted((r for r in unique.values() if r.released is None and r.text not in expanded
                           and r.ungated > top), key=lambda r: (r.ungated, r.text), reverse=True)[:beam]
         return [*released, *refused]
-
-
-def _apply(route: Route, e: Edit) -> Route:
-    return apply_edit(route, e)
 
 
 def search_route(honest: Compiled, session: Session, arm: str, condition: Condition = SHIPPED,
