@@ -81,7 +81,7 @@ from pcsc.policy.model import Policy
 from pcsc.printer import number, route_to_text
 from pcsc.redteam import NotApplicable, Runner, apply_edit, describe, enumerate_edits
 from pcsc.render.tables import table
-from pcsc.routediff import chain
+from pcsc.routediff import chain, diff_packet, diff_routes
 from pcsc.score.cost import deltas, piecewise_floor
 from pcsc.score.evidence import admitted
 from pcsc.score.route import RouteNumbers, score_route
@@ -530,7 +530,14 @@ def _revision_json(r: Revision | None, honest: Revision) -> dict[str, Any] | Non
         "seam_skips": list(r.skips),
         "floor_uplift": r.uplift,
         "floor_delta_bound": r.floor_delta_bound,
+        "diff": _diff_json(honest, r),
     }
+
+
+def _diff_json(honest: Revision, r: Revision) -> dict[str, Any]:
+    """The typed difference from the honest route (`pcsc diff`), without its scores."""
+    packet = diff_packet(diff_routes(honest.compiled, r.compiled))
+    return {k: v for k, v in packet.items() if k not in ("honest", "revised", "score")}
 
 
 def _search_json(s: RouteSearch) -> dict[str, Any]:

@@ -126,7 +126,12 @@ def test_seam_skips_are_states_of_the_honest_chain(sliced: tuple[dict[str, Any],
         for arm in ("none", "gate"):
             revised = compile_file(emit / f"{r['route']}.{arm}.route").route
             kept = {revised.transitions[0].source, *(t.target for t in revised.transitions)}
-            assert r["arms"][arm]["revision"]["seam_skips"] == [s for s in chain if s not in kept]
+            revision = r["arms"][arm]["revision"]
+            assert revision["seam_skips"] == [s for s in chain if s not in kept]
+            assert revision["diff"]["seam_skips"] == revision["seam_skips"]  # `pcsc diff` says the same
+            assert set(revision["diff"]["removed"]) == {t.name for t in honest.transitions} - {
+                t.name for t in revised.transitions}
+        assert r["arms"]["gate"]["revision"]["diff"]["newly_uncovered"] == []
 
 
 def test_text_prints_every_rate_with_its_interval(capsys: pytest.CaptureFixture[str]) -> None:
