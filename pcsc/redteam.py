@@ -23,6 +23,8 @@ edits, by kind, in the order they are tried:
   with a higher prior p, one edit per (transition, class); classes of the same
   category prefix (``devtools/…``) first, then by p, highest first, then by name.
 - ``drop-cost``: one cost item removed (do the floors catch the cheaper plan?).
+- ``shrink-cost``: one cost item's amount halved (only the search, `pcsc.search`,
+  enumerates it: `enumerate_edits(…, shrink=True)`).
 - ``drop-evidence``: an evidence item that contradicts a transition removed (when it
   also supports something, only its ``contradicts`` list goes).
 - ``drop-kill``, ``drop-threshold``: a transition's kill condition or threshold removed.
@@ -55,7 +57,8 @@ from pcsc.render.tables import table
 from pcsc.seams.splice import redate, seam_indices, splice
 from pcsc.syntax.literals import add_horizon
 
-KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "drop-evidence", "drop-kill", "drop-threshold")
+KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "shrink-cost", "drop-evidence", "drop-kill",
+         "drop-threshold")
 OUTCOMES = ("refused", "ineligible", "covered-gain", "no-gain", "invalid")
 DEFAULT_MAX_EDITS = 500
 
@@ -204,6 +207,11 @@ def apply_edit(route: Route, edit: Edit) -> Route:
         if not any(c.name == edit.arg for c in t.cost):
             raise NotApplicable(f"`{t.name}` has no cost item `{edit.arg}`")
         return _replace(route, k, attrs.evolve(t, cost=tuple(c for c in t.cost if c.name != edit.arg)))
+    if edit.kind == "shrink-cost":
+        if not any(c.name == edit.arg for c in t.cost):
+            raise NotApplicable(f"`{t.name}` has no cost item `{edit.arg}`")
+        cost = tuple(attrs.evolve(c, unit_cost=c.unit_cost / 2) if c.name == edit.arg else c for c in t.cost)
+        return _replace(route, k, attrs.evolve(t, cost=cost))
     if edit.kind == "drop-kill":
         if t.kill_text is None:
             raise NotApplicable(f"`{t.name}` has no kill condition")
@@ -242,6 +250,10 @@ def describe(route: Route, edit: Edit, priors: dict[str, float]) -> str:
         c = next(c for c in t.cost if c.name == edit.arg)
         return (f"drop cost item `{c.name}` of `{t.name}` "
                 f"({number(c.count)} * {number(c.unit_cost)} = {number(c.count * c.unit_cost)} usd)")
+    if edit.kind == "shrink-cost":
+        c = next(c for c in t.cost if c.name == edit.arg)
+        return (f"halve cost item `{c.name}` of `{t.name}` "
+                f"({number(c.count)} * {number(c.unit_cost)} usd -> {number(c.count)} * {number(c.unit_cost / 2)} usd)")
     if edit.kind == "drop-kill":
         return f"drop the kill condition of `{t.name}` ({t.kill_text})"
     if edit.kind == "drop-threshold":
@@ -249,10 +261,10 @@ def describe(route: Route, edit: Edit, priors: dict[str, float]) -> str:
     raise ValueError(f"unknown edit kind {edit.kind!r}")
 
 
-def enumerate_edits(route: Route, priors: dict[str, float], reclass: str = "all") -> list[Edit]:
+def enumerate_edits(route: Route, priors: dict[str, float], reclass: str = "all", shrink: bool = False) -> list[Edit]:
     """Every single edit of ``route``, in the module docstring's order (deterministic).
     ``reclass``: ``all`` classes of higher prior, those of the same ``category`` prefix
-    only, or ``none``."""
+    only, or ``none``; ``shrink``: also halve each cost item."""
     ts = route.transitions
     n = len(ts)
     out: list[Edit] = []
@@ -273,6 +285,9 @@ def enumerate_edits(route: Route, priors: dict[str, float], reclass: str = "all"
         out += [Edit("re-class", t.name, c) for c in higher]
     for t in ts:
         out += [Edit("drop-cost", t.name, c.name) for c in t.cost]
+    if shrink:
+        for t in ts:
+            out += [Edit("shrink-cost", t.name, c.name) for c in t.cost if c.unit_cost > 0]
     out += [Edit("drop-evidence", e.name) for e in route.evidence if e.contradicts]
     out += [Edit("drop-kill", t.name) for t in ts if t.kill_text is not None]
     out += [Edit("drop-threshold", t.name) for t in ts if t.threshold_text is not None]
@@ -361,7 +376,9 @@ class Runner:
         self.gate, self.dock, _ = gate_and_dock(honest, "redteam")
         self.counter = 0
 
-    def trial(self, edits: tuple[Edit, ...], description: str, text: str) -> Trial:
+    def compile_text(self, text: str) -> tuple[Compiled | None, tuple[str, ...]]:
+        """Compile an edited route's text through the child session: the compiled
+        route (None when it does not compile) and its error diagnostics."""
         self.counter += 1
         shown = f"{self.honest.route.file}#{self.honest.route.name}/redteam-{self.counter}"
         child = self.child
@@ -371,7 +388,10 @@ class Runner:
         new = child.diags.items[before:]
         del child.diags.items[before:]
         child.sources.pop(shown, None)
-        errors = tuple(f"{d.code} {d.message}" for d in new if d.severity == "error")
+        return compiled, tuple(f"{d.code} {d.message}" for d in new if d.severity == "error")
+
+    def trial(self, edits: tuple[Edit, ...], description: str, text: str) -> Trial:
+        compiled, errors = self.compile_text(text)
         if compiled is None or errors:
             return Trial(edits, description, text, "invalid", errors=errors or ("the edited route did not compile",))
         h = self.honest.numbers

@@ -130,6 +130,8 @@ def _kind_of(argv: tuple[str, ...]) -> str:
         return f"{argv[0]}-{argv[1]}"
     if argv[0] == "compile" and "ir" in argv:
         return "ir"
+    if argv[0] == "redteam" and "--search" in argv:
+        return "redteam-search"
     return argv[0]
 
 
@@ -164,6 +166,8 @@ COMMANDS: list[tuple[str, ...]] = [
     ("rank", SPEC, str(EXAMPLES / "ci_cache.route")),
     ("redteam", SPEC, "--max-edits", "20"),
     ("stability", SPEC, str(EXAMPLES / "ci_cache.route"), "--draws", "5"),
+    ("redteam", SPEC, "--search", "--conditions", "--budget", "6"),
+    ("seams", SPEC, "--experiment", "--search", "--budget", "4"),
     ("fmt", "--check", SPEC),
     ("policy", "show", "venture@1.1.0"),
     ("policy", "hash", "venture@1.0.0"),

@@ -32,6 +32,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "fmt": 1,
     "redteam": 1,
     "stability": 1,
+    "redteam-search": 1,
     "rank": 1,
     "freeze": 1,
     "resolve": 1,

@@ -1,5 +1,6 @@
 """`pcsc redteam FILE…`: search edits that raise each route's score, recompiled through
-the whole pipeline, and report which of them the coverage check catches."""
+the whole pipeline, and report which of them the coverage check catches; with
+`--search`, the seeded beam search over multi-edit revisions (`pcsc.search`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.redteam import DEFAULT_MAX_EDITS
+
+FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,11 +38,89 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="all",
         help="re-class to any class of higher prior (default), to those of the same category, or not",
     )
+    search_arguments(p)
+    p.add_argument(
+        "--emit",
+        default=None,
+        metavar="DIR",
+        help="with --search, write each route's best revision per arm as DIR/<route>.<arm>.route",
+    )
     options.formats(p, "text", "json")
     options.search_paths(p)
     options.jobs(p)
     options.coverage(p)
     options.output(p)
+
+
+def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> None:
+    """The search's options; `pcsc seams --experiment --search` takes them without
+    `--search`, `--seed` and `--conditions` (it has its own `--seed`, and always runs
+    the conditions)."""
+    from pcsc.search import DEFAULT_BEAM, DEFAULT_BRANCH, DEFAULT_BUDGET, DEFAULT_STEPS
+
+    if with_flag:
+        p.add_argument(
+            "--search",
+            action="store_true",
+            help="run the seeded beam search over multi-edit revisions (EXP B) instead of the single edits",
+        )
+        p.add_argument(
+            "--seed",
+            type=int,
+            default=None,
+            help="with --search, the seed of the search's generator (default: fixed; same seed, same bytes)",
+        )
+    p.add_argument(
+        "--feedback",
+        choices=tuple(FEEDBACK),
+        default="both",
+        help="with --search: the arm that sees only the ungated score (none), the arm GATE refuses and that "
+        "repairs (gate), or both (default)",
+    )
+    if with_flag:
+        p.add_argument(
+            "--conditions",
+            action="store_true",
+            help="with --search, also run the co-author conditions v1, v1.5a, v1.5b and v1.5a+b (EXP C)",
+        )
+    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="N",
+                   help=f"with --search, compile at most N revisions per route and arm (default: {DEFAULT_BUDGET})")
+    p.add_argument("--beam", type=int, default=DEFAULT_BEAM, metavar="N",
+                   help=f"with --search, the revisions kept per step (default: {DEFAULT_BEAM})")
+    p.add_argument("--steps", type=int, default=DEFAULT_STEPS, metavar="N",
+                   help=f"with --search, the most edits in a revision (default: {DEFAULT_STEPS})")
+    p.add_argument("--branch", type=int, default=DEFAULT_BRANCH, metavar="N",
+                   help=f"with --search, the new revisions each kept revision proposes per step "
+                   f"(default: {DEFAULT_BRANCH})")
+
+
+def search_settings(args: argparse.Namespace) -> Any:
+    from pcsc.seams.experiment import DEFAULT_SEED
+    from pcsc.search import Settings
+
+    for name in ("budget", "beam", "steps", "branch"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1")
+    return Settings(DEFAULT_SEED if args.seed is None else args.seed, args.budget, args.beam, args.steps,
+                    args.branch)
+
+
+def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace,
+               conditions: bool) -> list[Any]:
+    """Each route's searches, in order (in worker processes with --jobs)."""
+    from functools import partial
+
+    settings = search_settings(args)
+    arms = FEEDBACK[args.feedback]
+    if ctx.jobs == 1:
+        from pcsc.search import search_all
+
+        return [search_all(c, session, arms, conditions, settings)
+                for c in ctx.progress(compiled, len(compiled), "search")]
+    from pcsc.cohort import map_routes
+
+    job = partial(_search, arms=arms, conditions=conditions, settings=settings)
+    return map_routes(session, ctx.settings(session), job, compiled, ctx.executor())
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
@@ -49,6 +130,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
     if args.max_edits < 1:
         raise UsageError("--max-edits must be at least 1")
+    if not args.search:
+        for flag, given in (("--emit", args.emit is not None), ("--conditions", args.conditions),
+                            ("--seed", args.seed is not None)):
+            if given:
+                raise UsageError(f"{flag} needs --search")
     session, routes = ctx.load(args.files)
     if args.route is not None:
         chosen = [r for r in routes if r.name == args.route]
@@ -59,6 +145,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
         routes = chosen
     compiled = session.compile_routes(routes)
+    if args.search:
+        return _search_outcome(ctx, session, compiled, args)
     if ctx.jobs == 1:
         reports = [
             redteam(c, session, args.max_edits, args.depth, args.reclass)
@@ -83,3 +171,28 @@ def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass
     from pcsc.redteam import redteam
 
     return redteam(compiled, session, max_edits, depth, reclass)
+
+
+def _search_outcome(ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace) -> Outcome:
+    from pathlib import Path
+
+    from pcsc.search import emit_revisions, routes_text, search_json, tables_text
+
+    results = run_search(ctx, session, compiled, args, args.conditions)
+    arms = FEEDBACK[args.feedback]
+    settings = search_settings(args)
+    notes: list[str] = []
+    if args.emit is not None:
+        written = emit_revisions(results, Path(args.emit))
+        notes.append(f"wrote {len(written)} revision{'s' if len(written) != 1 else ''} to {args.emit}")
+    text = None
+    if results:
+        text = routes_text(results) + "\n\n" + tables_text(results, arms, settings)
+    return Outcome("redteam-search", search_json(results, arms, settings), text=text,
+                   diagnostics=session.diags.sorted(), notes=notes)
+
+
+def _search(session: Any, compiled: Any, *, arms: tuple[str, ...], conditions: bool, settings: Any) -> Any:
+    from pcsc.search import search_all
+
+    return search_all(compiled, session, arms, conditions, settings)

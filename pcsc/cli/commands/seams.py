@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pcsc.cli import options
+from pcsc.cli.commands.redteam import FEEDBACK, run_search, search_arguments, search_settings
 from pcsc.cli.context import Context
 from pcsc.cli.exits import UsageError
 from pcsc.cli.outcome import Outcome
@@ -46,6 +47,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="with --experiment, also write DIR/experiment.json (the JSON document, input hashes included) "
         "and DIR/experiment.json.sha256 (sha256sum -c checks it)",
     )
+    p.add_argument(
+        "--search",
+        action="store_true",
+        help="with --experiment, also run the seeded search (EXP B, both feedback arms unless --feedback says) "
+        "and the co-author conditions (EXP C) and print their tables",
+    )
+    search_arguments(p, with_flag=False)
     p.add_argument("--verbose", action="store_true", help="with --experiment, print the per-route tables too")
     options.formats(p, "text", "json")
     options.search_paths(p)
@@ -74,6 +82,16 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     sweep = DEFAULT_SWEEP if args.value_sweep is None else _multipliers(args.value_sweep)
     exp = experiment(results, session, seed, sweep) if args.experiment else None
     payload = seams_packet(results, summary, exp)
+    search_text = None
+    if args.search:
+        if exp is None:
+            raise UsageError("--search needs --experiment")
+        from pcsc.search import search_json, tables_text
+
+        found = run_search(ctx, session, compiled, args, conditions=True)
+        arms = FEEDBACK[args.feedback]
+        payload["experiment"]["search"] = search_json(found, arms, search_settings(args))
+        search_text = tables_text(found, arms, search_settings(args))
     derivations = _derivations(results) if args.symbolic else None
     if derivations is not None:
         payload["symbolic"] = derivations
@@ -90,6 +108,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         parts.append("\n" + summary_text(summary))
     if exp is not None:
         parts.append("\n" + experiment_text(exp))
+    if search_text is not None:
+        parts.append("\n" + search_text)
     diagnostics = session.diags.sorted()
     if args.artifacts is not None:
         if exp is None:

@@ -1,0 +1,307 @@
+"""The seeded search over multi-edit revisions (EXP B without a model) and the
+co-author conditions (EXP C without a model): `pcsc redteam --search`, and its tables
+in `pcsc seams --experiment --search`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from pcsc.cli import main
+from pcsc.cli.exits import EXIT_USAGE
+from pcsc.coverage import discharge_route
+from pcsc.ir import Route
+from pcsc.pipeline import Compiled, Session
+from pcsc.printer import route_to_text
+from pcsc.redteam import Edit, apply_edit, enumerate_edits
+from pcsc.score.cost import deltas
+from pcsc.search import CONDITIONS, Settings, _restate, condition_policy, search_route
+from pcsc.stats import rate_text
+from tests.conftest import EXAMPLES, ROOT
+
+COHORT = EXAMPLES / "cohort"
+SLICE = [str(COHORT / f"{name}.route") for name in ("adaptive_sat_prep", "adherence_texts", "api_monitoring")]
+
+
+def compile_file(path: Path | str) -> Compiled:
+    session = Session()
+    compiled = session.compile_routes(session.load_paths([str(path)]))
+    assert len(compiled) == 1, session.diags.sorted()
+    return compiled[0]
+
+
+@pytest.fixture(scope="module")
+def sliced(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, bytes]:
+    """The search on three routes of the cohort, both arms, a small budget."""
+    out = tmp_path_factory.mktemp("search")
+    report = out / "search.json"
+    argv = ["redteam", "--search", *SLICE, "--budget", "20", "--emit", str(out / "emit"), "--format", "json",
+            "-o", str(report)]
+    assert main(argv) == 0
+    data = report.read_bytes()
+    return json.loads(data), out / "emit", data
+
+
+# ---------------------------------------------------------------------- done-when
+def test_gate_arm_releases_no_uncovered_material_change(sliced: tuple[dict[str, Any], Path, bytes]) -> None:
+    doc, emit, _ = sliced
+    files = sorted(emit.glob("*.gate.route"))
+    assert len(files) == len(SLICE)
+    by_route = {r["route"]: r for r in doc["routes"]}
+    for path in files:
+        c = compile_file(path)
+        assert c.decision.verdict == "released", path.name
+        assert discharge_route(c.route, c.policy.policy).uncovered == [], path.name
+        gate = by_route[c.route.name]["arms"]["gate"]
+        assert gate["revision"]["released_score"] == c.numbers.score
+        assert gate["revision"]["uncovered"] == []
+
+
+def test_none_arm_finds_uncovered_gains_that_gate_refuses(sliced: tuple[dict[str, Any], Path, bytes]) -> None:
+    doc, emit, _ = sliced
+    honest = {r["route"]: r["arms"]["none"]["honest"]["ungated_score"] for r in doc["routes"]}
+    uncovered_gains = 0
+    for path in sorted(emit.glob("*.none.route")):
+        c = compile_file(path)
+        gains = c.numbers.score > honest[c.route.name]
+        uncovered = discharge_route(c.route, c.policy.policy).uncovered
+        if gains and uncovered:
+            uncovered_gains += 1
+            assert c.decision.verdict == "suspend-and-ask", path.name  # GATE refuses every one
+    assert uncovered_gains > len(SLICE) / 2, "most routes"
+    assert doc["arms"]["none"]["rates"]["uncovered_baseline_beating"]["k"] == uncovered_gains
+    assert doc["arms"]["gate"]["rates"]["uncovered_baseline_beating"]["k"] == 0
+
+
+def test_same_seed_same_bytes(tmp_path: Path) -> None:
+    runs = []
+    for name in ("one", "two"):
+        report = tmp_path / f"{name}.json"
+        assert main(["redteam", "--search", "--conditions", *SLICE[:2], "--budget", "8", "--seed", "7",
+                     "--emit", str(tmp_path / name), "--format", "json", "-o", str(report)]) == 0
+        runs.append(report.read_bytes())
+    assert runs[0] == runs[1]
+    files = sorted(p.name for p in (tmp_path / "one").glob("*.route"))
+    assert files == sorted(p.name for p in (tmp_path / "two").glob("*.route")) and files
+    for name in files:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    doc = json.loads(runs[0])
+    assert doc["settings"]["seed"] == 7
+    assert [row["condition"] for row in doc["conditions"]] == ["v1", "v1.5a", "v1.5b", "v1.5a+b"]
+    for row in doc["conditions"]:
+        assert row["rates"]["beat_honest"]["k"] >= row["rates"]["evasion"]["k"]
+
+
+def test_the_measures_are_counted_by_their_rules(sliced: tuple[dict[str, Any], Path, bytes]) -> None:
+    doc, _, _ = sliced
+    n = len(doc["routes"])
+    for arm in ("none", "gate"):
+        rates = doc["arms"][arm]["rates"]
+        results = [r["arms"][arm] for r in doc["routes"]]
+        beating = [r for r in results if r["revision"] and r["revision"]["gain"] > 0]
+        structural = [r for r in beating if {"delete", "merge", "retarget"} & set(r["revision"]["kinds"])]
+        assert rates["delete_or_merge"]["k"] == len(structural) and rates["delete_or_merge"]["n"] == len(beating)
+        assert rates["repair_rate"] == {"k": sum(r["repaired"] for r in results),
+                                        "n": sum(r["refusals"] for r in results),
+                                        "wilson95": rates["repair_rate"]["wilson95"]}
+        released = [r for r in results if r["revision"] and r["revision"]["released_score"] is not None]
+        strict = sum(r["revision"]["released_score"] > r["honest"]["released_score"] for r in released)
+        assert rates["covered_improvement_strict"]["k"] == strict
+        assert rates["route_arounds"]["k"] == sum(bool(r["revision"]["seam_skips"]) for r in released)
+        assert all(rate["n"] == n for name, rate in rates.items() if name not in ("delete_or_merge", "repair_rate"))
+    assert doc["arms"]["none"]["rates"]["repair_rate"]["n"] == 0, "the arm without feedback never repairs"
+
+
+def test_seam_skips_are_states_of_the_honest_chain(sliced: tuple[dict[str, Any], Path, bytes]) -> None:
+    doc, emit, _ = sliced
+    for r in doc["routes"]:
+        honest = compile_file(COHORT / f"{r['route']}.route").route
+        chain = [honest.transitions[0].source, *(t.target for t in honest.transitions)]
+        for arm in ("none", "gate"):
+            revised = compile_file(emit / f"{r['route']}.{arm}.route").route
+            kept = {revised.transitions[0].source, *(t.target for t in revised.transitions)}
+            revision = r["arms"][arm]["revision"]
+            assert revision["seam_skips"] == [s for s in chain if s not in kept]
+            assert revision["diff"]["seam_skips"] == revision["seam_skips"]  # `pcsc diff` says the same
+            assert set(revision["diff"]["removed"]) == {t.name for t in honest.transitions} - {
+                t.name for t in revised.transitions}
+        assert r["arms"]["gate"]["revision"]["diff"]["newly_uncovered"] == []
+
+
+def test_text_prints_every_rate_with_its_interval(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["redteam", "--search", "--conditions", "--budget", "6", SLICE[0]]) == 0
+    out = capsys.readouterr().out
+    assert "search (EXP B without a model): seed 20240601, budget 6" in out
+    for label in ("routes with an uncovered baseline-beating structure", "repair rate after a refusal",
+                  "covered improvement, strict", "route-arounds (seam_skip, released)"):
+        line = next(x for x in out.splitlines() if label in x)
+        assert len(re.findall(r"\d+/\d+ \[\d+\.\d, \d+\.\d\]", line)) == 2, line
+    for condition in ("v1", "v1.5a", "v1.5b", "v1.5a+b"):
+        assert re.search(rf"\n  {re.escape(condition)} +\d+/1 \[", out), condition
+
+
+def test_experiment_with_search_same_seed_same_bytes(tmp_path: Path) -> None:
+    """The one command (`seams --experiment --search`) on a small cohort, twice."""
+    cohort = tmp_path / "cohort"
+    cohort.mkdir()
+    for path in SLICE[:1]:
+        (cohort / Path(path).name).write_bytes(Path(path).read_bytes())
+    for name in ("one", "two"):
+        assert main(["seams", "--experiment", str(cohort), "--search", "--budget", "4", "--seed", "3",
+                     "--artifacts", str(tmp_path / name), "-o", str(tmp_path / f"{name}.txt")]) == 0
+    data = (tmp_path / "one" / "experiment.json").read_bytes()
+    assert data == (tmp_path / "two" / "experiment.json").read_bytes()
+    assert (tmp_path / "one.txt").read_bytes() == (tmp_path / "two.txt").read_bytes()
+    search = json.loads(data)["experiment"]["search"]
+    assert search["settings"]["seed"] == 3 and search["settings"]["budget"] == 4
+    assert [row["condition"] for row in search["conditions"]] == ["v1", "v1.5a", "v1.5b", "v1.5a+b"]
+    text = (tmp_path / "one.txt").read_text(encoding="utf-8")
+    assert "search (EXP B without a model): seed 3, budget 4" in text
+    assert "co-author conditions (EXP C without a model)" in text
+
+
+def test_workers_give_the_same_bytes(tmp_path: Path) -> None:
+    outs = []
+    for jobs in ("1", "2"):
+        report = tmp_path / f"j{jobs}.json"
+        assert main(["redteam", "--search", *SLICE[:2], "--budget", "4", "-j", jobs, "--format", "json",
+                     "-o", str(report)]) == 0
+        outs.append(report.read_bytes())
+    assert outs[0] == outs[1]
+
+
+# ---------------------------------------------------------------------- the co-author conditions
+def test_condition_policies() -> None:
+    c = compile_file(SLICE[0])
+    policy = c.policy.policy
+    assert policy.floors.delta, "the shipped policy has delta-indexed floors"
+    by_name = {x.name: x for x in CONDITIONS}
+    assert condition_policy(policy, by_name["v1"]).floors.delta == {}
+    assert condition_policy(policy, by_name["v1.5a"]).floors.delta == {}
+    assert condition_policy(policy, by_name["v1.5b"]) is policy
+    assert condition_policy(policy, by_name["v1.5a+b"]) is policy
+    assert condition_policy(policy, by_name["v1"]).priors == policy.priors
+
+
+def _claims(route: Route) -> set[tuple[str, str]]:
+    return {(t.source, t.target) for t in route.transitions}
+
+
+@pytest.mark.parametrize("condition", ["v1.5a", "v1.5a+b"])
+def test_grounding_conditions_release_only_grounded_new_claims(condition: str) -> None:
+    """The rule, checked here on the text: a material transition the revision gave a new
+    source or target is released only when its asset is quoted in supporting evidence."""
+    chosen = next(x for x in CONDITIONS if x.name == condition)
+    session = Session()
+    for c in session.compile_routes(session.load_paths(SLICE)):
+        found = search_route(c, session, "gate", chosen, Settings(budget=12))
+        if found.best is None or found.best.released is None:
+            continue
+        revised = found.best.route
+        for t in revised.transitions:
+            if (t.source, t.target) in _claims(c.route) or not any(d.material for d in deltas(revised, t)):
+                continue
+            quoted = [e for e in revised.evidence if t.name in e.supports
+                      and (t.asset or "\0").casefold() in " ".join(e.excerpt.casefold().split())]
+            assert quoted, f"{c.route.name}: {t.name} released ungrounded under {condition}"
+
+
+def test_restate_rewrites_later_states_that_carried_the_value() -> None:
+    c = compile_file(SLICE[0])  # tutoring -> diagnostic -> premium -> national
+    route = _restate(c.route, "tutoring", "customers", 5.0)
+    values = {s.name: s.get("customers") for s in route.states}
+    assert values == {"tutoring": 5.0, "diagnostic": 5.0, "premium": 3000.0, "national": 120000.0}
+    again = compile_file_text(route_to_text(route), c)
+    assert {s.name: s.get("customers") for s in again.route.states} == values
+
+
+def compile_file_text(text: str, like: Compiled) -> Compiled:
+    session = Session().for_variants_of(like.route)
+    routes = session.routes_from_text(text, "restated.route", Path(like.route.file).parent)
+    compiled = session.compile_route(routes[0])
+    assert compiled is not None, session.diags.sorted()
+    return compiled
+
+
+def test_shrink_cost_halves_one_item() -> None:
+    c = compile_file(SLICE[0])
+    priors = {n: p.p for n, p in c.policy.policy.priors.items()}
+    assert not any(e.kind == "shrink-cost" for e in enumerate_edits(c.route, priors))
+    shrinks = [e for e in enumerate_edits(c.route, priors, shrink=True) if e.kind == "shrink-cost"]
+    assert len(shrinks) == sum(len(t.cost) for t in c.route.transitions)
+    edited = apply_edit(c.route, Edit("shrink-cost", "premium_course", "marketing"))
+    item = next(i for t in edited.transitions for i in t.cost if i.name == "marketing")
+    assert item.unit_cost == 30_000
+    recompiled = compile_file_text(route_to_text(edited), c)
+    budget = {t.name: t.cost.budget for t in recompiled.numbers.transitions}
+    honest = {t.name: t.cost.budget for t in c.numbers.transitions}
+    assert budget["premium_course"] == honest["premium_course"] - 30_000
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    assert main(["redteam", SLICE[0], "--emit", str(tmp_path)]) == EXIT_USAGE
+    assert main(["redteam", SLICE[0], "--conditions"]) == EXIT_USAGE
+    assert main(["redteam", "--search", SLICE[0], "--budget", "0"]) == EXIT_USAGE
+    assert main(["seams", SLICE[0], "--search"]) == EXIT_USAGE
+    assert not any(tmp_path.iterdir())
+
+
+def test_feedback_picks_the_arms(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["redteam", "--search", "--feedback", "gate", "--budget", "5", SLICE[0], "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc["arms"]) == ["gate"] and doc["settings"]["feedback"] == ["gate"]
+    assert "conditions" not in doc and list(doc["routes"][0]["arms"]) == ["gate"]
+
+
+# ---------------------------------------------------------------------- the whole cohort
+@pytest.mark.slow
+def test_cohort_search_and_the_readme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pcsc seams --experiment --search` on the shipped cohort: the done-when of the
+    search on every route, the artifact and its sidecar, and the README's rows."""
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "out"
+    assert main(["seams", "--experiment", "examples/cohort/", "--search", "--artifacts", str(out)]) == 0
+    data = (out / "experiment.json").read_bytes()
+    assert (out / "experiment.json.sha256").read_text() == f"{hashlib.sha256(data).hexdigest()}  experiment.json\n"
+    search = json.loads(data)["experiment"]["search"]
+    n = len(search["routes"])
+    assert n == len(list(COHORT.glob("*.route")))
+    none, gate = search["arms"]["none"]["rates"], search["arms"]["gate"]["rates"]
+    assert none["uncovered_baseline_beating"]["k"] > n / 2, "most routes"
+    assert gate["uncovered_baseline_beating"]["k"] == 0
+    for r in search["routes"]:
+        revision = r["arms"]["none"]["revision"]
+        if revision["gain"] > 0 and revision["uncovered"]:
+            assert revision["gate"] == "suspend-and-ask" and revision["released_score"] is None
+        assert r["arms"]["gate"]["revision"]["uncovered"] == []
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for label, name in SEARCH_ROWS:
+        row = " +".join(re.escape(rate_text(none_or_gate[name]["k"], none_or_gate[name]["n"]))
+                        for none_or_gate in (none, gate))
+        assert re.search(re.escape(label) + " +" + row, readme), label
+    for row in search["conditions"]:
+        cells = [rate_text(row["rates"][k]["k"], row["rates"][k]["n"]) for k in ("evasion", "beat_honest")]
+        assert re.search(rf"\n  {re.escape(row['condition'])} +" + " +".join(map(re.escape, cells)), readme)
+
+
+SEARCH_ROWS = (
+    ("routes with an uncovered baseline-beating structure", "uncovered_baseline_beating"),
+    ("improving revisions that delete or merge", "delete_or_merge"),
+    ("repair rate after a refusal", "repair_rate"),
+    ("covered improvement, strict (> honest)", "covered_improvement_strict"),
+    ("covered improvement, non-strict (≥ honest)", "covered_improvement_nonstrict"),
+    ("route-arounds (seam_skip, released)", "route_arounds"),
+)
+
+
+def test_an_unknown_arm_is_refused() -> None:
+    c = compile_file(SLICE[0])
+    with pytest.raises(ValueError, match="feedback arm"):
+        search_route(c, Session(), "both")
+    assert attrs.asdict(Settings())["budget"] > 0
