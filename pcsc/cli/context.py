@@ -100,10 +100,10 @@ class Context:
     def ledger_path(self) -> Path:
         from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
-        given = getattr(self.args, "ledger", None)
+        given = getattr(self.args, "ledger", None) or self.config.ledger
         if given:
             return ledger_location(given)  # a postgresql:// address stays whole
-        return self.config.ledger or DEFAULT_PATH
+        return DEFAULT_PATH
 
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
