@@ -186,6 +186,8 @@ class Source:
     it asks whether a statement (`asset "…"`, `threshold …`) is written in it."""
 
     def __init__(self, text: str) -> None:
+        self.text = text
+        self._discharges: dict[tuple[str, str], set[str]] | None = None
         self.lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         self.squeezed = " " + squeeze(text) + " "
         self.quoted: set[tuple[str, str]] = set()
@@ -210,6 +212,36 @@ class Source:
     def quotes(self, key: str, value: str) -> bool:
         """`key "value"` is written."""
         return (key, value) in self.quoted
+
+    def discharges(self, route: str, transition: str) -> set[str] | None:
+        """The obligations the route's transition lists in `discharges` (none when it has
+        no such statement); None when the file has no such transition. The file's tokens
+        are scanned with the braces counted, so a text in quotes never misleads it."""
+        if self._discharges is None:
+            self._discharges = {}
+            try:
+                toks = [t for _, t in tokens(self.text)]
+            except ExprError:
+                toks = []
+            depth, where = 0, ["", ""]
+            for i, tok in enumerate(toks):
+                after = toks[i + 1] if i + 1 < len(toks) else ""
+                if tok == "{":
+                    depth += 1
+                elif tok == "}":
+                    depth -= 1
+                elif depth in (0, 1) and tok in ("route", "transition") and after[:1].isidentifier():
+                    where[depth] = after
+                    if depth == 1:
+                        self._discharges.setdefault((where[0], after), set())
+                elif depth == 2 and tok == "discharges":
+                    listed, j = self._discharges.setdefault((where[0], where[1]), set()), i + 1
+                    while j < len(toks) and toks[j][:1].isidentifier():
+                        listed.add(toks[j])
+                        if j + 1 >= len(toks) or toks[j + 1] != ",":
+                            break
+                        j += 2
+        return self._discharges.get((route, transition))
 
     def obligations(self) -> dict[str, tuple[list[str], list[str]]]:
         """A library's obligations: name -> (the fields it covers, its require lines)."""
@@ -361,6 +393,11 @@ class RouteCheck:
             for o in row["obligations"]:
                 holds = True
                 covers, lines = library[o["obligation"]]
+                listed = self.route_file.discharges(self.name, row["transition"])
+                if listed is None or o["claimed"] != (o["obligation"] in listed):
+                    raise self.fail(f"{where}: {o['obligation']}", f"is recorded claimed={o['claimed']}, but "
+                                    f"`{row['transition']}` in {self.route['file']} lists "
+                                    f"{', '.join(sorted(listed or ())) or 'no obligation'} in its `discharges`")
                 if o["covers"] != covers:
                     raise self.fail(f"{where}: {o['obligation']}", f"covers {o['covers']} in the certificate, "
                                                                   f"{covers} in its library")
@@ -836,7 +873,7 @@ _TOKEN = re.compile(
     r"|(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2}(?![0-9]))"
     r"|(?P<number>(?:[0-9][0-9_]*(?:\.[0-9][0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?[kMB]?%?)"
     r'|(?P<string>"(?:[^"\\\n]|\\.)*")'
-    r"|(?P<op>>=|<=|==|!=|[<>+\-*/().,])"
+    r"|(?P<op>>=|<=|==|!=|[<>+\-*/().,{}:;])"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
 )
 _UNITS = ("usd", "days", "months", "years")

@@ -493,6 +493,22 @@ def test_tampering_with_a_grounded_operand_fails(run: Run, ci_cache: Path) -> No
     assert "`asset`: 'SOC 3 report' is not the asset of a transition in ci_cache.route" in out
 
 
+def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:
+    """A forger who marks an obligation claimed (so that it would cover a change) is
+    caught: the transition's `discharges` in the hashed route file says otherwise."""
+    cert = certify(run, project)
+
+    def edit(d: dict[str, Any]) -> None:
+        row = next(r for r in d["routes"][0]["coverage"] if r["transition"] == "launch" and r["material"])
+        row["obligations"][0]["claimed"] = False
+
+    tamper(cert, edit, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1, out
+    assert "coverage launch.developers: adoption: is recorded claimed=False, but `launch` in devtools_api.route " \
+           "lists adoption in its `discharges`" in out
+
+
 def test_tampering_with_the_evidence_an_evidence_call_reads_fails(run: Run, project: Path) -> None:
     cert = certify(run, project)
     tamper(cert, lambda d: requires(d, "evidence(tier >= 2) >= 1", "launch")[0]["evidence"].clear(), resign=True)
