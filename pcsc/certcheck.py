@@ -187,7 +187,7 @@ class Source:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._discharges: dict[tuple[str, str], set[str]] | None = None
+        self._transitions: dict[tuple[str, str], dict[str, Any]] | None = None
         self.lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         self.squeezed = " " + squeeze(text) + " "
         self.quoted: set[tuple[str, str]] = set()
@@ -213,35 +213,41 @@ class Source:
         """`key "value"` is written."""
         return (key, value) in self.quoted
 
-    def discharges(self, route: str, transition: str) -> set[str] | None:
-        """The obligations the route's transition lists in `discharges` (none when it has
-        no such statement); None when the file has no such transition. The file's tokens
-        are scanned with the braces counted, so a text in quotes never misleads it."""
-        if self._discharges is None:
-            self._discharges = {}
+    def transition(self, route: str, transition: str) -> dict[str, Any] | None:
+        """What the route's transition states that the checker looks up: the obligations
+        it lists in `discharges` (a set, empty without the statement) and its `horizon`
+        and `learning_cost` amounts (absent without them); None when the file has no
+        such transition. The file's tokens are scanned with the braces counted, so a
+        text in quotes never misleads it."""
+        if self._transitions is None:
+            self._transitions = {}
             try:
-                toks = [t for _, t in tokens(self.text)]
+                toks = tokens(self.text)
             except ExprError:
                 toks = []
             depth, where = 0, ["", ""]
-            for i, tok in enumerate(toks):
-                after = toks[i + 1] if i + 1 < len(toks) else ""
+            for i, (_, tok) in enumerate(toks):
+                after = toks[i + 1] if i + 1 < len(toks) else ("", "")
                 if tok == "{":
                     depth += 1
                 elif tok == "}":
                     depth -= 1
-                elif depth in (0, 1) and tok in ("route", "transition") and after[:1].isidentifier():
-                    where[depth] = after
+                elif depth in (0, 1) and tok in ("route", "transition") and after[1][:1].isidentifier():
+                    where[depth] = after[1]
                     if depth == 1:
-                        self._discharges.setdefault((where[0], after), set())
-                elif depth == 2 and tok == "discharges":
-                    listed, j = self._discharges.setdefault((where[0], where[1]), set()), i + 1
-                    while j < len(toks) and toks[j][:1].isidentifier():
-                        listed.add(toks[j])
-                        if j + 1 >= len(toks) or toks[j + 1] != ",":
-                            break
-                        j += 2
-        return self._discharges.get((route, transition))
+                        self._transitions[where[0], after[1]] = {"discharges": set()}
+                elif depth == 2 and (where[0], where[1]) in self._transitions:
+                    stated = self._transitions[where[0], where[1]]
+                    if tok in ("horizon", "learning_cost") and after[0] == "number":
+                        stated[tok] = literal_number(after[1])
+                    elif tok == "discharges":
+                        j = i + 1
+                        while j < len(toks) and toks[j][0] == "name":
+                            stated["discharges"].add(toks[j][1])
+                            if j + 1 >= len(toks) or toks[j + 1][1] != ",":
+                                break
+                            j += 2
+        return self._transitions.get((route, transition))
 
     def obligations(self) -> dict[str, tuple[list[str], list[str]]]:
         """A library's obligations: name -> (the fields it covers, its require lines)."""
@@ -393,7 +399,8 @@ class RouteCheck:
             for o in row["obligations"]:
                 holds = True
                 covers, lines = library[o["obligation"]]
-                listed = self.route_file.discharges(self.name, row["transition"])
+                stated = self.route_file.transition(self.name, row["transition"])
+                listed = None if stated is None else stated["discharges"]
                 if listed is None or o["claimed"] != (o["obligation"] in listed):
                     raise self.fail(f"{where}: {o['obligation']}", f"is recorded claimed={o['claimed']}, but "
                                     f"`{row['transition']}` in {self.route['file']} lists "
@@ -477,6 +484,11 @@ def _transition_operand(c: RouteCheck, t: str, name: str, o: Mapping[str, Any], 
     elif name in ("kill", "threshold") and value is not None:
         if not isinstance(value, str) or not c.route_file.states(name, value):
             raise c.fail(where, f"`{value}` is not the {name} of a transition in {c.route['file']}")
+    elif name in ("horizon", "learning_cost"):
+        stated = c.route_file.transition(c.name, t) or {}
+        if value != stated.get(name):
+            raise c.fail(where, f"is {value if value is None else show(value)}, but `{t}` in {c.route['file']} "
+                                f"states {show(stated.get(name))}")
     elif name == "as_of" and not (isinstance(value, dt.date) and c.route_file.states("as_of", value.isoformat())):
         raise c.fail(where, f"{value} is not the route's as_of in {c.route['file']}")
     return value

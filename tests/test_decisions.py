@@ -624,6 +624,14 @@ def test_the_checker_evaluates_the_language_as_the_compiler_does(run: Run, proje
             passed=not next(x for x in gates(d)["gates"] if x["id"] == g)["passed"]), resign=True)
         code, out = verify(run, flipped)
         assert code == 1 and f"gate `{gate_id}`" in out, out
+    for name, forged in (("learning_cost", 1.0), ("horizon", 9.0)):
+        flipped = cert.parent / "flipped.json"
+        shutil.copy(cert, flipped)
+        tamper(flipped, lambda d, n=name, x=forged: set_number(next(
+            req for row in d["routes"][0]["coverage"] for o in row["obligations"] for req in o["requires"]
+            if n in req["operands"])["operands"][n], x), resign=True)
+        code, out = verify(run, flipped)
+        assert code == 1 and f"`{name}`: is {forged}, but `launch` in devtools_api.route states" in out, out
 
 
 # ---------------------------------------------------------------------- gate --suggest
