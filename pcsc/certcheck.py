@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "pcsc-decision-certificate"
+VERSION = 2  # 2: gate rules and require lines carry their expression and typed operands
 
 
 class Mismatch(Exception):
@@ -1181,13 +1182,26 @@ def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -
     """Check a certificate; a summary when it holds, else `Mismatch` naming the first
     difference. ``bases`` maps each recorded base (`certificate`, `shipped-obligations`,
     `shipped-policies`) to its folder; ``against`` are files to read instead of the
-    recorded paths, matched by file name."""
+    recorded paths, matched by file name. A certificate missing a key, or holding a
+    value of the wrong kind, is a `Mismatch` too."""
     try:
         cert = json.loads(text)
     except json.JSONDecodeError as exc:
         raise Mismatch("certificate", f"not JSON: {exc}") from None
-    if not isinstance(cert, dict) or cert.get("certificate") != FORMAT or cert.get("version") != 1:
-        raise Mismatch("certificate", f"not a {FORMAT} of version 1")
+    if not isinstance(cert, dict) or cert.get("certificate") != FORMAT:
+        raise Mismatch("certificate", f"not a {FORMAT}")
+    if cert.get("version") != VERSION:
+        raise Mismatch("certificate", f"a certificate of format version {cert.get('version')!r} (written by pcsc "
+                                      f"{cert.get('pcsc')}); this checker reads version {VERSION}: write it again "
+                                      "with `pcsc compile --cert`")
+    try:
+        return _verify(cert, bases, against)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise Mismatch("certificate", f"malformed: {type(exc).__name__} {exc} (a key is missing or a value is "
+                                      "not of its kind)") from None
+
+
+def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[Path]) -> dict[str, Any]:
     files = Files(bases, against)
     policies: dict[str, dict[str, Any]] = {}
     for record in cert["policies"]:

@@ -43,7 +43,7 @@ from pcsc.score.evidence import admissible, exact_sat
 from pcsc.score.route import RouteNumbers, gate_names
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 1
+VERSION = 2  # 2: gate rules and require lines carry their expression and typed operands
 
 
 class CertificateError(Exception):

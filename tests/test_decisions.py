@@ -493,6 +493,17 @@ def test_tampering_with_a_grounded_operand_fails(run: Run, ci_cache: Path) -> No
     assert "`asset`: 'SOC 3 report' is not the asset of a transition in ci_cache.route" in out
 
 
+def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: d["routes"][0]["coverage"][0].pop("obligations"), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
+    cert = certify(run, project)
+    tamper(cert, lambda d: d.update(version=1), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "a certificate of format version 1" in out and "this checker reads version 2" in out, out
+
+
 def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:
     """A forger who marks an obligation claimed (so that it would cover a change) is
     caught: the transition's `discharges` in the hashed route file says otherwise."""
