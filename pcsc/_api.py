@@ -533,10 +533,14 @@ def check(
     *,
     policy_path: PathLike | Iterable[PathLike] = (),
     lib_path: PathLike | Iterable[PathLike] = (),
+    coverage: CoverageSetting = None,
 ) -> CheckResult:
     """Parse, lower and check ``source`` (as `compile` reads it) against the pinned
-    policies, without scoring; return a `CheckResult` (diagnostics and route names)."""
-    session = _session(policy_path, lib_path, None)
+    policies, without scoring; return a `CheckResult` (diagnostics and route names).
+    ``coverage`` overrides every policy's coverage mode, as in `compile`: an uncovered
+    material change is an error under ``"gate"``, a warning under ``"dock"``, and not
+    checked under ``"off"``."""
+    session = _session(policy_path, lib_path, coverage)
     routes = _load(source, session)
     for route in routes:
         session.check_route(route)

@@ -11,17 +11,22 @@ recorded exact value, and rounded once. Every comparison is exact.
 It also checks that each operand taken from another step is that step's value, that
 each operand taken from the policy is the value of that key in the policy document it
 reads and hashes itself (TOML, `extends` merged, the recorded overrides set), that the
-coverage decisions follow from the recorded `require` results (comparisons, names and
-`measured(delta)` evaluated again) and the verdict from the coverage, that the route
-files and libraries hash to what was recorded, and, last, that the certificate's
-digest matches its body. The first difference is the answer.
+route files and libraries hash to what was recorded, that every gate rule and every
+`require` line, parsed and evaluated again by its own small evaluator of the
+expression language from the recorded operands (each tied to a step, to the coverage
+rows, or to what the hashed route or library file writes), gives the recorded result,
+that the coverage decisions follow from those results and the verdict from the
+coverage, and, last, that the certificate's digest matches its body. The first
+difference is the answer.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import math
+import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "pcsc-decision-certificate"
+VERSION = 2  # 2: gate rules and require lines carry their expression and typed operands
 
 
 class Mismatch(Exception):
@@ -162,14 +168,136 @@ def lookup(document: Mapping[str, Any], path: Sequence[str]) -> Any:
     return node
 
 
+_PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|\s+|[^"#\s]+|"')
+
+
+def squeeze(text: str) -> str:
+    """Source text with its comments dropped and its whitespace collapsed (outside texts)."""
+    out: list[str] = []
+    for piece in _PIECES.findall(text):
+        if piece.startswith("#") or piece.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+        else:
+            out.append(piece)
+    return "".join(out).strip()
+
+
+class Source:
+    """What a route or library file states, read as text: the checker parses no file;
+    it asks whether a statement (`asset "…"`, `threshold …`) is written in it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._transitions: dict[tuple[str, str], dict[str, Any]] | None = None
+        self.lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        self.squeezed = " " + squeeze(text) + " "
+        self.quoted: set[tuple[str, str]] = set()
+        before = ""
+        for piece in _PIECES.findall(text):
+            if piece.isspace() or piece.startswith("#"):
+                continue
+            if len(piece) > 1 and piece.startswith('"') and piece.endswith('"'):
+                self.quoted.add((before, unquote(piece)))
+            before = piece
+
+    def states(self, key: str, text: str) -> bool:
+        """`key text` is written, `text` ending where a statement may end."""
+        needle = f" {key} {squeeze(text)}"
+        at = self.squeezed.find(needle)
+        while at >= 0:
+            if self.squeezed[at + len(needle)] in " };":
+                return True
+            at = self.squeezed.find(needle, at + 1)
+        return False
+
+    def quotes(self, key: str, value: str) -> bool:
+        """`key "value"` is written."""
+        return (key, value) in self.quoted
+
+    def transition(self, route: str, transition: str) -> dict[str, Any] | None:
+        """What the route's transition states that the checker looks up: the obligations
+        it lists in `discharges` (a set, empty without the statement) and its `horizon`
+        and `learning_cost` amounts (absent without them); None when the file has no
+        such transition. The file's tokens are scanned with the braces counted, so a
+        text in quotes never misleads it."""
+        if self._transitions is None:
+            self._transitions = {}
+            try:
+                toks = tokens(self.text)
+            except ExprError:
+                toks = []
+            depth, where = 0, ["", ""]
+            for i, (_, tok) in enumerate(toks):
+                after = toks[i + 1] if i + 1 < len(toks) else ("", "")
+                if tok == "{":
+                    depth += 1
+                elif tok == "}":
+                    depth -= 1
+                elif depth in (0, 1) and tok in ("route", "transition") and after[1][:1].isidentifier():
+                    where[depth] = after[1]
+                    if depth == 1:
+                        self._transitions[where[0], after[1]] = {"discharges": set()}
+                elif depth == 2 and (where[0], where[1]) in self._transitions:
+                    stated = self._transitions[where[0], where[1]]
+                    if tok in ("horizon", "learning_cost") and after[0] == "number":
+                        stated[tok] = literal_number(after[1])
+                    elif tok == "discharges":
+                        j = i + 1
+                        while j < len(toks) and toks[j][0] == "name":
+                            stated["discharges"].add(toks[j][1])
+                            if j + 1 >= len(toks) or toks[j + 1][1] != ",":
+                                break
+                            j += 2
+        return self._transitions.get((route, transition))
+
+    def obligations(self) -> dict[str, tuple[list[str], list[str]]]:
+        """A library's obligations: name -> (the fields it covers, its require lines)."""
+        out: dict[str, tuple[list[str], list[str]]] = {}
+        for m in re.finditer(r" obligation ([A-Za-z_][A-Za-z0-9_]*) covers ([A-Za-z0-9_, ]+?) ?\{([^}]*)\}",
+                             self.squeezed):
+            covers = [c.strip() for c in m.group(2).split(",")]
+            lines = re.split(r"(?<![A-Za-z0-9_])require(?![A-Za-z0-9_])", m.group(3))[1:]
+            out.setdefault(m.group(1), (covers, [x.strip().rstrip(";").strip() for x in lines]))
+        return out
+
+
 # ---------------------------------------------------------------------- one route
 class RouteCheck:
-    def __init__(self, route: Mapping[str, Any], policy: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        route: Mapping[str, Any],
+        policy: Mapping[str, Any],
+        source: Callable[[str, str], Source] | None = None,
+    ) -> None:
         self.route = route
         self.name = route["route"]
         self.policy = policy
         self.values: dict[str, Any] = {}  # symbol -> Fraction | other value
         self.exact: dict[str, Fraction] = {}
+        self._source = source
+        self.counts = {"gates": 0, "requires": 0}
+
+    def source(self, kind: str, name: str) -> Source:
+        """The route's file (``kind`` "input") or one of its libraries ("library")."""
+        if self._source is None:
+            raise self.fail(f"{kind} {name}", "no file to read it from")
+        return self._source(kind, name)
+
+    def library_obligations(self) -> dict[str, tuple[list[str], list[str]]]:
+        return _library_obligations(self)
+
+    def evaluate_require(self, row: Mapping[str, Any], o: Mapping[str, Any], req: Mapping[str, Any],
+                         what: str) -> bool:
+        return _evaluate_require(self, row, o, req, what)
+
+    @property
+    def route_file(self) -> Source:
+        return self.source("input", self.route["file"])
+
+    def transitions(self) -> list[str]:
+        return [s["symbol"].removesuffix(".p_prior") for s in self.route["steps"]
+                if s["symbol"].endswith(".p_prior")]
 
     def fail(self, what: str, message: str) -> Mismatch:
         return Mismatch(f"route {self.name}: {what}", message)
@@ -249,6 +377,7 @@ class RouteCheck:
         has_floor = set((self.policy.get("floors") or {}).get("delta") or {})
         uncovered = 0
         mode = self.route["decision"]["mode"]
+        library = self.library_obligations()
         for row in self.route["coverage"]:
             where = f"coverage {row['transition']}.{row['field']}"
             material = is_material(row["material_rule"], row["source"], row["target"])
@@ -264,17 +393,31 @@ class RouteCheck:
                     raise self.fail(symbol, "its change is not the coverage row's")
             if not material or mode == "off":
                 continue
+            tried = [name for name, (covers, _) in library.items() if row["field"] in covers]
+            if [o["obligation"] for o in row["obligations"]] != tried:
+                raise self.fail(where, f"the obligations tried are not those of the libraries that cover "
+                                       f"`{row['field']}` ({', '.join(tried) or 'none'})")
             by = None
             for o in row["obligations"]:
                 holds = True
+                covers, lines = library[o["obligation"]]
+                stated = self.route_file.transition(self.name, row["transition"])
+                listed = None if stated is None else stated["discharges"]
+                if listed is None or o["claimed"] != (o["obligation"] in listed):
+                    raise self.fail(f"{where}: {o['obligation']}", f"is recorded claimed={o['claimed']}, but "
+                                    f"`{row['transition']}` in {self.route['file']} lists "
+                                    f"{', '.join(sorted(listed or ())) or 'no obligation'} in its `discharges`")
+                if o["covers"] != covers:
+                    raise self.fail(f"{where}: {o['obligation']}", f"covers {o['covers']} in the certificate, "
+                                                                  f"{covers} in its library")
                 for req in o["requires"]:
-                    result = evaluate_require(req)
-                    if result is not None and result != req["result"]:
-                        raise self.fail(
-                            f"{where}: {o['obligation']}: `{req['require']}` (line {req['line']})",
-                            f"recorded {req['result']}, recomputed {result}",
-                        )
-                    holds = holds and bool(req["result"])
+                    at = f"{where}: {o['obligation']}: `{req['require']}` (line {req['line']})"
+                    if squeeze(req["expr"]) not in lines or not req["require"].startswith("require "):
+                        raise self.fail(at, "its library has no such require line in this obligation")
+                    result = self.evaluate_require(row, o, req, at)
+                    if result != req["result"]:
+                        raise self.fail(at, f"recorded {req['result']}, recomputed {result}")
+                    holds = holds and result
                 if holds and o["claimed"] and by is None:
                     by = o["obligation"]
             covered = by is not None
@@ -298,6 +441,143 @@ class RouteCheck:
         recorded = None if decision["score"] is None else self.number(decision["score"], "released score")
         if recorded != released:
             raise self.fail("released score", f"recorded {show(recorded)}, recomputed {show(released)}")
+
+
+# ---------------------------------------------------------------------- operands
+def _library_obligations(c: RouteCheck) -> dict[str, tuple[list[str], list[str]]]:
+    """The obligations of the route's libraries, in their order (the first of a name wins)."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for name in c.route["libraries"]:
+        for key, value in c.source("library", name).obligations().items():
+            out.setdefault(key, value)
+    return out
+
+
+def _decode(c: RouteCheck, o: Any, what: str) -> Any:
+    """A recorded operand as a value: a number (checked as every number is), a date,
+    a record, or anything else as written."""
+    if not isinstance(o, Mapping):
+        raise c.fail(what, f"expected a typed operand, got {o!r}")
+    if "f" in o:
+        return c.number(o, what)
+    if "date" in o:
+        return dt.date.fromisoformat(o["date"])
+    if "record" in o:
+        return {str(k): _decode(c, v, what) for k, v in o["record"].items()}
+    if "v" in o:
+        return o["v"]
+    raise c.fail(what, f"expected a typed operand, got {o!r}")
+
+
+def _transition_operand(c: RouteCheck, t: str, name: str, o: Mapping[str, Any], what: str) -> Any:
+    """A name of a `require` line, tied to where the certificate or the route states it."""
+    value = _decode(c, o, f"{what}: `{name}`")
+    where = f"{what}: `{name}`"
+    if name == "budget" and o.get("step") != f"{t}.budget":
+        raise c.fail(where, f"is not step `{t}.budget`")
+    if name == "class":
+        prior = next((s for s in c.route["steps"] if s["symbol"] == f"{t}.p_prior"), None)
+        stated = None if prior is None else prior["operands"]["prior"].get("policy", [None, None])[1]
+        if value != stated:
+            raise c.fail(where, f"is {value!r}, but `{t}` is priced as class {stated!r}")
+    elif name in ("mechanism", "asset", "actor") and value is not None:
+        if not isinstance(value, str) or not c.route_file.quotes(name, value):
+            raise c.fail(where, f"{value!r} is not the {name} of a transition in {c.route['file']}")
+    elif name in ("kill", "threshold") and value is not None:
+        if not isinstance(value, str) or not c.route_file.states(name, value):
+            raise c.fail(where, f"`{value}` is not the {name} of a transition in {c.route['file']}")
+    elif name in ("horizon", "learning_cost"):
+        stated = c.route_file.transition(c.name, t) or {}
+        if value != stated.get(name):
+            raise c.fail(where, f"is {value if value is None else show(value)}, but `{t}` in {c.route['file']} "
+                                f"states {show(stated.get(name))}")
+    elif name == "as_of" and not (isinstance(value, dt.date) and c.route_file.states("as_of", value.isoformat())):
+        raise c.fail(where, f"{value} is not the route's as_of in {c.route['file']}")
+    return value
+
+
+def _supporting(c: RouteCheck, t: str, items: Sequence[Mapping[str, Any]], what: str) -> list[dict[str, Any]]:
+    """The admissible supporting evidence of a transition: the items its sat(C) step
+    weighs, each with its excerpt, source and capture date as the route writes them."""
+    sat = next((s for s in c.route["steps"] if s["symbol"] == f"{t}.sat(C)"), None)
+    weighed = {} if sat is None else {i["evidence"]: i for i in sat["operands"]["items"]}
+    if sorted(i["name"] for i in items) != sorted(weighed):
+        raise c.fail(what, f"its evidence ({', '.join(i['name'] for i in items) or 'none'}) is not the "
+                           f"admissible supporting evidence `{t}.sat(C)` weighs ({', '.join(weighed) or 'none'})")
+    out = []
+    for i in items:
+        name, at = i["name"], f"{what}: evidence `{i['name']}`"
+        tier, weight = c.number(i["tier"], at), c.number(i["weight"], at)
+        if tier != Fraction(weighed[name]["tier"]) or weight != c.number(weighed[name]["weight"], at):
+            raise c.fail(at, f"its tier or weight is not the one `{t}.sat(C)` weighs")
+        text = c.route_file
+        if not text.quotes("excerpt", i["excerpt"]):
+            raise c.fail(at, f"its excerpt {i['excerpt']!r} is not written in {c.route['file']}")
+        if i["source"] is not None and not text.quotes("source", i["source"]):
+            raise c.fail(at, f"its source {i['source']!r} is not written in {c.route['file']}")
+        if i["captured"] is not None and not text.states("captured", i["captured"]):
+            raise c.fail(at, f"its capture date {i['captured']} is not written in {c.route['file']}")
+        out.append({"tier": tier, "weight": weight, "source": i["source"], "excerpt": i["excerpt"], "name": name,
+                    "captured": None if i["captured"] is None else dt.date.fromisoformat(i["captured"])})
+    return out
+
+
+def _evaluate_require(c: RouteCheck, row: Mapping[str, Any], o: Mapping[str, Any], req: Mapping[str, Any],
+                      what: str) -> bool:
+    """A require line evaluated again from its text and its recorded operands."""
+    t = row["transition"]
+    c.counts["requires"] += 1
+    names = {n: _transition_operand(c, t, n, v, what) for n, v in req["operands"].items()}
+    if "delta" in req:
+        scoped = [(r["field"], r["source"], r["target"]) for r in c.route["coverage"]
+                  if r["transition"] == t and r["material"] and r["field"] in o["covers"]]
+        recorded = [(d["field"], d["source"], d["target"]) for d in req["delta"]]
+        if recorded != scoped:
+            raise c.fail(f"{what}: `delta`", "its changes are not the transition's material changes of the "
+                                             "fields the obligation covers")
+        names["delta"] = DeltaSet([(f, as_value(s_), as_value(t_)) for f, s_, t_ in scoped])
+    supporting = _supporting(c, t, req["evidence"], what) if "evidence" in req else []
+
+    def delta_arg(ev: Evaluator, args: Sequence[Node], fn: str) -> DeltaSet:
+        value = ev.eval(args[0]) if len(args) == 1 else None
+        if not isinstance(value, DeltaSet):
+            raise ExprError(f"`{fn}` takes `delta`")
+        return value
+
+    def measured(ev: Evaluator, args: Sequence[Node]) -> bool:
+        ds = delta_arg(ev, args, "measured")
+        text = names.get("threshold")
+        threshold = parse_expression(text) if isinstance(text, str) else None
+        return all(bounds_target(field_bounds(threshold, f), s_, t_) for f, s_, t_ in ds.changes)
+
+    def floor(ev: Evaluator, args: Sequence[Node]) -> Fraction:
+        total = Fraction(0)
+        for f, _, _ in delta_arg(ev, args, "floor").changes:
+            if f"{t}.price[{f}]" in c.values:
+                total = rnd(total + c.values[f"{t}.price[{f}]"])
+        return total
+
+    def grounded(ev: Evaluator, args: Sequence[Node]) -> bool:
+        if len(args) != 1:
+            raise ExprError("`grounded` takes one argument")
+        text = ev.eval(args[0])
+        if text is None:
+            return False
+        if not isinstance(text, str):
+            raise ExprError("`grounded` needs text")
+        needle = normalise(text)
+        return bool(needle) and any(needle in normalise(e["excerpt"]) for e in supporting)
+
+    def evidence(ev: Evaluator, args: Sequence[Node]) -> list[str]:
+        if len(args) > 1:
+            raise ExprError("`evidence` takes at most one filter")
+        return [e["name"] for e in supporting if not args or truthy(ev.child(e).eval(args[0]))]
+
+    functions = {**BASE_FUNCTIONS, "measured": measured, "floor": floor, "grounded": grounded, "evidence": evidence}
+    try:
+        return truthy(Evaluator(names, functions).eval(parse_expression(req["expr"])))
+    except ExprError:
+        return False
 
 
 def _V(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
@@ -479,7 +759,54 @@ def _eligible(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
         blocks = rule.get("kind") == "eligibility" or bool(rule.get("block", False))
         if g["blocks"] != blocks or g["rule"] != rule.get("rule"):
             raise c.fail(w, f"gate `{g['id']}` is not the policy's")
+    names = _gate_operands(c, o["names"], w)
+    for g in o["gates"]:
+        c.counts["gates"] += 1
+        try:
+            passed = truthy(Evaluator(names, BASE_FUNCTIONS).eval(parse_expression(g["rule"])))
+        except ExprError:
+            passed = False
+        if passed != g["passed"]:
+            raise c.fail(f"{w}: gate `{g['id']}` (`{g['rule']}`)",
+                         f"recorded passed={g['passed']}, recomputed {passed}")
     return all(g["passed"] or not g["blocks"] for g in o["gates"])
+
+
+_GATE_STEPS = {"score": "score", "value": "V", "flat_product": "flat_product", "criteria_score": "T"}
+
+
+def _gate_operands(c: RouteCheck, recorded: Mapping[str, Any], w: str) -> dict[str, Any]:
+    """The names a gate rule reads, each tied to its step or to the route."""
+    names = {k: _decode(c, v, f"{w}: `{k}`") for k, v in recorded.items()}
+    for name, symbol in _GATE_STEPS.items():
+        if c.values.get(symbol) is None:
+            if names.get(name) is not None:
+                raise c.fail(f"{w}: `{name}`", f"is {names.get(name)}, but step `{symbol}` is none")
+        elif (recorded.get(name) or {}).get("step") != symbol:
+            raise c.fail(f"{w}: `{name}`", f"is not step `{symbol}`")
+    transitions = c.transitions()
+    ev, route = names.get("evidence") or {}, names.get("route") or {}
+    if names.get("transitions") != transitions or route.get("transitions") != transitions:
+        raise c.fail(f"{w}: `transitions`", f"are not the route's ({', '.join(transitions)})")
+    if route.get("name") != c.name:
+        raise c.fail(f"{w}: `route.name`", f"is {route.get('name')!r}, not {c.name!r}")
+    as_of = route.get("as_of")
+    if not isinstance(as_of, dt.date) or not c.route_file.states("as_of", as_of.isoformat()):
+        raise c.fail(f"{w}: `route.as_of`", f"{as_of} is not the route's as_of in {c.route['file']}")
+    if ev.get("admissible") != c.route["admissible_evidence"]:
+        raise c.fail(f"{w}: `evidence.admissible`", "is not the route's admissible evidence")
+    for s in c.route["steps"]:
+        for item in s["operands"]["items"] if s["symbol"].endswith((".sat(C)", ".sat(K)")) else ():
+            if item["evidence"] not in ev["admissible"]:
+                raise c.fail(f"{w}: `evidence.admissible`", f"leaves out `{item['evidence']}`, "
+                                                            f"which `{s['symbol']}` weighs")
+    every = ev.get("all")
+    if not isinstance(every, list) or not set(ev["admissible"]) <= set(every):
+        raise c.fail(f"{w}: `evidence.all`", "does not hold the admissible evidence")
+    for name in every:
+        if not isinstance(name, str) or not c.route_file.states("evidence", name):
+            raise c.fail(f"{w}: `evidence.all`", f"names `{name}`, which {c.route['file']} does not write")
+    return names
 
 
 RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
@@ -545,18 +872,22 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 
 
 def compare(op: str, a: Any, b: Any) -> bool:
-    a = len(a) if isinstance(a, list) else a
-    b = len(b) if isinstance(b, list) else b
+    """A comparison as the language defines it: `==`/`!=` on anything, an order only
+    between two numbers, two dates or two texts (none satisfies no order)."""
     if op == "==":
         return bool(a == b)
     if op == "!=":
         return bool(a != b)
     if a is None or b is None:
         return False
+    if not ((is_number(a) and is_number(b)) or (isinstance(a, dt.date) and isinstance(b, dt.date))
+            or (isinstance(a, str) and isinstance(b, str))):
+        raise ExprError(f"cannot compare {type(a).__name__} with {type(b).__name__}")
     return _ORDER[op](a, b)
 
 
-def bounds_target(bounds: Sequence[Sequence[Any]], source: Any, target: Any) -> bool:
+def bounds_target(bounds: Sequence[tuple[str, Any]], source: Any, target: Any) -> bool:
+    """A bound reaches the target: ≥ it for a rise, ≤ it for a fall, == it either way."""
     for op, bound in bounds:
         if isinstance(target, bool) or isinstance(bound, bool):
             if op == "==" and bound == target:
@@ -572,19 +903,315 @@ def bounds_target(bounds: Sequence[Sequence[Any]], source: Any, target: Any) -> 
     return False
 
 
-def evaluate_require(req: Mapping[str, Any]) -> bool | None:
-    """A require line evaluated again from its recorded operands; None when the
-    certificate records only its result (a function other than `measured`)."""
-    check = req["check"]
-    if "compare" in check:
-        return compare(str(check["compare"]), check["left"], check["right"])
-    if "name" in check:
-        return truthy(check["value"])
-    if "measured" in check:
-        return all(bounds_target(d["bounds"], d["source"], d["target"]) for d in check["measured"])
-    if "error" in check:
-        return False
+def as_value(x: Any) -> Any:
+    """A recorded field value (a JSON number or bool) as the checker's value."""
+    return x if isinstance(x, bool) or x is None else Fraction(x)
+
+
+# ---------------------------------------------------------------------- expressions
+# The expression language of `require` lines and policy gate rules, parsed and
+# evaluated again here: literals (numbers with `_`, `k`/`M`/`B`, `%` and an ignored
+# unit; strings; dates; true, false, none), names, `a.b`, calls, unary `-`, `*` `/`,
+# `+` `-`, one comparison, `not`, `and`, `or`. Numbers are exact rationals rounded to
+# the nearest float after each operation; a list used as a number is its count.
+class ExprError(Exception):
+    """The expression cannot be evaluated (the compiler's result is then false)."""
+
+
+_TOKEN = re.compile(
+    r"(?P<skip>\s+|#[^\n]*)"
+    r"|(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2}(?![0-9]))"
+    r"|(?P<number>(?:[0-9][0-9_]*(?:\.[0-9][0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?[kMB]?%?)"
+    r'|(?P<string>"(?:[^"\\\n]|\\.)*")'
+    r"|(?P<op>>=|<=|==|!=|[<>+\-*/().,{}:;])"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+)
+_UNITS = ("usd", "days", "months", "years")
+_SCALE = {"k": 1_000, "M": 1_000_000, "B": 1_000_000_000}
+Node = tuple[Any, ...]
+
+
+def unquote(token: str) -> str:
+    out, body, i = [], token[1:-1], 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(body[i + 1], body[i : i + 2]))
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
+
+
+def literal_number(text: str) -> Fraction:
+    raw = text.replace("_", "")
+    percent = raw.endswith("%")
+    raw = raw.removesuffix("%")
+    scale = _SCALE.get(raw[-1:], 1)
+    value = Fraction(raw[:-1] if scale != 1 else raw) * scale
+    return rnd(value / 100 if percent else value)
+
+
+def tokens(text: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise ExprError(f"cannot read `{text[pos:pos + 10]}`")
+        pos = m.end()
+        kind = m.lastgroup or ""
+        if kind == "skip" or (kind == "name" and m.group() in _UNITS and out and out[-1][0] == "number"):
+            continue
+        out.append((kind, m.group()))
+    return out
+
+
+class Parser:
+    """Recursive descent over the grammar's expression rules; nodes are tuples."""
+
+    def __init__(self, text: str) -> None:
+        self.toks = tokens(text)
+        self.i = 0
+
+    def peek(self) -> str:
+        return self.toks[self.i][1] if self.i < len(self.toks) else ""
+
+    def take(self, expected: str | None = None) -> tuple[str, str]:
+        if self.i >= len(self.toks) or (expected is not None and self.toks[self.i][1] != expected):
+            raise ExprError(f"expected `{expected or 'more'}` at `{self.peek()}`")
+        self.i += 1
+        return self.toks[self.i - 1]
+
+    def parse(self) -> Node:
+        node = self.or_()
+        if self.i != len(self.toks):
+            raise ExprError(f"unexpected `{self.peek()}`")
+        return node
+
+    def _chain(self, op: str, inner: Callable[[], Node]) -> Node:
+        items = [inner()]
+        while self.peek() == op:
+            self.take()
+            items.append(inner())
+        return items[0] if len(items) == 1 else (op, items)
+
+    def or_(self) -> Node:
+        return self._chain("or", self.and_)
+
+    def and_(self) -> Node:
+        return self._chain("and", self.not_)
+
+    def not_(self) -> Node:
+        if self.peek() == "not":
+            self.take()
+            return ("not", self.not_())
+        left = self.sum()
+        if self.peek() in ("<", "<=", ">", ">=", "==", "!="):
+            op = self.take()[1]
+            return ("cmp", op, left, self.sum())
+        return left
+
+    def sum(self) -> Node:
+        node = self.product()
+        while self.peek() in ("+", "-"):
+            node = ("bin", self.take()[1], node, self.product())
+        return node
+
+    def product(self) -> Node:
+        node = self.unary()
+        while self.peek() in ("*", "/"):
+            node = ("bin", self.take()[1], node, self.unary())
+        return node
+
+    def unary(self) -> Node:
+        if self.peek() == "-":
+            self.take()
+            return ("neg", self.unary())
+        node = self.atom()
+        while self.peek() == ".":
+            self.take()
+            kind, name = self.take()
+            if kind != "name":
+                raise ExprError(f"expected a name after `.`, got `{name}`")
+            node = ("attr", node, name)
+        return node
+
+    def atom(self) -> Node:
+        kind, text = self.take()
+        if kind == "number":
+            return ("lit", literal_number(text))
+        if kind == "string":
+            return ("lit", unquote(text))
+        if kind == "date":
+            try:
+                return ("lit", dt.date.fromisoformat(text))
+            except ValueError:
+                return ("lit", None)
+        if text == "(":
+            node = self.or_()
+            self.take(")")
+            return node
+        if kind != "name":
+            raise ExprError(f"unexpected `{text}`")
+        if text in ("true", "false", "none"):
+            return ("lit", {"true": True, "false": False, "none": None}[text])
+        if self.peek() == "(":
+            self.take()
+            args: list[Node] = []
+            if self.peek() != ")":
+                args.append(self.or_())
+                while self.peek() == ",":
+                    self.take()
+                    args.append(self.or_())
+            self.take(")")
+            return ("call", text, args)
+        return ("name", text)
+
+
+def parse_expression(text: str) -> Node:
+    return Parser(text).parse()
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (Fraction, bool))
+
+
+def numeric(v: Any) -> Any:
+    return Fraction(len(v)) if isinstance(v, list) else v
+
+
+class DeltaSet(dict[str, Any]):
+    """The value of `delta`: a record of the signed changes, with the changes."""
+
+    def __init__(self, changes: Sequence[tuple[str, Any, Any]]) -> None:
+        super().__init__((f, t if isinstance(t, bool) or isinstance(s, bool) else rnd(t - s)) for f, s, t in changes)
+        self.changes = list(changes)
+
+
+Function = Callable[["Evaluator", Sequence[Node]], Any]
+
+
+class Evaluator:
+    def __init__(self, names: Mapping[str, Any], functions: Mapping[str, Function]) -> None:
+        self.names = names
+        self.functions = functions
+
+    def child(self, names: Mapping[str, Any]) -> Evaluator:
+        return Evaluator({**self.names, **names}, self.functions)
+
+    def eval(self, node: Node) -> Any:
+        kind = node[0]
+        if kind == "lit":
+            return node[1]
+        if kind == "name":
+            if node[1] not in self.names:
+                raise ExprError(f"unknown name `{node[1]}`")
+            return self.names[node[1]]
+        if kind == "attr":
+            obj = self.eval(node[1])
+            if isinstance(obj, dict) and node[2] in obj:
+                return obj[node[2]]
+            raise ExprError(f"`{node[2]}` is not an attribute here")
+        if kind == "call":
+            fn = self.functions.get(node[1])
+            if fn is None:
+                raise ExprError(f"unknown function `{node[1]}`")
+            return fn(self, node[2])
+        if kind == "neg":
+            v = self.eval(node[1])
+            if not isinstance(v, Fraction):
+                raise ExprError("`-` needs a number")
+            return -v
+        if kind == "not":
+            return not truthy(self.eval(node[1]))
+        if kind == "and":
+            return all(truthy(self.eval(o)) for o in node[1])
+        if kind == "or":
+            return any(truthy(self.eval(o)) for o in node[1])
+        if kind == "bin":
+            return self.binary(node[1], numeric(self.eval(node[2])), numeric(self.eval(node[3])))
+        return compare(node[1], numeric(self.eval(node[2])), numeric(self.eval(node[3])))
+
+    @staticmethod
+    def binary(op: str, a: Any, b: Any) -> Fraction:
+        if not (isinstance(a, Fraction) and isinstance(b, Fraction)):
+            raise ExprError(f"`{op}` needs numbers")
+        if op == "/" and b == 0:
+            raise ExprError("division by zero")
+        exact = {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else Fraction(0)}[op]
+        try:
+            return rnd(exact)
+        except OverflowError:
+            raise ExprError("overflows") from None
+
+
+def fn_count(ev: Evaluator, args: Sequence[Node]) -> Fraction:
+    if len(args) != 1:
+        raise ExprError("`count` takes one argument")
+    v = ev.eval(args[0])
+    if not isinstance(v, list):
+        raise ExprError("`count` needs a collection")
+    return Fraction(len(v))
+
+
+def _extreme(pick: Callable[[list[Any]], Any]) -> Function:
+    def fn(ev: Evaluator, args: Sequence[Node]) -> Any:
+        values = [numeric(ev.eval(a)) for a in args]
+        if not values or not all(is_number(v) for v in values):
+            raise ExprError("needs one or more numbers")
+        return pick(values)
+
+    return fn
+
+
+BASE_FUNCTIONS: dict[str, Function] = {"count": fn_count, "min": _extreme(min), "max": _extreme(max)}
+
+
+def _constant(node: Node) -> Any:
+    """A constant bound of a threshold comparison (a literal, negated or combined), else None."""
+    if node[0] == "lit":
+        return node[1] if isinstance(node[1], (Fraction, bool)) else None
+    if node[0] == "neg":
+        v = _constant(node[1])
+        return -v if isinstance(v, Fraction) and not isinstance(v, bool) else None
+    if node[0] == "bin":
+        a, b = _constant(node[2]), _constant(node[3])
+        if isinstance(a, Fraction) and isinstance(b, Fraction) and not (node[1] == "/" and b == 0):
+            return Evaluator.binary(node[1], a, b)
     return None
+
+
+_FLIP = {">=": "<=", "<=": ">=", ">": "<", "<": ">", "==": "==", "!=": "!="}
+
+
+def conjuncts(node: Node | None) -> list[Node]:
+    if node is None:
+        return []
+    if node[0] == "and":
+        return [c for o in node[1] for c in conjuncts(o)]
+    return [node]
+
+
+def field_bounds(threshold: Node | None, field: str) -> list[tuple[str, Any]]:
+    """(op, bound) pairs, as `field OP bound`, from the threshold's top-level conjuncts."""
+    out = []
+    for c in conjuncts(threshold):
+        if c[0] != "cmp":
+            continue
+        if c[2] == ("name", field):
+            bound, op = _constant(c[3]), c[1]
+        elif c[3] == ("name", field):
+            bound, op = _constant(c[2]), _FLIP[c[1]]
+        else:
+            continue
+        if bound is not None:
+            out.append((op, bound))
+    return out
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 # ---------------------------------------------------------------------- the certificate
@@ -592,13 +1219,26 @@ def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -
     """Check a certificate; a summary when it holds, else `Mismatch` naming the first
     difference. ``bases`` maps each recorded base (`certificate`, `shipped-obligations`,
     `shipped-policies`) to its folder; ``against`` are files to read instead of the
-    recorded paths, matched by file name."""
+    recorded paths, matched by file name. A certificate missing a key, or holding a
+    value of the wrong kind, is a `Mismatch` too."""
     try:
         cert = json.loads(text)
     except json.JSONDecodeError as exc:
         raise Mismatch("certificate", f"not JSON: {exc}") from None
-    if not isinstance(cert, dict) or cert.get("certificate") != FORMAT or cert.get("version") != 1:
-        raise Mismatch("certificate", f"not a {FORMAT} of version 1")
+    if not isinstance(cert, dict) or cert.get("certificate") != FORMAT:
+        raise Mismatch("certificate", f"not a {FORMAT}")
+    if cert.get("version") != VERSION:
+        raise Mismatch("certificate", f"a certificate of format version {cert.get('version')!r} (written by pcsc "
+                                      f"{cert.get('pcsc')}); this checker reads version {VERSION}: write it again "
+                                      "with `pcsc compile --cert`")
+    try:
+        return _verify(cert, bases, against)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise Mismatch("certificate", f"malformed: {type(exc).__name__} {exc} (a key is missing or a value is "
+                                      "not of its kind)") from None
+
+
+def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[Path]) -> dict[str, Any]:
     files = Files(bases, against)
     policies: dict[str, dict[str, Any]] = {}
     for record in cert["policies"]:
@@ -614,24 +1254,39 @@ def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -
         if digest != record["sha256"]:
             raise Mismatch(what, f"with the overrides, sha256 {digest}, the certificate records {record['sha256']}")
         policies[record["ref"]] = document
-    for route in cert["routes"]:
-        if route["policy"] not in policies:
-            raise Mismatch(f"route {route['route']}", f"policy {route['policy']} is not recorded")
-        check = RouteCheck(route, policies[route["policy"]])
-        check.run()
-        check.check_coverage_and_verdict()
+    texts: dict[tuple[str, str], str] = {}
     for entry in cert["inputs"]:
         what = f"input {entry['path']}"
-        text_in = text_of(files.locate(entry), what)
-        text_in = text_in.replace("\r\n", "\n").replace("\r", "\n")
+        text_in = text_of(files.locate(entry), what).replace("\r\n", "\n").replace("\r", "\n")
         digest = sha256_text(text_in)
         if digest != entry["sha256"]:
             raise Mismatch(what, f"has sha256 {digest}, the certificate records {entry['sha256']}")
+        texts["input", entry["path"]] = text_in
     for entry in cert["libraries"]:
         what = f"library {entry['name']} ({entry['path']})"
-        digest = sha256_text(text_of(files.locate(entry), what).replace("\r\n", "\n"))
+        text_lib = text_of(files.locate(entry), what).replace("\r\n", "\n")
+        digest = sha256_text(text_lib)
         if digest != entry["sha256"]:
             raise Mismatch(what, f"has sha256 {digest}, the certificate records {entry['sha256']}")
+        texts["library", entry["name"]] = text_lib
+    sources: dict[tuple[str, str], Source] = {}
+
+    def source(kind: str, name: str) -> Source:
+        if (kind, name) not in texts:
+            raise Mismatch(f"{kind} {name}", "is not among the certificate's hashed files")
+        if (kind, name) not in sources:
+            sources[kind, name] = Source(texts[kind, name])
+        return sources[kind, name]
+
+    counts = {"gates": 0, "requires": 0}
+    for route in cert["routes"]:
+        if route["policy"] not in policies:
+            raise Mismatch(f"route {route['route']}", f"policy {route['policy']} is not recorded")
+        check = RouteCheck(route, policies[route["policy"]], source)
+        check.run()
+        check.check_coverage_and_verdict()
+        for key, n in check.counts.items():
+            counts[key] += n
     body = {k: v for k, v in cert.items() if k != "digest"}
     digest = hashlib.sha256(canonical(body).encode("utf-8")).hexdigest()
     if digest != cert.get("digest"):
@@ -643,6 +1298,8 @@ def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -
         "routes": [{"route": r["route"], "verdict": r["decision"]["verdict"]} for r in cert["routes"]],
         "steps": steps,
         "coverage_decisions": decisions,
+        "gate_rules": counts["gates"],
+        "require_lines": counts["requires"],
         "inputs": len(cert["inputs"]),
         "libraries": len(cert["libraries"]),
         "policies": len(cert["policies"]),

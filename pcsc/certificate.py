@@ -20,26 +20,30 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from pcsc import canonical
 from pcsc._version import __version__
-from pcsc.coverage.discharge import _TransitionContext, field_bounds
+from pcsc.coverage.discharge import _TransitionContext
 from pcsc.interp import EvalError, Interpreter, truthy
+from pcsc.ir import Evidence, Require
 from pcsc.ir import expr as ex
 from pcsc.ir.names import split_policy_ref
+from pcsc.ir.visit import walk
+from pcsc.ir.vocabulary import REQUIRE_NAMES
 from pcsc.pipeline import Compiled, docked_score
 from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.resources import data_dir
-from pcsc.score.cost import deltas
+from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
+from pcsc.score.route import RouteNumbers, gate_names
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 1
+VERSION = 2  # 2: gate rules and require lines carry their expression and typed operands
 
 
 class CertificateError(Exception):
@@ -229,8 +233,17 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
         pos_from=None if b is None else num(b.pos_from, policy=pkey("buckets", "pos_from")))
     add("eligible", "eligible = every gate passes or does not block", val(n.eligible),
         gates=[{"id": g.id, "kind": g.kind, "passed": g.passed, "blocks": g.blocks,
-                "rule": next(x.rule for x in pol.gates if x.id == g.id)} for g in n.gates])
+                "rule": next(x.rule for x in pol.gates if x.id == g.id)} for g in n.gates],
+        names=_gate_operands(n, step))
     return steps
+
+
+def _gate_operands(n: RouteNumbers, step: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """The names a gate rule may read, each tied to where the checker finds it again."""
+    names = gate_names(n)
+    steps = {"score": "score", "value": "V", "flat_product": "flat_product", "criteria_score": "T"}
+    return {name: step(steps[name]) if name in steps and value is not None else enc(value)
+            for name, value in names.items()}
 
 
 def _exact_price(points: Sequence[tuple[float, float]], x: float) -> Fraction:
@@ -241,27 +254,67 @@ def _exact_price(points: Sequence[tuple[float, float]], x: float) -> Fraction:
     return ys[i - 1] + (ys[i] - ys[i - 1]) * (at - xs[i - 1]) / (xs[i] - xs[i - 1])
 
 
-def _require(req_expr: ex.Expr, it: Interpreter, ctx: _TransitionContext, scoped: Sequence[Any]) -> dict[str, Any]:
-    """A require line evaluated, with what the checker needs to evaluate it again."""
+def enc(v: Any, **where: Any) -> dict[str, Any]:
+    """An operand of an expression, typed: a number ``{f, q}``, a date ``{"date": iso}``,
+    a record ``{"record": {...}}``, anything else (text, a bool, nothing, a list of
+    names) ``{"v": ...}``."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return num(v, **where)
+    if isinstance(v, dt.date):
+        return {"date": v.isoformat(), **where}
+    if isinstance(v, Mapping):
+        return {"record": {str(k): enc(x) for k, x in v.items()}, **where}
+    return {"v": _jsonable(v), **where}
+
+
+def _referenced(e: ex.Expr) -> tuple[set[str], set[str]]:
+    """The names and the functions an expression uses."""
+    names, calls = set(), set()
+    for sub in walk(e):
+        if isinstance(sub, ex.Name):
+            names.add(sub.name)
+        elif isinstance(sub, ex.Call):
+            calls.add(sub.func)
+    return names, calls
+
+
+def _evidence_item(e: Evidence) -> dict[str, Any]:
+    return {"name": e.name, "tier": num(e.tier), "weight": num(e.weight), "source": e.source,
+            "captured": None if e.captured is None else e.captured.isoformat(), "excerpt": e.excerpt}
+
+
+def _require(req: Require, it: Interpreter, ctx: _TransitionContext, scoped: Sequence[Delta]) -> dict[str, Any]:
+    """A require line evaluated, with what the checker needs to evaluate it again: the
+    expression's text and the value of every name it uses (``operands``), the changes
+    ``delta`` stands for, and the admissible supporting evidence `evidence` and
+    `grounded` read."""
     try:
-        result = truthy(it.eval(req_expr))
+        result = truthy(it.eval(req.expr))
+        error = None
     except EvalError as err:
-        return {"result": False, "check": {"error": err.message}}
-    check: dict[str, Any]
-    if isinstance(req_expr, ex.Compare):
-        left, right = it.eval(req_expr.left), it.eval(req_expr.right)
-        check = {"compare": req_expr.op, "left": _jsonable(left), "right": _jsonable(right)}
-    elif isinstance(req_expr, ex.Name):
-        check = {"name": req_expr.name, "value": _jsonable(it.eval(req_expr))}
-    elif isinstance(req_expr, ex.Call) and req_expr.func == "measured":
-        check = {"measured": [
-            {"field": d.field, "source": _jsonable(d.source), "target": _jsonable(d.target),
-             "bounds": [[op, _jsonable(bound)] for op, bound in field_bounds(ctx.t.threshold, d.field)]}
-            for d in scoped
-        ]}
-    else:
-        check = {"recorded": True}
-    return {"result": result, "check": check}
+        result, error = False, err.message
+    names, calls = _referenced(req.expr)
+    t = ctx.t.name
+    operands: dict[str, Any] = {}
+    for name in sorted(names & set(REQUIRE_NAMES) - {"delta"}):
+        value = it.names[name]
+        if name == "budget":
+            operands[name] = num(value, step=f"{t}.budget")
+        elif name in ("horizon", "learning_cost") and value is not None:
+            operands[name] = num(value, route=f"{t} {name}")
+        else:
+            operands[name] = enc(value)
+    if "measured" in calls:  # the bounds are read from the threshold's text
+        operands["threshold"] = enc(ctx.t.threshold_text)
+    out: dict[str, Any] = {"result": result, "expr": req.text.removeprefix("require").strip(), "operands": operands}
+    if "delta" in names:
+        out["delta"] = [{"field": d.field, "source": _jsonable(d.source), "target": _jsonable(d.target)}
+                        for d in scoped]
+    if calls & {"evidence", "grounded"}:
+        out["evidence"] = [_evidence_item(e) for e in ctx.supporting]
+    if error is not None:
+        out["error"] = error
+    return out
 
 
 def _coverage(c: Compiled) -> list[dict[str, Any]]:
@@ -295,7 +348,8 @@ def _coverage(c: Compiled) -> list[dict[str, Any]]:
                     it = ctx.interpreter(scoped)
                     row["obligations"].append({
                         "obligation": o.name, "claimed": o.name in t.discharges,
-                        "requires": [{"require": req.text, "line": req.span.line, **_require(req.expr, it, ctx, scoped)}
+                        "covers": list(o.covers),
+                        "requires": [{"require": req.text, "line": req.span.line, **_require(req, it, ctx, scoped)}
                                      for req in o.requires],
                     })
             rows.append(row)

@@ -9,7 +9,7 @@ the two files unchanged). Paths in it are relative to the file's folder. Keys:
     policy_path = ["policies"]             # extra folders of <id>/<version>.toml
     coverage    = "gate"                   # gate | dock | off: override the policy's mode
     format      = "text"                   # text | json | sarif: the default --format
-    ledger      = ".pcsc/ledger.sqlite"    # the default --ledger
+    ledger      = ".pcsc/ledger.sqlite"    # the default --ledger (or a postgresql:// address)
 
 Command-line flags override the file; ``pcsc config`` prints the effective settings
 and where each came from. Unknown keys and wrong types are errors, never ignored.
@@ -25,6 +25,8 @@ from typing import Any, Literal
 import attrs
 
 CONFIG_FILE = "pcsc.toml"
+#: A ledger given as one of these is a database server's address, not a file path.
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
 COVERAGE_MODES = ("gate", "dock", "off")
 FORMATS = ("text", "json", "sarif")
 Origin = Literal["default", "config", "command line"]
@@ -57,7 +59,7 @@ class Config:
     policy_path: tuple[Path, ...] = ()
     coverage: str | None = None
     format: str | None = None
-    ledger: Path | None = None
+    ledger: Path | str | None = None  # a file, or a database address (str) kept as written
 
     def keys_set(self) -> Mapping[str, Any]:
         """The keys the file sets, with their resolved values."""
@@ -142,12 +144,12 @@ def _structure(path: Path, table: dict[str, Any]) -> Config:
 
     ledger = table.get("ledger")
     if ledger is not None and not isinstance(ledger, str):
-        raise ConfigError(path, "`ledger` must be a file path")
+        raise ConfigError(path, "`ledger` must be a file path or a postgresql:// address")
     return Config(
         path=path,
         lib_path=paths("lib_path"),
         policy_path=paths("policy_path"),
         coverage=choice("coverage", COVERAGE_MODES),
         format=choice("format", FORMATS),
-        ledger=base / ledger if ledger else None,
+        ledger=(ledger if ledger.startswith(DATABASE_SCHEMES) else base / ledger) if ledger else None,
     )

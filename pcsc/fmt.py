@@ -30,54 +30,19 @@ from lark import Token, Tree
 
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
+from pcsc.printer import (
+    BLOCK_COLUMNS,
+    ITEM_COLUMNS,
+    KEY_COLUMNS,
+    STATE_VALUE,
+    Lexeme,
+    lex,
+    respace,
+)
 
 Node = Tree[Token]
 
 # ---------------------------------------------------------------------- lexing
-_LEX = re.compile(
-    r"""
-      (?P<ws>[ \t\r\n\f]+)
-    | (?P<comment>\#[^\n]*)
-    | (?P<string>"(?:[^"\\\n]|\\.)*")
-    | (?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2}(?![0-9]))
-    | (?P<number>(?:[0-9][0-9_]*(?:\.[0-9][0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?[kMB]?%?)
-    | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
-    | (?P<op>->|>=|<=|==|!=|[{}(),.:;<>+\-*/])
-    | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-
-
-class Lexeme(NamedTuple):
-    kind: str  # string | date | number | word | op | other
-    text: str
-    start: int
-    end: int
-
-
-class Comment(NamedTuple):
-    text: str  # from `#` to the end of the line, trailing whitespace removed
-    start: int
-    end: int
-
-
-def lex(text: str) -> tuple[list[Lexeme], list[Comment]]:
-    """The tokens and the comments of ``text``. A `#` inside a string literal is part
-    of the string (strings are single-line, with backslash escapes)."""
-    tokens: list[Lexeme] = []
-    comments: list[Comment] = []
-    for m in _LEX.finditer(text):
-        kind = m.lastgroup or "other"
-        if kind == "ws":
-            continue
-        if kind == "comment":
-            comments.append(Comment(m.group().rstrip(), m.start(), m.end()))
-        else:
-            tokens.append(Lexeme(kind, m.group(), m.start(), m.end()))
-    return tokens, comments
-
-
 def comment_texts(text: str) -> Counter[str]:
     """The multiset of comment texts of a source text."""
     return Counter(c.text for c in lex(text)[1])
@@ -86,39 +51,6 @@ def comment_texts(text: str) -> Counter[str]:
 def normalise_text(text: str) -> str:
     """Source text reduced to its tokens, one space apart (comments and layout dropped)."""
     return " ".join(t.text for t in lex(text)[0])
-
-
-# ---------------------------------------------------------------------- spacing
-_WORD_OPERATORS = frozenset({"and", "or", "not"})
-
-
-def respace(tokens: Sequence[Lexeme], expression: bool = False) -> str:
-    """Tokens on one line: one space between tokens, except none before `,` `)` `:` `.`,
-    none after `(` `.` or a unary minus, and none between a function name and its `(`.
-    Outside expressions every `-` is a sign; inside, a `-` is unary where an operand
-    must start (at the start, after an operator, `(`, `,`, `and`, `or`, `not`)."""
-    out: list[str] = []
-    prev: Lexeme | None = None
-    unary = False
-    for t in tokens:
-        if prev is not None:
-            tight = (
-                t.text in (",", ")", ":", ".")
-                or prev.text in ("(", ".")
-                or unary
-                or (t.text == "(" and prev.kind == "word" and prev.text not in _WORD_OPERATORS)
-            )
-            if not tight:
-                out.append(" ")
-        out.append(t.text)
-        unary = t.text == "-" and (
-            not expression
-            or prev is None
-            or (prev.kind == "op" and prev.text != ")")
-            or prev.text in _WORD_OPERATORS
-        )
-        prev = t
-    return "".join(out)
 
 
 # ---------------------------------------------------------------------- layout
@@ -136,14 +68,6 @@ _ITEMS = frozenset({"field_value", "criterion", "cost_item_times", "cost_item_si
 _BLOCKS = frozenset({"route", "transition", "evidence", "obligation", "vision", "cost", "criteria"})
 _INDENT = "    "
 
-# The value column of a keyword statement, counted from the keyword: the reference
-# route's fixed columns (docs/fmt.md). A keyword as long as its column or longer
-# (`contradicts`, `unverified true`) takes one space.
-_BLOCK_COLUMNS = {"route": 8, "transition": 11, "evidence": 10}
-_KEY_COLUMNS = {"learning_cost": 15}
-# The least column of the items of a block (wider names widen it to the longest + 2).
-_ITEM_COLUMNS = {"vision": 15, "criteria": 9}
-_STATE_VALUE = 4  # the least width of a value in a state table (`100k`, `1.2M`)
 COMMENT_COLUMN = 46  # an end-of-line comment starts here, or two spaces after the code
 
 
@@ -280,12 +204,12 @@ class _Layout:
             for node in run:
                 toks = self.toks(node)
                 key, value = toks[0].text, respace(toks[1:], str(node.data) in _EXPRESSIONS)
-                column = _KEY_COLUMNS.get(key, _BLOCK_COLUMNS.get(block, 0))
+                column = KEY_COLUMNS.get(key, BLOCK_COLUMNS.get(block, 0))
                 lines.append(f"{key.ljust(column - 1)} {value}" if value else key)
             return lines
         if kind == "item":
             pairs = [(toks[0].text, respace(toks[1:])) for toks in map(self.toks, run)]
-            width = max(_ITEM_COLUMNS.get(block, 0) - 2, *(len(k) for k, _ in pairs))
+            width = max(ITEM_COLUMNS.get(block, 0) - 2, *(len(k) for k, _ in pairs))
             return [f"{k.ljust(width)}  {v}" for k, v in pairs]
         if kind == "state":
             return self.render_states(run)
@@ -304,7 +228,7 @@ class _Layout:
     def render_states(self, run: list[Node]) -> list[str]:
         """State lines as a table: names padded to the longest name; every value but
         the last of its line padded to the widest such value of the run (at least
-        `_STATE_VALUE` characters), then one space, so a column lines up wherever the
+        `STATE_VALUE` characters), then one space, so a column lines up wherever the
         states agree on their fields. Sets `stops`, the columns where cells start, for
         end-of-line comments."""
         rows: list[tuple[str, list[tuple[str, str]]]] = []
@@ -313,7 +237,7 @@ class _Layout:
                 (str(fv.children[0]), respace(self.toks(fv)[1:])) for fv in node.children[1:] if isinstance(fv, Tree)
             ]
             rows.append((str(node.children[0]), cells))
-        width = max([_STATE_VALUE, *(len(v) for _, cells in rows for _, v in cells[:-1])])
+        width = max([STATE_VALUE, *(len(v) for _, cells in rows for _, v in cells[:-1])])
         name_width = max(len(name) for name, _ in rows)
         out = []
         stops: set[int] = set()

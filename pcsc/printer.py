@@ -1,16 +1,140 @@
 """Print a lowered `Route` back as `.route` text that compiles to the same IR.
 
 States are written in full (carry-forward already resolved), numbers so that they
-read back to the identical float, and expressions as the author wrote them.
+read back to the identical float, and expressions with the author's tokens.
 Comments are not in the IR and are not reproduced.
+
+The text is laid out as `pcsc fmt` lays it out (docs/fmt.md), so a printed route is
+already canonical: the token lexer, the spacing rule and the columns below are the
+formatter's own (`pcsc.fmt` imports them from here).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from decimal import Decimal
+from typing import NamedTuple
 
 from pcsc.ir import Evidence, Route, Transition
+
+# ---------------------------------------------------------------------- lexing
+_LEX = re.compile(
+    r"""
+      (?P<ws>[ \t\r\n\f]+)
+    | (?P<comment>\#[^\n]*)
+    | (?P<string>"(?:[^"\\\n]|\\.)*")
+    | (?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2}(?![0-9]))
+    | (?P<number>(?:[0-9][0-9_]*(?:\.[0-9][0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?[kMB]?%?)
+    | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+    | (?P<op>->|>=|<=|==|!=|[{}(),.:;<>+\-*/])
+    | (?P<other>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+class Lexeme(NamedTuple):
+    kind: str  # string | date | number | word | op | other
+    text: str
+    start: int
+    end: int
+
+
+class Comment(NamedTuple):
+    text: str  # from `#` to the end of the line, trailing whitespace removed
+    start: int
+    end: int
+
+
+def lex(text: str) -> tuple[list[Lexeme], list[Comment]]:
+    """The tokens and the comments of ``text``. A `#` inside a string literal is part
+    of the string (strings are single-line, with backslash escapes)."""
+    tokens: list[Lexeme] = []
+    comments: list[Comment] = []
+    for m in _LEX.finditer(text):
+        kind = m.lastgroup or "other"
+        if kind == "ws":
+            continue
+        if kind == "comment":
+            comments.append(Comment(m.group().rstrip(), m.start(), m.end()))
+        else:
+            tokens.append(Lexeme(kind, m.group(), m.start(), m.end()))
+    return tokens, comments
+
+
+# ---------------------------------------------------------------------- spacing
+_WORD_OPERATORS = frozenset({"and", "or", "not"})
+
+
+def respace(tokens: Sequence[Lexeme], expression: bool = False) -> str:
+    """Tokens on one line: one space between tokens, except none before `,` `)` `:` `.`,
+    none after `(` `.` or a unary minus, and none between a function name and its `(`.
+    Outside expressions every `-` is a sign; inside, a `-` is unary where an operand
+    must start (at the start, after an operator, `(`, `,`, `and`, `or`, `not`)."""
+    out: list[str] = []
+    prev: Lexeme | None = None
+    unary = False
+    for t in tokens:
+        if prev is not None:
+            tight = (
+                t.text in (",", ")", ":", ".")
+                or prev.text in ("(", ".")
+                or unary
+                or (t.text == "(" and prev.kind == "word" and prev.text not in _WORD_OPERATORS)
+            )
+            if not tight:
+                out.append(" ")
+        out.append(t.text)
+        unary = t.text == "-" and (
+            not expression
+            or prev is None
+            or (prev.kind == "op" and prev.text != ")")
+            or prev.text in _WORD_OPERATORS
+        )
+        prev = t
+    return "".join(out)
+
+
+# The value column of a keyword statement, counted from the keyword: the reference
+# route's fixed columns (docs/fmt.md). A keyword as long as its column or longer
+# (`contradicts`, `unverified true`) takes one space.
+BLOCK_COLUMNS = {"route": 8, "transition": 11, "evidence": 10}
+KEY_COLUMNS = {"learning_cost": 15}
+# The least column of the items of a block (wider names widen it to the longest + 2).
+ITEM_COLUMNS = {"vision": 15, "criteria": 9}
+STATE_VALUE = 4  # the least width of a value in a state table (`100k`, `1.2M`)
+
+def statement(key: str, text: str, column: int) -> str:
+    """A keyword statement with its value at ``column`` (counted from the keyword)."""
+    return f"{key.ljust(column - 1)} {text}"
+
+
+def items(pairs: Sequence[tuple[str, str]], least_column: int = 0) -> list[str]:
+    """The `name value` items of a block, values aligned two spaces after the longest
+    name (at ``least_column`` at the least)."""
+    width = max(least_column - 2, *(len(k) for k, _ in pairs))
+    return [f"{k.ljust(width)}  {v}" for k, v in pairs]
+
+
+def state_table(rows: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> list[str]:
+    """State lines as `pcsc fmt` writes them: names padded to the longest; every value
+    but the last of its line padded to the widest such value (at least `STATE_VALUE`)."""
+    width = max([STATE_VALUE, *(len(v) for _, cells in rows for _, v in cells[:-1])])
+    name_width = max(len(name) for name, _ in rows)
+    out = []
+    for name, cells in rows:
+        line = f"state {name.ljust(name_width)} {{"
+        for i, (field, text) in enumerate(cells):
+            line += f" {field} {text if i == len(cells) - 1 else text.ljust(width)}"
+        out.append(line + (" }" if cells else "}"))
+    return out
+
+
+def canonical_expression(text: str) -> str:
+    """An expression's tokens on one line, spaced as `pcsc fmt` spaces them."""
+    return respace(lex(text)[0], expression=True)
+
 
 
 def number(x: float) -> str:
@@ -59,21 +183,21 @@ def route_to_text(route: Route, header: str | None = None) -> str:
         out += [f"# {line}" if line else "#" for line in header.splitlines()]
     title = f" {quote(route.title)}" if route.title is not None else ""
     out.append(f"route {route.name}{title} {{")
-    out.append(f"    as_of   {route.as_of.isoformat()}")
+    column = BLOCK_COLUMNS["route"]
+    out.append("    " + statement("as_of", route.as_of.isoformat(), column))
     pin = f" sha256 {quote(route.policy.sha256)}" if route.policy.sha256 else ""
-    out.append(f"    policy  {quote(str(route.policy))}{pin}")
-    out.append(f"    uses    {', '.join(route.uses)}")
-    out.append("")
-    width = max((len(s.name) for s in route.states), default=0)
-    for s in route.states:
-        items = "  ".join(f"{name} {value(v, types[name])}" for name, v in s.values)
-        out.append(f"    state {s.name.ljust(width)} {{ {items} }}")
+    out.append("    " + statement("policy", f"{quote(str(route.policy))}{pin}", column))
+    out.append("    " + statement("uses", ", ".join(route.uses), column))
+    if route.states:
+        out.append("")
+        rows = [(s.name, [(name, value(v, types[name])) for name, v in s.values]) for s in route.states]
+        out += ["    " + line for line in state_table(rows)]
     out.append("")
     v = route.vision
     out.append(f"    vision {v.state} {{")
-    out.append(f"        tam            {number(v.tam)} usd")
-    out.append(f"        capture        {number(v.capture)}")
-    out.append(f"        defensibility  {number(v.defensibility)}")
+    vision = [("tam", f"{number(v.tam)} usd"), ("capture", number(v.capture)),
+              ("defensibility", number(v.defensibility))]
+    out += ["        " + line for line in items(vision, ITEM_COLUMNS["vision"])]
     out.append("    }")
     for t in route.transitions:
         out.append("")
@@ -84,8 +208,8 @@ def route_to_text(route: Route, header: str | None = None) -> str:
     if route.criteria:
         out.append("")
         out.append("    criteria {")
-        width = max(len(c.name) for c in route.criteria)
-        out += [f"        {c.name.ljust(width)}  {number(c.score)}" for c in route.criteria]
+        out += ["        " + line for line in items([(c.name, number(c.score)) for c in route.criteria],
+                                                   ITEM_COLUMNS["criteria"])]
         out.append("    }")
     out.append("}")
     return "\n".join(out) + "\n"
@@ -95,23 +219,22 @@ def _transition(t: Transition) -> list[str]:
     out = [f"    transition {t.name}: {t.source} -> {t.target} {{"]
 
     def line(key: str, text: str) -> None:
-        out.append(f"        {key.ljust(13)} {text}")
+        out.append("        " + statement(key, text, KEY_COLUMNS.get(key, BLOCK_COLUMNS["transition"])))
 
     for key, text in (("actor", t.actor), ("mechanism", t.mechanism), ("asset", t.asset)):
         if text is not None:
             line(key, quote(text))
     line("class", quote(t.ref_class))
     if t.threshold_text is not None:
-        line("threshold", expression(t.threshold_text))
+        line("threshold", canonical_expression(t.threshold_text))
     if t.kill_text is not None:
-        line("kill", expression(t.kill_text))
+        line("kill", canonical_expression(t.kill_text))
     if t.horizon is not None:
         line("horizon", f"{number(t.horizon[0])} {t.horizon[1]}")
     if t.cost:
         out.append("        cost {")
-        width = max(len(c.name) for c in t.cost)
-        for c in t.cost:
-            out.append(f"            {c.name.ljust(width)}  {number(c.count)} * {number(c.unit_cost)} usd")
+        costs = [(c.name, f"{number(c.count)} * {number(c.unit_cost)} usd") for c in t.cost]
+        out += ["            " + text for text in items(costs)]
         out.append("        }")
     if t.learning_cost is not None:
         line("learning_cost", f"{number(t.learning_cost)} usd")
@@ -127,7 +250,7 @@ def _evidence(e: Evidence) -> list[str]:
     out = [f"    evidence {e.name} {{"]
 
     def line(key: str, text: str) -> None:
-        out.append(f"        {key.ljust(11)} {text}")
+        out.append("        " + statement(key, text, BLOCK_COLUMNS["evidence"]))
 
     if e.source is not None:
         line("source", quote(e.source))

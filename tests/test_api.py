@@ -297,6 +297,21 @@ def test_check_matches_the_command() -> None:
     assert not pcsc.check("missing.route").ok
 
 
+@pytest.mark.parametrize("mode", [None, "gate", "dock", "off"])
+def test_check_takes_the_coverage_mode_as_compile_and_the_command_do(mode: pcsc.CoverageSetting) -> None:
+    spliced = _spliced_text()
+    c = pcsc.check(spliced, coverage=mode)
+    r = pcsc.compile(spliced, coverage=mode)
+    codes = sorted(d.code for d in c.diagnostics if d.code.endswith("501"))
+    expected = {None: "PCSC-E501", "gate": "PCSC-E501", "dock": "PCSC-W501", "off": None}[mode]
+    assert codes == ([expected] * 3 if expected else [])
+    assert c.ok == (expected != "PCSC-E501")
+    assert r.route("devtools_api").verdict == {None: "suspend-and-ask", "gate": "suspend-and-ask",
+                                               "dock": "docked", "off": "ungated"}[mode]
+    with pytest.raises(ValueError, match="coverage must be"):
+        pcsc.check(spliced, coverage="strict")  # type: ignore[arg-type]
+
+
 def test_seams_match_the_command() -> None:
     s = pcsc.analyse_seams("examples/devtools_api.route", experiment=True)
     doc = s.to_json()

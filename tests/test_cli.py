@@ -237,6 +237,29 @@ def test_configuration_is_found_upward_and_flags_override(
     assert "coverage     off    # from command line" in out
 
 
+def test_a_configured_postgresql_ledger_is_an_address_not_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ledger = "postgresql://…"` in pcsc.toml opens the PostgreSQL store, as `--ledger`
+    does (no server is needed: nothing listens on port 1, so the connection is refused)."""
+    address = "postgresql://ana:secret@127.0.0.1:1/pcsc"
+    shown = "postgresql://ana:***@127.0.0.1:1/pcsc"
+    (tmp_path / "pcsc.toml").write_text(f'ledger = "{address}"\n')
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert load_config().ledger == address  # not joined to the file's folder
+    code, out, _ = run(capsys, "config", "--format", "json")
+    settings = {s["name"]: s for s in json.loads(out)["settings"]}
+    assert code == 0 and settings["ledger"] == {"name": "ledger", "value": shown, "from": str(tmp_path / "pcsc.toml")}
+    for argv in (["ledger", "head"], ["ledger", "head", "--ledger", address]):
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and "PCSC-E711" in err, err
+        assert err.startswith(shown) and "secret" not in err and "no ledger at" not in err, err
+    file_ledger = tmp_path / "pcsc.toml"
+    file_ledger.write_text('ledger = "ledgers/main.sqlite"\n')
+    assert load_config().ledger == tmp_path / "ledgers" / "main.sqlite"
+
+
 def test_pyproject_tool_table_configures_the_compiler(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -160,7 +160,8 @@ def test_the_checker_imports_nothing_of_pcsc() -> None:
     imports = checker_imports()
     assert not [n for n in imports if n.startswith(("pcsc", "."))], imports
     # math: exp and log of a Platt calibration map, the one rule computed in floats as the compiler does
-    allowed = {"__future__", "collections.abc", "fractions", "hashlib", "json", "math", "pathlib", "tomllib", "typing"}
+    allowed = {"__future__", "collections.abc", "datetime", "fractions", "hashlib", "json", "math", "pathlib", "re",
+               "tomllib", "typing"}
     assert imports <= allowed, imports - allowed
 
 
@@ -259,9 +260,15 @@ def test_tampering_with_a_library_fails(run: Run, project: Path) -> None:
     assert "library venture (venture.obl)" in out
 
 
-def tamper(cert: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+def tamper(cert: Path, edit: Callable[[dict[str, Any]], None], resign: bool = False) -> None:
+    """Edit a certificate; with ``resign``, as a forger who knows the format would, with
+    its digest made again (so only the checker's rules can see the edit)."""
     doc = json.loads(cert.read_text())
     edit(doc)
+    if resign:
+        body = {k: v for k, v in doc.items() if k != "digest"}
+        text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        doc["digest"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     cert.write_text(json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
@@ -330,9 +337,16 @@ def test_tampering_with_an_authored_operand_fails(run: Run, project: Path) -> No
 
 def test_an_edit_no_rule_sees_is_caught_by_the_digest(run: Run, project: Path) -> None:
     cert = certify(run, project)
-    tamper(cert, lambda d: d["routes"][0]["admissible_evidence"].append("invented"))
+    tamper(cert, lambda d: d.update(pcsc="0.0.0"))
     code, out = verify(run, cert)
     assert code == 1 and "edited after it was written" in out
+
+
+def test_an_invented_admissible_item_is_caught_by_the_gate_operands(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: d["routes"][0]["admissible_evidence"].append("invented"), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "`evidence.admissible`" in out, out
 
 
 def test_a_refused_route_and_an_overridden_policy_certify(run: Run, project: Path) -> None:
@@ -381,6 +395,255 @@ def test_verify_cert_output_validates(run: Run, project: Path) -> None:
     doc = json.loads(out)
     assert code == 1 and doc["verified"] is False and "verdict" in doc["difference"]["what"]
     schemas.validate(doc)
+
+
+# ---------------------------------------------------------------------- certificates: expressions
+def requires(doc: dict[str, Any], expr: str, transition: str | None = None) -> list[dict[str, Any]]:
+    """Every recorded evaluation of a require line with the expression ``expr``."""
+    return [req for row in doc["routes"][0]["coverage"] for o in row["obligations"] for req in o["requires"]
+            if req["expr"] == expr and transition in (None, row["transition"])]
+
+
+def gates(doc: dict[str, Any]) -> dict[str, Any]:
+    operands: dict[str, Any] = step(doc, "eligible")["operands"]
+    return operands
+
+
+@pytest.fixture
+def ci_cache(tmp_path: Path) -> Path:
+    """A route whose `soc2` change is covered by `require grounded(asset)`."""
+    folder = tmp_path / "ci"
+    folder.mkdir()
+    shutil.copy(ROOT / "examples" / "ci_cache.route", folder / "ci_cache.route")
+    return folder
+
+
+def certify_file(run: Run, route: Path, *extra: str) -> Path:
+    cert = route.parent / "out.json"
+    code, _, err = run("compile", str(route), "--cert", str(cert), *extra)
+    assert code in (0, 3), err
+    return cert
+
+
+def test_a_certificate_records_each_expression_and_its_operands(run: Run, project: Path) -> None:
+    doc = json.loads(certify(run, project).read_text())
+    (budget, *_) = requires(doc, "budget >= floor(delta)", "monetize")
+    assert budget["operands"] == {"budget": {**step(doc, "monetize.budget")["value"], "step": "monetize.budget"}}
+    assert [d["field"] for d in budget["delta"]] == ["paying_teams", "arr"]
+    (measured, *_) = requires(doc, "measured(delta)", "launch")
+    assert measured["operands"]["threshold"] == {"v": "developers >= 500"}
+    (evidence, *_) = requires(doc, "evidence(tier >= 2) >= 1", "launch")
+    assert [e["name"] for e in evidence["evidence"]] == ["hn_launch"]
+    gate = gates(doc)
+    assert gate["gates"][0]["rule"] == "count(evidence.admissible) >= 1"
+    assert gate["names"]["score"]["step"] == "score"
+
+
+def test_tampering_with_a_gate_result_fails_naming_the_gate(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: gates(d)["gates"][0].update(passed=False), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1
+    assert "gate `has-admissible-evidence` (`count(evidence.admissible) >= 1`)" in out
+    assert "recorded passed=False, recomputed True" in out
+
+
+def test_tampering_with_a_gate_operand_fails(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: d["routes"][0]["admissible_evidence"].clear()
+           or gates(d)["names"]["evidence"]["record"]["admissible"]["v"].clear(), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "`evidence.admissible`" in out, out
+    cert = certify(run, project)
+    tamper(cert, lambda d: set_number(gates(d)["names"]["score"], 1.0), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "eligible" in out and "`score`" in out and "but step `score` is" in out, out
+
+
+def test_tampering_with_a_grounded_result_fails(run: Run, ci_cache: Path) -> None:
+    cert = certify_file(run, ci_cache / "ci_cache.route")
+    assert verify(run, cert)[0] == 0
+    doc = json.loads(cert.read_text())
+    assert [r["result"] for r in requires(doc, "grounded(asset)")] == [True]
+    tamper(cert, lambda d: requires(d, "grounded(asset)")[0].update(result=False), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1
+    assert "coverage soc2_audit.soc2: compliance: `require grounded(asset)` (line 26)" in out
+    assert "recorded False, recomputed True" in out
+
+
+def test_tampering_with_an_evidence_excerpt_fails(run: Run, ci_cache: Path) -> None:
+    cert = certify_file(run, ci_cache / "ci_cache.route")
+
+    def edit(d: dict[str, Any]) -> None:
+        item = requires(d, "grounded(asset)")[0]["evidence"][0]
+        item["excerpt"] = item["excerpt"].replace("SOC 2 Type II report", "security review")
+
+    tamper(cert, edit, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1
+    assert "evidence `security_reviews`: its excerpt" in out and "is not written in ci_cache.route" in out
+
+
+def test_tampering_with_a_grounded_operand_fails(run: Run, ci_cache: Path) -> None:
+    cert = certify_file(run, ci_cache / "ci_cache.route")
+    tamper(cert, lambda d: requires(d, "grounded(asset)")[0]["operands"]["asset"].update(v="SOC 3 report"),
+           resign=True)
+    code, out = verify(run, cert)
+    assert code == 1
+    assert "`asset`: 'SOC 3 report' is not the asset of a transition in ci_cache.route" in out
+
+
+def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: d["routes"][0]["coverage"][0].pop("obligations"), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
+    cert = certify(run, project)
+    tamper(cert, lambda d: d.update(version=1), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "a certificate of format version 1" in out and "this checker reads version 2" in out, out
+
+
+def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:
+    """A forger who marks an obligation claimed (so that it would cover a change) is
+    caught: the transition's `discharges` in the hashed route file says otherwise."""
+    cert = certify(run, project)
+
+    def edit(d: dict[str, Any]) -> None:
+        row = next(r for r in d["routes"][0]["coverage"] if r["transition"] == "launch" and r["material"])
+        row["obligations"][0]["claimed"] = False
+
+    tamper(cert, edit, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1, out
+    assert "coverage launch.developers: adoption: is recorded claimed=False, but `launch` in devtools_api.route " \
+           "lists adoption in its `discharges`" in out
+
+
+def test_tampering_with_the_evidence_an_evidence_call_reads_fails(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: requires(d, "evidence(tier >= 2) >= 1", "launch")[0]["evidence"].clear(), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "is not the admissible supporting evidence `launch.sat(C)` weighs (hn_launch)" in out
+    cert = certify(run, project)
+    tamper(cert, lambda d: set_number(requires(d, "evidence(tier >= 2) >= 1", "launch")[0]["evidence"][0]["tier"],
+                                      3.0), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "evidence `hn_launch`: its tier or weight" in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda d: set_number(requires(d, "budget >= floor(delta)", "monetize")[0]["operands"]["budget"], 1e9),
+         "`budget`: is 1000000000.0, but step `monetize.budget` is 720000.0"),
+        (lambda d: requires(d, "measured(delta)", "launch")[0]["delta"][0].update(target=50.0),
+         "`delta`: its changes are not the transition's material changes"),
+        (lambda d: requires(d, "measured(delta)", "launch")[0]["operands"]["threshold"].update(v="developers >= 50"),
+         "`threshold`: `developers >= 50` is not the threshold of a transition"),
+        (lambda d: requires(d, "evidence(tier >= 2) >= 1", "launch")[0].update(expr="evidence(tier >= 1) >= 1"),
+         "its library has no such require line in this obligation"),
+        (lambda d: requires(d, "kill", "launch")[0]["operands"].clear(),
+         "`require kill` (line 11): recorded True, recomputed False"),
+    ],
+    ids=["budget", "delta", "threshold", "expression", "missing-operand"],
+)
+def test_tampering_with_a_require_operand_fails_naming_it(
+    run: Run, project: Path, edit: Callable[[dict[str, Any]], None], named: str
+) -> None:
+    cert = certify(run, project)
+    tamper(cert, edit, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and named in out, out
+
+
+EXTRA_OBLIGATION = """
+obligation extras covers developers, paying_teams {
+    require not grounded(asset) or budget > 2 * learning_cost
+    require evidence(source != none and captured >= 2012-01-01 and excerpt != "") >= 1
+    require count(evidence(weight > 0.6 or tier >= 3)) == 1
+    require min(budget, 5k) + max(1, 2, 3) / 3 > 0.1k
+    require -budget < -(1_000) and horizon >= 90
+    require as_of > 2012-01-01 and class != "none"
+    require delta.developers >= 10% * 100 or delta.paying_teams > 0
+    require grounded("the first WEEK") or grounded(mechanism)
+    require evidence(name == "hn_launch") == evidence(tier == 2)
+    require floor(delta) <= budget * 10 and measured(delta)
+    require budget / 0 > 1
+    require kill and threshold and actor == none
+}
+"""
+EXTRA_GATES = """
+[[gates]]
+id = "arith"
+kind = "risk"
+rule = "score / value > 0.001 and flat_product * 100 >= 1.5 or not (criteria_score < 50)"
+
+[[gates]]
+id = "dates"
+kind = "risk"
+rule = "route.as_of >= 2012-06-01 and route.name == \\"devtools_api\\" and count(route.transitions) == 3"
+
+[[gates]]
+id = "fails"
+kind = "risk"
+rule = "count(evidence.all) > count(evidence.admissible) or min(score, 1) > 2"
+"""
+
+
+def test_the_checker_evaluates_the_language_as_the_compiler_does(run: Run, project: Path) -> None:
+    """Gate rules and require lines over the whole language (arithmetic, literals with
+    suffixes and units, dates, texts, none, attributes, every built-in, an error): the
+    checker's own evaluator agrees with the compiler's on every one, true or false, and
+    a flipped result is caught on every one."""
+    library = project / "venture.obl"
+    library.write_text((ROOT / "obligations" / "venture.obl").read_text() + EXTRA_OBLIGATION)
+    digest = hashlib.sha256(library.read_bytes()).hexdigest()
+    policy = project / "policies" / "venture" / "1.0.0.toml"
+    text = policy.read_text()
+    old = hashlib.sha256((ROOT / "obligations" / "venture.obl").read_bytes()).hexdigest()
+    assert old in text
+    policy.write_text(text.replace(old, digest) + EXTRA_GATES)
+    cert = certify(run, project)
+    code, out = verify(run, cert)
+    assert code == 0, out
+    doc = json.loads(cert.read_text())
+    extras = [req for row in doc["routes"][0]["coverage"] for o in row["obligations"] if o["obligation"] == "extras"
+              for req in o["requires"]]
+    assert len(extras) >= 24
+    results = [r["result"] for r in extras]
+    assert True in results and False in results
+    assert any(r.get("error") == "division by zero" for r in extras)
+    assert {g["id"]: g["passed"] for g in gates(doc)["gates"]} == {
+        "has-admissible-evidence": True, "arith": True, "dates": True, "fails": False}
+    for i in range(len(extras)):
+        flipped = cert.parent / "flipped.json"
+        shutil.copy(cert, flipped)
+
+        def flip(d: dict[str, Any], i: int = i) -> None:
+            found = [req for row in d["routes"][0]["coverage"] for o in row["obligations"]
+                     if o["obligation"] == "extras" for req in o["requires"]]
+            found[i]["result"] = not found[i]["result"]
+
+        tamper(flipped, flip, resign=True)
+        code, out = verify(run, flipped)
+        assert code == 1 and f"`{extras[i]['require']}`" in out and "recomputed" in out, out
+    for gate_id in ("arith", "dates", "fails"):
+        flipped = cert.parent / "flipped.json"
+        shutil.copy(cert, flipped)
+        tamper(flipped, lambda d, g=gate_id: next(x for x in gates(d)["gates"] if x["id"] == g).update(
+            passed=not next(x for x in gates(d)["gates"] if x["id"] == g)["passed"]), resign=True)
+        code, out = verify(run, flipped)
+        assert code == 1 and f"gate `{gate_id}`" in out, out
+    for name, forged in (("learning_cost", 1.0), ("horizon", 9.0)):
+        flipped = cert.parent / "flipped.json"
+        shutil.copy(cert, flipped)
+        tamper(flipped, lambda d, n=name, x=forged: set_number(next(
+            req for row in d["routes"][0]["coverage"] for o in row["obligations"] for req in o["requires"]
+            if n in req["operands"])["operands"][n], x), resign=True)
+        code, out = verify(run, flipped)
+        assert code == 1 and f"`{name}`: is {forged}, but `launch` in devtools_api.route states" in out, out
 
 
 # ---------------------------------------------------------------------- gate --suggest

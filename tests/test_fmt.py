@@ -472,3 +472,41 @@ def test_fmt_is_on_the_command_line(tmp_path: Path) -> None:
     assert main(["fmt", str(messy)]) == 0
     assert messy.read_text(encoding="utf-8") == (DATA / "messy.out.route").read_text(encoding="utf-8")
     assert main(["fmt", "--check", str(messy)]) == 0
+
+
+# ---------------------------------------------------------------------- the printer is canonical
+SHIPPED_ROUTES = sorted(EXAMPLES.rglob("*.route"))
+
+
+@pytest.mark.parametrize("path", SHIPPED_ROUTES, ids=lambda p: p.stem)
+def test_printed_routes_and_their_splices_are_already_formatted(path: Path) -> None:
+    """`pcsc splice`, `redteam` and `gate --suggest --apply` print routes from the IR
+    (`pcsc.printer`): what they print is a fixed point of `pcsc fmt`, for every shipped
+    route and every splice of it."""
+    from pcsc.pipeline import Session
+    from pcsc.printer import route_to_text
+    from pcsc.seams.splice import seam_indices, splice
+
+    session = Session()
+    routes = session.load_paths([str(path)])
+    assert routes
+    printed = 0
+    for route in routes:
+        for variant in (route, *(splice(route, k) for k in seam_indices(route))):
+            text = route_to_text(variant, header=f"{variant.name}, printed")
+            assert fmt(text) == text, f"{variant.name}: the printer's layout is not fmt's"
+            printed += 1
+    assert printed >= 1 + len(routes[0].transitions) - 2
+
+
+def test_the_printer_spaces_expressions_as_fmt_does() -> None:
+    from pcsc.pipeline import Session
+    from pcsc.printer import route_to_text
+
+    text = SPEC_ROUTE.read_text(encoding="utf-8").replace("threshold  developers >= 500",
+                                                          "threshold  developers>=500 and not(paying_teams>2*-50)")
+    assert "developers>=500" in text
+    (route, *_) = Session().routes_from_text(text, "spec.route", ROOT / "examples")
+    printed = route_to_text(route)
+    assert "        threshold  developers >= 500 and not (paying_teams > 2 * -50)\n" in printed
+    assert fmt(printed) == printed

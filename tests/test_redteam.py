@@ -152,12 +152,12 @@ def test_merge_of_launch_and_monetize() -> None:
     assert t.outcome == "covered-gain" and t.gate == "released" and t.uncovered == ()
     text = t.text
     assert "transition launch: garage -> bridge {" in text and "transition monetize" not in text
-    assert "threshold     developers >= 5k and paying_teams >= 200 and arr >= 1.2M usd" in text
-    assert "kill          developers < 100" in text
+    assert "threshold  developers >= 5k and paying_teams >= 200 and arr >= 1.2M usd" in text
+    assert "kill       developers < 100" in text
     # 90 days then 12 months from 2012-06-01 ends 2013-08-30: 455 days
-    assert "horizon       455 days" in text
+    assert "horizon    455 days" in text
     assert "engineers_monetize  4 * 150_000 usd" in text and "hosting" in text and "sales" in text
-    assert "discharges    adoption, monetization" in text
+    assert "discharges adoption, monetization" in text
     assert "state wedge" not in text
 
 

@@ -385,7 +385,7 @@ def test_printer_keeps_a_multi_line_threshold_whole() -> None:
     honest, _ = compile_one(text)
     printed_text = route_to_text(honest.route)
     assert "# the users" not in printed_text
-    assert "threshold     developers >= 5k and paying_teams >= 200 and arr >= 1.2M usd" in printed_text
+    assert "threshold  developers >= 5k and paying_teams >= 200 and arr >= 1.2M usd" in printed_text
     printed, _ = compile_one(printed_text)
     assert_same_ir(printed.route, honest.route)
     assert printed.decision.verdict == "released"

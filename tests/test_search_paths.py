@@ -63,7 +63,7 @@ def spliced_text(policy: str = "venture@1.0.0") -> str:
     obligations GATE refuses it (exit 3)."""
     code, out, err = cli("splice", SPEC_ROUTE, "--seam", "1")
     assert code == EXIT_OK, err
-    out, n = re.subn(r"discharges    adoption\n", "discharges    adoption, monetization\n", out, count=1)
+    out, n = re.subn(r"discharges adoption\n", "discharges adoption, monetization\n", out, count=1)
     assert n == 1
     return out.replace('"venture@1.0.0"', f'"{policy}"')
 

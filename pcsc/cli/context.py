@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -20,6 +20,7 @@ from pcsc.config import Config
 if TYPE_CHECKING:
     from pcsc.cohort import Settings
     from pcsc.diagnostics.model import Diagnostic
+    from pcsc.forecast.ledger import Ledger
     from pcsc.ir import Route
     from pcsc.parallel import Executor
     from pcsc.pipeline import Compiled, Session
@@ -100,10 +101,21 @@ class Context:
     def ledger_path(self) -> Path:
         from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
-        given = getattr(self.args, "ledger", None)
+        given = getattr(self.args, "ledger", None) or self.config.ledger
         if given:
             return ledger_location(given)  # a postgresql:// address stays whole
-        return self.config.ledger or DEFAULT_PATH
+        return DEFAULT_PATH
+
+    def read_ledger(self, read: Callable[[Ledger], T]) -> T:
+        """``read`` applied to the run's ledger, which must exist, opened and closed
+        again; the ledger is then an input of the run. Raises ``LedgerError``."""
+        from pcsc.forecast.stores import open_ledger
+
+        path = self.ledger_path()
+        with open_ledger(path, create=False) as ledger:
+            found = read(ledger)
+        self.note_input(Path(path))
+        return found
 
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
@@ -209,6 +221,17 @@ class Context:
     def compile(self, files: Sequence[str]) -> tuple[Session, list[Compiled]]:
         session, routes = self.load(files)
         return session, session.compile_routes(routes)
+
+    def routes_named(self, routes: Sequence[Route], name: str | None, where: Sequence[str]) -> list[Route]:
+        """``routes``, or only those called ``name`` when one is given (`--route` on a
+        command that takes every route by default); a usage error, with a suggestion,
+        when routes were read and none is called ``name``."""
+        if name is None:
+            return list(routes)
+        chosen = [r for r in routes if r.name == name]
+        if not chosen and routes:
+            self.choose_route(routes, name, where)  # raises the usage error, with a suggestion
+        return chosen
 
     def choose_route(self, routes: Sequence[Route], name: str | None, where: Sequence[str]) -> Route | None:
         """The route called ``name``, or the only route; a usage error otherwise."""

@@ -69,6 +69,7 @@ import attrs
 
 from pcsc._version import __version__
 from pcsc.canonical import dumps, hash_json, sha256_hex
+from pcsc.config import DATABASE_SCHEMES
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x50435343  # "PCSC"
@@ -84,7 +85,6 @@ class LedgerError(Exception):
     read-only, damaged, or the disk is full. The message says which, with SQLite's own."""
 
 
-DATABASE_SCHEMES = ("postgresql://", "postgres://")
 
 
 class LedgerURL(PosixPath):

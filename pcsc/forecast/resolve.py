@@ -517,6 +517,30 @@ def window_summary(windows: Sequence[WindowResult]) -> list[dict[str, Any]]:
     return rows
 
 
+@attrs.frozen
+class Resolution:
+    """What `pcsc resolve` reports for a set of frozen routes, whichever mode read them
+    (packets or the ledger): each milestone's status, each route's latest label, and
+    the milestones at each fixed window with their per-window summary."""
+
+    milestones: tuple[MilestoneResult, ...]
+    labelled: tuple[RouteOutcome, ...]
+    windows: tuple[WindowResult, ...]
+    window_summary: tuple[dict[str, Any], ...]
+
+
+def resolve_all(routes: Sequence[FrozenRoute], outcomes: Outcomes, as_of: dt.date) -> Resolution:
+    """`resolve_routes`, `route_outcomes` (for these routes), `resolve_windows` and
+    `window_summary`, as of ``as_of``."""
+    windows = resolve_windows(routes, outcomes, as_of)
+    return Resolution(
+        milestones=tuple(resolve_routes(routes, outcomes, as_of)),
+        labelled=tuple(route_outcomes(outcomes, as_of, {r.route for r in routes})),
+        windows=tuple(windows),
+        window_summary=tuple(window_summary(windows)),
+    )
+
+
 def route_outcomes(outcomes: Outcomes, as_of: dt.date, routes: Collection[str] | None = None) -> list[RouteOutcome]:
     """Per route, the latest label dated on or before ``as_of`` (sorted by route)."""
     latest: dict[str, Label] = {}

@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.forecast.ledger import DEFAULT_PATH
+    from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
     cfg = ctx.config
     source = str(cfg.path) if cfg.path else None
@@ -39,7 +39,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         setting("policy_path", paths(args.policy_path), paths(cfg.policy_path), []),
         setting("coverage", args.coverage, cfg.coverage, "the policy's own mode"),
         setting("format", args.format, cfg.format, "text"),
-        setting("ledger", args.ledger, str(cfg.ledger) if cfg.ledger else None, str(DEFAULT_PATH)),
+        setting("ledger", str(ledger_location(args.ledger)) if args.ledger else None,
+                str(ledger_location(cfg.ledger)) if cfg.ledger else None, str(DEFAULT_PATH)),
     ]
     lines = [f"# configuration file: {source or 'none (pcsc.toml or [tool.pcsc] in pyproject.toml)'}"]
     width = max(len(s["name"]) for s in settings)

@@ -77,7 +77,6 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.records import latest_forecasts, recorded_outcomes, stored_outcomes
     from pcsc.forecast.report import GradingError, evaluate_report
-    from pcsc.forecast.stores import open_ledger
     from pcsc.forecast.views import evaluate_text
 
     bins = DEFAULT_BINS if args.bins is None else args.bins
@@ -87,13 +86,11 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     B, seed = bootstrap(args)
     path = ctx.ledger_path()
     try:
-        with open_ledger(path, create=False) as ledger:
-            forecasts = latest_forecasts(ledger, args.mode)
-            outcomes = stored_outcomes(ledger)
-            recorded = recorded_outcomes(ledger)
+        forecasts, outcomes, recorded = ctx.read_ledger(
+            lambda ledger: (latest_forecasts(ledger, args.mode), stored_outcomes(ledger), recorded_outcomes(ledger))
+        )
     except LedgerError as exc:
         return _failed([ledger_diagnostic(path, str(exc))])
-    ctx.note_input(Path(path))
     try:
         report = evaluate_report(forecasts, outcomes, as_of, B=B, seed=seed, bins=bins, recorded=recorded)
     except GradingError as exc:

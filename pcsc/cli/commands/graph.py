@@ -54,11 +54,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
     args.format = picture_format(args.format, args.output)
     session, routes = ctx.load(args.files)
-    if args.route is not None:
-        chosen = [r for r in routes if r.name == args.route]
-        if not chosen and routes:
-            ctx.choose_route(routes, args.route, args.files)  # raises the usage error, with a suggestion
-        routes = chosen
+    routes = ctx.routes_named(routes, args.route, args.files)
     compiled = session.compile_routes(routes)
     picture = render(compiled, args.format) if compiled else None
     return Outcome("graph", {}, raw=picture, diagnostics=session.diags.sorted())

@@ -31,19 +31,16 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.outcomes import OutcomesError
     from pcsc.forecast.records import latest_forecasts, stored_outcomes
-    from pcsc.forecast.stores import open_ledger
 
     as_of = resolution_date(args.as_of)
     path = ctx.ledger_path()
     try:
-        with open_ledger(path, create=False) as ledger:
-            forecasts = latest_forecasts(ledger, args.mode)
-            outcomes = stored_outcomes(ledger)
+        forecasts, outcomes = ctx.read_ledger(lambda ledger: (latest_forecasts(ledger, args.mode),
+                                                               stored_outcomes(ledger)))
     except (LedgerError, OutcomesError, ValueError) as exc:
         problem = ledger_diagnostic(path, str(exc))
         return Outcome("ledger-export", {"ledger": str(path), "ok": False, "error": problem.message},
                        diagnostics=[problem])
-    ctx.note_input(Path(path))
     rows = export_rows(forecasts, outcomes, as_of)
     payload = {"ledger": str(path), "ok": True, "as_of": as_of.isoformat(), "mode": args.mode,
                "columns": list(COLUMNS), "rows": rows}

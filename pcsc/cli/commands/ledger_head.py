@@ -6,7 +6,6 @@ does not verify has no head to record (exit 1, PCSC-E712)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
@@ -24,17 +23,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import ledger_diagnostic
     from pcsc.forecast.ledger import LedgerError
-    from pcsc.forecast.stores import open_ledger
     from pcsc.forecast.views import head_text
 
     path = ctx.ledger_path()
     try:
-        with open_ledger(path, create=False) as ledger:
-            result = ledger.verify()
+        result = ctx.read_ledger(lambda ledger: ledger.verify())
     except LedgerError as exc:
         problem = ledger_diagnostic(path, str(exc))
         return Outcome("ledger-head", {"ledger": str(path), "ok": False, "error": str(exc)}, diagnostics=[problem])
-    ctx.note_input(Path(path))
     if not result.ok:
         problems = [Diagnostic.of(codes.E712, f"no head recorded: the ledger does not verify: {p}",
                                Span.file_only(str(path))) for p in result.problems]

@@ -51,13 +51,8 @@ def failed(kind: str, diagnostics: list[Diagnostic]) -> Outcome:
 def history(ctx: Context, as_of: dt.date) -> History:
     """The ledger's resolved history (raises ``LedgerError``); the ledger is an input."""
     from pcsc.forecast.records import resolved_history
-    from pcsc.forecast.stores import open_ledger
 
-    path = ctx.ledger_path()
-    with open_ledger(path, create=False) as ledger:
-        found = resolved_history(ledger, as_of)
-    ctx.note_input(Path(path))
-    return found
+    return ctx.read_ledger(lambda ledger: resolved_history(ledger, as_of))
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:

@@ -33,11 +33,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     except ReportUnavailable as exc:
         raise UsageError(str(exc)) from None
     session, routes = ctx.load(args.files)
-    if args.route is not None:
-        chosen = [r for r in routes if r.name == args.route]
-        if not chosen and routes:
-            ctx.choose_route(routes, args.route, args.files)  # raises the usage error, with a suggestion
-        routes = chosen
+    routes = ctx.routes_named(routes, args.route, args.files)
     compiled = session.compile_routes(routes)
     diagnostics = session.diags.sorted()
     if not compiled:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
@@ -23,6 +23,7 @@ from pcsc.diagnostics.model import Diagnostic
 if TYPE_CHECKING:
     from pcsc.forecast.ledger import Ledger
     from pcsc.forecast.outcomes import Outcomes
+    from pcsc.forecast.resolve import Resolution
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,19 +61,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
 
 def _packets(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
-    from pcsc.cli.forecasting import findings_diagnostics, messages, outcomes_diagnostics, packet_diagnostics
+    from pcsc.cli.forecasting import findings_diagnostics, outcomes_diagnostics, packet_diagnostics
     from pcsc.forecast.outcomes import OutcomesError, load_outcomes
     from pcsc.forecast.records import read_packets
-    from pcsc.forecast.resolve import (
-        FrozenRoute,
-        PacketError,
-        check_outcomes,
-        resolve_routes,
-        resolve_windows,
-        route_outcomes,
-        window_summary,
-    )
-    from pcsc.forecast.views import resolve_summary, resolve_text, windows_text
+    from pcsc.forecast.resolve import FrozenRoute, PacketError, check_outcomes, resolve_all
 
     diagnostics: list[Diagnostic] = []
     routes: list[FrozenRoute] = []
@@ -91,24 +83,32 @@ def _packets(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
         diagnostics += findings_diagnostics(outcomes.path, check_outcomes(routes, outcomes))
     if outcomes is None or any(d.severity == "error" for d in diagnostics):
         return failed(diagnostics)
-    milestones = resolve_routes(routes, outcomes, as_of)
-    labelled = route_outcomes(outcomes, as_of, {r.route for r in routes})
-    windows = resolve_windows(routes, outcomes, as_of)
-    summary = window_summary(windows)
+    resolution = resolve_all(routes, outcomes, as_of)
+    return _resolved(resolution, as_of, {"outcomes": outcomes.path, "packets": list(args.packets)}, "", diagnostics)
+
+
+def _resolved(
+    resolution: Resolution, as_of: dt.date, source: dict[str, Any], head: str, diagnostics: list[Diagnostic]
+) -> Outcome:
+    """The report of either mode: ``source`` says what was resolved (packets, or the
+    ledger and what was stored), ``head`` is the text above the milestones."""
+    from pcsc.cli.forecasting import messages
+    from pcsc.forecast.views import resolve_summary, resolve_text, windows_text
+
+    r = resolution
     payload = {
         "ok": True,
         "as_of": as_of.isoformat(),
-        "outcomes": outcomes.path,
-        "packets": list(args.packets),
-        "milestones": [m.to_json() for m in milestones],
-        "routes": [r.to_json() for r in labelled],
-        "summary": resolve_summary(milestones),
-        "windows": summary,
-        "at_windows": [w.to_json() for w in windows],
+        **source,
+        "milestones": [m.to_json() for m in r.milestones],
+        "routes": [o.to_json() for o in r.labelled],
+        "summary": resolve_summary(r.milestones),
+        "windows": list(r.window_summary),
+        "at_windows": [w.to_json() for w in r.windows],
         "warnings": messages(diagnostics, "warning"),
         "errors": [],
     }
-    report = resolve_text(milestones, labelled, as_of) + windows_text(summary)
+    report = head + resolve_text(r.milestones, r.labelled, as_of) + windows_text(r.window_summary)
     return Outcome("resolve", payload, text=report, diagnostics=diagnostics)
 
 
@@ -135,18 +135,9 @@ def _store_and_resolve(
     ledger: Ledger, outcomes: Outcomes, text: bytes, args: argparse.Namespace, as_of: dt.date
 ) -> Outcome:
     from pcsc.canonical import sha256_hex
-    from pcsc.cli.forecasting import findings_diagnostics, ledger_diagnostic, messages, packet_diagnostics
+    from pcsc.cli.forecasting import findings_diagnostics, ledger_diagnostic, packet_diagnostics
     from pcsc.forecast.records import latest_forecasts, merged_outcomes, new_outcome_records, stored_outcomes
-    from pcsc.forecast.resolve import (
-        PacketError,
-        check_outcomes,
-        frozen_routes,
-        resolve_routes,
-        resolve_windows,
-        route_outcomes,
-        window_summary,
-    )
-    from pcsc.forecast.views import resolve_summary, resolve_text, windows_text
+    from pcsc.forecast.resolve import PacketError, check_outcomes, frozen_routes, resolve_all
 
     forecasts = latest_forecasts(ledger)
     if not forecasts:
@@ -163,25 +154,11 @@ def _store_and_resolve(
     records = new_outcome_records(ledger, outcomes, f"{args.outcomes} sha256 {sha256_hex(text)}")
     stored = [] if args.dry_run else ledger.append_outcomes(records)
     everything = merged_outcomes(ledger, outcomes) if args.dry_run else stored_outcomes(ledger)
-    milestones = resolve_routes(routes, everything, as_of)
-    labelled = route_outcomes(everything, as_of, {r.route for r in routes})
-    windows = resolve_windows(routes, everything, as_of)
-    summary = window_summary(windows)
-    payload = {
-        "ok": True,
-        "as_of": as_of.isoformat(),
+    source = {
         "ledger": str(ledger.path),
         "stored": len(stored),
         "already_stored": len(outcomes.observations) + len(outcomes.labels) - len(records),
-        "milestones": [m.to_json() for m in milestones],
-        "routes": [r.to_json() for r in labelled],
-        "summary": resolve_summary(milestones),
-        "windows": summary,
-        "at_windows": [w.to_json() for w in windows],
-        "warnings": messages(diagnostics, "warning"),
-        "errors": [],
     }
     verb = "would store" if args.dry_run else "stored"
     head = f"{verb} {len(records)} new outcome{'s' if len(records) != 1 else ''} in {ledger.path}\n"
-    report = head + resolve_text(milestones, labelled, as_of) + windows_text(summary)
-    return Outcome("resolve", payload, text=report, diagnostics=diagnostics)
+    return _resolved(resolve_all(routes, everything, as_of), as_of, source, head, diagnostics)

@@ -63,6 +63,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     routes = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
     text_out = (
         f"verified {args.cert}: {len(summary['routes'])} route(s) ({routes}); {summary['steps']} numbers recomputed, "
+        f"{summary['gate_rules']} gate rules and {summary['require_lines']} require lines evaluated, "
         f"{summary['coverage_decisions']} coverage decisions, {summary['inputs']} input(s), "
         f"{summary['libraries']} librar{'y' if summary['libraries'] == 1 else 'ies'}, "
         f"{summary['policies']} polic{'y' if summary['policies'] == 1 else 'ies'} re-hashed"
