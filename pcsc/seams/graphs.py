@@ -135,8 +135,8 @@ def graph_seam_identities(
                 local = g.local[name] * (c + (1 - p) * x)
                 case = "branch"
             else:
-                after = _slowest_branches(remove_edge(shape, name), dict(zip(names, D, strict=True)))
-                new = _without(g, item, name, after)
+                picked = _slowest_branches(remove_edge(shape, name), dict(zip(names, D, strict=True)))
+                new = _without(g, item, name, picked)
                 local = (-new.C + new.P * new.D * R[j + 1]) - (-honest.C + honest.P * honest.D * R[j + 1])
                 case = "slowest branch"
             prefix_reach, offset = Fraction(1), Fraction(0)
