@@ -186,9 +186,13 @@ class GraphFold(Generic[Num]):
         return self.stops_at is None or self.item_of[name] < self.stops_at
 
     def stops(self, name: str, source: str) -> bool:
-        """The planner stops before paying this transition (at its spine item's entry)."""
+        """Under abandonment: this transition leaves a spine state whose item is worth less
+        than nothing, −C + P·D·R(next) < 0 (as the chain marks each such stage)."""
+        if not self.abandonment:
+            return False
         i = self.item_of[name]
-        return self.stops_at == i and source == self.entry(self.spine_items[i])
+        b = self.blocks[id(self.spine_items[i])]
+        return source == self.entry(self.spine_items[i]) and -b.C + b.P * b.D * self.spine_R[i + 1] < 0
 
 
 def edges_of(s: Shape) -> list[str]:

@@ -304,7 +304,7 @@ def _verify_branch(key: str, abandonment: bool, picks: tuple[Picks, Picks] | Non
     one = V * 0 + 1
     ds = [one] * n if picks is None else gens[2 * n : 3 * n]
     k = names.index(name)
-    sources, targets = _ends(shape)
+    sources, targets = synthetic_states(shape)
     src = [sources[e] for e in names]
     tgt = [targets[e] for e in names]
     hp = None if picks is None else {frozenset(a): b for a, b in picks[0]}
@@ -346,7 +346,7 @@ def _verify_branch(key: str, abandonment: bool, picks: tuple[Picks, Picks] | Non
     return all(a - b == 0 for a, b in cases)
 
 
-def _ends(shape: Shape) -> tuple[dict[str, str], dict[str, str]]:
+def synthetic_states(shape: Shape) -> tuple[dict[str, str], dict[str, str]]:
     """Synthetic states for an anonymous shape: each edge's source and target."""
     sources: dict[str, str] = {}
     targets: dict[str, str] = {}

@@ -29,16 +29,21 @@ def seam_indices(route: Route) -> Sequence[int]:
     one out, and whose target is neither a join nor the end state."""
     if route.shape is None:
         return range(1, max(len(route.transitions) - 1, 1))
+    return graph_seams([t.source for t in route.transitions], [t.target for t in route.transitions])
+
+
+def graph_seams(sources: Sequence[str], targets: Sequence[str]) -> list[int]:
+    """The seams of a graph given each transition's source and target (see `seam_indices`)."""
     entering: dict[str, int] = {}
     leaving: dict[str, int] = {}
-    for t in route.transitions:
-        entering[t.target] = entering.get(t.target, 0) + 1
-        leaving[t.source] = leaving.get(t.source, 0) + 1
-    end = route.states[-1].name
+    for s, t in zip(sources, targets, strict=True):
+        entering[t] = entering.get(t, 0) + 1
+        leaving[s] = leaving.get(s, 0) + 1
+    ends = {t for t in targets if t not in leaving}
     return [
         k
-        for k, t in enumerate(route.transitions)
-        if entering.get(t.source) == 1 and leaving[t.source] == 1 and t.target != end and entering[t.target] == 1
+        for k, (s, t) in enumerate(zip(sources, targets, strict=True))
+        if entering.get(s) == 1 and leaving[s] == 1 and t not in ends and entering[t] == 1
     ]
 
 
