@@ -383,6 +383,8 @@ def test_graph_identity_equals_the_refold_exactly(g: Any, stop: bool) -> None:
     for i in graph_seam_identities(shape, names, src, tgt, ps, cs, ds, v, ks, stop):
         assert i.identity_holds, (shape, i)
         assert i.sign_matches in (True, None), (shape, i)
+        if stop:
+            assert i.delta_formula >= 0 and i.case != "only the original starts"  # the sign condition
 
 
 @settings(max_examples=200, deadline=None)
