@@ -280,7 +280,11 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
         coverage_applied=c.coverage is not None,
         undischarged=_undischarged(coverage),
         seams=tuple(_seam_rows(seams)),
-        seams_note=None if seams.seams else f"no admissible deletion (n = {len(r.transitions)}; seams need n ≥ 3)",
+        seams_note=None if seams.seams else (
+            "no admissible deletion: no transition of this graph route leaves a state with one transition in and "
+            "one out for a state that is neither a join nor the end state" if r.shape is not None
+            else f"no admissible deletion (n = {len(r.transitions)}; seams need n ≥ 3)"
+        ),
         honest_gate=seams.honest_gate.verdict,
     )
 

@@ -136,7 +136,10 @@ def seams_text(results: list[RouteSeams]) -> str:
         c = r.compiled
         lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} USD, "
                  f"GATE: {r.honest_gate.verdict}"]
-        if not r.seams:
+        if not r.seams and c.route.shape is not None:
+            lines.append("  no admissible deletion: no transition of this graph route leaves a state with one "
+                         "transition in and one out for a state that is neither a join nor the end state")
+        elif not r.seams:
             lines.append(f"  no admissible deletion (n = {len(c.route.transitions)}; seams need n >= 3)")
         header = ("k", "deleted", "Δ_k (formula)", "identity", "sympy", "threshold", "R_k+1", "sign",
                   "removed cost", "retained value", "silence", "pipeline Δ", "drift", "verdict")
