@@ -524,3 +524,15 @@ def test_dock_removes_the_value_of_a_graph_route() -> None:
     expected = -sum(t.reach * t.cost.c for t in c.numbers.transitions)
     assert docked_score(c.numbers) == pytest.approx(expected, rel=1e-12)
     assert c.numbers.score == pytest.approx(expected + c.numbers.flat_product * c.numbers.value, rel=1e-9)
+
+
+def test_the_ir_of_a_graph_route_round_trips_through_json() -> None:
+    from pcsc.serialize import ir_from_json, ir_json
+
+    for path in SHIPPED:
+        route = compile_file(path).route
+        data = ir_json(route)
+        assert data["shape"]["node"] == "Series"
+        assert ir_from_json(json.loads(json.dumps(data))) == route
+    chain = compile_file(ROOT / "examples" / "cohort" / "smart_door_lock.route").route
+    assert "shape" not in ir_json(chain) and ir_from_json(ir_json(chain)) == chain
