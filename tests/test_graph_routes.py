@@ -536,3 +536,23 @@ def test_the_ir_of_a_graph_route_round_trips_through_json() -> None:
         assert ir_from_json(json.loads(json.dumps(data))) == route
     chain = compile_file(ROOT / "examples" / "cohort" / "smart_door_lock.route").route
     assert "shape" not in ir_json(chain) and ir_from_json(ir_json(chain)) == chain
+
+
+def test_the_picture_shows_the_fork_and_the_join() -> None:
+    import re
+
+    from pcsc.render.graph import render, route_graph
+
+    c = compile_file(LOCK)
+    g = route_graph(c, 0)
+    assert g.grid is not None
+    cell = dict(zip([n.name for n in g.nodes], g.grid, strict=True))
+    # the branches sit in two lanes of the same columns; the join returns to the fork's lane
+    assert cell["certified"] == (2, 0) and cell["piloted"] == (2, 1) and cell["renewed"] == (3, 1)
+    assert cell["ready"] == (4, 0) and cell["beta"][1] == cell["ready"][1]
+    svg = render([c], "svg")
+    assert svg.count("<rect x=") - 1 == len(c.route.states)  # and the background
+    assert len(re.findall(r"<path d=", svg)) == len(c.route.transitions)
+    dot = render([c], "dot")
+    assert '"lock_cert_pilot/beta" -> "lock_cert_pilot/certified"' in dot
+    assert '"lock_cert_pilot/beta" -> "lock_cert_pilot/piloted"' in dot
