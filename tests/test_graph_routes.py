@@ -556,3 +556,34 @@ def test_the_picture_shows_the_fork_and_the_join() -> None:
     dot = render([c], "dot")
     assert '"lock_cert_pilot/beta" -> "lock_cert_pilot/certified"' in dot
     assert '"lock_cert_pilot/beta" -> "lock_cert_pilot/piloted"' in dot
+
+
+# ---------------------------------------------------------------- certificates
+
+
+def test_a_graph_route_certifies_and_a_tampered_block_is_caught(tmp_path: Path) -> None:
+    cert = tmp_path / "graphs.json"
+    code, _, err = _cli("compile", "examples/graphs", "--cert", str(cert), "-q")
+    assert code == 0, err
+    code, out, err = _cli("verify-cert", str(cert))
+    assert code == 0 and "verified" in out, out + err
+    doc = json.loads(cert.read_text(encoding="utf-8"))
+    lock = next(r for r in doc["routes"] if r["route"] == "lock_cert_pilot")
+    rules = {s["rule"] for s in lock["steps"]}
+    assert {"parallel: C = Σ C_b", "x = (Π P of the other branches) · x(parent) (parallel branch)"} <= rules
+    # the parallel block's cost, made smaller: the checker recomputes it from the branches
+    step = next(s for s in lock["steps"] if s["rule"] == "parallel: C = Σ C_b")
+    value = step["value"]["f"] / 2
+    step["value"] = {"f": value, "q": f"{Fraction(value).numerator}/{Fraction(value).denominator}"}
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = _cli("verify-cert", str(tampered))
+    assert code != 0 and "PCSC-E912" in out + err
+
+
+def test_a_graph_route_under_another_fold_is_not_certified(tmp_path: Path) -> None:
+    text = LOCK.read_text(encoding="utf-8").replace('"venture@1.1.0"', '"venture-stop@1.1.0"')
+    route = tmp_path / "lock.route"
+    route.write_text(text, encoding="utf-8")
+    code, out, err = _cli("compile", str(route), "--policy-path", str(POLICIES), "--cert", str(tmp_path / "c.json"))
+    assert code == 1 and "PCSC-E911" in err and "forks and joins" in err
