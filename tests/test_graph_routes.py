@@ -587,3 +587,19 @@ def test_a_graph_route_under_another_fold_is_not_certified(tmp_path: Path) -> No
     route.write_text(text, encoding="utf-8")
     code, out, err = _cli("compile", str(route), "--policy-path", str(POLICIES), "--cert", str(tmp_path / "c.json"))
     assert code == 1 and "PCSC-E911" in err and "forks and joins" in err
+
+
+def test_redteam_tries_the_edits_that_keep_a_graph_shape() -> None:
+    from pcsc.redteam import enumerate_edits
+
+    c = compile_file(LOCK)
+    priors = {k: v.p for k, v in c.policy.policy.priors.items()}
+    edits = enumerate_edits(c.route, priors)
+    kinds = {e.kind for e in edits}
+    assert "merge" not in kinds and "retarget" not in kinds
+    assert [e.subject for e in edits if e.kind == "delete"] == ["pilot_renewals", "retail"]
+    code, out, err = _cli("redteam", str(LOCK.relative_to(ROOT)), "--max-edits", "12", "--format", "json")
+    assert code == 0, err
+    trials = json.loads(out)["routes"][0]["edits"]
+    assert trials and all(t["class"] != "invalid" for t in trials)
+    assert {t["kind"] for t in trials if t["kind"] == "delete"} == {"delete"}
