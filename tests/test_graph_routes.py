@@ -603,3 +603,47 @@ def test_redteam_tries_the_edits_that_keep_a_graph_shape() -> None:
     trials = json.loads(out)["routes"][0]["edits"]
     assert trials and all(t["class"] != "invalid" for t in trials)
     assert {t["kind"] for t in trials if t["kind"] == "delete"} == {"delete"}
+
+
+def _branch(p: dict[str, float], k: dict[str, float], *names: str) -> tuple[float, float]:
+    """(P, C) of a series of transitions: Π p, and Σ_i (Π_{j<i} p_j)·c_i."""
+    P, C = 1.0, 0.0
+    for n in names:
+        C += P * k[n]
+        P *= p[n]
+    return P, C
+
+
+def test_the_other_shipped_graph_routes_fold_by_hand() -> None:
+    oss = compile_file(GRAPHS / "oss_sponsors_freeze.route")
+    p = {t.name: t.p for t in oss.numbers.transitions}
+    k = {t.name: t.cost.c for t in oss.numbers.transitions}
+    V = 4e9 * 0.06 * 0.5
+    R_stable = -k["hosted"] + p["hosted"] * (-k["grow"] + p["grow"] * V)
+    P_a, C_a = _branch(p, k, "sponsors", "fiscal_host")
+    P_b, C_b = _branch(p, k, "api_freeze", "release_1_0", "lts_branch")
+    assert oss.route.shape is not None and isinstance(oss.route.shape.items[0], Parallel)  # the start is a fork
+    assert oss.numbers.score == pytest.approx(-(C_a + C_b) + P_a * P_b * R_stable, rel=1e-12)
+
+    saas = compile_file(GRAPHS / "saas_retention_upsell.route")
+    p = {t.name: t.p for t in saas.numbers.transitions}
+    k = {t.name: t.cost.c for t in saas.numbers.transitions}
+    V = 3e9 * 0.10 * 0.5
+    R_ready = -k["scale"] + p["scale"] * V
+    P_a, C_a = _branch(p, k, "onboarding", "health_scores", "churn_review")
+    P_b, C_b = _branch(p, k, "pricing_tiers", "group_upsell", "billing_move")
+    R_paying = -(C_a + C_b) + P_a * P_b * R_ready
+    assert saas.numbers.score == pytest.approx(-k["first_clinics"] + p["first_clinics"] * R_paying, rel=1e-12)
+    # the retention branch's seam: Δ = reach·[c + (1 − p)·x], x with the upsell branch's P
+    by = {t.name: t for t in saas.numbers.transitions}
+    x = (-k["churn_review"] + p["churn_review"] * P_b * R_ready)
+    assert by["health_scores"].R_next == pytest.approx(x, rel=1e-12)
+    reach = p["first_clinics"] * p["onboarding"]
+    assert by["health_scores"].reach == pytest.approx(reach, rel=1e-12)
+    (i,) = [s for s in graph_seam_identities(
+        saas.route.shape, [t.name for t in saas.numbers.transitions],  # type: ignore[arg-type]
+        [t.source for t in saas.numbers.transitions], [t.target for t in saas.numbers.transitions],
+        [t.p for t in saas.numbers.transitions], [t.cost.c for t in saas.numbers.transitions],
+        [1.0] * len(p), saas.numbers.value, [2], False)]
+    assert float(i.delta_formula) == pytest.approx(reach * (k["health_scores"] + (1 - p["health_scores"]) * x))
+    assert i.delta_formula > 0 and i.silence_rewarded  # deleting the health scores pays: GATE must catch it
