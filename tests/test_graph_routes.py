@@ -647,3 +647,61 @@ def test_the_other_shipped_graph_routes_fold_by_hand() -> None:
         [1.0] * len(p), saas.numbers.value, [2], False)]
     assert float(i.delta_formula) == pytest.approx(reach * (k["health_scores"] + (1 - p["health_scores"]) * x))
     assert i.delta_formula > 0 and i.silence_rewarded  # deleting the health scores pays: GATE must catch it
+
+
+# ---------------------------------------------------------------- hypothesis: lowering
+
+
+def _canon(shape: Shape) -> str:
+    if isinstance(shape, Edge):
+        return shape.transition
+    if isinstance(shape, Series):
+        return "S(" + ",".join(_canon(x) for x in shape.items) + ")"
+    return "P(" + ",".join(sorted(_canon(b) for b in shape.branches)) + ")"
+
+
+def _route_text(pairs: list[tuple[str, str, str]], states: list[str], end: str) -> str:
+    lines = ["route g {", "    as_of   2020-01-01", '    policy  "venture@1.1.0"', "    uses    startup"]
+    lines += [f"    state {s} {{ units 0 }}" for s in states]
+    lines.append(f"    vision {end} {{ tam 1B usd  capture 10%  defensibility 0.5 }}")
+    for name, s, t in pairs:
+        lines += [f"    transition {name}: {s} -> {t} {{", '        class "hardware/pilot"', "    }"]
+    return "\n".join([*lines, "}", ""])
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs(), st.randoms(use_true_random=False))
+def test_lowering_recovers_any_series_parallel_shape(g: Any, rnd: Any) -> None:
+    shape, names, src, tgt, *_ = g
+    pairs = list(zip(names, src, tgt, strict=True))
+    rnd.shuffle(pairs)  # the file's order does not matter
+    states = ["start"] + sorted({s for s in src + tgt} - {"start"})
+    _, out = compile_text(_route_text(pairs, states, "end"))
+    (c,) = out
+    r = c.route
+    if isinstance(shape, Series) and all(isinstance(x, Edge) for x in shape.items):
+        assert r.shape is None  # a chain stays a chain
+    else:
+        assert r.shape is not None and _canon(r.shape) == _canon(shape)
+    seen = {"start"}
+    for t in r.transitions:  # a topological order
+        assert t.source in seen
+        seen.add(t.target)
+    assert [s.name for s in r.states][0] == "start" and r.states[-1].name == "end"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=9))
+def test_any_small_graph_lowers_or_gets_a_clear_error(edges: list[tuple[int, int]]) -> None:
+    pairs = [(f"t{i}", f"s{a}", f"s{b}") for i, (a, b) in enumerate(edges)]
+    states = [f"s{i}" for i in range(6)]
+    text = _route_text(pairs, states, "s5")
+    s, out = compile_text(text)
+    codes = {d.code for d in s.diags.items if d.severity == "error"}
+    if out:
+        (c,) = out
+        assert not codes and c.route.transitions[-1].target == "s5"
+        if c.route.shape is not None:
+            assert sorted(edges_of(c.route.shape)) == sorted(n for n, _, _ in pairs)
+    else:
+        assert codes and codes <= {"PCSC-E210", "PCSC-E211", "PCSC-E212", "PCSC-E215"}, codes

@@ -35,19 +35,23 @@ def find_cycle(pairs: Sequence[Pair]) -> list[int] | None:
             indegree[t] -= 1
             if indegree[t] == 0:
                 ready.append(t)
-    left = [i for i, (s, _) in enumerate(pairs) if s not in seen and pairs[i][1] not in seen]
+    left = [i for i, (_, t) in enumerate(pairs) if t not in seen]
     if not left:
         return None
-    # every state left has an edge to another state left: walk until a state repeats
-    state = pairs[left[0]][0]
+    # every state left has a transition in from another state left (else Kahn would
+    # have reached it): walk backwards until a state repeats, then read the loop forwards
+    into: dict[str, list[int]] = {}
+    for i, (_, t) in enumerate(pairs):
+        into.setdefault(t, []).append(i)
+    state = pairs[left[0]][1]
     walked: list[int] = []
     at: dict[str, int] = {}
     while state not in at:
         at[state] = len(walked)
-        nxt = next(i for i in out[state] if pairs[i][1] not in seen)
-        walked.append(nxt)
-        state = pairs[nxt][1]
-    return walked[at[state] :]
+        back = next(i for i in into[state] if pairs[i][0] not in seen)
+        walked.append(back)
+        state = pairs[back][0]
+    return list(reversed(walked[at[state] :]))
 
 
 def reachable(pairs: Sequence[Pair], start: str) -> set[str]:
