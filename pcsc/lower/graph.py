@@ -51,7 +51,9 @@ def find_cycle(pairs: Sequence[Pair]) -> list[int] | None:
         back = next(i for i in into[state] if pairs[i][0] not in seen)
         walked.append(back)
         state = pairs[back][0]
-    return list(reversed(walked[at[state] :]))
+    loop = list(reversed(walked[at[state] :]))
+    first = loop.index(min(loop))  # from the transition written first
+    return loop[first:] + loop[:first]
 
 
 def reachable(pairs: Sequence[Pair], start: str) -> set[str]:
