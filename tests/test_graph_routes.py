@@ -705,3 +705,12 @@ def test_any_small_graph_lowers_or_gets_a_clear_error(edges: list[tuple[int, int
             assert sorted(edges_of(c.route.shape)) == sorted(n for n, _, _ in pairs)
     else:
         assert codes and codes <= {"PCSC-E210", "PCSC-E211", "PCSC-E212", "PCSC-E215"}, codes
+
+
+def test_the_symbolic_derivation_of_a_graph_seam() -> None:
+    from pcsc.seams.graphs import graph_derivation
+
+    d = graph_derivation(FORK, "c")
+    assert d["shape"].startswith("graph S(e,P(S(e,*,e),e),e,e)")
+    assert d["residual"] == "0" and d["verified"] == "True"
+    assert "V" in d["difference"] and d["difference"] == d["paper"]

@@ -175,7 +175,7 @@ COMMANDS: list[tuple[str, ...]] = [
     # graph routes (docs/graphs.md): the packet's `graph`, the IR's `shape`, the graph seams
     ("compile", str(EXAMPLES / "graphs")),
     ("compile", "--emit", "ir", str(EXAMPLES / "graphs" / "lock_cert_pilot.route")),
-    ("seams", str(EXAMPLES / "graphs")),
+    ("seams", str(EXAMPLES / "graphs"), "--symbolic"),
     ("explain", str(EXAMPLES / "graphs" / "lock_cert_pilot.route")),
     ("splice", str(EXAMPLES / "graphs" / "lock_cert_pilot.route"), "--seam", "4"),
     ("gate", str(EXAMPLES / "graphs")),

@@ -398,3 +398,36 @@ def _parse_key(key: str) -> tuple[Shape, str]:
 
     shape = parse()
     return shape, seam
+
+
+def graph_derivation(shape: Shape, name: str) -> dict[str, str]:
+    """For `pcsc seams --symbolic` on a graph route: the difference of the two symbolic
+    series-parallel folds (a symbol for every p, c and V; every d = 1), factored; the
+    formula reach·[c + (1 − p)·x] (the chain's with the blocks, on the spine); and the
+    residual."""
+    import sympy
+
+    key = shape_key(shape, name)
+    anonymous, seam = _parse_key(key)
+    names = list(edges_of(anonymous))
+    n = len(names)
+    ps = list(sympy.symbols(f"p0:{n}"))
+    cs = list(sympy.symbols(f"c0:{n}"))
+    V = sympy.Symbol("V")
+    sources, targets = synthetic_states(anonymous)
+    src = [sources[e] for e in names]
+    tgt = [targets[e] for e in names]
+    ones = [sympy.Integer(1)] * n
+    k = names.index(seam)
+    honest = graph_fold(anonymous, names, src, tgt, ps, cs, ones, V, False)
+    spliced = graph_fold(remove_edge(anonymous, seam), *_minus(names, src, tgt, ps, cs, ones, k), V, False)
+    difference = sympy.factor(sympy.expand(spliced.score - honest.score))
+    formula = affine_formula(honest, seam, ps[k], cs[k])
+    residual = sympy.expand(difference - formula)
+    return {
+        "shape": f"graph {key} (edges e0… depth first, * the deleted one)",
+        "difference": sympy.sstr(difference),
+        "paper": sympy.sstr(sympy.factor(formula)),
+        "residual": sympy.sstr(residual),
+        "verified": str(_verify_branch(key, False, None, affine_formula)),
+    }
