@@ -727,6 +727,51 @@ def _docked(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     return R
 
 
+# --- a route that forks and joins: the series-parallel fold, float op by op
+
+
+def _series_cost(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """C = Σ_i (Π_{j<i} P_j)·C_i, accumulated in order."""
+    total, reached = Fraction(0), Fraction(1)
+    for p, cost in zip(o["p"], o["c"], strict=True):
+        total = rnd(total + rnd(reached * c.number(cost, w)))
+        reached = rnd(reached * c.number(p, w))
+    return total
+
+
+def _parallel_cost(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    total = Fraction(0)
+    for cost in o["c"]:
+        total = rnd(total + c.number(cost, w))
+    return total
+
+
+def _scaled(start: str) -> Callable[[RouteCheck, Mapping[str, Any], str], Fraction]:
+    """``start`` times the product of the P operands, multiplied in order."""
+    def rule(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+        x = c.number(o[start], w)
+        for p in o["p"]:
+            x = rnd(x * c.number(p, w))
+        return x
+    return rule
+
+
+def _others(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return rnd(_product(c, o, w) * c.number(o["x"], w))
+
+
+def _reach(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return rnd(_product(c, o, w) * c.number(o["w"], w))
+
+
+def _one(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return Fraction(1)
+
+
+def _zero(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return Fraction(0)
+
+
 def _T(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction | None:
     rows = [(c.number(r["weight"], w), c.number(r["score"], w)) for r in o["rows"]]
     total_w = Fraction(0)
@@ -832,6 +877,23 @@ RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
     "D_i = reach_i · max(R_{i+1}, 0)": _D,
     "binding = the first i with the largest U_i · D_i": _binding,
     "docked = R_0 refolded with R_n = 0": _docked,
+    "series: P = Π P_i": _product,
+    "parallel: P = Π P_i": _product,
+    "series: C = Σ_i (Π_{j<i} P_j)·C_i": _series_cost,
+    "parallel: C = Σ C_b": _parallel_cost,
+    "R(end) = V": _copy("V"),
+    "R = −C + P · R(next) (spine)": _fold,
+    "score = R(start)": _copy("R"),
+    "w = 1 (a spine item)": _one,
+    "x = R(exit) (a spine item)": _copy("R"),
+    "w = w(parent) · Π P of the earlier items (series item)": _scaled("w"),
+    "x = x(parent) (the last item of a series)": _copy("x"),
+    "x = −C_next + P_next · x_next (series item)": _fold,
+    "w = w(parent) (parallel branch)": _copy("w"),
+    "x = (Π P of the other branches) · x(parent) (parallel branch)": _others,
+    "reach = (Π P of the earlier spine items) · w": _reach,
+    "docked R(end) = 0": _zero,
+    "docked = R(start) refolded with V = 0": _copy("R"),
     "T = Σ w·clip(s, 0, 100) / Σ w": _T,
     "bucket = neg if T < neg_below, pos if T ≥ pos_from, else mix": _bucket,
     "eligible = every gate passes or does not block": _eligible,

@@ -204,23 +204,10 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
         else:
             add(f"{k}.U", "U = uncertainty.default", num(t.U),
                 default=num(t.U, policy=pkey("uncertainty", "default")))
-    count = len(n.transitions)
-    add(f"R_{count}", "R_n = V", num(n.R[count]), V=step("V"))
-    for i in range(count - 1, -1, -1):
-        name = n.transitions[i].name
-        add(f"R_{i}", "R_i = −c_i + p_i · R_{i+1}", num(n.R[i]),
-            c=step(f"{name}.c"), p=step(f"{name}.p"), R_next=step(f"R_{i + 1}"))
-    add("score", "score = R_0", num(n.score), R_0=step("R_0"))
-    ps = [step(f"{t.name}.p") for t in n.transitions]
-    add("flat_product", "flat product = Π p_i", num(n.flat_product), p=ps)
-    for i, t in enumerate(n.transitions):
-        add(f"{t.name}.reach", "reach_i = Π_{j<i} p_j", num(t.reach), p=ps[:i])
-        add(f"{t.name}.D", "D_i = reach_i · max(R_{i+1}, 0)", num(t.D),
-            reach=step(f"{t.name}.reach"), R_next=step(f"R_{i + 1}"))
-    add("binding", "binding = the first i with the largest U_i · D_i", val(n.binding),
-        U=[step(f"{t.name}.U") for t in n.transitions], D=[step(f"{t.name}.D") for t in n.transitions])
-    add("docked_score", "docked = R_0 refolded with R_n = 0", num(docked_score(n)),
-        p=ps, c=[step(f"{t.name}.c") for t in n.transitions])
+    if r.shape is not None:
+        _graph_steps(c, add, step)
+    else:
+        _chain_steps(c, add, step)
     rows = [{"criterion": name, "weight": num(w, policy=pkey("criteria", name)),
              "score": num(next(x.score for x in r.criteria if x.name == name), route=f"criteria {name}")}
             for name, w, _ in n.criteria_weights]
@@ -374,6 +361,158 @@ def route_certificate(c: Compiled, files: dict[str, str]) -> dict[str, Any]:
     }
 
 
+Add = Callable[..., None]
+StepRef = Callable[[str], dict[str, Any]]
+
+
+def _chain_steps(c: Compiled, add: Add, step: StepRef) -> None:
+    """The staged fold, reach, D, binding and the docked score of a chain."""
+    n = c.numbers
+    count = len(n.transitions)
+    add(f"R_{count}", "R_n = V", num(n.R[count]), V=step("V"))
+    for i in range(count - 1, -1, -1):
+        name = n.transitions[i].name
+        add(f"R_{i}", "R_i = −c_i + p_i · R_{i+1}", num(n.R[i]),
+            c=step(f"{name}.c"), p=step(f"{name}.p"), R_next=step(f"R_{i + 1}"))
+    add("score", "score = R_0", num(n.score), R_0=step("R_0"))
+    ps = [step(f"{t.name}.p") for t in n.transitions]
+    add("flat_product", "flat product = Π p_i", num(n.flat_product), p=ps)
+    for i, t in enumerate(n.transitions):
+        add(f"{t.name}.reach", "reach_i = Π_{j<i} p_j", num(t.reach), p=ps[:i])
+        add(f"{t.name}.D", "D_i = reach_i · max(R_{i+1}, 0)", num(t.D),
+            reach=step(f"{t.name}.reach"), R_next=step(f"R_{i + 1}"))
+    add("binding", "binding = the first i with the largest U_i · D_i", val(n.binding),
+        U=[step(f"{t.name}.U") for t in n.transitions], D=[step(f"{t.name}.D") for t in n.transitions])
+    add("docked_score", "docked = R_0 refolded with R_n = 0", num(docked_score(n)),
+        p=ps, c=[step(f"{t.name}.c") for t in n.transitions])
+
+
+def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
+    """The series-parallel fold of a graph route (docs/graphs.md), under the paper's fold
+    (every d = 1): P and C of every block bottom up, R along the spine, then each
+    block's weight w (from the entry of its spine item) and continuation x top down,
+    reach, D, binding, and the spine refolded with V = 0."""
+    from pcsc.ir import Edge, Parallel, Series, Shape
+    from pcsc.score.graph import graph_fold, spine
+
+    n, r = c.numbers, c.route
+    assert r.shape is not None
+    ts = n.transitions
+    g = graph_fold(r.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
+                   [t.p for t in ts], [t.cost.c for t in ts], [1.0] * len(ts), n.value, False)
+    label: dict[int, str] = {}
+
+    def name_of(s: Shape, path: str) -> None:
+        label[id(s)] = s.transition if isinstance(s, Edge) else f"[{path}]"
+        if isinstance(s, Series):
+            for i, item in enumerate(s.items):
+                name_of(item, f"{path}.{i}".lstrip("."))
+        elif isinstance(s, Parallel):
+            for i, br in enumerate(s.branches):
+                name_of(br, f"{path}.{i}".lstrip("."))
+
+    name_of(r.shape, "")
+
+    def P(s: Shape) -> dict[str, Any]:
+        return step(f"{label[id(s)]}.p" if isinstance(s, Edge) else f"{label[id(s)]}.P")
+
+    def C(s: Shape) -> dict[str, Any]:
+        return step(f"{label[id(s)]}.c" if isinstance(s, Edge) else f"{label[id(s)]}.C")
+
+    def up(s: Shape) -> None:
+        if isinstance(s, Edge):
+            return
+        parts = s.items if isinstance(s, Series) else s.branches
+        for part in parts:
+            up(part)
+        b, k = g.blocks[id(s)], label[id(s)]
+        kind = "series" if isinstance(s, Series) else "parallel"
+        add(f"{k}.P", f"{kind}: P = Π P_i", num(b.P), p=[P(x) for x in parts])
+        if isinstance(s, Series):
+            add(f"{k}.C", "series: C = Σ_i (Π_{j<i} P_j)·C_i", num(b.C), p=[P(x) for x in parts],
+                c=[C(x) for x in parts])
+        else:
+            add(f"{k}.C", "parallel: C = Σ C_b", num(b.C), c=[C(x) for x in parts])
+
+    up(r.shape)
+    items = spine(r.shape)
+    states = [g.entry(x) for x in items] + [g.exit_of(items[-1])]
+    add(f"R({states[-1]})", "R(end) = V", num(g.spine_R[-1]), V=step("V"))
+    for i in range(len(items) - 1, -1, -1):
+        add(f"R({states[i]})", "R = −C + P · R(next) (spine)", num(g.spine_R[i]),
+            c=C(items[i]), p=P(items[i]), R_next=step(f"R({states[i + 1]})"))
+    add("score", "score = R(start)", num(n.score), R=step(f"R({states[0]})"))
+    add("flat_product", "flat product = Π p_i", num(n.flat_product), p=[step(f"{t.name}.p") for t in ts])
+
+    def down(s: Shape, w: float, x: float) -> None:
+        """w and x of the children of ``s`` (as `pcsc.score.graph` computes them, float op by op)."""
+        k = label[id(s)]
+        if isinstance(s, Series):
+            after = [x] * len(s.items)
+            for i in range(len(s.items) - 1, 0, -1):
+                nxt = g.blocks[id(s.items[i])]
+                after[i - 1] = -nxt.C + nxt.P * nxt.D * after[i]
+            weights = []
+            for i, item in enumerate(s.items):
+                ki = label[id(item)]
+                weights.append(_weight(g, s, i, w))
+                add(f"{ki}.w", "w = w(parent) · Π P of the earlier items (series item)",
+                    num(weights[-1]), w=step(f"{k}.w"), p=[P(y) for y in s.items[:i]])
+            for i in range(len(s.items) - 1, -1, -1):
+                ki = label[id(s.items[i])]
+                if i == len(s.items) - 1:
+                    add(f"{ki}.x", "x = x(parent) (the last item of a series)", num(after[i]), x=step(f"{k}.x"))
+                else:
+                    nxt_item = s.items[i + 1]
+                    add(f"{ki}.x", "x = −C_next + P_next · x_next (series item)", num(after[i]),
+                        c=C(nxt_item), p=P(nxt_item), R_next=step(f"{label[id(nxt_item)]}.x"))
+            for i, item in enumerate(s.items):
+                down(item, weights[i], after[i])
+        elif isinstance(s, Parallel):
+            xs = []
+            for j, br in enumerate(s.branches):
+                kb = label[id(br)]
+                others = 1.0
+                for i, y in enumerate(s.branches):
+                    if i != j:
+                        others = others * g.blocks[id(y)].P
+                xs.append(others * 1.0 * x)
+                add(f"{kb}.w", "w = w(parent) (parallel branch)", num(w), w=step(f"{k}.w"))
+                add(f"{kb}.x", "x = (Π P of the other branches) · x(parent) (parallel branch)", num(xs[-1]),
+                    p=[P(y) for i, y in enumerate(s.branches) if i != j], x=step(f"{k}.x"))
+            for br, xb in zip(s.branches, xs, strict=True):
+                down(br, w, xb)
+
+    for i, item in enumerate(items):
+        k = label[id(item)]
+        add(f"{k}.w", "w = 1 (a spine item)", num(1.0))
+        add(f"{k}.x", "x = R(exit) (a spine item)", num(g.spine_R[i + 1]), R=step(f"R({states[i + 1]})"))
+        down(item, 1.0, g.spine_R[i + 1])
+    for t in ts:
+        i = g.item_of[t.name]
+        add(f"{t.name}.reach", "reach = (Π P of the earlier spine items) · w", num(t.reach),
+            p=[P(y) for y in items[:i]], w=step(f"{t.name}.w"))
+        add(f"{t.name}.D", "D_i = reach_i · max(R_{i+1}, 0)", num(t.D),
+            reach=step(f"{t.name}.reach"), R_next=step(f"{t.name}.x"))
+    add("binding", "binding = the first i with the largest U_i · D_i", val(n.binding),
+        U=[step(f"{t.name}.U") for t in ts], D=[step(f"{t.name}.D") for t in ts])
+    docked = graph_fold(r.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
+                        [t.p for t in ts], [t.cost.c for t in ts], [1.0] * len(ts), 0.0, False)
+    add(f"docked R({states[-1]})", "docked R(end) = 0", num(0.0))
+    for i in range(len(items) - 1, -1, -1):
+        add(f"docked R({states[i]})", "R = −C + P · R(next) (spine)", num(docked.spine_R[i]),
+            c=C(items[i]), p=P(items[i]), R_next=step(f"docked R({states[i + 1]})"))
+    add("docked_score", "docked = R(start) refolded with V = 0", num(docked_score(n)),
+        R=step(f"docked R({states[0]})"))
+
+
+def _weight(g: Any, s: Any, i: int, w: float) -> float:
+    for item in s.items[:i]:
+        b = g.blocks[id(item)]
+        w = w * b.P * b.D
+    return w
+
+
 # ---------------------------------------------------------------------- the certificate
 def build(
     compiled: Sequence[Compiled],
@@ -383,6 +522,12 @@ def build(
     overrides: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The certificate of ``compiled`` (its JSON document, digest included)."""
+    for c in compiled:
+        if c.route.shape is not None and not c.numbers.fold.is_default:
+            raise CertificateError(
+                f"route `{c.route.name}` forks and joins: its certificate re-checks the series-parallel fold under "
+                "the paper's fold only, and its policy sets [fold]"
+            )
     cert_dir = cert_path.resolve().parent
     base_store = PolicyStore(list(store.search_path))
     files: dict[str, str] = {}

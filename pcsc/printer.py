@@ -190,7 +190,22 @@ def route_to_text(route: Route, header: str | None = None) -> str:
     out.append("    " + statement("uses", ", ".join(route.uses), column))
     if route.states:
         out.append("")
-        rows = [(s.name, [(name, value(v, types[name])) for name, v in s.values]) for s in route.states]
+        entering: dict[str, int] = {}
+        for t in route.transitions:
+            entering[t.target] = entering.get(t.target, 0) + 1
+        # a join of a graph route keeps what it lists: its other values are the merge of
+        # its branches, and what it lists is what each transition into it claims
+        rows = [
+            (
+                s.name,
+                [
+                    (name, value(v, types[name]))
+                    for name, v in s.values
+                    if entering.get(s.name, 0) <= 1 or name in s.listed
+                ],
+            )
+            for s in route.states
+        ]
         out += ["    " + line for line in state_table(rows)]
     out.append("")
     v = route.vision

@@ -29,6 +29,9 @@ edits, by kind, in the order they are tried:
   also supports something, only its ``contradicts`` list goes).
 - ``drop-kill``, ``drop-threshold``: a transition's kill condition or threshold removed.
 
+On a route that forks and joins (docs/graphs.md) ``delete`` takes its seams, and
+``merge`` and ``retarget``, which follow a chain's order, are not tried.
+
 Identical edited routes are tried once (the printed text decides). With
 ``--depth 2``, pairs of score-raising edits are tried too, the second applied, by
 names, to the first one's result. ``--max-edits`` bounds the routes compiled per route.
@@ -270,8 +273,9 @@ def enumerate_edits(route: Route, priors: dict[str, float], reclass: str = "all"
     out: list[Edit] = []
     deletable = set(seam_indices(route)) if n >= 3 else set()
     out += [Edit("delete", ts[k].name) for k in sorted(deletable)]
-    out += [Edit("merge", ts[k].name, ts[k + 1].name) for k in range(n - 1)]
-    for k in range(n - 1):
+    chain = route.shape is None  # a graph route: no merge or retarget (they follow the chain's order)
+    out += [Edit("merge", ts[k].name, ts[k + 1].name) for k in range(n - 1) if chain]
+    for k in range(n - 1 if chain else 0):
         for j in range(k + 1, n):
             if j == k + 1 and j in deletable:
                 continue  # the same route as deleting e_j

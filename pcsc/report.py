@@ -280,7 +280,11 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
         coverage_applied=c.coverage is not None,
         undischarged=_undischarged(coverage),
         seams=tuple(_seam_rows(seams)),
-        seams_note=None if seams.seams else f"no admissible deletion (n = {len(r.transitions)}; seams need n ≥ 3)",
+        seams_note=None if seams.seams else (
+            "no admissible deletion: no transition of this graph route leaves a state with one transition in and "
+            "one out for a state that is neither a join nor the end state" if r.shape is not None
+            else f"no admissible deletion (n = {len(r.transitions)}; seams need n ≥ 3)"
+        ),
         honest_gate=seams.honest_gate.verdict,
     )
 
@@ -338,6 +342,7 @@ def _waterfall(c: Compiled) -> Waterfall:
             y=i * ROW_H + 6, x=_n(left), width=_n(max(right - left, 1.5)),
             connector=_n(at(end)) if chained else None,
         ))
+    at_state = dict(zip((s.name for s in c.route.states), n.R, strict=True))
     stages = tuple(
         Stage(
             name=t.name,
@@ -348,9 +353,9 @@ def _waterfall(c: Compiled) -> Waterfall:
             expected_cost=money(t.reach * t.cost.c),
             R_next=money(t.R_next),
             keep=money(t.p * t.R_next),
-            R=money(n.R[i]),
+            R=money(at_state[t.source]),  # R_i on a chain; R at the source state on a graph
         )
-        for i, t in enumerate(n.transitions)
+        for t in n.transitions
     )
     return Waterfall(tuple(bars), stages, len(bars) * ROW_H + 30, _n(at(0.0)), note)
 

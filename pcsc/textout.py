@@ -108,6 +108,8 @@ def score_line(c: Compiled) -> str:
         return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} USD)"
     if d.docked:
         return f"{money(d.score)} USD   docked: value over the uncovered path removed (ungated {money(n.score)} USD)"
+    if c.route.shape is not None:
+        return f"{money(d.score)} USD   (R of the series-parallel fold: the route forks and joins)"
     return f"{money(d.score)} USD   (R_0 of the staged fold)"
 
 
@@ -150,7 +152,10 @@ def seams_text(results: list[RouteSeams]) -> str:
         c = r.compiled
         lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} USD, "
                  f"GATE: {r.honest_gate.verdict}"]
-        if not r.seams:
+        if not r.seams and c.route.shape is not None:
+            lines.append("  no admissible deletion: no transition of this graph route leaves a state with one "
+                         "transition in and one out for a state that is neither a join nor the end state")
+        elif not r.seams:
             lines.append(f"  no admissible deletion (n = {len(c.route.transitions)}; seams need n >= 3)")
         header = ("k", "deleted", "Δ_k (formula)", "identity", "sympy", "threshold", "R_k+1", "sign",
                   "removed cost", "retained value", "silence", "pipeline Δ", "drift", "verdict")

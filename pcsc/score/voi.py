@@ -37,7 +37,7 @@ exact too: when R_0 is clearly of one sign at every value, EVI is exactly 0 (see
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 import attrs
@@ -179,15 +179,45 @@ def value_of_information(
             for q in values:
                 total += max(Fraction(0), _refold(i, q, R, fps, fcs, fds, abandonment))
             evi = total / len(values) - max(Fraction(0), R[0])
-        stated = learning_costs[i] is not None
-        lc = Fraction(learning_costs[i] or 0.0)
-        net = evi - lc
-        nets.append(net)
-        rows.append(LearnRow(name, tuple(float(q) for q in values), rule, float(s),
-                             _float(evi, f"the value of learning p of `{name}`"), float(lc), stated,
-                             _float(net, f"the net value of learning p of `{name}`")))
+        rows.append(_row(name, values, rule, s, evi, learning_costs[i]))
+        nets.append(evi - Fraction(learning_costs[i] or 0.0))
+    return Voi(tuple(rows), _select(nets), max(0.0, R_float[0]))
+
+
+def _row(name: str, values: Sequence[Fraction], rule: str, s: Fraction, evi: Fraction,
+         learning_cost: float | None) -> LearnRow:
+    lc = Fraction(learning_cost or 0.0)
+    return LearnRow(name, tuple(float(q) for q in values), rule, float(s),
+                    _float(evi, f"the value of learning p of `{name}`"), float(lc), learning_cost is not None,
+                    _float(evi - lc, f"the net value of learning p of `{name}`"))
+
+
+def _select(nets: Sequence[Fraction]) -> int | None:
     selected: int | None = None
     for i, net in enumerate(nets):
         if net > 0 and (selected is None or net > nets[selected]):
             selected = i
-    return Voi(tuple(rows), selected, max(0.0, R_float[0]))
+    return selected
+
+
+def value_of_information_refolded(
+    names: Sequence[str],
+    ps: Sequence[float],
+    estimates: Sequence[Sequence[float]],
+    default_u: float,
+    learning_costs: Sequence[float | None],
+    refold: Callable[[int | None, Fraction], Fraction],
+) -> Voi:
+    """The same selector for any fold given as ``refold(i, q)``: the exact score with
+    p_i set to q (``i`` None: as scored). Graph routes use it with the series-parallel
+    fold; every value is refolded exactly (no shortcut)."""
+    now = refold(None, Fraction(0))
+    rows: list[LearnRow] = []
+    nets: list[Fraction] = []
+    for i, name in enumerate(names):
+        values, rule, s = spread_values(ps[i], estimates[i], default_u)
+        total = sum((max(Fraction(0), refold(i, q)) for q in values), Fraction(0))
+        evi = total / len(values) - max(Fraction(0), now)
+        rows.append(_row(name, values, rule, s, evi, learning_costs[i]))
+        nets.append(evi - Fraction(learning_costs[i] or 0.0))
+    return Voi(tuple(rows), _select(nets), max(0.0, float(now)))

@@ -100,7 +100,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         parts.append(seams_text(results))
     for d in derivations or ():
         parts.append(
-            f"\nshape {d['shape']}: spliced fold − original fold, R_k+1 kept as a symbol, factored:\n"
+            f"\nshape {d['shape']}: spliced fold − original fold, "
+            f"{'V' if d['shape'].startswith('graph') else 'R_k+1'} kept as a symbol, factored:\n"
             f"  derived: {d['difference']}\n  paper:   {d['paper']}\n"
             f"  derived − paper expands to {d['residual']}; full-chain identity verified: {d['verified']}"
         )
@@ -155,7 +156,16 @@ def _analyse(session: Any, compiled: Any) -> Any:
 
 
 def _derivations(results: list[Any]) -> list[dict[str, str]]:
+    from pcsc.seams.graphs import graph_derivation, shape_key
     from pcsc.seams.symbolic import derivation
 
-    shapes = sorted({(len(r.compiled.route.transitions), s.k) for r in results for s in r.seams})
-    return [derivation(n, k) for n, k in shapes]
+    chains = [r for r in results if r.compiled.route.shape is None]
+    shapes = sorted({(len(r.compiled.route.transitions), s.k) for r in chains for s in r.seams})
+    out = [derivation(n, k) for n, k in shapes]
+    graphs: dict[str, tuple[Any, str]] = {}
+    for r in results:
+        if r.compiled.route.shape is not None:
+            for s in r.seams:
+                shape = r.compiled.route.shape
+                graphs.setdefault(shape_key(shape, s.transition), (shape, s.transition))
+    return out + [graph_derivation(shape, name) for _, (shape, name) in sorted(graphs.items())]
