@@ -714,3 +714,37 @@ def test_the_symbolic_derivation_of_a_graph_seam() -> None:
     assert d["shape"].startswith("graph S(e,P(S(e,*,e),e),e,e)")
     assert d["residual"] == "0" and d["verified"] == "True"
     assert "V" in d["difference"] and d["difference"] == d["paper"]
+
+
+# ---------------------------------------------------------------- value of information on a graph
+
+
+def test_the_value_of_information_refolds_a_graph_route_by_hand() -> None:
+    """EVI of learning `certify`'s p on the small fork: R(q) = −(C_A + C_B(q)) + P_A·P_B(q)·R_sell,
+    with branch A = pilot; launch_a and branch B = certify; launch_b (docs/graphs.md). The
+    vision is scaled so that R is 0 at the scored p, so the spread straddles break-even."""
+    text = SMALL.replace('class "hardware/certification"', 'class "hardware/certification"\n        estimates 0.3 0.8')
+
+    def numbers(t: str) -> tuple[Any, dict[str, tuple[float, float]], float]:
+        _, (c,) = compile_text(t)
+        return c, {x.name: (x.p, x.cost.c) for x in c.numbers.transitions}, c.numbers.value
+
+    def R(pc: dict[str, tuple[float, float]], V: float, q: float) -> float:
+        (pp, cp), (pa, ca), (_, cc), (pb, cb), (ps, cs) = (pc[n] for n in ("pilot", "launch_a", "certify",
+                                                                            "launch_b", "sell"))
+        return -(cp + pp * ca + cc + q * cb) + pp * pa * q * pb * (-cs + ps * V)
+
+    _, pc, V = numbers(text)
+    p = pc["certify"][0]
+    # V* where R = 0, then the tam scaled to it (the value is proportional to the tam)
+    (pp, cp), (pa, ca), (_, cc), (pb, cb), (ps, cs) = (pc[n] for n in ("pilot", "launch_a", "certify", "launch_b",
+                                                                        "sell"))
+    v_star = ((cp + pp * ca + cc + p * cb) / (pp * pa * p * pb) + cs) / ps
+    c2, pc2, V2 = numbers(text.replace("tam 1B usd", f"tam {1e9 * v_star / V:.6f} usd"))
+    assert abs(R(pc2, V2, p)) < 1e-3 * pc2["sell"][1]
+    row = next(r for r in c2.numbers.voi.rows if r.name == "certify")
+    qs = [p - 0.25, p + 0.25]  # p + (e − ē) for the estimates 0.3 and 0.8
+    assert row.values == pytest.approx(qs)
+    evi = sum(max(0.0, R(pc2, V2, q)) for q in qs) / 2 - max(0.0, R(pc2, V2, p))
+    assert evi > 0
+    assert row.evi == pytest.approx(evi, rel=1e-9)
