@@ -1,0 +1,205 @@
+"""The multi-domain set (examples/domains/): every route compiles, is covered and is
+released; the README's table is the program's; and the statements the README makes
+about the folds hold on the routes: the option to stop is max(0, ·) of the discounted
+fold, the discount factor of a long plan matches a hand computation, a losing plan
+loses less when discounted, and the binding transition is the last step exactly
+where the numbers force it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pcsc
+from tests.regen_domains import DOMAINS, PAPER, README, readme_table, routes, rows, table
+
+PENDING = Path(__file__).resolve().parent / "data" / "domains_pending"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _compile_as(path: Path, policy: str) -> pcsc.RouteResult:
+    """The route of ``path`` under ``policy`` instead of the one it pins."""
+    text = path.read_text(encoding="utf-8")
+    pinned = re.search(r'policy  "([^"]+)"', text)
+    assert pinned is not None
+    r = pcsc.compile(text.replace(pinned.group(0), f'policy  "{policy}"'))
+    assert r.ok and len(r.routes) == 1, [str(d) for d in r.diagnostics]
+    return r.routes[0]
+
+
+def _graph_fold_present() -> bool:
+    """Whether routes may fork and join (until the graph fold lands a fork is PCSC-E210)."""
+    route = next(PENDING.glob("*.route"), None) or next(p for p in routes() if "a graph" in p.read_text("utf-8"))
+    return pcsc.compile(route).ok
+
+
+def test_the_set_is_twelve_routes_in_five_domains_when_graphs_are_in() -> None:
+    found = routes() + sorted(PENDING.glob("*.route"))
+    assert len(found) == 12
+    domains: dict[str, int] = {}
+    for path in found:
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        m = re.match(r"# ([^,]+), a (chain|graph) under (planner(?:-discount|-stop)?@1\.0\.0)", first)
+        assert m is not None, (path.name, first)
+        domains[m.group(1)] = domains.get(m.group(1), 0) + 1
+        # the comment names the policy the route pins, and the comment says what it shows
+        text = path.read_text(encoding="utf-8")
+        assert f'policy  "{m.group(3)}"' in text, path.name
+        assert "# What it shows:" in text, path.name
+        # graph routes say so, and are graphs: some state has two transitions out
+        sources = re.findall(r"transition \w+: (\w+) ->", text)
+        assert (m.group(2) == "graph") == (len(sources) != len(set(sources))), path.name
+    assert domains == {"Climate hardware": 3, "Biotech tools": 3, "Open-source project": 2,
+                       "Research direction": 2, "Product roadmap": 2}
+
+
+def test_every_route_compiles_is_covered_and_released() -> None:
+    result = pcsc.compile(DOMAINS)
+    assert result.ok and result.exit_code == 0, [str(d) for d in result.diagnostics]
+    assert not result.diagnostics
+    assert sorted(r.name for r in result.routes) == [p.stem for p in routes()]  # one route a file, named as it
+    for r in result.routes:
+        assert r.verdict == "released" and not r.uncovered and r.eligible, r.name
+        assert r.policy.id in ("planner", "planner-discount", "planner-stop"), r.name
+
+
+def test_the_readme_table_is_the_programs() -> None:
+    found = rows()
+    assert readme_table(README.read_text(encoding="utf-8")) == table(found), "run python3 tests/regen_domains.py"
+    assert all(x.verdict == "released" for x in found)
+
+
+def test_the_option_to_stop_is_max_zero_of_the_discounted_fold() -> None:
+    """With costs ≥ 0 and the value only at the vision, a stop zeroes every earlier
+    stage: on a chain the option to stop keeps a plan worth starting as it is and
+    scores any other 0, with nothing at stake anywhere."""
+    stop_routes = [p for p in routes() if 'policy  "planner-stop@1.0.0"' in p.read_text("utf-8")]
+    assert len(stop_routes) >= 4
+    outcomes = set()
+    for path in stop_routes:
+        stop = pcsc.compile(path).routes[0]
+        plain = _compile_as(path, "planner-discount@1.0.0")
+        assert stop.score is not None and plain.score is not None
+        assert stop.score == pytest.approx(max(0.0, plain.score), rel=1e-12, abs=1e-6), path.name
+        assert stop.binding is not None and plain.binding is not None
+        if plain.score < 0:
+            outcomes.add("does not start")
+            assert all(t.D == 0 for t in stop.transitions), path.name
+            assert stop.binding.transition == stop.transitions[0].name  # the tie rule: the earliest
+            assert plain.binding.transition == plain.transitions[-1].name
+        else:
+            outcomes.add("unchanged")
+            assert stop.binding.transition == plain.binding.transition, path.name
+            assert [t.D for t in stop.transitions] == pytest.approx([t.D for t in plain.transitions])
+    assert outcomes == {"does not start", "unchanged"}  # the set shows both
+
+
+def test_the_discount_of_a_nine_year_plan_by_hand() -> None:
+    """solid_electrolyte: horizons 12 months, 2 years, 12 months, 5 years at 8% a year."""
+    path = DOMAINS / "solid_electrolyte.route"
+    disc = pcsc.compile(path).routes[0]
+    paper = _compile_as(path, PAPER)
+    assert disc.policy.id == "planner-discount"
+    years = [1.0, 2.0, 1.0, 5.0]
+    d = [1.08 ** -h for h in years]
+    p = [t.p for t in paper.transitions]
+    c = [t.c for t in paper.transitions]
+    assert [t.p for t in disc.transitions] == p and [t.c for t in disc.transitions] == c  # only the fold differs
+    # the fold by hand
+    R = disc.value
+    for pi, di, ci in zip(reversed(p), reversed(d), reversed(c), strict=True):
+        R = -ci + pi * di * R
+    assert disc.score == pytest.approx(R, rel=1e-12)
+    # R_0 = −Σ Q_i·c_i + Q_n·V with Q_i = Π_{j<i} p_j·d_j: the value term carries Π d = 1.08^(−9)
+    def value_term(score: float, ds: list[float]) -> float:
+        reach, paid = 1.0, 0.0
+        for pi, di, ci in zip(p, ds, c, strict=True):
+            paid += reach * ci
+            reach *= pi * di
+        return score + paid
+    assert disc.score is not None and paper.score is not None
+    factor = value_term(disc.score, d) / value_term(paper.score, [1.0] * 4)
+    assert factor == pytest.approx(1.08 ** -9, rel=1e-9) and round(factor, 3) == 0.500
+    assert 0 < disc.score < paper.score  # a positive plan is worth less when it takes nine years
+    # the packet's D uses the discounted reach: D_last = Π_{i<3} p_i·d_i · V
+    assert disc.transitions[-1].D == pytest.approx(p[0] * d[0] * p[1] * d[1] * p[2] * d[2] * disc.value)
+
+
+def test_a_losing_plan_loses_less_when_discounted() -> None:
+    for name in ("single_cell_chip", "sodium_grid_storage"):
+        path = DOMAINS / f"{name}.route"
+        disc, paper = pcsc.compile(path).routes[0], _compile_as(path, PAPER)
+        assert disc.score is not None and paper.score is not None
+        assert paper.score < disc.score < 0, name
+
+
+def test_a_short_roadmap_loses_a_third_of_its_score_to_a_small_discount() -> None:
+    """habit_app_roadmap: 4 + 6 + 12 months; the value loses 1.08^(−22/12) ≈ 13%, the
+    score, a thin margin of value over cost, about a third (the README says so)."""
+    path = DOMAINS / "habit_app_roadmap.route"
+    disc, paper = pcsc.compile(path).routes[0], _compile_as(path, PAPER)
+    assert round(1 - 1.08 ** (-22 / 12), 2) == 0.13
+    assert disc.score is not None and paper.score is not None
+    assert 0.28 < 1 - disc.score / paper.score < 0.38
+
+
+def test_the_binding_transition_is_the_last_step_where_the_last_step_alone_loses() -> None:
+    """Under the paper's fold: when −c_last + p_last·V < 0 every earlier continuation is
+    negative, every earlier D is 0 and the binding transition is the last step whatever
+    the rest of the plan says. Every other route's binding transition is the largest
+    U·D recomputed here from p, c and V."""
+    forced = 0
+    for path in routes():
+        r = _compile_as(path, PAPER)
+        last = r.transitions[-1]
+        assert r.binding is not None
+        if -last.c + last.p * r.value < 0:
+            forced += 1
+            assert all(t.R_next < 0 and t.D == 0 for t in r.transitions[:-1]), path.name
+            assert r.score is not None and r.score < 0
+            assert r.binding.transition == last.name, path.name
+        # D_i = reach_i · max(R_{i+1}, 0) and the binding transition is the largest U·D,
+        # recomputed here from p, c and V (ties: the earliest)
+        R = [r.value]
+        for t in reversed(r.transitions):
+            R.insert(0, -t.c + t.p * R[0])
+        reach, stakes = 1.0, []
+        for i, t in enumerate(r.transitions):
+            assert t.R_next == pytest.approx(R[i + 1], rel=1e-9, abs=1e-6)
+            stakes.append(t.U * reach * max(R[i + 1], 0.0))
+            reach *= t.p
+        assert r.binding.transition == r.transitions[stakes.index(max(stakes))].name, path.name
+    assert forced >= 2  # the pattern of the issue occurs in the set, and is explained
+
+
+def test_every_seam_keeps_its_identity_and_every_splice_is_refused() -> None:
+    out = subprocess.run([sys.executable, "-m", "pcsc", "seams", "--format", "json", "examples/domains/"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    seams = [(r["route"], s) for r in doc["routes"] for s in r["seams"]]
+    assert len(seams) >= len(routes())
+    folds = set()
+    for name, s in seams:
+        assert s["identity_holds"] and s["symbolically_verified"] and s["sign_matches"], (name, s["k"])
+        folds.add(s["fold"])
+        if s["fold"] == "abandonment":
+            assert s["case"] in ("continue", "stop", "spliced-only", "neither")
+    assert folds == {"discounted", "abandonment"}
+
+
+@pytest.mark.skipif(not _graph_fold_present(), reason="temporary: graph routes are PCSC-E210 until the graph fold "
+                    "lands (branch `graph`); remove this skip when merging it")
+def test_the_graph_routes_compile_and_are_released() -> None:
+    graphs = sorted(PENDING.glob("*.route")) or [p for p in routes() if "a graph" in p.read_text("utf-8")]
+    assert len(graphs) == 4
+    for path in graphs:
+        r = pcsc.compile(path)
+        assert r.ok, [str(d) for d in r.diagnostics]
+        assert r.routes[0].verdict == "released", path.name
+
