@@ -432,20 +432,23 @@ CASES = [
     ),
     # ------------------------------------------------------------ the chain
     Case(
+        # a fork whose branch never joins the others again (graphs: docs/graphs.md)
         "route-branches",
         edit(("monetize: wedge -> bridge", "monetize: garage -> bridge")),
         "PCSC-E210",
-        (35, 16, 24),
-        "route branches at state `garage`: both `launch` and `monetize` leave it",
-        "competing routes are separate `route` blocks",
+        (18, 16, 22),
+        "the branch through `launch` ends at `wedge`, which does not join the route again before its end state "
+        "`scale`",
+        "every branch of a fork must meet the other branches at a join state: add a transition from `wedge`, "
+        "or retarget `launch`",
     ),
     Case(
         "route-merges-and-branches",
         edit(("monetize: wedge -> bridge", "monetize: bridge -> wedge")),
-        "PCSC-E210",
-        (35, 16, 24),
-        "route merges at state `wedge`: both `launch` and `monetize` enter it",
-        codes=("PCSC-E210", "PCSC-E210"),
+        "PCSC-E212",
+        (18, 16, 22),
+        "transition `launch` is not reachable from the start state `bridge`",
+        codes=("PCSC-E212", "PCSC-E210"),
     ),
     Case(
         "route-has-a-cycle",

@@ -31,6 +31,7 @@ from pcsc.ir.nodes import (
     Transition,
     Vision,
 )
+from pcsc.ir.shape import Edge, Parallel, Series, Shape
 
 __all__ = [
     "Attribute",
@@ -41,6 +42,7 @@ __all__ = [
     "CostItem",
     "Criterion",
     "DateLit",
+    "Edge",
     "Evidence",
     "Expr",
     "FieldDecl",
@@ -53,9 +55,12 @@ __all__ = [
     "Not",
     "Number",
     "Obligation",
+    "Parallel",
     "PolicyRef",
     "Require",
     "Route",
+    "Series",
+    "Shape",
     "State",
     "String",
     "Transition",

@@ -9,6 +9,7 @@ import attrs
 
 from pcsc.diagnostics.model import Span
 from pcsc.ir.expr import Expr
+from pcsc.ir.shape import Shape
 
 
 @attrs.frozen
@@ -152,19 +153,35 @@ class Route:
     policy: PolicyRef
     uses: tuple[str, ...]
     fields: tuple[FieldDecl, ...]  # the library fields this route mentions, in order
-    states: tuple[State, ...]  # chain order: start state first, vision state last
+    states: tuple[State, ...]  # topological order: start state first, vision state last
     vision: Vision
-    transitions: tuple[Transition, ...]  # chain order
+    transitions: tuple[Transition, ...]  # topological order, stable by source order (chain order)
     evidence: tuple[Evidence, ...]
     criteria: tuple[Criterion, ...]
     obligations: tuple[Obligation, ...]  # from the libraries in `uses`
     span: Span
+    shape: Shape | None = None  # None for a chain; the series-parallel tree of a graph route
+
+    @property
+    def is_graph(self) -> bool:
+        return self.shape is not None
 
     def state(self, name: str) -> State:
         for s in self.states:
             if s.name == name:
                 return s
         raise KeyError(name)
+
+    def arrival(self, t: Transition) -> State:
+        """The target state as transition ``t`` brings it about: on a chain, the target
+        itself; on a graph, the source's values with those the target lists, so an edge
+        into a join is not credited with what the other branches did (docs/graphs.md)."""
+        target = self.state(t.target)
+        if self.shape is None:
+            return target
+        values = dict(self.state(t.source).values)
+        values.update((name, target.get(name)) for name in target.listed)
+        return attrs.evolve(target, values=tuple((f.name, values[f.name]) for f in self.fields if f.name in values))
 
     def field(self, name: str) -> FieldDecl:
         for f in self.fields:

@@ -20,6 +20,7 @@ from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.ir import (
     CostItem,
     Criterion,
+    Edge,
     Evidence,
     Expr,
     FieldDecl,
@@ -27,6 +28,8 @@ from pcsc.ir import (
     Obligation,
     PolicyRef,
     Route,
+    Series,
+    Shape,
     State,
     Transition,
     Vision,
@@ -42,6 +45,7 @@ from pcsc.lower.common import (
     suggest,
 )
 from pcsc.lower.expr import lower_expression, unquote
+from pcsc.lower.graph import decompose, find_cycle, reachable, rename, topological
 from pcsc.syntax import nodes as syn
 from pcsc.syntax.limits import MAX_TRANSITIONS
 from pcsc.syntax.literals import add_horizon, parse_date
@@ -160,6 +164,7 @@ class RouteLowerer:
         self.policy_evidence: list[Evidence] = []  # evidence with a tier, for the policy checks
         self.used_libraries: list[Library] = []  # the libraries of `uses` that resolved
         self.evidence_names: dict[str, Span] = {}
+        self.shape: Shape | None = None  # set by `graph` for a route that forks and joins
 
     # ------------------------------------------------------------------ helpers
     def error(self, code: Code, message: str, at: HasSpan | Span, help: str | None = None) -> None:
@@ -296,6 +301,7 @@ class RouteLowerer:
             criteria=tuple(criteria),
             obligations=tuple(obligations.values()),
             span=tree.span,
+            shape=self.shape,
         )
 
     # ------------------------------------------------------------------ header
@@ -613,6 +619,10 @@ class RouteLowerer:
                     ok = False
         if not ok or not transitions:
             return []
+        sources = [t.source for t in transitions]
+        targets = [t.target for t in transitions]
+        if len(set(sources)) < len(sources) or len(set(targets)) < len(targets):
+            return self.graph(transitions, vision)
         out_edges: dict[str, int] = {}
         in_edges: dict[str, int] = {}
         for i, t in enumerate(transitions):
@@ -707,9 +717,88 @@ class RouteLowerer:
             ok = False
         return [transitions[j] for j in main] if ok else []
 
+    def graph(self, transitions: list[_Draft], vision: Vision | None) -> list[_Draft]:
+        """Order the transitions of a route that forks and joins (docs/graphs.md), and
+        set ``self.shape`` to its series-parallel tree; [] after a diagnostic."""
+        pairs = [(t.source, t.target) for t in transitions]
+        cycle = find_cycle(pairs)
+        if cycle is not None:
+            loop = [transitions[c].source for c in cycle] + [transitions[cycle[0]].source]
+            self.error(
+                codes.E211,
+                "the route has a cycle: " + " -> ".join(f"`{s}`" for s in loop),
+                transitions[cycle[0]].node.name,
+                "a route runs from its start state to its vision state without returning; "
+                "retarget or remove one of " + ", ".join(f"`{transitions[c].name}`" for c in cycle),
+            )
+            return []
+        entered = set(targets := [t.target for t in transitions])
+        starts = list(dict.fromkeys(t.source for t in transitions if t.source not in entered))
+        start = starts[0]
+        if vision is not None:
+            start = next((s for s in starts if vision.state in reachable(pairs, s)), start)
+        seen = reachable(pairs, start)
+        ok = True
+        cut = [i for i, t in enumerate(transitions) if t.source not in seen]
+        if cut:
+            names = ", ".join(f"`{transitions[i].name}`" for i in cut)
+            what = f"transition {names} is" if len(cut) == 1 else f"transitions {names} are"
+            self.error(
+                codes.E212,
+                f"{what} not reachable from the start state `{start}`",
+                transitions[cut[0]].node.name,
+                f"a route has one start state; every transition must start at `{start}` or at a state "
+                "an earlier transition leads to",
+            )
+            ok = False
+        left = {t.source for t in transitions}
+        ends = list(dict.fromkeys(t for t in targets if t in seen and t not in left))
+        end = vision.state if vision is not None and vision.state in ends else ends[0]
+        for other in ends:
+            if other == end:
+                continue
+            into = [t for t in transitions if t.target == other and t.source in seen]
+            self.error(
+                codes.E210,
+                f"the branch through `{into[0].name}` ends at `{other}`, which does not join the route again "
+                f"before its end state `{end}`",
+                into[0].node.name,
+                "every branch of a fork must meet the other branches at a join state: add a transition "
+                f"from `{other}`, or retarget `{into[0].name}`",
+            )
+            ok = False
+        if ok and vision is not None and end != vision.state:
+            self.error(
+                codes.E215,
+                f"the route ends at `{end}` but the vision is for `{vision.state}`",
+                vision.span,
+                f"the vision belongs to the final state, `{end}`",
+            )
+            ok = False
+        if not ok:
+            return []
+        shape = decompose(pairs, start, end)
+        if isinstance(shape, list):
+            stuck = ", ".join(f"`{s}`" for s in shape)
+            first = next(t for t in transitions if t.source in shape or t.target in shape)
+            self.error(
+                codes.E210,
+                f"the forks and joins of the route do not nest: the branches through {stuck} cross "
+                "into other branches",
+                first.node.name,
+                "every fork's branches must meet again at one join state before they meet any other branch "
+                "(nested forks are fine); give each branch its own steps, or join all the branches at one state",
+            )
+            return []
+        order, _ = topological(pairs)
+        self.shape = rename(shape, [t.name for t in transitions])
+        return [transitions[i] for i in order]
+
     def carry_forward(
         self, chain: list[_Draft], raw: dict[str, syn.StateBlock], route_fields: dict[str, FieldDecl]
     ) -> list[State]:
+        if self.shape is not None:
+            return self.carry_forward_graph(chain, raw, route_fields, self.shape)
         order = [chain[0].source] + [t.target for t in chain]
         states: list[State] = []
         current: dict[str, float | bool] = {}
@@ -731,8 +820,99 @@ class RouteLowerer:
             states.append(State(name, values, tuple(listed), node.span))
         return states
 
+    def carry_forward_graph(
+        self, order: list[_Draft], raw: dict[str, syn.StateBlock], route_fields: dict[str, FieldDecl], shape: Shape
+    ) -> list[State]:
+        """Carry-forward along a series-parallel route: each branch starts from the fork's
+        values; a join takes, for each field it does not list, the value a branch changed
+        it to (the fork's value when no branch changed it); two branches that change a
+        field to different values need the join to write it (PCSC-E224)."""
+        by_name = {t.name: t for t in order}
+
+        def entry(s: Shape) -> str:
+            while not isinstance(s, Edge):
+                s = s.items[0] if isinstance(s, Series) else s.branches[0]
+            return by_name[s.transition].source
+
+        def exit_of(s: Shape) -> str:
+            while not isinstance(s, Edge):
+                s = s.items[-1] if isinstance(s, Series) else s.branches[0]
+            return by_name[s.transition].target
+
+        def first_edge(s: Shape) -> str:
+            while not isinstance(s, Edge):
+                s = s.items[0] if isinstance(s, Series) else s.branches[0]
+            return s.transition
+
+        listed: dict[str, dict[str, float | bool]] = {}
+        values: dict[str, dict[str, float | bool]] = {}
+
+        def arrive(state: str, arriving: dict[str, float | bool]) -> dict[str, float | bool]:
+            listed[state] = self.state_values(raw[state], route_fields)
+            values[state] = {**arriving, **listed[state]}
+            return values[state]
+
+        def flow(s: Shape, at: dict[str, float | bool]) -> dict[str, float | bool]:
+            if isinstance(s, Edge):
+                return at
+            if isinstance(s, Series):
+                current = at
+                for i, item in enumerate(s.items):
+                    arriving = flow(item, current)
+                    if i < len(s.items) - 1:
+                        current = arrive(exit_of(item), arriving)
+                return arriving
+            join = exit_of(s)
+            written = {fv.name.text for fv in raw[join].values}
+            ends = [(first_edge(b), flow(b, at)) for b in s.branches]
+            merged = dict(at)
+            for fname in route_fields:
+                changed: dict[float | bool, str] = {}
+                for branch, end in ends:
+                    if fname in end and (fname not in at or end[fname] != at[fname]):
+                        changed.setdefault(end[fname], branch)
+                if len(changed) > 1 and fname not in written:
+                    (a, ba), (b, bb) = list(changed.items())[:2]
+                    self.error(
+                        codes.E224,
+                        f"join state `{join}` gets `{fname}` = {a:g} from the branch through `{ba}` and "
+                        f"= {b:g} from the branch through `{bb}`",
+                        raw[join].name,
+                        f"write the joined value of `{fname}` in `state {join}`",
+                    )
+                if changed:
+                    merged[fname] = next(iter(changed))
+            return merged
+
+        start = order[0].source
+        node = raw[start]
+        written = {fv.name.text for fv in node.values}
+        for fname in route_fields:
+            if fname not in written:
+                self.error(
+                    codes.E216,
+                    f"field `{fname}` has no value in the start state `{start}`",
+                    node.name,
+                    f"give `{fname}` its starting value in `state {start}`",
+                )
+        arrive(exit_of(shape), flow(shape, arrive(start, {})))
+        _, state_order = topological([(t.source, t.target) for t in order])
+        return [
+            State(
+                name,
+                tuple((f, values[name][f]) for f in route_fields if f in values[name]),
+                tuple(listed[name]),
+                raw[name].span,
+            )
+            for name in state_order
+        ]
+
     def due_dates(self, chain: list[_Draft], as_of: dt.date) -> list[dt.date | None] | None:
-        """as_of plus the horizons up to each transition; None when a date overflows."""
+        """as_of plus the horizons up to each transition; None when a date overflows. On a
+        graph a state's date is the latest over the transitions into it (a join waits for
+        its slowest branch), None when any of them has none."""
+        if self.shape is not None:
+            return self.due_dates_graph(chain, as_of)
         out: list[dt.date | None] = []
         due: dt.date | None = as_of
         for t in chain:
@@ -750,6 +930,32 @@ class RouteLowerer:
                     )
                     return None
             out.append(due)
+        return out
+
+    def due_dates_graph(self, order: list[_Draft], as_of: dt.date) -> list[dt.date | None] | None:
+        at: dict[str, dt.date | None] = {order[0].source: as_of}
+        out: list[dt.date | None] = []
+        for t in order:
+            due = at[t.source]
+            if t.horizon is None or due is None:
+                due = None
+            else:
+                amount, unit = t.horizon
+                try:
+                    due = add_horizon(due, int(amount), unit)
+                except (OverflowError, ValueError):
+                    self.error(
+                        codes.E306,
+                        f"the due date of `{t.name}` ({as_of} plus the horizons so far) is past the year 9999",
+                        t.node.name,
+                    )
+                    return None
+            out.append(due)
+            if t.target not in at:
+                at[t.target] = due
+            else:
+                before = at[t.target]
+                at[t.target] = None if before is None or due is None else max(before, due)
         return out
 
     def build_transitions(self, chain: list[_Draft], due: list[dt.date | None]) -> list[Transition]:

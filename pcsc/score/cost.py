@@ -59,7 +59,7 @@ def is_material(decl: FieldDecl, source: float | bool, target: float | bool) -> 
 
 
 def deltas(route: Route, t: Transition) -> tuple[Delta, ...]:
-    source, target = route.state(t.source), route.state(t.target)
+    source, target = route.state(t.source), route.arrival(t)
     return tuple(
         Delta(f.name, source.get(f.name), target.get(f.name), is_material(f, source.get(f.name), target.get(f.name)))
         for f in route.fields

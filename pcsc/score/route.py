@@ -12,11 +12,12 @@ import attrs
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
-from pcsc.ir import Route
+from pcsc.ir import Route, Transition
 from pcsc.policy.model import FoldPolicy, Policy
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked, show
+from pcsc.score.graph import graph_fold
 
 
 @attrs.frozen
@@ -53,7 +54,7 @@ class RouteNumbers:
     route: Route
     value: float
     transitions: tuple[TransitionNumbers, ...]
-    R: tuple[float, ...]  # R_0 … R_n; R_0 is the score
+    R: tuple[float, ...]  # R_0 … R_n; R_0 is the score. A graph route: one per state of `route.states`
     score: float
     flat_product: float
     binding: int
@@ -139,6 +140,8 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
             U, rule = policy.uncertainty.default, "policy default (fewer than two estimates)"
         partial.append((t, prior, rw, p, c, U, rule, ds))
     spec = policy.fold
+    if route.shape is not None:
+        return _score_graph(route, policy, diags, value, partial)
     if spec.is_default:
         R = fold([x[3] for x in partial], [x[4].c for x in partial], value)
         dfs = [1.0] * len(partial)
@@ -178,6 +181,19 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
         )
         reach *= p * dfs[i]
         flat *= p
+    return _finish(route, policy, diags, value, numbers, R, flat)
+
+
+def _finish(
+    route: Route,
+    policy: Policy,
+    diags: Diagnostics,
+    value: float,
+    numbers: list[TransitionNumbers],
+    R: Sequence[float],
+    flat: float,
+) -> RouteNumbers:
+    spec = policy.fold
     binding = 0
     for i, tn in enumerate(numbers):
         if tn.U * tn.D > numbers[binding].U * numbers[binding].D:
@@ -195,6 +211,45 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     gates = run_gates(result, policy, diags)
     eligible = all(g.passed or not g.blocks for g in gates)
     return attrs.evolve(result, gates=gates, eligible=eligible)
+
+
+Partial = tuple[Transition, float, Reweight, float, Cost, float, str, tuple[Delta, ...]]
+
+
+def _score_graph(
+    route: Route, policy: Policy, diags: Diagnostics, value: float, partial: Sequence[Partial]
+) -> RouteNumbers:
+    """The series-parallel fold (`pcsc.score.graph`); R is per state, in the order of
+    `route.states` (docs/graphs.md)."""
+    assert route.shape is not None
+    spec = policy.fold
+    dfs = [discount_factor(spec.discount, x[0].horizon) for x in partial]
+    g = graph_fold(
+        route.shape,
+        [x[0].name for x in partial],
+        [x[0].source for x in partial],
+        [x[0].target for x in partial],
+        [x[3] for x in partial],
+        [x[4].c for x in partial],
+        dfs,
+        value,
+        spec.abandonment,
+    )
+    numbers = []
+    flat = 1.0
+    for i, (t, prior, rw, p, c, U, rule, ds) in enumerate(partial):
+        reach, after = g.reach[t.name], g.next[t.name]
+        D = checked(reach * max(after, 0.0), f"D of `{t.name}`", reach, after) if g.walking(t.name) else 0.0
+        checked(U * D, f"U·D of `{t.name}`", U, D)
+        numbers.append(
+            TransitionNumbers(
+                t.name, t.source, t.target, t.ref_class, prior, rw, p, c, U, rule, reach, D, after, ds,
+                t.learning_cost, dfs[i], g.stops(t.name, t.source),
+            )
+        )
+        flat *= p
+    R = [g.R[s.name] for s in route.states]
+    return _finish(route, policy, diags, value, numbers, R, flat)
 
 
 def criteria_score(route: Route, policy: Policy) -> tuple[float | None, tuple[tuple[str, float, float], ...]]:

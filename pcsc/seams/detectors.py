@@ -36,7 +36,7 @@ def jumps(route: Route) -> list[tuple[str, str, float]]:
     """(reference class, field, jump) for every numeric field of every transition."""
     out = []
     for t in route.transitions:
-        source, target = route.state(t.source), route.state(t.target)
+        source, target = route.state(t.source), route.arrival(t)
         for name, before in source.values:
             after = target.get(name)
             if isinstance(before, bool) or isinstance(after, bool):

@@ -1,0 +1,214 @@
+"""The fold of a series-parallel route (docs/graphs.md).
+
+A block G from entry s to exit t has a success probability P(G), an expected cost
+C(G) paid once s is reached, and a discount D(G) = (1 + r)^(−H), H the horizon of its
+slowest path in years. An edge has (p, c, d); a series G1;G2 has P = P1·P2,
+D = D1·D2, C = C1 + P1·D1·C2; a parallel block (branches start together at the fork,
+run independently, and all must succeed before the join) has P = Π P_b, C = Σ C_b and
+D = min D_b (the join waits for the slowest branch). The route's score is
+R = −C + P·D·V; for a chain it is the paper's fold.
+
+Top down, every block gets a weight w (the discounted probability that its entry is
+reached) and a continuation x (the value of its exit as the block sees it), so that
+the score is affine in the block: R = a + w·(−C + P·D·x) holding the rest fixed. An
+edge's w is its reach and its x its R_next; ∂R/∂p_e = w_e·d_e·x_e and D_e = w_e·max(0, x_e).
+Inside a parallel block, branch b's continuation is x_b = (Π_{b'≠b} P_b')·(D/D_b)·x.
+
+Under `fold.abandonment` the planner may stop at spine states only (the start, the
+end, and every state between the items of the top-level series): the spine folds as a
+chain of blocks, R_i = max(0, −C_i + P_i·D_i·R_{i+1}); inside a parallel block the
+branches are committed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
+from typing import Generic, TypeVar
+
+import attrs
+
+from pcsc.ir.shape import Edge, Series, Shape
+from pcsc.score.finite import checked
+
+Num = TypeVar("Num", float, Fraction)
+
+
+@attrs.frozen
+class Block(Generic[Num]):
+    P: Num
+    C: Num
+    D: Num
+
+
+def _finite(x: Num, what: str) -> Num:
+    if isinstance(x, float) and not math.isfinite(x):
+        checked(x, what)
+    return x
+
+
+def spine(shape: Shape) -> tuple[Shape, ...]:
+    """The items of the top-level series (one item when the route is one parallel block)."""
+    return shape.items if isinstance(shape, Series) else (shape,)
+
+
+class GraphFold(Generic[Num]):
+    """Block quantities bottom up, then weights and continuations top down."""
+
+    def __init__(
+        self,
+        shape: Shape,
+        edge: Mapping[str, tuple[Num, Num, Num]],  # transition -> (p, c, d)
+        value: Num,
+        abandonment: bool,
+        entry: Callable[[Shape], str],
+        exit_of: Callable[[Shape], str],
+    ) -> None:
+        self.shape = shape
+        self.edge: Mapping[str, tuple[Num, Num, Num]] = edge
+        self.value: Num = value
+        self.zero: Num = value * 0
+        self.one: Num = self.zero + 1
+        self.abandonment = abandonment
+        self.entry, self.exit_of = entry, exit_of
+        self.blocks: dict[int, Block[Num]] = {}
+        self.reach: dict[str, Num] = {}
+        self.next: dict[str, Num] = {}
+        self.R: dict[str, Num] = {}  # per state, where defined
+        self.spine_items = spine(shape)
+        self.spine_R: list[Num] = []
+        self.stops_at: int | None = None  # the spine item before which the planner stops
+        self.item_of: dict[str, int] = {}  # transition -> its spine item
+        for i, item in enumerate(self.spine_items):
+            for name in _edges(item):
+                self.item_of[name] = i
+        self.block(shape)
+        self.top_down()
+
+    def block(self, s: Shape) -> Block[Num]:
+        if id(s) in self.blocks:
+            return self.blocks[id(s)]
+        if isinstance(s, Edge):
+            p, c, d = self.edge[s.transition]
+            b = Block(p, c, d)
+        elif isinstance(s, Series):
+            P, C, D, Q = self.one, self.zero, self.one, self.one
+            for item in s.items:
+                x = self.block(item)
+                C = _finite(C + Q * x.C, "the expected cost of a series block")
+                Q = Q * x.P * x.D
+                P, D = P * x.P, D * x.D
+            b = Block(P, C, D)
+        else:
+            parts = [self.block(br) for br in s.branches]
+            P, C = self.one, self.zero
+            for x in parts:
+                P, C = P * x.P, _finite(C + x.C, "the expected cost of a parallel block")
+            b = Block(P, C, min(x.D for x in parts))
+        self.blocks[id(s)] = b
+        return b
+
+    def top_down(self) -> None:
+        items = self.spine_items
+        R = [self.value] * (len(items) + 1)
+        for i in range(len(items) - 1, -1, -1):
+            b = self.blocks[id(items[i])]
+            r = _finite(-b.C + b.P * b.D * R[i + 1], f"R at spine state `{self.entry(items[i])}`")
+            if self.abandonment and r < 0:
+                r = self.zero
+            R[i] = r
+        self.spine_R = R
+        if self.abandonment:
+            for i, item in enumerate(items):
+                b = self.blocks[id(item)]
+                if -b.C + b.P * b.D * R[i + 1] < 0:
+                    self.stops_at = i
+                    break
+        w = self.one
+        for i, item in enumerate(items):
+            self.R[self.entry(item)] = R[i]
+            self.down(item, w, R[i + 1])
+            b = self.blocks[id(item)]
+            w = w * b.P * b.D
+        self.R[self.exit_of(items[-1])] = R[-1]
+
+    def down(self, s: Shape, w: Num, x: Num) -> None:
+        if isinstance(s, Edge):
+            self.reach[s.transition] = w
+            self.next[s.transition] = x
+        elif isinstance(s, Series):
+            parts = [self.blocks[id(item)] for item in s.items]
+            after = [x] * len(parts)  # the value after each item
+            for i in range(len(parts) - 1, 0, -1):
+                after[i - 1] = _finite(-parts[i].C + parts[i].P * parts[i].D * after[i], "a value inside a branch")
+            for i, item in enumerate(s.items):
+                if i < len(parts) - 1:
+                    self.R[self.exit_of(item)] = after[i]
+                self.down(item, w, after[i])
+                w = w * parts[i].P * parts[i].D
+        else:
+            D = self.blocks[id(s)].D
+            parts = [self.blocks[id(br)] for br in s.branches]
+            for j, br in enumerate(s.branches):
+                others = self.one
+                for k, x_k in enumerate(parts):
+                    if k != j:
+                        others = others * x_k.P
+                own = parts[j].D
+                ratio = D / own if own != 0 else self.zero
+                self.down(br, w, _finite(others * ratio * x, "a branch's continuation"))
+
+    @property
+    def score(self) -> Num:
+        return self.spine_R[0]
+
+    def walking(self, name: str) -> bool:
+        """The planner reaches and pays this transition's spine item (always without abandonment)."""
+        return self.stops_at is None or self.item_of[name] < self.stops_at
+
+    def stops(self, name: str, source: str) -> bool:
+        """The planner stops before paying this transition (at its spine item's entry)."""
+        i = self.item_of[name]
+        return self.stops_at == i and source == self.entry(self.spine_items[i])
+
+
+def _edges(s: Shape) -> list[str]:
+    if isinstance(s, Edge):
+        return [s.transition]
+    parts = s.items if isinstance(s, Series) else s.branches
+    return [e for p in parts for e in _edges(p)]
+
+
+def ends(
+    sources: Mapping[str, str], targets: Mapping[str, str]
+) -> tuple[Callable[[Shape], str], Callable[[Shape], str]]:
+    """The entry and exit state of a block, given each transition's source and target."""
+
+    def entry(s: Shape) -> str:
+        while not isinstance(s, Edge):
+            s = s.items[0] if isinstance(s, Series) else s.branches[0]
+        return sources[s.transition]
+
+    def exit_of(s: Shape) -> str:
+        while not isinstance(s, Edge):
+            s = s.items[-1] if isinstance(s, Series) else s.branches[0]
+        return targets[s.transition]
+
+    return entry, exit_of
+
+
+def graph_fold(
+    shape: Shape,
+    names: Sequence[str],
+    sources: Sequence[str],
+    targets: Sequence[str],
+    ps: Sequence[Num],
+    cs: Sequence[Num],
+    ds: Sequence[Num],
+    value: Num,
+    abandonment: bool,
+) -> GraphFold[Num]:
+    entry, exit_of = ends(dict(zip(names, sources, strict=True)), dict(zip(names, targets, strict=True)))
+    edge = {n: (p, c, d) for n, p, c, d in zip(names, ps, cs, ds, strict=True)}
+    return GraphFold(shape, edge, value, abandonment, entry, exit_of)
