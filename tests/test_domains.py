@@ -212,3 +212,29 @@ def test_the_graph_routes_fold_as_documented() -> None:
     # the hand-offs into the join claim nothing: the join lists no values
     for name in ("release_notes", "sponsor_renewal"):
         assert not any(d.material for d in t[name].deltas), name
+
+
+def test_the_docs_worked_examples_are_the_programs() -> None:
+    """docs/folds.md quotes `pcsc explain` and `pcsc compile`: every quoted line is in
+    the real output, and the numbers it states in prose are the routes'."""
+    page = (ROOT / "docs" / "folds.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```text\n# pcsc (explain \S+ --route \S+) \(excerpt\)\n(.*?)```", page, re.S)
+    assert len(blocks) == 2
+    for command, body in blocks:
+        out = subprocess.run([sys.executable, "-m", "pcsc", *command.split()], capture_output=True, text=True,
+                             cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        for line in body.splitlines():
+            assert line in out.stdout.splitlines(), line
+    solid = pcsc.compile(DOMAINS / "solid_electrolyte.route").routes[0]
+    plain = _compile_as(DOMAINS / "solid_electrolyte.route", PAPER)
+    biochar = _compile_as(DOMAINS / "biochar_kilns.route", PAPER)
+    assert solid.score is not None and plain.score is not None and biochar.score is not None
+    seams = subprocess.run([sys.executable, "-m", "pcsc", "seams", "--format", "json",
+                            "examples/domains/solid_electrolyte.route"], capture_output=True, text=True, cwd=ROOT)
+    pouch = json.loads(seams.stdout)["routes"][0]["seams"][0]
+    assert pouch["transition"] == "pouch_scale"
+    for x in ("delta", "removed_cost", "retained_value"):
+        assert f"{pouch[x]:,.2f}" in page, x
+    for stated in (f"{solid.score:,.2f} USD", f"{plain.score:,.2f} USD", f"{biochar.score:,.0f} USD"):
+        assert stated.replace("-", "−") in page, stated
