@@ -12,6 +12,7 @@ from pcsc.pipeline import Compiled
 RULES = "scoring rules (docs/formulas.md)"
 FOLD = "staged fold (docs/formulas.md)"
 COVERAGE = "coverage rules (docs/coverage.md)"
+GRAPH = "series-parallel fold (docs/graphs.md)"
 
 
 def num(x: Any) -> str:
@@ -31,6 +32,76 @@ class Step:
     rule: str  # the formula, as docs/formulas.md writes it
     inputs: tuple[tuple[str, Any], ...]
     source: str  # where the rule's numbers come from (policy key, route line)
+
+
+def graph_steps(c: Compiled) -> list[Step]:
+    """The fold of a graph route: P, C, D of every block bottom up, then R at each state."""
+    from pcsc.ir import Edge, Parallel, Series, Shape
+    from pcsc.score.graph import graph_fold
+
+    n, r = c.numbers, c.route
+    assert r.shape is not None
+    ts = n.transitions
+    g = graph_fold(
+        r.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
+        [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts], n.value, n.fold.abandonment,
+    )
+    steps: list[Step] = []
+    where = f"{GRAPH}" if n.fold.is_default else f"{GRAPH}, policy {c.policy.ref} [fold]"
+
+    def label(s: Shape) -> str:
+        if isinstance(s, Edge):
+            return s.transition
+        if isinstance(s, Parallel):
+            return f"[{g.entry(s)} ⇉ {g.exit_of(s)}]"
+        return f"[{label(s.items[0])} … {label(s.items[-1])}]"
+
+    def visit(s: Shape) -> None:
+        if isinstance(s, Edge):
+            return
+        parts = s.items if isinstance(s, Series) else s.branches
+        for part in parts:
+            visit(part)
+        b = g.blocks[id(s)]
+        names = [label(x) for x in parts]
+        if isinstance(s, Series):
+            rules = ("P = Π P_i", "C = Σ_i (Π_{j<i} P_j·D_j)·C_i", "D = Π D_i")
+            kind = "series"
+        else:
+            assert isinstance(s, Parallel)
+            rules = ("P = Π P_b", "C = Σ C_b (independent branches)", "D = min D_b (the join waits for the slowest)")
+            kind = "parallel"
+        for sym, value, rule in zip("PCD", (b.P, b.C, b.D), rules, strict=True):
+            inputs = tuple((name, getattr(g.blocks[id(x)], sym)) for name, x in zip(names, parts, strict=True))
+            steps.append(Step(f"{sym}{label(s)}", value, f"{kind}: {rule}", inputs, where))
+
+    visit(r.shape)
+    items = g.spine_items
+    rule = "−C_i + P_i·D_i·R(next)"
+    rule = f"max(0, {rule})" if n.fold.abandonment else rule
+    for i in range(len(items) - 1, -1, -1):
+        b = g.blocks[id(items[i])]
+        name = label(items[i])
+        steps.append(
+            Step(
+                f"R({g.entry(items[i])})", g.spine_R[i], f"spine: R = {rule}",
+                ((f"C ({name})", b.C), ("P", b.P), ("D", b.D), (f"R({g.exit_of(items[i])})", g.spine_R[i + 1])),
+                where,
+            )
+        )
+    spine_states = {g.entry(x) for x in items} | {g.exit_of(items[-1])}
+    for st, value in zip(r.states, n.R, strict=True):
+        if st.name not in spine_states:
+            into = next(t for t in ts if t.target == st.name)
+            steps.append(
+                Step(
+                    f"R({st.name})", value,
+                    "inside a parallel block: the value of going on from here in this branch, with the other "
+                    "branches' P (x of the transition into it)",
+                    ((f"{into.name}.R_next", into.R_next),), where,
+                )
+            )
+    return steps
 
 
 def derive(c: Compiled) -> list[Step]:
@@ -144,7 +215,11 @@ def derive(c: Compiled) -> list[Step]:
                 f"policy {ref} [uncertainty]",
             )
         )
+    if r.shape is not None:
+        steps += graph_steps(c)
     for i in range(len(n.R) - 1, -1, -1):
+        if r.shape is not None:
+            break
         if i == len(n.R) - 1:
             add(Step(f"R_{i}", n.R[i], "R_n = V", (("V", n.value),), FOLD))
         else:
@@ -170,7 +245,10 @@ def derive(c: Compiled) -> list[Step]:
             if n.fold.abandonment:
                 inputs += (("stops here", t.stops),)
             add(Step(f"R_{i}", n.R[i], f"R_{i} = {rule}", inputs, f"{FOLD}, policy {ref} [fold]"))
-    add(Step("score", n.score, "score = R_0", (), RULES))
+    if r.shape is not None:
+        add(Step("score", n.score, f"score = R({r.states[0].name}) = −C + P·D·V of the route", (), GRAPH))
+    else:
+        add(Step("score", n.score, "score = R_0", (), RULES))
     add(
         Step(
             "flat_product",
@@ -181,6 +259,19 @@ def derive(c: Compiled) -> list[Step]:
         )
     )
     for t in n.transitions:
+        if r.shape is not None:
+            add(
+                Step(
+                    f"{t.name}.D",
+                    t.D,
+                    "D_e = reach_e · max(x_e, 0) = max(0, ∂R/∂p_e)"
+                    + ("" if n.fold.is_default else " / d_e")
+                    + (", 0 from the spine item the planner stops at" if n.fold.abandonment else ""),
+                    (("reach", t.reach), ("R_next = x_e", t.R_next)),
+                    GRAPH,
+                )
+            )
+            continue
         add(
             Step(
                 f"{t.name}.D",

@@ -12,6 +12,7 @@ import attrs
 
 from pcsc.coverage import DeltaCoverage
 from pcsc.diagnostics.model import Diagnostic
+from pcsc.ir import Shape
 from pcsc.pipeline import Compiled
 from pcsc.printer import expression
 from pcsc.render.diagnostics import to_json
@@ -94,6 +95,25 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "evidence": evidence_items(c),
         "windows": list(c.policy.policy.forecast.windows),
         **fold_entry(n),
+        **graph_entry(n),
+    }
+
+
+def graph_entry(n: RouteNumbers) -> dict[str, Any]:
+    """`graph` in the packet of a route that forks and joins (absent for a chain, so chain
+    packets are unchanged): its series-parallel shape, the value R at each state, and
+    each transition's reach (docs/graphs.md)."""
+    route = n.route
+    if route.shape is None:
+        return {}
+    from pcsc.serialize import converter
+
+    return {
+        "graph": {
+            "shape": converter().unstructure(route.shape, Shape),
+            "states": [{"name": s.name, "R": _num(r)} for s, r in zip(route.states, n.R, strict=True)],
+            "reach": {t.name: _num(t.reach) for t in n.transitions},
+        }
     }
 
 

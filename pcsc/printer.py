@@ -65,8 +65,14 @@ def route_to_text(route: Route, header: str | None = None) -> str:
     out.append(f"    uses    {', '.join(route.uses)}")
     out.append("")
     width = max((len(s.name) for s in route.states), default=0)
+    entering: dict[str, int] = {}
+    for t in route.transitions:
+        entering[t.target] = entering.get(t.target, 0) + 1
     for s in route.states:
-        items = "  ".join(f"{name} {value(v, types[name])}" for name, v in s.values)
+        # a join of a graph route keeps what it lists: its other values are the merge of
+        # its branches, and what it lists is what each transition into it claims
+        shown = [(n, v) for n, v in s.values if n in s.listed] if entering.get(s.name, 0) > 1 else s.values
+        items = "  ".join(f"{name} {value(v, types[name])}" for name, v in shown)
         out.append(f"    state {s.name.ljust(width)} {{ {items} }}")
     out.append("")
     v = route.vision

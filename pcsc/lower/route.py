@@ -777,7 +777,10 @@ class RouteLowerer:
             ok = False
         if not ok:
             return []
-        shape = decompose(pairs, start, end)
+        order, _ = topological(pairs)
+        # branches sort by their first transition in topological order, which printing
+        # the route in that order keeps (so a spliced route re-lowers to its own shape)
+        shape = decompose([pairs[i] for i in order], start, end)
         if isinstance(shape, list):
             stuck = ", ".join(f"`{s}`" for s in shape)
             first = next(t for t in transitions if t.source in shape or t.target in shape)
@@ -790,8 +793,7 @@ class RouteLowerer:
                 "(nested forks are fine); give each branch its own steps, or join all the branches at one state",
             )
             return []
-        order, _ = topological(pairs)
-        self.shape = rename(shape, [t.name for t in transitions])
+        self.shape = rename(shape, [transitions[i].name for i in order])
         return [transitions[i] for i in order]
 
     def carry_forward(

@@ -64,6 +64,7 @@ class GraphFold(Generic[Num]):
         abandonment: bool,
         entry: Callable[[Shape], str],
         exit_of: Callable[[Shape], str],
+        pick: Mapping[frozenset[str], str] | None = None,
     ) -> None:
         self.shape = shape
         self.edge: Mapping[str, tuple[Num, Num, Num]] = edge
@@ -73,7 +74,12 @@ class GraphFold(Generic[Num]):
         self.abandonment = abandonment
         self.entry, self.exit_of = entry, exit_of
         self.blocks: dict[int, Block[Num]] = {}
+        # the slowest branch of each parallel block (by its edges), named by its first edge;
+        # given as `pick`, it resolves each min (the symbolic proof, pcsc.seams.graphs)
+        self.pick = pick
+        self.picked: dict[frozenset[str], str] = {}
         self.reach: dict[str, Num] = {}
+        self.local: dict[str, Num] = {}  # the weight from the entry of the edge's spine item
         self.next: dict[str, Num] = {}
         self.R: dict[str, Num] = {}  # per state, where defined
         self.spine_items = spine(shape)
@@ -81,7 +87,7 @@ class GraphFold(Generic[Num]):
         self.stops_at: int | None = None  # the spine item before which the planner stops
         self.item_of: dict[str, int] = {}  # transition -> its spine item
         for i, item in enumerate(self.spine_items):
-            for name in _edges(item):
+            for name in edges_of(item):
                 self.item_of[name] = i
         self.block(shape)
         self.top_down()
@@ -105,7 +111,17 @@ class GraphFold(Generic[Num]):
             P, C = self.one, self.zero
             for x in parts:
                 P, C = P * x.P, _finite(C + x.C, "the expected cost of a parallel block")
-            b = Block(P, C, min(x.D for x in parts))
+            key = frozenset(edges_of(s))
+            heads = [edges_of(br)[0] for br in s.branches]
+            if self.pick is not None:
+                slowest = heads.index(self.pick[key])
+            elif all(x.D == parts[0].D for x in parts):  # no comparison needed (also on symbols)
+                slowest = 0
+                self.picked[key] = heads[0]
+            else:
+                slowest = min(range(len(parts)), key=lambda i: parts[i].D)  # the first of equals
+                self.picked[key] = heads[slowest]
+            b = Block(P, C, parts[slowest].D)
         self.blocks[id(s)] = b
         return b
 
@@ -128,14 +144,16 @@ class GraphFold(Generic[Num]):
         w = self.one
         for i, item in enumerate(items):
             self.R[self.entry(item)] = R[i]
-            self.down(item, w, R[i + 1])
+            self.down(item, self.one, R[i + 1])
+            for name in edges_of(item):
+                self.reach[name] = w * self.local[name]
             b = self.blocks[id(item)]
             w = w * b.P * b.D
         self.R[self.exit_of(items[-1])] = R[-1]
 
     def down(self, s: Shape, w: Num, x: Num) -> None:
         if isinstance(s, Edge):
-            self.reach[s.transition] = w
+            self.local[s.transition] = w
             self.next[s.transition] = x
         elif isinstance(s, Series):
             parts = [self.blocks[id(item)] for item in s.items]
@@ -156,7 +174,7 @@ class GraphFold(Generic[Num]):
                     if k != j:
                         others = others * x_k.P
                 own = parts[j].D
-                ratio = D / own if own != 0 else self.zero
+                ratio = self.one if own == D else D / own if own != 0 else self.zero
                 self.down(br, w, _finite(others * ratio * x, "a branch's continuation"))
 
     @property
@@ -168,16 +186,20 @@ class GraphFold(Generic[Num]):
         return self.stops_at is None or self.item_of[name] < self.stops_at
 
     def stops(self, name: str, source: str) -> bool:
-        """The planner stops before paying this transition (at its spine item's entry)."""
+        """Under abandonment: this transition leaves a spine state whose item is worth less
+        than nothing, −C + P·D·R(next) < 0 (as the chain marks each such stage)."""
+        if not self.abandonment:
+            return False
         i = self.item_of[name]
-        return self.stops_at == i and source == self.entry(self.spine_items[i])
+        b = self.blocks[id(self.spine_items[i])]
+        return source == self.entry(self.spine_items[i]) and -b.C + b.P * b.D * self.spine_R[i + 1] < 0
 
 
-def _edges(s: Shape) -> list[str]:
+def edges_of(s: Shape) -> list[str]:
     if isinstance(s, Edge):
         return [s.transition]
     parts = s.items if isinstance(s, Series) else s.branches
-    return [e for p in parts for e in _edges(p)]
+    return [e for p in parts for e in edges_of(p)]
 
 
 def ends(
@@ -208,7 +230,8 @@ def graph_fold(
     ds: Sequence[Num],
     value: Num,
     abandonment: bool,
+    pick: Mapping[frozenset[str], str] | None = None,
 ) -> GraphFold[Num]:
     entry, exit_of = ends(dict(zip(names, sources, strict=True)), dict(zip(names, targets, strict=True)))
     edge = {n: (p, c, d) for n, p, c, d in zip(names, ps, cs, ds, strict=True)}
-    return GraphFold(shape, edge, value, abandonment, entry, exit_of)
+    return GraphFold(shape, edge, value, abandonment, entry, exit_of, pick)

@@ -17,6 +17,7 @@ import attrs
 from pcsc.coverage import Decision
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.seams.folds import fold_seam_identities, verify_fold_shape
+from pcsc.seams.graphs import graph_seam_identities, seam_picks, verify_graph_seam
 from pcsc.seams.identity import SeamIdentity, seam_identities
 from pcsc.seams.splice import seam_indices, splice_text
 from pcsc.seams.symbolic import verify_shape
@@ -59,6 +60,20 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
     seams = []
     ks = list(seam_indices(route)) if len(route.transitions) >= 3 else []
     spec = n.fold
+    if route.shape is not None:  # a graph route (pcsc/seams/graphs.py)
+        fold = "default" if spec.is_default else "abandonment" if spec.abandonment else "discounted"
+        ids = graph_seam_identities(
+            route.shape, [t.name for t in n.transitions], [t.source for t in n.transitions],
+            [t.target for t in n.transitions], ps, cs, [t.d for t in n.transitions], n.value, ks, spec.abandonment,
+        )
+        for k, identity in zip(ks, ids, strict=True):
+            name = route.transitions[k].name
+            picks = None
+            if identity.case == "slowest branch":
+                picks = seam_picks(route.shape, [t.name for t in n.transitions], [t.d for t in n.transitions], k)
+            verified = verify_graph_seam(route.shape, name, fold, picks)
+            seams.append(Seam(k, name, identity, verified, _pipeline_arm(c, k, session)))
+        return RouteSeams(c, tuple(seams), honest_gate, honest_dock)
     if spec.is_default:  # the paper's fold and its identity
         identities = seam_identities(ps, cs, n.value, ks)
     else:  # the policy's fold and its own identity (pcsc/seams/folds.py)

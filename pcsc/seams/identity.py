@@ -40,8 +40,10 @@ class SeamIdentity:
     retained_value: Fraction  # reach · (1 − p_k) · R_{k+1}
     threshold: Fraction | None  # −c_k / (1 − p_k); None when p_k = 1
     R_next: Fraction  # R_{k+1}
-    fold: str = "chain"  # "chain" (the paper's), "discounted", "abandonment" (pcsc.seams.folds)
-    case: str | None = None  # under abandonment: which case of the identity holds
+    fold: str = "chain"  # "chain" (the paper's), "discounted", "abandonment" (pcsc.seams.folds),
+    # "graph", "graph-abandonment" (pcsc.seams.graphs)
+    case: str | None = None  # under abandonment, or on a graph: which case of the identity holds
+    local: Fraction | None = None  # on a graph, inside a parallel block: δ_j, the change of its spine item
 
     @property
     def identity_holds(self) -> bool:
@@ -56,8 +58,11 @@ class SeamIdentity:
         """The corollary: for reach > 0 and p_k < 1, Δ_k > 0 ⇔ R_{k+1} > −c_k/(1 − p_k).
         None where its premises fail (it says nothing there). Discounted: p_k·d_k for
         p_k. Under abandonment the sign condition is Δ_k ≥ 0 on every seam."""
-        if self.fold == "abandonment":
+        if self.fold == "abandonment" or (self.fold == "graph-abandonment" and self.local is None):
             return self.delta_formula >= 0
+        if self.fold == "graph-abandonment":  # inside a branch: the sign of δ_j, or 0
+            assert self.local is not None
+            return self.delta_formula >= 0 if self.local >= 0 else self.delta_formula <= 0
         if self.reach <= 0 or self.threshold is None:
             return None
         return (self.delta_formula > 0) == (self.R_next > self.threshold)
