@@ -238,3 +238,25 @@ def test_the_docs_worked_examples_are_the_programs() -> None:
         assert f"{pouch[x]:,.2f}" in page, x
     for stated in (f"{solid.score:,.2f} USD", f"{plain.score:,.2f} USD", f"{biochar.score:,.0f} USD"):
         assert stated.replace("-", "−") in page, stated
+
+
+@pytest.mark.parametrize(("graph", "chain", "months"), [("clinic_scheduler_roadmap", "clinic_scheduler_chain", 4),
+                                                         ("heat_pump_retrofit", "heat_pump_chain", 9)])
+def test_a_graph_is_a_different_plan_from_its_forced_chain(graph: str, chain: str, months: int) -> None:
+    """The README's comparison: the fork brings the vision closer by `months` (due dates),
+    the chain pays for its serial step only after the step before it succeeds, and
+    here the chain scores higher; the numbers quoted are the program's."""
+    g = pcsc.compile(DOMAINS / f"{graph}.route").routes[0]
+    c = pcsc.compile(ROOT / "tests" / "data" / "domains" / f"{chain}.route").routes[0]
+    assert g.policy == c.policy
+    gd, cd = g.transitions[-1].due, c.transitions[-1].due
+    assert gd is not None and cd is not None
+    assert (cd.year - gd.year) * 12 + cd.month - gd.month == months and cd.day == gd.day
+    shared = {t.name for t in c.transitions}
+    assert shared < {t.name for t in g.transitions}  # the chain is the graph without its hand-offs
+    for t in c.transitions:  # same steps, same probabilities and costs: only the shape differs
+        other = next(x for x in g.transitions if x.name == t.name)
+        assert (t.p, t.c) == (other.p, other.c), t.name
+    assert g.score is not None and c.score is not None and c.score > g.score
+    readme = README.read_text(encoding="utf-8")
+    assert f"scores {c.score:,.0f} USD instead of {g.score:,.0f} USD".replace("-", "−") in readme.replace("\n", " ")
