@@ -312,6 +312,12 @@ def build(
     overrides: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The certificate of ``compiled`` (its JSON document, digest included)."""
+    for c in compiled:
+        if c.route.shape is not None:
+            raise CertificateError(
+                f"route `{c.route.name}` forks and joins: a decision certificate re-checks the staged fold of a "
+                "chain, and graph routes (docs/graphs.md) are not certified yet"
+            )
     cert_dir = cert_path.resolve().parent
     base_store = PolicyStore(list(store.search_path))
     files: dict[str, str] = {}

@@ -338,6 +338,7 @@ def _waterfall(c: Compiled) -> Waterfall:
             y=i * ROW_H + 6, x=_n(left), width=_n(max(right - left, 1.5)),
             connector=_n(at(end)) if chained else None,
         ))
+    at_state = dict(zip((s.name for s in c.route.states), n.R, strict=True))
     stages = tuple(
         Stage(
             name=t.name,
@@ -348,9 +349,9 @@ def _waterfall(c: Compiled) -> Waterfall:
             expected_cost=money(t.reach * t.cost.c),
             R_next=money(t.R_next),
             keep=money(t.p * t.R_next),
-            R=money(n.R[i]),
+            R=money(at_state[t.source]),  # R_i on a chain; R at the source state on a graph
         )
-        for i, t in enumerate(n.transitions)
+        for t in n.transitions
     )
     return Waterfall(tuple(bars), stages, len(bars) * ROW_H + 30, _n(at(0.0)), note)
 

@@ -172,6 +172,13 @@ COMMANDS: list[tuple[str, ...]] = [
     ("diff", SPEC, SPEC),
     ("config",),
     ("test", str(ROOT / "policies" / "venture" / "tests")),
+    # graph routes (docs/graphs.md): the packet's `graph`, the IR's `shape`, the graph seams
+    ("compile", str(EXAMPLES / "graphs")),
+    ("compile", "--emit", "ir", str(EXAMPLES / "graphs" / "lock_cert_pilot.route")),
+    ("seams", str(EXAMPLES / "graphs")),
+    ("explain", str(EXAMPLES / "graphs" / "lock_cert_pilot.route")),
+    ("splice", str(EXAMPLES / "graphs" / "lock_cert_pilot.route"), "--seam", "4"),
+    ("gate", str(EXAMPLES / "graphs")),
 ]
 LOOP_COMMANDS: list[tuple[str, ...]] = [
     ("freeze", "{routes}", "--ledger", "{tmp}/fresh.sqlite"),

@@ -147,6 +147,7 @@ W605 = _register("PCSC-W605", "evidence below the policy's minimum tier")
 W606 = _register("PCSC-W606", "bidirectional control character in the text")
 W607 = _register("PCSC-W607", "evidence repeats another item's source or excerpt")
 W608 = _register("PCSC-W608", "unverified evidence is excluded")
+W609 = _register("PCSC-W609", "graph route skipped by a command that handles chains only")
 
 # forecast warnings
 W701 = _register("PCSC-W701", "outcome ignored or suspect")

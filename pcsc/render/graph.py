@@ -80,6 +80,9 @@ class RouteGraph:
     summary: str  # "score 885,626.17 USD · released · policy venture@1.0.0"
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
+    # a route that forks and joins: each node's column (the longest run of transitions
+    # from the start) and lane (its place in that column); None for a chain (one row)
+    grid: tuple[tuple[int, int], ...] | None = None
 
 
 def compact(x: float | bool, kind: str = "number") -> str:
@@ -105,8 +108,17 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
     ids = {s.name: f"{key}s{i}" for i, s in enumerate(route.states)}
     nodes = []
     previous: dict[str, float | bool] | None = None
+    into: dict[str, list[str]] = {}
+    for tr in route.transitions:
+        into.setdefault(tr.target, []).append(tr.source)
     for s in route.states:
         values = dict(s.values)
+        if route.shape is not None:  # a fork's branch shows what changed since its source; a join what it lists
+            sources = into.get(s.name, [])
+            previous = dict(route.state(sources[0]).values) if len(sources) == 1 else None
+            if len(sources) > 1:
+                previous = {f: (not v if isinstance(v, bool) else v) for f, v in s.values}
+                previous.update((f, v) for f, v in s.values if f not in s.listed)
         shown = [f for f, v in s.values if previous is None or previous[f] != v]
         fields = tuple(f"{f} {compact(values[f], route.field(f).type)}" for f in shown)
         vision = None
@@ -137,7 +149,32 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
         score = f"score {d.score:,.2f} USD"
     verdict = "ungated (coverage off)" if d.verdict == "ungated" else d.verdict
     summary = f"{score} · {verdict}" + ("" if n.eligible else " · ineligible") + f" · policy {c.policy.ref}"
-    return RouteGraph(key, route.name, title, summary, tuple(nodes), tuple(edges))
+    grid = None
+    if route.shape is not None:
+        column: dict[str, int] = {route.states[0].name: 0}
+        for tr in route.transitions:  # topological order: a source's column is final
+            column[tr.target] = max(column.get(tr.target, 0), column[tr.source] + 1)
+        # a branch keeps its fork's lane plus its place among the fork's transitions; a
+        # join takes its highest branch's lane; a lane already taken in a column moves down
+        lane: dict[str, int] = {route.states[0].name: 0}
+        taken: set[tuple[int, int]] = {(0, 0)}
+        leaving: dict[str, list[str]] = {}
+        for tr in route.transitions:
+            leaving.setdefault(tr.source, []).append(tr.target)
+        for st in route.states[1:]:
+            sources = into[st.name]
+            if len(sources) > 1:
+                want = min(lane[u] for u in sources)
+            else:
+                u = sources[0]
+                want = lane[u] + leaving[u].index(st.name)
+            col = column[st.name]
+            while (col, want) in taken:
+                want += 1
+            lane[st.name] = want
+            taken.add((col, want))
+        grid = tuple((column[st.name], lane[st.name]) for st in route.states)
+    return RouteGraph(key, route.name, title, summary, tuple(nodes), tuple(edges), grid)
 
 
 # ---------------------------------------------------------------------- DOT
@@ -323,6 +360,8 @@ def _node_lines(node: Node) -> list[tuple[str, bool]]:
 
 
 def _layout(g: RouteGraph) -> _Row:
+    if g.grid is not None:
+        return _layout_grid(g)
     box_w = tuple(
         max(90.0, max(fit(s, FONT, bold) for s, bold in _node_lines(node)) + 2 * PAD_X) for node in g.nodes
     )
@@ -338,6 +377,89 @@ def _layout(g: RouteGraph) -> _Row:
     return attrs.evolve(row, height=row.top_of_boxes + box_h)
 
 
+def _layout_grid(g: RouteGraph) -> _Row:
+    """A graph route: columns of equal boxes, one lane per branch."""
+    assert g.grid is not None
+    w = max(max(90.0, max(fit(s, FONT, bold) for s, bold in _node_lines(node)) + 2 * PAD_X) for node in g.nodes)
+    box_h = max(len(_node_lines(node)) for node in g.nodes) * _line_h(FONT) + 2 * PAD_Y
+    gap = max(
+        [GAP_MIN, *(max(fit(s, EDGE_FONT, role in ("name", "binding")) for s, role in e.styled) + 24 for e in g.edges)]
+    ) + BEND
+    label_h = max((len(e.lines) for e in g.edges), default=0) * _line_h(EDGE_FONT)
+    columns = max(c for c, _ in g.grid) + 1
+    lanes = max(lane for _, lane in g.grid) + 1
+    title_w = max(fit(g.title, TITLE_FONT, True), fit(g.summary, FONT))
+    width = max(columns * w + (columns - 1) * gap, title_w)
+    row = _Row(g, tuple(w for _ in g.nodes), (gap,), box_h, label_h, width, 0.0)
+    return attrs.evolve(row, height=row.top_of_boxes + lanes * _lane_h(row))
+
+
+BEND = 40.0  # the width in which a branch turns to or from its lane
+
+
+def _lane_h(row: _Row) -> float:
+    return row.box_h + row.label_h + 28
+
+
+def _svg_grid(row: _Row, x0: float, y0: float) -> list[str]:
+    g = row.graph
+    assert g.grid is not None
+    out = [f'<g id="route-{g.key}">', f"<title>{_x(g.title)}</title>"]
+    out.append(_text(x0, y0 + TITLE_FONT, g.title, TITLE_FONT, anchor="start", bold=True))
+    out.append(_text(x0, y0 + TITLE_FONT + _line_h(FONT) + 2, g.summary, FONT, anchor="start", fill=MUTED))
+    top = y0 + row.top_of_boxes
+    w, gap, lh = row.box_w[0], row.gaps[0], _line_h(FONT)
+    corner = {node.id: (x0 + c * (w + gap), top + lane * _lane_h(row)) for node, (c, lane) in zip(g.nodes, g.grid,
+                                                                                                   strict=True)}
+    for node in g.nodes:
+        x, y = corner[node.id]
+        fill, stroke, sw = (VISION_FILL, VISION_EDGE, 2) if node.vision else (BOX, BOX_EDGE, 1)
+        out.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(row.box_h)}" rx="6" ry="6" '
+                   f'fill="{fill}" stroke="{stroke}" stroke-width="{sw}"/>')
+        lines = _node_lines(node)
+        first = y + row.box_h / 2 - (len(lines) - 1) * lh / 2 + FONT * 0.35
+        for k, (s, bold) in enumerate(lines):
+            colour = VISION_EDGE if node.vision and k == len(lines) - 1 else INK
+            out.append(_text(x + w / 2, first + k * lh, s, FONT, bold=bold, fill=colour))
+    elh = _line_h(EDGE_FONT)
+    out_degree: dict[str, int] = {}
+    for e in g.edges:
+        out_degree[e.source] = out_degree.get(e.source, 0) + 1
+    forks = {n for n, k in out_degree.items() if k > 1}
+    seen: dict[tuple[str, str], int] = {}
+    for e in g.edges:
+        twin = seen.get((e.source, e.target), 0)  # a second transition between the same states sits lower
+        seen[(e.source, e.target)] = twin + 1
+        (sx, sy), (tx, ty) = corner[e.source], corner[e.target]
+        y1 = sy + row.box_h / 2 + twin * 10
+        y2 = ty + row.box_h / 2 + twin * 10
+        x1, x2 = sx + w + 2, tx - 2
+        colour = BINDING if e.binding else UNCOVERED if e.covered is False else MUTED
+        width = 3 if e.binding else 1.5
+        dash = ' stroke-dasharray="6 4"' if e.covered is False else ""
+        # a fork's branch turns to its lane at once, a branch joins in the last gap; the
+        # label sits on the level part
+        if sy == ty:
+            path, left, right, level = f"M {_n(x1)} {_n(y1)} L {_n(x2 - ARROW)} {_n(y2)}", x1, x2, y1
+        elif sy < ty and e.source in forks:
+            path = f"M {_n(x1)} {_n(y1)} L {_n(x1 + BEND)} {_n(y2)} L {_n(x2 - ARROW)} {_n(y2)}"
+            left, right, level = x1 + BEND, x2, y2
+        else:
+            path = f"M {_n(x1)} {_n(y1)} L {_n(x2 - BEND)} {_n(y1)} L {_n(x2 - ARROW)} {_n(y2)}"
+            left, right, level = x1, x2 - BEND, y1
+        out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{_n(width)}"{dash}/>')
+        half = ARROW / 2 + (1 if e.binding else 0)
+        out.append(f'<polygon points="{_n(x2)},{_n(y2)} {_n(x2 - ARROW - 1)},{_n(y2 - half)} '
+                   f'{_n(x2 - ARROW - 1)},{_n(y2 + half)}" fill="{colour}"/>')
+        cx = (left + right) / 2
+        styled = e.styled
+        for k, (s, role) in enumerate(styled):
+            y = level - 7 - (len(styled) - 1 - k) * elh + twin * (len(styled) + 1) * elh
+            out.append(_text(cx, y, s, EDGE_FONT, bold=role in ("name", "binding"), fill=_ROLE_FILL[role]))
+    out.append("</g>")
+    return out
+
+
 def _text(x: float, y: float, s: str, size: float, *, anchor: str = "middle", bold: bool = False,
           fill: str = INK) -> str:
     weight = ' font-weight="bold"' if bold else ""
@@ -347,6 +469,8 @@ def _text(x: float, y: float, s: str, size: float, *, anchor: str = "middle", bo
 
 def _svg_row(row: _Row, x0: float, y0: float) -> list[str]:
     g = row.graph
+    if g.grid is not None:
+        return _svg_grid(row, x0, y0)
     out = [f'<g id="route-{g.key}">', f"<title>{_x(g.title)}</title>"]
     out.append(_text(x0, y0 + TITLE_FONT, g.title, TITLE_FONT, anchor="start", bold=True))
     out.append(_text(x0, y0 + TITLE_FONT + _line_h(FONT) + 2, g.summary, FONT, anchor="start", fill=MUTED))

@@ -58,6 +58,7 @@ from pcsc.score.route import score_route
 from pcsc.seams.analysis import RouteSeams, Seam
 from pcsc.seams.detectors import Ladder, ladder
 from pcsc.seams.folds import fold_seam_identities
+from pcsc.seams.graphs import graph_seam_identities
 from pcsc.seams.splice import splice
 
 
@@ -287,6 +288,14 @@ def scaled_deltas(r: RouteSeams, m: Fraction) -> list[Fraction]:
     n = r.compiled.numbers
     ts = n.transitions
     V = Fraction(n.value)
+    shape = r.compiled.route.shape
+    if shape is not None:  # a graph route: its own identity (pcsc/seams/graphs.py) at m·V
+        scaled = graph_seam_identities(
+            shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts], [t.p for t in ts],
+            [t.cost.c for t in ts], [t.d for t in ts], V * m, [s.k for s in r.seams],  # type: ignore[arg-type]
+            n.fold.abandonment,
+        )
+        return [i.delta_formula for i in scaled]
     if not n.fold.is_default:
         ks = [s.k for s in r.seams]
         scaled = fold_seam_identities([t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts],

@@ -99,9 +99,9 @@ def redate(route: Route, transitions: Sequence[Transition]) -> tuple[Transition,
     in calendar steps as lowering adds them; the deleted horizon no longer counts. On a
     graph a state's date is the latest of the transitions into it (None if any has none)."""
     out: list[Transition] = []
-    at: dict[str, dt.date | None] = {}
+    at: dict[str, dt.date | None] = {transitions[0].source: route.as_of} if transitions else {}
     for n, t in enumerate(transitions):
-        start: dt.date | None = route.as_of if n == 0 else at[t.source]
+        start = at[t.source]
         if route.shape is None and n > 0:
             start = out[-1].due
         due = None if t.horizon is None or start is None else add_horizon(start, int(t.horizon[0]), t.horizon[1])

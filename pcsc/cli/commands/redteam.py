@@ -9,6 +9,7 @@ from typing import Any
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics import codes
 from pcsc.redteam import DEFAULT_MAX_EDITS
 
 
@@ -58,7 +59,18 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             hint = suggest(args.route, [r.name for r in routes])
             raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
         routes = chosen
-    compiled = session.compile_routes(routes)
+    compiled = []
+    for c in session.compile_routes(routes):
+        if c.route.shape is None:
+            compiled.append(c)
+            continue
+        session.diags.add(
+            codes.W609,
+            f"route `{c.route.name}` forks and joins: redteam searches the edits of chain routes only, so it is "
+            "skipped",
+            c.route.span,
+            "`pcsc seams` and `pcsc splice` check the deletions of a graph route (docs/graphs.md)",
+        )
     if ctx.jobs == 1:
         reports = [
             redteam(c, session, args.max_edits, args.depth, args.reclass)
