@@ -92,6 +92,8 @@ def score_line(c: Compiled) -> str:
         return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} USD)"
     if d.docked:
         return f"{money(d.score)} USD   docked: value over the uncovered path removed (ungated {money(n.score)} USD)"
+    if c.route.shape is not None:
+        return f"{money(d.score)} USD   (R of the series-parallel fold: the route forks and joins)"
     return f"{money(d.score)} USD   (R_0 of the staged fold)"
 
 

@@ -192,6 +192,8 @@ def test_every_seam_of_every_shipped_route_under_each_fold() -> None:
     assert len(packets) >= 5
     checked = 0
     for r in packets:
+        if "graph" in r:  # a route that forks and joins has its own identity (tests/test_graph_routes.py)
+            continue
         ps = [t["p"] for t in r["transitions"]]
         cs = [t["c"] for t in r["transitions"]]
         hs = [None if (h := t["horizon"]) is None else (h["amount"], h["unit"]) for t in r["transitions"]]

@@ -474,3 +474,41 @@ def test_a_wrong_formula_is_rejected() -> None:
     g = graph_fold(FORK, names, S, T, P, C, [Fraction(1)] * len(names), V, False)
     naive = g.reach["c"] * (C[k] + (1 - P[k]) * g.R[tgt["d"]])
     assert i.identity_holds and naive != i.delta_refold
+
+
+# ---------------------------------------------------------------- forecasts
+
+
+def test_resolution_follows_the_branches() -> None:
+    """A branch's negative blocks the join's successor but not the other branch; the
+    successor's window starts at the later of the two joining due dates."""
+    import datetime as dt
+
+    from pcsc.forecast.outcomes import Observation, Outcomes
+    from pcsc.forecast.resolve import resolve_packets
+
+    fields = [{"name": "units", "type": "count"}, {"name": "customers", "type": "count"}]
+    ts = [
+        {"name": "pilot", "from": "f", "to": "p", "due": "2020-06-01", "threshold": "units >= 100",
+         "kill": "units < 10"},
+        {"name": "certify", "from": "f", "to": "c", "due": "2020-09-01", "threshold": "customers >= 5",
+         "kill": None},
+        {"name": "join_a", "from": "p", "to": "r", "due": "2020-07-01", "threshold": None, "kill": None},
+        {"name": "join_b", "from": "c", "to": "r", "due": "2020-10-01", "threshold": None, "kill": None},
+        {"name": "sell", "from": "r", "to": "s", "due": "2021-06-01", "threshold": "customers >= 100",
+         "kill": None},
+    ]
+    packet = {"route": "g", "as_of": "2020-01-01", "fields": fields, "transitions": ts, "graph": {}}
+    obs = (
+        Observation("g", dt.date(2020, 3, 1), (("customers", 6.0), ("units", 5.0))),  # kill of pilot; certify met
+        Observation("g", dt.date(2021, 3, 1), (("customers", 60.0), ("units", 5.0))),
+    )
+    results = resolve_packets([packet], Outcomes("o.toml", obs, ()), dt.date(2021, 7, 1))
+    status = {r.transition: r.status for r in results}
+    assert status["pilot"] == "negative" and status["certify"] == "positive"
+    assert status["sell"] == "censored"  # not reached: the pilot branch failed
+    blocked = next(r for r in results if r.transition == "sell")
+    assert "`join_a`" in blocked.reason and "was not reached" in blocked.reason
+    # without `graph` the packet is read as a chain: sell would follow join_b, which was reached
+    chain = resolve_packets([{**packet, "graph": None}], Outcomes("o.toml", obs, ()), dt.date(2021, 7, 1))
+    assert "`join_b`" not in next(r for r in chain if r.transition == "sell").reason

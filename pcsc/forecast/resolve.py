@@ -102,6 +102,8 @@ class FrozenTransition:
     due: dt.date | None
     threshold: Condition | None
     kill: Condition | None
+    source: str | None = None  # the packet's `from` and `to`: a graph route's transitions
+    target: str | None = None  # follow their sources, not the previous transition in the list
 
 
 @attrs.frozen
@@ -114,6 +116,7 @@ class FrozenRoute:
     transitions: tuple[FrozenTransition, ...]
     where: str
     windows: tuple[int, ...] = (30, 90, 180)  # the policy's fixed windows, days after as_of
+    graph: bool = False  # the packet has `graph`: the route forks and joins (docs/graphs.md)
 
 
 def frozen_routes(doc: Any, path: str = "packets") -> list[FrozenRoute]:
@@ -199,7 +202,7 @@ def _route_packet(doc: Any, where: str, problems: list[str]) -> FrozenRoute | No
             windows = tuple(raw_windows)
     if len(problems) > before or not isinstance(name, str) or as_of is None:
         return None
-    return FrozenRoute(name, as_of, fields, tuple(transitions), where, windows)
+    return FrozenRoute(name, as_of, fields, tuple(transitions), where, windows, isinstance(doc.get("graph"), Mapping))
 
 
 def _iso(doc: Mapping[str, Any], key: str, where: str, problems: list[str], *, nullable: bool) -> dt.date | None:
@@ -231,7 +234,12 @@ def _transition(doc: Any, where: str, problems: list[str]) -> FrozenTransition |
     kill = _condition(doc, "kill", where, problems)
     if len(problems) > before or not isinstance(name, str):
         return None
-    return FrozenTransition(name, due, threshold, kill)
+    source, target = doc.get("from"), doc.get("to")
+    return FrozenTransition(
+        name, due, threshold, kill,
+        source if isinstance(source, str) else None,
+        target if isinstance(target, str) else None,
+    )
 
 
 def _condition(doc: Mapping[str, Any], key: str, where: str, problems: list[str]) -> Condition | None:
@@ -371,6 +379,8 @@ def resolve_route(route: FrozenRoute, observations: Iterable[Observation], as_of
     """Resolve every transition of one frozen route as of the resolution date ``as_of``."""
     timeline = timeline_of(observations, route.route, as_of)
     results: list[MilestoneResult] = []
+    if _is_graph(route):
+        return _resolve_graph(route, timeline, as_of)
     reached = True  # not reached: the preceding transition resolved negative, or was itself not reached
     for k, tr in enumerate(route.transitions):
         previous = route.transitions[k - 1] if k > 0 else None
@@ -379,6 +389,28 @@ def resolve_route(route: FrozenRoute, observations: Iterable[Observation], as_of
         result = _resolve_one(route, tr, timeline, start, as_of, None if reached else results[-1])
         results.append(result)
         reached = result.status == "positive" or (reached and result.status != "negative")
+    return results
+
+
+def _is_graph(route: FrozenRoute) -> bool:
+    return route.graph and all(t.source is not None and t.target is not None for t in route.transitions)
+
+
+def _resolve_graph(route: FrozenRoute, timeline: Timeline, as_of: dt.date) -> list[MilestoneResult]:
+    """A route that forks and joins (docs/graphs.md): a transition's window starts at the
+    latest due date of the transitions into its source, and it is not reached when any
+    of them resolved negative or was not reached (the packet lists them in topological order)."""
+    results: list[MilestoneResult] = []
+    reached: dict[str, bool] = {}
+    for tr in route.transitions:
+        before = [(t, r) for t, r in zip(route.transitions, results, strict=False) if t.target == tr.source]
+        dues = [t.due for t, _ in before if t.due is not None]
+        start = max([route.as_of, *dues])
+        blocked = next((r for t, r in before if not reached[t.name]), None)
+        result = _resolve_one(route, tr, timeline, start, as_of, blocked)
+        results.append(result)
+        ok = all(reached[t.name] for t, _ in before)
+        reached[tr.name] = result.status == "positive" or (ok and result.status != "negative")
     return results
 
 

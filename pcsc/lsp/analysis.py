@@ -422,6 +422,9 @@ def transition_hover(facts: RouteFacts, t: Transition) -> str:
             f"(budget {c.budget:,.2f}, class floor {c.floor_class:,.2f}, delta floor {c.floor_delta:,.2f})",
             f"- U {n.U:.4g} ({n.U_rule}), D {n.D:,.2f}, R_next {n.R_next:,.2f}",
         ]
+        if facts.route.shape is not None:  # a graph route (docs/graphs.md)
+            lines.append(f"- reach {n.reach:.4g} (the chance its source state is reached), R_next with the other "
+                         "branches' chances")
     lines.append("")
     lines.append(_coverage_text(facts, t))
     return "\n".join(lines)
