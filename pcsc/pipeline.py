@@ -591,6 +591,13 @@ def docked_score(numbers: RouteNumbers) -> float:
     """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it
     (by the policy's fold: discounted, and with the option to stop, as the score was)."""
     ps, cs = [t.p for t in numbers.transitions], [t.cost.c for t in numbers.transitions]
+    shape = numbers.route.shape
+    if shape is not None:  # a graph route: the series-parallel fold with V = 0
+        from pcsc.score.graph import graph_fold
+
+        ts = numbers.transitions
+        return graph_fold(shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts], ps, cs,
+                          [t.d for t in ts], 0.0, numbers.fold.abandonment).score
     if numbers.fold.is_default:
         return fold(ps, cs, 0.0)[0]
     return fold_policy(ps, cs, [t.d for t in numbers.transitions], 0.0, numbers.fold.abandonment)[0]

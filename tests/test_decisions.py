@@ -374,6 +374,13 @@ def test_the_whole_cohort_certifies(run: Run, tmp_path: Path) -> None:
     assert code == 0, out
 
 
+def test_a_graph_route_is_not_certified(run: Run, tmp_path: Path) -> None:
+    cert = tmp_path / "graph.json"
+    code, _, err = run("compile", "examples/graphs/lock_cert_pilot.route", "--cert", str(cert))
+    assert code == 1 and "PCSC-E911" in err and "forks and joins" in err
+    assert not cert.exists()
+
+
 def test_standard_input_cannot_be_certified(monkeypatch: pytest.MonkeyPatch, run: Run, tmp_path: Path) -> None:
     import io
 

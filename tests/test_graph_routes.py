@@ -383,6 +383,8 @@ def test_graph_identity_equals_the_refold_exactly(g: Any, stop: bool) -> None:
     for i in graph_seam_identities(shape, names, src, tgt, ps, cs, ds, v, ks, stop):
         assert i.identity_holds, (shape, i)
         assert i.sign_matches in (True, None), (shape, i)
+        if stop:
+            assert i.delta_formula >= 0 and i.case != "only the original starts"  # the sign condition
 
 
 @settings(max_examples=200, deadline=None)
@@ -512,3 +514,13 @@ def test_resolution_follows_the_branches() -> None:
     # without `graph` the packet is read as a chain: sell would follow join_b, which was reached
     chain = resolve_packets([{**packet, "graph": None}], Outcomes("o.toml", obs, ()), dt.date(2021, 7, 1))
     assert "`join_b`" not in next(r for r in chain if r.transition == "sell").reason
+
+
+def test_dock_removes_the_value_of_a_graph_route() -> None:
+    """DOCK's score is the fold with V = 0: minus the expected cost, Σ reach_e·c_e."""
+    from pcsc.pipeline import docked_score
+
+    c = compile_file(LOCK)
+    expected = -sum(t.reach * t.cost.c for t in c.numbers.transitions)
+    assert docked_score(c.numbers) == pytest.approx(expected, rel=1e-12)
+    assert c.numbers.score == pytest.approx(expected + c.numbers.flat_product * c.numbers.value, rel=1e-9)

@@ -28,8 +28,9 @@ goes from max(0, v_j) to max(0, v_j + δ_j), and the prefix maps y to A_j + Q_{<
 the planner starts (every partial fold ≥ 0) and to 0 otherwise:
 Δ_k = F(max(0, v_j + δ_j)) − F(max(0, v_j)) in four cases (both start, only the spliced
 route starts, only the original starts, neither). F is non-decreasing, so Δ_k has the
-sign of δ_j or is 0: deleting a committed step inside a branch can lower the score
-(when the rest of its branch is worth less than nothing).
+sign of δ_j or is 0; and δ_j < 0 needs x_k < 0, which makes v_j < 0 (every other term
+of v_j is a cost), so the planner stops before item j either way: Δ_k ≥ 0 on every
+seam, as on a chain ("only the original starts" cannot happen).
 """
 
 from __future__ import annotations

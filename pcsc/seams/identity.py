@@ -58,11 +58,8 @@ class SeamIdentity:
         """The corollary: for reach > 0 and p_k < 1, Δ_k > 0 ⇔ R_{k+1} > −c_k/(1 − p_k).
         None where its premises fail (it says nothing there). Discounted: p_k·d_k for
         p_k. Under abandonment the sign condition is Δ_k ≥ 0 on every seam."""
-        if self.fold == "abandonment" or (self.fold == "graph-abandonment" and self.local is None):
+        if self.fold in ("abandonment", "graph-abandonment"):
             return self.delta_formula >= 0
-        if self.fold == "graph-abandonment":  # inside a branch: the sign of δ_j, or 0
-            assert self.local is not None
-            return self.delta_formula >= 0 if self.local >= 0 else self.delta_formula <= 0
         if self.reach <= 0 or self.threshold is None:
             return None
         return (self.delta_formula > 0) == (self.R_next > self.threshold)
