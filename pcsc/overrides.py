@@ -136,7 +136,12 @@ def parse_override(text: str) -> Override:
             raise OverrideError([f"{key}: unknown key (a route's vision has tam, capture, defensibility)"])
         if isinstance(parsed, bool) or not isinstance(parsed, (int, float)):
             raise OverrideError([f"{key}: expected a number"])
-        return Override(text, path, float(parsed), "route")
+        number = float(parsed)
+        if path[1] == "tam" and not 0.0 <= number < float("inf"):
+            raise OverrideError([f"{key}: vision `tam` must be a finite number at least 0, got {number:g}"])
+        if path[1] != "tam" and not 0.0 <= number <= 1.0:
+            raise OverrideError([f"{key}: vision `{path[1]}` must be in [0, 1], got {number:g}"])
+        return Override(text, path, number, "route")
     return Override(text, path, parsed, "policy")
 
 

@@ -424,3 +424,74 @@ def test_a_released_route_has_no_suggestion(run: Run) -> None:
     assert code == 0 and doc["suggestions"] == []
     code, _, err = run("gate", str(SPEC_ROUTE), "--suggest", "--apply", "1")
     assert code == 2 and "there are 0 suggestions" in err
+
+
+# ---------------------------------------------------------------------- acceptance: any number, any structure
+def _leaves(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    if isinstance(node, dict):
+        return [leaf for k, v in node.items() for leaf in _leaves(v, (*path, k))]
+    if isinstance(node, list):
+        return [leaf for i, v in enumerate(node) for leaf in _leaves(v, (*path, i))]
+    return [(path, node)]
+
+
+def test_tampering_with_any_number_of_a_certificate_fails(run: Run, project: Path) -> None:
+    """Every number of the reference route's certificate, changed alone (its float and
+    rational kept consistent, so only the checker's rules and the digest can see it),
+    makes the checker fail; most are named by the step or coverage row that uses them."""
+    from fractions import Fraction
+
+    from pcsc.certcheck import Mismatch
+    from pcsc.certcheck import verify as check
+    from pcsc.resources import data_dir
+
+    cert = certify(run, project)
+    doc = json.loads(cert.read_text())
+    bases = {"certificate": project, "shipped-obligations": data_dir("obligations"),
+             "shipped-policies": data_dir("policies")}
+    numbers = [(p, x) for p, x in _leaves(doc) if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    assert len(numbers) > 200
+    named = 0
+    for path, x in numbers:
+        edited = json.loads(cert.read_text())
+        node = edited
+        for k in path[:-1]:
+            node = node[k]
+        node[path[-1]] = x * 1.01 + 1
+        if path[-1] == "f" and "q" in node:
+            exact = Fraction(float(node["f"]))
+            node["q"] = f"{exact.numerator}/{exact.denominator}"
+        with pytest.raises(Mismatch) as caught:
+            check(json.dumps(edited), bases)
+        named += "edited after it was written" not in caught.value.message
+    assert named > len(numbers) // 2
+
+
+def test_a_malformed_certificate_is_a_diagnostic_not_a_crash(run: Run, project: Path, tmp_path: Path) -> None:
+    cert = certify(run, project)
+    doc = json.loads(cert.read_text())
+    bad = tmp_path / "bad.json"
+    edits: list[Callable[[dict[str, Any]], None]] = [
+        *[(lambda d, k=k: d.pop(k)) for k in sorted(doc) if k not in ("certificate", "version")],
+        lambda d: step(d, "launch.p")["value"].update(q="not/a number"),
+        lambda d: step(d, "launch.p").pop("operands"),
+        lambda d: d["routes"][0]["coverage"][0].pop("obligations"),
+        lambda d: d["routes"][0].update(steps="none"),
+    ]
+    for edit in edits:
+        edited = json.loads(cert.read_text())
+        edit(edited)
+        bad.write_text(json.dumps(edited))
+        code, out, err = run("verify-cert", str(bad))
+        assert code == 1, (out, err)
+        assert "PCSC-E912" in err and "internal error" not in err, err
+    bad.write_text('{"certificate": "pcsc-decision-certificate", "version": 1}')
+    code, _, err = run("verify-cert", str(bad))
+    assert code == 1 and "malformed" in err and "policies" in err
+
+
+def test_vision_overrides_are_checked_as_the_route_language_checks_them(run: Run) -> None:
+    for bad in ("vision.tam=-5", "vision.capture=1.5", "route.vision.defensibility=-1", "vision.tam=inf"):
+        code, _, err = run("compile", str(SPEC_ROUTE), "--set", bad)
+        assert code == 1 and "PCSC-E901" in err, (bad, err)
+    assert parse_override("vision.capture=100%").value == 1.0

@@ -46,7 +46,12 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     }
     against = [Path(f) for f in args.against]
     try:
-        summary = verify(text, bases, against)
+        try:
+            summary = verify(text, bases, against)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+            # a structure the checker cannot read: a key missing, a value of the wrong kind
+            detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+            raise Mismatch("certificate", f"malformed, not as `pcsc compile --cert` writes it ({detail})") from None
     except Mismatch as exc:
         diag = Diagnostic.of(
             codes.E912,
