@@ -495,3 +495,36 @@ def test_vision_overrides_are_checked_as_the_route_language_checks_them(run: Run
         code, _, err = run("compile", str(SPEC_ROUTE), "--set", bad)
         assert code == 1 and "PCSC-E901" in err, (bad, err)
     assert parse_override("vision.capture=100%").value == 1.0
+
+
+def test_freeze_stores_the_certificate_beside_the_packet(run: Run, project: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    code, _, err = run("freeze", "devtools_api.route", "--policy-path", "policies", "--ledger", "l.sqlite", "--cert")
+    assert code == 0, err
+    code, out, err = run("ledger", "show", "--ledger", "l.sqlite", "--format", "json")
+    [entry] = json.loads(out)["entries"]
+    assert set(entry["payload"]) >= {"packet", "certificate"}
+    assert entry["payload"]["certificate"]["routes"][0]["decision"]["verdict"] == entry["payload"]["packet"]["verdict"]
+    assert run("ledger", "verify", "--ledger", "l.sqlite")[0] == 0  # the chain covers it
+    code, _, err = run("ledger", "show", "--ledger", "l.sqlite", "--cert", "1", "-o", "stored.json")
+    assert code == 0, err
+    compiled = certify(run, project)  # the same route compiled with --cert in the same folder
+    assert (project / "stored.json").read_bytes() == compiled.read_bytes()
+    assert verify(run, project / "stored.json")[0] == 0
+    route = project / "devtools_api.route"
+    route.write_text(route.read_text().replace("estimates  0.55 0.7 0.6", "estimates  0.55 0.7 0.65"))
+    code, out = verify(run, project / "stored.json")
+    assert code == 1 and "input devtools_api.route" in out
+
+
+def test_a_forecast_frozen_without_cert_has_none_to_show(run: Run, project: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    code, _, err = run("freeze", "devtools_api.route", "--policy-path", "policies", "--ledger", "l.sqlite")
+    assert code == 0, err
+    code, out, _ = run("ledger", "show", "--ledger", "l.sqlite", "--format", "json")
+    assert "certificate" not in json.loads(out)["entries"][0]["payload"]
+    for seq, why in (("1", "frozen without --cert"), ("7", "no such forecast")):
+        code, out, err = run("ledger", "show", "--ledger", "l.sqlite", "--cert", seq)
+        assert code == 1 and "PCSC-E911" in err and why in err and out == ""
