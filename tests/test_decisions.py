@@ -392,23 +392,69 @@ def spliced(run: Run, tmp_path: Path) -> Path:
     return out
 
 
-def test_every_suggestion_for_the_spliced_route_releases_it(run: Run, spliced: Path, tmp_path: Path) -> None:
-    code, doc = packet(run, "gate", str(spliced), "--suggest")
+def apply_every_suggestion(run: Run, route: Path, tmp_path: Path, *extra: str) -> list[dict[str, Any]]:
+    """Apply each suggestion for ``route`` alone; each edited route must be released, at
+    the score the suggestion showed. Returns the suggestions."""
+    code, doc = packet(run, "gate", str(route), "--suggest", *extra)
     assert code == 3
-    suggestions = doc["suggestions"]
+    suggestions: list[dict[str, Any]] = doc["suggestions"]
     assert suggestions
     schemas.validate(doc)
     covered = {c for s in suggestions for c in s["changes"]}
     assert covered == {f"{u['transition']}.{u['field']}" for u in doc["routes"][0]["uncovered"]}
     for s in suggestions:
         fixed = tmp_path / f"fixed{s['n']}.route"
-        code, _, err = run("gate", str(spliced), "--suggest", "--apply", str(s["n"]), "-o", str(fixed))
+        code, _, err = run("gate", str(route), "--suggest", *extra, "--apply", str(s["n"]), "-o", str(fixed))
         assert code == 3, err  # the refused route itself is still refused
         code, out = packet(run, "compile", str(fixed))
         assert code == 0, out["diagnostics"]
-        route = out["routes"][0]
-        assert route["verdict"] == "released"
-        assert route["score"] == s["score_after"]
+        compiled = out["routes"][0]
+        assert compiled["verdict"] == "released"
+        assert compiled["score"] == s["score_after"]
+    return suggestions
+
+
+def test_every_suggestion_for_the_spliced_route_releases_it(run: Run, spliced: Path, tmp_path: Path) -> None:
+    apply_every_suggestion(run, spliced, tmp_path)
+
+
+def test_restoring_the_deleted_transition_is_suggested_and_releases_it(run: Run, spliced: Path,
+                                                                       tmp_path: Path) -> None:
+    """Given the version it was spliced from, the first suggestion restores the deleted
+    transition: applied, it is that version again (no typed difference, the same score)."""
+    suggestions = apply_every_suggestion(run, spliced, tmp_path, "--was", str(SPEC_ROUTE))
+    first = suggestions[0]
+    assert first["edits"] == ["restore the deleted transition `monetize` from the earlier version: "
+                              "`launch` ends at `wedge` again"]
+    assert len(suggestions) == 2  # and the edits that release it without restoring
+    _, honest = packet(run, "compile", str(SPEC_ROUTE))
+    assert first["score_after"] == honest["routes"][0]["score"]
+    code, diff = packet(run, "diff", str(SPEC_ROUTE), str(tmp_path / "fixed1.route"))
+    assert code == 0
+    assert diff["removed"] == diff["added"] == diff["retargeted"] == diff["seam_skips"] == []
+    # without the earlier version, no restore is offered
+    code, doc = packet(run, "gate", str(spliced), "--suggest")
+    assert not any("restore" in e for s in doc["suggestions"] for e in s["edits"])
+
+
+def test_missing_evidence_of_the_needed_tier_is_suggested(run: Run, spliced: Path, tmp_path: Path) -> None:
+    """`require evidence(tier >= 2) >= 1` fails when launch's only evidence is tier 1:
+    a placeholder of tier 2 supporting launch is added, and it releases the route."""
+    text = spliced.read_text()
+    at = text.index("evidence hn_launch")
+    weak = tmp_path / "weak.route"
+    weak.write_text(text[:at] + text[at:].replace("tier        2", "tier        1", 1))
+    suggestions = apply_every_suggestion(run, weak, tmp_path)
+    assert any("add evidence of tier 2 supporting `launch`" in e for s in suggestions for e in s["edits"])
+    fixed = (tmp_path / "fixed1.route").read_text()
+    assert "evidence needed_launch_tier2 {" in fixed and "supports    launch" in fixed
+    # the placeholder is marked for the author and weighs nothing until filled in
+    assert "TODO" in fixed and "weight      0\n" in fixed
+
+
+def test_an_earlier_version_that_does_not_load_is_a_diagnostic(run: Run, spliced: Path, tmp_path: Path) -> None:
+    code, _, err = run("gate", str(spliced), "--suggest", "--was", str(tmp_path / "nope.route"))
+    assert code == 1 and "PCSC-E105" in err and "Traceback" not in err
 
 
 def test_suggestions_name_their_edits(run: Run, spliced: Path) -> None:
