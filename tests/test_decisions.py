@@ -574,3 +574,28 @@ def test_a_forecast_frozen_without_cert_has_none_to_show(run: Run, project: Path
     for seq, why in (("1", "frozen without --cert"), ("7", "no such forecast")):
         code, out, err = run("ledger", "show", "--ledger", "l.sqlite", "--cert", seq)
         assert code == 1 and "PCSC-E911" in err and why in err and out == ""
+
+
+def test_a_certificate_is_the_same_on_a_machine_with_other_line_ends_and_install_folders(
+    run: Run, project: Path, tmp_path: Path
+) -> None:
+    """Another machine: the route and policy checked out with CRLF line ends, in another
+    folder, and PCSC's shipped library and policies installed somewhere else."""
+    from pcsc.certcheck import verify as check
+    from pcsc.resources import data_dir
+
+    cert = certify(run, project)
+    other = tmp_path / "windows" / "checkout"
+    for f in project.rglob("*"):
+        if f.is_file() and f.suffix in (".route", ".toml"):
+            target = other / f.relative_to(project)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.read_bytes().replace(b"\n", b"\r\n"))
+    again = certify(run, other)
+    assert again.read_bytes() == cert.read_bytes()
+    install = tmp_path / "site-packages" / "pcsc"
+    shutil.copytree(data_dir("obligations"), install / "obligations")
+    shutil.copytree(data_dir("policies"), install / "policies")
+    summary = check(cert.read_text(), {"certificate": other, "shipped-obligations": install / "obligations",
+                                       "shipped-policies": install / "policies"})
+    assert summary["inputs"] == 1 and summary["libraries"] == 1
