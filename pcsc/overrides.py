@@ -64,6 +64,9 @@ class Override:
 
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
+# a segment of a --set key may also hold `/` unquoted: a shell strips the quotes of
+# `priors."devtools/scale".p`, and a class name never holds a `.`
+_SEGMENT = re.compile(r"[A-Za-z0-9_/-]+")
 
 
 def format_path(path: Sequence[str]) -> str:
@@ -82,9 +85,10 @@ def split_key(key: str) -> tuple[str, ...]:
             parts.append(key[i + 1 : end])
             i = end + 1
         else:
-            m = _BARE.match(key, i)
+            m = _SEGMENT.match(key, i)
             if m is None:
-                raise OverrideError([f"{key}: `{key[i]}` cannot start a key segment (quote segments with `/`)"])
+                raise OverrideError([f"{key}: `{key[i]}` cannot start a key segment (quote segments with other "
+                                     "characters)"])
             parts.append(m.group())
             i = m.end()
         if i < n:

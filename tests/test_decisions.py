@@ -45,6 +45,10 @@ def packet(run: Run, *argv: str) -> tuple[int, dict[str, Any]]:
 def test_keys_split_on_dots_outside_quotes() -> None:
     assert split_key('priors."devtools/scale".p') == ("priors", "devtools/scale", "p")
     assert split_key("reweighting.decay") == ("reweighting", "decay")
+    # as a shell passes the issue's own example, `--set priors."devtools/scale".p=0.2`, unquoted
+    assert split_key("priors.devtools/scale.p") == ("priors", "devtools/scale", "p")
+    with pytest.raises(OverrideError):
+        split_key("priors.devtools scale.p")
     with pytest.raises(OverrideError):
         split_key('priors."devtools/scale.p')
     with pytest.raises(OverrideError):
@@ -98,6 +102,18 @@ def test_compile_with_overrides_moves_the_score_as_the_formula_says(run: Run) ->
     R0 = -ts[0]["c"] + ts[0]["p"] * R1
     assert new["score"] == R0
     assert new["score"] > old["score"]
+
+
+def test_the_issues_example_works_as_a_shell_passes_it(run: Run) -> None:
+    """`pcsc compile --set priors."devtools/scale".p=0.2 --set vision.tam=5B`, typed into a
+    shell without single quotes, arrives with its double quotes stripped."""
+    _, quoted = packet(run, "compile", str(SPEC_ROUTE), "--set", 'priors."devtools/scale".p=0.2')
+    code, bare = packet(run, "compile", str(SPEC_ROUTE), "--set", "priors.devtools/scale.p=0.2",
+                        "--set", "vision.tam=5B")
+    assert code == 0
+    assert bare["overrides"][0]["key"] == quoted["overrides"][0]["key"] == 'priors."devtools/scale".p'
+    assert bare["routes"][0]["transitions"][2]["p_prior"] == 0.2
+    assert bare["routes"][0]["value"] == 5e9 * 0.10 * 0.6
 
 
 def test_an_unknown_override_key_is_a_path_addressed_error(run: Run) -> None:
