@@ -151,6 +151,11 @@ def test_policy_diff_with_overrides_reports_the_moved_routes(run: Run) -> None:
     assert doc["overrides"][0]["key"] == 'priors."devtools/scale".p'
 
 
+def test_policy_diff_over_an_empty_folder_is_an_error(run: Run, tmp_path: Path) -> None:
+    code, _, err = run("policy", "diff", "venture@1.0.0", "venture@1.0.0", str(tmp_path), "--set", "vision.tam=5B")
+    assert code == 1 and "PCSC-E106" in err
+
+
 def test_policy_diff_route_overrides_apply_to_the_new_side(run: Run) -> None:
     code, doc = packet(run, "policy", "diff", "venture@1.0.0", "venture@1.0.0", str(SPEC_ROUTE),
                        "--set", "vision.tam=20B")
