@@ -473,6 +473,11 @@ def test_missing_evidence_of_the_needed_tier_is_suggested(run: Run, spliced: Pat
     assert "TODO" in fixed and "weight      0\n" in fixed
 
 
+def test_suggest_on_nothing_compiled_says_only_the_error(run: Run, tmp_path: Path) -> None:
+    code, out, err = run("gate", str(tmp_path), "--suggest")
+    assert code == 1 and "PCSC-E106" in err and "suggestions" not in out
+
+
 def test_an_earlier_version_that_does_not_load_is_a_diagnostic(run: Run, spliced: Path, tmp_path: Path) -> None:
     code, _, err = run("gate", str(spliced), "--suggest", "--was", str(tmp_path / "nope.route"))
     assert code == 1 and "PCSC-E105" in err and "Traceback" not in err

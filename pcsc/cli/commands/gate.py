@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--was",
         metavar="FILE",
-        help="with --suggest: an earlier version of the routes (e.g. the file a splice was cut from); "
+        help="(implies --suggest) an earlier version of the routes (e.g. the file a splice was cut from); "
         "also suggest restoring the transitions they deleted",
     )
 
@@ -52,7 +52,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     payload = gate_packet(compiled)
     text = gate_text(compiled) if compiled else None
     code = exit_code(session, compiled)
-    if args.suggest or args.apply is not None:
+    if args.suggest or args.apply is not None or args.was is not None:
         from pcsc.cli.exits import UsageError
         from pcsc.suggest import suggest
 
@@ -69,7 +69,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             if not 1 <= args.apply <= len(found):
                 raise UsageError(f"--apply {args.apply}: there are {len(found)} suggestions")
             return Outcome("gate", payload, diagnostics=diags, exit_code=code, raw=found[args.apply - 1].text)
-        text = (text or "") + "\n\n" + _suggestions_text(found)
+        if text is not None:  # nothing compiled (errors only): no suggestion to speak of
+            text += "\n\n" + _suggestions_text(found)
     return Outcome(
         "gate",
         payload,
