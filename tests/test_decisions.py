@@ -20,6 +20,7 @@ from tests.conftest import ROOT, SPEC_ROUTE
 from tests.test_spec_numbers import hand_computation
 
 Run = Callable[..., tuple[int, str, str]]
+EXAMPLES_COHORT = ROOT / "examples" / "cohort"
 POLICY_FILE = ROOT / "policies" / "venture" / "1.0.0.toml"
 
 
@@ -625,3 +626,18 @@ def test_a_certificate_is_the_same_on_a_machine_with_other_line_ends_and_install
     summary = check(cert.read_text(), {"certificate": other, "shipped-obligations": install / "obligations",
                                        "shipped-policies": install / "policies"})
     assert summary["inputs"] == 1 and summary["libraries"] == 1
+
+
+def test_tampering_with_a_policy_it_extends_fails_naming_it(run: Run, tmp_path: Path) -> None:
+    folder = tmp_path / "ext"
+    shutil.copytree(ROOT / "policies" / "venture", folder / "policies" / "venture")
+    shutil.copy(EXAMPLES_COHORT / "api_monitoring.route", folder / "api_monitoring.route")
+    cert = folder / "c.json"
+    code, _, err = run("compile", str(folder / "api_monitoring.route"), "--policy-path", str(folder / "policies"),
+                       "--cert", str(cert))
+    assert code == 0, err
+    assert verify(run, cert)[0] == 0
+    parent = folder / "policies" / "venture" / "1.0.0.toml"
+    parent.write_text(parent.read_text().replace("decay = 0.5", "decay = 0.25"))
+    code, out = verify(run, cert)
+    assert code == 1 and "venture@1.0.0 (policies/venture/1.0.0.toml)" in out
