@@ -108,7 +108,7 @@ def ways(c: Compiled, u: DeltaCoverage, was: Route | None = None) -> list[tuple[
     restore = _restore(route, was, t) if was is not None else None
     if restore is not None:
         out.append((restore,))
-    named: set[str] = {e.name for e in route.evidence}
+    named = {e.name for e in route.evidence}  # a placeholder's name must be new
     for attempt in u.tried:
         o = next(x for x in route.obligations if x.name == attempt.obligation)
         scoped = [d for d in deltas(route, t) if d.material and d.field in o.covers]
@@ -142,7 +142,6 @@ def ways(c: Compiled, u: DeltaCoverage, was: Route | None = None) -> list[tuple[
                     fixable = False
                 else:
                     edits += added
-                    named |= {e.subject for e in added}
         if fixable:
             out.append(tuple(edits))
     return out
