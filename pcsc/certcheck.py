@@ -580,6 +580,9 @@ def evaluate_require(req: Mapping[str, Any]) -> bool | None:
         return compare(str(check["compare"]), check["left"], check["right"])
     if "name" in check:
         return truthy(check["value"])
+    if "grounded" in check:  # the text, quoted (case and spacing aside) in a supporting excerpt
+        needle = " ".join(str(check["grounded"]).casefold().split()) if check["grounded"] is not None else ""
+        return bool(needle) and any(needle in " ".join(str(x).casefold().split()) for x in check["excerpts"])
     if "measured" in check:
         return all(bounds_target(d["bounds"], d["source"], d["target"]) for d in check["measured"])
     if "error" in check:

@@ -253,6 +253,9 @@ def _require(req_expr: ex.Expr, it: Interpreter, ctx: _TransitionContext, scoped
         check = {"compare": req_expr.op, "left": _jsonable(left), "right": _jsonable(right)}
     elif isinstance(req_expr, ex.Name):
         check = {"name": req_expr.name, "value": _jsonable(it.eval(req_expr))}
+    elif isinstance(req_expr, ex.Call) and req_expr.func == "grounded" and len(req_expr.args) == 1:
+        text = it.eval(req_expr.args[0])
+        check = {"grounded": _jsonable(text), "excerpts": [e.excerpt for e in ctx.supporting]}
     elif isinstance(req_expr, ex.Call) and req_expr.func == "measured":
         check = {"measured": [
             {"field": d.field, "source": _jsonable(d.source), "target": _jsonable(d.target),

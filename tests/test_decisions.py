@@ -641,3 +641,30 @@ def test_tampering_with_a_policy_it_extends_fails_naming_it(run: Run, tmp_path: 
     parent.write_text(parent.read_text().replace("decay = 0.5", "decay = 0.25"))
     code, out = verify(run, cert)
     assert code == 1 and "venture@1.0.0 (policies/venture/1.0.0.toml)" in out
+
+
+def test_a_grounded_line_is_evaluated_again_from_its_excerpts(run: Run, tmp_path: Path) -> None:
+    """`require grounded(asset)`: the certificate records the text and the supporting
+    excerpts; an excerpt edited so it no longer quotes the asset is caught by the rule,
+    not only by the digest."""
+    route = tmp_path / "smart_door_lock.route"
+    shutil.copy(EXAMPLES_COHORT / "smart_door_lock.route", route)
+    cert = tmp_path / "c.json"
+    code, _, err = run("compile", str(route), "--cert", str(cert))
+    assert code == 0, err
+    assert verify(run, cert)[0] == 0
+    doc = json.loads(cert.read_text())
+    lines = [q for row in doc["routes"][0]["coverage"] for o in row["obligations"] for q in o["requires"]
+             if "grounded" in q["check"]]
+    assert lines and all(q["result"] for q in lines)
+
+    def edit(d: dict[str, Any]) -> None:
+        for row in d["routes"][0]["coverage"]:
+            for o in row["obligations"]:
+                for q in o["requires"]:
+                    if "grounded" in q["check"]:
+                        q["check"]["excerpts"] = ["nothing to see here"]
+
+    tamper(cert, edit)
+    code, out = verify(run, cert)
+    assert code == 1 and "grounded(asset)" in out and "recomputed False" in out, out
