@@ -582,6 +582,8 @@ def test_freeze_stores_the_certificate_beside_the_packet(run: Run, project: Path
     assert run("ledger", "verify", "--ledger", "l.sqlite")[0] == 0  # the chain covers it
     code, _, err = run("ledger", "show", "--ledger", "l.sqlite", "--cert", "1", "-o", "stored.json")
     assert code == 0, err
+    code, out, _ = run("ledger", "show", "--ledger", "l.sqlite", "--cert", "1", "--format", "json")
+    schemas.validate(json.loads(out))
     compiled = certify(run, project)  # the same route compiled with --cert in the same folder
     assert (project / "stored.json").read_bytes() == compiled.read_bytes()
     assert verify(run, project / "stored.json")[0] == 0
@@ -601,6 +603,10 @@ def test_a_forecast_frozen_without_cert_has_none_to_show(run: Run, project: Path
     for seq, why in (("1", "frozen without --cert"), ("7", "no such forecast")):
         code, out, err = run("ledger", "show", "--ledger", "l.sqlite", "--cert", seq)
         assert code == 1 and "PCSC-E911" in err and why in err and out == ""
+        code, out, err = run("ledger", "show", "--ledger", "l.sqlite", "--cert", seq, "--format", "json")
+        doc = json.loads(out)
+        assert code == 1 and doc["ok"] is False and why in doc["error"]
+        schemas.validate(doc)
 
 
 def test_a_certificate_is_the_same_on_a_machine_with_other_line_ends_and_install_folders(
