@@ -248,6 +248,16 @@ def test_against_reads_the_given_files(run: Run, project: Path, tmp_path: Path) 
     assert code == 0, text
 
 
+def test_against_a_file_the_certificate_does_not_record_is_a_usage_error(run: Run, project: Path,
+                                                                         tmp_path: Path) -> None:
+    """Else the file would go unused and the recorded path be verified instead."""
+    cert = certify(run, project)
+    other = tmp_path / "other.route"
+    other.write_text(SPEC_ROUTE.read_text())
+    code, _, err = run("verify-cert", str(cert), "--against", str(other))
+    assert code == 2 and "other.route" in err and "devtools_api.route" in err
+
+
 def test_tampering_with_the_route_file_fails(run: Run, project: Path) -> None:
     cert = certify(run, project)
     route = project / "devtools_api.route"
