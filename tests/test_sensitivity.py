@@ -255,6 +255,12 @@ def test_several_routes_need_a_route_and_errors_are_diagnostics(run: Run, tmp_pa
     schemas.validate(doc)
 
 
+def test_rivals_that_cannot_be_read_are_diagnostics(run: Run, tmp_path: Path) -> None:
+    code, out, err = run("sensitivity", str(SPEC_ROUTE), "--rivals", str(tmp_path / "nope.route"), str(tmp_path))
+    assert code == 1 and "PCSC-E105" in err and "PCSC-E106" in err and "Traceback" not in err
+    assert out == ""
+
+
 # ---------------------------------------------------------------------- the route overrides it uses
 def test_cost_and_evidence_overrides_parse() -> None:
     o = parse_override("route.transitions.launch.cost.engineers=50k")
