@@ -1306,6 +1306,8 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
     for record in cert["policies"]:
         document = policy_document(record, files)
         what = f"policy {record['ref']} ({record['files'][0]['path']})"
+        if len(record["files"]) > 1:  # the document merges these files: any of them may have changed
+            what += " and what it extends: " + ", ".join(f"{f['ref']} ({f['path']})" for f in record["files"][1:])
         digest = hashlib.sha256(canonical(document).encode("utf-8")).hexdigest()
         if digest != record["file_sha256"]:
             raise Mismatch(what, f"its document has sha256 {digest}, the certificate records {record['file_sha256']}")

@@ -64,6 +64,9 @@ class Override:
 
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
+# a segment of a --set key may also hold `/` unquoted: a shell strips the quotes of
+# `priors."devtools/scale".p`, and a class name never holds a `.`
+_SEGMENT = re.compile(r"[A-Za-z0-9_/-]+")
 
 
 def format_path(path: Sequence[str]) -> str:
@@ -82,9 +85,10 @@ def split_key(key: str) -> tuple[str, ...]:
             parts.append(key[i + 1 : end])
             i = end + 1
         else:
-            m = _BARE.match(key, i)
+            m = _SEGMENT.match(key, i)
             if m is None:
-                raise OverrideError([f"{key}: `{key[i]}` cannot start a key segment (quote segments with `/`)"])
+                raise OverrideError([f"{key}: `{key[i]}` cannot start a key segment (quote segments with other "
+                                     "characters)"])
             parts.append(m.group())
             i = m.end()
         if i < n:
@@ -136,7 +140,12 @@ def parse_override(text: str) -> Override:
             raise OverrideError([f"{key}: unknown key (a route's vision has tam, capture, defensibility)"])
         if isinstance(parsed, bool) or not isinstance(parsed, (int, float)):
             raise OverrideError([f"{key}: expected a number"])
-        return Override(text, path, float(parsed), "route")
+        number = float(parsed)
+        if path[1] == "tam" and not 0.0 <= number < float("inf"):
+            raise OverrideError([f"{key}: vision `tam` must be a finite number at least 0, got {number:g}"])
+        if path[1] != "tam" and not 0.0 <= number <= 1.0:
+            raise OverrideError([f"{key}: vision `{path[1]}` must be in [0, 1], got {number:g}"])
+        return Override(text, path, number, "route")
     return Override(text, path, parsed, "policy")
 
 

@@ -11,7 +11,8 @@ the value at which each decision flips:
   that blocks failed);
 - ``bucket``: neg / mix / pos;
 - ``binding``: the binding transition;
-- ``rank``: the route's place among the routes of its file (`pcsc rank` order).
+- ``rank``: the route's place among its rivals, the other routes of its file and any
+  the caller adds (`pcsc rank` order).
 
 Every value is tried by recompiling the route through the pipeline with one what-if
 override (`pcsc.overrides`, the mechanism of `compile --set`): the key of each
@@ -582,7 +583,8 @@ def _bucket_roots(c: Compiled, p: Parameter) -> list[Fraction]:
 
 
 def sensitivity(c: Compiled, session: Session, rivals: Sequence[Route]) -> Report:
-    """The margins of ``c``; ``rivals`` are the other routes of its file (for `rank`)."""
+    """The margins of ``c``; ``rivals`` are the routes it is ranked among (for `rank`):
+    the other routes of its file, and any the caller adds."""
     ev = Evaluator(c, session, rivals)
     margins: list[Margin] = []
     for p in parameters(c):
@@ -625,10 +627,11 @@ def _rel(m: Margin) -> str:
 
 def report_text(r: Report) -> str:
     s = r.start
+    among = ", ".join(r.rivals) if len(r.rivals) < 4 else f"{len(r.rivals)} rivals"
     lines = [
         f"route {r.route}  [{r.file}]  under {r.policy}",
         "  now: score " + _num(s.score) + f" ({s.decision('sign')}), verdict {s.verdict}, bucket {s.bucket or '—'}, "
-        f"binding {s.binding}" + (f", rank {s.decision('rank')} in its file" if s.rank is not None else ""),
+        f"binding {s.binding}" + (f", rank {s.decision('rank')} among it and {among}" if s.rank is not None else ""),
     ]
     flips = [m for m in r.margins if m.at is not None]
     if flips:

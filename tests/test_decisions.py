@@ -20,6 +20,7 @@ from tests.conftest import ROOT, SPEC_ROUTE
 from tests.test_spec_numbers import hand_computation
 
 Run = Callable[..., tuple[int, str, str]]
+EXAMPLES_COHORT = ROOT / "examples" / "cohort"
 POLICY_FILE = ROOT / "policies" / "venture" / "1.0.0.toml"
 
 
@@ -45,6 +46,10 @@ def packet(run: Run, *argv: str) -> tuple[int, dict[str, Any]]:
 def test_keys_split_on_dots_outside_quotes() -> None:
     assert split_key('priors."devtools/scale".p') == ("priors", "devtools/scale", "p")
     assert split_key("reweighting.decay") == ("reweighting", "decay")
+    # as a shell passes the issue's own example, `--set priors."devtools/scale".p=0.2`, unquoted
+    assert split_key("priors.devtools/scale.p") == ("priors", "devtools/scale", "p")
+    with pytest.raises(OverrideError):
+        split_key("priors.devtools scale.p")
     with pytest.raises(OverrideError):
         split_key('priors."devtools/scale.p')
     with pytest.raises(OverrideError):
@@ -100,6 +105,18 @@ def test_compile_with_overrides_moves_the_score_as_the_formula_says(run: Run) ->
     assert new["score"] > old["score"]
 
 
+def test_the_issues_example_works_as_a_shell_passes_it(run: Run) -> None:
+    """`pcsc compile --set priors."devtools/scale".p=0.2 --set vision.tam=5B`, typed into a
+    shell without single quotes, arrives with its double quotes stripped."""
+    _, quoted = packet(run, "compile", str(SPEC_ROUTE), "--set", 'priors."devtools/scale".p=0.2')
+    code, bare = packet(run, "compile", str(SPEC_ROUTE), "--set", "priors.devtools/scale.p=0.2",
+                        "--set", "vision.tam=5B")
+    assert code == 0
+    assert bare["overrides"][0]["key"] == quoted["overrides"][0]["key"] == 'priors."devtools/scale".p'
+    assert bare["routes"][0]["transitions"][2]["p_prior"] == 0.2
+    assert bare["routes"][0]["value"] == 5e9 * 0.10 * 0.6
+
+
 def test_an_unknown_override_key_is_a_path_addressed_error(run: Run) -> None:
     code, out, err = run("compile", str(SPEC_ROUTE), "--set", 'priors."devtools/scale".q=0.2')
     assert code == 1
@@ -133,6 +150,11 @@ def test_policy_diff_with_overrides_reports_the_moved_routes(run: Run) -> None:
     assert [t["name"] for t in moved["devtools_api"]["transitions"] if t["moved"]] == ["expand"]
     assert doc["old"]["sha256"] != doc["new"]["sha256"]
     assert doc["overrides"][0]["key"] == 'priors."devtools/scale".p'
+
+
+def test_policy_diff_over_an_empty_folder_is_an_error(run: Run, tmp_path: Path) -> None:
+    code, _, err = run("policy", "diff", "venture@1.0.0", "venture@1.0.0", str(tmp_path), "--set", "vision.tam=5B")
+    assert code == 1 and "PCSC-E106" in err
 
 
 def test_policy_diff_route_overrides_apply_to_the_new_side(run: Run) -> None:
@@ -225,6 +247,16 @@ def test_against_reads_the_given_files(run: Run, project: Path, tmp_path: Path) 
     code, text = verify(run, lone / "out.json", "--against", str(project / "devtools_api.route"),
                         str(project / "policies" / "venture" / "1.0.0.toml"))
     assert code == 0, text
+
+
+def test_against_a_file_the_certificate_does_not_record_is_a_usage_error(run: Run, project: Path,
+                                                                         tmp_path: Path) -> None:
+    """Else the file would go unused and the recorded path be verified instead."""
+    cert = certify(run, project)
+    other = tmp_path / "other.route"
+    other.write_text(SPEC_ROUTE.read_text())
+    code, _, err = run("verify-cert", str(cert), "--against", str(other))
+    assert code == 2 and "other.route" in err and "devtools_api.route" in err
 
 
 def test_tampering_with_the_route_file_fails(run: Run, project: Path) -> None:
@@ -667,23 +699,74 @@ def spliced(run: Run, tmp_path: Path) -> Path:
     return out
 
 
-def test_every_suggestion_for_the_spliced_route_releases_it(run: Run, spliced: Path, tmp_path: Path) -> None:
-    code, doc = packet(run, "gate", str(spliced), "--suggest")
+def apply_every_suggestion(run: Run, route: Path, tmp_path: Path, *extra: str) -> list[dict[str, Any]]:
+    """Apply each suggestion for ``route`` alone; each edited route must be released, at
+    the score the suggestion showed. Returns the suggestions."""
+    code, doc = packet(run, "gate", str(route), "--suggest", *extra)
     assert code == 3
-    suggestions = doc["suggestions"]
+    suggestions: list[dict[str, Any]] = doc["suggestions"]
     assert suggestions
     schemas.validate(doc)
     covered = {c for s in suggestions for c in s["changes"]}
     assert covered == {f"{u['transition']}.{u['field']}" for u in doc["routes"][0]["uncovered"]}
     for s in suggestions:
         fixed = tmp_path / f"fixed{s['n']}.route"
-        code, _, err = run("gate", str(spliced), "--suggest", "--apply", str(s["n"]), "-o", str(fixed))
+        code, _, err = run("gate", str(route), "--suggest", *extra, "--apply", str(s["n"]), "-o", str(fixed))
         assert code == 3, err  # the refused route itself is still refused
         code, out = packet(run, "compile", str(fixed))
         assert code == 0, out["diagnostics"]
-        route = out["routes"][0]
-        assert route["verdict"] == "released"
-        assert route["score"] == s["score_after"]
+        compiled = out["routes"][0]
+        assert compiled["verdict"] == "released"
+        assert compiled["score"] == s["score_after"]
+    return suggestions
+
+
+def test_every_suggestion_for_the_spliced_route_releases_it(run: Run, spliced: Path, tmp_path: Path) -> None:
+    apply_every_suggestion(run, spliced, tmp_path)
+
+
+def test_restoring_the_deleted_transition_is_suggested_and_releases_it(run: Run, spliced: Path,
+                                                                       tmp_path: Path) -> None:
+    """Given the version it was spliced from, the first suggestion restores the deleted
+    transition: applied, it is that version again (no typed difference, the same score)."""
+    suggestions = apply_every_suggestion(run, spliced, tmp_path, "--was", str(SPEC_ROUTE))
+    first = suggestions[0]
+    assert first["edits"] == ["restore the deleted transition `monetize` from the earlier version: "
+                              "`launch` ends at `wedge` again"]
+    assert len(suggestions) == 2  # and the edits that release it without restoring
+    _, honest = packet(run, "compile", str(SPEC_ROUTE))
+    assert first["score_after"] == honest["routes"][0]["score"]
+    code, diff = packet(run, "diff", str(SPEC_ROUTE), str(tmp_path / "fixed1.route"))
+    assert code == 0
+    assert diff["removed"] == diff["added"] == diff["retargeted"] == diff["seam_skips"] == []
+    # without the earlier version, no restore is offered
+    code, doc = packet(run, "gate", str(spliced), "--suggest")
+    assert not any("restore" in e for s in doc["suggestions"] for e in s["edits"])
+
+
+def test_missing_evidence_of_the_needed_tier_is_suggested(run: Run, spliced: Path, tmp_path: Path) -> None:
+    """`require evidence(tier >= 2) >= 1` fails when launch's only evidence is tier 1:
+    a placeholder of tier 2 supporting launch is added, and it releases the route."""
+    text = spliced.read_text()
+    at = text.index("evidence hn_launch")
+    weak = tmp_path / "weak.route"
+    weak.write_text(text[:at] + text[at:].replace("tier        2", "tier        1", 1))
+    suggestions = apply_every_suggestion(run, weak, tmp_path)
+    assert any("add evidence of tier 2 supporting `launch`" in e for s in suggestions for e in s["edits"])
+    fixed = (tmp_path / "fixed1.route").read_text()
+    assert "evidence needed_launch_tier2 {" in fixed and "supports    launch" in fixed
+    # the placeholder is marked for the author and weighs nothing until filled in
+    assert "TODO" in fixed and "weight      0\n" in fixed
+
+
+def test_suggest_on_nothing_compiled_says_only_the_error(run: Run, tmp_path: Path) -> None:
+    code, out, err = run("gate", str(tmp_path), "--suggest")
+    assert code == 1 and "PCSC-E106" in err and "suggestions" not in out
+
+
+def test_an_earlier_version_that_does_not_load_is_a_diagnostic(run: Run, spliced: Path, tmp_path: Path) -> None:
+    code, _, err = run("gate", str(spliced), "--suggest", "--was", str(tmp_path / "nope.route"))
+    assert code == 1 and "PCSC-E105" in err and "Traceback" not in err
 
 
 def test_suggestions_name_their_edits(run: Run, spliced: Path) -> None:
@@ -699,3 +782,180 @@ def test_a_released_route_has_no_suggestion(run: Run) -> None:
     assert code == 0 and doc["suggestions"] == []
     code, _, err = run("gate", str(SPEC_ROUTE), "--suggest", "--apply", "1")
     assert code == 2 and "there are 0 suggestions" in err
+
+
+# ---------------------------------------------------------------------- acceptance: any number, any structure
+def _leaves(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    if isinstance(node, dict):
+        return [leaf for k, v in node.items() for leaf in _leaves(v, (*path, k))]
+    if isinstance(node, list):
+        return [leaf for i, v in enumerate(node) for leaf in _leaves(v, (*path, i))]
+    return [(path, node)]
+
+
+def test_tampering_with_any_number_of_a_certificate_fails(run: Run, project: Path) -> None:
+    """Every number of the reference route's certificate, changed alone (its float and
+    rational kept consistent, so only the checker's rules and the digest can see it),
+    makes the checker fail; most are named by the step or coverage row that uses them."""
+    from fractions import Fraction
+
+    from pcsc.certcheck import Mismatch
+    from pcsc.certcheck import verify as check
+    from pcsc.resources import data_dir
+
+    cert = certify(run, project)
+    doc = json.loads(cert.read_text())
+    bases = {"certificate": project, "shipped-obligations": data_dir("obligations"),
+             "shipped-policies": data_dir("policies")}
+    numbers = [(p, x) for p, x in _leaves(doc) if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    assert len(numbers) > 200
+    named = 0
+    for path, x in numbers:
+        edited = json.loads(cert.read_text())
+        node = edited
+        for k in path[:-1]:
+            node = node[k]
+        node[path[-1]] = x * 1.01 + 1
+        if path[-1] == "f" and "q" in node:
+            exact = Fraction(float(node["f"]))
+            node["q"] = f"{exact.numerator}/{exact.denominator}"
+        with pytest.raises(Mismatch) as caught:
+            check(json.dumps(edited), bases)
+        named += "edited after it was written" not in caught.value.message
+    assert named > len(numbers) // 2
+
+
+def test_a_malformed_certificate_is_a_diagnostic_not_a_crash(run: Run, project: Path, tmp_path: Path) -> None:
+    cert = certify(run, project)
+    doc = json.loads(cert.read_text())
+    bad = tmp_path / "bad.json"
+    edits: list[Callable[[dict[str, Any]], None]] = [
+        *[(lambda d, k=k: d.pop(k)) for k in sorted(doc) if k not in ("certificate", "version")],
+        lambda d: step(d, "launch.p")["value"].update(q="not/a number"),
+        lambda d: step(d, "launch.p").pop("operands"),
+        lambda d: d["routes"][0]["coverage"][0].pop("obligations"),
+        lambda d: d["routes"][0].update(steps="none"),
+    ]
+    for edit in edits:
+        edited = json.loads(cert.read_text())
+        edit(edited)
+        bad.write_text(json.dumps(edited))
+        code, out, err = run("verify-cert", str(bad))
+        assert code == 1, (out, err)
+        assert "PCSC-E912" in err and "internal error" not in err, err
+    bad.write_text('{"certificate": "pcsc-decision-certificate", "version": 1}')
+    code, _, err = run("verify-cert", str(bad))
+    assert code == 1 and "malformed" in err and "policies" in err
+
+
+def test_vision_overrides_are_checked_as_the_route_language_checks_them(run: Run) -> None:
+    for bad in ("vision.tam=-5", "vision.capture=1.5", "route.vision.defensibility=-1", "vision.tam=inf"):
+        code, _, err = run("compile", str(SPEC_ROUTE), "--set", bad)
+        assert code == 1 and "PCSC-E901" in err, (bad, err)
+    assert parse_override("vision.capture=100%").value == 1.0
+
+
+def test_freeze_stores_the_certificate_beside_the_packet(run: Run, project: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    code, _, err = run("freeze", "devtools_api.route", "--policy-path", "policies", "--ledger", "l.sqlite", "--cert")
+    assert code == 0, err
+    code, out, err = run("ledger", "show", "--ledger", "l.sqlite", "--format", "json")
+    [entry] = json.loads(out)["entries"]
+    assert set(entry["payload"]) >= {"packet", "certificate"}
+    assert entry["payload"]["certificate"]["routes"][0]["decision"]["verdict"] == entry["payload"]["packet"]["verdict"]
+    assert run("ledger", "verify", "--ledger", "l.sqlite")[0] == 0  # the chain covers it
+    code, _, err = run("ledger", "show", "--ledger", "l.sqlite", "--cert", "1", "-o", "stored.json")
+    assert code == 0, err
+    code, out, _ = run("ledger", "show", "--ledger", "l.sqlite", "--cert", "1", "--format", "json")
+    schemas.validate(json.loads(out))
+    compiled = certify(run, project)  # the same route compiled with --cert in the same folder
+    assert (project / "stored.json").read_bytes() == compiled.read_bytes()
+    assert verify(run, project / "stored.json")[0] == 0
+    route = project / "devtools_api.route"
+    route.write_text(route.read_text().replace("estimates  0.55 0.7 0.6", "estimates  0.55 0.7 0.65"))
+    code, out = verify(run, project / "stored.json")
+    assert code == 1 and "input devtools_api.route" in out
+
+
+def test_a_forecast_frozen_without_cert_has_none_to_show(run: Run, project: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    code, _, err = run("freeze", "devtools_api.route", "--policy-path", "policies", "--ledger", "l.sqlite")
+    assert code == 0, err
+    code, out, _ = run("ledger", "show", "--ledger", "l.sqlite", "--format", "json")
+    assert "certificate" not in json.loads(out)["entries"][0]["payload"]
+    for seq, why in (("1", "frozen without --cert"), ("7", "no such forecast")):
+        code, out, err = run("ledger", "show", "--ledger", "l.sqlite", "--cert", seq)
+        assert code == 1 and "PCSC-E911" in err and why in err and out == ""
+        code, out, err = run("ledger", "show", "--ledger", "l.sqlite", "--cert", seq, "--format", "json")
+        doc = json.loads(out)
+        assert code == 1 and doc["ok"] is False and why in doc["error"]
+        schemas.validate(doc)
+
+
+def test_a_certificate_is_the_same_on_a_machine_with_other_line_ends_and_install_folders(
+    run: Run, project: Path, tmp_path: Path
+) -> None:
+    """Another machine: the route and policy checked out with CRLF line ends, in another
+    folder, and PCSC's shipped library and policies installed somewhere else."""
+    from pcsc.certcheck import verify as check
+    from pcsc.resources import data_dir
+
+    cert = certify(run, project)
+    other = tmp_path / "windows" / "checkout"
+    for f in project.rglob("*"):
+        if f.is_file() and f.suffix in (".route", ".toml"):
+            target = other / f.relative_to(project)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.read_bytes().replace(b"\n", b"\r\n"))
+    again = certify(run, other)
+    assert again.read_bytes() == cert.read_bytes()
+    install = tmp_path / "site-packages" / "pcsc"
+    shutil.copytree(data_dir("obligations"), install / "obligations")
+    shutil.copytree(data_dir("policies"), install / "policies")
+    summary = check(cert.read_text(), {"certificate": other, "shipped-obligations": install / "obligations",
+                                       "shipped-policies": install / "policies"})
+    assert summary["inputs"] == 1 and summary["libraries"] == 1
+
+
+def test_tampering_with_a_policy_it_extends_fails_naming_it(run: Run, tmp_path: Path) -> None:
+    folder = tmp_path / "ext"
+    shutil.copytree(ROOT / "policies" / "venture", folder / "policies" / "venture")
+    shutil.copy(EXAMPLES_COHORT / "api_monitoring.route", folder / "api_monitoring.route")
+    cert = folder / "c.json"
+    code, _, err = run("compile", str(folder / "api_monitoring.route"), "--policy-path", str(folder / "policies"),
+                       "--cert", str(cert))
+    assert code == 0, err
+    assert verify(run, cert)[0] == 0
+    parent = folder / "policies" / "venture" / "1.0.0.toml"
+    parent.write_text(parent.read_text().replace("decay = 0.5", "decay = 0.25"))
+    code, out = verify(run, cert)
+    assert code == 1 and "venture@1.0.0 (policies/venture/1.0.0.toml)" in out
+
+
+def test_a_grounded_line_is_evaluated_again_from_its_excerpts(run: Run, tmp_path: Path) -> None:
+    """`require grounded(asset)`: the certificate records the text and the supporting
+    excerpts; an excerpt edited so it no longer quotes the asset is caught by the rule,
+    not only by the digest."""
+    route = tmp_path / "smart_door_lock.route"
+    shutil.copy(EXAMPLES_COHORT / "smart_door_lock.route", route)
+    cert = tmp_path / "c.json"
+    code, _, err = run("compile", str(route), "--cert", str(cert))
+    assert code == 0, err
+    assert verify(run, cert)[0] == 0
+    doc = json.loads(cert.read_text())
+    lines = [q for row in doc["routes"][0]["coverage"] for o in row["obligations"] for q in o["requires"]
+             if "grounded" in q["check"]]
+    assert lines and all(q["result"] for q in lines)
+
+    def edit(d: dict[str, Any]) -> None:
+        for row in d["routes"][0]["coverage"]:
+            for o in row["obligations"]:
+                for q in o["requires"]:
+                    if "grounded" in q["check"]:
+                        q["check"]["excerpts"] = ["nothing to see here"]
+
+    tamper(cert, edit)
+    code, out = verify(run, cert)
+    assert code == 1 and "grounded(asset)" in out and "recomputed False" in out, out

@@ -63,23 +63,24 @@ def routes_of(path: Path) -> list[Route]:
 
 
 # ---------------------------------------------------------------------- the oracle
-def decisions(path: Path, name: str, override: Override | None) -> dict[str, str | None]:
+def decisions(path: Path, name: str, override: Override | None, extra: tuple[Path, ...] = ()) -> dict[str, str | None]:
     """The five decisions of route ``name`` of ``path``, recompiled with ``override``
     as `compile --set` applies it (a route override to this route only, a policy
     override to the policy every route of the file is compiled under)."""
     session = Session()
-    routes = routes_of(path)
+    routes = [*routes_of(path), *(r for e in extra for r in routes_of(e))]
     if override is not None and override.target == "policy":
         session.policies = OverridingStore([], overrides=(override,))
     compiled: list[Compiled] = []
     chosen: Compiled | None = None
     for r in routes:
-        edited: Route = override_route(r, [override]) if override is not None and r.name == name else r
+        mine = r.name == name and r.file == str(path)
+        edited: Route = override_route(r, [override]) if override is not None and mine else r
         c = session.compile_route(edited)
-        assert c is not None or r.name != name, session.diags.items
+        assert c is not None or not mine, session.diags.items
         if c is not None:
             compiled.append(c)
-            if r.name == name:
+            if mine:
                 chosen = c
     assert chosen is not None
     n = chosen.numbers
@@ -110,9 +111,9 @@ def at_value(path: Path, name: str, m: dict[str, Any], x: float) -> Override:
     return parse_override(text + repr(float(x)))
 
 
-def check_every_margin(path: Path, report: dict[str, Any]) -> int:
+def check_every_margin(path: Path, report: dict[str, Any], extra: tuple[Path, ...] = ()) -> int:
     name = report["route"]
-    start = decisions(path, name, None)
+    start = decisions(path, name, None, extra)
     for d, now in start.items():
         assert report["current"][d] == now
     checked = 0
@@ -121,9 +122,9 @@ def check_every_margin(path: Path, report: dict[str, Any]) -> int:
             assert m["at"] is None and m["method"] == "none"
             continue
         assert m["before"] == start[m["decision"]]
-        at = decisions(path, name, parse_override(m["set"]))
+        at = decisions(path, name, parse_override(m["set"]), extra)
         assert at[m["decision"]] == m["after"] != m["before"], m
-        inside = decisions(path, name, at_value(path, name, m, m["inside"]))
+        inside = decisions(path, name, at_value(path, name, m, m["inside"]), extra)
         assert inside[m["decision"]] == m["before"], m
         # inside lies between the current value and the flip, within the tolerance of the flip
         lo, hi = sorted((m["current"], m["at"]))
@@ -151,6 +152,20 @@ def test_every_margin_of_competing_routes_flips_at_it_and_not_inside(run: Run) -
     assert ranks and all(m["neighbour"] == "self_serve" and m["after"] == "1 of 2" for m in ranks)
     assert any(m["method"] == "closed form" for m in ranks)  # the score crosses the rival's, in V or a cost
     assert check_every_margin(path, report) > 0
+
+
+def test_every_margin_against_rivals_of_the_cohort_flips_at_it_and_not_inside(run: Run) -> None:
+    """`--rivals` ranks the route among routes of other files too (a cohort has one route
+    per file, so without it there is no rank margin)."""
+    path = EXAMPLES / "cohort" / "api_monitoring.route"
+    extra = (EXAMPLES / "cohort" / "esign_contracts.route", EXAMPLES / "cohort" / "freelance_translators.route")
+    report = margins(run, str(path), "--rivals", *map(str, extra))
+    assert report["rivals"] == ["esign_contracts", "freelance_translators"]
+    assert report["current"]["rank"] == "2 of 3"
+    ranks = {m["neighbour"] for m in report["margins"] if m["decision"] == "rank" and m["flips"]}
+    assert ranks == {"esign_contracts", "freelance_translators"}  # up past one, down past the other
+    assert check_every_margin(path, report, extra) > 0
+    assert margins(run, str(path))["current"]["rank"] is None
 
 
 @pytest.mark.parametrize("name", ["api_monitoring", pytest.param("smart_door_lock", marks=pytest.mark.slow)])
@@ -238,6 +253,12 @@ def test_several_routes_need_a_route_and_errors_are_diagnostics(run: Run, tmp_pa
     doc = json.loads(out)
     assert doc["sensitivity"] is None and doc["diagnostics"]
     schemas.validate(doc)
+
+
+def test_rivals_that_cannot_be_read_are_diagnostics(run: Run, tmp_path: Path) -> None:
+    code, out, err = run("sensitivity", str(SPEC_ROUTE), "--rivals", str(tmp_path / "nope.route"), str(tmp_path))
+    assert code == 1 and "PCSC-E105" in err and "PCSC-E106" in err and "Traceback" not in err
+    assert out == ""
 
 
 # ---------------------------------------------------------------------- the route overrides it uses

@@ -11,6 +11,7 @@ from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
+    from pcsc.forecast.ledger import ForecastRecord
     from pcsc.overrides import Override
     from pcsc.pipeline import Compiled, Session
 
@@ -30,3 +31,22 @@ def write_certificate(
     except OSError as exc:
         return Diagnostic.of(codes.E911, f"cannot write {target}: {exc.strerror or exc}", Span.file_only(target))
     return None
+
+
+def certify_records(
+    records: Sequence[ForecastRecord], compiled: Sequence[Compiled], session: Session
+) -> list[ForecastRecord]:
+    """`pcsc freeze --cert`: each forecast record (of ``compiled``, in the same order)
+    with the certificate of its route alone beside the packet, under `certificate`,
+    its paths relative to the current folder. Raises `CertificateError`."""
+    import attrs
+
+    from pcsc.certificate import build
+
+    here = Path.cwd() / "certificate.json"
+    out = []
+    for rec, c in zip(records, compiled, strict=True):
+        own = [(shown, sha) for shown, sha in session.inputs if shown == c.route.file]
+        cert = build([c], own, session.policies, here)
+        out.append(attrs.evolve(rec, payload={**rec.payload, "certificate": cert}))
+    return out

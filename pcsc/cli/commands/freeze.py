@@ -9,6 +9,10 @@ A route whose score GATE refused is frozen like any other, its score withheld.
 `--retrospective` freezes routes whose as_of is in the past, for a retrospective pilot:
 each entry records its mode, and `pcsc evaluate` grades a retrospective forecast only
 against outcomes recorded in the ledger after it was frozen, and never pools the modes.
+
+`--cert` stores each route's decision certificate (`pcsc compile --cert`, for that
+route alone) in its entry's payload under `certificate`, beside the packet, so the
+ledger's hash chain covers it; `pcsc ledger show --cert SEQ` writes it out.
 """
 
 from __future__ import annotations
@@ -34,6 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retrospective", action="store_true",
                    help="freeze routes whose as_of is in the past (a retrospective pilot): graded only against "
                    "outcomes recorded in the ledger after this freeze")
+    p.add_argument("--cert", action="store_true",
+                   help="also store each route's decision certificate in its entry, beside the packet (paths "
+                   "relative to the current folder); `pcsc ledger show --cert SEQ` writes it out for "
+                   "`pcsc verify-cert`")
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
@@ -75,8 +83,17 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     diagnostics += warnings
     in_order = in_input_order(compiled, ranking)
     inputs = freeze_inputs(session)
+    records = freeze_records(in_order, mode)
+    if args.cert:
+        from pcsc.certificate import CertificateError
+        from pcsc.cli.certify import certify_records
+
+        try:
+            records = certify_records(records, [r.compiled for r in in_order], session)
+        except CertificateError as exc:
+            return refuse(Diagnostic.of(codes.E911, f"nothing frozen: {exc}", Span.file_only(str(path))))
     try:
-        entries = create_and_append(path, freeze_records(in_order, mode), inputs=inputs)
+        entries = create_and_append(path, records, inputs=inputs)
     except LedgerError as exc:
         problem = ledger_diagnostic(path, str(exc))
         return refuse(Diagnostic(problem.code, f"nothing frozen: {problem.message}", problem.span))

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import Outcome
+from pcsc.cli.outcome import EXIT_INPUT, Outcome
 from pcsc.cli.verdicts import exit_code
 
 if TYPE_CHECKING:
+    from pcsc.ir import Route
     from pcsc.suggest import Suggestion
 
 
@@ -33,6 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="with --suggest: write the route edited by suggestion N (to -o FILE, or standard output)",
     )
+    p.add_argument(
+        "--was",
+        metavar="FILE",
+        help="(implies --suggest) an earlier version of the routes (e.g. the file a splice was cut from); "
+        "also suggest restoring the transitions they deleted",
+    )
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
@@ -45,17 +52,25 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     payload = gate_packet(compiled)
     text = gate_text(compiled) if compiled else None
     code = exit_code(session, compiled)
-    if args.suggest or args.apply is not None:
+    if args.suggest or args.apply is not None or args.was is not None:
         from pcsc.cli.exits import UsageError
         from pcsc.suggest import suggest
 
-        found = [s for c in compiled for s in suggest(c, session)]
+        earlier: dict[str, Route] = {}
+        if args.was is not None:
+            was_session, was_routes = ctx.load([args.was])
+            if was_session.diags.has_errors:
+                diags = [*diags, *was_session.diags.sorted()]
+                return Outcome("gate", payload, diagnostics=diags, exit_code=EXIT_INPUT)
+            earlier = {r.name: r for r in was_routes}
+        found = [s for c in compiled for s in suggest(c, session, earlier.get(c.route.name))]
         payload["suggestions"] = [_suggestion_json(i, s) for i, s in enumerate(found, 1)]
         if args.apply is not None:
             if not 1 <= args.apply <= len(found):
                 raise UsageError(f"--apply {args.apply}: there are {len(found)} suggestions")
             return Outcome("gate", payload, diagnostics=diags, exit_code=code, raw=found[args.apply - 1].text)
-        text = (text or "") + "\n\n" + _suggestions_text(found)
+        if text is not None:  # nothing compiled (errors only): no suggestion to speak of
+            text += "\n\n" + _suggestions_text(found)
     return Outcome(
         "gate",
         payload,

@@ -1,10 +1,13 @@
 """`pcsc ledger show [--ledger PATH] [--route R]`: the frozen forecasts and the stored
-outcomes, oldest first."""
+outcomes, oldest first. `--cert SEQ` writes instead the decision certificate stored
+with forecast SEQ by `pcsc freeze --cert`, byte for byte as `pcsc compile --cert`
+writes one, for `pcsc verify-cert`."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
@@ -17,6 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--route", help="only this route")
     options.formats(p, "text", "json")
     options.output(p, "the listing")
+    p.add_argument("--cert", type=int, metavar="SEQ",
+                   help="write the decision certificate stored with forecast SEQ (`pcsc freeze --cert`) instead")
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
@@ -49,4 +54,22 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         problem = ledger_diagnostic(path, message, codes.E714)
         return Outcome("ledger-show", {"ledger": str(path), "ok": False, "error": message}, diagnostics=[problem])
     ctx.note_input(Path(path))
+    if args.cert is not None:
+        return _certificate(path, payload, args.cert)
     return Outcome("ledger-show", payload, text=text)
+
+
+def _certificate(path: str | Path, payload: dict[str, Any], seq: int) -> Outcome:
+    """The certificate stored with forecast ``seq``, as its own bytes (`raw`)."""
+    from pcsc.certificate import dumps
+    from pcsc.diagnostics.model import Diagnostic, Span
+
+    entry = next((e for e in payload["entries"] if e["seq"] == seq), None)
+    cert = entry["payload"].get("certificate") if entry is not None and isinstance(entry["payload"], dict) else None
+    if cert is None:
+        why = "no such forecast" if entry is None else "it was frozen without --cert"
+        message = f"forecast {seq} of {path} holds no certificate: {why}"
+        failure = {"ledger": str(path), "ok": False, "error": message}
+        problem = Diagnostic.of(codes.E911, message, Span.file_only(str(path)))
+        return Outcome("ledger-show", failure, diagnostics=[problem])
+    return Outcome("ledger-show", {**payload, "entries": [entry], "outcomes": []}, raw=dumps(cert))

@@ -26,7 +26,6 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     a policy or a route file cannot be read."""
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.overrides import OverrideError, override_policy, override_route, parse_overrides, unmatched
-    from pcsc.pipeline import expand_inputs
     from pcsc.policy.load import PolicyError
     from pcsc.policy_diff import diff_policies, to_json, to_text
 
@@ -43,9 +42,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         diagnostics = whatif.diagnostics(exc.messages)
         return Outcome("policy-diff", {"ok": False, "errors": exc.messages}, diagnostics=diagnostics)
     loader = ctx.session()
-    routes = []
-    for path, shown in expand_inputs(args.files):
-        routes.extend(loader.load_routes(path, shown))
+    routes = loader.load_paths(list(args.files))  # an empty folder is an error, as everywhere
     missing = unmatched(routes, overrides)
     if missing:
         return Outcome("policy-diff", {"ok": False, "errors": missing}, diagnostics=whatif.diagnostics(missing))

@@ -45,8 +45,14 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         "shipped-policies": data_dir("policies"),
     }
     against = [Path(f) for f in args.against]
+    _check_against(text, against)
     try:
-        summary = verify(text, bases, against)
+        try:
+            summary = verify(text, bases, against)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+            # a structure the checker cannot read: a key missing, a value of the wrong kind
+            detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+            raise Mismatch("certificate", f"malformed, not as `pcsc compile --cert` writes it ({detail})") from None
     except Mismatch as exc:
         diag = Diagnostic.of(
             codes.E912,
@@ -69,3 +75,24 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         f"{summary['policies']} polic{'y' if summary['policies'] == 1 else 'ies'} re-hashed"
     )
     return Outcome("verify-cert", {"verified": True, "difference": None, "summary": summary}, text=text_out)
+
+
+def _check_against(text: str, against: list[Path]) -> None:
+    """A file given to --against that the certificate records under no name would be
+    silently unused (and the recorded path read instead): a usage error."""
+    import json
+
+    from pcsc.cli.outcome import UsageError
+
+    if not against:
+        return
+    try:
+        cert = json.loads(text)
+        entries = [*cert["inputs"], *cert["libraries"], *(f for p in cert["policies"] for f in p["files"])]
+        names = {Path(str(e["path"])).name for e in entries}
+    except (ValueError, KeyError, TypeError):
+        return  # the checker reports what is wrong with the certificate
+    unknown = [str(f) for f in against if f.name not in names]
+    if unknown:
+        raise UsageError(f"--against {', '.join(unknown)}: the certificate records no file of that name "
+                         f"(it records {', '.join(sorted(names))})")
