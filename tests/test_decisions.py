@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -750,13 +751,13 @@ def test_missing_evidence_of_the_needed_tier_is_suggested(run: Run, spliced: Pat
     text = spliced.read_text()
     at = text.index("evidence hn_launch")
     weak = tmp_path / "weak.route"
-    weak.write_text(text[:at] + text[at:].replace("tier        2", "tier        1", 1))
+    weak.write_text(text[:at] + re.sub(r"tier(\s+)2", r"tier\g<1>1", text[at:], count=1))
     suggestions = apply_every_suggestion(run, weak, tmp_path)
     assert any("add evidence of tier 2 supporting `launch`" in e for s in suggestions for e in s["edits"])
     fixed = (tmp_path / "fixed1.route").read_text()
-    assert "evidence needed_launch_tier2 {" in fixed and "supports    launch" in fixed
+    assert "evidence needed_launch_tier2 {" in fixed and re.search(r"supports\s+launch", fixed)
     # the placeholder is marked for the author and weighs nothing until filled in
-    assert "TODO" in fixed and "weight      0\n" in fixed
+    assert "TODO" in fixed and re.search(r"weight\s+0\n", fixed)
 
 
 def test_suggest_on_nothing_compiled_says_only_the_error(run: Run, tmp_path: Path) -> None:
@@ -843,7 +844,7 @@ def test_a_malformed_certificate_is_a_diagnostic_not_a_crash(run: Run, project: 
         code, out, err = run("verify-cert", str(bad))
         assert code == 1, (out, err)
         assert "PCSC-E912" in err and "internal error" not in err, err
-    bad.write_text('{"certificate": "pcsc-decision-certificate", "version": 1}')
+    bad.write_text('{"certificate": "pcsc-decision-certificate", "version": 2}')
     code, _, err = run("verify-cert", str(bad))
     assert code == 1 and "malformed" in err and "policies" in err
 
@@ -932,30 +933,3 @@ def test_tampering_with_a_policy_it_extends_fails_naming_it(run: Run, tmp_path: 
     parent.write_text(parent.read_text().replace("decay = 0.5", "decay = 0.25"))
     code, out = verify(run, cert)
     assert code == 1 and "venture@1.0.0 (policies/venture/1.0.0.toml)" in out
-
-
-def test_a_grounded_line_is_evaluated_again_from_its_excerpts(run: Run, tmp_path: Path) -> None:
-    """`require grounded(asset)`: the certificate records the text and the supporting
-    excerpts; an excerpt edited so it no longer quotes the asset is caught by the rule,
-    not only by the digest."""
-    route = tmp_path / "smart_door_lock.route"
-    shutil.copy(EXAMPLES_COHORT / "smart_door_lock.route", route)
-    cert = tmp_path / "c.json"
-    code, _, err = run("compile", str(route), "--cert", str(cert))
-    assert code == 0, err
-    assert verify(run, cert)[0] == 0
-    doc = json.loads(cert.read_text())
-    lines = [q for row in doc["routes"][0]["coverage"] for o in row["obligations"] for q in o["requires"]
-             if "grounded" in q["check"]]
-    assert lines and all(q["result"] for q in lines)
-
-    def edit(d: dict[str, Any]) -> None:
-        for row in d["routes"][0]["coverage"]:
-            for o in row["obligations"]:
-                for q in o["requires"]:
-                    if "grounded" in q["check"]:
-                        q["check"]["excerpts"] = ["nothing to see here"]
-
-    tamper(cert, edit)
-    code, out = verify(run, cert)
-    assert code == 1 and "grounded(asset)" in out and "recomputed False" in out, out
