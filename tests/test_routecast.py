@@ -198,6 +198,45 @@ def test_the_jsonl_export_carries_the_packets(pilot: Path, capsys: pytest.Captur
     assert {r["outcome"] for r in rows} == {"positive", "negative", "mixed"}
 
 
+def test_the_export_never_pools_modes_nor_carries_a_label_its_rule_refuses(
+    pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The exported table is what `evaluate --scores` grades, so it is held to the rules
+    `evaluate` applies to the ledger: otherwise export and grade would get round them."""
+    (tmp_path / "mixed").mkdir()
+    (tmp_path / "refrozen").mkdir()
+    mixed = copy_ledger(pilot, tmp_path / "mixed")
+    assert main(["freeze", str(COHORT / "api_monitoring.route"), "--ledger", str(mixed), "-q"]) == 0
+    table = tmp_path / "mixed.csv"
+    code, _, err = run(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED, "-o", str(table))
+    assert code == 1 and "PCSC-E745" in err and "never pooled" in err
+    assert not table.exists() and not (tmp_path / "mixed.csv.sha256").exists()
+    # one mode at a time: the retrospective forecasts export as before ...
+    code, out, err = run(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED,
+                         "--mode", "retrospective")
+    assert code == 0, err
+    assert len(out.splitlines()) == 31 and ",prospective," not in out
+    # ... and the prospective one, frozen after its label's date, is refused with both dates
+    code, doc = run_json(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED,
+                         "--mode", "prospective")
+    assert code == 1 and doc["ok"] is False
+    assert [d["code"] for d in doc["diagnostics"]] == ["PCSC-E741"]
+    assert "route api_monitoring: forecast frozen" in doc["error"] and "(dated 2018-06-01)" in doc["error"]
+
+    refrozen = copy_ledger(pilot, tmp_path / "refrozen")
+    assert main(["freeze", "--retrospective", str(COHORT / "api_monitoring.route"), "--ledger", str(refrozen),
+                 "-q"]) == 0  # seq 31: after the outcomes were recorded
+    capsys.readouterr()
+    code, out, err = run(capsys, "ledger", "export", "--ledger", str(refrozen), "--as-of", RESOLVED)
+    assert code == 1 and out == ""
+    assert "PCSC-E741" in err and "route api_monitoring: retrospective forecast frozen" in err
+    assert "the label dated 2018-06-01" in err and "(seq 31)" in err
+    # with no label known yet (as of before any), there is nothing to refuse
+    code, out, err = run(capsys, "ledger", "export", "--ledger", str(refrozen), "--as-of", "2015-01-01")
+    assert code == 0, err
+    assert len(out.splitlines()) == 31
+
+
 # ---------------------------------------------------------------------- 3. the evidence packet
 def test_the_packet_carries_every_evidence_item_and_each_transitions_actor(capsys: pytest.CaptureFixture[str]) -> None:
     code, doc = run_json(capsys, "compile", str(EXAMPLES / "db_gui_subscription.route"))
