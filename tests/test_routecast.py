@@ -338,7 +338,8 @@ def test_blinding_masks_the_cues_and_keeps_the_numbers(tmp_path: Path, capsys: p
     code, doc = run_json(capsys, "blind", str(routes), "-o", str(out_dir), "--map", str(private),
                          "--names", str(names))
     assert code == 0 and doc["ok"]
-    blinded = (out_dir / "smsly.route").read_text(encoding="utf-8")
+    assert [p.name for p in out_dir.iterdir()] == ["NAME-1.route"]  # the copy's name does not name it either
+    blinded = (out_dir / "NAME-1.route").read_text(encoding="utf-8")
     for cue in ("Smsly", "Telvora", "telvora", "jane@", "Y Combinator", "Sequoia", "https://"):
         assert cue not in blinded
     masks = json.loads(private.read_text(encoding="utf-8"))["masks"]
@@ -358,7 +359,35 @@ def test_blinding_masks_the_cues_and_keeps_the_numbers(tmp_path: Path, capsys: p
     again = tmp_path / "again"
     assert main(["blind", str(routes), "-o", str(again), "--map", str(tmp_path / "map2.json"),
                  "--names", str(names), "-q"]) == 0
-    assert (again / "smsly.route").read_bytes() == blinded.encode()
+    assert (again / "NAME-1.route").read_bytes() == blinded.encode()
+
+
+def test_a_name_in_an_identifier_is_flagged_by_check_and_left_with_a_warning_by_blind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The compiler reads route, state and transition names, so `blind` cannot mask
+    them; `_` separates words, so a name inside one is still a cue, and neither command
+    is silent about it."""
+    routes = tmp_path / "routes"
+    routes.mkdir()
+    text = SPEC_ROUTE.read_text(encoding="utf-8").replace("route devtools_api", "route smsly_api")
+    (routes / "smsly_api.route").write_text(text, encoding="utf-8")
+    names = tmp_path / "names.txt"
+    names.write_text("Smsly\n", encoding="utf-8")
+    code, out, err = run(capsys, "check", str(routes), "--leakage", str(names))
+    assert code == 0
+    assert "identity cue `smsly` in the file name smsly_api.route" in err
+    assert re.search(r"smsly_api\.route:2:7: warning: identity cue `smsly`: a name from .*; rename it", err)
+
+    code, doc = run_json(capsys, "blind", str(routes), "-o", str(tmp_path / "blind"), "--map",
+                         str(tmp_path / "map.json"), "--names", str(names))
+    assert code == 0 and doc["ok"]
+    assert [f["blinded"] for f in doc["files"]] == [str(tmp_path / "blind" / "NAME-1_api.route")]
+    left = [d for d in doc["diagnostics"] if d["code"] == "PCSC-W702"]
+    assert [(d["line"], d["column"]) for d in left] == [(2, 7)]
+    assert "left in the blinded copy" in left[0]["message"]
+    code, out, err = run(capsys, "check", str(tmp_path / "blind"), "--leakage", str(names))
+    assert err.count("PCSC-W702") == 1 and "identity cue `smsly`" in err  # the route name, still there
 
 
 def test_the_private_map_is_never_written_with_the_copies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
