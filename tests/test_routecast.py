@@ -113,6 +113,12 @@ def test_the_two_modes_never_pool(pilot: Path, tmp_path: Path, capsys: pytest.Ca
     assert "is not before the" in err and "dated after the day it was frozen" in err
 
 
+def test_a_mode_the_ledger_has_no_forecast_of_is_named(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "evaluate", "--ledger", str(pilot), "--as-of", RESOLVED, "--mode", "prospective")
+    assert code == 1
+    assert "PCSC-E742" in err and "no prospective forecast in the ledger" in err
+
+
 def test_a_freeze_records_its_mode_and_a_retrospective_one_needs_a_past_as_of(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -94,6 +94,10 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     except LedgerError as exc:
         return _failed([ledger_diagnostic(path, str(exc))])
     ctx.note_input(Path(path))
+    if args.mode and not forecasts:
+        return _failed([ledger_diagnostic(
+            path, f"nothing to grade: no {args.mode} forecast in the ledger (see `pcsc freeze"
+                  f"{' --retrospective' if args.mode == 'retrospective' else ''}`)", codes.E742)])
     try:
         report = evaluate_report(forecasts, outcomes, as_of, B=B, seed=seed, bins=bins, recorded=recorded)
     except GradingError as exc:
