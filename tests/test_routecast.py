@@ -179,6 +179,33 @@ def test_the_export_is_a_score_table_evaluate_grades_with_its_checksum(
     assert code == 1 and "PCSC-E732" in err and "does not match its checksum" in err
 
 
+def test_a_score_table_with_a_mode_column_states_its_mode_and_never_pools(
+    pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = tmp_path / "pilot.csv"
+    assert main(["ledger", "export", "--ledger", str(pilot), "--as-of", RESOLVED, "-o", str(table), "-q"]) == 0
+    base = ("evaluate", "--id", "route", "--outcome", "outcome", "--positive", "positive", "--negative", "negative",
+            "--bootstrap", "50")
+    code, doc = run_json(capsys, *base, "--scores", str(table))
+    assert code == 0 and doc["mode"] == "retrospective" and "frozen before outcome join" in doc["rule"]
+    code, out, _ = run(capsys, *base, "--scores", str(table))
+    assert out.splitlines()[1].startswith("mode: retrospective: ")
+    # two exports put together: one graded prospective row is enough to refuse
+    lines = table.read_text(encoding="utf-8").splitlines()
+    row = next(line for line in lines if line.startswith("api_monitoring,"))
+    assert ",positive," in row or ",negative," in row
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("\n".join([*lines, row.replace("api_monitoring,", "api_again,", 1)
+                                 .replace(",retrospective,", ",prospective,")]) + "\n", encoding="utf-8")
+    code, _, err = run(capsys, *base, "--scores", str(mixed))
+    assert code == 1 and "PCSC-E745" in err and "mixes prospective and retrospective rows" in err
+    # a table without a mode column (Table A1) states none
+    code, doc = run_json(capsys, "evaluate", "--scores", str(EXAMPLES / "routecast_table_a1.csv"), "--id",
+                         "blind_id", "--outcome", "outcome_bucket", "--positive", "S+,+", "--negative", "-",
+                         "--bootstrap", "50")
+    assert code == 0 and "mode" not in doc
+
+
 def test_an_explicit_sidecar_is_checked_and_must_name_the_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
