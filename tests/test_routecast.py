@@ -168,10 +168,11 @@ def test_the_export_is_a_score_table_evaluate_grades_with_its_checksum(
     assert doc["checksum"] == {"path": str(table) + ".sha256", "sha256": hashlib.sha256(data).hexdigest()}
     _, ledger_doc = run_json(capsys, "evaluate", "--ledger", str(pilot), "--as-of", RESOLVED, "--bootstrap", "200")
     by_name = {s["name"]: s["auc"] for s in doc["scorers"]}
-    graded = [s for s in ledger_doc["scorers"] if s["name"] in ("score", "criteria_score")]  # not the baselines
-    assert len(graded) == 2
+    # the same grades as from the ledger, the flat baselines included (the logistic one is fitted there)
+    graded = [s for s in ledger_doc["scorers"] if s["name"] in ("score", "criteria_score", "flat_product", "flat_npv")]
+    assert len(graded) == 4
     for s in graded:
-        assert by_name[s["name"]] == pytest.approx(s["auc"])  # the same grades as from the ledger
+        assert by_name[s["name"]] == pytest.approx(s["auc"])
 
     table.write_bytes(data.replace(b"retrospective", b"prospective", 1))
     code, _, err = run(capsys, "evaluate", "--scores", str(table), "--id", "route", "--outcome", "outcome",
