@@ -422,6 +422,11 @@ def test_a_name_in_an_identifier_is_flagged_by_check_and_left_with_a_warning_by_
     assert "left in the blinded copy" in left[0]["message"]
     code, out, err = run(capsys, "check", str(tmp_path / "blind"), "--leakage", str(names))
     assert err.count("PCSC-W702") == 1 and "identity cue `smsly`" in err  # the route name, still there
+    # two files whose names differ only in a masked cue's case would be blinded onto one copy
+    (routes / "SMSLY_api.route").write_text(text, encoding="utf-8")
+    code, out, err = run(capsys, "blind", str(routes), "-o", str(tmp_path / "b2"), "--map", str(tmp_path / "m2.json"),
+                         "--names", str(names))
+    assert code == 1 and "PCSC-E105" in err and "would be" in err and "rename one" in err
 
 
 def test_the_private_map_is_never_written_with_the_copies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

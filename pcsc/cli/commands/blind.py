@@ -54,6 +54,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             blinded, masked = blinder.blind_route_text(text)
             name, in_name = blinder.blind_file_name(relative.name)
             target = out_dir / relative.parent / name
+            clash = next((s for s, t, _ in written if t == target), None)
+            if clash is not None:
+                return _failed(shown, f"its blinded copy would be {target}, as {clash}'s is: their names differ "
+                                      "only in the case of a masked cue; rename one")
             written.append((shown, target, masked + in_name))
             for cue in leakage_cues(blinded, names):  # in what the compiler reads: not masked
                 span = Span(str(target), cue.line, cue.column, cue.line, cue.column + len(cue.text))
