@@ -10,9 +10,11 @@ that was equal stays equal: ``grounded(asset)`` still finds the asset in the sam
 excerpts, repeated evidence is still repeated, and the blinded routes compile to the same
 numbers. The private map from masks to cues is kept apart from the copies.
 
-Route and state names, reference classes, policy pins and numbers are not masked: they
-are what the compiler reads. `leakage_cues` finds the cues left anywhere in a text, for
-`pcsc check --leakage`.
+The copies' file names are masked too (without the brackets). Route and state names,
+reference classes, policy pins and numbers are not masked: they are what the compiler
+reads. `leakage_cues` finds the cues left anywhere in a text (a name counts inside an
+identifier too, `_` separating words), for `pcsc check --leakage` and for the warnings of
+`pcsc blind` about what it left.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ def _name_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
     chosen = sorted({n for n in names if n}, key=lambda n: (-len(n), n))  # longest first
     if not chosen:
         return None
-    return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in chosen) + r")(?![\w])", re.IGNORECASE)
+    # a name is a whole word, and `_` separates words: `Smsly` is a cue in `smsly_api`
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(n) for n in chosen) + r")(?![^\W_])", re.IGNORECASE)
 
 
 def _spans(text: str, names: re.Pattern[str] | None) -> list[tuple[int, int, str]]:
@@ -89,6 +92,19 @@ def leakage_cues(text: str, names: Sequence[str] = ()) -> list[Cue]:
         column = start - (text.rfind("\n", 0, start) + 1) + 1
         out.append(Cue(kind, text[start:stop], line, column))
     return out
+
+
+def in_identifier(text: str, cue: Cue) -> bool:
+    """Whether ``cue`` (found in ``text``) is outside every string and comment: in a name
+    the compiler reads, which blinding leaves as it is."""
+    lines = text.split("\n")
+    offset = sum(len(line) + 1 for line in lines[: cue.line - 1]) + cue.column - 1
+    for m in _LEXEME.finditer(text):
+        if m.start() <= offset < m.end():
+            return m.lastgroup == "word"
+        if m.start() > offset:
+            break
+    return True
 
 
 @attrs.define
@@ -152,6 +168,16 @@ class Blinder:
                 words = []
         out.append(source[last:])
         return "".join(out), masked
+
+    def blind_file_name(self, name: str) -> tuple[str, int]:
+        """A file name with its cues masked like the text's, without the brackets
+        (``smsly.route`` becomes ``NAME-1.route``): a copy's name must not name it either.
+        Returns the name and the number of cues masked."""
+        stem, dot, suffix = name.rpartition(".")
+        if not dot:
+            stem, suffix = name, ""
+        masked, n = self.mask_text(stem)
+        return masked.replace("[", "").replace("]", "") + dot + suffix, n
 
     def counts(self) -> dict[str, int]:
         """How many distinct cues of each kind were masked."""

@@ -423,3 +423,19 @@ def test_fit_with_gains_and_calibration_writes_a_policy_that_loads(
     code, out, _ = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.4", "--ledger",
                        str(resolved_loop), "--as-of", FAR.isoformat(), "--strength", "0")
     assert code == 2
+
+
+def test_fit_refuses_its_own_version_and_compare_a_missing_routes_path(
+    resolved_loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A refit written as the version it extends would extend itself and could not load;
+    a --routes path that does not exist is an error, not a silent "not checked"."""
+    target = tmp_path / "policies" / "venture" / "1.0.0.toml"
+    code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.0", "--ledger",
+                       str(resolved_loop), "--as-of", FAR.isoformat(), "-o", str(target))
+    assert code == 2 and "--version 1.0.0" in err and "needs a new version" in err
+    assert not target.exists()
+    code, _, err = run(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path",
+                       str(tmp_path / "policies"), "--ledger", str(resolved_loop), "--as-of", FAR.isoformat(),
+                       "--routes", str(tmp_path / "no-such-folder"))
+    assert code == 2 and "no-such-folder: no such file or folder" in err

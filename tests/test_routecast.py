@@ -113,6 +113,12 @@ def test_the_two_modes_never_pool(pilot: Path, tmp_path: Path, capsys: pytest.Ca
     assert "is not before the" in err and "dated after the day it was frozen" in err
 
 
+def test_a_mode_the_ledger_has_no_forecast_of_is_named(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "evaluate", "--ledger", str(pilot), "--as-of", RESOLVED, "--mode", "prospective")
+    assert code == 1
+    assert "PCSC-E742" in err and "no prospective forecast in the ledger" in err
+
+
 def test_a_freeze_records_its_mode_and_a_retrospective_one_needs_a_past_as_of(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -162,15 +168,43 @@ def test_the_export_is_a_score_table_evaluate_grades_with_its_checksum(
     assert doc["checksum"] == {"path": str(table) + ".sha256", "sha256": hashlib.sha256(data).hexdigest()}
     _, ledger_doc = run_json(capsys, "evaluate", "--ledger", str(pilot), "--as-of", RESOLVED, "--bootstrap", "200")
     by_name = {s["name"]: s["auc"] for s in doc["scorers"]}
-    graded = [s for s in ledger_doc["scorers"] if s["name"] in ("score", "criteria_score")]  # not the baselines
-    assert len(graded) == 2
+    # the same grades as from the ledger, the flat baselines included (the logistic one is fitted there)
+    graded = [s for s in ledger_doc["scorers"] if s["name"] in ("score", "criteria_score", "flat_product", "flat_npv")]
+    assert len(graded) == 4
     for s in graded:
-        assert by_name[s["name"]] == pytest.approx(s["auc"])  # the same grades as from the ledger
+        assert by_name[s["name"]] == pytest.approx(s["auc"])
 
     table.write_bytes(data.replace(b"retrospective", b"prospective", 1))
     code, _, err = run(capsys, "evaluate", "--scores", str(table), "--id", "route", "--outcome", "outcome",
                        "--positive", "positive", "--negative", "negative", "--bootstrap", "50")
     assert code == 1 and "PCSC-E732" in err and "does not match its checksum" in err
+
+
+def test_a_score_table_with_a_mode_column_states_its_mode_and_never_pools(
+    pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = tmp_path / "pilot.csv"
+    assert main(["ledger", "export", "--ledger", str(pilot), "--as-of", RESOLVED, "-o", str(table), "-q"]) == 0
+    base = ("evaluate", "--id", "route", "--outcome", "outcome", "--positive", "positive", "--negative", "negative",
+            "--bootstrap", "50")
+    code, doc = run_json(capsys, *base, "--scores", str(table))
+    assert code == 0 and doc["mode"] == "retrospective" and "frozen before outcome join" in doc["rule"]
+    code, out, _ = run(capsys, *base, "--scores", str(table))
+    assert out.splitlines()[1].startswith("mode: retrospective: ")
+    # two exports put together: one graded prospective row is enough to refuse
+    lines = table.read_text(encoding="utf-8").splitlines()
+    row = next(line for line in lines if line.startswith("api_monitoring,"))
+    assert ",positive," in row or ",negative," in row
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("\n".join([*lines, row.replace("api_monitoring,", "api_again,", 1)
+                                 .replace(",retrospective,", ",prospective,")]) + "\n", encoding="utf-8")
+    code, _, err = run(capsys, *base, "--scores", str(mixed))
+    assert code == 1 and "PCSC-E745" in err and "mixes prospective and retrospective rows" in err
+    # a table without a mode column (Table A1) states none
+    code, doc = run_json(capsys, "evaluate", "--scores", str(EXAMPLES / "routecast_table_a1.csv"), "--id",
+                         "blind_id", "--outcome", "outcome_bucket", "--positive", "S+,+", "--negative", "-",
+                         "--bootstrap", "50")
+    assert code == 0 and "mode" not in doc
 
 
 def test_an_explicit_sidecar_is_checked_and_must_name_the_table(
@@ -196,6 +230,45 @@ def test_the_jsonl_export_carries_the_packets(pilot: Path, capsys: pytest.Captur
     assert len(rows) == 30
     assert all(r["packet"]["route"] == r["route"] and r["mode"] == "retrospective" for r in rows)
     assert {r["outcome"] for r in rows} == {"positive", "negative", "mixed"}
+
+
+def test_the_export_never_pools_modes_nor_carries_a_label_its_rule_refuses(
+    pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The exported table is what `evaluate --scores` grades, so it is held to the rules
+    `evaluate` applies to the ledger: otherwise export and grade would get round them."""
+    (tmp_path / "mixed").mkdir()
+    (tmp_path / "refrozen").mkdir()
+    mixed = copy_ledger(pilot, tmp_path / "mixed")
+    assert main(["freeze", str(COHORT / "api_monitoring.route"), "--ledger", str(mixed), "-q"]) == 0
+    table = tmp_path / "mixed.csv"
+    code, _, err = run(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED, "-o", str(table))
+    assert code == 1 and "PCSC-E745" in err and "never pooled" in err
+    assert not table.exists() and not (tmp_path / "mixed.csv.sha256").exists()
+    # one mode at a time: the retrospective forecasts export as before ...
+    code, out, err = run(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED,
+                         "--mode", "retrospective")
+    assert code == 0, err
+    assert len(out.splitlines()) == 31 and ",prospective," not in out
+    # ... and the prospective one, frozen after its label's date, is refused with both dates
+    code, doc = run_json(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED,
+                         "--mode", "prospective")
+    assert code == 1 and doc["ok"] is False
+    assert [d["code"] for d in doc["diagnostics"]] == ["PCSC-E741"]
+    assert "route api_monitoring: forecast frozen" in doc["error"] and "(dated 2018-06-01)" in doc["error"]
+
+    refrozen = copy_ledger(pilot, tmp_path / "refrozen")
+    assert main(["freeze", "--retrospective", str(COHORT / "api_monitoring.route"), "--ledger", str(refrozen),
+                 "-q"]) == 0  # seq 31: after the outcomes were recorded
+    capsys.readouterr()
+    code, out, err = run(capsys, "ledger", "export", "--ledger", str(refrozen), "--as-of", RESOLVED)
+    assert code == 1 and out == ""
+    assert "PCSC-E741" in err and "route api_monitoring: retrospective forecast frozen" in err
+    assert "the label dated 2018-06-01" in err and "(seq 31)" in err
+    # with no label known yet (as of before any), there is nothing to refuse
+    code, out, err = run(capsys, "ledger", "export", "--ledger", str(refrozen), "--as-of", "2015-01-01")
+    assert code == 0, err
+    assert len(out.splitlines()) == 31
 
 
 # ---------------------------------------------------------------------- 3. the evidence packet
@@ -299,7 +372,8 @@ def test_blinding_masks_the_cues_and_keeps_the_numbers(tmp_path: Path, capsys: p
     code, doc = run_json(capsys, "blind", str(routes), "-o", str(out_dir), "--map", str(private),
                          "--names", str(names))
     assert code == 0 and doc["ok"]
-    blinded = (out_dir / "smsly.route").read_text(encoding="utf-8")
+    assert [p.name for p in out_dir.iterdir()] == ["NAME-1.route"]  # the copy's name does not name it either
+    blinded = (out_dir / "NAME-1.route").read_text(encoding="utf-8")
     for cue in ("Smsly", "Telvora", "telvora", "jane@", "Y Combinator", "Sequoia", "https://"):
         assert cue not in blinded
     masks = json.loads(private.read_text(encoding="utf-8"))["masks"]
@@ -319,7 +393,40 @@ def test_blinding_masks_the_cues_and_keeps_the_numbers(tmp_path: Path, capsys: p
     again = tmp_path / "again"
     assert main(["blind", str(routes), "-o", str(again), "--map", str(tmp_path / "map2.json"),
                  "--names", str(names), "-q"]) == 0
-    assert (again / "smsly.route").read_bytes() == blinded.encode()
+    assert (again / "NAME-1.route").read_bytes() == blinded.encode()
+
+
+def test_a_name_in_an_identifier_is_flagged_by_check_and_left_with_a_warning_by_blind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The compiler reads route, state and transition names, so `blind` cannot mask
+    them; `_` separates words, so a name inside one is still a cue, and neither command
+    is silent about it."""
+    routes = tmp_path / "routes"
+    routes.mkdir()
+    text = SPEC_ROUTE.read_text(encoding="utf-8").replace("route devtools_api", "route smsly_api")
+    (routes / "smsly_api.route").write_text(text, encoding="utf-8")
+    names = tmp_path / "names.txt"
+    names.write_text("Smsly\n", encoding="utf-8")
+    code, out, err = run(capsys, "check", str(routes), "--leakage", str(names))
+    assert code == 0
+    assert "identity cue `smsly` in the file name smsly_api.route" in err
+    assert re.search(r"smsly_api\.route:2:7: warning: identity cue `smsly`: a name from .*; rename it", err)
+
+    code, doc = run_json(capsys, "blind", str(routes), "-o", str(tmp_path / "blind"), "--map",
+                         str(tmp_path / "map.json"), "--names", str(names))
+    assert code == 0 and doc["ok"]
+    assert [f["blinded"] for f in doc["files"]] == [str(tmp_path / "blind" / "NAME-1_api.route")]
+    left = [d for d in doc["diagnostics"] if d["code"] == "PCSC-W702"]
+    assert [(d["line"], d["column"]) for d in left] == [(2, 7)]
+    assert "left in the blinded copy" in left[0]["message"]
+    code, out, err = run(capsys, "check", str(tmp_path / "blind"), "--leakage", str(names))
+    assert err.count("PCSC-W702") == 1 and "identity cue `smsly`" in err  # the route name, still there
+    # two files whose names differ only in a masked cue's case would be blinded onto one copy
+    (routes / "SMSLY_api.route").write_text(text, encoding="utf-8")
+    code, out, err = run(capsys, "blind", str(routes), "-o", str(tmp_path / "b2"), "--map", str(tmp_path / "m2.json"),
+                         "--names", str(names))
+    assert code == 1 and "PCSC-E105" in err and "would be" in err and "rename one" in err
 
 
 def test_the_private_map_is_never_written_with_the_copies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,9 +18,10 @@ def files(p: argparse.ArgumentParser, *, stdin: bool = False, one: bool = False)
     )
 
 
-def formats(p: argparse.ArgumentParser, *choices: str) -> None:
-    """``--format`` with ``choices``; the default comes from the configuration, else text."""
-    p.add_argument("--format", choices=choices, default=None, help="output format (default: text)")
+def formats(p: argparse.ArgumentParser, *choices: str, shown_default: str = "text") -> None:
+    """``--format`` with ``choices``; the default comes from the configuration, else text
+    (``shown_default``: what the command makes of text, when text is not one of ``choices``)."""
+    p.add_argument("--format", choices=choices, default=None, help=f"output format (default: {shown_default})")
     p.set_defaults(_formats=choices)
 
 

@@ -3,7 +3,8 @@ its entry hash, its scores and its route label as of a date (`pcsc ledger export
 
 The CSV is what `pcsc evaluate --scores` grades: `route` is the case id, `outcome` the
 label (``positive``, ``negative``, ``mixed``, or empty when none is known yet), and the
-numeric columns `score`, `ungated_score` and `criteria_score` are the scorers. JSON lines
+numeric columns `score`, `ungated_score`, `criteria_score` and the baselines
+`flat_product` (Πp) and `flat_npv` (Πp·V − Σc) are the scorers. JSON lines
 carry the same columns and the frozen packet itself. Pure: the same ledger, mode and date
 give the same bytes.
 """
@@ -24,12 +25,14 @@ from pcsc.forecast.outcomes import Outcomes
 
 COLUMNS: tuple[str, ...] = (
     "route", "file", "mode", "frozen_at", "entry_sha256", "payload_sha256", "policy", "verdict", "bucket",
-    "score", "ungated_score", "criteria_score", "outcome", "outcome_bucket", "outcome_date",
+    "score", "ungated_score", "criteria_score", "flat_product", "flat_npv", "outcome", "outcome_bucket",
+    "outcome_date",
 )
 
 
 def export_rows(forecasts: Sequence[Entry], outcomes: Outcomes, as_of: dt.date) -> list[dict[str, Any]]:
     """One row per forecast (in the order given): the columns of `COLUMNS`, and ``packet``."""
+    from pcsc.forecast.baselines import flat_npv, flat_product
     from pcsc.forecast.freeze import entry_mode
     from pcsc.forecast.resolve import route_outcomes
 
@@ -52,6 +55,8 @@ def export_rows(forecasts: Sequence[Entry], outcomes: Outcomes, as_of: dt.date) 
             "score": packet.get("score"),
             "ungated_score": packet.get("ungated_score"),
             "criteria_score": packet.get("criteria_score"),
+            "flat_product": flat_product(packet),  # the baselines `evaluate` grades beside the score
+            "flat_npv": flat_npv(packet),
             "outcome": None if label is None else label.label,
             "outcome_bucket": None if label is None else label.bucket,
             "outcome_date": None if label is None else label.date.isoformat(),

@@ -23,12 +23,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pcsc.diagnostics import codes
 from pcsc.forecast.ledger import Entry
 from pcsc.forecast.outcomes import Outcomes
 from pcsc.forecast.records import Recorded
+
+if TYPE_CHECKING:
+    from pcsc.forecast.resolve import RouteOutcome
 
 PROSPECTIVE_RULE = "a prospective forecast is graded only on outcomes dated after the day it was frozen"
 RETROSPECTIVE_RULE = (
@@ -71,7 +74,7 @@ def mode_of(forecasts: Sequence[Entry]) -> str:
 
 
 def _retrospective_problems(
-    forecasts: Sequence[Entry], recorded: Sequence[Recorded], as_of: dt.date
+    forecasts: Sequence[Entry], recorded: Sequence[Recorded], as_of: dt.date, refuser: str = "evaluate"
 ) -> list[str]:
     """Outcomes a retrospective forecast would read that were recorded before it was frozen."""
     problems = []
@@ -88,9 +91,34 @@ def _retrospective_problems(
             problems.append(
                 f"route {e.route}: retrospective forecast frozen {e.frozen_at} (seq {e.seq}), but the {o.kind} "
                 f"dated {o.observed} it would be graded on was recorded {o.recorded_at}, before it (anchored at "
-                f"forecast seq {o.forecast_seq}){more}; {RETROSPECTIVE_RULE}: evaluate refuses it"
+                f"forecast seq {o.forecast_seq}){more}; {RETROSPECTIVE_RULE}: {refuser} refuses it"
             )
     return problems
+
+
+def _prospective_label_problems(
+    forecasts: Sequence[Entry], labelled: Sequence[RouteOutcome], refuser: str = "evaluate"
+) -> list[str]:
+    """Route labels dated on or before the day a prospective forecast was frozen."""
+    frozen_on = {e.route: e.frozen_at for e in forecasts}
+    return [
+        f"route {o.route}: forecast frozen {frozen_on[o.route]} is not before the label it would be graded on "
+        f"(dated {o.date}); {PROSPECTIVE_RULE}: {refuser} refuses it"
+        for o in labelled
+        if dt.date.fromisoformat(frozen_on[o.route][:10]) >= o.date
+    ]
+
+
+def label_problems(
+    forecasts: Sequence[Entry], labelled: Sequence[RouteOutcome], recorded: Sequence[Recorded], as_of: dt.date,
+    refuser: str,
+) -> list[str]:
+    """Why route labels may not grade ``forecasts`` (all of one mode) under their mode's
+    rule: the check `evaluate` makes of route labels, for `pcsc ledger export`, whose
+    table carries them. ``labelled``: the routes' labels as of ``as_of``."""
+    if mode_of(forecasts) == "retrospective":
+        return _retrospective_problems(forecasts, [r for r in recorded if r.kind == "label"], as_of, refuser)
+    return _prospective_label_problems(forecasts, labelled, refuser)
 
 
 def evaluate_report(
@@ -121,10 +149,7 @@ def evaluate_report(
     if mode == "retrospective":
         problems = _retrospective_problems(forecasts, recorded, as_of)
     else:
-        for o in labelled:
-            if dt.date.fromisoformat(frozen_on[o.route][:10]) >= o.date:
-                problems.append(f"route {o.route}: forecast frozen {frozen_on[o.route]} is not before the label it "
-                                f"would be graded on (dated {o.date}); {PROSPECTIVE_RULE}: evaluate refuses it")
+        problems += _prospective_label_problems(forecasts, labelled)
         decided_at = [(m.route, m.transition, m.decided_on or m.due) for m in milestones]
         decided_at += [(w.route, f"{m.transition} (at {w.days} days)", m.decided_on or m.due)
                        for w in windows for m in w.milestones if m.status in ("positive", "negative")]

@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc import canonical
-    from pcsc.blind import Blinder, read_names
+    from pcsc.blind import Blinder, leakage_cues, read_names
     from pcsc.pipeline import expand_inputs
 
     out_dir, map_path = Path(args.out_dir), Path(args.map)
@@ -41,17 +41,30 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         ctx.note_input(Path(args.names), args.names)
     blinder = Blinder(names)
     written: list[tuple[str, Path, int]] = []
+    left: list[Diagnostic] = []
     for arg in args.files:
         base = Path(arg)
         for path, shown in expand_inputs([arg]):
-            target = out_dir / (path.relative_to(base) if base.is_dir() else path.name)
+            relative = path.relative_to(base) if base.is_dir() else Path(path.name)
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 return _failed(shown, f"cannot read the route file: {exc}")
             ctx.note_input(path, shown)
             blinded, masked = blinder.blind_route_text(text)
-            written.append((shown, target, masked))
+            name, in_name = blinder.blind_file_name(relative.name)
+            target = out_dir / relative.parent / name
+            clash = next((s for s, t, _ in written if t == target), None)
+            if clash is not None:
+                return _failed(shown, f"its blinded copy would be {target}, as {clash}'s is: their names differ "
+                                      "only in the case of a masked cue; rename one")
+            written.append((shown, target, masked + in_name))
+            for cue in leakage_cues(blinded, names):  # in what the compiler reads: not masked
+                span = Span(str(target), cue.line, cue.column, cue.line, cue.column + len(cue.text))
+                left.append(Diagnostic.of(
+                    codes.W702, f"identity cue `{cue.text}` left in the blinded copy: the names the compiler "
+                    "reads (route, state, transition and evidence names, classes) are not masked; rename it "
+                    "in the route", span))
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(blinded, encoding="utf-8")
@@ -81,7 +94,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     kinds = ", ".join(f"{n} {k.lower()}" for k, n in blinder.counts().items()) or "none"
     text = (f"blinded {len(written)} route file{'s' if len(written) != 1 else ''} into {out_dir}: "
             f"{total} cue{'s' if total != 1 else ''} masked (distinct: {kinds}); private map: {map_path}")
-    return Outcome("blind", payload, text=text)
+    return Outcome("blind", payload, text=text, diagnostics=left)
 
 
 def _failed(where: str, message: str, code: codes.Code = codes.E105) -> Outcome:

@@ -40,7 +40,7 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
     """A PCSC-W702 warning at every identity cue left in the route files read."""
     from pathlib import Path
 
-    from pcsc.blind import leakage_cues, read_names
+    from pcsc.blind import in_identifier, leakage_cues, read_names
     from pcsc.cli.outcome import UsageError
     from pcsc.diagnostics import codes
     from pcsc.diagnostics.model import Span
@@ -51,8 +51,14 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
         raise UsageError(f"--leakage {names_file}: cannot read the names: {exc}") from None
     ctx.note_input(Path(names_file), names_file)
     for shown, _ in session.inputs:
-        for cue in leakage_cues(session.sources.get(shown, ""), names):
+        source = session.sources.get(shown, "")
+        for cue in leakage_cues(source, names):
             kind = {"NAME": f"a name from {names_file}", "EMAIL": "an e-mail address", "URL": "a URL",
                     "DOMAIN": "a domain name", "INVESTOR": "an investor's name"}[cue.kind]
             span = Span(shown, cue.line, cue.column, cue.line, cue.column + len(cue.text))
-            session.diags.add(codes.W702, f"identity cue `{cue.text}`: {kind}; blind it with `pcsc blind`", span)
+            fix = ("rename it: `pcsc blind` masks free text and comments, not the names the compiler reads"
+                   if in_identifier(source, cue) else "blind it with `pcsc blind`")
+            session.diags.add(codes.W702, f"identity cue `{cue.text}`: {kind}; {fix}", span)
+        for cue in leakage_cues(Path(shown).name, names):
+            session.diags.add(codes.W702, f"identity cue `{cue.text}` in the file name {Path(shown).name}: "
+                              "rename it (`pcsc blind` masks it in the copies' names)", Span(shown, 1, 1, 1, 1))

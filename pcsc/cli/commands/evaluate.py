@@ -9,6 +9,7 @@ mode). numpy is imported only when the command runs, matplotlib only to draw a p
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 from pcsc.cli import options
@@ -91,6 +92,10 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
         )
     except LedgerError as exc:
         return _failed([ledger_diagnostic(path, str(exc))])
+    if args.mode and not forecasts:
+        return _failed([ledger_diagnostic(
+            path, f"nothing to grade: no {args.mode} forecast in the ledger (see `pcsc freeze"
+                  f"{' --retrospective' if args.mode == 'retrospective' else ''}`)", codes.E742)])
     try:
         report = evaluate_report(forecasts, outcomes, as_of, B=B, seed=seed, bins=bins, recorded=recorded)
     except GradingError as exc:
@@ -152,10 +157,18 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
         problem = Diagnostic.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
         return _failed([problem])
     ctx.note_input(Path(args.scores), args.scores)
+    mode = _table_mode(args.scores, table.id_column, table.ids)
+    if isinstance(mode, Diagnostic):
+        return _failed([mode])
     grading = scores_csv.grade(table, B, seed)
     payload = scores_csv.to_json(grading)
     payload.pop("inputs")  # the envelope lists the table
     payload["checksum"] = checksum
+    text = grading_text(grading, metrics.LEVEL)
+    if mode is not None:
+        payload["mode"], payload["rule"] = mode
+        first, _, rest = text.partition("\n")
+        text = f"{first}\nmode: {mode[0]}: {mode[1]}\n{rest}"
     notes = []
     if plot is not None:
         from pcsc.forecast.plots import score_distribution_plot
@@ -166,7 +179,35 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
         except OSError as exc:
             return _failed([_plot_problem(args.plot, exc)])
         notes = [f"wrote {args.plot}"]
-    return Outcome("evaluate", {"ok": True, **payload}, text=grading_text(grading, metrics.LEVEL), notes=notes)
+    return Outcome("evaluate", {"ok": True, **payload}, text=text, notes=notes)
+
+
+def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, str] | Diagnostic | None:
+    """A table with a `mode` column (as `pcsc ledger export` writes it): the one mode of
+    its graded rows and its rule, or a PCSC-E745 diagnostic when they mix the two (the
+    two modes are never pooled); None without such a column."""
+    import csv
+
+    from pcsc.forecast.report import PROSPECTIVE_RULE, RETROSPECTIVE_RULE
+
+    with open(path, encoding="utf-8", newline="") as f:  # already read once: readable
+        rows = list(csv.reader(f))
+    header = rows[0] if rows else []
+    if "mode" not in header or id_column not in header:
+        return None
+    i_mode, i_id = header.index("mode"), header.index(id_column)
+    wanted = set(graded)
+    modes = {row[i_mode] for row in rows[1:] if len(row) == len(header) and row[i_id] in wanted}
+    rules = {"prospective": PROSPECTIVE_RULE, "retrospective": RETROSPECTIVE_RULE}
+    if len(modes) != 1 or not modes <= set(rules):
+        if {"prospective", "retrospective"} <= modes:
+            return Diagnostic.of(codes.E745, "the table's `mode` column mixes prospective and retrospective rows; "
+                                 f"the two are never pooled: {PROSPECTIVE_RULE}, and {RETROSPECTIVE_RULE}; "
+                                 "export and grade one mode at a time (`pcsc ledger export --mode …`)",
+                                 Span.file_only(path))
+        return None
+    (mode,) = modes
+    return mode, rules[mode]
 
 
 def _checksum(args: argparse.Namespace) -> dict[str, str] | Diagnostic | None:

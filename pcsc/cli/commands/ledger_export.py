@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="only forecasts frozen in this mode (each route's latest of that mode)")
     p.add_argument("--as-of", metavar="DATE",
                    help="the date of the route labels written in `outcome` (YYYY-MM-DD; default: today in UTC)")
-    options.formats(p, "csv", "jsonl", "json")
+    options.formats(p, "csv", "jsonl", "json", shown_default="csv")
     options.output(p, "the table (and PATH.sha256 beside it)")
 
 
@@ -30,17 +30,33 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.forecast.export import COLUMNS, export_rows, sidecar_text, to_csv, to_jsonl
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.outcomes import OutcomesError
-    from pcsc.forecast.records import latest_forecasts, stored_outcomes
+    from pcsc.forecast.records import latest_forecasts, recorded_outcomes, stored_outcomes
+    from pcsc.forecast.report import GradingError, label_problems
+    from pcsc.forecast.resolve import route_outcomes
 
     as_of = resolution_date(args.as_of)
     path = ctx.ledger_path()
     try:
-        forecasts, outcomes = ctx.read_ledger(lambda ledger: (latest_forecasts(ledger, args.mode),
-                                                               stored_outcomes(ledger)))
+        forecasts, outcomes, recorded = ctx.read_ledger(
+            lambda ledger: (latest_forecasts(ledger, args.mode), stored_outcomes(ledger), recorded_outcomes(ledger))
+        )
     except (LedgerError, OutcomesError, ValueError) as exc:
         problem = ledger_diagnostic(path, str(exc))
         return Outcome("ledger-export", {"ledger": str(path), "ok": False, "error": problem.message},
                        diagnostics=[problem])
+    # the table is what `evaluate --scores` grades: it never pools the two modes, nor
+    # carries a label its forecast's mode does not allow it to be graded on
+    labels = route_outcomes(outcomes, as_of, {e.route for e in forecasts})
+    try:
+        problems = label_problems(forecasts, labels, recorded, as_of, "the export")
+    except GradingError as exc:
+        problems, code = exc.messages, exc.code
+    else:
+        code = codes.E741
+    if problems:
+        diagnostics = [ledger_diagnostic(path, m, code) for m in problems]
+        return Outcome("ledger-export", {"ledger": str(path), "ok": False, "error": "; ".join(problems)},
+                       diagnostics=diagnostics)
     rows = export_rows(forecasts, outcomes, as_of)
     payload = {"ledger": str(path), "ok": True, "as_of": as_of.isoformat(), "mode": args.mode,
                "columns": list(COLUMNS), "rows": rows}

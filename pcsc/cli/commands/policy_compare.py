@@ -49,6 +49,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.policy.load import PolicyError
 
     when = resolution_date(args.as_of)
+    missing = [r for r in args.routes if not Path(r).exists()]
+    if missing:
+        from pcsc.cli.exits import UsageError
+
+        raise UsageError(f"--routes {missing[0]}: no such file or folder")
     try:
         old, new = ctx.policy(args.old), ctx.policy(args.new)
         found = history(ctx, when)

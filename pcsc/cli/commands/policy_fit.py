@@ -78,6 +78,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         from pcsc.cli.exits import UsageError
 
         raise UsageError("--strength and --gain-strength must be positive and --holdout in [0, 1]")
+    if args.version == old.policy.version:
+        from pcsc.cli.exits import UsageError
+
+        raise UsageError(f"--version {args.version}: the refitted policy extends {old.policy.id}@{old.policy.version},"
+                         " so it needs a new version (one that extends itself cannot load)")
     fitted = fit_policy(old.policy, mine, found.milestones, args.strength, args.holdout, gains=args.gains,
                         gain_strength=args.gain_strength, calibration=args.calibration)
     fits = fitted.classes
