@@ -6,7 +6,11 @@ its own implementation of each rule, in exact rational arithmetic: a step the
 compiler computes in floats is computed here exactly and rounded to the nearest float
 after each operation, as IEEE arithmetic does; a step the compiler computes exactly
 and rounds once (sat, W, a floor price) is computed exactly here, compared with the
-recorded exact value, and rounded once. Every comparison is exact.
+recorded exact value, and rounded once; the two rules that are not rational (a Platt
+calibration map and the discount factor (1 + r)^(−h) of the policy's `[fold]`) are
+computed in floats with the same operations as the compiler's. Every comparison is
+exact. The policy's fold (its discount rate and option to stop) decides which rules of
+the fold may appear.
 
 It also checks that each operand taken from another step is that step's value, that
 each operand taken from the policy is the value of that key in the policy document it
@@ -691,7 +695,7 @@ def _isotonic(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
 
 def _platt(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     """The logistic map in floats with the platform's exp and log, as the compiler
-    computes it (the one rule that is not rational)."""
+    computes it (with the discount d, a rule that is not rational)."""
     p, a, b = float(c.number(o["p_raw"], w)), float(c.number(o["a"], w)), float(c.number(o["b"], w))
     q_ = min(max(p, 1e-9), 1.0 - 1e-9)
     z = a + b * math.log(q_ / (1.0 - q_))
@@ -867,10 +871,11 @@ _YEARS = {"days": 365.25, "months": 12.0, "years": 1.0}
 
 
 def _plain(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
-    """−c + p·d·R_next, each float operation rounded; c, p and d of one stage."""
-    stages = {str(o[k].get("step", "")).rpartition(".")[0] for k in ("c", "p", "d")}
-    if len(stages) != 1:
-        raise c.fail(w, "its cost, probability and discount are not of one stage")
+    """−c + p·d·R_next, each float operation rounded; c, p and d of one stage (a
+    transition's c, p and d, or a block's C, P and D)."""
+    refs = [str(o[k].get("step", "")).rpartition(".") for k in ("c", "p", "d")]
+    if len({stage for stage, _, _ in refs}) != 1 or [kind.lower() for _, _, kind in refs] != ["c", "p", "d"]:
+        raise c.fail(w, "its cost, probability and discount are not the c, p and d of one stage")
     p, d = c.number(o["p"], w), c.number(o["d"], w)
     return rnd(-c.number(o["c"], w) + rnd(rnd(p * d) * c.number(o["R_next"], w)))
 
@@ -886,6 +891,9 @@ def _fold_stop(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
 def _stops(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
     if o["R_next"].get("step", "").startswith("docked "):
         raise c.fail(w, "the planner stops by the score's fold, not the docked one")
+    stage = c.current.removesuffix(".stops")
+    if str(o["c"].get("step", "")).rpartition(".")[0] != stage:
+        raise c.fail(w, f"its operands are not those of `{stage}`")
     return _plain(c, o, w) < 0
 
 
@@ -904,8 +912,9 @@ def _walking(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
 
 
 def _D_walking(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
-    if not str(o["walking"].get("step", "")).endswith(".walking"):
-        raise c.fail(w, "`walking` is not a walking step")
+    ref, stage = str(o["walking"].get("step", "")), c.current.removesuffix(".D")
+    if ref != f"{stage}.walking" and not (ref.startswith("[") and ref.endswith(".walking")):
+        raise c.fail(w, f"`walking` is not step `{stage}.walking` or its block's")
     reach, after = c.number(o["reach"], w), c.number(o["R_next"], w)
     return rnd(reach * max(after, Fraction(0))) if c.flag(o["walking"], w) else Fraction(0)
 

@@ -14,6 +14,11 @@ its exact rational value. Rules the compiler computes exactly and rounds once (s
 W, the delta floor price) also carry `"exact"`, the unrounded rational. An operand
 taken from another step carries `"step"`; one taken from the policy carries
 `"policy"`, its key path; one from the route carries `"route"`.
+
+Each route records the fold it was scored under (`fold`: the policy's discount rate and
+option to stop); under a `[fold]` the steps carry each transition's discount factor d
+(rate, horizon amount and unit), R with d and, with the option to stop, max(0, ·), where
+the planner stops and whether it walks each stage; a graph route's blocks carry D too.
 """
 
 from __future__ import annotations

@@ -800,3 +800,26 @@ def test_a_discount_over_days_set_by_an_override_certifies(run: Run, project: Pa
     tamper(cert, lambda d: set_number(d["routes"][0]["fold"]["discount"], 0.0), resign=True)
     code, out = verify(run, cert)
     assert code == 1 and "the policy's fold.discount is 0.1" in out, out
+
+
+def test_a_planner_who_walks_then_stops_certifies(run: Run, tmp_path: Path) -> None:
+    """organoid_screens made free to start (no class floor, no cost, no delta floor on
+    `units`) and worth little (tam 2M): the planner walks `second_lab` (its continuation
+    is 0, not below) and stops before `early_access`. A walking step that forgets the
+    stage before it (so that a stop upstream would not count) is caught."""
+    folder = tmp_path / "organoid"
+    folder.mkdir()
+    shutil.copy(ROOT / "examples" / "domains" / "organoid_screens.route", folder / "organoid_screens.route")
+    cert = certify_file(run, folder / "organoid_screens.route", "--set", 'priors."biotech/prototype".floor_usd=0',
+                        "--set", "route.transitions.second_lab.cost.founders=0",
+                        "--set", "route.transitions.second_lab.cost.plates=0", "--set", "vision.tam=2M",
+                        "--set", "floors.delta.units.points=[[1e9, 0]]")
+    code, out = verify(run, cert)
+    assert code == 0, out
+    doc = json.loads(cert.read_text())
+    stages = ("second_lab", "early_access", "launch")
+    assert [step(doc, f"{t}.stops")["value"]["v"] for t in stages] == [False, True, True]
+    assert [step(doc, f"{t}.walking")["value"]["v"] for t in stages] == [True, False, False]
+    tamper(cert, lambda d: step(d, "launch.walking")["operands"].update(before={"v": True}), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "launch.walking" in out and "`before` is not step `early_access.walking`" in out, out
