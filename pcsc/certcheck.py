@@ -6,7 +6,11 @@ its own implementation of each rule, in exact rational arithmetic: a step the
 compiler computes in floats is computed here exactly and rounded to the nearest float
 after each operation, as IEEE arithmetic does; a step the compiler computes exactly
 and rounds once (sat, W, a floor price) is computed exactly here, compared with the
-recorded exact value, and rounded once. Every comparison is exact.
+recorded exact value, and rounded once; the two rules that are not rational (a Platt
+calibration map and the discount factor (1 + r)^(−h) of the policy's `[fold]`) are
+computed in floats with the same operations as the compiler's. Every comparison is
+exact. The policy's fold (its discount rate and option to stop) decides which rules of
+the fold may appear.
 
 It also checks that each operand taken from another step is that step's value, that
 each operand taken from the policy is the value of that key in the policy document it
@@ -34,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 2  # 2: gate rules and require lines carry their expression and typed operands
+VERSION = 3  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold
 
 
 class Mismatch(Exception):
@@ -217,14 +221,15 @@ class Source:
 
     def transition(self, route: str, transition: str) -> dict[str, Any] | None:
         """What the route's transition states that the checker looks up: the obligations
-        it lists in `discharges` (a set, empty without the statement) and its `horizon`
-        and `learning_cost` amounts (absent without them); None when the file has no
+        it lists in `discharges` (a set, empty without the statement), its `horizon`
+        and `learning_cost` amounts (absent without them) and the horizon's unit
+        (`horizon_unit`); None when the file has no
         such transition. The file's tokens are scanned with the braces counted, so a
         text in quotes never misleads it."""
         if self._transitions is None:
             self._transitions = {}
             try:
-                toks = tokens(self.text)
+                toks = tokens(self.text, units=True)
             except ExprError:
                 toks = []
             depth, where = 0, ["", ""]
@@ -242,6 +247,9 @@ class Source:
                     stated = self._transitions[where[0], where[1]]
                     if tok in ("horizon", "learning_cost") and after[0] == "number":
                         stated[tok] = literal_number(after[1])
+                        unit = toks[i + 2] if i + 2 < len(toks) else ("", "")
+                        if tok == "horizon" and unit[0] == "unit":
+                            stated["horizon_unit"] = unit[1]
                     elif tok == "discharges":
                         j = i + 1
                         while j < len(toks) and toks[j][0] == "name":
@@ -277,6 +285,9 @@ class RouteCheck:
         self.exact: dict[str, Fraction] = {}
         self._source = source
         self.counts = {"gates": 0, "requires": 0}
+        self.current = ""  # the symbol of the step being checked
+        self.last_walking = ""  # the last `walking` step checked (the option to stop)
+        self.rate, self.abandonment = Fraction(0), False  # the policy's fold, set by `check_fold`
 
     def source(self, kind: str, name: str) -> Source:
         """The route's file (``kind`` "input") or one of its libraries ("library")."""
@@ -326,6 +337,8 @@ class RouteCheck:
         if isinstance(actual, bool) or not isinstance(actual, (int, float)):
             if key[:2] == ["evidence", "tier_weight"] and actual is None and x == 0:
                 return  # a tier the policy does not list weighs 0
+            if list(key) == ["fold", "discount"] and actual is None and x == 0:
+                return  # no discount rate: the paper's fold
             raise self.fail(what, f"policy key {'.'.join(key)} is {actual!r}, not a number")
         if Fraction(actual) != x:
             raise self.fail(what, f"is {show(x)}, but the policy's {'.'.join(key)} is {actual!r}")
@@ -338,6 +351,38 @@ class RouteCheck:
         ]:
             raise self.fail(what, f"points are not the policy's {'.'.join(points['policy'])}")
 
+    def flag(self, o: Mapping[str, Any], what: str) -> bool:
+        """A recorded bool: a step's must be that step's value."""
+        if not isinstance(o, Mapping) or not isinstance(o.get("v"), bool):
+            raise self.fail(what, "expected a bool {v}")
+        if "step" in o:
+            ref = o["step"]
+            if ref not in self.values:
+                raise self.fail(what, f"refers to `{ref}`, which no earlier step computes")
+            if self.values[ref] is not o["v"]:
+                raise self.fail(what, f"is {o['v']}, but step `{ref}` is {self.values[ref]}")
+        return bool(o["v"])
+
+    def check_fold(self) -> None:
+        """The fold the certificate records must be the policy's `[fold]` (no table, or no
+        key: the paper's fold, discount 0 and no abandonment)."""
+        fold = self.route["fold"]
+        if fold["discount"].get("policy") != ["fold", "discount"]:
+            raise self.fail("fold: the discount rate", "is not read from the policy's fold.discount")
+        self.rate = self.number(fold["discount"], "fold: the discount rate")
+        stop = fold["abandonment"]
+        actual = lookup(self.policy, ["fold", "abandonment"])
+        actual = False if actual is None else actual
+        if not isinstance(stop.get("v"), bool) or stop.get("policy") != ["fold", "abandonment"] or stop["v"] != actual:
+            raise self.fail("fold: abandonment", f"is recorded {stop.get('v')!r}, but the policy's fold.abandonment "
+                                                 f"is {actual!r}")
+        self.abandonment = stop["v"]
+
+    @property
+    def fold_kind(self) -> str:
+        """`paper`, `discount` (a rate, no option to stop) or `stop` (the option to stop)."""
+        return "stop" if self.abandonment else "paper" if self.rate == 0 else "discount"
+
     def exact_of(self, o: Mapping[str, Any], what: str) -> Fraction:
         x = self.number(o, what)
         ref = o.get("step")
@@ -345,12 +390,18 @@ class RouteCheck:
 
     # ------------------------------------------------------------------ rules
     def run(self) -> None:
+        self.check_fold()
         for s in self.route["steps"]:
             symbol, rule, ops, value = s["symbol"], s["rule"], s["operands"], s["value"]
             what = f"{symbol} ({rule})"
             handler = RULES.get(rule)
             if handler is None:
                 raise self.fail(what, "unknown rule")
+            folds = FOLDS.get(rule)
+            if folds is not None and self.fold_kind not in folds:
+                raise self.fail(what, f"is a rule of {' or '.join(FOLD_NAMES[k] for k in folds)}, but the "
+                                      f"policy's fold is {FOLD_NAMES[self.fold_kind]}")
+            self.current = symbol
             got = handler(self, ops, what)
             if "exact" in value:
                 exact, rounded = got if isinstance(got, tuple) else (None, got)
@@ -644,7 +695,7 @@ def _isotonic(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
 
 def _platt(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     """The logistic map in floats with the platform's exp and log, as the compiler
-    computes it (the one rule that is not rational)."""
+    computes it (with the discount d, a rule that is not rational)."""
     p, a, b = float(c.number(o["p_raw"], w)), float(c.number(o["a"], w)), float(c.number(o["b"], w))
     q_ = min(max(p, 1e-9), 1.0 - 1e-9)
     z = a + b * math.log(q_ / (1.0 - q_))
@@ -772,6 +823,163 @@ def _zero(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     return Fraction(0)
 
 
+# --- the policy's fold (`[fold]`): the discount d and the option to stop
+DISCOUNT_RULE = "d = (1 + r)^(−h), h the horizon in years (days / 365.25, months / 12, none: 0)"
+STOPS_RULE = "stops = −c + p · d · R_next < 0 (the planner stops before paying this stage)"
+WALKING_RULE = "walking = walking before and not stops (the planner reaches and pays this stage)"
+
+
+def _discount(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """d = (1 + r)^(−h) in floats, as the compiler computes it: h = amount / 365.25 for
+    days, amount / 12 for months, the amount for years, 0 without a horizon, then the
+    platform's float power (the one rule of the fold that is not rational); exactly 1
+    when r = 0. The rate must be the policy's and the horizon the one the route file
+    writes for the transition."""
+    t = c.current.removesuffix(".d")
+    if o["rate"].get("policy") != ["fold", "discount"]:
+        raise c.fail(w, "the rate is not read from the policy's fold.discount")
+    rate = c.number(o["rate"], w)
+    horizon, unit = o["horizon"], o["unit"]["v"]
+    amount = None
+    if isinstance(horizon, Mapping) and "f" in horizon:
+        amount = c.number(horizon, w)
+        if horizon.get("route") != f"{t} horizon":
+            raise c.fail(w, f"the horizon is not read from `{t}` in {c.route['file']}")
+    elif horizon.get("v") is not None:
+        raise c.fail(w, "expected a horizon {f, q} or none")
+    stated = c.route_file.transition(c.name, t)
+    if stated is None:
+        raise c.fail(w, f"{c.route['file']} has no transition `{t}` in route `{c.name}`")
+    if amount != stated.get("horizon") or unit != stated.get("horizon_unit"):
+        def shown(a: Fraction | None, u: Any) -> str:
+            return "no horizon" if a is None else f"horizon {show(a)} {u}"
+        raise c.fail(w, f"{shown(amount, unit)} is recorded, but `{t}` in {c.route['file']} states "
+                        f"{shown(stated.get('horizon'), stated.get('horizon_unit'))}")
+    r = float(rate)
+    if r == 0.0:
+        return Fraction(1)
+    if amount is None:
+        years = 0.0
+    elif unit in _YEARS:
+        years = float(amount) / _YEARS[unit]  # over 1.0 for years: exact, as the compiler's float(amount)
+    else:
+        raise c.fail(w, f"a horizon's unit is days, months or years, not {unit!r}")
+    return Fraction((1.0 + r) ** (-years))
+
+
+_YEARS = {"days": 365.25, "months": 12.0, "years": 1.0}
+
+
+def _plain(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """−c + p·d·R_next, each float operation rounded; c, p and d of one stage (a
+    transition's c, p and d, or a block's C, P and D)."""
+    refs = [str(o[k].get("step", "")).rpartition(".") for k in ("c", "p", "d")]
+    if len({stage for stage, _, _ in refs}) != 1 or [kind.lower() for _, _, kind in refs] != ["c", "p", "d"]:
+        raise c.fail(w, "its cost, probability and discount are not the c, p and d of one stage")
+    p, d = c.number(o["p"], w), c.number(o["d"], w)
+    return rnd(-c.number(o["c"], w) + rnd(rnd(p * d) * c.number(o["R_next"], w)))
+
+
+def _fold_discounted(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return _plain(c, o, w)
+
+
+def _fold_stop(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return max(Fraction(0), _plain(c, o, w))
+
+
+def _stops(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
+    if o["R_next"].get("step", "").startswith("docked "):
+        raise c.fail(w, "the planner stops by the score's fold, not the docked one")
+    stage = c.current.removesuffix(".stops")
+    if str(o["c"].get("step", "")).rpartition(".")[0] != stage:
+        raise c.fail(w, f"its operands are not those of `{stage}`")
+    return _plain(c, o, w) < 0
+
+
+def _walking(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
+    """The planner walks a stage when it walked the stage before and does not stop here."""
+    stage = c.current.removesuffix(".walking")
+    if o["stops"].get("step") != f"{stage}.stops":
+        raise c.fail(w, f"`stops` is not step `{stage}.stops`")
+    before = o["before"]
+    if before.get("step", "") != c.last_walking:
+        expected = f"step `{c.last_walking}`" if c.last_walking else "true (the first stage)"
+        raise c.fail(w, f"`before` is not {expected}")
+    walks = c.flag(before, w) and not c.flag(o["stops"], w)
+    c.last_walking = c.current
+    return walks
+
+
+def _D_walking(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    ref, stage = str(o["walking"].get("step", "")), c.current.removesuffix(".D")
+    if ref != f"{stage}.walking" and not (ref.startswith("[") and ref.endswith(".walking")):
+        raise c.fail(w, f"`walking` is not step `{stage}.walking` or its block's")
+    reach, after = c.number(o["reach"], w), c.number(o["R_next"], w)
+    return rnd(reach * max(after, Fraction(0))) if c.flag(o["walking"], w) else Fraction(0)
+
+
+def _discounted_product(c: RouteCheck, start: Fraction, o: Mapping[str, Any], w: str) -> Fraction:
+    """start · Π p_i·d_i, multiplied in order: (x·p_i)·d_i... as the compiler's loops do."""
+    x = start
+    for p, d in zip(o["p"], o["d"], strict=True):
+        x = rnd(rnd(x * c.number(p, w)) * c.number(d, w))
+    return x
+
+
+def _fold_reach(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """reach_{i+1} = reach_i · (p_i·d_i): each factor rounded, then the product."""
+    total = Fraction(1)
+    for p, d in zip(o["p"], o["d"], strict=True):
+        total = rnd(total * rnd(c.number(p, w) * c.number(d, w)))
+    return total
+
+
+def _fold_docked(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    R = Fraction(0)
+    for p, d, cost in zip(reversed(o["p"]), reversed(o["d"]), reversed(o["c"]), strict=True):
+        R = rnd(-c.number(cost, w) + rnd(rnd(c.number(p, w) * c.number(d, w)) * R))
+        if c.abandonment:
+            R = max(Fraction(0), R)
+    return R
+
+
+def _series_D(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    total = Fraction(1)
+    for d in o["d"]:
+        total = rnd(total * c.number(d, w))
+    return total
+
+
+def _parallel_D(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return min(c.number(d, w) for d in o["d"])
+
+
+def _fold_series_cost(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """C = Σ_i (Π_{j<i} P_j·D_j)·C_i, accumulated in order."""
+    total, reached = Fraction(0), Fraction(1)
+    for p, d, cost in zip(o["p"], o["d"], o["c"], strict=True):
+        total = rnd(total + rnd(reached * c.number(cost, w)))
+        reached = rnd(rnd(reached * c.number(p, w)) * c.number(d, w))
+    return total
+
+
+def _fold_series_w(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return _discounted_product(c, c.number(o["w"], w), o, w)
+
+
+def _fold_parallel_x(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """(Π P of the other branches) · (D / D_b) · x; the ratio is 1 when the branch is the
+    slowest (D_b = D) and 0 when D_b = 0."""
+    joined, own = c.number(o["D"], w), c.number(o["D_b"], w)
+    ratio = Fraction(1) if own == joined else rnd(joined / own) if own != 0 else Fraction(0)
+    return rnd(rnd(_product(c, o, w) * ratio) * c.number(o["x"], w))
+
+
+def _fold_graph_reach(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return rnd(_discounted_product(c, Fraction(1), o, w) * c.number(o["w"], w))
+
+
 def _T(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction | None:
     rows = [(c.number(r["weight"], w), c.number(r["score"], w)) for r in o["rows"]]
     total_w = Fraction(0)
@@ -894,9 +1102,64 @@ RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
     "reach = (Π P of the earlier spine items) · w": _reach,
     "docked R(end) = 0": _zero,
     "docked = R(start) refolded with V = 0": _copy("R"),
+    DISCOUNT_RULE: _discount,
+    "R_i = −c_i + p_i · d_i · R_{i+1}": _fold_discounted,
+    "R_i = max(0, −c_i + p_i · d_i · R_{i+1})": _fold_stop,
+    STOPS_RULE: _stops,
+    WALKING_RULE: _walking,
+    "reach_i = Π_{j<i} p_j · d_j": _fold_reach,
+    "D_i = reach_i · max(R_{i+1}, 0) while walking, else 0": _D_walking,
+    "docked = R_0 refolded with R_n = 0: R_i = −c_i + p_i · d_i · R_{i+1}": _fold_docked,
+    "docked = R_0 refolded with R_n = 0: R_i = max(0, −c_i + p_i · d_i · R_{i+1})": _fold_docked,
+    "series: D = Π D_i": _series_D,
+    "parallel: D = min D_b (the join waits for the slowest branch)": _parallel_D,
+    "series: C = Σ_i (Π_{j<i} P_j · D_j)·C_i": _fold_series_cost,
+    "R = −C + P · D · R(next) (spine)": _fold_discounted,
+    "R = max(0, −C + P · D · R(next)) (spine)": _fold_stop,
+    "w = w(parent) · Π P · D of the earlier items (series item)": _fold_series_w,
+    "x = −C_next + P_next · D_next · x_next (series item)": _fold_discounted,
+    "x = (Π P of the other branches) · (D / D_b) · x(parent) (parallel branch)": _fold_parallel_x,
+    "reach = (Π P · D of the earlier spine items) · w": _fold_graph_reach,
     "T = Σ w·clip(s, 0, 100) / Σ w": _T,
     "bucket = neg if T < neg_below, pos if T ≥ pos_from, else mix": _bucket,
     "eligible = every gate passes or does not block": _eligible,
+}
+
+
+FOLD_NAMES = {"paper": "the paper's fold", "discount": "the discounted fold",
+              "stop": "the fold with the option to stop"}
+_EXTENSION = ("discount", "stop")
+# The rules that hold under one fold only; the policy's `[fold]` picks the fold (any other
+# rule holds under every fold).
+FOLDS: dict[str, tuple[str, ...]] = {
+    "R_i = −c_i + p_i · R_{i+1}": ("paper",),
+    "reach_i = Π_{j<i} p_j": ("paper",),
+    "docked = R_0 refolded with R_n = 0": ("paper",),
+    "series: C = Σ_i (Π_{j<i} P_j)·C_i": ("paper",),
+    "R = −C + P · R(next) (spine)": ("paper",),
+    "w = w(parent) · Π P of the earlier items (series item)": ("paper",),
+    "x = −C_next + P_next · x_next (series item)": ("paper",),
+    "x = (Π P of the other branches) · x(parent) (parallel branch)": ("paper",),
+    "reach = (Π P of the earlier spine items) · w": ("paper",),
+    "D_i = reach_i · max(R_{i+1}, 0)": ("paper", "discount"),
+    DISCOUNT_RULE: _EXTENSION,
+    "reach_i = Π_{j<i} p_j · d_j": _EXTENSION,
+    "series: D = Π D_i": _EXTENSION,
+    "parallel: D = min D_b (the join waits for the slowest branch)": _EXTENSION,
+    "series: C = Σ_i (Π_{j<i} P_j · D_j)·C_i": _EXTENSION,
+    "w = w(parent) · Π P · D of the earlier items (series item)": _EXTENSION,
+    "x = −C_next + P_next · D_next · x_next (series item)": _EXTENSION,
+    "x = (Π P of the other branches) · (D / D_b) · x(parent) (parallel branch)": _EXTENSION,
+    "reach = (Π P · D of the earlier spine items) · w": _EXTENSION,
+    "R_i = −c_i + p_i · d_i · R_{i+1}": ("discount",),
+    "docked = R_0 refolded with R_n = 0: R_i = −c_i + p_i · d_i · R_{i+1}": ("discount",),
+    "R = −C + P · D · R(next) (spine)": ("discount",),
+    "R_i = max(0, −c_i + p_i · d_i · R_{i+1})": ("stop",),
+    "docked = R_0 refolded with R_n = 0: R_i = max(0, −c_i + p_i · d_i · R_{i+1})": ("stop",),
+    "R = max(0, −C + P · D · R(next)) (spine)": ("stop",),
+    STOPS_RULE: ("stop",),
+    WALKING_RULE: ("stop",),
+    "D_i = reach_i · max(R_{i+1}, 0) while walking, else 0": ("stop",),
 }
 
 
@@ -1014,7 +1277,9 @@ def literal_number(text: str) -> Fraction:
     return rnd(value / 100 if percent else value)
 
 
-def tokens(text: str) -> list[tuple[str, str]]:
+def tokens(text: str, units: bool = False) -> list[tuple[str, str]]:
+    """The tokens of ``text``; a unit after a number is dropped, or kept as ("unit", word)
+    with ``units``."""
     out: list[tuple[str, str]] = []
     pos = 0
     while pos < len(text):
@@ -1023,7 +1288,11 @@ def tokens(text: str) -> list[tuple[str, str]]:
             raise ExprError(f"cannot read `{text[pos:pos + 10]}`")
         pos = m.end()
         kind = m.lastgroup or ""
-        if kind == "skip" or (kind == "name" and m.group() in _UNITS and out and out[-1][0] == "number"):
+        if kind == "name" and m.group() in _UNITS and out and out[-1][0] == "number":
+            if units:
+                out.append(("unit", m.group()))
+            continue
+        if kind == "skip":
             continue
         out.append((kind, m.group()))
     return out

@@ -14,6 +14,11 @@ its exact rational value. Rules the compiler computes exactly and rounds once (s
 W, the delta floor price) also carry `"exact"`, the unrounded rational. An operand
 taken from another step carries `"step"`; one taken from the policy carries
 `"policy"`, its key path; one from the route carries `"route"`.
+
+Each route records the fold it was scored under (`fold`: the policy's discount rate and
+option to stop); under a `[fold]` the steps carry each transition's discount factor d
+(rate, horizon amount and unit), R with d and, with the option to stop, max(0, ·), where
+the planner stops and whether it walks each stage; a graph route's blocks carry D too.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from pcsc.score.evidence import admissible, exact_sat
 from pcsc.score.route import RouteNumbers, gate_names
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 2  # 2: gate rules and require lines carry their expression and typed operands
+VERSION = 3  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold
 
 
 class CertificateError(Exception):
@@ -204,6 +209,11 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
         else:
             add(f"{k}.U", "U = uncertainty.default", num(t.U),
                 default=num(t.U, policy=pkey("uncertainty", "default")))
+        if not n.fold.is_default:
+            h = tr.horizon
+            add(f"{k}.d", DISCOUNT_RULE, num(t.d), rate=num(n.fold.discount, policy=pkey("fold", "discount")),
+                horizon=val(None) if h is None else num(h[0], route=f"{k} horizon"),
+                unit=val(None if h is None else h[1]))
     if r.shape is not None:
         _graph_steps(c, add, step)
     else:
@@ -351,6 +361,8 @@ def route_certificate(c: Compiled, files: dict[str, str]) -> dict[str, Any]:
         "policy": c.policy.ref,
         "libraries": [u.name for u in c.libraries],
         "admissible_evidence": [e.name for e in c.route.evidence if admissible(e, c.route.as_of, c.policy.policy)],
+        "fold": {"discount": num(c.numbers.fold.discount, policy=["fold", "discount"]),
+                 "abandonment": {"v": c.numbers.fold.abandonment, "policy": ["fold", "abandonment"]}},
         "steps": _steps(c),
         "coverage": _coverage(c),
         "decision": {
@@ -365,41 +377,91 @@ Add = Callable[..., None]
 StepRef = Callable[[str], dict[str, Any]]
 
 
+# The policy's fold (`[fold]`): the rules beside the paper's, in the order they are used.
+DISCOUNT_RULE = "d = (1 + r)^(−h), h the horizon in years (days / 365.25, months / 12, none: 0)"
+FOLD_R = "R_i = −c_i + p_i · d_i · R_{i+1}"
+FOLD_R_STOP = "R_i = max(0, −c_i + p_i · d_i · R_{i+1})"
+STOPS_RULE = "stops = −c + p · d · R_next < 0 (the planner stops before paying this stage)"
+WALKING_RULE = "walking = walking before and not stops (the planner reaches and pays this stage)"
+FOLD_REACH = "reach_i = Π_{j<i} p_j · d_j"
+D_WALKING = "D_i = reach_i · max(R_{i+1}, 0) while walking, else 0"
+FOLD_DOCKED = "docked = R_0 refolded with R_n = 0: R_i = −c_i + p_i · d_i · R_{i+1}"
+FOLD_DOCKED_STOP = "docked = R_0 refolded with R_n = 0: R_i = max(0, −c_i + p_i · d_i · R_{i+1})"
+SERIES_D = "series: D = Π D_i"
+PARALLEL_D = "parallel: D = min D_b (the join waits for the slowest branch)"
+FOLD_SERIES_C = "series: C = Σ_i (Π_{j<i} P_j · D_j)·C_i"
+FOLD_SPINE = "R = −C + P · D · R(next) (spine)"
+FOLD_SPINE_STOP = "R = max(0, −C + P · D · R(next)) (spine)"
+FOLD_SERIES_W = "w = w(parent) · Π P · D of the earlier items (series item)"
+FOLD_SERIES_X = "x = −C_next + P_next · D_next · x_next (series item)"
+FOLD_PARALLEL_X = "x = (Π P of the other branches) · (D / D_b) · x(parent) (parallel branch)"
+FOLD_GRAPH_REACH = "reach = (Π P · D of the earlier spine items) · w"
+
+
 def _chain_steps(c: Compiled, add: Add, step: StepRef) -> None:
-    """The staged fold, reach, D, binding and the docked score of a chain."""
+    """The staged fold, reach, D, binding and the docked score of a chain; under the
+    policy's `[fold]`, with each transition's discount d and, with the option to stop,
+    max(0, ·), where the planner stops and whether it walks each stage."""
     n = c.numbers
     count = len(n.transitions)
+    spec = n.fold
+    paper, stop = spec.is_default, spec.abandonment
     add(f"R_{count}", "R_n = V", num(n.R[count]), V=step("V"))
     for i in range(count - 1, -1, -1):
-        name = n.transitions[i].name
-        add(f"R_{i}", "R_i = −c_i + p_i · R_{i+1}", num(n.R[i]),
-            c=step(f"{name}.c"), p=step(f"{name}.p"), R_next=step(f"R_{i + 1}"))
+        t = n.transitions[i]
+        name = t.name
+        if paper:
+            add(f"R_{i}", "R_i = −c_i + p_i · R_{i+1}", num(n.R[i]),
+                c=step(f"{name}.c"), p=step(f"{name}.p"), R_next=step(f"R_{i + 1}"))
+            continue
+        ops = {"c": step(f"{name}.c"), "p": step(f"{name}.p"), "d": step(f"{name}.d"), "R_next": step(f"R_{i + 1}")}
+        add(f"R_{i}", FOLD_R_STOP if stop else FOLD_R, num(n.R[i]), **ops)
+        if stop:
+            add(f"{name}.stops", STOPS_RULE, val(t.stops), **ops)
     add("score", "score = R_0", num(n.score), R_0=step("R_0"))
     ps = [step(f"{t.name}.p") for t in n.transitions]
+    ds = [] if paper else [step(f"{t.name}.d") for t in n.transitions]
     add("flat_product", "flat product = Π p_i", num(n.flat_product), p=ps)
+    walking = True
     for i, t in enumerate(n.transitions):
-        add(f"{t.name}.reach", "reach_i = Π_{j<i} p_j", num(t.reach), p=ps[:i])
-        add(f"{t.name}.D", "D_i = reach_i · max(R_{i+1}, 0)", num(t.D),
-            reach=step(f"{t.name}.reach"), R_next=step(f"R_{i + 1}"))
+        if paper:
+            add(f"{t.name}.reach", "reach_i = Π_{j<i} p_j", num(t.reach), p=ps[:i])
+        else:
+            add(f"{t.name}.reach", FOLD_REACH, num(t.reach), p=ps[:i], d=ds[:i])
+        if stop:
+            walking = walking and not t.stops
+            before = step(f"{n.transitions[i - 1].name}.walking") if i else val(True)
+            add(f"{t.name}.walking", WALKING_RULE, val(walking), before=before, stops=step(f"{t.name}.stops"))
+            add(f"{t.name}.D", D_WALKING, num(t.D), reach=step(f"{t.name}.reach"), R_next=step(f"R_{i + 1}"),
+                walking=step(f"{t.name}.walking"))
+        else:
+            add(f"{t.name}.D", "D_i = reach_i · max(R_{i+1}, 0)", num(t.D),
+                reach=step(f"{t.name}.reach"), R_next=step(f"R_{i + 1}"))
     add("binding", "binding = the first i with the largest U_i · D_i", val(n.binding),
         U=[step(f"{t.name}.U") for t in n.transitions], D=[step(f"{t.name}.D") for t in n.transitions])
-    add("docked_score", "docked = R_0 refolded with R_n = 0", num(docked_score(n)),
-        p=ps, c=[step(f"{t.name}.c") for t in n.transitions])
+    cs = [step(f"{t.name}.c") for t in n.transitions]
+    if paper:
+        add("docked_score", "docked = R_0 refolded with R_n = 0", num(docked_score(n)), p=ps, c=cs)
+    else:
+        add("docked_score", FOLD_DOCKED_STOP if stop else FOLD_DOCKED, num(docked_score(n)), p=ps, d=ds, c=cs)
 
 
 def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
-    """The series-parallel fold of a graph route (docs/graphs.md), under the paper's fold
-    (every d = 1): P and C of every block bottom up, R along the spine, then each
-    block's weight w (from the entry of its spine item) and continuation x top down,
-    reach, D, binding, and the spine refolded with V = 0."""
+    """The series-parallel fold of a graph route (docs/graphs.md): P (and, under the
+    policy's `[fold]`, D) and C of every block bottom up, R along the spine (with the
+    option to stop: max(0, ·) and where the planner stops), then each block's weight w
+    (from the entry of its spine item) and continuation x top down, reach, D, binding,
+    and the spine refolded with V = 0."""
     from pcsc.ir import Edge, Parallel, Series, Shape
     from pcsc.score.graph import graph_fold, spine
 
     n, r = c.numbers, c.route
     assert r.shape is not None
     ts = n.transitions
+    paper, stop = n.fold.is_default, n.fold.abandonment
+    dfs = [t.d for t in ts]
     g = graph_fold(r.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
-                   [t.p for t in ts], [t.cost.c for t in ts], [1.0] * len(ts), n.value, False)
+                   [t.p for t in ts], [t.cost.c for t in ts], dfs, n.value, stop)
     label: dict[int, str] = {}
 
     def name_of(s: Shape, path: str) -> None:
@@ -419,6 +481,9 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
     def C(s: Shape) -> dict[str, Any]:
         return step(f"{label[id(s)]}.c" if isinstance(s, Edge) else f"{label[id(s)]}.C")
 
+    def D(s: Shape) -> dict[str, Any]:
+        return step(f"{label[id(s)]}.d" if isinstance(s, Edge) else f"{label[id(s)]}.D")
+
     def up(s: Shape) -> None:
         if isinstance(s, Edge):
             return
@@ -428,19 +493,35 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
         b, k = g.blocks[id(s)], label[id(s)]
         kind = "series" if isinstance(s, Series) else "parallel"
         add(f"{k}.P", f"{kind}: P = Π P_i", num(b.P), p=[P(x) for x in parts])
-        if isinstance(s, Series):
+        if not paper:
+            add(f"{k}.D", SERIES_D if isinstance(s, Series) else PARALLEL_D, num(b.D), d=[D(x) for x in parts])
+        if isinstance(s, Series) and paper:
             add(f"{k}.C", "series: C = Σ_i (Π_{j<i} P_j)·C_i", num(b.C), p=[P(x) for x in parts],
+                c=[C(x) for x in parts])
+        elif isinstance(s, Series):
+            add(f"{k}.C", FOLD_SERIES_C, num(b.C), p=[P(x) for x in parts], d=[D(x) for x in parts],
                 c=[C(x) for x in parts])
         else:
             add(f"{k}.C", "parallel: C = Σ C_b", num(b.C), c=[C(x) for x in parts])
+
+    def spine_R(prefix: str, R: Sequence[float]) -> None:
+        for i in range(len(items) - 1, -1, -1):
+            ops = {"c": C(items[i]), "p": P(items[i]), "R_next": step(f"{prefix}R({states[i + 1]})")}
+            if paper:
+                add(f"{prefix}R({states[i]})", "R = −C + P · R(next) (spine)", num(R[i]), **ops)
+                continue
+            ops["d"] = D(items[i])
+            add(f"{prefix}R({states[i]})", FOLD_SPINE_STOP if stop else FOLD_SPINE, num(R[i]), **ops)
+            if stop and not prefix:
+                b = g.blocks[id(items[i])]
+                stops = -b.C + b.P * b.D * R[i + 1] < 0
+                add(f"{label[id(items[i])]}.stops", STOPS_RULE, val(stops), **ops)
 
     up(r.shape)
     items = spine(r.shape)
     states = [g.entry(x) for x in items] + [g.exit_of(items[-1])]
     add(f"R({states[-1]})", "R(end) = V", num(g.spine_R[-1]), V=step("V"))
-    for i in range(len(items) - 1, -1, -1):
-        add(f"R({states[i]})", "R = −C + P · R(next) (spine)", num(g.spine_R[i]),
-            c=C(items[i]), p=P(items[i]), R_next=step(f"R({states[i + 1]})"))
+    spine_R("", g.spine_R)
     add("score", "score = R(start)", num(n.score), R=step(f"R({states[0]})"))
     add("flat_product", "flat product = Π p_i", num(n.flat_product), p=[step(f"{t.name}.p") for t in ts])
 
@@ -456,30 +537,45 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
             for i, item in enumerate(s.items):
                 ki = label[id(item)]
                 weights.append(_weight(g, s, i, w))
-                add(f"{ki}.w", "w = w(parent) · Π P of the earlier items (series item)",
-                    num(weights[-1]), w=step(f"{k}.w"), p=[P(y) for y in s.items[:i]])
+                if paper:
+                    add(f"{ki}.w", "w = w(parent) · Π P of the earlier items (series item)",
+                        num(weights[-1]), w=step(f"{k}.w"), p=[P(y) for y in s.items[:i]])
+                else:
+                    add(f"{ki}.w", FOLD_SERIES_W, num(weights[-1]), w=step(f"{k}.w"),
+                        p=[P(y) for y in s.items[:i]], d=[D(y) for y in s.items[:i]])
             for i in range(len(s.items) - 1, -1, -1):
                 ki = label[id(s.items[i])]
                 if i == len(s.items) - 1:
                     add(f"{ki}.x", "x = x(parent) (the last item of a series)", num(after[i]), x=step(f"{k}.x"))
-                else:
+                elif paper:
                     nxt_item = s.items[i + 1]
                     add(f"{ki}.x", "x = −C_next + P_next · x_next (series item)", num(after[i]),
                         c=C(nxt_item), p=P(nxt_item), R_next=step(f"{label[id(nxt_item)]}.x"))
+                else:
+                    nxt_item = s.items[i + 1]
+                    add(f"{ki}.x", FOLD_SERIES_X, num(after[i]), c=C(nxt_item), p=P(nxt_item), d=D(nxt_item),
+                        R_next=step(f"{label[id(nxt_item)]}.x"))
             for i, item in enumerate(s.items):
                 down(item, weights[i], after[i])
         elif isinstance(s, Parallel):
             xs = []
+            joined = g.blocks[id(s)].D
             for j, br in enumerate(s.branches):
                 kb = label[id(br)]
                 others = 1.0
                 for i, y in enumerate(s.branches):
                     if i != j:
                         others = others * g.blocks[id(y)].P
-                xs.append(others * 1.0 * x)
+                own = g.blocks[id(br)].D
+                ratio = 1.0 if own == joined else joined / own if own != 0 else 0.0
+                xs.append(others * ratio * x)
                 add(f"{kb}.w", "w = w(parent) (parallel branch)", num(w), w=step(f"{k}.w"))
-                add(f"{kb}.x", "x = (Π P of the other branches) · x(parent) (parallel branch)", num(xs[-1]),
-                    p=[P(y) for i, y in enumerate(s.branches) if i != j], x=step(f"{k}.x"))
+                others_p = [P(y) for i, y in enumerate(s.branches) if i != j]
+                if paper:
+                    add(f"{kb}.x", "x = (Π P of the other branches) · x(parent) (parallel branch)", num(xs[-1]),
+                        p=others_p, x=step(f"{k}.x"))
+                else:
+                    add(f"{kb}.x", FOLD_PARALLEL_X, num(xs[-1]), p=others_p, D=D(s), D_b=D(br), x=step(f"{k}.x"))
             for br, xb in zip(s.branches, xs, strict=True):
                 down(br, w, xb)
 
@@ -488,20 +584,32 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
         add(f"{k}.w", "w = 1 (a spine item)", num(1.0))
         add(f"{k}.x", "x = R(exit) (a spine item)", num(g.spine_R[i + 1]), R=step(f"R({states[i + 1]})"))
         down(item, 1.0, g.spine_R[i + 1])
+    if stop:
+        for i, item in enumerate(items):
+            k = label[id(item)]
+            before = step(f"{label[id(items[i - 1])]}.walking") if i else val(True)
+            add(f"{k}.walking", WALKING_RULE, val(g.stops_at is None or i < g.stops_at), before=before,
+                stops=step(f"{k}.stops"))
     for t in ts:
         i = g.item_of[t.name]
-        add(f"{t.name}.reach", "reach = (Π P of the earlier spine items) · w", num(t.reach),
-            p=[P(y) for y in items[:i]], w=step(f"{t.name}.w"))
-        add(f"{t.name}.D", "D_i = reach_i · max(R_{i+1}, 0)", num(t.D),
-            reach=step(f"{t.name}.reach"), R_next=step(f"{t.name}.x"))
+        if paper:
+            add(f"{t.name}.reach", "reach = (Π P of the earlier spine items) · w", num(t.reach),
+                p=[P(y) for y in items[:i]], w=step(f"{t.name}.w"))
+        else:
+            add(f"{t.name}.reach", FOLD_GRAPH_REACH, num(t.reach), p=[P(y) for y in items[:i]],
+                d=[D(y) for y in items[:i]], w=step(f"{t.name}.w"))
+        if stop:
+            add(f"{t.name}.D", D_WALKING, num(t.D), reach=step(f"{t.name}.reach"), R_next=step(f"{t.name}.x"),
+                walking=step(f"{label[id(items[i])]}.walking"))
+        else:
+            add(f"{t.name}.D", "D_i = reach_i · max(R_{i+1}, 0)", num(t.D),
+                reach=step(f"{t.name}.reach"), R_next=step(f"{t.name}.x"))
     add("binding", "binding = the first i with the largest U_i · D_i", val(n.binding),
         U=[step(f"{t.name}.U") for t in ts], D=[step(f"{t.name}.D") for t in ts])
     docked = graph_fold(r.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
-                        [t.p for t in ts], [t.cost.c for t in ts], [1.0] * len(ts), 0.0, False)
+                        [t.p for t in ts], [t.cost.c for t in ts], dfs, 0.0, stop)
     add(f"docked R({states[-1]})", "docked R(end) = 0", num(0.0))
-    for i in range(len(items) - 1, -1, -1):
-        add(f"docked R({states[i]})", "R = −C + P · R(next) (spine)", num(docked.spine_R[i]),
-            c=C(items[i]), p=P(items[i]), R_next=step(f"docked R({states[i + 1]})"))
+    spine_R("docked ", docked.spine_R)
     add("docked_score", "docked = R(start) refolded with V = 0", num(docked_score(n)),
         R=step(f"docked R({states[0]})"))
 
@@ -522,12 +630,6 @@ def build(
     overrides: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The certificate of ``compiled`` (its JSON document, digest included)."""
-    for c in compiled:
-        if c.route.shape is not None and not c.numbers.fold.is_default:
-            raise CertificateError(
-                f"route `{c.route.name}` forks and joins: its certificate re-checks the series-parallel fold under "
-                "the paper's fold only, and its policy sets [fold]"
-            )
     cert_dir = cert_path.resolve().parent
     base_store = PolicyStore(list(store.search_path))
     files: dict[str, str] = {}

@@ -401,23 +401,19 @@ def test_a_refused_route_and_an_overridden_policy_certify(run: Run, project: Pat
 
 
 def test_the_whole_cohort_certifies(run: Run, tmp_path: Path) -> None:
-    # every route of examples/ that a certificate can hold: not under a policy `[fold]`
-    # extension, which verify-cert does not re-check yet (tests/test_domains.py marks that xfail)
-    import pcsc
-
-    def certifiable(path: Path) -> bool:
-        doc = pcsc.compile(path).to_json()
-        folds = [r.get("fold", {}) for r in doc["routes"]]
-        return not any(f.get("discount") or f.get("abandonment") for f in folds)
-
+    # every route of examples/, those under a policy `[fold]` extension and the graph routes included
     every = sorted((ROOT / "examples").rglob("*.route"))
-    routes = [p.relative_to(ROOT).as_posix() for p in every if certifiable(p)]
-    assert 35 <= len(routes) < len(every)
+    routes = [p.relative_to(ROOT).as_posix() for p in every]
+    assert len(routes) >= 50
     cert = tmp_path / "cohort.json"
     code, _, err = run("compile", *routes, "--cert", str(cert), "-q")
     assert code == 0, err
     code, out = verify(run, cert)
     assert code == 0, out
+    doc = json.loads(cert.read_text())
+    assert len(doc["inputs"]) == len(routes) and len(doc["routes"]) >= len(routes)
+    folds = {(r["fold"]["discount"]["f"], r["fold"]["abandonment"]["v"]) for r in doc["routes"]}
+    assert {(0.0, False), (0.08, False), (0.08, True)} <= folds  # the paper's, the discounted, the option to stop
 
 
 def test_standard_input_cannot_be_certified(monkeypatch: pytest.MonkeyPatch, run: Run, tmp_path: Path) -> None:
@@ -545,9 +541,9 @@ def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, 
     code, out = verify(run, cert)
     assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
     cert = certify(run, project)
-    tamper(cert, lambda d: d.update(version=1), resign=True)
+    tamper(cert, lambda d: d.update(version=2), resign=True)
     code, out = verify(run, cert)
-    assert code == 1 and "a certificate of format version 1" in out and "this checker reads version 2" in out, out
+    assert code == 1 and "a certificate of format version 2" in out and "this checker reads version 3" in out, out
 
 
 def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:
@@ -933,3 +929,131 @@ def test_tampering_with_a_policy_it_extends_fails_naming_it(run: Run, tmp_path: 
     parent.write_text(parent.read_text().replace("decay = 0.5", "decay = 0.25"))
     code, out = verify(run, cert)
     assert code == 1 and "venture@1.0.0 (policies/venture/1.0.0.toml)" in out
+
+
+# ---------------------------------------------------------------------- certificates under the policy's fold
+BINDERS = ROOT / "examples" / "domains" / "protein_binders.route"
+STOP = "R_i = max(0, −c_i + p_i · d_i · R_{i+1})"
+
+
+@pytest.fixture
+def binders(run: Run, tmp_path: Path) -> Path:
+    """The certificate of protein_binders under planner-stop@1.0.0 (8% a year, the option
+    to stop): every stage's plain continuation is negative, so the planner stops before
+    each, and the score is max(0, ·) = 0."""
+    folder = tmp_path / "binders"
+    folder.mkdir()
+    shutil.copy(BINDERS, folder / BINDERS.name)
+    return certify_file(run, folder / BINDERS.name)
+
+
+STAGES = ("wet_lab", "open_release", "pharma_deal", "first_candidate")
+
+
+def test_a_certificate_records_the_fold_each_discount_and_each_stop(run: Run, binders: Path) -> None:
+    code, out = verify(run, binders)
+    assert code == 0, out
+    doc = json.loads(binders.read_text())
+    fold = doc["routes"][0]["fold"]
+    assert fold["discount"]["f"] == 0.08 and fold["discount"]["policy"] == ["fold", "discount"]
+    assert fold["abandonment"] == {"v": True, "policy": ["fold", "abandonment"]}
+    d = step(doc, "wet_lab.d")
+    assert d["operands"]["horizon"]["f"] == 10.0 and d["operands"]["unit"] == {"v": "months"}
+    assert d["operands"]["rate"]["f"] == 0.08
+    # the discount by hand: 10 months at 8% a year, 4 years at 8% a year
+    assert d["value"]["f"] == pytest.approx(1.08 ** (-10 / 12), rel=1e-15)
+    assert step(doc, "first_candidate.d")["value"]["f"] == pytest.approx(1.08 ** -4, rel=1e-15)
+    last = step(doc, "R_3")
+    assert last["rule"] == STOP and {k: o["step"] for k, o in last["operands"].items()} == {
+        "c": "first_candidate.c", "p": "first_candidate.p", "d": "first_candidate.d", "R_next": "R_4"}
+    c, p = step(doc, "first_candidate.c")["value"]["f"], step(doc, "first_candidate.p")["value"]["f"]
+    assert step(doc, "R_4")["value"]["f"] == 180e6 and -c + p * 1.08 ** -4 * 180e6 < 0  # the plain fold loses
+    assert last["value"]["f"] == 0.0 and step(doc, "score")["value"]["f"] == 0.0
+    assert [step(doc, f"{t}.stops")["value"]["v"] for t in STAGES] == [True] * 4
+    assert [step(doc, f"{t}.walking")["value"]["v"] for t in STAGES] == [False] * 4
+    assert [step(doc, f"{t}.D")["value"]["f"] for t in STAGES] == [0.0] * 4
+
+
+def _horizon(doc: dict[str, Any]) -> None:
+    """wet_lab's horizon as 11 months, with d made again to match it (a careful forger)."""
+    d = step(doc, "wet_lab.d")
+    set_number(d["operands"]["horizon"], 11.0)
+    set_number(d["value"], (1.0 + 0.08) ** -(11.0 / 12.0))
+    for s in doc["routes"][0]["steps"]:
+        for o in s["operands"].values():
+            if isinstance(o, dict) and o.get("step") == "wet_lab.d":
+                set_number(o, d["value"]["f"])
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda d: set_number(d["routes"][0]["fold"]["discount"], 0.09),
+         "fold: the discount rate: is 0.09, but the policy's fold.discount is 0.08"),
+        (lambda d: set_number(step(d, "open_release.d")["operands"]["rate"], 0.05),
+         "open_release.d (d = (1 + r)^(−h)"),
+        (_horizon, "wet_lab.d (d = (1 + r)^(−h), h the horizon in years (days / 365.25, months / 12, none: 0)): "
+                   "horizon 11.0 months is recorded, but `wet_lab` in protein_binders.route states horizon 10.0 "
+                   "months"),
+        (lambda d: step(d, "first_candidate.d")["operands"]["unit"].update(v="months"),
+         "horizon 4.0 months is recorded, but `first_candidate` in protein_binders.route states horizon 4.0 years"),
+        (lambda d: set_number(step(d, "pharma_deal.d")["value"], step(d, "pharma_deal.d")["value"]["f"] * 0.99),
+         "pharma_deal.d (d = (1 + r)^(−h)"),
+        (lambda d: step(d, "pharma_deal.stops")["value"].update(v=False),
+         "pharma_deal.stops (stops = −c + p · d · R_next < 0 (the planner stops before paying this stage)): "
+         "recorded False, recomputed True"),
+        (lambda d: set_number(step(d, "R_0")["value"], -418_000.0),
+         f"R_0 ({STOP}): recorded -418000.0, recomputed 0.0"),
+        (lambda d: step(d, "open_release.walking")["value"].update(v=True), "open_release.walking (walking = "),
+        (lambda d: step(d, "R_2").update(rule="R_i = −c_i + p_i · R_{i+1}"),
+         "is a rule of the paper's fold, but the policy's fold is the fold with the option to stop"),
+        (lambda d: d["routes"][0]["fold"]["abandonment"].update(v=False),
+         "fold: abandonment: is recorded False, but the policy's fold.abandonment is True"),
+    ],
+    ids=["rate", "rate-of-a-step", "horizon", "unit", "d", "stop-flag", "max0", "walking", "paper-rule", "no-stop"],
+)
+def test_tampering_with_the_fold_is_caught_and_named(run: Run, binders: Path,
+                                                     edit: Callable[[dict[str, Any]], None], named: str) -> None:
+    tamper(binders, edit, resign=True)  # re-signed: only the checker's rules can see the edit
+    code, out = verify(run, binders)
+    assert code == 1 and "PCSC-E912" in out and named in out, out
+
+
+def test_a_discount_over_days_set_by_an_override_certifies(run: Run, project: Path) -> None:
+    """The spec route's horizons are in days: under `--set fold.discount=0.1` (and the
+    option to stop) each d is 1.1^(−days/365.25), and the overridden policy is re-hashed."""
+    cert = certify(run, project, "--set", "fold.discount=0.1", "--set", "fold.abandonment=true")
+    code, out = verify(run, cert)
+    assert code == 0, out
+    doc = json.loads(cert.read_text())
+    launch = step(doc, "launch.d")
+    assert launch["operands"]["unit"] == {"v": "days"}
+    days = launch["operands"]["horizon"]["f"]
+    assert launch["value"]["f"] == pytest.approx(1.1 ** (-days / 365.25), rel=1e-15) and launch["value"]["f"] < 1
+    assert step(doc, "R_0")["rule"] == STOP
+    tamper(cert, lambda d: set_number(d["routes"][0]["fold"]["discount"], 0.0), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "the policy's fold.discount is 0.1" in out, out
+
+
+def test_a_planner_who_walks_then_stops_certifies(run: Run, tmp_path: Path) -> None:
+    """organoid_screens made free to start (no class floor, no cost, no delta floor on
+    `units`) and worth little (tam 2M): the planner walks `second_lab` (its continuation
+    is 0, not below) and stops before `early_access`. A walking step that forgets the
+    stage before it (so that a stop upstream would not count) is caught."""
+    folder = tmp_path / "organoid"
+    folder.mkdir()
+    shutil.copy(ROOT / "examples" / "domains" / "organoid_screens.route", folder / "organoid_screens.route")
+    cert = certify_file(run, folder / "organoid_screens.route", "--set", 'priors."biotech/prototype".floor_usd=0',
+                        "--set", "route.transitions.second_lab.cost.founders=0",
+                        "--set", "route.transitions.second_lab.cost.plates=0", "--set", "vision.tam=2M",
+                        "--set", "floors.delta.units.points=[[1e9, 0]]")
+    code, out = verify(run, cert)
+    assert code == 0, out
+    doc = json.loads(cert.read_text())
+    stages = ("second_lab", "early_access", "launch")
+    assert [step(doc, f"{t}.stops")["value"]["v"] for t in stages] == [False, True, True]
+    assert [step(doc, f"{t}.walking")["value"]["v"] for t in stages] == [True, False, False]
+    tamper(cert, lambda d: step(d, "launch.walking")["operands"].update(before={"v": True}), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "launch.walking" in out and "`before` is not step `early_access.walking`" in out, out

@@ -262,8 +262,6 @@ def test_a_graph_is_a_different_plan_from_its_forced_chain(graph: str, chain: st
     assert f"scores {c.score:,.0f} USD instead of {g.score:,.0f} USD".replace("-", "−") in readme.replace("\n", " ")
 
 
-@pytest.mark.xfail(strict=True, reason="verify-cert re-checks the paper's fold, not the policy's [fold] (PCSC-E912 "
-                   "on a discounted or abandonment route); remove this mark when certificates carry the fold")
 @pytest.mark.parametrize("name", ["solid_electrolyte", "organoid_screens"])
 def test_a_certificate_under_a_fold_extension_verifies(name: str, tmp_path: Path) -> None:
     cert = tmp_path / "cert.json"

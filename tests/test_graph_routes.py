@@ -3,6 +3,7 @@ derived numbers, and the deletion identity on graphs, exact and symbolic."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -581,12 +582,59 @@ def test_a_graph_route_certifies_and_a_tampered_block_is_caught(tmp_path: Path) 
     assert code != 0 and "PCSC-E912" in out + err
 
 
-def test_a_graph_route_under_another_fold_is_not_certified(tmp_path: Path) -> None:
-    text = LOCK.read_text(encoding="utf-8").replace('"venture@1.1.0"', '"venture-stop@1.1.0"')
+@pytest.mark.parametrize("policy", ["venture-discount@1.1.0", "venture-stop@1.1.0"])
+def test_a_graph_route_under_a_policy_fold_certifies(policy: str, tmp_path: Path) -> None:
+    """Under `[fold] discount` each block has D (a series the product, a parallel block the
+    slowest branch's) and a branch's continuation carries D/D_b; under abandonment the spine
+    folds with max(0, ·) and the planner stops before lock_cert_pilot's first item (its
+    plain fold is negative), so no transition walks and every D is 0."""
+    text = LOCK.read_text(encoding="utf-8").replace('"venture@1.1.0"', f'"{policy}"')
     route = tmp_path / "lock.route"
     route.write_text(text, encoding="utf-8")
-    code, out, err = _cli("compile", str(route), "--policy-path", str(POLICIES), "--cert", str(tmp_path / "c.json"))
-    assert code == 1 and "PCSC-E911" in err and "forks and joins" in err
+    cert = tmp_path / "c.json"
+    code, out, err = _cli("compile", str(route), "--policy-path", str(POLICIES), "--cert", str(cert), "-q")
+    assert code == 0, err
+    code, out, err = _cli("verify-cert", str(cert))
+    assert code == 0 and "verified" in out, out + err
+    doc = json.loads(cert.read_text(encoding="utf-8"))
+    steps = {s["symbol"]: s for s in doc["routes"][0]["steps"]}
+    c = compile_file(LOCK, policy)
+    if policy.startswith("venture-discount"):
+        d = {t.name: t.d for t in c.numbers.transitions}
+        assert {k: steps[f"{k}.d"]["value"]["f"] for k in d} == d
+        joined = steps["[1].D"]
+        assert joined["rule"] == "parallel: D = min D_b (the join waits for the slowest branch)"
+        branches = [steps[o["step"]]["value"]["f"] for o in joined["operands"]["d"]]
+        assert joined["value"]["f"] == min(branches) and branches[0] != branches[1]  # one branch is slower
+        assert steps["[1.1].D"]["value"]["f"] == d["host_pilot"] * d["pilot_renewals"] * d["installer_network"]
+    else:
+        assert doc["routes"][0]["fold"]["abandonment"] == {"v": True, "policy": ["fold", "abandonment"]}
+        assert steps["beta_batch.stops"]["value"] == {"v": True}
+        assert not any(s["value"]["v"] for k, s in steps.items() if k.endswith(".walking"))
+        assert all(steps[f"{t.name}.D"]["value"]["f"] == 0.0 for t in c.numbers.transitions)
+        assert steps["score"]["value"]["f"] == c.numbers.score == 0.0
+
+
+def test_a_tampered_discount_of_a_graph_route_is_caught(tmp_path: Path) -> None:
+    """A parallel block's D made the faster branch's (the max), the certificate re-signed:
+    the checker recomputes the min and names the block."""
+    text = LOCK.read_text(encoding="utf-8").replace('"venture@1.1.0"', '"venture-discount@1.1.0"')
+    route = tmp_path / "lock.route"
+    route.write_text(text, encoding="utf-8")
+    cert = tmp_path / "c.json"
+    code, _, err = _cli("compile", str(route), "--policy-path", str(POLICIES), "--cert", str(cert), "-q")
+    assert code == 0, err
+    doc = json.loads(cert.read_text(encoding="utf-8"))
+    steps = {s["symbol"]: s for s in doc["routes"][0]["steps"]}
+    faster = max(steps[o["step"]]["value"]["f"] for o in steps["[1].D"]["operands"]["d"])
+    x = Fraction(faster)
+    steps["[1].D"]["value"] = {"f": faster, "q": f"{x.numerator}/{x.denominator}"}
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    doc["digest"] = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False,
+                                              separators=(",", ":")).encode("utf-8")).hexdigest()
+    cert.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = _cli("verify-cert", str(cert))
+    assert code == 1 and "PCSC-E912" in out + err and "[1].D (parallel: D = min D_b" in out + err, out + err
 
 
 def test_redteam_tries_the_edits_that_keep_a_graph_shape() -> None:
