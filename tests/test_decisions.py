@@ -840,7 +840,9 @@ def test_a_malformed_certificate_is_a_diagnostic_not_a_crash(run: Run, project: 
         code, out, err = run("verify-cert", str(bad))
         assert code == 1, (out, err)
         assert "PCSC-E912" in err and "internal error" not in err, err
-    bad.write_text('{"certificate": "pcsc-decision-certificate", "version": 2}')
+    from pcsc.certcheck import VERSION
+
+    bad.write_text(json.dumps({"certificate": "pcsc-decision-certificate", "version": VERSION}))
     code, _, err = run("verify-cert", str(bad))
     assert code == 1 and "malformed" in err and "policies" in err
 
