@@ -217,7 +217,7 @@ def test_reference_route_has_every_section(run: Run, tmp_path: Path) -> None:
 def test_the_waterfall_adds_up_to_the_score_under_every_fold(name: str) -> None:
     from pcsc.pipeline import Session
     from pcsc.policy.load import PolicyStore
-    from pcsc.report import _waterfall
+    from pcsc.report import _route, _waterfall
 
     path = ROOT / "examples" / f"{name}.route"
     s = Session(lib_path=[], policies=PolicyStore([]))
@@ -237,6 +237,10 @@ def test_the_waterfall_adds_up_to_the_score_under_every_fold(name: str) -> None:
         assert value == pytest.approx(n.value * reach_V, rel=1e-9)
     if n.fold.abandonment and n.score == 0:
         assert value == 0 and all(b.end == b.start for b in parts)  # nothing is paid, nothing is kept
+        binding = _route(c, s, 0, "r0").binding
+        assert binding.endswith("every U·D is 0 (the planner would not start): only the tie rule's pick")
+    else:
+        assert "tie rule" not in _route(c, s, 0, "r0").binding
     if n.fold.discount > 0 and c.route.shape is None:
         assert wf.keep_rule == "keep p · d · R next" and "d" in wf.R_rule.split()
     if c.route.shape is not None:
