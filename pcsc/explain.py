@@ -297,7 +297,11 @@ def derive(c: Compiled) -> list[Step]:
         Step(
             "binding",
             b.name,
-            "argmax_i U_i·D_i (ties: earliest)",
+            "argmax_i U_i·D_i (ties: earliest)"
+            + ("" if n.binding_by_tie is None else
+               "; every U_i·D_i is 0 here ("
+               + ("the planner would not start" if n.binding_by_tie == "planner-does-not-start"
+                  else "nothing is at stake") + "), so this is only the tie rule's pick: see learn first"),
             tuple((t.name, t.U * t.D) for t in n.transitions),
             RULES,
         )

@@ -61,6 +61,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
             "U": _num(binding.U),
             "D": _num(binding.D),
             "learning_cost": None if binding.learning_cost is None else _num(binding.learning_cost),
+            **({} if n.binding_by_tie is None else {"by_tie": n.binding_by_tie}),
         },
         "voi": voi_entry(n),
         "transitions": [

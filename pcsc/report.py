@@ -76,8 +76,8 @@ class Stage:
     bound_by: str
     expected_cost: str  # reach · c
     R_next: str
-    keep: str  # p · R_next
-    R: str  # R_i = −c + p · R_next
+    keep: str  # p · d · R_next (d = 1 without a discount)
+    R: str  # R_i = −c + p · d · R_next (max(0, ·) under the option to stop); R at the source state on a graph
 
 
 @attrs.frozen
@@ -87,6 +87,8 @@ class Waterfall:
     height: int
     zero: str  # the x of 0 USD
     note: str
+    keep_rule: str = "keep p · R next"  # the stage table's headers, as the policy's fold writes them
+    R_rule: str = "Rᵢ = −c + p · R next"
 
 
 @attrs.frozen
@@ -272,7 +274,10 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
         criteria="—" if n.criteria_score is None else f"{n.criteria_score:.2f} ({n.bucket})",
         eligible=n.eligible,
         gates=tuple((g.id, g.passed) for g in n.gates),
-        binding=f"{b.name} (U {b.U:.4g}, D {money(b.D)})",
+        binding=f"{b.name} (U {b.U:.4g}, D {money(b.D)})" + (
+            "" if n.binding_by_tie is None else
+            " — every U·D is 0 (" + ("the planner would not start" if n.binding_by_tie == "planner-does-not-start"
+                                     else "nothing is at stake") + "): only the tie rule's pick"),
         picture=picture,
         waterfall=_waterfall(c),
         fields=tuple(f.name for f in r.fields),
@@ -304,18 +309,32 @@ def _n(x: float) -> str:
 
 
 def _waterfall(c: Compiled) -> Waterfall:
-    """The staged fold unrolled: R_0 = Σ −reach_i·c_i + (Π p)·V. Each stage's cost counts
-    as much as the chance of reaching it; V counts as much as the chance of reaching
-    the vision. Under DOCK the released score drops V (R_n = 0)."""
+    """The staged fold unrolled: R_0 = Σ −reach_i·c_i + reach_V·V. Each stage's cost counts
+    as much as the (discounted) chance of reaching it; V counts as much as the chance of
+    reaching the vision: Π p under the paper's fold, Π p·d with a discount, and 0 for a
+    stage the planner does not walk to under the option to stop (docs/folds.md). On a
+    graph, reach is the discounted chance of reaching the transition's source state, and
+    reach_V the product of each main-line block's P·D (docs/graphs.md). Under DOCK the
+    released score drops V (R_n = 0)."""
     n, d = c.numbers, c.decision
     spans: list[tuple[str, str, float, float, str]] = []
     running = 0.0
+    walking = True  # under the option to stop: the planner pays this stage
     for t in n.transitions:
-        cost = t.reach * t.cost.c
-        spans.append((t.name, f"c {money(t.cost.c)} × reach {t.reach:.4f}", running, running - cost, "cost"))
+        walking = walking and not t.stops
+        cost = t.reach * t.cost.c if walking else 0.0
+        detail = f"c {money(t.cost.c)} × reach {t.reach:.4f}" if walking else "not paid: the planner stops before it"
+        spans.append((t.name, detail, running, running - cost, "cost"))
         running -= cost
-    kept = n.flat_product * n.value
-    spans.append(("value V", f"V {compact(n.value)} × Π p {n.flat_product:.4g}", running, running + kept, "value"))
+    if n.fold.is_default:
+        kept = n.flat_product * n.value
+        detail = f"V {compact(n.value)} × Π p {n.flat_product:.4g}"
+    else:  # the value's share of the fold: R_0 less the costs above
+        kept = n.score - running
+        share = kept / n.value if n.value else 0.0
+        detail = (f"V {compact(n.value)} × reach of the vision {share:.4g}"
+                  + ("" if walking else " (the planner stops before it)"))
+    spans.append(("value V", detail, running, running + kept, "value"))
     spans.append(("score R₀", "the staged fold, ungated", 0.0, n.score, "total"))
     note = "GATE releases this score: every material change is covered"
     if d.docked and d.score is not None:
@@ -352,12 +371,19 @@ def _waterfall(c: Compiled) -> Waterfall:
             bound_by=t.cost.bound_by,
             expected_cost=money(t.reach * t.cost.c),
             R_next=money(t.R_next),
-            keep=money(t.p * t.R_next),
+            keep=money(t.p * t.d * t.R_next),
             R=money(at_state[t.source]),  # R_i on a chain; R at the source state on a graph
         )
         for t in n.transitions
     )
-    return Waterfall(tuple(bars), stages, len(bars) * ROW_H + 30, _n(at(0.0)), note)
+    pd = "p · R next" if n.fold.discount == 0 else "p · d · R next"
+    if c.route.shape is not None:
+        R_rule = "R at the source state"
+    elif n.fold.abandonment:
+        R_rule = f"Rᵢ = max(0, −c + {pd})"
+    else:
+        R_rule = f"Rᵢ = −c + {pd}"
+    return Waterfall(tuple(bars), stages, len(bars) * ROW_H + 30, _n(at(0.0)), note, f"keep {pd}", R_rule)
 
 
 def _change(source: float | bool, target: float | bool) -> str:

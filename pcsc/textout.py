@@ -33,6 +33,7 @@ def compile_text(compiled: list[Compiled]) -> str:
             f"  binding     {b.name}  (U {b.U:.4g}, D {money(b.D)}, learning cost "
             + ("—" if b.learning_cost is None else money(b.learning_cost))
             + ")",
+            *tie_lines(n),
             voi_line(n),
             f"  flat Π p    {n.flat_product:.6g}",
             *fold_lines(n),
@@ -66,6 +67,22 @@ def compile_text(compiled: list[Compiled]) -> str:
             lines += uncovered_lines(c)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+TIE_REASONS = {
+    "planner-does-not-start": "every U·D is 0 (option to stop: the planner would not start, R_0 = 0)",
+    "nothing-at-stake": "every U·D is 0 (nothing is at stake at any step)",
+}
+
+
+def tie_lines(n: RouteNumbers) -> list[str]:
+    """A note under the binding line when every U·D is 0: the binding transition is then
+    only the tie rule's pick, not a step that binds (docs/folds.md, "The option to stop")."""
+    why = n.binding_by_tie
+    if why is None:
+        return []
+    return [f"              {TIE_REASONS[why]}: binding is only the tie rule's pick, the earliest step; "
+            "see learn first"]
 
 
 def voi_line(n: RouteNumbers) -> str:

@@ -25,7 +25,7 @@ from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import Calibration, IsotonicMap, Policy, Reweighting
 from pcsc.score.calibration import calibrate
 from pcsc.score.evidence import exact_W
-from tests.conftest import SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE
 from tests.test_forecast_loop import FAR, outcomes, write_routes
 
 TRUTH = {"devtools/first-users": 0.30, "devtools/first-revenue": 0.20, "devtools/scale": 0.12}
@@ -103,6 +103,28 @@ def test_gains_without_evidence_in_the_packets_stay_near_the_old_ones() -> None:
         del p["evidence"]
     fitted = fit_policy(policy, packets, results, 20, 0.3, gains=True)
     assert fitted.gains_new == pytest.approx((0.5, 0.5), abs=1e-6)
+
+
+def test_rescore_refolds_every_shipped_route_under_its_own_fold() -> None:
+    """A frozen packet rescored under the policy that made it gives its score back, to the
+    last bit: the policy's discount and option to stop, and a graph route's
+    series-parallel fold (a chain fold of a graph's transitions would not)."""
+    from pcsc.packet import route_packet
+
+    kinds = set()
+    for path in sorted((ROOT / "examples").rglob("*.route")):
+        session = Session()
+        for route in session.load_routes(path):
+            compiled = session.compile_route(route)
+            assert compiled is not None
+            packet = route_packet(compiled)
+            policy = compiled.policy.policy
+            ps, score = rescore(packet, policy)
+            assert ps == [t["p"] for t in packet["transitions"]]
+            assert score == packet["ungated_score"], path
+            kinds.add(("graph" in packet, policy.fold.discount > 0, policy.fold.abandonment))
+    assert {(True, False, False), (True, True, False), (True, True, True), (False, True, True),
+            (False, True, False), (False, False, False)} <= kinds
 
 
 def test_rescore_recomputes_w_from_the_frozen_evidence_exactly() -> None:

@@ -236,6 +236,21 @@ def test_a_diagnostic_after_an_emoji_ends_where_the_editor_counts(tmp_path: Path
     assert r.end.character - r.start.character == len('"devtools/🚀"') + 1  # the rocket is two UTF-16 units
 
 
+def test_a_graph_route_is_analysed_and_a_branch_transition_hovers_with_its_reach() -> None:
+    path = ROOT / "examples" / "graphs" / "lock_cert_pilot.route"
+    text = path.read_text(encoding="utf-8")
+    analysis = analyse(text, path)
+    assert not [d for d in analysis.diagnostics if d.severity == "error"]
+    lines = text.split("\n")
+    line = next(i for i, s in enumerate(lines) if s.lstrip().startswith("transition certify:")) + 1
+    hover = analysis.hover(line, lines[line - 1].index("certify") + 2)
+    assert hover is not None and "**transition certify**: beta -> certified" in hover
+    assert "R_next with the other branches' chances" in hover  # a branch's continuation
+    # a branch into an unknown state is reported at the document, not a crash
+    broken = text.replace("transition certify: beta -> certified", "transition certify: beta -> nowhere")
+    assert "PCSC-E201" in {d.code for d in analyse(broken, path).diagnostics}
+
+
 def test_without_pygls_the_command_names_the_extra() -> None:
     import subprocess
 

@@ -206,6 +206,47 @@ def test_reference_route_has_every_section(run: Run, tmp_path: Path) -> None:
     assert cells[6] == "rewarded" and cells[8] == "suspend-and-ask"
 
 
+@pytest.mark.parametrize("name", [
+    "domains/solid_electrolyte",  # a discount
+    "domains/biochar_kilns",  # the option to stop: the planner does not start
+    "domains/organoid_screens",  # the option to stop with a discount: the planner runs it all
+    "graphs/lock_cert_pilot",  # a graph
+    "domains/clinic_scheduler_roadmap",  # a graph with a discount
+    "devtools_api",  # the paper's fold
+])
+def test_the_waterfall_adds_up_to_the_score_under_every_fold(name: str) -> None:
+    from pcsc.pipeline import Session
+    from pcsc.policy.load import PolicyStore
+    from pcsc.report import _route, _waterfall
+
+    path = ROOT / "examples" / f"{name}.route"
+    s = Session(lib_path=[], policies=PolicyStore([]))
+    [c] = [c for c in (s.compile_route(r) for r in s.routes_from_text(path.read_text(), str(path), path.parent))
+           if c is not None]
+    n, wf = c.numbers, _waterfall(c)
+    parts = [b for b in wf.bars if b.kind in ("cost", "value")]
+    [total] = [b for b in wf.bars if b.kind == "total"]
+    assert total.end == n.score
+    assert sum(b.end - b.start for b in parts) == pytest.approx(n.score, rel=1e-9, abs=1e-6)
+    value = parts[-1].end - parts[-1].start
+    if c.route.shape is None and not (n.fold.abandonment and n.score == 0):
+        # on a chain the planner walks: the vision counts Π p_i·d_i, by hand
+        reach_V = 1.0
+        for t in n.transitions:
+            reach_V *= t.p * t.d
+        assert value == pytest.approx(n.value * reach_V, rel=1e-9)
+    if n.fold.abandonment and n.score == 0:
+        assert value == 0 and all(b.end == b.start for b in parts)  # nothing is paid, nothing is kept
+        binding = _route(c, s, 0, "r0").binding
+        assert binding.endswith("every U·D is 0 (the planner would not start): only the tie rule's pick")
+    else:
+        assert "tie rule" not in _route(c, s, 0, "r0").binding
+    if n.fold.discount > 0 and c.route.shape is None:
+        assert wf.keep_rule == "keep p · d · R next" and "d" in wf.R_rule.split()
+    if c.route.shape is not None:
+        assert wf.R_rule == "R at the source state"
+
+
 def test_spliced_route_lists_uncovered_fields_and_failing_requires(workdir: Path, tmp_path: Path) -> None:
     page = report_in(workdir, tmp_path / "r.html", "spliced.route")
     (route,) = sections(parse(page).root)

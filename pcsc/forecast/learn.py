@@ -46,7 +46,7 @@ import attrs
 from pcsc.forecast.calibrate import Bounds, GainCase, fit_gains, pava, platt_fit, weights_of
 from pcsc.policy.model import Calibration, IsotonicMap, LoadedPolicy, PlattMap, Policy
 from pcsc.score.calibration import calibrate
-from pcsc.score.route import fold
+from pcsc.score.route import discount_factor, fold, fold_policy
 
 
 class Resolved(Protocol):
@@ -421,7 +421,9 @@ def rescore(packet: Mapping[str, Any], policy: Policy) -> tuple[list[float], flo
     """Each transition's p under ``policy`` from its frozen inputs, and the re-folded score:
     p = clip(p_prior·W, 0, 1) with W recomputed from the frozen admitted evidence under the
     policy's reweighting (the frozen W when the packet lacks its evidence), then the
-    policy's calibration map, if any."""
+    policy's calibration map, if any. The score is the policy's fold: discounted along the
+    frozen horizons and with the option to stop as its `[fold]` says, and the
+    series-parallel fold of the frozen `graph` shape for a route that forks and joins."""
     ps = []
     for t in packet["transitions"]:
         prior = policy.priors.get(t["class"])
@@ -431,8 +433,28 @@ def rescore(packet: Mapping[str, Any], policy: Policy) -> tuple[list[float], flo
         if policy.calibration is not None:
             p = calibrate(p, policy.calibration)
         ps.append(p)
-    R = fold(ps, [t["c"] for t in packet["transitions"]], packet["value"])
-    return ps, R[0]
+    return ps, refold(packet, ps, policy)
+
+
+def refold(packet: Mapping[str, Any], ps: Sequence[float], policy: Policy) -> float:
+    """R_0 of a frozen packet with these p under ``policy``'s fold (docs/folds.md)."""
+    ts = packet["transitions"]
+    cs = [float(t["c"]) for t in ts]
+    spec = policy.fold
+    ds = [discount_factor(spec.discount, None if t.get("horizon") is None
+                          else (t["horizon"]["amount"], t["horizon"]["unit"])) for t in ts]
+    graph = packet.get("graph")
+    if graph is not None:
+        from pcsc.ir import Shape
+        from pcsc.score.graph import graph_fold
+        from pcsc.serialize import converter
+
+        shape: Shape = converter().get_structure_hook(Shape)(graph["shape"], Shape)
+        return graph_fold(shape, [t["name"] for t in ts], [t["from"] for t in ts], [t["to"] for t in ts],
+                          list(ps), cs, ds, float(packet["value"]), spec.abandonment).score
+    if spec.is_default:
+        return fold(list(ps), cs, float(packet["value"]))[0]
+    return fold_policy(list(ps), cs, ds, float(packet["value"]), spec.abandonment)[0]
 
 
 def held_out_routes(packets: Sequence[Mapping[str, Any]], holdout: float) -> list[str]:

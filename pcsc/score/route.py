@@ -70,6 +70,15 @@ class RouteNumbers:
     fold: FoldPolicy = FoldPolicy()  # which fold made R (the paper's by default)
     voi: Voi | None = None  # the value-of-information selector beside `binding` (pcsc.score.voi)
 
+    @property
+    def binding_by_tie(self) -> str | None:
+        """None when some U_i·D_i > 0; otherwise why every U_i·D_i is 0, so that the binding
+        transition is only the tie rule's pick (the earliest): "planner-does-not-start"
+        under the option to stop with R_0 = 0 (every D is 0), else "nothing-at-stake"."""
+        if any(t.U * t.D > 0 for t in self.transitions):
+            return None
+        return "planner-does-not-start" if self.fold.abandonment and self.score == 0 else "nothing-at-stake"
+
 
 Num = TypeVar("Num", float, Fraction)
 
