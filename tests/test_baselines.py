@@ -165,3 +165,23 @@ def test_fit_records_the_holdout_and_compare_uses_it(
     doc = json.loads(out)
     assert code == (0 if doc["promote"] else 3), err
     assert doc["holdout"] == 1.0 and doc["routes"] == 2
+
+
+def test_a_binding_picked_only_by_the_tie_rule_is_not_counted_against_the_selector() -> None:
+    """Under the option to stop a route the planner would not start has every U·D at 0:
+    its binding transition is the tie rule's first step, not a finding, so it neither
+    differs from the value-of-information selector nor names a failed milestone."""
+    from pcsc.forecast.baselines import binding_vs_voi
+
+    def packet(binding: dict[str, object], selected: str | None) -> dict[str, object]:
+        return {"transitions": [{"name": "a"}, {"name": "b"}], "binding": binding, "voi": {"selected": selected}}
+
+    packets = {
+        "tie": packet({"transition": "a", "by_tie": "planner-does-not-start"}, "b"),
+        "real": packet({"transition": "b"}, "a"),
+    }
+    found = binding_vs_voi(packets, [("tie", "a"), ("real", "b")])
+    assert found["binding_by_tie"] == 1
+    assert found["differ"] == 1  # only `real`
+    assert found["failed_routes"] == 2 and found["binding_named_failure"] == 1  # `real` names b; `tie` does not count
+    assert [r["binding_by_tie"] for r in found["rows"]] == [False, True]

@@ -167,7 +167,9 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
     """Where U·D and the VOI selector disagree across the frozen routes ``packets``, and how
     often each names the route's first failed milestone; ``negatives`` are the (route,
     transition) pairs of resolved-negative milestones. A packet frozen before the selector
-    existed has no ``voi`` and is counted apart."""
+    existed has no ``voi`` and is counted apart. Where every U·D is 0 (the option to stop
+    says the planner would not start), the binding transition is only the tie rule's pick:
+    it is neither counted as differing from the selector nor as naming a failure."""
     rows = []
     for route in sorted(packets):
         packet = packets[route]
@@ -175,6 +177,7 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
         failed = [order.index(t) for r, t in negatives if r == route and t in order]
         first_failed = order[min(failed)] if failed else None
         binding = packet.get("binding", {}).get("transition")
+        by_tie = "by_tie" in packet.get("binding", {})  # every U·D is 0: the tie rule's pick, not a finding
         voi = packet.get("voi")
         selected = None if voi is None else voi["selected"]
         rows.append({
@@ -183,6 +186,7 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
             "voi": selected,
             "has_voi": voi is not None,
             "agrees": voi is not None and selected == binding,
+            "binding_by_tie": by_tie,
             "first_failed": first_failed,
         })
     with_voi = [r for r in rows if r["has_voi"]]
@@ -192,10 +196,12 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
         "routes": len(rows),
         "without_voi": len(rows) - len(with_voi),
         "agree": sum(1 for r in with_voi if r["agrees"]),
-        "differ": sum(1 for r in with_voi if not r["agrees"] and r["voi"] is not None),
+        "differ": sum(1 for r in with_voi if not r["agrees"] and r["voi"] is not None and not r["binding_by_tie"]),
+        "binding_by_tie": sum(1 for r in with_voi if r["binding_by_tie"]),
         "voi_none": sum(1 for r in with_voi if r["voi"] is None),
         "failed_routes": len(failed_rows),
-        "binding_named_failure": sum(1 for r in failed_rows if r["binding"] == r["first_failed"]),
+        "binding_named_failure": sum(1 for r in failed_rows
+                                     if r["binding"] == r["first_failed"] and not r["binding_by_tie"]),
         "voi_named_failure": sum(1 for r in failed_rows if r["voi"] == r["first_failed"]),
         "rows": rows,
     }

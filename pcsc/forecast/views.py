@@ -128,7 +128,9 @@ def binding_lines(b: dict[str, Any] | None) -> list[str]:
     plural = "s" if with_voi != 1 else ""
     lines = ["", f"binding transition: U·D beside the value-of-information selector ({with_voi} route{plural}"
              + (f"; {b['without_voi']} frozen without the selector" if b["without_voi"] else "") + ")",
-             f"  agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}"]
+             f"  agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}"
+             + (f", U·D only the tie rule's pick (every U·D is 0) {b['binding_by_tie']}"
+                if b.get("binding_by_tie") else "")]
     if b["failed_routes"]:
         lines.append(f"  first failed milestone named: by U·D {b['binding_named_failure']} of {b['failed_routes']}, "
                      f"by VOI {b['voi_named_failure']} of {b['failed_routes']}")
