@@ -295,3 +295,32 @@ def test_artifacts_json_sidecar_and_same_bytes(
 def test_artifacts_need_the_experiment(tmp_path: Path) -> None:
     assert main(["seams", str(EXAMPLES / "devtools_api.route"), "--artifacts", str(tmp_path)]) == EXIT_USAGE
     assert not (tmp_path / "experiment.json").exists()
+
+
+def test_artifacts_that_cannot_be_written_are_a_diagnostic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An --artifacts path that is a file, or an artifact that cannot be written, is
+    PCSC-E108 with exit 1, never an internal error; the folder is checked before any work."""
+    route = str(EXAMPLES / "devtools_api.route")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n", encoding="utf-8")
+    code, out = run_cli(capsys, "seams", "--experiment", route, "--artifacts", str(blocker), "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and [d["code"] for d in doc["diagnostics"]] == ["PCSC-E108"]
+    assert "experiment" not in doc, "nothing is computed for an artifact that cannot be written"
+    assert blocker.read_text(encoding="utf-8") == "not a folder\n"
+    folder = tmp_path / "out"
+    (folder / "experiment.json").mkdir(parents=True)  # a folder where the file goes
+    code, out = run_cli(capsys, "seams", "--experiment", route, "--artifacts", str(folder), "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and [d["code"] for d in doc["diagnostics"]] == ["PCSC-E108"]
+    assert "experiment.json" in doc["diagnostics"][0]["message"]
+
+
+def test_an_experiment_on_no_route_prints_no_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    for where, code_name in ((tmp_path / "missing", "E105"), (tmp_path / "empty", "E106")):
+        assert main(["seams", "--experiment", str(where)]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == "", "no table of 0/0 rates for routes that were never read"
+        assert f"PCSC-{code_name}" in captured.err
+
