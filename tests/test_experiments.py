@@ -324,3 +324,15 @@ def test_an_experiment_on_no_route_prints_no_table(tmp_path: Path, capsys: pytes
         assert captured.out == "", "no table of 0/0 rates for routes that were never read"
         assert f"PCSC-{code_name}" in captured.err
 
+
+def test_diff_names_each_skipped_state_of_a_graph_route_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """On a graph route the join is the target of both branches; it is one state."""
+    graph, chain_route = EXAMPLES / "graphs" / "lock_cert_pilot.route", EXAMPLES / "devtools_api.route"
+    code, out = run_cli(capsys, "diff", str(graph), str(chain_route), "--format", "json")
+    assert code == 0
+    skips = json.loads(out)["seam_skips"]
+    assert "ready" in skips and len(skips) == len(set(skips)), skips
+    states = {line.split()[1] for line in graph.read_text(encoding="utf-8").splitlines()
+              if line.strip().startswith("state ")}
+    assert set(skips) == states, "no state of the graph is on the chain route"
+
