@@ -336,3 +336,38 @@ def test_diff_names_each_skipped_state_of_a_graph_route_once(capsys: pytest.Capt
               if line.strip().startswith("state ")}
     assert set(skips) == states, "no state of the graph is on the chain route"
 
+
+# ---------------------------------------------------------------------- the pages' sentences
+def test_the_pages_counts_of_the_cohort_are_the_programs(
+        cohort: tuple[list[RouteSeams], Session], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counts the README and the docs state in prose, beside the tables, computed."""
+    import attrs
+
+    from pcsc.score.cost import deltas
+    from pcsc.seams import detectors
+    from pcsc.search import ungrounded
+
+    results, _ = cohort
+    readme, experiments, redteam = (" ".join((ROOT / page).read_text(encoding="utf-8").split())
+                                    for page in ("README.md", "docs/experiments.md", "docs/redteam.md"))
+    n = len(results)
+    # the final scale step worth less than it costs: p_n·V < c_n
+    short = sum(r.compiled.numbers.transitions[-1].p * r.compiled.numbers.value
+                < r.compiled.numbers.transitions[-1].cost.c for r in results)
+    assert f"in {short} of the {n} the final scale step is worth less than it costs" in readme
+    # grounded assets on the honest routes: every material transition judged as a new claim
+    material = grounded = 0
+    for r in results:
+        route = r.compiled.route
+        m = sum(any(d.material for d in deltas(route, t)) for t in route.transitions)
+        material += m
+        grounded += m - len(ungrounded(route, attrs.evolve(route, transitions=()), r.compiled.policy.policy))
+    assert f"only {grounded} of the cohort's {material} material transitions quote their asset" in readme
+    assert f"({grounded} of its {material} material transitions are)" in redteam
+    # the proxy's multiple: the other multiples the docs quote
+    at = {}
+    for multiple in (1.5, 3.0):
+        monkeypatch.setattr(detectors, "JUMP_MULTIPLE", multiple)
+        lad = ladder(results)
+        at[multiple] = f"{lad.proxy_detections}/{lad.splices} and {lad.proxy_honest_flags}/{lad.honest}"
+    assert f"1.5 gives {at[1.5]}, 3 gives {at[3.0]}" in experiments

@@ -261,12 +261,17 @@ def test_feedback_picks_the_arms(capsys: pytest.CaptureFixture[str]) -> None:
 
 # ---------------------------------------------------------------------- the whole cohort
 @pytest.mark.slow
-def test_cohort_search_and_the_readme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cohort_search_and_the_readme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
     """`pcsc seams --experiment --search` on the shipped cohort: the done-when of the
     search on every route, the artifact and its sidecar, and the README's rows."""
     monkeypatch.chdir(ROOT)
     out = tmp_path / "out"
     assert main(["seams", "--experiment", "examples/cohort/", "--search", "--artifacts", str(out)]) == 0
+    printed = capsys.readouterr().out
+    tables = printed[printed.index("search (EXP B"):].rstrip("\n")
+    for page in ("README.md", "docs/experiments.md"):  # both tables, every column, as printed
+        assert tables in (ROOT / page).read_text(encoding="utf-8"), f"{page} does not show the printed tables"
     data = (out / "experiment.json").read_bytes()
     assert (out / "experiment.json.sha256").read_text() == f"{hashlib.sha256(data).hexdigest()}  experiment.json\n"
     search = json.loads(data)["experiment"]["search"]
