@@ -371,3 +371,13 @@ def test_the_pages_counts_of_the_cohort_are_the_programs(
         lad = ladder(results)
         at[multiple] = f"{lad.proxy_detections}/{lad.splices} and {lad.proxy_honest_flags}/{lad.honest}"
     assert f"1.5 gives {at[1.5]}, 3 gives {at[3.0]}" in experiments
+
+
+def test_output_naming_a_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`-o OUT/` is a folder: the report is not written to a file named OUT
+    (`--artifacts OUT/` is the experiment's folder of JSON files)."""
+    target = tmp_path / "out"
+    assert main(["seams", "--experiment", str(EXAMPLES / "devtools_api.route"), "-o", f"{target}/"]) == 1
+    err = capsys.readouterr().err
+    assert "PCSC-E108" in err and "names a folder" in err
+    assert not target.exists()
