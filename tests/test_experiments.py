@@ -21,6 +21,7 @@ from pcsc.seams.analysis import RouteSeams, analyse
 from pcsc.seams.detectors import JUMP_MULTIPLE, class_jumps, jumps, ladder, proxy_flags
 from pcsc.seams.experiment import (
     PAPER,
+    PAPER_DELETIONS,
     fundability_flip,
     phase0,
     phase0_arms,
@@ -355,6 +356,21 @@ def test_the_pages_counts_of_the_cohort_are_the_programs(
     short = sum(r.compiled.numbers.transitions[-1].p * r.compiled.numbers.value
                 < r.compiled.numbers.transitions[-1].cost.c for r in results)
     assert f"in {short} of the {n} the final scale step is worth less than it costs" in readme
+    # the README's rows on what differs from the paper
+    summary, p0, swept = summarise(results), phase0(results), value_sweep(results, "3")
+    paper_n = PAPER["honest_suspended"][1]
+    assert (f"{summary.deletions} deletions on our {n} routes, {PAPER_DELETIONS} on the paper's {paper_n}; the "
+            "identity and its sign test hold on every one in both") in readme
+    assert summary.identity_holds == summary.sign_matches == summary.deletions
+    assert (f"in {short} of the {n} the final step is worth less than it costs, and the value sweep reaches "
+            f"{swept.routes_with_rewarded_deletion}/{n} at 3·V") in readme
+    assert "GATE refuses every splice and suspends no honest route, here as in the paper" in readme
+    assert summary.routes_all_splices_refused == n and summary.honest_suspended == 0
+    k, paper = summary.routes_with_rewarded_deletion, PAPER["routes_with_score_improving_deletion"]
+    assert f"({k}/{n} against {paper[0]}/{paper[1]})" in readme
+    dock = PAPER["phase0_relative_wins_dock"]
+    assert f"no arm of our cohort does, where the paper counts {dock[0]} of {dock[1]} routes" in readme
+    assert p0.relative_wins_dock == 0
     # grounded assets on the honest routes: every material transition judged as a new claim
     material = grounded = 0
     for r in results:
