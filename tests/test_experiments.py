@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -397,3 +398,19 @@ def test_output_naming_a_folder_is_refused(tmp_path: Path, capsys: pytest.Captur
     err = capsys.readouterr().err
     assert "PCSC-E108" in err and "names a folder" in err
     assert not target.exists()
+
+
+def test_the_experiment_measures_gate_and_dock_whatever_coverage_says(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/cli.md: `--coverage` sets each route's verdict, never the experiment's rows."""
+    monkeypatch.chdir(ROOT)
+    docs: dict[str, dict[str, Any]] = {}
+    for mode in ("gate", "off"):
+        code, out = run_cli(capsys, "seams", "--experiment", "--coverage", mode, "--format", "json",
+                            "examples/devtools_api.route", "examples/graphs/")
+        assert code == 0
+        docs[mode] = json.loads(out)
+    assert docs["off"]["experiment"] == docs["gate"]["experiment"]
+    assert docs["off"]["summary"] == docs["gate"]["summary"]
+    verdicts = {mode: {r["verdict"] for r in doc["routes"]} for mode, doc in docs.items()}
+    assert verdicts["off"] == {"ungated"} != verdicts["gate"]
