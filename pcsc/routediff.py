@@ -59,9 +59,10 @@ class RouteDiff:
 
 
 def chain(c: Compiled) -> tuple[str, ...]:
-    """The route's states in the order its transitions visit them."""
+    """The route's states in the order its transitions visit them, each once (on a
+    graph route the branches' join is the target of several transitions)."""
     ts = c.route.transitions
-    return (ts[0].source, *(t.target for t in ts)) if ts else ()
+    return tuple(dict.fromkeys((ts[0].source, *(t.target for t in ts)))) if ts else ()
 
 
 def diff_routes(honest: Compiled, revised: Compiled) -> RouteDiff:

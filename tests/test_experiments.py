@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from pcsc.seams.analysis import RouteSeams, analyse
 from pcsc.seams.detectors import JUMP_MULTIPLE, class_jumps, jumps, ladder, proxy_flags
 from pcsc.seams.experiment import (
     PAPER,
+    PAPER_DELETIONS,
     fundability_flip,
     phase0,
     phase0_arms,
@@ -295,3 +297,120 @@ def test_artifacts_json_sidecar_and_same_bytes(
 def test_artifacts_need_the_experiment(tmp_path: Path) -> None:
     assert main(["seams", str(EXAMPLES / "devtools_api.route"), "--artifacts", str(tmp_path)]) == EXIT_USAGE
     assert not (tmp_path / "experiment.json").exists()
+
+
+def test_artifacts_that_cannot_be_written_are_a_diagnostic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An --artifacts path that is a file, or an artifact that cannot be written, is
+    PCSC-E108 with exit 1, never an internal error; the folder is checked before any work."""
+    route = str(EXAMPLES / "devtools_api.route")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n", encoding="utf-8")
+    code, out = run_cli(capsys, "seams", "--experiment", route, "--artifacts", str(blocker), "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and [d["code"] for d in doc["diagnostics"]] == ["PCSC-E108"]
+    assert "experiment" not in doc, "nothing is computed for an artifact that cannot be written"
+    assert blocker.read_text(encoding="utf-8") == "not a folder\n"
+    folder = tmp_path / "out"
+    (folder / "experiment.json").mkdir(parents=True)  # a folder where the file goes
+    code, out = run_cli(capsys, "seams", "--experiment", route, "--artifacts", str(folder), "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and [d["code"] for d in doc["diagnostics"]] == ["PCSC-E108"]
+    assert "experiment.json" in doc["diagnostics"][0]["message"]
+
+
+def test_an_experiment_on_no_route_prints_no_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    for where, code_name in ((tmp_path / "missing", "E105"), (tmp_path / "empty", "E106")):
+        assert main(["seams", "--experiment", str(where)]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == "", "no table of 0/0 rates for routes that were never read"
+        assert f"PCSC-{code_name}" in captured.err
+
+
+def test_diff_names_each_skipped_state_of_a_graph_route_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """On a graph route the join is the target of both branches; it is one state."""
+    graph, chain_route = EXAMPLES / "graphs" / "lock_cert_pilot.route", EXAMPLES / "devtools_api.route"
+    code, out = run_cli(capsys, "diff", str(graph), str(chain_route), "--format", "json")
+    assert code == 0
+    skips = json.loads(out)["seam_skips"]
+    assert "ready" in skips and len(skips) == len(set(skips)), skips
+    states = {line.split()[1] for line in graph.read_text(encoding="utf-8").splitlines()
+              if line.strip().startswith("state ")}
+    assert set(skips) == states, "no state of the graph is on the chain route"
+
+
+# ---------------------------------------------------------------------- the pages' sentences
+def test_the_pages_counts_of_the_cohort_are_the_programs(
+        cohort: tuple[list[RouteSeams], Session], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counts the README and the docs state in prose, beside the tables, computed."""
+    import attrs
+
+    from pcsc.score.cost import deltas
+    from pcsc.seams import detectors
+    from pcsc.search import ungrounded
+
+    results, _ = cohort
+    readme, experiments, redteam = (" ".join((ROOT / page).read_text(encoding="utf-8").split())
+                                    for page in ("README.md", "docs/experiments.md", "docs/redteam.md"))
+    n = len(results)
+    # the final scale step worth less than it costs: p_n·V < c_n
+    short = sum(r.compiled.numbers.transitions[-1].p * r.compiled.numbers.value
+                < r.compiled.numbers.transitions[-1].cost.c for r in results)
+    assert f"in {short} of the {n} the final scale step is worth less than it costs" in readme
+    # the README's rows on what differs from the paper
+    summary, p0, swept = summarise(results), phase0(results), value_sweep(results, "3")
+    paper_n = PAPER["honest_suspended"][1]
+    assert (f"{summary.deletions} deletions on our {n} routes, {PAPER_DELETIONS} on the paper's {paper_n}; the "
+            "identity and its sign test hold on every one in both") in readme
+    assert summary.identity_holds == summary.sign_matches == summary.deletions
+    assert (f"in {short} of the {n} the final step is worth less than it costs, and the value sweep reaches "
+            f"{swept.routes_with_rewarded_deletion}/{n} at 3·V") in readme
+    assert "GATE refuses every splice and suspends no honest route, here as in the paper" in readme
+    assert summary.routes_all_splices_refused == n and summary.honest_suspended == 0
+    k, paper = summary.routes_with_rewarded_deletion, PAPER["routes_with_score_improving_deletion"]
+    assert f"({k}/{n} against {paper[0]}/{paper[1]})" in readme
+    dock = PAPER["phase0_relative_wins_dock"]
+    assert f"no arm of our cohort does, where the paper counts {dock[0]} of {dock[1]} routes" in readme
+    assert p0.relative_wins_dock == 0
+    # grounded assets on the honest routes: every material transition judged as a new claim
+    material = grounded = 0
+    for r in results:
+        route = r.compiled.route
+        m = sum(any(d.material for d in deltas(route, t)) for t in route.transitions)
+        material += m
+        grounded += m - len(ungrounded(route, attrs.evolve(route, transitions=()), r.compiled.policy.policy))
+    assert f"only {grounded} of the cohort's {material} material transitions quote their asset" in readme
+    assert f"({grounded} of its {material} material transitions are)" in redteam
+    # the proxy's multiple: the other multiples the docs quote
+    at = {}
+    for multiple in (1.5, 3.0):
+        monkeypatch.setattr(detectors, "JUMP_MULTIPLE", multiple)
+        lad = ladder(results)
+        at[multiple] = f"{lad.proxy_detections}/{lad.splices} and {lad.proxy_honest_flags}/{lad.honest}"
+    assert f"1.5 gives {at[1.5]}, 3 gives {at[3.0]}" in experiments
+
+
+def test_output_naming_a_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`-o OUT/` is a folder: the report is not written to a file named OUT
+    (`--artifacts OUT/` is the experiment's folder of JSON files)."""
+    target = tmp_path / "out"
+    assert main(["seams", "--experiment", str(EXAMPLES / "devtools_api.route"), "-o", f"{target}/"]) == 1
+    err = capsys.readouterr().err
+    assert "PCSC-E108" in err and "names a folder" in err
+    assert not target.exists()
+
+
+def test_the_experiment_measures_gate_and_dock_whatever_coverage_says(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/cli.md: `--coverage` sets each route's verdict, never the experiment's rows."""
+    monkeypatch.chdir(ROOT)
+    docs: dict[str, dict[str, Any]] = {}
+    for mode in ("gate", "off"):
+        code, out = run_cli(capsys, "seams", "--experiment", "--coverage", mode, "--format", "json",
+                            "examples/devtools_api.route", "examples/graphs/")
+        assert code == 0
+        docs[mode] = json.loads(out)
+    assert docs["off"]["experiment"] == docs["gate"]["experiment"]
+    assert docs["off"]["summary"] == docs["gate"]["summary"]
+    verdicts = {mode: {r["verdict"] for r in doc["routes"]} for mode, doc in docs.items()}
+    assert verdicts["off"] == {"ungated"} != verdicts["gate"]

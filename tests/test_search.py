@@ -261,12 +261,17 @@ def test_feedback_picks_the_arms(capsys: pytest.CaptureFixture[str]) -> None:
 
 # ---------------------------------------------------------------------- the whole cohort
 @pytest.mark.slow
-def test_cohort_search_and_the_readme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cohort_search_and_the_readme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
     """`pcsc seams --experiment --search` on the shipped cohort: the done-when of the
     search on every route, the artifact and its sidecar, and the README's rows."""
     monkeypatch.chdir(ROOT)
     out = tmp_path / "out"
     assert main(["seams", "--experiment", "examples/cohort/", "--search", "--artifacts", str(out)]) == 0
+    printed = capsys.readouterr().out
+    tables = printed[printed.index("search (EXP B"):].rstrip("\n")
+    for page in ("README.md", "docs/experiments.md"):  # both tables, every column, as printed
+        assert tables in (ROOT / page).read_text(encoding="utf-8"), f"{page} does not show the printed tables"
     data = (out / "experiment.json").read_bytes()
     assert (out / "experiment.json.sha256").read_text() == f"{hashlib.sha256(data).hexdigest()}  experiment.json\n"
     search = json.loads(data)["experiment"]["search"]
@@ -305,3 +310,19 @@ def test_an_unknown_arm_is_refused() -> None:
     with pytest.raises(ValueError, match="feedback arm"):
         search_route(c, Session(), "both")
     assert attrs.asdict(Settings())["budget"] > 0
+
+
+def test_emit_that_cannot_be_written_is_a_diagnostic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--emit` naming a file, or a revision that cannot be written, is PCSC-E108 with
+    exit 1, never an internal error; the folder is checked before the search runs."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x\n", encoding="utf-8")
+    assert main(["redteam", "--search", SLICE[0], "--budget", "2", "--emit", str(blocker), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [d["code"] for d in doc["diagnostics"]] == ["PCSC-E108"] and "routes" not in doc
+    folder = tmp_path / "emit"
+    (folder / "adaptive_sat_prep.gate.route").mkdir(parents=True)  # a folder where a revision goes
+    assert main(["redteam", "--search", SLICE[0], "--budget", "2", "--emit", str(folder), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [d["code"] for d in doc["diagnostics"]] == ["PCSC-E108"]
+    assert "adaptive_sat_prep.gate.route" in doc["diagnostics"][0]["message"]

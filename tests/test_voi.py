@@ -135,6 +135,8 @@ def test_a_costly_lesson_makes_the_selector_say_none(tmp_path: Path, capsys: pyt
 
 def test_evaluate_counts_where_u_d_and_voi_disagree() -> None:
     from pcsc.forecast.baselines import binding_vs_voi
+    from pcsc.forecast.views import binding_lines
+    from pcsc.stats import wilson95
 
     def pk(binding: str, voi: str | None, with_voi: bool = True) -> dict[str, Any]:
         doc: dict[str, Any] = {"transitions": [{"name": n} for n in ("a", "b", "c")],
@@ -151,6 +153,9 @@ def test_evaluate_counts_where_u_d_and_voi_disagree() -> None:
     assert rows["r2"]["first_failed"] == "a"  # the earliest in chain order, not the first listed
     assert rows["r1"]["first_failed"] is None  # an unknown transition is ignored
     assert (out["failed_routes"], out["binding_named_failure"], out["voi_named_failure"]) == (2, 1, 1)
+    assert out["rates"]["binding_named_failure"] == {"k": 1, "n": 2, "wilson95": list(wilson95(1, 2))}
+    assert out["rates"]["voi_named_failure"]["k"] == 1 and out["rates"]["voi_named_failure"]["n"] == 2
+    assert "by U·D 1/2 [9.5, 90.5], by VOI 1/2 [9.5, 90.5]" in "\n".join(binding_lines(out))
 
 
 def test_evaluate_reports_the_selector_on_a_retrospective_pilot(tmp_path: Path,

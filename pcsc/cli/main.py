@@ -167,12 +167,12 @@ def finish(ctx: Any, code: int) -> int:
     if target and target != "-":
         if not text:  # nothing to write (input errors): the file is neither created nor emptied
             return code
-        from pathlib import Path
-
-        try:
-            Path(target).write_text(text, encoding="utf-8")
+        try:  # open, not pathlib: a path ending in `/` names a folder, never a file
+            with open(target, "w", encoding="utf-8") as out:
+                out.write(text)
         except OSError as exc:
-            sys.stderr.write(f"{target}: error: cannot write the output: {exc.strerror or exc} [PCSC-E108]\n")
+            why = "-o takes a file, and this names a folder" if target.endswith("/") else exc.strerror or exc
+            sys.stderr.write(f"{target}: error: cannot write the output: {why} [PCSC-E108]\n")
             return EXIT_INPUT
         return code
     if text:

@@ -29,6 +29,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from pcsc.stats import rate
+
 FOLDS = 5
 MIN_PER_CLASS = 3
 L2 = 1.0  # penalty on the standardised weights
@@ -191,6 +193,11 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
         })
     with_voi = [r for r in rows if r["has_voi"]]
     failed_rows = [r for r in with_voi if r["first_failed"] is not None]
+    named = {
+        "binding_named_failure": sum(1 for r in failed_rows
+                                     if r["binding"] == r["first_failed"] and not r["binding_by_tie"]),
+        "voi_named_failure": sum(1 for r in failed_rows if r["voi"] == r["first_failed"]),
+    }
     return {
         "what": BINDING_WHAT,
         "routes": len(rows),
@@ -200,8 +207,7 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
         "binding_by_tie": sum(1 for r in with_voi if r["binding_by_tie"]),
         "voi_none": sum(1 for r in with_voi if r["voi"] is None),
         "failed_routes": len(failed_rows),
-        "binding_named_failure": sum(1 for r in failed_rows
-                                     if r["binding"] == r["first_failed"] and not r["binding_by_tie"]),
-        "voi_named_failure": sum(1 for r in failed_rows if r["voi"] == r["first_failed"]),
+        **named,
+        "rates": {name: rate(k, len(failed_rows)) for name, k in named.items()},
         "rows": rows,
     }

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pcsc.render.tables import ALL, all_but, table
+from pcsc.stats import rate_text
 
 if TYPE_CHECKING:
     from pcsc.forecast.learn import Comparison
@@ -132,8 +133,9 @@ def binding_lines(b: dict[str, Any] | None) -> list[str]:
              + (f", U·D only the tie rule's pick (every U·D is 0) {b['binding_by_tie']}"
                 if b.get("binding_by_tie") else "")]
     if b["failed_routes"]:
-        lines.append(f"  first failed milestone named: by U·D {b['binding_named_failure']} of {b['failed_routes']}, "
-                     f"by VOI {b['voi_named_failure']} of {b['failed_routes']}")
+        n = b["failed_routes"]
+        lines.append(f"  first failed milestone named: by U·D {rate_text(b['binding_named_failure'], n)}, "
+                     f"by VOI {rate_text(b['voi_named_failure'], n)}")
     rows = [("route", "U·D", "VOI", "first failed")]
     rows += [(r["route"], r["binding"] or "—", (r["voi"] or "none") if r["has_voi"] else "—",
               r["first_failed"] or "—") for r in b["rows"] if r["has_voi"] and not r["agrees"]]

@@ -5,11 +5,14 @@ the whole pipeline, and report which of them the coverage check catches; with
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.redteam import DEFAULT_MAX_EDITS
 
 FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}
@@ -105,6 +108,23 @@ def search_settings(args: argparse.Namespace) -> Any:
                     args.branch)
 
 
+def output_folder(folder: Path, flag: str) -> Diagnostic | None:
+    """Create ``folder`` (an output folder given by ``flag``) before any work is done;
+    a folder that cannot be created is PCSC-E108, returned as a diagnostic."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = "a file of that name exists" if isinstance(exc, FileExistsError) else exc.strerror or str(exc)
+        return Diagnostic.of(codes.E108, f"{flag}: cannot create the folder: {reason}",
+                             Span.file_only(str(folder)))
+    return None
+
+
+def cannot_write(path: Path, exc: OSError) -> Diagnostic:
+    """PCSC-E108 for an output file that could not be written."""
+    return Diagnostic.of(codes.E108, f"cannot write {path}: {exc.strerror or exc}", Span.file_only(str(path)))
+
+
 def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace,
                conditions: bool) -> list[Any]:
     """Each route's searches, in order (in worker processes with --jobs)."""
@@ -135,6 +155,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
                             ("--seed", args.seed is not None)):
             if given:
                 raise UsageError(f"{flag} needs --search")
+    if args.search and args.emit is not None:
+        problem = output_folder(Path(args.emit), "--emit")
+        if problem is not None:
+            return Outcome("redteam-search", None, diagnostics=[problem])
     session, routes = ctx.load(args.files)
     if args.route is not None:
         chosen = [r for r in routes if r.name == args.route]
@@ -174,8 +198,6 @@ def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass
 
 
 def _search_outcome(ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace) -> Outcome:
-    from pathlib import Path
-
     from pcsc.search import emit_revisions, routes_text, search_json, tables_text
 
     results = run_search(ctx, session, compiled, args, args.conditions)
@@ -183,7 +205,11 @@ def _search_outcome(ctx: Context, session: Any, compiled: list[Any], args: argpa
     settings = search_settings(args)
     notes: list[str] = []
     if args.emit is not None:
-        written = emit_revisions(results, Path(args.emit))
+        try:
+            written = emit_revisions(results, Path(args.emit))
+        except OSError as exc:
+            where = Path(exc.filename) if isinstance(exc.filename, str) else Path(args.emit)
+            return Outcome("redteam-search", None, diagnostics=[*session.diags.sorted(), cannot_write(where, exc)])
         notes.append(f"wrote {len(written)} revision{'s' if len(written) != 1 else ''} to {args.emit}")
     text = None
     if results:

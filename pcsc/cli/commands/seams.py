@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from pcsc.cli import options
-from pcsc.cli.commands.redteam import FEEDBACK, run_search, search_arguments, search_settings
+from pcsc.cli.commands.redteam import (
+    FEEDBACK,
+    cannot_write,
+    output_folder,
+    run_search,
+    search_arguments,
+    search_settings,
+)
 from pcsc.cli.context import Context
 from pcsc.cli.exits import UsageError
 from pcsc.cli.outcome import Outcome
@@ -72,20 +79,29 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.seams.experiment import DEFAULT_SEED, DEFAULT_SWEEP, experiment, summarise
     from pcsc.textout import experiment_text, seams_text, summary_text
 
+    for flag, given in (("--search", args.search), ("--artifacts", args.artifacts is not None)):
+        if given and not args.experiment:
+            raise UsageError(f"{flag} needs --experiment")
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    sweep = DEFAULT_SWEEP if args.value_sweep is None else _multipliers(args.value_sweep)
+    if args.search:
+        search_settings(args)  # its usage errors before any work
+    if args.artifacts is not None:
+        problem = output_folder(Path(args.artifacts), "--artifacts")
+        if problem is not None:
+            return Outcome("seams", None, diagnostics=[problem])
     session, compiled = ctx.compile(args.files)
+    if not compiled and session.diags.has_errors:
+        return Outcome("seams", None, diagnostics=session.diags.sorted())  # no route: no table of 0/0 rates
     if ctx.jobs == 1:
         results = [analyse(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
     else:
         results = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
     summary = summarise(results)
-    seed = DEFAULT_SEED if args.seed is None else args.seed
-    sweep = DEFAULT_SWEEP if args.value_sweep is None else _multipliers(args.value_sweep)
     exp = experiment(results, session, seed, sweep) if args.experiment else None
     payload = seams_packet(results, summary, exp)
     search_text = None
-    if args.search:
-        if exp is None:
-            raise UsageError("--search needs --experiment")
+    if args.search and exp is not None:
         from pcsc.search import search_json, tables_text
 
         found = run_search(ctx, session, compiled, args, conditions=True)
@@ -113,9 +129,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         parts.append("\n" + search_text)
     diagnostics = session.diags.sorted()
     if args.artifacts is not None:
-        if exp is None:
-            raise UsageError("--artifacts needs --experiment")
-        _write_artifacts(ctx, Path(args.artifacts), payload, diagnostics)
+        try:
+            _write_artifacts(ctx, Path(args.artifacts), payload, diagnostics)
+        except OSError as exc:
+            where = Path(exc.filename) if isinstance(exc.filename, str) else Path(args.artifacts)
+            diagnostics = [*diagnostics, cannot_write(where, exc)]
     return Outcome("seams", payload, text="\n".join(parts), diagnostics=diagnostics)
 
 
