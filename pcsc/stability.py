@@ -41,6 +41,7 @@ import attrs
 from pcsc.forecast.rank import TIERS, RankKey, key_value, rank, tier_of
 from pcsc.ir import Route
 from pcsc.pipeline import Compiled, Session
+from pcsc.stats import rate, rate_text
 
 DEFAULT_DRAWS = 100
 DEFAULT_SEED = 0
@@ -175,6 +176,13 @@ class RouteStability:
             "binding_kept": self.binding_kept / n if n else None,
             "voi_kept": self.voi_kept / n if n else None,
             "verdict_kept": self.verdict_kept / n if n else None,
+            # the same shares as counts over the draws, with their Wilson 95% intervals
+            "rates": {
+                "same_sign": rate(same, n),
+                "binding_kept": rate(self.binding_kept, n),
+                "voi_kept": rate(self.voi_kept, n),
+                "verdict_kept": rate(self.verdict_kept, n),
+            },
             "reclassed_draws": self.reclassed,
         }
 
@@ -316,8 +324,9 @@ def stability_text(report: StabilityReport) -> str:
             rows.append((str(r["honest_rank"]), "—", r["route"], _m(s["honest"]), "—", "—", "—", "—", "—"))
             continue
         rows.append((str(r["honest_rank"]), f"{r['rank']['min']}–{r['rank']['max']}", r["route"], _m(s["honest"]),
-                     _m(s["min"]), _m(s["median"]), _m(s["max"]), f"{s['same_sign']:.0%}",
-                     f"{r['binding_kept']:.0%}"))
+                     _m(s["min"]), _m(s["median"]), _m(s["max"]),
+                     rate_text(r["rates"]["same_sign"]["k"], r["rates"]["same_sign"]["n"]),
+                     rate_text(r["rates"]["binding_kept"]["k"], r["rates"]["binding_kept"]["n"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines.append("")
     for row in rows:
