@@ -476,7 +476,13 @@ def test_a_certificate_records_each_expression_and_its_operands(run: Run, projec
     assert budget["operands"] == {"budget": {**step(doc, "monetize.budget")["value"], "step": "monetize.budget"}}
     assert [d["field"] for d in budget["delta"]] == ["paying_teams", "arr"]
     (measured, *_) = requires(doc, "measured(delta)", "launch")
-    assert measured["operands"]["threshold"] == {"v": "developers >= 500"}
+    line = next(i for i, x in enumerate(SPEC_ROUTE.read_text().splitlines(), 1) if "developers >= 500" in x)
+    column = SPEC_ROUTE.read_text().splitlines()[line - 1].index("developers") + 1
+    assert measured["operands"]["threshold"] == {
+        "v": "developers >= 500",
+        "written": {"line": line, "column": column, "end_line": line, "end_column": column + len("developers >= 500"),
+                    "text": "developers >= 500"},
+    }
     (evidence, *_) = requires(doc, "evidence(tier >= 2) >= 1", "launch")
     assert [e["name"] for e in evidence["evidence"]] == ["hn_launch"]
     gate = gates(doc)
@@ -545,9 +551,9 @@ def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, 
     code, out = verify(run, cert)
     assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
     cert = certify(run, project)
-    tamper(cert, lambda d: d.update(version=1), resign=True)
+    tamper(cert, lambda d: d.update(version=2), resign=True)  # 2: its authored numbers are not bound to the file
     code, out = verify(run, cert)
-    assert code == 1 and "a certificate of format version 1" in out and "this checker reads version 2" in out, out
+    assert code == 1 and "a certificate of format version 2" in out and "this checker reads version 3" in out, out
 
 
 def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:
@@ -844,7 +850,7 @@ def test_a_malformed_certificate_is_a_diagnostic_not_a_crash(run: Run, project: 
         code, out, err = run("verify-cert", str(bad))
         assert code == 1, (out, err)
         assert "PCSC-E912" in err and "internal error" not in err, err
-    bad.write_text('{"certificate": "pcsc-decision-certificate", "version": 2}')
+    bad.write_text('{"certificate": "pcsc-decision-certificate", "version": 3}')
     code, _, err = run("verify-cert", str(bad))
     assert code == 1 and "malformed" in err and "policies" in err
 
