@@ -1394,6 +1394,9 @@ def _place(c: RouteCheck, b: Any, what: str) -> tuple[str, int, int, int]:
     end = first
     while end < len(layout.toks) and (layout.toks[end][2], layout.toks[end][3]) < (end_line, end_column):
         end += 1
+    last = layout.toks[end - 1]
+    if (last[2], last[3] + len(last[1])) != (end_line, end_column):
+        raise c.fail(f"{what} ({at})", f"`{b['text']}` does not end where a token of the file ends")
     return at, first, end, line
 
 
