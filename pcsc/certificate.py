@@ -13,7 +13,9 @@ Every number is `{"f": float, "q": "num/den"}`: the float the compiler computed 
 its exact rational value. Rules the compiler computes exactly and rounds once (sat,
 W, the delta floor price) also carry `"exact"`, the unrounded rational. An operand
 taken from another step carries `"step"`; one taken from the policy carries
-`"policy"`, its key path; one from the route carries `"route"`.
+`"policy"`, its key path; one from the route carries `"route"`. What the route's
+author wrote is also bound to the statement that writes it (`"written"`: its line,
+column, end and text in the route file), which the checker reads there again.
 """
 
 from __future__ import annotations
