@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 3  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold
+VERSION = 4  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+# 4: every number the route's author wrote is bound to its place in the route file (`written`)
 
 
 class Mismatch(Exception):
@@ -288,6 +289,7 @@ class RouteCheck:
         self.current = ""  # the symbol of the step being checked
         self.last_walking = ""  # the last `walking` step checked (the option to stop)
         self.rate, self.abandonment = Fraction(0), False  # the policy's fold, set by `check_fold`
+        self.layout: Layout | None = None  # the route file's tokens and blocks (`check_written`)
 
     def source(self, kind: str, name: str) -> Source:
         """The route's file (``kind`` "input") or one of its libraries ("library")."""
@@ -579,6 +581,7 @@ def _evaluate_require(c: RouteCheck, row: Mapping[str, Any], o: Mapping[str, Any
     t = row["transition"]
     c.counts["requires"] += 1
     names = {n: _transition_operand(c, t, n, v, what) for n, v in req["operands"].items()}
+    check_written_conditions(c, t, req["operands"], what)
     if "delta" in req:
         scoped = [(r["field"], r["source"], r["target"]) for r in c.route["coverage"]
                   if r["transition"] == t and r["material"] and r["field"] in o["covers"]]
@@ -1545,6 +1548,285 @@ def normalise(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+# ---------------------------------------------------------------------- authored numbers
+# Every number the route's author wrote is recorded with the statement that writes it
+# (`written`: its line and column, 1-based, end exclusive, and its text). The checker
+# reads the hashed route file at that place and requires the same text; requires the
+# place to hold that statement (in that route and block, starting with its keyword or
+# name, and whole: nothing of it left out after the end); reads the number from the
+# text with its own number reader; and requires it to be the value the steps use (or
+# the value a recorded route override sets). It finds the statements by counting the
+# file's braces, with no parser of the route language.
+
+Place = tuple[str, str, int, int, tuple[str, ...]]  # kind, text, line, column, the blocks it is in
+_BLOCK_WORDS = ("route", "state", "vision", "evidence")
+_LIST_WORDS = (",", "supports", "contradicts", "discharges", "uses")
+_CONDITION_ENDS = {"}", ";", "actor", "mechanism", "asset", "class", "threshold", "kill", "horizon", "cost",
+                   "learning_cost", "estimates", "discharges", "p"}
+_U_RANGE, _U_DEFAULT = "U = max − min of the estimates", "U = uncertainty.default"
+
+
+def _block_of(prev: Sequence[Place]) -> str:
+    """The block a `{` opens, from the tokens before it: `route R`, `transition T`,
+    `state S`, `vision S`, `evidence E`, `cost`, `criteria` (else `{`)."""
+    w, k = [p[1] for p in prev[-7:]], [p[0] for p in prev[-7:]]
+    if len(w) >= 7 and w[-7] == "transition" and w[-5] == ":" and w[-3:-1] == ["-", ">"]:
+        return f"transition {w[-6]}"
+    if len(w) >= 3 and w[-3] == "route" and k[-1] == "string":
+        return f"route {w[-2]}"
+    if len(w) >= 2 and w[-2] in _BLOCK_WORDS and k[-1] == "name":
+        return f"{w[-2]} {w[-1]}"
+    if w and w[-1] in ("cost", "criteria"):
+        return w[-1]
+    return "{"
+
+
+class Layout:
+    """A route file's tokens, each with its place and the blocks it is in (outermost
+    first); a unit after a number is of kind `unit`."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.split("\n")
+        self.toks: list[Place] = []
+        blocks: list[str] = []
+        pos, line, start = 0, 1, 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if m is None:
+                break  # the checker reads no further than it can: a statement after this is not found
+            kind, tok, column, pos = m.lastgroup or "", m.group(), pos - start + 1, m.end()
+            if kind == "skip":
+                if "\n" in tok:
+                    line, start = line + tok.count("\n"), m.start() + tok.rindex("\n") + 1
+                continue
+            if kind == "name" and tok in _UNITS and self.toks and self.toks[-1][0] == "number":
+                kind = "unit"
+            if tok == "}" and blocks:
+                blocks.pop()
+            self.toks.append((kind, tok, line, column, tuple(blocks)))
+            if tok == "{":
+                blocks.append(_block_of(self.toks[:-1]))
+        self.index = {(p[2], p[3]): i for i, p in enumerate(self.toks)}
+
+    def text_at(self, line: int, column: int, end_line: int, end_column: int) -> str | None:
+        if not 1 <= line <= end_line <= len(self.lines) or column < 1 or end_column < 1:
+            return None
+        if line == end_line:
+            return self.lines[line - 1][column - 1 : end_column - 1] if column <= end_column else None
+        return "\n".join([self.lines[line - 1][column - 1 :], *self.lines[line : end_line - 1],
+                          self.lines[end_line - 1][: end_column - 1]])
+
+    def statements(self, blocks: tuple[str, ...], first: str) -> list[int]:
+        """Where a statement that starts with ``first`` is written directly in ``blocks``."""
+        return [i for i, p in enumerate(self.toks) if p[4] == blocks and p[1] == first
+                and (i == 0 or self.toks[i - 1][1] not in _LIST_WORDS)]
+
+    def names(self, blocks: tuple[str, ...]) -> list[str]:
+        """The names written directly in ``blocks`` that start a statement of a cost or
+        criteria block (a cost item's, a criterion's)."""
+        return [p[1] for p in self.toks if p[4] == blocks and p[0] == "name"]
+
+    def listed(self, blocks: tuple[str, ...], keyword: str) -> set[str]:
+        """The names a `supports`/`contradicts` list written directly in ``blocks`` holds."""
+        out: set[str] = set()
+        for i in self.statements(blocks, keyword):
+            j = i + 1
+            while j < len(self.toks) and self.toks[j][0] == "name":
+                out.add(self.toks[j][1])
+                if j + 1 >= len(self.toks) or self.toks[j + 1][1] != ",":
+                    break
+                j += 2
+        return out
+
+
+def _layout(c: RouteCheck) -> Layout:
+    if c.layout is None:
+        c.layout = Layout(c.route_file.text.replace("\r\n", "\n").replace("\r", "\n"))
+    return c.layout
+
+
+def _place(c: RouteCheck, b: Any, what: str) -> tuple[str, int, int, int]:
+    """A recorded `written`: where it says (`line N of FILE`), the index of its first
+    token, the index after its last, and its line. Its text must be the file's there."""
+    if not isinstance(b, Mapping) or not isinstance(b.get("text"), str):
+        raise c.fail(what, f"is not bound to its place in {c.route['file']} (no `written`)")
+    line, column, end_line, end_column = (int(b[k]) for k in ("line", "column", "end_line", "end_column"))
+    at = f"line {line} of {c.route['file']}"
+    layout = _layout(c)
+    found = layout.text_at(line, column, end_line, end_column)
+    if found != b["text"]:
+        shown = "nothing" if found is None else f"`{found}`"
+        raise c.fail(f"{what} ({at})", f"the certificate says `{b['text']}` is written there; the file has {shown}")
+    first = layout.index.get((line, column))
+    if first is None:
+        raise c.fail(f"{what} ({at})", f"no statement starts at column {column}")
+    end = first
+    while end < len(layout.toks) and (layout.toks[end][2], layout.toks[end][3]) < (end_line, end_column):
+        end += 1
+    last = layout.toks[end - 1]
+    if (last[2], last[3] + len(last[1])) != (end_line, end_column):
+        raise c.fail(f"{what} ({at})", f"`{b['text']}` does not end where a token of the file ends")
+    return at, first, end, line
+
+
+def _statement(c: RouteCheck, b: Any, blocks: tuple[str, ...], first: str, what: str) -> tuple[str, list[Place]]:
+    """The tokens of the statement recorded at ``b``: it must start with ``first``,
+    directly in ``blocks``, and be whole (no number, unit or `*` of it after the end)."""
+    at, i, end, _ = _place(c, b, what)
+    toks = _layout(c).toks
+    head = toks[i]
+    if head[1] != first or head[4] != blocks or (i > 0 and toks[i - 1][1] in _LIST_WORDS):
+        raise c.fail(f"{what} ({at})", f"`{b['text']}` is not the `{first}` statement of "
+                                       f"{' > '.join(blocks)}")
+    if end < len(toks) and (toks[end][0] in ("number", "unit") or toks[end][1] in ("*", "-")):
+        raise c.fail(f"{what} ({at})", f"`{b['text']}` leaves out the rest of its statement")
+    return at, toks[i + 1 : end]
+
+
+def _quantities(c: RouteCheck, toks: Sequence[Place], what: str) -> list[Fraction]:
+    """The numbers of `-`? NUMBER UNIT? quantities, as the route language reads them."""
+    out, i = [], 0
+    while i < len(toks):
+        minus = toks[i][1] == "-"
+        i += minus
+        if i >= len(toks) or toks[i][0] != "number":
+            raise c.fail(what, "is not written as a number")
+        value = literal_number(toks[i][1])
+        out.append(-value if minus else value)
+        i += 1 + (i + 1 < len(toks) and toks[i + 1][0] == "unit")
+    return out
+
+
+def _single(c: RouteCheck, toks: Sequence[Place], what: str) -> Fraction:
+    values = _quantities(c, toks, what)
+    if len(values) != 1:
+        raise c.fail(what, "is not written as one number")
+    return values[0]
+
+
+def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None:
+    """Every authored number of the route's steps against the route file."""
+    route = f"route {c.name}"
+    layout = _layout(c)
+    stated = sorted({p[4][1].removeprefix("transition ") for p in layout.toks
+                     if len(p[4]) >= 2 and p[4][0] == route and p[4][1].startswith("transition ")})
+    if stated != sorted(c.transitions()):
+        raise c.fail("transitions", f"are {', '.join(c.transitions()) or 'none'} in the certificate, "
+                                    f"{', '.join(stated) or 'none'} in {c.route['file']}")
+    route_set = {tuple(o["path"]): o["value"] for o in overrides if o["applies_to"] == "route"}
+    steps = {s["symbol"]: s for s in c.route["steps"]}
+
+    def step(symbol: str, *rules: str) -> Mapping[str, Any]:
+        s: Mapping[str, Any] | None = steps.get(symbol)
+        if s is None or s["rule"] not in rules:
+            raise c.fail(symbol, f"the certificate does not compute it by {' or '.join(rules)}")
+        return s
+
+    def same(x: Fraction, literal: Fraction, key: tuple[str, ...] | None, what: str, at: str) -> None:
+        if key is not None and key in route_set:
+            want, why = rnd(Fraction(float(route_set[key]))), f"the override {'.'.join(key)} sets"
+        else:
+            want, why = literal, "the file writes"
+        if x != want:
+            raise c.fail(f"{what} ({at})", f"is {show(x)}, but {why} {show(want)}")
+
+    v = step("V", "V = tam × capture × defensibility")
+    for key in ("tam", "capture", "defensibility"):
+        o, what = v["operands"][key], f"V: vision `{key}`"
+        at, i, _, _ = _place(c, o.get("written"), what)
+        vision = layout.toks[i][4]
+        if len(vision) != 2 or vision[0] != route or not vision[1].startswith("vision "):
+            raise c.fail(f"{what} ({at})", "is not written in the route's vision")
+        at, toks = _statement(c, o["written"], vision, key, what)
+        same(c.number(o, what), _single(c, toks, f"{what} ({at})"), ("vision", key), what, at)
+    for t in c.transitions():
+        block = (route, f"transition {t}")
+        for side, listing in (("C", "supports"), ("K", "contradicts")):
+            s = step(f"{t}.sat({side})", "sat = S/(1+S), S = Σ x_(i)·decay^i over x sorted descending")
+            for row in s["operands"]["items"]:
+                e, what = row["evidence"], f"{t}.sat({side}): evidence `{row['evidence']}`"
+                where = row.get("written") if isinstance(row.get("written"), Mapping) else {}
+                at, toks = _statement(c, where.get("tier"), (route, f"evidence {e}"), "tier", f"{what} tier")
+                if Fraction(row["tier"]) != _single(c, toks, f"{what} tier ({at})"):
+                    raise c.fail(f"{what} tier ({at})", f"is {row['tier']}, but the file writes "
+                                                        f"`{where['tier']['text']}`")
+                at, toks = _statement(c, where.get("weight"), (route, f"evidence {e}"), "weight", f"{what} weight")
+                same(c.number(row["weight"], what), _single(c, toks, f"{what} weight ({at})"),
+                     ("route", "evidence", e, "weight"), f"{what} weight", at)
+                if t not in layout.listed((route, f"evidence {e}"), listing):
+                    raise c.fail(what, f"`{e}` does not list `{t}` in its `{listing}` in {c.route['file']}")
+        s = step(f"{t}.budget", "budget = Σ count × unit cost")
+        items = s["operands"]["items"]
+        names = layout.names((*block, "cost"))
+        if [row["name"] for row in items] != names:
+            raise c.fail(f"{t}.budget", f"its cost items are {', '.join(r['name'] for r in items) or 'none'}; "
+                                        f"`{t}` in {c.route['file']} writes {', '.join(names) or 'none'}")
+        for row in items:
+            what = f"{t}.budget: cost item `{row['name']}`"
+            at, toks = _statement(c, row.get("written"), (*block, "cost"), row["name"], what)
+            times = [j for j, p in enumerate(toks) if p[1] == "*"]
+            count = _single(c, toks[: times[0]], f"{what} ({at})") if times else Fraction(1)
+            unit = _single(c, toks[times[0] + 1 :] if times else toks, f"{what} ({at})")
+            same(c.number(row["count"], what), count, None, f"{what} count", at)
+            same(c.number(row["unit_cost"], what), unit, ("route", "transitions", t, "cost", row["name"]),
+                 f"{what} unit cost", at)
+        s = step(f"{t}.U", _U_RANGE, _U_DEFAULT)
+        where, what = s["operands"].get("written"), f"{t}.U: estimates"
+        written_at = layout.statements(block, "estimates")
+        if (where is None) != (not written_at):
+            raise c.fail(what, f"`{t}` in {c.route['file']} writes {'no' if not written_at else 'an'} `estimates`, "
+                               "the certificate says otherwise")
+        estimates: list[Fraction] = []
+        at = c.route["file"]
+        if where is not None:
+            at, toks = _statement(c, where, block, "estimates", what)
+            estimates = _quantities(c, toks, f"{what} ({at})")
+        if s["rule"] == _U_DEFAULT and len(estimates) >= 2:
+            raise c.fail(what, f"`{t}` writes {len(estimates)} estimates, yet U is the policy's default")
+        if s["rule"] == _U_RANGE:
+            recorded = [c.number(x, what) for x in s["operands"]["estimates"]]
+            if recorded != estimates:
+                raise c.fail(f"{what} ({at})", f"are {', '.join(show(x) for x in recorded)}, but the file writes "
+                                               f"{', '.join(show(x) for x in estimates)}")
+    rows = step("T", "T = Σ w·clip(s, 0, 100) / Σ w")["operands"]["rows"]
+    weighed = lookup(c.policy, ["criteria"]) or {}
+    scored = [n for n in layout.names((route, "criteria")) if n in weighed and n != "total"]
+    if [r["criterion"] for r in rows] != scored:
+        raise c.fail("T", f"its criteria are {', '.join(r['criterion'] for r in rows) or 'none'}; the route scores "
+                          f"{', '.join(scored) or 'none'} that the policy weighs")
+    for row in rows:
+        what = f"T: criterion `{row['criterion']}`"
+        at, toks = _statement(c, row.get("written"), (route, "criteria"), row["criterion"], what)
+        same(c.number(row["score"], what), _single(c, toks, f"{what} ({at})"), None, what, at)
+
+
+def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any], what: str) -> None:
+    """The `threshold` and `kill` texts a `require` line reads, against the transition's
+    statements in the route file."""
+    layout = _layout(c)
+    block = (f"route {c.name}", f"transition {t}")
+    for key in ("threshold", "kill"):
+        o = operands.get(key)
+        if not isinstance(o, Mapping):
+            continue
+        keyword = layout.statements(block, key)
+        where = f"{what}: `{key}`"
+        if o.get("v") is None:
+            if keyword:
+                raise c.fail(where, f"is none, but `{t}` in {c.route['file']} writes a {key}")
+            continue
+        at, i, end, _ = _place(c, o.get("written"), where)
+        opened = 0
+        while i - opened - 1 >= 0 and layout.toks[i - opened - 1][1] == "(":
+            opened += 1
+        closed = all(j < len(layout.toks) and layout.toks[j][1] == ")" for j in range(end, end + opened))
+        after = layout.toks[end + opened][1] if end + opened < len(layout.toks) else "}"
+        if i - opened - 1 not in keyword or not closed or after not in _CONDITION_ENDS:
+            raise c.fail(f"{where} ({at})", f"`{o['written']['text']}` is not the whole {key} of `{t}`")
+        if o["written"]["text"] != o["v"]:
+            raise c.fail(f"{where} ({at})", f"is `{o['v']}`, but the file writes `{o['written']['text']}`")
+
+
 # ---------------------------------------------------------------------- the certificate
 def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -> dict[str, Any]:
     """Check a certificate; a summary when it holds, else `Mismatch` naming the first
@@ -1617,6 +1899,7 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
             raise Mismatch(f"route {route['route']}", f"policy {route['policy']} is not recorded")
         check = RouteCheck(route, policies[route["policy"]], source)
         check.run()
+        check_written(check, cert["overrides"])
         check.check_coverage_and_verdict()
         for key, n in check.counts.items():
             counts[key] += n

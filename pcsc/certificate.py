@@ -13,7 +13,10 @@ Every number is `{"f": float, "q": "num/den"}`: the float the compiler computed 
 its exact rational value. Rules the compiler computes exactly and rounds once (sat,
 W, the delta floor price) also carry `"exact"`, the unrounded rational. An operand
 taken from another step carries `"step"`; one taken from the policy carries
-`"policy"`, its key path; one from the route carries `"route"`.
+`"policy"`, its key path; one from the route carries `"route"`. What the route's
+author wrote is also bound to the statement that writes it (`"written"`: its line,
+column, end and text in the route file), which the checker reads there again.
+
 
 Each route records the fold it was scored under (`fold`: the policy's discount rate and
 option to stop); under a `[fold]` the steps carry each transition's discount factor d
@@ -33,6 +36,7 @@ from typing import Any
 from pcsc import canonical
 from pcsc._version import __version__
 from pcsc.coverage.discharge import _TransitionContext
+from pcsc.diagnostics.model import Span
 from pcsc.interp import EvalError, Interpreter, truthy
 from pcsc.ir import Evidence, Require
 from pcsc.ir import expr as ex
@@ -46,9 +50,11 @@ from pcsc.resources import data_dir
 from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
 from pcsc.score.route import RouteNumbers, gate_names
+from pcsc.syntax.limits import normalize_newlines
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 3  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold
+VERSION = 4  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+# 4: every number the route's author wrote is bound to its place in the route file (`written`)
 
 
 class CertificateError(Exception):
@@ -660,9 +666,71 @@ def build(
         "inputs": sorted(input_rows, key=lambda x: (x["base"], x["path"])),
         "libraries": [libraries[k] for k in sorted(libraries)],
         "policies": [policies[k] for k in sorted(policies)],
-        "routes": [route_certificate(c, files) for c in compiled],
+        "routes": [bind_written(route_certificate(c, files), c, _route_text(c.route.file, inputs)) for c in compiled],
     }
     return {**body, "digest": canonical.hash_json(body)}
+
+
+# ---------------------------------------------------------------------- authored numbers, bound to the file
+def _route_text(shown: str, inputs: Sequence[tuple[str, str]]) -> str:
+    """The route file's text as it was hashed (UTF-8, line ends read as LF)."""
+    try:
+        text = normalize_newlines(Path(shown).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CertificateError(f"{shown} cannot be read again to bind its numbers: {exc}") from None
+    if (shown, canonical.sha256_hex(text)) not in inputs:
+        raise CertificateError(f"{shown} changed while it was compiled")
+    return text
+
+
+def written(text: str, span: Span | None) -> dict[str, Any]:
+    """Where a statement is written in the route file (1-based line and column, end
+    exclusive) and its text there, for the checker to read again."""
+    if span is None:
+        raise CertificateError("a number the route states has no place in its file")
+    lines = text.split("\n")
+    if span.line == span.end_line:
+        literal = lines[span.line - 1][span.column - 1 : span.end_column - 1]
+    else:
+        literal = "\n".join([lines[span.line - 1][span.column - 1 :], *lines[span.line : span.end_line - 1],
+                             lines[span.end_line - 1][: span.end_column - 1]])
+    return {"line": span.line, "column": span.column, "end_line": span.end_line, "end_column": span.end_column,
+            "text": literal}
+
+
+def bind_written(cert: dict[str, Any], c: Compiled, text: str) -> dict[str, Any]:
+    """``cert`` (one route's) with every number its author wrote bound to the statement
+    that writes it (`written`): the vision's values, each evidence item's tier and
+    weight, each cost item, each transition's estimates, each criterion's score, and
+    the threshold and kill conditions a `require` line reads."""
+    r = c.route
+    steps = {s["symbol"]: s for s in cert["steps"]}
+    vision = dict(r.vision.item_spans)
+    for key in ("tam", "capture", "defensibility"):
+        steps["V"]["operands"][key]["written"] = written(text, vision.get(key))
+    evidence = {e.name: e for e in r.evidence}
+    by_name = {t.name: t for t in r.transitions}
+    for t in r.transitions:
+        for side in ("C", "K"):
+            for row in steps[f"{t.name}.sat({side})"]["operands"]["items"]:
+                e = evidence[row["evidence"]]
+                row["written"] = {"tier": written(text, e.tier_span), "weight": written(text, e.weight_span)}
+        for row, item in zip(steps[f"{t.name}.budget"]["operands"]["items"], t.cost, strict=True):
+            row["written"] = written(text, item.span)
+        ops = steps[f"{t.name}.U"]["operands"]
+        ops["written"] = None if t.estimates_span is None else written(text, t.estimates_span)
+    criteria = {x.name: x for x in r.criteria}
+    for row in steps["T"]["operands"]["rows"]:
+        row["written"] = written(text, criteria[row["criterion"]].span)
+    for row in cert["coverage"]:
+        t = by_name[row["transition"]]
+        for o in row["obligations"]:
+            for req in o["requires"]:
+                for key, expr in (("threshold", t.threshold), ("kill", t.kill)):
+                    operand = req["operands"].get(key)
+                    if operand is not None and operand.get("v") is not None and expr is not None:
+                        operand["written"] = written(text, expr.span)
+    return cert
 
 
 def dumps(cert: dict[str, Any]) -> str:

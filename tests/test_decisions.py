@@ -438,6 +438,120 @@ def test_verify_cert_output_validates(run: Run, project: Path) -> None:
     schemas.validate(doc)
 
 
+# ---------------------------------------------------------------------- certificates: authored numbers
+def _bindings(node: Any) -> list[dict[str, Any]]:
+    """Every `written` place recorded anywhere under ``node``."""
+    if isinstance(node, dict):
+        if {"line", "column", "end_line", "end_column", "text"} <= set(node):
+            return [node]
+        return [b for v in node.values() for b in _bindings(v)]
+    if isinstance(node, list):
+        return [b for v in node for b in _bindings(v)]
+    return []
+
+
+def forge(run: Run, project: Path, old: str, new: str, restore_text: bool) -> Path:
+    """The forgery a digest cannot see: the route compiled with one number changed
+    (``old`` -> ``new``), so every step that depends on it is recomputed by the compiler
+    itself, put in the honest certificate of the unchanged file (whose hash it keeps)
+    and the digest made again. With ``restore_text`` each recorded `written` text is
+    also set to what the unchanged file has at that place."""
+    cert = certify(run, project)
+    forger = project.parent / "forger"
+    shutil.copytree(project, forger)
+    route = forger / "devtools_api.route"
+    text = route.read_text()
+    assert text.count(old) == 1
+    route.write_text(text.replace(old, new))
+    routes = json.loads(certify(run, forger).read_text())["routes"]
+    assert routes != json.loads(cert.read_text())["routes"]
+    if restore_text:
+        lines = (project / "devtools_api.route").read_text().split("\n")
+        for b in _bindings(routes):
+            assert b["line"] == b["end_line"]
+            b["text"] = lines[b["line"] - 1][b["column"] - 1 : b["end_column"] - 1]
+    tamper(cert, lambda d: d.update(routes=routes), resign=True)
+    return cert
+
+
+AUTHORED = [
+    # a cost item's count and unit cost changed, the budget kept: no step changes
+    ("engineers  2 * 45k usd", "engineers  3 * 30k usd", "launch.budget: cost item `engineers`", 27),
+    ("hosting    6 * 1.5k usd", "hosting    6 * 1k usd", "launch.budget: cost item `hosting`", 28),
+    ("tam            10B usd", "tam            20B usd", "V: vision `tam`", 13),
+    ("defensibility  0.6", "defensibility  0.9", "V: vision `defensibility`", 15),
+    ("tier      2\n        weight    0.8", "tier      3\n        weight    0.8",
+     "launch.sat(C): evidence `hn_launch` tier", 70),
+    ("weight    0.8", "weight    0.9", "launch.sat(C): evidence `hn_launch` weight", 71),
+    ("estimates  0.55 0.7 0.6", "estimates  0.55 0.9 0.6", "launch.U: estimates", 31),
+    ("team     70", "team     90", "T: criterion `team`", 104),
+    # another transition's threshold, which the file does write (only not for launch)
+    ("threshold  developers >= 500", "threshold  developers >= 5k and paying_teams >= 200 and arr >= 1.2M usd",
+     "`threshold` (line 23 of devtools_api.route)", 23),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "named", "line"), AUTHORED, ids=[a[2].split(": ")[-1] for a in AUTHORED])
+def test_a_forged_authored_number_with_every_step_recomputed_fails_naming_it(
+    run: Run, project: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, named: str, line: int
+) -> None:
+    import pcsc.certcheck
+    from pcsc.resources import data_dir
+
+    bases = {"certificate": project, "shipped-obligations": data_dir("obligations"),
+             "shipped-policies": data_dir("policies")}
+    for restore_text in (False, True):
+        cert = forge(run, project, old, new, restore_text)
+        code, out = verify(run, cert)
+        assert code == 1 and "PCSC-E912" in out, out
+        assert named in out and f"line {line} of devtools_api.route" in out, out
+        with monkeypatch.context() as m:  # every other rule holds: only the file's numbers tell the forgery
+            m.setattr(pcsc.certcheck, "check_written", lambda *a: None)
+            m.setattr(pcsc.certcheck, "check_written_conditions", lambda *a: None)
+            pcsc.certcheck.verify(cert.read_text(), bases)
+        shutil.rmtree(project.parent / "forger")
+
+
+def test_an_authored_number_bound_to_another_statement_fails(run: Run, project: Path) -> None:
+    """The forger points a number's `written` at a statement elsewhere in the file that
+    writes the value it wants: another evidence item's weight, another transition's
+    cost item of the same name."""
+    cert = forge(run, project, "weight    0.8", "weight    0.7", restore_text=False)
+    pricing = next(i for i, x in enumerate(SPEC_ROUTE.read_text().splitlines(), 1) if "weight    0.7" in x)
+
+    def point(d: dict[str, Any]) -> None:
+        row = step(d, "launch.sat(C)")["operands"]["items"][0]
+        row["written"]["weight"].update(line=pricing, end_line=pricing)
+
+    tamper(cert, point, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "evidence `hn_launch` weight" in out and "is not the `weight` statement of" in out, out
+    shutil.rmtree(project.parent / "forger")
+    cert = forge(run, project, "engineers  2 * 45k usd", "engineers  4 * 150k usd", restore_text=False)
+    monetize = next(i for i, x in enumerate(SPEC_ROUTE.read_text().splitlines(), 1) if "4 * 150k" in x)
+    tamper(cert, lambda d: step(d, "launch.budget")["operands"]["items"][0]["written"].update(
+        line=monetize, end_line=monetize), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "cost item `engineers`" in out and "transition launch > cost" in out, out
+
+
+def test_a_cost_item_left_out_with_every_step_recomputed_fails(run: Run, project: Path) -> None:
+    cert = forge(run, project, "hosting    6 * 1.5k usd", "# hosting", restore_text=False)
+    code, out = verify(run, cert)
+    assert code == 1 and "launch.budget: its cost items are engineers;" in out and "engineers, hosting" in out, out
+
+
+def test_a_number_a_route_override_sets_is_checked_against_the_override(run: Run, project: Path) -> None:
+    cert = certify(run, project, "--set", "route.transitions.launch.cost.engineers=50k", "--set", "vision.tam=20B")
+    assert verify(run, cert)[0] == 0
+    assert step(json.loads(cert.read_text()), "launch.budget")["operands"]["items"][0]["written"]["text"] == (
+        "engineers  2 * 45k usd")
+    tamper(cert, lambda d: d["overrides"].pop(), resign=True)  # the cost override stays; tam is not set now
+    code, out = verify(run, cert)
+    assert code == 1 and "V: vision `tam` (line 13 of devtools_api.route): is 20000000000.0, but the file " \
+        "writes 10000000000.0" in out, out
+
+
 # ---------------------------------------------------------------------- certificates: expressions
 def requires(doc: dict[str, Any], expr: str, transition: str | None = None) -> list[dict[str, Any]]:
     """Every recorded evaluation of a require line with the expression ``expr``."""
@@ -472,7 +586,13 @@ def test_a_certificate_records_each_expression_and_its_operands(run: Run, projec
     assert budget["operands"] == {"budget": {**step(doc, "monetize.budget")["value"], "step": "monetize.budget"}}
     assert [d["field"] for d in budget["delta"]] == ["paying_teams", "arr"]
     (measured, *_) = requires(doc, "measured(delta)", "launch")
-    assert measured["operands"]["threshold"] == {"v": "developers >= 500"}
+    line = next(i for i, x in enumerate(SPEC_ROUTE.read_text().splitlines(), 1) if "developers >= 500" in x)
+    column = SPEC_ROUTE.read_text().splitlines()[line - 1].index("developers") + 1
+    assert measured["operands"]["threshold"] == {
+        "v": "developers >= 500",
+        "written": {"line": line, "column": column, "end_line": line, "end_column": column + len("developers >= 500"),
+                    "text": "developers >= 500"},
+    }
     (evidence, *_) = requires(doc, "evidence(tier >= 2) >= 1", "launch")
     assert [e["name"] for e in evidence["evidence"]] == ["hn_launch"]
     gate = gates(doc)
@@ -541,9 +661,9 @@ def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, 
     code, out = verify(run, cert)
     assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
     cert = certify(run, project)
-    tamper(cert, lambda d: d.update(version=2), resign=True)
+    tamper(cert, lambda d: d.update(version=3), resign=True)  # 3: its authored numbers are not bound to the file
     code, out = verify(run, cert)
-    assert code == 1 and "a certificate of format version 2" in out and "this checker reads version 3" in out, out
+    assert code == 1 and "a certificate of format version 3" in out and "this checker reads version 4" in out, out
 
 
 def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:

@@ -88,6 +88,7 @@ class Vision:
     capture: float
     defensibility: float
     span: Span
+    item_spans: tuple[tuple[str, Span], ...] = ()  # where `tam`, `capture`, `defensibility` are written
 
 
 @attrs.frozen
@@ -119,6 +120,7 @@ class Transition:
     discharges: tuple[str, ...]
     due: dt.date | None  # as_of plus the horizons of this and every earlier transition
     span: Span
+    estimates_span: Span | None = None  # where `estimates …` is written
 
 
 @attrs.frozen
@@ -135,6 +137,7 @@ class Evidence:
     span: Span
     captured_span: Span | None = None  # where `captured` is written, for point-in-time diagnostics
     tier_span: Span | None = None
+    weight_span: Span | None = None  # where `weight …` is written
 
 
 @attrs.frozen

@@ -109,6 +109,7 @@ class _Draft:
     learning_cost: float | None = None
     estimates: tuple[float, ...] = ()
     discharges: tuple[str, ...] = ()
+    estimates_span: Span | None = None
 
     @property
     def name(self) -> str:
@@ -137,6 +138,7 @@ class _Draft:
             discharges=self.discharges,
             due=due,
             span=self.node.span,
+            estimates_span=self.estimates_span,
         )
 
     @property
@@ -448,6 +450,7 @@ class RouteLowerer:
                 t.cost = tuple(c for c in (self.cost_item(i) for i in stmt.items) if c)
             elif isinstance(stmt, syn.Estimates):
                 t.estimates = tuple(self.estimate(q) for q in stmt.values)
+                t.estimates_span = stmt.span
             elif isinstance(stmt, syn.Names):  # discharges
                 names = []
                 for ob in stmt.names:
@@ -970,6 +973,7 @@ class RouteLowerer:
             hint = suggest(state_tok.text, states)
             self.error(codes.E201, f"unknown state `{state_tok.text}` in the vision", state_tok, hint)
         values: dict[str, float] = {}
+        item_spans: list[tuple[str, Span]] = []
         misspelt = False
         for item in items:
             key_tok, value_node = item.name, item.value
@@ -1000,13 +1004,15 @@ class RouteLowerer:
                 self.error(codes.E307, f"vision `{key}` cannot be negative", q.span)
                 continue
             values[key] = q.value
+            item_spans.append((key, item.span))
         missing = [k for k in VISION_KEYS if k not in values]
         for k in missing:
             if not misspelt and not any(i.name.text == k for i in items):
                 self.error(codes.E214, f"the vision has no `{k}`", node.name)
         if missing:
             return None
-        return Vision(state_tok.text, values["tam"], values["capture"], values["defensibility"], node.span)
+        return Vision(state_tok.text, values["tam"], values["capture"], values["defensibility"], node.span,
+                      tuple(item_spans))
 
     def evidence(self, node: syn.EvidenceBlock, transitions: dict[str, Span]) -> Evidence | None:
         name = node.name
@@ -1017,6 +1023,7 @@ class RouteLowerer:
         tier: int | None = None
         tier_span: Span | None = None
         weight: float | None = None
+        weight_span: Span | None = None
         targets: dict[str, list[str]] = {"supports": [], "contradicts": []}
         unverified = False
         ok = True
@@ -1054,6 +1061,7 @@ class RouteLowerer:
                     ok = False
                 else:
                     weight = q.value
+                    weight_span = stmt.span
             elif isinstance(stmt, syn.Names):  # supports, contradicts
                 for target in stmt.names:
                     if target.text not in transitions:
@@ -1087,6 +1095,7 @@ class RouteLowerer:
             node.span,
             captured_span,
             tier_span,
+            weight_span,
         )
         # the policy checks its tier and date even when the block has other errors
         self.policy_evidence.append(evidence)
