@@ -19,7 +19,7 @@ from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked, show
 from pcsc.score.graph import graph_fold
-from pcsc.score.voi import Voi, value_of_information, value_of_information_refolded
+from pcsc.score.voi import Voi, graph_flat, value_of_information, value_of_information_refolded
 
 
 @attrs.frozen
@@ -280,6 +280,7 @@ def _score_graph(
     voi = value_of_information_refolded(
         names, [x[3] for x in partial], [t.estimates for t in route.transitions], policy.uncertainty.default,
         [t.learning_cost for t in route.transitions], refold,
+        graph_flat(g, names, [x[3] for x in partial], [x[4].c for x in partial], dfs, value),
     )
     return _finish(route, policy, diags, value, numbers, R, flat, voi)
 
