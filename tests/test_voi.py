@@ -344,3 +344,36 @@ def test_the_graph_float_check_gives_the_exact_evi(abandonment: bool) -> None:
         assert fast == exact
         straddles += sum(r.evi > 0 for r in exact.rows)
     assert straddles > 20
+
+
+@pytest.mark.parametrize("abandonment", [False, True])
+def test_a_graph_score_with_one_p_changed_is_the_whole_refold(abandonment: bool) -> None:
+    """`GraphFold.score_with(e, q)` (the spine item holding e is affine in p_e, the spine
+    before it refolded) equals, in exact rationals, folding the whole graph again with
+    p_e = q: for every edge of random series-parallel shapes, with discounts."""
+    from pcsc.ir.shape import Edge, Series
+    from pcsc.score.graph import graph_fold
+
+    rng = random.Random(41)
+    stopped = 0
+    for _ in range(120):
+        names: list[str] = []
+        shape = _random_shape(rng, names)
+        if not isinstance(shape, Series):
+            names.append(f"t{len(names)}")
+            shape = Series((shape, Edge(names[-1])))
+        n = len(names)
+        sources, targets = [f"a_{x}" for x in names], [f"b_{x}" for x in names]
+        ps = [Fraction(rng.uniform(0.05, 0.95)) for _ in range(n)]
+        cs = [Fraction(rng.uniform(0, 200)) for _ in range(n)]
+        ds = [Fraction(rng.choice([1.0, rng.uniform(0.7, 1.0)])) for _ in range(n)]
+        value = Fraction(rng.uniform(0, 4000))
+        g = graph_fold(shape, names, sources, targets, ps, cs, ds, value, abandonment)
+        for i, name in enumerate(names):
+            for q in (Fraction(0), Fraction(1), Fraction(rng.random())):
+                qs = list(ps)
+                qs[i] = q
+                whole = graph_fold(shape, names, sources, targets, qs, cs, ds, value, abandonment).score
+                assert g.score_with(name, q) == whole
+                stopped += abandonment and whole == 0
+    assert stopped > 10 or not abandonment  # the option to stop was exercised

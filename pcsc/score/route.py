@@ -266,16 +266,12 @@ def _score_graph(
     R = [g.R[s.name] for s in route.states]
     names = [x[0].name for x in partial]
     shape = route.shape
-    exact_ps = [Fraction(x[3]) for x in partial]
-    exact_cs = [Fraction(x[4].c) for x in partial]
-    exact_ds = [Fraction(d) for d in dfs]
+    exact = graph_fold(shape, names, [x[0].source for x in partial], [x[0].target for x in partial],
+                       [Fraction(x[3]) for x in partial], [Fraction(x[4].c) for x in partial],
+                       [Fraction(d) for d in dfs], Fraction(value), spec.abandonment)
 
     def refold(i: int | None, q: Fraction) -> Fraction:
-        ps = list(exact_ps)
-        if i is not None:
-            ps[i] = q
-        return graph_fold(shape, names, [x[0].source for x in partial], [x[0].target for x in partial],
-                          ps, exact_cs, exact_ds, Fraction(value), spec.abandonment).score
+        return exact.score if i is None else exact.score_with(names[i], q)
 
     voi = value_of_information_refolded(
         names, [x[3] for x in partial], [t.estimates for t in route.transitions], policy.uncertainty.default,
