@@ -158,6 +158,116 @@ def generate_route(name: str, n: int = 12) -> str:
     return "\n".join(lines)
 
 
+FOLD_POLICY = "venture-plan@1.0.0"  # venture@1.0.0 under a [fold] policy: written by `write_fold_policy`
+
+
+def write_fold_policy(folder: Path) -> Path:
+    """``folder/policies/venture-plan/1.0.0.toml``: venture@1.0.0 with a discount (8% a
+    year along each horizon) and the option to stop; returns the policies folder."""
+    where = folder / "policies" / "venture-plan"
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "1.0.0.toml").write_text(
+        '[policy]\nid = "venture-plan"\nversion = "1.0.0"\nextends = "venture@1.0.0"\n\n'
+        "[fold]\ndiscount = 0.08\nabandonment = true\n",
+        encoding="utf-8",
+    )
+    return folder / "policies"
+
+
+def under_fold_policy(text: str) -> str:
+    """The same route text under `FOLD_POLICY`."""
+    return text.replace(f'policy  "{POLICY}"', f'policy  "{FOLD_POLICY}"')
+
+
+def generate_graph_route(name: str, forks: int = 2) -> str:
+    """A series-parallel route of ``5·forks + 2`` transitions (12 for two forks) that compiles
+    without a diagnostic under venture@1.0.0, every material delta covered: a spine step
+    into each fork, two branches of two transitions each (one grows developers, the other
+    paying teams and revenue; the second step of each runs into the join, which lists
+    nothing, so it claims nothing), a first step before all that and a last one from the
+    last join to the vision."""
+    policy = PolicyStore().load_ref(POLICY).policy
+    fields = ("developers", "paying_teams", "arr")
+    states: list[tuple[str, dict[str, int]]] = [("s00", {"developers": 0, "paying_teams": 0, "arr": 0})]
+    edges: list[tuple[str, str, dict[str, int], dict[str, int], str]] = []  # src, dst, src values, arrival, class
+    current = dict(states[0][1])
+    dev, paying = 500, 10
+
+    def step(src: str, dst: str, before: dict[str, int], after: dict[str, int], ref_class: str) -> None:
+        edges.append((src, dst, before, after, ref_class))
+
+    first = {"developers": 100, "paying_teams": 0, "arr": 0}
+    states.append(("s01", first))
+    step("s00", "s01", current, first, CLASSES[0])
+    current, spine = first, "s01"
+    for f in range(forks):
+        fork = f"f{f}"
+        before, current = current, {"developers": dev, "paying_teams": paying, "arr": paying * 6_000}
+        states.append((fork, dict(current)))
+        step(spine, fork, before, current, CLASSES[0] if f == 0 else CLASSES[1])
+        dev, paying = int(dev * 3.2), paying * 4
+        a_vals = {"developers": dev}
+        b_vals = {"paying_teams": paying, "arr": paying * 6_000}
+        states.append((f"a{f}", a_vals))
+        states.append((f"b{f}", b_vals))
+        join = f"j{f}"
+        states.append((join, {}))
+        step(fork, f"a{f}", current, {**current, **a_vals}, CLASSES[0])
+        step(f"a{f}", join, {**current, **a_vals}, {**current, **a_vals}, CLASSES[1])
+        step(fork, f"b{f}", current, {**current, **b_vals}, CLASSES[1])
+        step(f"b{f}", join, {**current, **b_vals}, {**current, **b_vals}, CLASSES[1])
+        current = {**current, **a_vals, **b_vals}
+        spine = join
+    dev, paying = int(dev * 3.2), paying * 4
+    end = {"developers": dev, "paying_teams": paying, "arr": paying * 6_000}
+    states.append(("top", end))
+    step(spine, "top", current, end, CLASSES[2])
+    lines = [
+        f'route {name} "generated: a graph of {len(edges)} transitions" {{',
+        "    as_of   2012-06-01",
+        f'    policy  "{POLICY}"',
+        "    uses    venture",
+        "",
+    ]
+    for sname, vals in states:
+        shown = "  ".join(f"{k} {v}" + (" usd" if k == "arr" else "") for k, v in vals.items())
+        lines.append(f"    state {sname} {{ {shown} }}" if shown else f"    state {sname} {{}}")
+    lines += ["", "    vision top {", "        tam            1000B usd", "        capture        10%",
+              "        defensibility  0.6", "    }"]
+    for i, (src, dst, before, after, ref_class) in enumerate(edges):
+        changed = [f for f in fields if before[f] != after[f]]
+        floor = policy.priors[ref_class].floor_usd
+        for f in changed:
+            table = policy.floors.delta.get(f)
+            if table is not None:
+                floor += piecewise_floor(table.points, abs(after[f] - before[f]))
+        engineers = 2 + i
+        unit = int(floor / engineers / 1000 + 1) * 1000
+        lines += ["", f"    transition t{i + 1:02d}: {src} -> {dst} {{",
+                  f'        actor      "team of stage {i + 1}"',
+                  f'        mechanism  "mechanism of stage {i + 1}"',
+                  f'        asset      "asset of stage {i + 1}"',
+                  f'        class      "{ref_class}"']
+        if changed:
+            lines.append("        threshold  " + " and ".join(
+                f"{f} >= {after[f]}" + (" usd" if f == "arr" else "") for f in changed))
+            lines.append(f"        kill       developers < {max(1, after['developers'] // 5)}")
+        lines += ["        horizon    6 months", "        cost {",
+                  f"            engineers  {engineers} * {unit} usd", "            hosting    12 * 1.5k usd",
+                  "        }", f"        learning_cost  {5 + i}k usd", f"        estimates  0.{30 + i} 0.{45 + i}"]
+        if changed:
+            lines.append("        discharges adoption" + (", monetization" if "paying_teams" in changed else ""))
+        lines.append("    }")
+    for i in range(len(edges)):
+        lines += ["", f"    evidence e{i + 1:02d} {{", f'        source    "generated source {i + 1}"',
+                  "        captured  2012-05-20", "        tier      2", f"        weight    0.{5 + i % 4}",
+                  f"        supports  t{i + 1:02d}",
+                  f'        excerpt   "The team has the asset of stage {i + 1} working."', "    }"]
+    lines += ["", "    criteria {", "        team     70", "        market   60", "        wedge    55", "    }"]
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
 def generate_cohort(routes: int, n: int = 12) -> str:
     """One file of ``routes`` competing routes of ``n`` transitions each."""
     return "\n".join(generate_route(f"r{k:04d}", n) for k in range(routes))
@@ -241,6 +351,48 @@ def bench_compile_vs_fold(path: Path, repeats: int) -> tuple[float, float, float
     return t_compile, t_fold, float(numbers.score)
 
 
+CASES = (
+    ("chain, paper's fold", "chain", False),
+    ("chain, [fold] policy", "chain", True),
+    ("graph, paper's fold", "graph", False),
+    ("graph, [fold] policy", "graph", True),
+)
+
+
+def bench_case(label: str, path: Path, policies: Path, chain: bool, repeats: int) -> tuple[float, float, float]:
+    """Seconds for one full compile of ``path`` (a fresh Session, as in (c)), for binding +
+    scoring + coverage of its lowered route (`Session.compile_route`, one Session), and the score."""
+
+    def fresh() -> tuple[Session, Compiled]:
+        session = Session(policies=PolicyStore(search_path=[policies]))
+        (route,) = session.load_routes(path, path.name)
+        compiled = session.compile_route(route)
+        if compiled is None or session.diags.items:
+            _fail(f"compile {label}", session.diags)
+        assert compiled is not None
+        return session, compiled
+
+    session, compiled = fresh()
+    route = compiled.route
+    if len(route.transitions) != 12 or (route.shape is None) != chain:
+        raise SystemExit(f"bench_compile: the case {label} is not a 12-transition {'chain' if chain else 'graph'}")
+    t_full = best_of(fresh, repeats, number=20, warmup=5)
+    t_bind = best_of(lambda: session.compile_route(route), repeats, number=50, warmup=5)
+    return t_full, t_bind, float(compiled.numbers.score)
+
+
+def bench_cases(folder: Path, repeats: int) -> list[tuple[str, float, float, float]]:
+    """`bench_case` for each of `CASES` (12 transitions each)."""
+    policies = write_fold_policy(folder)
+    out = []
+    for label, shape, planned in CASES:
+        text = generate_route("twelve") if shape == "chain" else generate_graph_route("twelve")
+        path = folder / f"{shape}{'_fold' if planned else ''}.route"
+        path.write_text(under_fold_policy(text) if planned else text, encoding="utf-8")
+        out.append((label, *bench_case(label, path, policies, shape == "chain", repeats)))
+    return out
+
+
 # ---------------------------------------------------------------------- report
 def _si(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:,.2f}"
@@ -269,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         t_parse = bench_parse(cohort, args.repeats)
         t_lower, t_full, n_routes = bench_lower_score(cohort, route_dir, args.repeats)
         t_compile, t_fold, score = bench_compile_vs_fold(single, args.repeats)
+        cases = bench_cases(route_dir, args.repeats)
 
     rows = [
         (
@@ -301,6 +454,19 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"12-transition route score {score:,.2f}; a fresh Session per compile (policy TOML and venture.obl")
     print("re-read each time), but the Lark parser is shared, as in any long-lived process.")
+    print()
+    print("(d) the same 12 transitions as a graph, and under a [fold] policy (discount 8%/year, option to stop);")
+    print("    ratios to the first row, measured in this run")
+    _, base_full, base_bind, _ = cases[0]
+    head = ("case", "full compile", "ratio", "bind+score+coverage", "ratio", "score")
+    table = [
+        (label, f"{t_full * 1e6:,.0f} us", f"{t_full / base_full:.2f}x", f"{t_bind * 1e6:,.0f} us",
+         f"{t_bind / base_bind:.2f}x", f"{sc:,.2f}")
+        for label, t_full, t_bind, sc in cases
+    ]
+    widths = [max(len(r[k]) for r in (head, *table)) for k in range(len(head))]
+    for r in (head, tuple("-" * w for w in widths), *table):
+        print("  ".join(r[0].ljust(widths[0]) if k == 0 else r[k].rjust(widths[k]) for k in range(len(r))))
     return 0
 
 

@@ -205,3 +205,180 @@ def test_the_float_shortcut_gives_the_exact_evi() -> None:
             assert row.evi == float(exact)
             checked_straddles += exact > 0
     assert checked_straddles > 20  # both paths were exercised
+
+
+def brute_evi_policy(i: int, ps: list[float], cs: list[float], ds: list[float], value: float, abandonment: bool,
+                     qs: list[Fraction]) -> Fraction:
+    """EVI_i under a `[fold]` policy (discount factors ``ds``, the option to stop), refolded in
+    exact rationals straight from R_j = −c_j + p_j·d_j·R_{j+1} (max(0, ·) with abandonment)."""
+    zero = Fraction(0)
+
+    def r0(p_i: Fraction) -> Fraction:
+        r = Fraction(value)
+        for j in range(len(ps) - 1, -1, -1):
+            r = -Fraction(cs[j]) + (p_i if j == i else Fraction(ps[j])) * Fraction(ds[j]) * r
+            if abandonment:
+                r = max(zero, r)
+        return r
+
+    return sum((max(zero, r0(q)) for q in qs), zero) / len(qs) - max(zero, r0(Fraction(ps[i])))
+
+
+def _near_break_even(rng: random.Random, ps: list[float], cs: list[float], ds: list[float], value: float) -> None:
+    """Set one stage's cost so that its −c + p·d·R_next is 0 or within a hair of it."""
+    i = rng.randrange(len(ps))
+    r = value
+    for j in range(len(ps) - 1, i, -1):
+        r = max(0.0, -cs[j] + ps[j] * ds[j] * r)
+    cs[i] = ps[i] * ds[i] * r * rng.choice([1.0, 1 + 1e-12, 1 - 1e-12, 0.97, 1.03])
+
+
+@pytest.mark.parametrize("abandonment", [False, True])
+def test_the_float_checks_give_the_exact_evi_under_a_fold_policy(abandonment: bool) -> None:
+    """With discounts, and with the option to stop (where R_0 is a chain of max(0, ·) and the
+    float check follows every stage), each row's EVI is the exact refold's, including stages
+    set at or a hair from break-even."""
+    rng = random.Random(23)
+    straddles = 0
+    for _ in range(400):
+        n = rng.randint(1, 5)
+        ps = [rng.choice([rng.uniform(0.05, 0.95), 0.0, 1.0]) for _ in range(n)]
+        cs = [rng.uniform(0, 300) for _ in range(n)]
+        ds = [rng.uniform(0.6, 1.0) for _ in range(n)]
+        value = rng.uniform(0, 3000)
+        if rng.random() < 0.5:
+            _near_break_even(rng, ps, cs, ds, value)
+        est = [tuple(rng.random() for _ in range(rng.randint(0, 3))) for _ in range(n)]
+        v = value_of_information([f"t{i}" for i in range(n)], ps, cs, ds, value, abandonment, est, 0.25,
+                                 [None] * n)
+        for i, row in enumerate(v.rows):
+            qs, _, _ = spread_values(ps[i], est[i], 0.25)
+            exact = brute_evi_policy(i, ps, cs, ds, value, abandonment, qs)
+            assert row.evi == float(exact)
+            assert row.values == tuple(float(q) for q in qs)
+            straddles += exact > 0
+    assert straddles > 20  # both paths were exercised
+
+
+def test_the_spread_on_integers_is_the_rational_formula() -> None:
+    """s and the values equal the definition computed in `Fraction`s: q_k = p + s·(e_k − ē)
+    (or p ± U/2), s the largest factor ≤ 1 keeping every value in [0, 1]."""
+    rng = random.Random(5)
+    for _ in range(2000):
+        p = rng.choice([rng.random(), 0.0, 1.0, 0.5, 1e-9])
+        est = [rng.choice([rng.random(), round(rng.random(), 2), 0.0, 1.0]) for _ in range(rng.randint(0, 4))]
+        u = rng.choice([0.25, 0.1, 0.3, 2.0])
+        fp = Fraction(p)
+        if len(est) >= 2:
+            mean = sum(map(Fraction, est), Fraction(0)) / len(est)
+            devs = [Fraction(e) - mean for e in est]
+        else:
+            devs = [-Fraction(u) / 2, Fraction(u) / 2]
+        bounds = [(1 - fp) / d for d in devs if d > 0] + [fp / -d for d in devs if d < 0]
+        s_expect = max(Fraction(0), min([Fraction(1), *bounds]))
+        values, _, s = spread_values(p, est, u)
+        assert s == s_expect
+        assert values == [fp + s_expect * d for d in devs]
+        assert all(0 <= q <= 1 for q in values) and sum(values) / len(values) == fp
+
+
+def _random_shape(rng: random.Random, names: list[str], depth: int = 0) -> Any:
+    """A random series-parallel shape whose edges are appended to ``names``."""
+    from pcsc.ir.shape import Edge, Parallel, Series
+
+    kind = rng.random() if depth < 3 else 0.0
+    if kind < 0.4:
+        names.append(f"t{len(names)}")
+        return Edge(names[-1])
+    if kind < 0.7:
+        return Series(tuple(_random_shape(rng, names, depth + 1) for _ in range(rng.randint(2, 3))))
+    return Parallel(tuple(_random_shape(rng, names, depth + 1) for _ in range(rng.randint(2, 3))))
+
+
+def _exact_refold(shape: Any, names: list[str], sources: list[str], targets: list[str], ps: list[float],
+                  cs: list[float], ds: list[float], value: float, abandonment: bool) -> Any:
+    """refold(i, q): the graph's score in exact rationals with p_i set to q (i None: as given)."""
+    from pcsc.score.graph import graph_fold
+
+    fps, fcs, fds = [Fraction(p) for p in ps], [Fraction(c) for c in cs], [Fraction(d) for d in ds]
+
+    def refold(i: int | None, q: Fraction) -> Fraction:
+        qs = list(fps)
+        if i is not None:
+            qs[i] = q
+        return graph_fold(shape, names, sources, targets, qs, fcs, fds, Fraction(value), abandonment).score
+
+    return refold
+
+
+@pytest.mark.parametrize("abandonment", [False, True])
+def test_the_graph_float_check_gives_the_exact_evi(abandonment: bool) -> None:
+    """On random series-parallel shapes, with discounts: the selector with the float check
+    (`graph_flat`) gives every row of the selector that refolds every value exactly."""
+    from pcsc.ir.shape import Edge, Series
+    from pcsc.score.graph import graph_fold
+    from pcsc.score.voi import graph_flat, value_of_information_refolded
+
+    rng = random.Random(31)
+    straddles = 0
+    for _ in range(150):
+        names: list[str] = []
+        shape = _random_shape(rng, names)
+        if not isinstance(shape, Series):
+            names.append(f"t{len(names)}")
+            shape = Series((shape, Edge(names[-1])))
+        n = len(names)
+        # states: only the fold's entry/exit bookkeeping reads them; one per transition end
+        sources, targets = [f"a_{x}" for x in names], [f"b_{x}" for x in names]
+        ps = [rng.uniform(0.05, 0.95) for _ in range(n)]
+        cs = [rng.uniform(0, 200) for _ in range(n)]
+        ds = [rng.choice([1.0, rng.uniform(0.7, 1.0)]) for _ in range(n)]
+        value = rng.uniform(0, 4000)
+        g = graph_fold(shape, names, sources, targets, ps, cs, ds, value, abandonment)
+        if rng.random() < 0.5:  # scale V so that the score sits near break-even
+            unit = graph_fold(shape, names, sources, targets, ps, cs, ds, 1.0, False)
+            zero = graph_fold(shape, names, sources, targets, ps, cs, ds, 0.0, False)
+            if unit.score != zero.score:
+                value = -zero.score / (unit.score - zero.score) * rng.choice([1.0, 1 + 1e-12, 1.05, 0.95])
+                g = graph_fold(shape, names, sources, targets, ps, cs, ds, value, abandonment)
+        est = [tuple(rng.random() for _ in range(rng.randint(0, 3))) for _ in range(n)]
+        refold = _exact_refold(shape, names, sources, targets, ps, cs, ds, value, abandonment)
+        args = (names, ps, est, 0.25, [None] * n, refold)
+        fast = value_of_information_refolded(*args, graph_flat(g, names, ps, cs, ds, value))
+        exact = value_of_information_refolded(*args)
+        assert fast == exact
+        straddles += sum(r.evi > 0 for r in exact.rows)
+    assert straddles > 20
+
+
+@pytest.mark.parametrize("abandonment", [False, True])
+def test_a_graph_score_with_one_p_changed_is_the_whole_refold(abandonment: bool) -> None:
+    """`GraphFold.score_with(e, q)` (the spine item holding e is affine in p_e, the spine
+    before it refolded) equals, in exact rationals, folding the whole graph again with
+    p_e = q: for every edge of random series-parallel shapes, with discounts."""
+    from pcsc.ir.shape import Edge, Series
+    from pcsc.score.graph import graph_fold
+
+    rng = random.Random(41)
+    stopped = 0
+    for _ in range(120):
+        names: list[str] = []
+        shape = _random_shape(rng, names)
+        if not isinstance(shape, Series):
+            names.append(f"t{len(names)}")
+            shape = Series((shape, Edge(names[-1])))
+        n = len(names)
+        sources, targets = [f"a_{x}" for x in names], [f"b_{x}" for x in names]
+        ps = [Fraction(rng.uniform(0.05, 0.95)) for _ in range(n)]
+        cs = [Fraction(rng.uniform(0, 200)) for _ in range(n)]
+        ds = [Fraction(rng.choice([1.0, rng.uniform(0.7, 1.0)])) for _ in range(n)]
+        value = Fraction(rng.uniform(0, 4000))
+        g = graph_fold(shape, names, sources, targets, ps, cs, ds, value, abandonment)
+        for i, name in enumerate(names):
+            for q in (Fraction(0), Fraction(1), Fraction(rng.random())):
+                qs = list(ps)
+                qs[i] = q
+                whole = graph_fold(shape, names, sources, targets, qs, cs, ds, value, abandonment).score
+                assert g.score_with(name, q) == whole
+                stopped += abandonment and whole == 0
+    assert stopped > 10 or not abandonment  # the option to stop was exercised

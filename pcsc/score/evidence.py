@@ -51,31 +51,47 @@ def _inadmissible(e: Evidence, as_of: dt.date, policy: Policy) -> Exclusion | No
     return None
 
 
+_memo: list[tuple[Sequence[Evidence], dt.date, Policy, dict[str, Exclusion]]] = []
+
+
 def exclusions(evidence: Sequence[Evidence], as_of: dt.date, policy: Policy) -> dict[str, Exclusion]:
     """Every item that does not count, by name, with why: inadmissible ones, and those
     that repeat the source or the excerpt of an earlier admitted item bearing on a
-    common transition."""
-    out: dict[str, Exclusion] = {}
-    kept: list[Evidence] = []
+    common transition.
+
+    Scoring and coverage ask this of the same route once per transition; the last
+    answer is kept, keyed by the very objects asked about (held, so never confused with
+    new ones at a reused address), and a copy returned."""
+    if _memo:
+        ev, day, pol, out = _memo[0]
+        if ev is evidence and pol is policy and day == as_of:
+            return dict(out)
+    out = {}
+    kept: list[Kept] = []
     for e in evidence:
         why = _inadmissible(e, as_of, policy)
+        bears = frozenset(e.supports) | frozenset(e.contradicts)
+        source, excerpt = _same_text(e.source), _same_text(e.excerpt)
         if why is None:
-            why = _duplicate(e, kept)
+            why = _duplicate(e, bears, source, excerpt, kept)
         if why is None:
-            kept.append(e)
+            kept.append((e, bears, source, excerpt))
         else:
             out[e.name] = why
-    return out
+    _memo[:] = [(evidence, as_of, policy, out)]
+    return dict(out)
 
 
-def _duplicate(e: Evidence, kept: Sequence[Evidence]) -> Exclusion | None:
-    bears = set(e.supports) | set(e.contradicts)
-    for k in kept:
-        if not bears & (set(k.supports) | set(k.contradicts)):
+Kept = tuple[Evidence, frozenset[str], str, str]  # an admitted item, what it bears on, its source and excerpt
+
+
+def _duplicate(e: Evidence, bears: frozenset[str], source: str, excerpt: str, kept: Sequence[Kept]) -> Exclusion | None:
+    for k, k_bears, k_source, k_excerpt in kept:
+        if not bears & k_bears:
             continue
-        if e.source and _same_text(e.source) == _same_text(k.source):
+        if e.source and source == k_source:
             return Exclusion("duplicate", f"same source as `{k.name}`: counted once", k.name)
-        if _same_text(e.excerpt) and _same_text(e.excerpt) == _same_text(k.excerpt):
+        if excerpt and excerpt == k_excerpt:
             return Exclusion("duplicate", f"same excerpt as `{k.name}`: counted once", k.name)
     return None
 

@@ -181,6 +181,27 @@ class GraphFold(Generic[Num]):
     def score(self) -> Num:
         return self.spine_R[0]
 
+    def score_with(self, name: str, q: Num) -> Num:
+        """The score with transition ``name``'s p set to ``q``, every other number as folded:
+        the item of the spine that holds it is affine in that p, with slope
+        local·d·R_next (its weight from the item's entry, its discount, its continuation),
+        and the spine before it folds again as a chain of blocks (max(0, ·) under the
+        option to stop). Without the option to stop this is the score plus
+        reach·d·R_next·(q − p). Exact in `Fraction`s: equal to a whole refold."""
+        p, _, d = self.edge[name]
+        items = self.spine_items
+        j = self.item_of[name]
+        b = self.blocks[id(items[j])]
+        r = -b.C + b.P * b.D * self.spine_R[j + 1] + self.local[name] * d * self.next[name] * (q - p)
+        if self.abandonment and r < 0:
+            r = self.zero
+        for k in range(j - 1, -1, -1):
+            b = self.blocks[id(items[k])]
+            r = -b.C + b.P * b.D * r
+            if self.abandonment and r < 0:
+                r = self.zero
+        return r
+
     def walking(self, name: str) -> bool:
         """The planner reaches and pays this transition's spine item (always without abandonment)."""
         return self.stops_at is None or self.item_of[name] < self.stops_at

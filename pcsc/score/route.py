@@ -19,7 +19,7 @@ from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked, show
 from pcsc.score.graph import graph_fold
-from pcsc.score.voi import Voi, value_of_information, value_of_information_refolded
+from pcsc.score.voi import Voi, graph_flat, value_of_information, value_of_information_refolded
 
 
 @attrs.frozen
@@ -275,20 +275,17 @@ def _score_graph(
     R = [g.R[s.name] for s in route.states]
     names = [x[0].name for x in partial]
     shape = route.shape
-    exact_ps = [Fraction(x[3]) for x in partial]
-    exact_cs = [Fraction(x[4].c) for x in partial]
-    exact_ds = [Fraction(d) for d in dfs]
+    exact = graph_fold(shape, names, [x[0].source for x in partial], [x[0].target for x in partial],
+                       [Fraction(x[3]) for x in partial], [Fraction(x[4].c) for x in partial],
+                       [Fraction(d) for d in dfs], Fraction(value), spec.abandonment)
 
     def refold(i: int | None, q: Fraction) -> Fraction:
-        ps = list(exact_ps)
-        if i is not None:
-            ps[i] = q
-        return graph_fold(shape, names, [x[0].source for x in partial], [x[0].target for x in partial],
-                          ps, exact_cs, exact_ds, Fraction(value), spec.abandonment).score
+        return exact.score if i is None else exact.score_with(names[i], q)
 
     voi = value_of_information_refolded(
         names, [x[3] for x in partial], [t.estimates for t in route.transitions], policy.uncertainty.default,
         [t.learning_cost for t in route.transitions], refold,
+        graph_flat(g, names, [x[3] for x in partial], [x[4].c for x in partial], dfs, value),
     )
     return _finish(route, policy, diags, value, numbers, R, flat, voi)
 

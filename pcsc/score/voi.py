@@ -29,9 +29,12 @@ For transition i (docs/formulas.md, "Value of information"):
 
 EVI is computed exactly in `fractions.Fraction` (every float is a rational) and rounded
 to a float once, so a transition whose EVI is 0 in exact arithmetic is never selected
-for float noise. Under the paper's fold most transitions take a float shortcut that is
-exact too: when R_0 is clearly of one sign at every value, EVI is exactly 0 (see
-`_one_side`). Pure Python: this runs on the compile path.
+for float noise. Most transitions take a float check that is exact too: when R_0 is
+affine in p_i over the values and max(0, R_0) is too (R_0 clearly of one sign at both
+ends; under the option to stop, every stage's max(0, ·) clearly on one side), the
+values, which average p_i, give EVI exactly 0 (see `affine_sign`, `stages_flat` and
+`graph_flat`). The spread itself is computed on integers (`spread`). Pure Python:
+this runs on the compile path.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from fractions import Fraction
 import attrs
 
 from pcsc.score.finite import LARGEST, NotFinite
+from pcsc.score.graph import GraphFold
 
 SPREAD_ESTIMATES = "estimates"
 SPREAD_DEFAULT = "policy default"
@@ -80,26 +84,70 @@ def _float(x: Fraction, what: str) -> float:
         raise NotFinite(f"{what} overflows: the result is beyond {LARGEST}") from None
 
 
-def spread_values(p: float, estimates: Sequence[float], default_u: float) -> tuple[list[Fraction], str, Fraction]:
-    """The equally likely values of the true p (exact), the spread's rule, and s."""
-    fp = Fraction(p)
+class Spread:
+    """The equally likely values of the true p as integers over one denominator:
+    value_k = nums[k] / den exactly, and s = sn / sd. Every input is a float, so a
+    dyadic rational: the spread is computed on integers, and each value becomes a
+    float by one correctly rounded integer division (what ``float(Fraction)`` gives)
+    or a `Fraction` only when the exact refold needs it."""
+
+    __slots__ = ("nums", "den", "sn", "sd", "rule")
+
+    def __init__(self, nums: list[int], den: int, sn: int, sd: int, rule: str) -> None:
+        self.nums, self.den, self.sn, self.sd, self.rule = nums, den, sn, sd, rule
+
+    def floats(self) -> list[float]:
+        return [n / self.den for n in self.nums]
+
+    def exact(self) -> list[Fraction]:
+        return [Fraction(n, self.den) for n in self.nums]
+
+    def scale(self) -> Fraction:
+        return Fraction(self.sn, self.sd)
+
+
+def spread(p: float, estimates: Sequence[float], default_u: float) -> Spread:
+    """The spread of docs/formulas.md on integers: with every input k/2^J, the mean of
+    m estimates and the deviations share the denominator m·2^J."""
     if len(estimates) >= 2:
-        es = [Fraction(e) for e in estimates]
-        mean = sum(es, Fraction(0)) / len(es)
-        devs = [e - mean for e in es]
+        ratios = [float(e).as_integer_ratio() for e in estimates]
         rule = SPREAD_ESTIMATES
     else:
-        half = Fraction(default_u) / 2
-        devs = [-half, half]
+        ratios = [float(default_u).as_integer_ratio()]
         rule = SPREAD_DEFAULT
-    s = Fraction(1)
-    for d in devs:
-        if d > 0:
-            s = min(s, (1 - fp) / d)
-        elif d < 0:
-            s = min(s, fp / -d)
-    s = max(s, Fraction(0))
-    return [fp + s * d for d in devs], rule, s
+    pn, pd = float(p).as_integer_ratio()
+    big = max(pd, *(d for _, d in ratios))  # every denominator is a power of two: the largest is their lcm
+    if rule == SPREAD_ESTIMATES:
+        m = len(ratios)
+        ns = [n * (big // d) for n, d in ratios]
+        total = sum(ns)
+        devs = [m * n - total for n in ns]  # e_k − ē, over den = m·big
+        den = m * big
+    else:
+        n, d = ratios[0]
+        half = n * (big // d)  # U/2 over den = 2·big
+        devs = [-half, half]
+        den = 2 * big
+    P = pn * (den // pd)  # p over den
+    sn, sd = 1, 1  # s = min(1, (1 − p)/d over d > 0, p/(−d) over d < 0), then max(s, 0)
+    for a in devs:
+        if a > 0:
+            cn, cd = den - P, a
+        elif a < 0:
+            cn, cd = P, -a
+        else:
+            continue
+        if cn * sd < sn * cd:
+            sn, sd = cn, cd
+    if sn < 0:
+        sn, sd = 0, 1
+    return Spread([P * sd + sn * a for a in devs], den * sd, sn, sd, rule)
+
+
+def spread_values(p: float, estimates: Sequence[float], default_u: float) -> tuple[list[Fraction], str, Fraction]:
+    """The equally likely values of the true p (exact), the spread's rule, and s."""
+    sp = spread(p, estimates, default_u)
+    return sp.exact(), sp.rule, sp.scale()
 
 
 def _suffix(ps: Sequence[Fraction], cs: Sequence[Fraction], ds: Sequence[Fraction], value: Fraction,
@@ -124,17 +172,52 @@ def _refold(i: int, q: Fraction, R: Sequence[Fraction], ps: Sequence[Fraction], 
     return r
 
 
-def _one_side(r0: float, slope: float, p: float, values: Sequence[Fraction]) -> bool:
-    """Under the paper's fold (with any discount) R_0(q) = R_0 + slope·(q − p_i) is affine
-    in q, so when the values average p_i and R_0 has one sign at all of them,
-    mean max(0, R_0(q)) = max(0, R_0(p_i)) and EVI_i is exactly 0. A float check, with a
-    margin far above its rounding, saves the exact refold of most transitions; a value
-    near break-even takes the exact path."""
-    if not (math.isfinite(r0) and math.isfinite(slope)):
+MARGIN = 1e-9  # a float sign is trusted when it clears MARGIN × the magnitude of what was summed
+
+
+def magnitudes(cs: Sequence[float], ds: Sequence[float], value: float) -> list[float]:
+    """A_0 … A_n with A_n = |V| and A_i = |c_i| + d_i·A_{i+1}: the fold with every p
+    (and every value q a p may take) at its largest, 1, and no term cancelling. Any float
+    fold of these numbers, with any p_i replaced by a q in [0, 1], computes each R_i
+    with an error below a few n·ε·A_i (ε the float rounding unit), so a float whose
+    size clears ``MARGIN·A_i`` has the sign of the exact value."""
+    A = [abs(value)] * (len(cs) + 1)
+    for i in range(len(cs) - 1, -1, -1):
+        A[i] = abs(cs[i]) + abs(ds[i]) * A[i + 1]
+    return A
+
+
+def affine_sign(r0: float, slope: float, lo: float, hi: float, p: float, scale: float) -> bool:
+    """R_0(q) = r0 + slope·(q − p) for q in [lo, hi] is clearly of one sign at both ends
+    (so at every value between them). ``scale`` bounds the magnitude of the terms."""
+    if not (math.isfinite(r0) and math.isfinite(slope) and math.isfinite(scale)):
         return False
-    margin = 1e-9 * (abs(r0) + abs(slope) + 1.0)
-    at = [r0 + slope * (float(q) - p) for q in values]
-    return all(x > margin for x in at) or all(x < -margin for x in at)
+    margin = MARGIN * (scale + abs(slope) + 1.0)
+    a, b = r0 + slope * (lo - p), r0 + slope * (hi - p)
+    return (a > margin and b > margin) or (a < -margin and b < -margin)
+
+
+def stages_flat(pre_lo: float, pre_hi: float, scales: Sequence[float],
+                stage: Callable[[int, float], float]) -> bool:
+    """Under the option to stop: is R_0 affine in q over [lo, hi]? ``pre_lo``/``pre_hi``
+    are the value of the stage holding p_i before max(0, ·) at both ends (affine in q);
+    ``stage(j, r)`` is the earlier stage j's −C_j + Q_j·r, j counting down to 0, with
+    ``scales[j]`` its magnitude. R_0 is a chain of max(0, affine) of q, so it is affine
+    on [lo, hi] when no max(0, ·) changes side inside it: every stage clearly of one sign
+    at both ends; one clearly negative at both makes R_0 constant (0 from there). Then
+    the values, which average p_i, give EVI_i = 0 exactly."""
+    a, b = pre_lo, pre_hi
+    for j in range(len(scales) - 1, -1, -1):
+        margin = MARGIN * (scales[j] + 1.0)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return False
+        if a < -margin and b < -margin:
+            return True
+        if not (a > margin and b > margin):
+            return False
+        if j:
+            a, b = stage(j - 1, a), stage(j - 1, b)
+    return True
 
 
 def value_of_information(
@@ -160,39 +243,58 @@ def value_of_information(
             exact = (fps, fcs, fds, _suffix(fps, fcs, fds, Fraction(value), abandonment))
         return exact
 
-    R_float = [value] * (len(ps) + 1)  # the float fold, for the one-sided check only
+    R_float = [value] * (len(ps) + 1)  # the float fold, for the float checks only
     for i in range(len(ps) - 1, -1, -1):
         r = -cs[i] + ps[i] * ds[i] * R_float[i + 1]
         R_float[i] = max(0.0, r) if abandonment else r
+    A = magnitudes(cs, ds, value)
+
+    def stage(j: int, r: float) -> float:
+        return -cs[j] + ps[j] * ds[j] * r
+
     rows: list[LearnRow] = []
-    nets: list[Fraction] = []
+    nets: list[Fraction | float] = []
     reach = 1.0
     for i, name in enumerate(names):
-        values, rule, s = spread_values(ps[i], estimates[i], default_u)
+        sp = spread(ps[i], estimates[i], default_u)
+        floats = sp.floats()
+        lo, hi = min(floats), max(floats)
         slope = reach * ds[i] * R_float[i + 1]
         reach *= ps[i] * ds[i]
-        if not abandonment and _one_side(R_float[0], slope, ps[i], values):
-            evi = Fraction(0)  # affine R_0, values averaging p_i, all on one side of break-even
+        if abandonment:
+            nxt = R_float[i + 1]
+            flat = stages_flat(-cs[i] + lo * ds[i] * nxt, -cs[i] + hi * ds[i] * nxt, A[: i + 1], stage)
         else:
-            fps, fcs, fds, R = folded()
-            total = Fraction(0)
-            for q in values:
-                total += max(Fraction(0), _refold(i, q, R, fps, fcs, fds, abandonment))
-            evi = total / len(values) - max(Fraction(0), R[0])
-        rows.append(_row(name, values, rule, s, evi, learning_costs[i]))
+            flat = affine_sign(R_float[0], slope, lo, hi, ps[i], A[0])
+        if flat:  # R_0 affine over the values, which average p_i: EVI_i = 0 exactly
+            rows.append(_zero_row(name, floats, sp, learning_costs[i]))
+            nets.append(0.0 - (learning_costs[i] or 0.0))
+            continue
+        fps, fcs, fds, R = folded()
+        values = sp.exact()
+        total = Fraction(0)
+        for q in values:
+            total += max(Fraction(0), _refold(i, q, R, fps, fcs, fds, abandonment))
+        evi = total / len(values) - max(Fraction(0), R[0])
+        rows.append(_row(name, floats, sp, evi, learning_costs[i]))
         nets.append(evi - Fraction(learning_costs[i] or 0.0))
     return Voi(tuple(rows), _select(nets), max(0.0, R_float[0]))
 
 
-def _row(name: str, values: Sequence[Fraction], rule: str, s: Fraction, evi: Fraction,
-         learning_cost: float | None) -> LearnRow:
+def _row(name: str, floats: Sequence[float], sp: Spread, evi: Fraction, learning_cost: float | None) -> LearnRow:
     lc = Fraction(learning_cost or 0.0)
-    return LearnRow(name, tuple(float(q) for q in values), rule, float(s),
+    return LearnRow(name, tuple(floats), sp.rule, sp.sn / sp.sd,
                     _float(evi, f"the value of learning p of `{name}`"), float(lc), learning_cost is not None,
                     _float(evi - lc, f"the net value of learning p of `{name}`"))
 
 
-def _select(nets: Sequence[Fraction]) -> int | None:
+def _zero_row(name: str, floats: Sequence[float], sp: Spread, learning_cost: float | None) -> LearnRow:
+    """`_row` of EVI = 0 in floats: 0 − lc is exact in floats (and 0.0, not −0.0, for lc = 0)."""
+    lc = float(learning_cost or 0.0)
+    return LearnRow(name, tuple(floats), sp.rule, sp.sn / sp.sd, 0.0, lc, learning_cost is not None, 0.0 - lc)
+
+
+def _select(nets: Sequence[Fraction | float]) -> int | None:
     selected: int | None = None
     for i, net in enumerate(nets):
         if net > 0 and (selected is None or net > nets[selected]):
@@ -207,17 +309,61 @@ def value_of_information_refolded(
     default_u: float,
     learning_costs: Sequence[float | None],
     refold: Callable[[int | None, Fraction], Fraction],
+    flat: Callable[[int, float, float], bool] | None = None,
 ) -> Voi:
     """The same selector for any fold given as ``refold(i, q)``: the exact score with
     p_i set to q (``i`` None: as scored). Graph routes use it with the series-parallel
-    fold; every value is refolded exactly (no shortcut)."""
+    fold. ``flat(i, lo, hi)``, when given, is a float check that the exact score is
+    affine in p_i over [lo, hi] with max(0, ·) of it affine too (see `affine_sign` and
+    `stages_flat`): then EVI_i is exactly 0 and the values are not refolded."""
     now = refold(None, Fraction(0))
     rows: list[LearnRow] = []
-    nets: list[Fraction] = []
+    nets: list[Fraction | float] = []
     for i, name in enumerate(names):
-        values, rule, s = spread_values(ps[i], estimates[i], default_u)
-        total = sum((max(Fraction(0), refold(i, q)) for q in values), Fraction(0))
-        evi = total / len(values) - max(Fraction(0), now)
-        rows.append(_row(name, values, rule, s, evi, learning_costs[i]))
+        sp = spread(ps[i], estimates[i], default_u)
+        floats = sp.floats()
+        if flat is not None and flat(i, min(floats), max(floats)):
+            rows.append(_zero_row(name, floats, sp, learning_costs[i]))
+            nets.append(0.0 - (learning_costs[i] or 0.0))
+            continue
+        total = sum((max(Fraction(0), refold(i, q)) for q in sp.exact()), Fraction(0))
+        evi = total / len(sp.nums) - max(Fraction(0), now)
+        rows.append(_row(name, floats, sp, evi, learning_costs[i]))
         nets.append(evi - Fraction(learning_costs[i] or 0.0))
     return Voi(tuple(rows), _select(nets), max(0.0, float(now)))
+
+
+def graph_flat(
+    g: GraphFold[float], names: Sequence[str], ps: Sequence[float], cs: Sequence[float], ds: Sequence[float],
+    value: float,
+) -> Callable[[int, float, float], bool]:
+    """The ``flat`` check of `value_of_information_refolded` for a graph route's float
+    fold ``g`` (transition i is ``names[i]``, with p, c, d ``ps[i]``, ``cs[i]``,
+    ``ds[i]``). The score is affine in p_e with slope reach_e·d_e·R_next_e
+    (docs/graphs.md); under the option to stop the spine folds as a chain of blocks,
+    the block holding e affine in p_e with slope local_e·d_e·R_next_e (local_e: the
+    weight from the block's entry). The magnitudes are the same fold with every p at 1
+    and no term cancelling (costs negated, |d|, |V|, no stop), computed once."""
+    edge = {n: (1.0, -abs(c), abs(d)) for n, c, d in zip(names, cs, ds, strict=True)}
+    try:
+        mag = GraphFold(g.shape, edge, abs(value), False, g.entry, g.exit_of).spine_R
+    except NotFinite:  # magnitudes beyond the floats: every value takes the exact refold
+        return lambda i, lo, hi: False
+    blocks = [g.blocks[id(item)] for item in g.spine_items]
+
+    def stage(j: int, r: float) -> float:
+        b = blocks[j]
+        return -b.C + b.P * b.D * r
+
+    def flat(i: int, lo: float, hi: float) -> bool:
+        name, p = names[i], ps[i]
+        if not g.abandonment:
+            return affine_sign(g.score, g.reach[name] * ds[i] * g.next[name], lo, hi, p, mag[0])
+        j = g.item_of[name]
+        slope = g.local[name] * ds[i] * g.next[name]
+        if not math.isfinite(slope):
+            return False
+        pre = stage(j, g.spine_R[j + 1])
+        return stages_flat(pre + slope * (lo - p), pre + slope * (hi - p), [*mag[:j], mag[j] + abs(slope)], stage)
+
+    return flat
