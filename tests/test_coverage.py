@@ -1,4 +1,4 @@
-"""Coverage (DESIGN §6): the obligation discharger and the GATE / DOCK / off verdicts.
+"""Coverage (docs/coverage.md): the obligation discharger and the GATE / DOCK / off verdicts.
 
 The spec route is released with every material delta covered; its seam-1 splice is
 refused (and docked, and ungated) with the exact numbers computed here by hand; the
@@ -67,7 +67,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 def spec_hand() -> dict[str, float]:
     """The spliced spec route (seam 1: `monetize` deleted, `launch` now garage -> bridge),
-    by hand from DESIGN §5 and the spec's inputs."""
+    by hand from docs/formulas.md and the spec's inputs."""
 
     def sat(ws: list[float]) -> float:
         s = sum(w * 0.5**i for i, w in enumerate(sorted(ws, reverse=True)))

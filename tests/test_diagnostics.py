@@ -1,6 +1,6 @@
 """Bad input gets a diagnostic with a location and a code, exit 1, never a traceback.
 
-Each case of CASES is the spec route (SPEC_TEXT, the route of DESIGN §2, kept here so
+Each case of CASES is the spec route (SPEC_TEXT, the reference route, kept here so
 that edits to examples/ cannot move these locations) with one small mutation. The case
 states the code, the line and the columns of the first diagnostic's span, a fragment of
 its message, the help line where one is expected ("did you mean …"), and the codes of

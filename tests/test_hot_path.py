@@ -1,4 +1,4 @@
-"""`pcsc check` and `pcsc compile` stay on the hot path: no sympy, no numpy (DESIGN §9).
+"""`pcsc check` and `pcsc compile` stay on the hot path: no sympy, no numpy (docs/cli.md).
 
 Each command runs in a fresh interpreter, in process through `pcsc.cli.main`, and the
 probe then reports which of the heavy modules `sys.modules` holds.

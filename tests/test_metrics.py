@@ -1,4 +1,4 @@
-"""Grading metrics (DESIGN §8) against slow, obviously correct references.
+"""Grading metrics (docs/forecast.md) against slow, obviously correct references.
 
 AUC is checked against the pairwise comparison of every positive with every negative,
 in exact fractions; lift against a sort in pure Python; the vectorized bootstrap

@@ -122,7 +122,7 @@ def test_one_prior_moves_exactly_the_routes_of_its_class(run: Run, raised_prior:
         assert moved and all(t["c"]["old"] == t["c"]["new"] for t in moved)  # a prior moves p, never c
     assert body["summary"]["routes"] == 6 and body["summary"]["move"] == 4 and body["summary"]["unchanged"] == 2
 
-    # devtools_api by hand (DESIGN §5): only p_launch moves, by 0.05·W_launch, so R_0 moves by that times R_1
+    # devtools_api by hand (docs/formulas.md): only p_launch moves, by 0.05·W_launch, so R_0 moves by that times R_1
     def sat(ws: list[float]) -> float:
         s = sum(w * 0.5**i for i, w in enumerate(sorted(ws, reverse=True)))
         return s / (1 + s)

@@ -1,4 +1,4 @@
-"""Invariants of lowering and of the numbers (DESIGN §3, §5), checked with hypothesis.
+"""Invariants of lowering and of the numbers (docs/language.md, docs/formulas.md), checked with hypothesis.
 
 Two kinds of input: routes generated as `.route` text and compiled through the real
 pipeline (`pcsc.pipeline.Session`), and direct calls of the pure functions in
@@ -325,7 +325,7 @@ def test_W_monotone_in_added_evidence(rw: Reweighting, evidence: tuple[Evidence,
 
 
 def exact_reference_W(sup: list[float], con: list[float], rw: Reweighting) -> Fraction:
-    """DESIGN §5 in fractions.Fraction, straight from the formula."""
+    """docs/formulas.md in fractions.Fraction, straight from the formula."""
 
     def sat(ws: list[float]) -> Fraction:
         s = sum(

@@ -1,6 +1,6 @@
-"""`pcsc redteam` (DESIGN §9): edits that raise the score, recompiled through the whole
+"""`pcsc redteam` (docs/cli.md): edits that raise the score, recompiled through the whole
 pipeline, and which of them the coverage check catches. The expected numbers on the
-spec route are computed here by hand from DESIGN §5 (`hand_computation`)."""
+spec route are computed here by hand from docs/formulas.md (`hand_computation`)."""
 
 from __future__ import annotations
 

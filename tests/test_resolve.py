@@ -1,4 +1,4 @@
-"""Milestone resolution (DESIGN §8) and the outcomes file: table-driven."""
+"""Milestone resolution (docs/forecast.md) and the outcomes file: table-driven."""
 
 from __future__ import annotations
 

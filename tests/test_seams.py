@@ -1,4 +1,4 @@
-"""Seams (DESIGN §7): the deletion identity in exact rationals, its symbolic proof,
+"""Seams (docs/formulas.md, "Seams"): the deletion identity in exact rationals, its symbolic proof,
 splicing and printing routes, and the `pcsc seams` / `pcsc splice` contract (§9, §10).
 """
 
@@ -428,7 +428,7 @@ def spec_seam_by_hand() -> dict[str, float]:
     assert isinstance(p, list) and isinstance(c, list) and isinstance(V, float)
     R2 = -c[2] + p[2] * V
     return {
-        "delta": p[0] * (c[1] + (1 - p[1]) * R2),  # DESIGN §7, k = 1
+        "delta": p[0] * (c[1] + (1 - p[1]) * R2),  # docs/formulas.md, "Seams", k = 1
         "removed_cost": p[0] * c[1],
         "retained_value": p[0] * (1 - p[1]) * R2,
         "threshold": -c[1] / (1 - p[1]),

@@ -1,4 +1,4 @@
-"""The spec route's numbers against DESIGN §5, computed here by hand.
+"""The spec route's numbers against docs/formulas.md, computed here by hand.
 
 The hand computation below restates the formulas with the spec's inputs; nothing is
 copied from the program's output.
@@ -64,7 +64,7 @@ def test_score_matches_design(packet: dict) -> None:  # type: ignore[type-arg]
     assert route["criteria_score"] == pytest.approx(63.75)
     assert route["bucket"] == "pos"
     assert route["binding"]["transition"] == "expand"
-    assert route["verdict"] == "released"  # every material change is covered (DESIGN §6)
+    assert route["verdict"] == "released"  # every material change is covered (docs/coverage.md)
     assert route["eligible"] is True
 
 
