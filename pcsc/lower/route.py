@@ -912,32 +912,13 @@ class RouteLowerer:
             for name in state_order
         ]
 
-    def due_dates(self, chain: list[_Draft], as_of: dt.date) -> list[dt.date | None] | None:
-        """as_of plus the horizons up to each transition; None when a date overflows. On a
-        graph a state's date is the latest over the transitions into it (a join waits for
-        its slowest branch), None when any of them has none."""
-        if self.shape is not None:
-            return self.due_dates_graph(chain, as_of)
-        out: list[dt.date | None] = []
-        due: dt.date | None = as_of
-        for t in chain:
-            if t.horizon is None or due is None:
-                due = None
-            else:
-                amount, unit = t.horizon
-                try:
-                    due = add_horizon(due, int(amount), unit)
-                except (OverflowError, ValueError):
-                    self.error(
-                        codes.E306,
-                        f"the due date of `{t.name}` ({as_of} plus the horizons so far) is past the year 9999",
-                        t.node.name,
-                    )
-                    return None
-            out.append(due)
-        return out
-
-    def due_dates_graph(self, order: list[_Draft], as_of: dt.date) -> list[dt.date | None] | None:
+    def due_dates(self, order: list[_Draft], as_of: dt.date) -> list[dt.date | None] | None:
+        """as_of plus the horizons up to each transition (``order`` is topological); None
+        when a date overflows. A state's date is the latest over the transitions into it
+        (on a graph a join waits for its slowest branch), None when any of them has none;
+        on a chain each transition starts where the one before it ended."""
+        if not order:
+            return []
         at: dict[str, dt.date | None] = {order[0].source: as_of}
         out: list[dt.date | None] = []
         for t in order:
