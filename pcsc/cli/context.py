@@ -250,6 +250,22 @@ class Context:
         hint = suggest(name, names)
         raise UsageError(f"no route `{name}` in {', '.join(where)}" + (f"; {hint}" if hint else ""))
 
+    def compile_one(
+        self, files: Sequence[str], name: str | None
+    ) -> tuple[Session, list[Route], Compiled | None]:
+        """Load ``files`` and compile the route ``--route`` names (or the only one). When
+        the named route is the one that failed to lower, the session's errors say why and
+        nothing is compiled; a name that matches nothing in clean files is a usage error.
+        Returns the session, every route loaded, and the chosen route compiled."""
+        session, routes = self.load(files)
+        try:
+            chosen = self.choose_route(routes, name, files)
+        except UsageError:
+            if name is None or not session.diags.has_errors:
+                raise
+            chosen = None
+        return session, routes, session.compile_route(chosen) if chosen is not None else None
+
     def policy(self, target: str) -> LoadedPolicy:
         """A policy named ``id@version`` on the policy path, or a ``.toml`` file (whose
         sibling folders resolve ``extends``). Raises ``PolicyError``."""

@@ -7,7 +7,7 @@ import argparse
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.cli.outcome import Outcome
 from pcsc.cli.verdicts import exit_code
 
 
@@ -23,14 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc import explain
 
-    session, routes = ctx.load(args.files)
-    try:
-        chosen = ctx.choose_route(routes, args.route, args.files)
-    except UsageError:
-        if args.route is None or not session.diags.has_errors:
-            raise
-        chosen = None  # the named route may be the one that failed to lower: report its errors
-    compiled = session.compile_route(chosen) if chosen is not None else None
+    session, _, compiled = ctx.compile_one(args.files, args.route)
     return Outcome(
         "explain",
         {"explain": explain.to_json(compiled) if compiled else None},

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.cli.outcome import Outcome
 from pcsc.cli.verdicts import exit_code
 
 if TYPE_CHECKING:
@@ -38,18 +38,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the margins, 1 on input errors (nothing is searched then)."""
     from pcsc.sensitivity import report_json, report_text, sensitivity
 
-    session, routes = ctx.load(args.files)
-    try:
-        chosen = ctx.choose_route(routes, args.route, args.files)
-    except UsageError:
-        if args.route is None or not session.diags.has_errors:
-            raise
-        chosen = None  # the named route may be the one that failed to lower: report its errors
-    compiled = session.compile_route(chosen) if chosen is not None else None
+    session, routes, compiled = ctx.compile_one(args.files, args.route)
     if compiled is None or session.diags.has_errors:
         return Outcome("sensitivity", {"sensitivity": None}, diagnostics=session.diags.sorted(),
                        exit_code=exit_code(session))
-    rivals = [r for r in routes if r is not chosen and r.file == compiled.route.file]
+    rivals = [r for r in routes if r.name != compiled.route.name and r.file == compiled.route.file]
     if args.rivals:
         from pathlib import Path
 
