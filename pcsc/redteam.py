@@ -30,7 +30,12 @@ edits, by kind, in the order they are tried:
 - ``drop-kill``, ``drop-threshold``: a transition's kill condition or threshold removed.
 
 On a route that forks and joins (docs/graphs.md) ``delete`` takes its seams, and
-``merge`` and ``retarget``, which follow a chain's order, are not tried.
+``merge`` and ``retarget`` follow the series of its shape: a merge joins two
+transitions that follow each other inside one branch or on the spine (never across a
+fork or a join); a retarget moves a transition's target to a later state of the same
+series, dropping every item skipped: on the spine (or inside a branch) skipping a whole
+parallel block drops every branch of it, the graph's route-around. A route left with
+no parallel block is a chain.
 
 Identical edited routes are tried once (the printed text decides). With
 ``--depth 2``, pairs of score-raising edits are tried too, the second applied, by
@@ -46,6 +51,7 @@ catch; ``no-gain`` otherwise; ``invalid`` when the edited text does not compile
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,11 +59,12 @@ from typing import Any
 import attrs
 
 from pcsc.coverage import Decision
-from pcsc.ir import Evidence, Route, Transition
+from pcsc.ir import Edge, Evidence, Parallel, Route, Series, Shape, Transition
+from pcsc.ir.shape import edges as shape_edges
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.printer import number, route_to_text
 from pcsc.render.tables import table
-from pcsc.seams.splice import redate, seam_indices, splice
+from pcsc.seams.splice import redate, remove_edge, seam_indices, splice
 from pcsc.syntax.literals import add_horizon
 
 KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "shrink-cost", "drop-evidence", "drop-kill",
@@ -99,12 +106,86 @@ def _dedupe(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _cut(route: Route, k: int, j: int) -> Route:
-    """e_k now ends at e_j's target; e_{k+1} … e_j and the states between go."""
+def _exit(route: Route, item: Shape) -> str:
+    """The state at which a shape item ends."""
+    while not isinstance(item, Edge):
+        item = item.items[-1] if isinstance(item, Series) else item.branches[0]
+    return route.transitions[_index(route, item.transition)].target
+
+
+def _series_runs(shape: Shape) -> list[Series]:
+    """Every series of ``shape`` (the spine first, then depth first)."""
+    if isinstance(shape, Edge):
+        return []
+    out = [shape] if isinstance(shape, Series) else []
+    for kid in shape.items if isinstance(shape, Series) else shape.branches:
+        out += _series_runs(kid)
+    return out
+
+
+def _place(route: Route, name: str) -> tuple[Series, int] | None:
+    """The series holding transition ``name`` as an item, and its position there (None
+    on a chain, or for a branch of a single transition)."""
+    if route.shape is None:
+        return None
+    for run in _series_runs(route.shape):
+        if Edge(name) in run.items:
+            return run, run.items.index(Edge(name))
+    return None
+
+
+def _span(route: Route, k: int, target: str) -> list[int]:
+    """The transitions a retarget of e_k to ``target`` drops (in the transitions' order);
+    raises `NotApplicable` when ``target`` is not a later state of e_k's series."""
     ts = route.transitions
-    dropped = {t.name for t in ts[k + 1 : j + 1]}
-    skipped_states = {t.source for t in ts[k + 1 : j + 1]}
-    transitions = redate(route, (*ts[:k], attrs.evolve(ts[k], target=ts[j].target), *ts[j + 1 :]))
+    if route.shape is None:
+        j = next((j for j in range(k + 1, len(ts)) if ts[j].target == target), None)
+        if j is None:
+            raise NotApplicable(f"`{target}` is not a later target than `{ts[k].name}`'s")
+        return list(range(k + 1, j + 1))
+    place = _place(route, ts[k].name)
+    if place is not None:
+        run, a = place
+        for b in range(a + 1, len(run.items)):
+            if _exit(route, run.items[b]) == target:
+                names = {x for item in run.items[a + 1 : b + 1] for x in shape_edges(item)}
+                return [i for i, t in enumerate(ts) if t.name in names]
+    raise NotApplicable(f"`{target}` is not a later state of `{ts[k].name}`'s branch or of the spine")
+
+
+def _without(shape: Shape, names: set[str]) -> Shape | None:
+    """``shape`` without the items made only of the edges ``names`` (dropped from a
+    series); a series left with one item becomes that item; None when no parallel
+    block is left (a chain)."""
+
+    def cut(node: Shape) -> Shape:
+        if isinstance(node, Edge):
+            return node
+        if isinstance(node, Parallel):
+            return Parallel(tuple(cut(b) for b in node.branches))
+        items = tuple(cut(x) for x in node.items if not set(shape_edges(x)) <= names)
+        return items[0] if len(items) == 1 else Series(items)
+
+    def has_block(node: Shape) -> bool:
+        if isinstance(node, Parallel):
+            return True
+        return isinstance(node, Series) and any(has_block(x) for x in node.items)
+
+    out = cut(shape)
+    return out if has_block(out) else None
+
+
+def _cut(route: Route, k: int, drop: Sequence[int]) -> Route:
+    """e_k now ends at the target of the last transition of ``drop``; the transitions
+    ``drop`` and the states nothing uses any more go."""
+    ts = route.transitions
+    dropped = {ts[i].name for i in drop}
+    new_target = ts[drop[-1]].target
+    kept = [attrs.evolve(t, target=new_target) if i == k else t for i, t in enumerate(ts) if t.name not in dropped]
+    used = {s for t in kept for s in (t.source, t.target)}
+    gone = {s for i in drop for s in (ts[i].source, ts[i].target)} - used
+    shape = None if route.shape is None else _without(route.shape, dropped)
+    transitions = redate(attrs.evolve(route, shape=shape), kept)
     evidence = tuple(
         attrs.evolve(
             e,
@@ -113,26 +194,35 @@ def _cut(route: Route, k: int, j: int) -> Route:
         )
         for e in route.evidence
     )
-    states = tuple(s for s in route.states if s.name not in skipped_states)
-    return attrs.evolve(route, transitions=transitions, states=states, evidence=evidence)
+    states = tuple(s for s in route.states if s.name not in gone)
+    return attrs.evolve(route, transitions=transitions, states=states, evidence=evidence, shape=shape)
 
 
-def _merged_horizon(route: Route, k: int) -> tuple[float, str] | None:
-    a, b = route.transitions[k].horizon, route.transitions[k + 1].horizon
+def _reached(route: Route, state: str) -> dt.date | None:
+    """The date ``state`` is reached: the latest due date of the transitions into it
+    (None if one has none), as_of for the start."""
+    dues = [t.due for t in route.transitions if t.target == state]
+    if not dues:
+        return route.as_of
+    return None if any(d is None for d in dues) else max(d for d in dues if d is not None)
+
+
+def _merged_horizon(route: Route, k: int, j: int) -> tuple[float, str] | None:
+    a, b = route.transitions[k].horizon, route.transitions[j].horizon
     if a is None or b is None:
         return a or b
     if a[1] == b[1]:
         return (a[0] + b[0], a[1])
     if {a[1], b[1]} == {"months", "years"}:
         return sum(x[0] * (12 if x[1] == "years" else 1) for x in (a, b)), "months"
-    start = route.transitions[k - 1].due if k > 0 else route.as_of
-    start = start or route.as_of
+    start = _reached(route, route.transitions[k].source) or route.as_of
     end = add_horizon(add_horizon(start, int(a[0]), a[1]), int(b[0]), b[1])
     return (float((end - start).days), "days")
 
 
-def _merge(route: Route, k: int) -> Route:
-    first, second = route.transitions[k], route.transitions[k + 1]
+def _merge(route: Route, k: int, j: int) -> Route:
+    """e_k and e_j (e_j leaving the state e_k reaches, nothing else touching it) become one."""
+    first, second = route.transitions[k], route.transitions[j]
     names = {c.name for c in first.cost}
     later = []
     for c in second.cost:
@@ -149,12 +239,12 @@ def _merge(route: Route, k: int) -> Route:
         target=second.target,
         threshold=second.threshold,
         threshold_text=second.threshold_text,
-        horizon=_merged_horizon(route, k),
+        horizon=_merged_horizon(route, k, j),
         cost=(*first.cost, *later),
         discharges=_dedupe((*first.discharges, *second.discharges)),
     )
     ts = route.transitions
-    transitions = redate(route, (*ts[:k], merged, *ts[k + 2 :]))
+    transitions = redate(route, [merged if i == k else t for i, t in enumerate(ts) if i != j])
 
     def redirect(refs: tuple[str, ...]) -> tuple[str, ...]:
         return _dedupe([first.name if x == second.name else x for x in refs])
@@ -163,12 +253,29 @@ def _merge(route: Route, k: int) -> Route:
         attrs.evolve(e, supports=redirect(e.supports), contradicts=redirect(e.contradicts)) for e in route.evidence
     )
     states = tuple(s for s in route.states if s.name != second.source)
-    return attrs.evolve(route, transitions=transitions, states=states, evidence=evidence)
+    shape = None if route.shape is None else remove_edge(route.shape, second.name)
+    return attrs.evolve(route, transitions=transitions, states=states, evidence=evidence, shape=shape)
 
 
 def _replace(route: Route, k: int, t: Transition) -> Route:
     ts = route.transitions
     return attrs.evolve(route, transitions=(*ts[:k], t, *ts[k + 1 :]))
+
+
+def _next(route: Route, k: int, name: str) -> int:
+    """The index of ``name`` when it follows e_k in e_k's series (the chain, a branch or
+    the spine); raises `NotApplicable` otherwise."""
+    ts = route.transitions
+    if route.shape is None:
+        if k + 1 < len(ts) and ts[k + 1].name == name:
+            return k + 1
+    else:
+        place = _place(route, ts[k].name)
+        if place is not None:
+            run, a = place
+            if a + 1 < len(run.items) and run.items[a + 1] == Edge(name):
+                return _index(route, name)
+    raise NotApplicable(f"`{name}` does not follow `{ts[k].name}`")
 
 
 def apply_edit(route: Route, edit: Edit) -> Route:
@@ -194,14 +301,9 @@ def apply_edit(route: Route, edit: Edit) -> Route:
             raise NotApplicable(f"`{t.name}` is not an interior transition")
         return splice(route, k)
     if edit.kind == "merge":
-        if k + 1 >= n or route.transitions[k + 1].name != edit.arg:
-            raise NotApplicable(f"`{edit.arg}` does not follow `{t.name}`")
-        return _merge(route, k)
+        return _merge(route, k, _next(route, k, edit.arg))
     if edit.kind == "retarget":
-        j = next((j for j in range(k + 1, n) if route.transitions[j].target == edit.arg), None)
-        if j is None:
-            raise NotApplicable(f"`{edit.arg}` is not a later target than `{t.name}`'s")
-        return _cut(route, k, j)
+        return _cut(route, k, _span(route, k, edit.arg))
     if edit.kind == "re-class":
         if t.ref_class == edit.arg:
             raise NotApplicable(f"`{t.name}` is already of class {edit.arg}")
@@ -240,11 +342,10 @@ def describe(route: Route, edit: Edit, priors: dict[str, float]) -> str:
         before = route.transitions[k - 1]
         return f"delete `{t.name}`; `{before.name}` now ends at `{t.target}`"
     if edit.kind == "merge":
-        second = route.transitions[k + 1]
+        second = route.transitions[_next(route, k, edit.arg)]
         return f"merge `{t.name}` and `{second.name}` into `{t.name}`: {t.source} -> {second.target}"
     if edit.kind == "retarget":
-        j = next(j for j in range(k + 1, len(route.transitions)) if route.transitions[j].target == edit.arg)
-        dropped = ", ".join(f"`{x.name}`" for x in route.transitions[k + 1 : j + 1])
+        dropped = ", ".join(f"`{route.transitions[i].name}`" for i in _span(route, k, edit.arg))
         return f"retarget `{t.name}` to `{edit.arg}`, dropping {dropped}"
     if edit.kind == "re-class":
         return (f'`{t.name}` class "{t.ref_class}" (p {number(priors[t.ref_class])}) -> '
@@ -273,13 +374,20 @@ def enumerate_edits(route: Route, priors: dict[str, float], reclass: str = "all"
     out: list[Edit] = []
     deletable = set(seam_indices(route)) if n >= 3 else set()
     out += [Edit("delete", ts[k].name) for k in sorted(deletable)]
-    chain = route.shape is None  # a graph route: no merge or retarget (they follow the chain's order)
-    out += [Edit("merge", ts[k].name, ts[k + 1].name) for k in range(n - 1) if chain]
-    for k in range(n - 1 if chain else 0):
-        for j in range(k + 1, n):
-            if j == k + 1 and j in deletable:
-                continue  # the same route as deleting e_j
-            out.append(Edit("retarget", ts[k].name, ts[j].target))
+    # each transition's series: the chain, or on a graph its branch or the spine
+    runs: list[tuple[int, list[Shape]]] = []
+    for k, t in enumerate(ts):
+        if route.shape is None:
+            runs.append((k, [Edge(x.name) for x in ts[k + 1 :]]))
+        elif (place := _place(route, t.name)) is not None:
+            runs.append((k, list(place[0].items[place[1] + 1 :])))
+    out += [Edit("merge", ts[k].name, later[0].transition) for k, later in runs
+            if later and isinstance(later[0], Edge)]
+    for k, later in runs:
+        for b, item in enumerate(later):
+            if b == 0 and isinstance(item, Edge) and _index(route, item.transition) in deletable:
+                continue  # the same route as deleting that transition
+            out.append(Edit("retarget", ts[k].name, _exit(route, item)))
     for t in ts:
         prefix = t.ref_class.split("/")[0]
         higher = [c for c, p in priors.items() if p > priors[t.ref_class]]

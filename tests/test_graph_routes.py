@@ -637,20 +637,50 @@ def test_a_tampered_discount_of_a_graph_route_is_caught(tmp_path: Path) -> None:
     assert code == 1 and "PCSC-E912" in out + err and "[1].D (parallel: D = min D_b" in out + err, out + err
 
 
-def test_redteam_tries_the_edits_that_keep_a_graph_shape() -> None:
+def test_redteam_merges_and_retargets_inside_branches_and_on_the_spine() -> None:
     from pcsc.redteam import enumerate_edits
 
     c = compile_file(LOCK)
     priors = {k: v.p for k, v in c.policy.policy.priors.items()}
     edits = enumerate_edits(c.route, priors)
-    kinds = {e.kind for e in edits}
-    assert "merge" not in kinds and "retarget" not in kinds
     assert [e.subject for e in edits if e.kind == "delete"] == ["pilot_renewals", "retail"]
-    code, out, err = _cli("redteam", str(LOCK.relative_to(ROOT)), "--max-edits", "12", "--format", "json")
+    # bench -beta_batch-> beta, then the block {certify, retailer_review | host_pilot,
+    # pilot_renewals, installer_network} joining at ready, then first_run, retail, national
+    merges = {(e.subject, e.arg) for e in edits if e.kind == "merge"}
+    assert merges == {("certify", "retailer_review"), ("host_pilot", "pilot_renewals"),
+                      ("pilot_renewals", "installer_network"), ("first_run", "retail"), ("retail", "national")}
+    retargets = {(e.subject, e.arg) for e in edits if e.kind == "retarget"}
+    assert retargets == {
+        ("beta_batch", "ready"), ("beta_batch", "first_run"), ("beta_batch", "retail"), ("beta_batch", "national"),
+        ("certify", "ready"), ("host_pilot", "ready"), ("pilot_renewals", "ready"),
+        ("first_run", "national"), ("retail", "national"),
+    }  # (host_pilot, renewed) is the delete of pilot_renewals, (first_run, retail) that of retail
+    code, out, err = _cli("redteam", str(LOCK.relative_to(ROOT)), "--format", "json")
     assert code == 0, err
     trials = json.loads(out)["routes"][0]["edits"]
-    assert trials and all(t["class"] != "invalid" for t in trials)
-    assert {t["kind"] for t in trials if t["kind"] == "delete"} == {"delete"}
+    structural = [t for t in trials if t["kind"] in ("merge", "retarget")]
+    assert {t["kind"] for t in structural} == {"merge", "retarget"}
+    assert all(t["class"] != "invalid" for t in trials)
+    # GATE refuses every edit that leaves a material change uncovered
+    assert all(t["class"] == "refused" for t in structural if t["uncovered"])
+    skips = [t for t in structural if t["description"].startswith("retarget `beta_batch`")]
+    assert len(skips) == 4 and all(t["class"] == "refused" for t in skips)
+
+
+def test_diff_of_a_block_skipping_retarget_reports_the_skipped_states(tmp_path: Path) -> None:
+    from pcsc.redteam import Edit, apply_edit
+
+    c = compile_file(LOCK)
+    edited = apply_edit(c.route, Edit("retarget", "beta_batch", "ready"))
+    assert edited.shape is None  # the only parallel block is gone: a chain
+    path = tmp_path / "skip.route"
+    path.write_text(route_to_text(edited, "beta_batch routed around the block"), encoding="utf-8")
+    code, out, err = _cli("diff", str(LOCK.relative_to(ROOT)), str(path), "--format", "json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["seam_skips"] == ["beta", "certified", "piloted", "renewed"]
+    assert sorted(d["removed"]) == ["certify", "host_pilot", "installer_network", "pilot_renewals", "retailer_review"]
+    assert d["retargeted"][0]["after"] == {"source": "bench", "target": "ready"}
 
 
 def _branch(p: dict[str, float], k: dict[str, float], *names: str) -> tuple[float, float]:
@@ -796,3 +826,42 @@ def test_the_value_of_information_refolds_a_graph_route_by_hand() -> None:
     evi = sum(max(0.0, R(pc2, V2, q)) for q in qs) / 2 - max(0.0, R(pc2, V2, p))
     assert evi > 0
     assert row.evi == pytest.approx(evi, rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(graphs())
+def test_no_merge_or_retarget_of_a_graph_route_is_invalid(g: Any) -> None:
+    from pcsc.redteam import apply_edit, enumerate_edits
+
+    shape, names, src, tgt, *_ = g
+    states = ["start"] + sorted({s for s in src + tgt} - {"start"})
+    _, out = compile_text(_route_text(list(zip(names, src, tgt, strict=True)), states, "end"))
+    (c,) = out
+    edits = [e for e in enumerate_edits(c.route, {"hardware/pilot": 0.5}, reclass="none")
+             if e.kind in ("merge", "retarget")]
+    if c.route.shape is not None:
+        assert any(e.kind == "merge" for e in edits) == any(
+            isinstance(a, Edge) and isinstance(b, Edge)
+            for run in _runs(c.route.shape) for a, b in zip(run.items, run.items[1:], strict=False)
+        )
+    for edit in edits:
+        edited = apply_edit(c.route, edit)
+        s, again = compile_text(route_to_text(edited, "edited"))
+        assert len(again) == 1 and not s.diags.has_errors, (edit, [d.message for d in s.diags.items])
+        r = again[0].route
+        # the edited IR is the route its text compiles to: same shape, transitions and states
+        assert (r.shape is None) == (edited.shape is None), edit
+        if r.shape is not None and edited.shape is not None:
+            assert _canon(r.shape) == _canon(edited.shape), edit
+        assert {(t.name, t.source, t.target) for t in r.transitions} == {
+            (t.name, t.source, t.target) for t in edited.transitions
+        }
+        assert {x.name for x in r.states} == {x.name for x in edited.states}
+        assert len(r.transitions) < len(c.route.transitions)
+
+
+def _runs(shape: Shape) -> list[Series]:
+    if isinstance(shape, Edge):
+        return []
+    kids = shape.items if isinstance(shape, Series) else shape.branches
+    return ([shape] if isinstance(shape, Series) else []) + [x for k in kids for x in _runs(k)]
