@@ -22,7 +22,7 @@ identifier too, `_` separating words), for `pcsc check --leakage` and for the wa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
@@ -125,6 +125,43 @@ def words_of(text: str) -> set[str]:
     return {m.group() for m in _LEXEME.finditer(text) if m.lastgroup == "word"}
 
 
+def named_words(source: str) -> Iterator[tuple[re.Match[str], str]]:
+    """The words of a route file that name a route, a state, a transition or an evidence
+    item, declared or referenced (a transition's source and target, `vision`, `supports`
+    and `contradicts`), each with its kind: what `Blinder.rename_identifiers` renames."""
+    expect: list[str] = []  # the kinds of the next words
+    list_kind: str | None = None  # `supports a, b`: a comma continues the list
+    previous_end = 0
+    for m in _LEXEME.finditer(source):
+        if m.lastgroup == "comment":
+            continue
+        if m.lastgroup == "string":
+            expect, list_kind = [], None
+            previous_end = m.end()
+            continue
+        word = m.group()
+        kind: str | None = None
+        if expect:
+            kind = expect.pop(0)
+        elif list_kind is not None and source[previous_end:m.start()].strip() == ",":
+            kind = list_kind
+        else:
+            list_kind = None
+            expect = list(_AFTER_KEYWORD.get(word, ()))
+            if word in ("supports", "contradicts"):
+                expect, list_kind = ["transition"], "transition"
+        previous_end = m.end()
+        if kind is not None:
+            yield m, kind
+
+
+def renamable(text: str, cue: Cue) -> bool:
+    """Whether ``cue`` (found in ``text``) is inside a name `pcsc blind` renames."""
+    lines = text.split("\n")
+    offset = sum(len(line) + 1 for line in lines[: cue.line - 1]) + cue.column - 1
+    return any(m.start() <= offset < m.end() for m, _ in named_words(text))
+
+
 @attrs.define
 class Blinder:
     """Masks cues consistently across every text it blinds: one mask per distinct cue
@@ -205,29 +242,9 @@ class Blinder:
         counts["route"] = self._routes
         out: list[str] = []
         last = 0
-        expect: list[str] = []  # the roles of the next words
-        list_role: str | None = None  # `supports a, b`: a comma continues the list
-        previous_end = 0
-        for m in _LEXEME.finditer(source):
-            if m.lastgroup == "comment":
-                continue
-            if m.lastgroup == "string":
-                expect, list_role = [], None
-                previous_end = m.end()
-                continue
+        for m, role in named_words(source):
             word = m.group()
-            role: str | None = None
-            if expect:
-                role = expect.pop(0)
-            elif list_role is not None and source[previous_end:m.start()].strip() == ",":
-                role = list_role
-            else:
-                list_role = None
-                expect = list(_AFTER_KEYWORD.get(word, ()))
-                if word in ("supports", "contradicts"):
-                    expect, list_role = ["transition"], "transition"
-            previous_end = m.end()
-            if role is None or not _spans(word, pattern):
+            if not _spans(word, pattern):
                 continue
             table = renamed[role]
             new = next((n for n, old in table.items() if old == word), None)

@@ -414,7 +414,10 @@ def test_a_name_in_an_identifier_is_renamed_everywhere_and_only_what_cannot_be_i
     code, out, err = run(capsys, "check", str(routes), "--leakage", str(names))
     assert code == 0
     assert "identity cue `smsly` in the file name smsly_api.route" in err
-    assert re.search(r"smsly_api\.route:2:7: warning: identity cue `smsly`: a name from .*; rename it", err)
+    assert re.search(r"smsly_api\.route:2:7: warning: identity cue `smsly`: a name from .*; blind it with `pcsc "
+                     r"blind` \(it renames route, state, transition and evidence names\)", err)
+    box = next(i for i, t in enumerate(text.splitlines(), 1) if "smsly_box" in t)
+    assert re.search(rf"smsly_api\.route:{box}:13: warning: identity cue `smsly`: .*; rename it: `pcsc blind` ren", err)
 
     out_dir, private = tmp_path / "blind", tmp_path / "map.json"
     code, doc = run_json(capsys, "blind", str(routes), "-o", str(out_dir), "--map", str(private),
