@@ -554,3 +554,19 @@ def test_windows_are_a_policy_key_positive_and_increasing(tmp_path: Path) -> Non
     bad.write_text(source + "\n[forecast]\nwindows = [90, 30]\n", encoding="utf-8")
     with pytest.raises(PolicyError, match="forecast.windows: days after as_of, positive and increasing"):
         PolicyStore().load_path(bad)
+
+
+def test_renaming_skips_taken_names_and_keeps_kinds_and_obligations_apart() -> None:
+    from pcsc.blind import Blinder
+
+    source = ('route acme_x "t" {\n    state state_1 {}\n    state acme_b {}  # acme\n'
+              "    transition acme_b: state_1 -> acme_b { discharges acme_b }\n"
+              "    evidence e { supports acme_b, other contradicts acme_b }\n}\n")
+    blinder = Blinder(["Acme"])
+    text, renamed = blinder.rename_identifiers(source)
+    assert renamed == {"route_1": "acme_x", "state_2": "acme_b", "transition_1": "acme_b"}
+    assert "state state_2 {}  # acme" in text  # comments are the masking's, not the renaming's
+    assert "transition transition_1: state_1 -> state_2 { discharges acme_b }" in text
+    assert "supports transition_1, other contradicts transition_1" in text
+    # route names are numbered across the run: the next file's route is route_2
+    assert blinder.rename_identifiers(source)[1]["route_2"] == "acme_x"
