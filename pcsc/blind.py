@@ -10,9 +10,11 @@ that was equal stays equal: ``grounded(asset)`` still finds the asset in the sam
 excerpts, repeated evidence is still repeated, and the blinded routes compile to the same
 numbers. The private map from masks to cues is kept apart from the copies.
 
-The copies' file names are masked too (without the brackets). Route and state names,
-reference classes, policy pins and numbers are not masked: they are what the compiler
-reads. `leakage_cues` finds the cues left anywhere in a text (a name counts inside an
+The copies' file names are masked too (without the brackets). Route, state, transition
+and evidence names that carry a cue are renamed (``route_1``, ``state_2``…) at every
+place they occur, so the copies compile to the same numbers; other names the compiler
+reads (fields, cost items, libraries, obligations), reference classes, policy pins and
+numbers are kept. `leakage_cues` finds the cues left anywhere in a text (a name counts inside an
 identifier too, `_` separating words), for `pcsc check --leakage` and for the warnings of
 `pcsc blind` about what it left.
 """
@@ -20,7 +22,7 @@ identifier too, `_` separating words), for `pcsc check --leakage` and for the wa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
@@ -40,6 +42,17 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"Khosla Ventures|Bessemer(?: Venture Partners)?|Tiger Global|SoftBank)\b"
     )),
 )
+
+#: The kinds of names `Blinder.rename_identifiers` renames, and the roles of the words
+#: after each keyword that declares or references one (`transition NAME: SOURCE -> TARGET`).
+_ROLES_NUMBERED = ("route", "state", "transition", "evidence")
+_AFTER_KEYWORD: dict[str, tuple[str, ...]] = {
+    "route": ("route",),
+    "state": ("state",),
+    "vision": ("state",),
+    "transition": ("transition", "state", "state"),
+    "evidence": ("evidence",),
+}
 
 _LEXEME = re.compile(r'(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<comment>#[^\n]*)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)')
 
@@ -107,6 +120,48 @@ def in_identifier(text: str, cue: Cue) -> bool:
     return True
 
 
+def words_of(text: str) -> set[str]:
+    """The words of a route file outside its strings and comments."""
+    return {m.group() for m in _LEXEME.finditer(text) if m.lastgroup == "word"}
+
+
+def named_words(source: str) -> Iterator[tuple[re.Match[str], str]]:
+    """The words of a route file that name a route, a state, a transition or an evidence
+    item, declared or referenced (a transition's source and target, `vision`, `supports`
+    and `contradicts`), each with its kind: what `Blinder.rename_identifiers` renames."""
+    expect: list[str] = []  # the kinds of the next words
+    list_kind: str | None = None  # `supports a, b`: a comma continues the list
+    previous_end = 0
+    for m in _LEXEME.finditer(source):
+        if m.lastgroup == "comment":
+            continue
+        if m.lastgroup == "string":
+            expect, list_kind = [], None
+            previous_end = m.end()
+            continue
+        word = m.group()
+        kind: str | None = None
+        if expect:
+            kind = expect.pop(0)
+        elif list_kind is not None and source[previous_end:m.start()].strip() == ",":
+            kind = list_kind
+        else:
+            list_kind = None
+            expect = list(_AFTER_KEYWORD.get(word, ()))
+            if word in ("supports", "contradicts"):
+                expect, list_kind = ["transition"], "transition"
+        previous_end = m.end()
+        if kind is not None:
+            yield m, kind
+
+
+def renamable(text: str, cue: Cue) -> bool:
+    """Whether ``cue`` (found in ``text``) is inside a name `pcsc blind` renames."""
+    lines = text.split("\n")
+    offset = sum(len(line) + 1 for line in lines[: cue.line - 1]) + cue.column - 1
+    return any(m.start() <= offset < m.end() for m, _ in named_words(text))
+
+
 @attrs.define
 class Blinder:
     """Masks cues consistently across every text it blinds: one mask per distinct cue
@@ -116,6 +171,9 @@ class Blinder:
     masks: dict[str, str] = attrs.field(factory=dict)  # mask -> the cue as first seen
     _by_cue: dict[str, str] = attrs.field(factory=dict)  # casefolded cue -> mask
     _counts: dict[str, int] = attrs.field(factory=dict)
+    #: words no new name may take: every word of every input (route names are global)
+    reserved: set[str] = attrs.field(factory=set)
+    _routes: int = 0
 
     def mask_text(self, text: str) -> tuple[str, int]:
         """``text`` with every cue masked, and how many cues were masked."""
@@ -168,6 +226,42 @@ class Blinder:
                 words = []
         out.append(source[last:])
         return "".join(out), masked
+
+    def rename_identifiers(self, source: str) -> tuple[str, dict[str, str]]:
+        """A route file's text with every route, state, transition and evidence name that
+        carries a cue renamed, at its declaration and at every reference (a transition's
+        source and target, `vision`, `supports` and `contradicts`): ``route_1``,
+        ``state_2``, ``transition_3``, ``evidence_1``, numbered per kind in order of first
+        appearance (routes across the whole run, the others within the file), skipping
+        any number whose name is already a word of an input. Returns the text and the
+        renamings (new name -> old name; routes, states, transitions, evidence)."""
+        pattern = _name_pattern(self.names)
+        words = words_of(source) | self.reserved
+        renamed: dict[str, dict[str, str]] = {kind: {} for kind in _ROLES_NUMBERED}
+        counts = {kind: 0 for kind in _ROLES_NUMBERED}
+        counts["route"] = self._routes
+        out: list[str] = []
+        last = 0
+        for m, role in named_words(source):
+            word = m.group()
+            if not _spans(word, pattern):
+                continue
+            table = renamed[role]
+            new = next((n for n, old in table.items() if old == word), None)
+            if new is None:
+                while True:
+                    counts[role] += 1
+                    new = f"{role}_{counts[role]}"
+                    if new not in words:
+                        break
+                table[new] = word
+                words.add(new)
+            out += [source[last:m.start()], new]
+            last = m.end()
+        out.append(source[last:])
+        self._routes = counts["route"]
+        self.reserved |= set(renamed["route"])
+        return "".join(out), {new: old for kind in _ROLES_NUMBERED for new, old in renamed[kind].items()}
 
     def blind_file_name(self, name: str) -> tuple[str, int]:
         """A file name with its cues masked like the text's, without the brackets

@@ -396,37 +396,98 @@ def test_blinding_masks_the_cues_and_keeps_the_numbers(tmp_path: Path, capsys: p
     assert (again / "NAME-1.route").read_bytes() == blinded.encode()
 
 
-def test_a_name_in_an_identifier_is_flagged_by_check_and_left_with_a_warning_by_blind(
+def test_a_name_in_an_identifier_is_renamed_everywhere_and_only_what_cannot_be_is_left(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The compiler reads route, state and transition names, so `blind` cannot mask
-    them; `_` separates words, so a name inside one is still a cue, and neither command
-    is silent about it."""
+    """`_` separates words, so a name inside an identifier is a cue: `check` flags it,
+    `blind` renames route, state, transition and evidence names at every reference, and
+    warns only at a cue it cannot rename (here a cost item's name)."""
     routes = tmp_path / "routes"
     routes.mkdir()
     text = SPEC_ROUTE.read_text(encoding="utf-8").replace("route devtools_api", "route smsly_api")
+    for old, new in (("launch", "smsly_launch"), ("wedge", "smsly_wedge"), ("hn_launch", "smsly_hn"),
+                     ("hosting    6", "smsly_box  6")):
+        text = re.sub(rf"\b{old}\b(?! +55)", new, text)  # `wedge 55` is a criterion
     (routes / "smsly_api.route").write_text(text, encoding="utf-8")
     names = tmp_path / "names.txt"
     names.write_text("Smsly\n", encoding="utf-8")
     code, out, err = run(capsys, "check", str(routes), "--leakage", str(names))
     assert code == 0
     assert "identity cue `smsly` in the file name smsly_api.route" in err
-    assert re.search(r"smsly_api\.route:2:7: warning: identity cue `smsly`: a name from .*; rename it", err)
+    assert re.search(r"smsly_api\.route:2:7: warning: identity cue `smsly`: a name from .*; blind it with `pcsc "
+                     r"blind` \(it renames route, state, transition and evidence names\)", err)
+    box = next(i for i, t in enumerate(text.splitlines(), 1) if "smsly_box" in t)
+    assert re.search(rf"smsly_api\.route:{box}:13: warning: identity cue `smsly`: .*; rename it: `pcsc blind` ren", err)
 
-    code, doc = run_json(capsys, "blind", str(routes), "-o", str(tmp_path / "blind"), "--map",
-                         str(tmp_path / "map.json"), "--names", str(names))
+    out_dir, private = tmp_path / "blind", tmp_path / "map.json"
+    code, doc = run_json(capsys, "blind", str(routes), "-o", str(out_dir), "--map", str(private),
+                         "--names", str(names))
     assert code == 0 and doc["ok"]
-    assert [f["blinded"] for f in doc["files"]] == [str(tmp_path / "blind" / "NAME-1_api.route")]
+    assert [f["blinded"] for f in doc["files"]] == [str(out_dir / "NAME-1_api.route")]
+    assert doc["files"][0]["renamed"] == 4
+    blinded = (out_dir / "NAME-1_api.route").read_text(encoding="utf-8")
+    assert "route route_1 " in blinded and "transition transition_1: garage -> state_1 {" in blinded
+    assert "transition monetize: state_1 -> bridge {" in blinded and "supports  transition_1" in blinded
+    assert "evidence evidence_1 {" in blinded and "smsly_box" in blinded
+    the_map = json.loads(private.read_text(encoding="utf-8"))
+    assert the_map["files"][0]["renamed"] == {"route_1": "smsly_api", "state_1": "smsly_wedge",
+                                              "transition_1": "smsly_launch", "evidence_1": "smsly_hn"}
+    assert the_map["routes"] == {"route_1": "smsly_api"}
     left = [d for d in doc["diagnostics"] if d["code"] == "PCSC-W702"]
-    assert [(d["line"], d["column"]) for d in left] == [(2, 7)]
-    assert "left in the blinded copy" in left[0]["message"]
-    code, out, err = run(capsys, "check", str(tmp_path / "blind"), "--leakage", str(names))
-    assert err.count("PCSC-W702") == 1 and "identity cue `smsly`" in err  # the route name, still there
+    line = next(i for i, t in enumerate(blinded.splitlines(), 1) if "smsly_box" in t)
+    assert [(d["line"], d["message"].split("`")[1]) for d in left] == [(line, "smsly")]
+    assert "left in the blinded copy" in left[0]["message"] and "cost items" in left[0]["message"]
+    code, out, err = run(capsys, "check", str(out_dir), "--leakage", str(names))
+    assert err.count("PCSC-W702") == 1 and "identity cue `smsly`" in err  # the cost item, still there
+    _, a = run_json(capsys, "compile", str(routes))
+    _, b = run_json(capsys, "compile", str(out_dir))
+    assert b["routes"][0]["route"] == "route_1" and a["routes"][0]["route"] == "smsly_api"
+    assert [t["name"] for t in b["routes"][0]["transitions"]] == ["transition_1", "monetize", "expand"]
+    for key in ("score", "verdict", "criteria_score"):
+        assert a["routes"][0][key] == b["routes"][0][key]
     # two files whose names differ only in a masked cue's case would be blinded onto one copy
     (routes / "SMSLY_api.route").write_text(text, encoding="utf-8")
     code, out, err = run(capsys, "blind", str(routes), "-o", str(tmp_path / "b2"), "--map", str(tmp_path / "m2.json"),
                          "--names", str(names))
     assert code == 1 and "PCSC-E105" in err and "would be" in err and "rename one" in err
+
+
+def test_a_blinded_cohort_compiles_to_the_same_numbers_and_joins_back_through_the_map(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Names that hit route, state, transition and evidence names in most of the cohort:
+    every blinded route keeps its score, verdict and each transition's p and c, and the
+    map's `routes` joins results keyed by blinded route names back to the outcomes."""
+    cohort = EXAMPLES / "cohort"
+    names = tmp_path / "names.txt"
+    names.write_text("national\npilot\npremium\napi\nsat\n", encoding="utf-8")
+    out_dir, private = tmp_path / "blind", tmp_path / "map.json"
+    code, doc = run_json(capsys, "blind", str(cohort), "-o", str(out_dir), "--map", str(private),
+                         "--names", str(names))
+    assert code == 0 and doc["ok"]
+    the_map = json.loads(private.read_text(encoding="utf-8"))
+    assert sum(len(f["renamed"]) for f in the_map["files"]) > 40 and len(the_map["routes"]) >= 2
+    _, a = run_json(capsys, "compile", str(cohort))
+    _, b = run_json(capsys, "compile", str(out_dir))
+    original = {r["route"]: r for r in a["routes"]}
+    assert len(b["routes"]) == len(original) == 30
+    for route in b["routes"]:
+        name = the_map["routes"].get(route["route"], route["route"])  # the join: blinded -> original
+        assert name != route["route"] or not name.startswith("route_")
+        before = original.pop(name)
+        assert (route["score"], route["verdict"]) == (before["score"], before["verdict"])
+        assert [(t["p"], t["c"]) for t in route["transitions"]] == [(t["p"], t["c"]) for t in before["transitions"]]
+        blinded_names = [t["name"] for t in route["transitions"]]
+        assert len(set(blinded_names)) == len(blinded_names)
+    assert not original  # every route joined back exactly once
+    outcomes = (cohort / "outcomes_pilot.toml").read_text(encoding="utf-8")
+    assert all(f'route = "{old}"' in outcomes for old in the_map["routes"].values())
+    # the same inputs give the same bytes, map included
+    again, map2 = tmp_path / "again", tmp_path / "map2.json"
+    assert main(["blind", str(cohort), "-o", str(again), "--map", str(map2), "--names", str(names), "-q"]) == 0
+    assert private.read_bytes() == map2.read_bytes().replace(bytes(again), bytes(out_dir))
+    for f in out_dir.iterdir():
+        assert (again / f.name).read_bytes() == f.read_bytes()
 
 
 def test_the_private_map_is_never_written_with_the_copies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -493,3 +554,19 @@ def test_windows_are_a_policy_key_positive_and_increasing(tmp_path: Path) -> Non
     bad.write_text(source + "\n[forecast]\nwindows = [90, 30]\n", encoding="utf-8")
     with pytest.raises(PolicyError, match="forecast.windows: days after as_of, positive and increasing"):
         PolicyStore().load_path(bad)
+
+
+def test_renaming_skips_taken_names_and_keeps_kinds_and_obligations_apart() -> None:
+    from pcsc.blind import Blinder
+
+    source = ('route acme_x "t" {\n    state state_1 {}\n    state acme_b {}  # acme\n'
+              "    transition acme_b: state_1 -> acme_b { discharges acme_b }\n"
+              "    evidence e { supports acme_b, other contradicts acme_b }\n}\n")
+    blinder = Blinder(["Acme"])
+    text, renamed = blinder.rename_identifiers(source)
+    assert renamed == {"route_1": "acme_x", "state_2": "acme_b", "transition_1": "acme_b"}
+    assert "state state_2 {}  # acme" in text  # comments are the masking's, not the renaming's
+    assert "transition transition_1: state_1 -> state_2 { discharges acme_b }" in text
+    assert "supports transition_1, other contradicts transition_1" in text
+    # route names are numbered across the run: the next file's route is route_2
+    assert blinder.rename_identifiers(source)[1]["route_2"] == "acme_x"

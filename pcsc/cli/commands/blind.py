@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc import canonical
-    from pcsc.blind import Blinder, leakage_cues, read_names
+    from pcsc.blind import Blinder, leakage_cues, read_names, words_of
     from pcsc.pipeline import expand_inputs
 
     out_dir, map_path = Path(args.out_dir), Path(args.map)
@@ -40,8 +40,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             return _failed(args.names, f"cannot read the names: {exc}")
         ctx.note_input(Path(args.names), args.names)
     blinder = Blinder(names)
-    written: list[tuple[str, Path, int]] = []
-    left: list[Diagnostic] = []
+    inputs: list[tuple[Path, str, Path, str]] = []
     for arg in args.files:
         base = Path(arg)
         for path, shown in expand_inputs([arg]):
@@ -51,32 +50,40 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             except (OSError, UnicodeDecodeError) as exc:
                 return _failed(shown, f"cannot read the route file: {exc}")
             ctx.note_input(path, shown)
-            blinded, masked = blinder.blind_route_text(text)
-            name, in_name = blinder.blind_file_name(relative.name)
-            target = out_dir / relative.parent / name
-            clash = next((s for s, t, _ in written if t == target), None)
-            if clash is not None:
-                return _failed(shown, f"its blinded copy would be {target}, as {clash}'s is: their names differ "
-                                      "only in the case of a masked cue; rename one")
-            written.append((shown, target, masked + in_name))
-            for cue in leakage_cues(blinded, names):  # in what the compiler reads: not masked
-                span = Span(str(target), cue.line, cue.column, cue.line, cue.column + len(cue.text))
-                left.append(Diagnostic.of(
-                    codes.W702, f"identity cue `{cue.text}` left in the blinded copy: the names the compiler "
-                    "reads (route, state, transition and evidence names, classes) are not masked; rename it "
-                    "in the route", span))
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(blinded, encoding="utf-8")
-            except OSError as exc:
-                return _failed(str(target), f"cannot write the blinded copy: {exc.strerror or exc}", codes.E108)
+            inputs.append((path, shown, relative, text))
+            blinder.reserved |= words_of(text)
+    written: list[tuple[str, Path, int, dict[str, str]]] = []
+    left: list[Diagnostic] = []
+    for _path, shown, relative, text in inputs:
+        renamed_text, renamed = blinder.rename_identifiers(text)
+        blinded, masked = blinder.blind_route_text(renamed_text)
+        name, in_name = blinder.blind_file_name(relative.name)
+        target = out_dir / relative.parent / name
+        clash = next((s for s, t, _, _ in written if t == target), None)
+        if clash is not None:
+            return _failed(shown, f"its blinded copy would be {target}, as {clash}'s is: their names differ "
+                                  "only in the case of a masked cue; rename one")
+        written.append((shown, target, masked + in_name, renamed))
+        for cue in leakage_cues(blinded, names):  # in what the compiler reads: not masked
+            span = Span(str(target), cue.line, cue.column, cue.line, cue.column + len(cue.text))
+            left.append(Diagnostic.of(
+                codes.W702, f"identity cue `{cue.text}` left in the blinded copy: only route, state, "
+                "transition and evidence names are renamed, not the other names the compiler reads "
+                "(reference classes, fields, cost items, libraries, obligations); rename it in the route", span))
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(blinded, encoding="utf-8")
+        except OSError as exc:
+            return _failed(str(target), f"cannot write the blinded copy: {exc.strerror or exc}", codes.E108)
     if not written:
         return _failed(" ".join(args.files), "no route files to blind")
     private = {
         "format": "pcsc-blind-map",
         "version": 1,
         "masks": dict(sorted(blinder.masks.items())),
-        "files": [{"source": s, "blinded": str(t)} for s, t, _ in written],
+        "files": [{"source": s, "blinded": str(t), "renamed": r} for s, t, _, r in written],
+        "routes": dict(sorted((new, old) for _, _, _, r in written for new, old in r.items()
+                              if new.startswith("route_"))),
     }
     try:
         map_path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,10 +94,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         "ok": True,
         "out_dir": str(out_dir),
         "map": str(map_path),
-        "files": [{"source": s, "blinded": str(t), "masked": n} for s, t, n in written],
+        "files": [{"source": s, "blinded": str(t), "masked": n, "renamed": len(r)} for s, t, n, r in written],
         "cues": blinder.counts(),
     }
-    total = sum(n for _, _, n in written)
+    total = sum(n for _, _, n, _ in written)
     kinds = ", ".join(f"{n} {k.lower()}" for k, n in blinder.counts().items()) or "none"
     text = (f"blinded {len(written)} route file{'s' if len(written) != 1 else ''} into {out_dir}: "
             f"{total} cue{'s' if total != 1 else ''} masked (distinct: {kinds}); private map: {map_path}")

@@ -40,7 +40,7 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
     """A PCSC-W702 warning at every identity cue left in the route files read."""
     from pathlib import Path
 
-    from pcsc.blind import in_identifier, leakage_cues, read_names
+    from pcsc.blind import in_identifier, leakage_cues, read_names, renamable
     from pcsc.cli.outcome import UsageError
     from pcsc.diagnostics import codes
     from pcsc.diagnostics.model import Span
@@ -56,8 +56,13 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
             kind = {"NAME": f"a name from {names_file}", "EMAIL": "an e-mail address", "URL": "a URL",
                     "DOMAIN": "a domain name", "INVESTOR": "an investor's name"}[cue.kind]
             span = Span(shown, cue.line, cue.column, cue.line, cue.column + len(cue.text))
-            fix = ("rename it: `pcsc blind` masks free text and comments, not the names the compiler reads"
-                   if in_identifier(source, cue) else "blind it with `pcsc blind`")
+            if not in_identifier(source, cue):
+                fix = "blind it with `pcsc blind`"
+            elif renamable(source, cue):
+                fix = "blind it with `pcsc blind` (it renames route, state, transition and evidence names)"
+            else:
+                fix = ("rename it: `pcsc blind` renames route, state, transition and evidence names only, "
+                       "not the other names the compiler reads")
             session.diags.add(codes.W702, f"identity cue `{cue.text}`: {kind}; {fix}", span)
         for cue in leakage_cues(Path(shown).name, names):
             session.diags.add(codes.W702, f"identity cue `{cue.text}` in the file name {Path(shown).name}: "
