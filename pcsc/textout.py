@@ -69,20 +69,11 @@ def compile_text(compiled: list[Compiled]) -> str:
     return "\n\n".join(blocks)
 
 
-TIE_REASONS = {
-    "planner-does-not-start": "every U·D is 0 (option to stop: the planner would not start, R_0 = 0)",
-    "nothing-at-stake": "every U·D is 0 (nothing is at stake at any step)",
-}
-
-
 def tie_lines(n: RouteNumbers) -> list[str]:
     """A note under the binding line when every U·D is 0: the binding transition is then
     only the tie rule's pick, not a step that binds (docs/folds.md, "The option to stop")."""
-    why = n.binding_by_tie
-    if why is None:
-        return []
-    return [f"              {TIE_REASONS[why]}: binding is only the tie rule's pick, the earliest step; "
-            "see learn first"]
+    note = n.tie_note
+    return [] if note is None else ["              " + note]
 
 
 def voi_line(n: RouteNumbers) -> str:

@@ -259,3 +259,29 @@ def test_without_pygls_the_command_names_the_extra() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=60)
     assert proc.returncode == 1
     assert "pcsc[lsp]" in proc.stderr and "pygls" in proc.stderr
+
+
+def _hover_transition(path: Path, name: str) -> str:
+    text = path.read_text(encoding="utf-8")
+    analysis = analyse(text, path)
+    lines = text.split("\n")
+    line = next(i for i, s in enumerate(lines) if s.lstrip().startswith(f"transition {name}:")) + 1
+    hover = analysis.hover(line, lines[line - 1].index(name) + 2)
+    assert hover is not None and f"**transition {name}**" in hover
+    return hover
+
+
+def test_hover_says_when_the_binding_is_only_the_tie_rules_pick() -> None:
+    """biochar_kilns runs under the option to stop and the planner would not start
+    (docs/folds.md): every U·D is 0, so the binding transition demo_kiln is only the
+    tie rule's pick, as `pcsc compile` says under its binding line."""
+    biochar = ROOT / "examples" / "domains" / "biochar_kilns.route"
+    hover = _hover_transition(biochar, "demo_kiln")
+    assert "binding transition of the route" in hover
+    assert "every U·D is 0 (option to stop: the planner would not start, R_0 = 0)" in hover
+    assert "binding is only the tie rule's pick" in hover
+    # the note is the binding transition's, not every transition's
+    assert "tie rule" not in _hover_transition(biochar, "full_plant")
+    # a route whose binding transition binds for a real reason: marked, with no note
+    spec = _hover_transition(SPEC_ROUTE, "expand") + _hover_transition(SPEC_ROUTE, "launch")
+    assert "tie rule" not in spec and spec.count("binding transition of the route") == 1

@@ -251,13 +251,19 @@ class Context:
         raise UsageError(f"no route `{name}` in {', '.join(where)}" + (f"; {hint}" if hint else ""))
 
     def compile_one(
-        self, files: Sequence[str], name: str | None
+        self,
+        files: Sequence[str],
+        name: str | None,
+        edit: Callable[[Session, list[Route]], list[Route]] | None = None,
     ) -> tuple[Session, list[Route], Compiled | None]:
         """Load ``files`` and compile the route ``--route`` names (or the only one). When
         the named route is the one that failed to lower, the session's errors say why and
         nothing is compiled; a name that matches nothing in clean files is a usage error.
-        Returns the session, every route loaded, and the chosen route compiled."""
+        Returns the session, every route loaded, and the chosen route compiled;
+        ``edit``, when given, first rewrites the routes (and may rebind the session)."""
         session, routes = self.load(files)
+        if edit is not None:
+            routes = edit(session, routes)
         try:
             chosen = self.choose_route(routes, name, files)
         except UsageError:

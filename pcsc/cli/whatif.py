@@ -1,10 +1,12 @@
-"""`--set KEY=VALUE` on `compile` and `policy diff`: what-if overrides (`pcsc.overrides`),
+"""`--set KEY=VALUE` on `compile`, `seams`, `gate`, `splice`, `explain`, `redteam` and
+`policy diff`: what-if overrides (`pcsc.overrides`),
 never written back."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -12,6 +14,7 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
+    from pcsc.cli.context import Context
     from pcsc.ir import Route
     from pcsc.overrides import Override
     from pcsc.pipeline import Session
@@ -79,3 +82,44 @@ def apply_to_session(session: Session, routes: list[Route], overrides: tuple[Ove
         return []
     session.policies = store
     return out
+
+
+def parse(args: argparse.Namespace) -> tuple[tuple[Override, ...], list[Diagnostic]]:
+    """The overrides of ``--set`` (none when the command was not given it), or the
+    PCSC-E901 diagnostics of those that cannot be read."""
+    from pcsc.overrides import OverrideError, parse_overrides
+
+    try:
+        return parse_overrides(getattr(args, "set", None) or []), []
+    except OverrideError as exc:
+        return (), diagnostics(exc.messages)
+
+
+def load(ctx: Context, files: Sequence[str], overrides: tuple[Override, ...]) -> tuple[Session, list[Route]]:
+    """``ctx.load(files)`` with the overrides applied to the session and the routes.
+    With overrides, the command then runs in this process: a worker rebuilds its
+    session from the policy files, which the overrides are never written to."""
+    session, routes = ctx.load(files)
+    if overrides:
+        ctx.args.jobs = 1
+        ctx.args.scheduler = None
+    return session, apply_to_session(session, routes, overrides)
+
+
+def record(payload: dict[str, Any] | None, text: str | None, overrides: tuple[Override, ...]) -> str | None:
+    """Record the overrides in ``payload`` (its ``overrides`` key) and return ``text``
+    headed by them; both unchanged without overrides."""
+    if not overrides:
+        return text
+    if payload is not None:
+        payload["overrides"] = [o.json() for o in overrides]
+    if text is None:
+        return None
+    return "what-if overrides (never written back): " + ", ".join(o.text for o in overrides) + "\n" + text
+
+
+def note(overrides: tuple[Override, ...]) -> tuple[str, ...]:
+    """The note a run with overrides prints on standard error."""
+    if not overrides:
+        return ()
+    return ("what-if: " + ", ".join(o.text for o in overrides) + " (not written back)",)

@@ -425,6 +425,11 @@ def transition_hover(facts: RouteFacts, t: Transition) -> str:
         if facts.route.shape is not None:  # a graph route (docs/graphs.md)
             lines.append(f"- reach {n.reach:.4g} (the chance its source state is reached), R_next with the other "
                          "branches' chances")
+        numbers = facts.numbers
+        assert numbers is not None  # `_numbers` found this transition in them
+        if numbers.transitions[numbers.binding].name == t.name:
+            note = numbers.tie_note
+            lines.append("- binding transition of the route" + ("" if note is None else f" — {note}"))
     lines.append("")
     lines.append(_coverage_text(facts, t))
     return "\n".join(lines)

@@ -79,8 +79,22 @@ class RouteNumbers:
             return None
         return "planner-does-not-start" if self.fold.abandonment and self.score == 0 else "nothing-at-stake"
 
+    @property
+    def tie_note(self) -> str | None:
+        """The note `compile` prints under the binding line (and the editor's hover shows)
+        when the binding transition is only the tie rule's pick; None otherwise."""
+        why = self.binding_by_tie
+        if why is None:
+            return None
+        return f"{TIE_REASONS[why]}: binding is only the tie rule's pick, the earliest step; see learn first"
+
 
 Num = TypeVar("Num", float, Fraction)
+
+TIE_REASONS = {
+    "planner-does-not-start": "every U·D is 0 (option to stop: the planner would not start, R_0 = 0)",
+    "nothing-at-stake": "every U·D is 0 (nothing is at stake at any step)",
+}
 
 
 def fold(ps: Sequence[Num], cs: Sequence[Num], value: Num) -> list[Num]:

@@ -35,29 +35,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.emit == "ir":
         return _ir(ctx, args)
-    from pcsc.overrides import OverrideError, parse_overrides
     from pcsc.packet import compile_packet
     from pcsc.textout import compile_summary, compile_text
 
-    try:
-        overrides = parse_overrides(args.set)
-    except OverrideError as exc:
-        diags = whatif.diagnostics(exc.messages)
-        return Outcome("compile", compile_packet([], diags), diagnostics=diags, exit_code=EXIT_INPUT)
-    session, routes = ctx.load(args.files)
-    routes = whatif.apply_to_session(session, routes, overrides)
+    overrides, problems = whatif.parse(args)
+    if problems:
+        return Outcome("compile", compile_packet([], problems), diagnostics=problems, exit_code=EXIT_INPUT)
+    session, routes = whatif.load(ctx, args.files, overrides)
     compiled = session.compile_routes(routes)
     diags = session.diags.sorted()
     text = compile_text(compiled) if compiled else None
     if text is not None and len(compiled) > 1:
         text += "\n\n" + compile_summary(compiled, len(session.inputs))
     payload = compile_packet(compiled, diags)
-    notes: list[str] = []
-    if overrides:
-        payload["overrides"] = [o.json() for o in overrides]
-        notes.append("what-if: " + ", ".join(o.text for o in overrides) + " (not written back)")
-        if text is not None:
-            text = "what-if overrides (never written back): " + ", ".join(o.text for o in overrides) + "\n" + text
+    notes = list(whatif.note(overrides))
+    text = whatif.record(payload, text, overrides)
     code = exit_code(session, compiled)
     if args.cert and not session.diags.has_errors:
         from pcsc.cli.certify import write_certificate

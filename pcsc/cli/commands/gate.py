@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from pcsc.cli import options
+from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, Outcome
 from pcsc.cli.verdicts import exit_code
@@ -23,6 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.jobs(p)
     options.coverage(p)
     options.output(p)
+    whatif.add_set_option(p, "(repeatable; with --suggest, each suggestion is checked under them too)")
     p.add_argument(
         "--suggest",
         action="store_true",
@@ -47,9 +48,14 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.render.sarif import to_sarif
     from pcsc.textout import gate_text
 
-    session, compiled = ctx.compile(args.files)
+    overrides, problems = whatif.parse(args)
+    if problems:
+        return Outcome("gate", gate_packet([]), diagnostics=problems, exit_code=EXIT_INPUT)
+    session, routes = whatif.load(ctx, args.files, overrides)
+    compiled = session.compile_routes(routes)
     diags = session.diags.sorted()
     payload = gate_packet(compiled)
+    whatif.record(payload, None, overrides)
     text = gate_text(compiled) if compiled else None
     code = exit_code(session, compiled)
     if args.suggest or args.apply is not None or args.was is not None:
@@ -74,9 +80,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     return Outcome(
         "gate",
         payload,
-        text=text,
+        text=whatif.record(None, text, overrides),
         diagnostics=diags,
         exit_code=code,
+        notes=whatif.note(overrides),
         sarif=lambda: to_sarif(diags, refusals=compiled),
     )
 

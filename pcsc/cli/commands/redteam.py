@@ -8,9 +8,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pcsc.cli import options
+from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.redteam import DEFAULT_MAX_EDITS
@@ -53,6 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.jobs(p)
     options.coverage(p)
     options.output(p)
+    whatif.add_set_option(p, "(repeatable; with --search too)")
 
 
 def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> None:
@@ -159,7 +160,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         problem = output_folder(Path(args.emit), "--emit")
         if problem is not None:
             return Outcome("redteam-search", None, diagnostics=[problem])
-    session, routes = ctx.load(args.files)
+    overrides, problems = whatif.parse(args)
+    if problems:
+        kind = "redteam-search" if args.search else "redteam"
+        return Outcome(kind, None, diagnostics=problems, exit_code=EXIT_INPUT)
+    session, routes = whatif.load(ctx, args.files, overrides)
     if args.route is not None:
         chosen = [r for r in routes if r.name == args.route]
         if not chosen and not session.diags.has_errors:
@@ -170,7 +175,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         routes = chosen
     compiled = session.compile_routes(routes)
     if args.search:
-        return _search_outcome(ctx, session, compiled, args)
+        return _search_outcome(ctx, session, compiled, args, overrides)
     if ctx.jobs == 1:
         reports = [
             redteam(c, session, args.max_edits, args.depth, args.reclass)
@@ -183,12 +188,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
         job = partial(_redteam, max_edits=args.max_edits, depth=args.depth, reclass=args.reclass)
         reports = map_routes(session, ctx.settings(session), job, compiled, ctx.executor())
-    return Outcome(
-        "redteam",
-        report_json(reports, args.max_edits, args.depth, args.reclass),
-        text=report_text(reports) if reports else None,
-        diagnostics=session.diags.sorted(),
-    )
+    payload = report_json(reports, args.max_edits, args.depth, args.reclass)
+    text = whatif.record(payload, report_text(reports) if reports else None, overrides)
+    return Outcome("redteam", payload, text=text, diagnostics=session.diags.sorted(), notes=whatif.note(overrides))
 
 
 def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass: str) -> Any:
@@ -197,13 +199,15 @@ def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass
     return redteam(compiled, session, max_edits, depth, reclass)
 
 
-def _search_outcome(ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace) -> Outcome:
+def _search_outcome(
+    ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace, overrides: tuple[Any, ...]
+) -> Outcome:
     from pcsc.search import emit_revisions, routes_text, search_json, tables_text
 
     results = run_search(ctx, session, compiled, args, args.conditions)
     arms = FEEDBACK[args.feedback]
     settings = search_settings(args)
-    notes: list[str] = []
+    notes = list(whatif.note(overrides))
     if args.emit is not None:
         try:
             written = emit_revisions(results, Path(args.emit))
@@ -214,8 +218,9 @@ def _search_outcome(ctx: Context, session: Any, compiled: list[Any], args: argpa
     text = None
     if results:
         text = routes_text(results) + "\n\n" + tables_text(results, arms, settings)
-    return Outcome("redteam-search", search_json(results, arms, settings), text=text,
-                   diagnostics=session.diags.sorted(), notes=notes)
+    payload = search_json(results, arms, settings)
+    text = whatif.record(payload, text, overrides)
+    return Outcome("redteam-search", payload, text=text, diagnostics=session.diags.sorted(), notes=notes)
 
 
 def _search(session: Any, compiled: Any, *, arms: tuple[str, ...], conditions: bool, settings: Any) -> Any:

@@ -9,7 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pcsc.cli import options
+from pcsc.cli import options, whatif
 from pcsc.cli.commands.redteam import (
     FEEDBACK,
     cannot_write,
@@ -20,7 +20,7 @@ from pcsc.cli.commands.redteam import (
 )
 from pcsc.cli.context import Context
 from pcsc.cli.exits import UsageError
-from pcsc.cli.outcome import Outcome
+from pcsc.cli.outcome import EXIT_INPUT, Outcome
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -67,6 +67,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.jobs(p)
     options.coverage(p)
     options.output(p)
+    whatif.add_set_option(p, "(repeatable; with --experiment too)")
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
@@ -90,7 +91,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         problem = output_folder(Path(args.artifacts), "--artifacts")
         if problem is not None:
             return Outcome("seams", None, diagnostics=[problem])
-    session, compiled = ctx.compile(args.files)
+    overrides, problems = whatif.parse(args)
+    if problems:
+        return Outcome("seams", None, diagnostics=problems, exit_code=EXIT_INPUT)
+    session, routes = whatif.load(ctx, args.files, overrides)
+    compiled = session.compile_routes(routes)
     if not compiled and session.diags.has_errors:
         return Outcome("seams", None, diagnostics=session.diags.sorted())  # no route: no table of 0/0 rates
     if ctx.jobs == 1:
@@ -108,6 +113,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         arms = FEEDBACK[args.feedback]
         payload["experiment"]["search"] = search_json(found, arms, search_settings(args))
         search_text = tables_text(found, arms, search_settings(args))
+    whatif.record(payload, None, overrides)
     derivations = _derivations(results) if args.symbolic else None
     if derivations is not None:
         payload["symbolic"] = derivations
@@ -134,7 +140,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         except OSError as exc:
             where = Path(exc.filename) if isinstance(exc.filename, str) else Path(args.artifacts)
             diagnostics = [*diagnostics, cannot_write(where, exc)]
-    return Outcome("seams", payload, text="\n".join(parts), diagnostics=diagnostics)
+    text = whatif.record(None, "\n".join(parts), overrides)
+    return Outcome("seams", payload, text=text, diagnostics=diagnostics, notes=whatif.note(overrides))
 
 
 def _multipliers(text: str) -> tuple[str, ...]:

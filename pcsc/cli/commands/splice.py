@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from pcsc.cli import options
+from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,12 +17,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.output(p, "the splice")
     options.formats(p, "text", "json")
     options.search_paths(p)
+    whatif.add_set_option(p, "(repeatable; a route override is written into the splice)")
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.seams.splice import SpliceError, splice_text
 
-    session, routes = ctx.load(args.files)
+    overrides, problems = whatif.parse(args)
+    if problems:
+        return Outcome("splice", {"route": None}, diagnostics=problems, exit_code=EXIT_INPUT)
+    session, routes = whatif.load(ctx, args.files, overrides)
     if session.diags.has_errors:
         return Outcome("splice", {"route": None}, diagnostics=session.diags.sorted())
     route = ctx.choose_route(routes, args.route, args.files)
@@ -32,4 +36,6 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         text = splice_text(route, args.seam)
     except SpliceError as exc:
         raise UsageError(str(exc)) from None
-    return Outcome("splice", {"route": route.name, "seam": args.seam}, raw=text, diagnostics=session.diags.sorted())
+    payload = {"route": route.name, "seam": args.seam}
+    whatif.record(payload, None, overrides)
+    return Outcome("splice", payload, raw=text, diagnostics=session.diags.sorted(), notes=whatif.note(overrides))
