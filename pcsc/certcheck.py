@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 4  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
-# 4: every number the route's author wrote is bound to its place in the route file (`written`)
+VERSION = 5  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+# 4: every number the route's author wrote is bound to its place in the route file (`written`);
+# 5: each operand taken from a step must name the step its rule reads
 
 
 class Mismatch(Exception):
@@ -404,6 +405,7 @@ class RouteCheck:
                 raise self.fail(what, f"is a rule of {' or '.join(FOLD_NAMES[k] for k in folds)}, but the "
                                       f"policy's fold is {FOLD_NAMES[self.fold_kind]}")
             self.current = symbol
+            check_operand_steps(self, symbol, rule, ops, what)
             got = handler(self, ops, what)
             if "exact" in value:
                 exact, rounded = got if isinstance(got, tuple) else (None, got)
@@ -1063,6 +1065,62 @@ def _gate_operands(c: RouteCheck, recorded: Mapping[str, Any], w: str) -> dict[s
         if not isinstance(name, str) or not c.route_file.states("evidence", name):
             raise c.fail(f"{w}: `evidence.all`", f"names `{name}`, which {c.route['file']} does not write")
     return names
+
+
+# Which step each operand of a rule must name: for a step `<t>.<x>` of transition t,
+# the operand names `<t>.<suffix>`; the fold over a chain names stage i's own c and p.
+_OWN_STEPS: dict[str, dict[str, str]] = {
+    "W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)": {"sat_c": "sat(C)", "sat_k": "sat(K)"},
+    "p = clip(p_prior · W, 0, 1)": {"p_prior": "p_prior", "W": "W"},
+    "c = max(budget, floor_class, floor_delta)": {"budget": "budget", "floor_class": "floor_class",
+                                                  "floor_delta": "floor_delta"},
+    "D_i = reach_i · max(R_{i+1}, 0)": {"reach": "reach"},
+}
+_CHAIN_FOLDS = ("R_i = −c_i + p_i · R_{i+1}", "R_i = −c_i + p_i · d_i · R_{i+1}",
+                "R_i = max(0, −c_i + p_i · d_i · R_{i+1})")
+_PER_TRANSITION_LISTS: dict[str, dict[str, str]] = {
+    "binding = the first i with the largest U_i · D_i": {"U": "U", "D": "D"},
+    "flat product = Π p_i": {"p": "p"},
+}
+
+
+def check_operand_steps(c: RouteCheck, symbol: str, rule: str, ops: Mapping[str, Any], what: str) -> None:
+    """Each operand a rule takes from another step names the step the rule reads: the
+    transition's own step (`launch.c`'s `floor_delta` is `launch.floor_delta`), stage
+    i's `c` and `p` and `R_{i+1}` in the fold of a chain, every transition's `U` and
+    `D` in order for `binding`. A same-valued other step does not pass."""
+
+    def expect(name: str, o: Any, want: str) -> None:
+        got = o.get("step") if isinstance(o, Mapping) else None
+        if got != want:
+            raise c.fail(what, f"operand `{name}` names step `{got}`, but the rule reads `{want}`")
+
+    transitions = c.transitions()
+    t = symbol.rpartition(".")[0]
+    own = _OWN_STEPS.get(rule)
+    if own is not None and t in transitions:
+        for name, suffix in own.items():
+            expect(name, ops.get(name), f"{t}.{suffix}")
+    if rule == "floor_delta = Σ prices" and t in transitions:
+        for o in ops.get("prices", []):
+            ref = o.get("step", "") if isinstance(o, Mapping) else ""
+            if not (ref.startswith(f"{t}.price[") and ref.endswith("]")):
+                raise c.fail(what, f"operand `prices` names step `{ref}`, not a price of `{t}`")
+    if rule in _CHAIN_FOLDS and re.fullmatch(r"R_[0-9]+", symbol):
+        i = int(symbol[2:])
+        if i >= len(transitions):
+            raise c.fail(what, f"no transition {i} (the route has {len(transitions)})")
+        expect("c", ops.get("c"), f"{transitions[i]}.c")
+        expect("p", ops.get("p"), f"{transitions[i]}.p")
+        expect("R_next", ops.get("R_next"), f"R_{i + 1}")
+    lists = _PER_TRANSITION_LISTS.get(rule)
+    if lists is not None:
+        for name, suffix in lists.items():
+            got = [o.get("step") if isinstance(o, Mapping) else None for o in ops.get(name, [])]
+            want = [f"{x}.{suffix}" for x in transitions]
+            if got != want:
+                raise c.fail(what, f"operand `{name}` names steps {', '.join(map(str, got)) or 'none'}, but the rule "
+                                   f"reads {', '.join(want)}")
 
 
 RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {

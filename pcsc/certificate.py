@@ -53,8 +53,9 @@ from pcsc.score.route import RouteNumbers, gate_names
 from pcsc.syntax.limits import normalize_newlines
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 4  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
-# 4: every number the route's author wrote is bound to its place in the route file (`written`)
+VERSION = 5  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+# 4: every number the route's author wrote is bound to its place in the route file (`written`);
+# 5: each operand taken from a step must name the step its rule reads
 
 
 class CertificateError(Exception):

@@ -661,9 +661,9 @@ def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, 
     code, out = verify(run, cert)
     assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
     cert = certify(run, project)
-    tamper(cert, lambda d: d.update(version=3), resign=True)  # 3: its authored numbers are not bound to the file
+    tamper(cert, lambda d: d.update(version=4), resign=True)  # 4: its operands may name any same-valued step
     code, out = verify(run, cert)
-    assert code == 1 and "a certificate of format version 3" in out and "this checker reads version 4" in out, out
+    assert code == 1 and "a certificate of format version 4" in out and "this checker reads version 5" in out, out
 
 
 def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:
@@ -1179,3 +1179,35 @@ def test_a_planner_who_walks_then_stops_certifies(run: Run, tmp_path: Path) -> N
     tamper(cert, lambda d: step(d, "launch.walking")["operands"].update(before={"v": True}), resign=True)
     code, out = verify(run, cert)
     assert code == 1 and "launch.walking" in out and "`before` is not step `early_access.walking`" in out, out
+
+
+def test_an_operand_naming_a_same_valued_other_step_is_caught_and_named(run: Run, project: Path) -> None:
+    """A forger who points `launch.c`'s `floor_delta` at `launch.budget` (its value copied,
+    so every number still agrees and c is unchanged) hides the delta floor: the checker
+    requires the transition's own delta-floor step and names the step it was given."""
+    cert = certify(run, project)
+
+    def point_at_budget(d: dict[str, Any]) -> None:
+        ops = step(d, "launch.c")["operands"]
+        ops["floor_delta"] = dict(ops["budget"])
+        assert ops["floor_delta"]["step"] == "launch.budget"
+
+    tamper(cert, point_at_budget, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "PCSC-E912" in out, out
+    assert "operand `floor_delta` names step `launch.budget`, but the rule reads `launch.floor_delta`" in out, out
+
+
+def test_the_fold_must_read_its_own_stage(run: Run, project: Path) -> None:
+    """R_1 reads stage 1's c and p: pointing its `c` at stage 0's, with the value
+    copied, is named even where the recomputed numbers would not show it."""
+    cert = certify(run, project)
+    doc = json.loads(cert.read_text())
+    t = [s["symbol"].removesuffix(".p_prior") for s in doc["routes"][0]["steps"] if s["symbol"].endswith(".p_prior")]
+
+    def other_stage(d: dict[str, Any]) -> None:
+        step(d, "R_1")["operands"]["c"]["step"] = f"{t[0]}.c"
+
+    tamper(cert, other_stage, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and f"operand `c` names step `{t[0]}.c`, but the rule reads `{t[1]}.c`" in out, out
