@@ -40,7 +40,8 @@ from typing import Any
 FORMAT = "pcsc-decision-certificate"
 VERSION = 5  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
 # 4: every number the route's author wrote is bound to its place in the route file (`written`);
-# 5: each operand taken from a step must name the step its rule reads
+# 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
+# to the route file and the `material` amounts to the library file
 
 
 class Mismatch(Exception):
@@ -1858,6 +1859,94 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
         same(c.number(row["score"], what), _single(c, toks, f"{what} ({at})"), None, what, at)
 
 
+def _ends(c: RouteCheck, t: str) -> tuple[str, str]:
+    """The source and target states `transition t: A -> B` names in the route file."""
+    toks, route = _layout(c).toks, f"route {c.name}"
+    for i, p in enumerate(toks):
+        w = [q[1] for q in toks[i : i + 7]]
+        if p[4] == (route,) and len(w) == 7 and w[:3] == ["transition", t, ":"] and w[4:6] == ["-", ">"]:
+            return w[3], w[6]
+    raise c.fail(f"transition {t}", f"{c.route['file']} writes no `transition {t}: A -> B`")
+
+
+def check_written_states(c: RouteCheck) -> None:
+    """Each coverage row's `source` and `target` against the `field value` statement of
+    the transition's source and target state in the route file: a value the state
+    writes must be bound (`written`) and be that number (or `true`/`false`); a value
+    not bound must not be written in that state's block (it is carried forward, or on
+    a graph merged at a join, from other states)."""
+    layout, route = _layout(c), f"route {c.name}"
+    for row in c.route["coverage"]:
+        t, field = row["transition"], row["field"]
+        sides = row.get("written")
+        if not isinstance(sides, Mapping):
+            raise c.fail(f"coverage {t}/{field}", "records no `written` for its source and target")
+        for side, state in zip(("source", "target"), _ends(c, t), strict=True):
+            what, block = f"coverage {t}/{field}: {side} (state `{state}`)", (route, f"state {state}")
+            where = sides.get(side)
+            if where is None:
+                if layout.statements(block, field):
+                    raise c.fail(what, f"is not bound, but `state {state}` in {c.route['file']} writes `{field}`")
+                continue
+            at, toks = _statement(c, where, block, field, what)
+            recorded = row[side]
+            if len(toks) == 1 and toks[0][1] in ("true", "false"):
+                literal: Any = toks[0][1] == "true"
+                ok = isinstance(recorded, bool) and recorded == literal
+            else:
+                literal = rnd(_single(c, toks, f"{what} ({at})"))
+                ok = not isinstance(recorded, bool) and isinstance(recorded, (int, float)) and \
+                    Fraction(recorded) == literal
+                literal = float(literal)
+            if not ok:
+                raise c.fail(f"{what} ({at})", f"is {recorded!r}, but the file writes {literal!r}")
+
+
+def check_material(c: RouteCheck) -> None:
+    """Each coverage row's `material_rule` against the `field NAME TYPE material AMOUNT`
+    statement of the hashed library that declares the field: the amount, read by the
+    checker's own reader of numbers, and whether it is relative (written with `%`);
+    a bool's rule exactly for a field of type `bool`; none exactly when the library
+    writes no `material` clause."""
+    declared: dict[str, tuple[str, Any, str]] = {}
+    for lib in c.route["libraries"]:
+        toks = Layout(c.source("library", lib).text).toks
+        for i, p in enumerate(toks):
+            if p[1] != "field" or p[4] != () or i + 2 >= len(toks) or toks[i + 1][0] != "name":
+                continue
+            name, line = toks[i + 1][1], p[2]
+            rule: Any = None
+            j = i + 3
+            if j < len(toks) and toks[j][1] == "material" and toks[j][2] == line:
+                minus = j + 1 < len(toks) and toks[j + 1][1] == "-"
+                k = j + 1 + minus
+                if k >= len(toks) or toks[k][0] != "number":
+                    raise c.fail(f"library {lib}", f"field `{name}`: its `material` amount is not a number")
+                x = rnd(literal_number(toks[k][1]))
+                rule = (-x if minus else x, toks[k][1].endswith("%"))
+            declared.setdefault(name, (lib, rule, toks[i + 2][1]))
+    for row in c.route["coverage"]:
+        what = f"coverage {row['transition']}/{row['field']}: material"
+        if row["field"] not in declared:
+            raise c.fail(what, f"no library of the route ({', '.join(c.route['libraries']) or 'none'}) declares "
+                               f"`{row['field']}`")
+        lib, want, kind = declared[row["field"]]
+        got = row["material_rule"]
+        if isinstance(got, Mapping) and "bool" in got:  # any change of a bool is material
+            if got["bool"] is not True or kind != "bool" or want is not None:
+                raise c.fail(what, f"is a bool's, but library {lib} declares `{row['field']}` {kind}")
+            continue
+        if got is None or want is None:
+            if got is not want:
+                raise c.fail(what, f"is {'none' if got is None else 'recorded'}, but library {lib} writes "
+                                   f"{'no' if want is None else 'a'} `material` clause for `{row['field']}`")
+            continue
+        amount, relative = c.number(got["amount"], what), got["relative"]
+        if (amount, relative) != want:
+            raise c.fail(what, f"is {show(amount)}{' relative' if relative else ''}, but library {lib} writes "
+                               f"{show(want[0])}{' relative' if want[1] else ''} for `{row['field']}`")
+
+
 def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any], what: str) -> None:
     """The `threshold` and `kill` texts a `require` line reads, against the transition's
     statements in the route file."""
@@ -1958,6 +2047,8 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
         check = RouteCheck(route, policies[route["policy"]], source)
         check.run()
         check_written(check, cert["overrides"])
+        check_written_states(check)
+        check_material(check)
         check.check_coverage_and_verdict()
         for key, n in check.counts.items():
             counts[key] += n

@@ -1211,3 +1211,66 @@ def test_the_fold_must_read_its_own_stage(run: Run, project: Path) -> None:
     tamper(cert, other_stage, resign=True)
     code, out = verify(run, cert)
     assert code == 1 and f"operand `c` names step `{t[0]}.c`, but the rule reads `{t[1]}.c`" in out, out
+
+
+def _coverage_row(d: dict[str, Any], transition: str, field: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(r for r in d["routes"][0]["coverage"]
+                                 if r["transition"] == transition and r["field"] == field)
+    return found
+
+
+def test_state_values_are_bound_to_the_state_blocks(run: Run, project: Path) -> None:
+    """Each coverage row binds the source and target the states write: `launch` takes
+    `developers` from 0 (`state garage`) to 500 (`state wedge`)."""
+    cert = certify(run, project)
+    row = _coverage_row(json.loads(cert.read_text()), "launch", "developers")
+    assert row["written"]["source"]["text"] == "developers 0"
+    assert row["written"]["target"]["text"] == "developers 500"
+    assert (row["source"], row["target"]) == (0.0, 500.0)
+    # `wedge` lists only `developers`: `paying_teams` is carried forward from `garage`, so not bound there
+    assert _coverage_row(json.loads(cert.read_text()), "launch", "paying_teams")["written"]["target"] is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda d: _coverage_row(d, "launch", "developers").update(target=5.0),
+         "coverage launch/developers: target (state `wedge`) (line 8 of devtools_api.route): is 5.0, "
+         "but the file writes 500.0"),
+        (lambda d: _coverage_row(d, "launch", "developers")["written"].update(target=None),
+         "coverage launch/developers: target (state `wedge`): is not bound, but `state wedge` in "
+         "devtools_api.route writes `developers`"),
+        (lambda d: _coverage_row(d, "launch", "developers")["written"].update(
+            target=_coverage_row(d, "monetize", "developers")["written"]["target"]),
+         "coverage launch/developers: target (state `wedge`) (line 9 of devtools_api.route)"),
+    ],
+    ids=["value", "unbound", "other-state"],
+)
+def test_tampering_with_a_state_value_is_caught_and_named(run: Run, project: Path,
+                                                          edit: Callable[[dict[str, Any]], None], named: str) -> None:
+    cert = certify(run, project)
+    tamper(cert, edit, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "PCSC-E912" in out and named in out, out
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda d: _coverage_row(d, "launch", "developers")["material_rule"].update(amount={"f": 0.5, "q": "1/2"}),
+         "coverage launch/developers: material: is 0.5 relative, but library venture writes 0.1 relative "
+         "for `developers`"),
+        (lambda d: _coverage_row(d, "launch", "developers")["material_rule"].update(relative=False),
+         "coverage launch/developers: material: is 0.1, but library venture writes 0.1 relative"),
+        (lambda d: _coverage_row(d, "launch", "developers").update(material_rule=None),
+         "coverage launch/developers: material: is none, but library venture writes a `material` clause"),
+    ],
+    ids=["amount", "absolute", "none"],
+)
+def test_a_material_amount_is_bound_to_the_library_file(run: Run, project: Path,
+                                                        edit: Callable[[dict[str, Any]], None], named: str) -> None:
+    """`field developers count material 10%` in venture.obl: the row's rule must be that."""
+    cert = certify(run, project)
+    tamper(cert, edit, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "PCSC-E912" in out and named in out, out
