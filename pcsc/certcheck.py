@@ -38,8 +38,10 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 4  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
-# 4: every number the route's author wrote is bound to its place in the route file (`written`)
+VERSION = 5  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+# 4: every number the route's author wrote is bound to its place in the route file (`written`);
+# 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
+# to the route file and the `material` amounts to the library file
 
 
 class Mismatch(Exception):
@@ -404,6 +406,7 @@ class RouteCheck:
                 raise self.fail(what, f"is a rule of {' or '.join(FOLD_NAMES[k] for k in folds)}, but the "
                                       f"policy's fold is {FOLD_NAMES[self.fold_kind]}")
             self.current = symbol
+            check_operand_steps(self, symbol, rule, ops, what)
             got = handler(self, ops, what)
             if "exact" in value:
                 exact, rounded = got if isinstance(got, tuple) else (None, got)
@@ -1063,6 +1066,62 @@ def _gate_operands(c: RouteCheck, recorded: Mapping[str, Any], w: str) -> dict[s
         if not isinstance(name, str) or not c.route_file.states("evidence", name):
             raise c.fail(f"{w}: `evidence.all`", f"names `{name}`, which {c.route['file']} does not write")
     return names
+
+
+# Which step each operand of a rule must name: for a step `<t>.<x>` of transition t,
+# the operand names `<t>.<suffix>`; the fold over a chain names stage i's own c and p.
+_OWN_STEPS: dict[str, dict[str, str]] = {
+    "W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)": {"sat_c": "sat(C)", "sat_k": "sat(K)"},
+    "p = clip(p_prior · W, 0, 1)": {"p_prior": "p_prior", "W": "W"},
+    "c = max(budget, floor_class, floor_delta)": {"budget": "budget", "floor_class": "floor_class",
+                                                  "floor_delta": "floor_delta"},
+    "D_i = reach_i · max(R_{i+1}, 0)": {"reach": "reach"},
+}
+_CHAIN_FOLDS = ("R_i = −c_i + p_i · R_{i+1}", "R_i = −c_i + p_i · d_i · R_{i+1}",
+                "R_i = max(0, −c_i + p_i · d_i · R_{i+1})")
+_PER_TRANSITION_LISTS: dict[str, dict[str, str]] = {
+    "binding = the first i with the largest U_i · D_i": {"U": "U", "D": "D"},
+    "flat product = Π p_i": {"p": "p"},
+}
+
+
+def check_operand_steps(c: RouteCheck, symbol: str, rule: str, ops: Mapping[str, Any], what: str) -> None:
+    """Each operand a rule takes from another step names the step the rule reads: the
+    transition's own step (`launch.c`'s `floor_delta` is `launch.floor_delta`), stage
+    i's `c` and `p` and `R_{i+1}` in the fold of a chain, every transition's `U` and
+    `D` in order for `binding`. A same-valued other step does not pass."""
+
+    def expect(name: str, o: Any, want: str) -> None:
+        got = o.get("step") if isinstance(o, Mapping) else None
+        if got != want:
+            raise c.fail(what, f"operand `{name}` names step `{got}`, but the rule reads `{want}`")
+
+    transitions = c.transitions()
+    t = symbol.rpartition(".")[0]
+    own = _OWN_STEPS.get(rule)
+    if own is not None and t in transitions:
+        for name, suffix in own.items():
+            expect(name, ops.get(name), f"{t}.{suffix}")
+    if rule == "floor_delta = Σ prices" and t in transitions:
+        for o in ops.get("prices", []):
+            ref = o.get("step", "") if isinstance(o, Mapping) else ""
+            if not (ref.startswith(f"{t}.price[") and ref.endswith("]")):
+                raise c.fail(what, f"operand `prices` names step `{ref}`, not a price of `{t}`")
+    if rule in _CHAIN_FOLDS and re.fullmatch(r"R_[0-9]+", symbol):
+        i = int(symbol[2:])
+        if i >= len(transitions):
+            raise c.fail(what, f"no transition {i} (the route has {len(transitions)})")
+        expect("c", ops.get("c"), f"{transitions[i]}.c")
+        expect("p", ops.get("p"), f"{transitions[i]}.p")
+        expect("R_next", ops.get("R_next"), f"R_{i + 1}")
+    lists = _PER_TRANSITION_LISTS.get(rule)
+    if lists is not None:
+        for name, suffix in lists.items():
+            got = [o.get("step") if isinstance(o, Mapping) else None for o in ops.get(name, [])]
+            want = [f"{x}.{suffix}" for x in transitions]
+            if got != want:
+                raise c.fail(what, f"operand `{name}` names steps {', '.join(map(str, got)) or 'none'}, but the rule "
+                                   f"reads {', '.join(want)}")
 
 
 RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
@@ -1800,6 +1859,94 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
         same(c.number(row["score"], what), _single(c, toks, f"{what} ({at})"), None, what, at)
 
 
+def _ends(c: RouteCheck, t: str) -> tuple[str, str]:
+    """The source and target states `transition t: A -> B` names in the route file."""
+    toks, route = _layout(c).toks, f"route {c.name}"
+    for i, p in enumerate(toks):
+        w = [q[1] for q in toks[i : i + 7]]
+        if p[4] == (route,) and len(w) == 7 and w[:3] == ["transition", t, ":"] and w[4:6] == ["-", ">"]:
+            return w[3], w[6]
+    raise c.fail(f"transition {t}", f"{c.route['file']} writes no `transition {t}: A -> B`")
+
+
+def check_written_states(c: RouteCheck) -> None:
+    """Each coverage row's `source` and `target` against the `field value` statement of
+    the transition's source and target state in the route file: a value the state
+    writes must be bound (`written`) and be that number (or `true`/`false`); a value
+    not bound must not be written in that state's block (it is carried forward, or on
+    a graph merged at a join, from other states)."""
+    layout, route = _layout(c), f"route {c.name}"
+    for row in c.route["coverage"]:
+        t, field = row["transition"], row["field"]
+        sides = row.get("written")
+        if not isinstance(sides, Mapping):
+            raise c.fail(f"coverage {t}/{field}", "records no `written` for its source and target")
+        for side, state in zip(("source", "target"), _ends(c, t), strict=True):
+            what, block = f"coverage {t}/{field}: {side} (state `{state}`)", (route, f"state {state}")
+            where = sides.get(side)
+            if where is None:
+                if layout.statements(block, field):
+                    raise c.fail(what, f"is not bound, but `state {state}` in {c.route['file']} writes `{field}`")
+                continue
+            at, toks = _statement(c, where, block, field, what)
+            recorded = row[side]
+            if len(toks) == 1 and toks[0][1] in ("true", "false"):
+                literal: Any = toks[0][1] == "true"
+                ok = isinstance(recorded, bool) and recorded == literal
+            else:
+                literal = rnd(_single(c, toks, f"{what} ({at})"))
+                ok = not isinstance(recorded, bool) and isinstance(recorded, (int, float)) and \
+                    Fraction(recorded) == literal
+                literal = float(literal)
+            if not ok:
+                raise c.fail(f"{what} ({at})", f"is {recorded!r}, but the file writes {literal!r}")
+
+
+def check_material(c: RouteCheck) -> None:
+    """Each coverage row's `material_rule` against the `field NAME TYPE material AMOUNT`
+    statement of the hashed library that declares the field: the amount, read by the
+    checker's own reader of numbers, and whether it is relative (written with `%`);
+    a bool's rule exactly for a field of type `bool`; none exactly when the library
+    writes no `material` clause."""
+    declared: dict[str, tuple[str, Any, str]] = {}
+    for lib in c.route["libraries"]:
+        toks = Layout(c.source("library", lib).text).toks
+        for i, p in enumerate(toks):
+            if p[1] != "field" or p[4] != () or i + 2 >= len(toks) or toks[i + 1][0] != "name":
+                continue
+            name, line = toks[i + 1][1], p[2]
+            rule: Any = None
+            j = i + 3
+            if j < len(toks) and toks[j][1] == "material" and toks[j][2] == line:
+                minus = j + 1 < len(toks) and toks[j + 1][1] == "-"
+                k = j + 1 + minus
+                if k >= len(toks) or toks[k][0] != "number":
+                    raise c.fail(f"library {lib}", f"field `{name}`: its `material` amount is not a number")
+                x = rnd(literal_number(toks[k][1]))
+                rule = (-x if minus else x, toks[k][1].endswith("%"))
+            declared.setdefault(name, (lib, rule, toks[i + 2][1]))
+    for row in c.route["coverage"]:
+        what = f"coverage {row['transition']}/{row['field']}: material"
+        if row["field"] not in declared:
+            raise c.fail(what, f"no library of the route ({', '.join(c.route['libraries']) or 'none'}) declares "
+                               f"`{row['field']}`")
+        lib, want, kind = declared[row["field"]]
+        got = row["material_rule"]
+        if isinstance(got, Mapping) and "bool" in got:  # any change of a bool is material
+            if got["bool"] is not True or kind != "bool" or want is not None:
+                raise c.fail(what, f"is a bool's, but library {lib} declares `{row['field']}` {kind}")
+            continue
+        if got is None or want is None:
+            if got is not want:
+                raise c.fail(what, f"is {'none' if got is None else 'recorded'}, but library {lib} writes "
+                                   f"{'no' if want is None else 'a'} `material` clause for `{row['field']}`")
+            continue
+        amount, relative = c.number(got["amount"], what), got["relative"]
+        if (amount, relative) != want:
+            raise c.fail(what, f"is {show(amount)}{' relative' if relative else ''}, but library {lib} writes "
+                               f"{show(want[0])}{' relative' if want[1] else ''} for `{row['field']}`")
+
+
 def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any], what: str) -> None:
     """The `threshold` and `kill` texts a `require` line reads, against the transition's
     statements in the route file."""
@@ -1900,6 +2047,8 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
         check = RouteCheck(route, policies[route["policy"]], source)
         check.run()
         check_written(check, cert["overrides"])
+        check_written_states(check)
+        check_material(check)
         check.check_coverage_and_verdict()
         for key, n in check.counts.items():
             counts[key] += n

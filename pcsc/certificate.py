@@ -53,8 +53,10 @@ from pcsc.score.route import RouteNumbers, gate_names
 from pcsc.syntax.limits import normalize_newlines
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 4  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
-# 4: every number the route's author wrote is bound to its place in the route file (`written`)
+VERSION = 5  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+# 4: every number the route's author wrote is bound to its place in the route file (`written`);
+# 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
+# to the route file and the `material` amounts to the library file
 
 
 class CertificateError(Exception):
@@ -722,8 +724,14 @@ def bind_written(cert: dict[str, Any], c: Compiled, text: str) -> dict[str, Any]
     criteria = {x.name: x for x in r.criteria}
     for row in steps["T"]["operands"]["rows"]:
         row["written"] = written(text, criteria[row["criterion"]].span)
+    states = {s.name: s for s in r.states}
     for row in cert["coverage"]:
         t = by_name[row["transition"]]
+        sides: dict[str, Any] = {}
+        for side, state in (("source", t.source), ("target", t.target)):
+            spans = dict(states[state].value_spans)
+            sides[side] = written(text, spans[row["field"]]) if row["field"] in spans else None
+        row["written"] = sides
         for o in row["obligations"]:
             for req in o["requires"]:
                 for key, expr in (("threshold", t.threshold), ("kill", t.kill)):

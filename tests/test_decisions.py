@@ -661,9 +661,9 @@ def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, 
     code, out = verify(run, cert)
     assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
     cert = certify(run, project)
-    tamper(cert, lambda d: d.update(version=3), resign=True)  # 3: its authored numbers are not bound to the file
+    tamper(cert, lambda d: d.update(version=4), resign=True)  # 4: its operands may name any same-valued step
     code, out = verify(run, cert)
-    assert code == 1 and "a certificate of format version 3" in out and "this checker reads version 4" in out, out
+    assert code == 1 and "a certificate of format version 4" in out and "this checker reads version 5" in out, out
 
 
 def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:
@@ -1179,3 +1179,98 @@ def test_a_planner_who_walks_then_stops_certifies(run: Run, tmp_path: Path) -> N
     tamper(cert, lambda d: step(d, "launch.walking")["operands"].update(before={"v": True}), resign=True)
     code, out = verify(run, cert)
     assert code == 1 and "launch.walking" in out and "`before` is not step `early_access.walking`" in out, out
+
+
+def test_an_operand_naming_a_same_valued_other_step_is_caught_and_named(run: Run, project: Path) -> None:
+    """A forger who points `launch.c`'s `floor_delta` at `launch.budget` (its value copied,
+    so every number still agrees and c is unchanged) hides the delta floor: the checker
+    requires the transition's own delta-floor step and names the step it was given."""
+    cert = certify(run, project)
+
+    def point_at_budget(d: dict[str, Any]) -> None:
+        ops = step(d, "launch.c")["operands"]
+        ops["floor_delta"] = dict(ops["budget"])
+        assert ops["floor_delta"]["step"] == "launch.budget"
+
+    tamper(cert, point_at_budget, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "PCSC-E912" in out, out
+    assert "operand `floor_delta` names step `launch.budget`, but the rule reads `launch.floor_delta`" in out, out
+
+
+def test_the_fold_must_read_its_own_stage(run: Run, project: Path) -> None:
+    """R_1 reads stage 1's c and p: pointing its `c` at stage 0's, with the value
+    copied, is named even where the recomputed numbers would not show it."""
+    cert = certify(run, project)
+    doc = json.loads(cert.read_text())
+    t = [s["symbol"].removesuffix(".p_prior") for s in doc["routes"][0]["steps"] if s["symbol"].endswith(".p_prior")]
+
+    def other_stage(d: dict[str, Any]) -> None:
+        step(d, "R_1")["operands"]["c"]["step"] = f"{t[0]}.c"
+
+    tamper(cert, other_stage, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and f"operand `c` names step `{t[0]}.c`, but the rule reads `{t[1]}.c`" in out, out
+
+
+def _coverage_row(d: dict[str, Any], transition: str, field: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(r for r in d["routes"][0]["coverage"]
+                                 if r["transition"] == transition and r["field"] == field)
+    return found
+
+
+def test_state_values_are_bound_to_the_state_blocks(run: Run, project: Path) -> None:
+    """Each coverage row binds the source and target the states write: `launch` takes
+    `developers` from 0 (`state garage`) to 500 (`state wedge`)."""
+    cert = certify(run, project)
+    row = _coverage_row(json.loads(cert.read_text()), "launch", "developers")
+    assert row["written"]["source"]["text"] == "developers 0"
+    assert row["written"]["target"]["text"] == "developers 500"
+    assert (row["source"], row["target"]) == (0.0, 500.0)
+    # `wedge` lists only `developers`: `paying_teams` is carried forward from `garage`, so not bound there
+    assert _coverage_row(json.loads(cert.read_text()), "launch", "paying_teams")["written"]["target"] is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda d: _coverage_row(d, "launch", "developers").update(target=5.0),
+         "coverage launch/developers: target (state `wedge`) (line 8 of devtools_api.route): is 5.0, "
+         "but the file writes 500.0"),
+        (lambda d: _coverage_row(d, "launch", "developers")["written"].update(target=None),
+         "coverage launch/developers: target (state `wedge`): is not bound, but `state wedge` in "
+         "devtools_api.route writes `developers`"),
+        (lambda d: _coverage_row(d, "launch", "developers")["written"].update(
+            target=_coverage_row(d, "monetize", "developers")["written"]["target"]),
+         "coverage launch/developers: target (state `wedge`) (line 9 of devtools_api.route)"),
+    ],
+    ids=["value", "unbound", "other-state"],
+)
+def test_tampering_with_a_state_value_is_caught_and_named(run: Run, project: Path,
+                                                          edit: Callable[[dict[str, Any]], None], named: str) -> None:
+    cert = certify(run, project)
+    tamper(cert, edit, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "PCSC-E912" in out and named in out, out
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda d: _coverage_row(d, "launch", "developers")["material_rule"].update(amount={"f": 0.5, "q": "1/2"}),
+         "coverage launch/developers: material: is 0.5 relative, but library venture writes 0.1 relative "
+         "for `developers`"),
+        (lambda d: _coverage_row(d, "launch", "developers")["material_rule"].update(relative=False),
+         "coverage launch/developers: material: is 0.1, but library venture writes 0.1 relative"),
+        (lambda d: _coverage_row(d, "launch", "developers").update(material_rule=None),
+         "coverage launch/developers: material: is none, but library venture writes a `material` clause"),
+    ],
+    ids=["amount", "absolute", "none"],
+)
+def test_a_material_amount_is_bound_to_the_library_file(run: Run, project: Path,
+                                                        edit: Callable[[dict[str, Any]], None], named: str) -> None:
+    """`field developers count material 10%` in venture.obl: the row's rule must be that."""
+    cert = certify(run, project)
+    tamper(cert, edit, resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "PCSC-E912" in out and named in out, out

@@ -300,6 +300,7 @@ def compile_one(text: str, shown: str = "generated.route", route_dir: Path = EXA
 IGNORED = {
     "file",  # where the text came from
     "listed",  # printed states list every field (carry-forward resolved)
+    "value_spans",  # where each listed field is written: as `listed`, and spans are aside
     "threshold_text",  # compared on their own: printed on one line, comments dropped
     "kill_text",
 }

@@ -73,6 +73,7 @@ class State:
     values: tuple[tuple[str, float | bool], ...]
     listed: tuple[str, ...]  # the fields the author wrote (the rest carried forward)
     span: Span
+    value_spans: tuple[tuple[str, Span], ...] = ()  # where each listed field's `name value` is written
 
     def get(self, field: str) -> float | bool:
         for name, value in self.values:

@@ -822,7 +822,7 @@ class RouteLowerer:
                         )
             current = {**current, **listed}
             values = tuple((f, current[f]) for f in route_fields if f in current)
-            states.append(State(name, values, tuple(listed), node.span))
+            states.append(State(name, values, tuple(listed), node.span, value_spans(node, listed)))
         return states
 
     def carry_forward_graph(
@@ -908,6 +908,7 @@ class RouteLowerer:
                 tuple((f, values[name][f]) for f in route_fields if f in values[name]),
                 tuple(listed[name]),
                 raw[name].span,
+                value_spans(raw[name], listed[name]),
             )
             for name in state_order
         ]
@@ -1286,3 +1287,12 @@ def _compare_help(left: str, right: str) -> str | None:
     if kinds <= _NUMERIC:
         return "give both sides the same unit: `arr >= 1.2M usd`"
     return None
+
+
+def value_spans(node: syn.StateBlock, listed: dict[str, float | bool]) -> tuple[tuple[str, Span], ...]:
+    """Where each field a state lists is written (its first `name value` statement)."""
+    out: dict[str, Span] = {}
+    for fv in node.values:
+        if fv.name.text in listed and fv.name.text not in out:
+            out[fv.name.text] = fv.span
+    return tuple(out.items())
