@@ -17,14 +17,20 @@ from pcsc.ir.shape import Edge, Parallel, Series, Shape
 Pair = tuple[str, str]
 
 
-def find_cycle(pairs: Sequence[Pair]) -> list[int] | None:
-    """The indices of the transitions of one cycle (in walking order), or None."""
+def _degrees(pairs: Sequence[Pair]) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """Each state's number of incoming transitions, and the indices of its outgoing ones."""
     indegree: dict[str, int] = {}
     out: dict[str, list[int]] = {}
     for i, (s, t) in enumerate(pairs):
         indegree.setdefault(s, 0)
         indegree[t] = indegree.get(t, 0) + 1
         out.setdefault(s, []).append(i)
+    return indegree, out
+
+
+def find_cycle(pairs: Sequence[Pair]) -> list[int] | None:
+    """The indices of the transitions of one cycle (in walking order), or None."""
+    indegree, out = _degrees(pairs)
     ready = [s for s, d in indegree.items() if d == 0]
     seen: set[str] = set()
     while ready:
@@ -75,12 +81,7 @@ def topological(pairs: Sequence[Pair]) -> tuple[list[int], list[str]]:
     the transitions whose source every earlier transition has completed, the one
     written first comes first; a state comes when its last incoming transition does.
     For a chain this is the chain order."""
-    indegree: dict[str, int] = {}
-    out: dict[str, list[int]] = {}
-    for i, (s, t) in enumerate(pairs):
-        indegree.setdefault(s, 0)
-        indegree[t] = indegree.get(t, 0) + 1
-        out.setdefault(s, []).append(i)
+    indegree, out = _degrees(pairs)
     states = [s for s, d in indegree.items() if d == 0]
     heap = [i for s in states for i in out.get(s, [])]
     heapq.heapify(heap)
