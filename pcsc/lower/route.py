@@ -675,14 +675,7 @@ class RouteLowerer:
                 placed[k] = True
                 cycle.append(k)
                 k = out_edges.get(transitions[k].target)
-            loop = [transitions[c].source for c in cycle] + [transitions[cycle[0]].source]
-            self.error(
-                codes.E211,
-                "the route has a cycle: " + " -> ".join(f"`{s}`" for s in loop),
-                transitions[cycle[0]].node.name,
-                "a route runs from its start state to its vision state without returning; "
-                "retarget or remove one of " + ", ".join(f"`{transitions[c].name}`" for c in cycle),
-            )
+            self.cycle_error(transitions, cycle)
             ok = False
         if not paths:
             return []
@@ -720,20 +713,24 @@ class RouteLowerer:
             ok = False
         return [transitions[j] for j in main] if ok else []
 
+    def cycle_error(self, transitions: list[_Draft], cycle: list[int]) -> None:
+        """PCSC-E211 for the transitions ``cycle`` (indices, in walking order)."""
+        loop = [transitions[c].source for c in cycle] + [transitions[cycle[0]].source]
+        self.error(
+            codes.E211,
+            "the route has a cycle: " + " -> ".join(f"`{s}`" for s in loop),
+            transitions[cycle[0]].node.name,
+            "a route runs from its start state to its vision state without returning; "
+            "retarget or remove one of " + ", ".join(f"`{transitions[c].name}`" for c in cycle),
+        )
+
     def graph(self, transitions: list[_Draft], vision: Vision | None) -> list[_Draft]:
         """Order the transitions of a route that forks and joins (docs/graphs.md), and
         set ``self.shape`` to its series-parallel tree; [] after a diagnostic."""
         pairs = [(t.source, t.target) for t in transitions]
         cycle = find_cycle(pairs)
         if cycle is not None:
-            loop = [transitions[c].source for c in cycle] + [transitions[cycle[0]].source]
-            self.error(
-                codes.E211,
-                "the route has a cycle: " + " -> ".join(f"`{s}`" for s in loop),
-                transitions[cycle[0]].node.name,
-                "a route runs from its start state to its vision state without returning; "
-                "retarget or remove one of " + ", ".join(f"`{transitions[c].name}`" for c in cycle),
-            )
+            self.cycle_error(transitions, cycle)
             return []
         entered = set(targets := [t.target for t in transitions])
         starts = list(dict.fromkeys(t.source for t in transitions if t.source not in entered))
