@@ -141,14 +141,7 @@ def fit(policy: Policy, packets: Sequence[Mapping[str, Any]], results: Iterable[
         ws, ys = seen.setdefault(t["class"], ([], []))
         ws.append(float(t["W"]))
         ys.append(positive)
-    fits = []
-    for ref_class, prior in sorted(policy.priors.items()):
-        ws, ys = seen.get(ref_class, ([], []))
-        n, k = len(ys), sum(ys)
-        pooled = (strength * prior.p + k) / (strength + n)
-        new_p = w_aware_prior(ws, ys, prior.p, strength) if n else prior.p
-        fits.append(ClassFit(ref_class, prior.p, new_p, n, k, pooled))
-    return fits
+    return class_fits(policy, seen, strength)
 
 
 def evidence_weights(packet: Mapping[str, Any], transition: str,
@@ -319,14 +312,7 @@ def _priors_given(policy: Policy, cases: Sequence[GainCase], ws: Sequence[float]
         got = seen.setdefault(c.ref_class, ([], []))
         got[0].append(w)
         got[1].append(c.positive)
-    out = []
-    for ref_class, prior in sorted(policy.priors.items()):
-        w_list, ys = seen.get(ref_class, ([], []))
-        n, k = len(ys), sum(ys)
-        pooled = (strength * prior.p + k) / (strength + n)
-        new_p = w_aware_prior(w_list, ys, prior.p, strength) if n else prior.p
-        out.append(ClassFit(ref_class, prior.p, new_p, n, k, pooled))
-    return out
+    return class_fits(policy, seen, strength)
 
 
 def _evolved(policy: Policy, classes: Sequence[ClassFit], gains: tuple[float, float] | None,
@@ -515,3 +501,16 @@ def compare(old: Policy, new: Policy, packets: Sequence[Mapping[str, Any]], resu
             "" if verdicts is None else f", no GATE verdict changes on {len(verdicts)} held-out routes")
     return Comparison(len(test), len(rows), b_old, b_new, a_old, a_new, promote, reason, e_old, e_new,
                       0 if verdicts is None else len(verdicts), tuple(unchecked), flips, tuple(regressions))
+
+
+def class_fits(policy: Policy, seen: Mapping[str, tuple[list[float], list[bool]]], strength: float) -> list[ClassFit]:
+    """Per class of ``policy``, the W-aware prior and the pooled estimate from the
+    (W, outcome) pairs ``seen`` of its training transitions; a class without any keeps its p."""
+    fits = []
+    for ref_class, prior in sorted(policy.priors.items()):
+        ws, ys = seen.get(ref_class, ([], []))
+        n, k = len(ys), sum(ys)
+        pooled = (strength * prior.p + k) / (strength + n)
+        new_p = w_aware_prior(ws, ys, prior.p, strength) if n else prior.p
+        fits.append(ClassFit(ref_class, prior.p, new_p, n, k, pooled))
+    return fits
