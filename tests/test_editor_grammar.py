@@ -25,9 +25,6 @@ from pcsc.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
 from pcsc.lower.route import VISION_KEYS
 from tests.conftest import ROOT
 
-# one worker runs this module, so the `npm ci` below never runs twice at once in one folder
-pytestmark = pytest.mark.xdist_group("npm")
-
 EXTENSION = ROOT / "editors" / "vscode"
 SHIPPED = sorted(
     [*ROOT.glob("examples/**/*.route"), *ROOT.glob("obligations/*.obl"),
