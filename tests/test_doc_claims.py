@@ -23,12 +23,12 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def paragraph(page: Path, needle: str) -> str:
-    """The paragraph (or list item) of ``page`` that holds ``needle``."""
+    """The paragraph (or list item) of ``page`` that holds ``needle``, its lines joined."""
     text = page.read_text(encoding="utf-8")
     at = text.index(needle)
     start = max(text.rfind("\n\n", 0, at), text.rfind("\n- ", 0, at))
     end = text.find("\n\n", at)
-    return text[start: end if end >= 0 else None]
+    return " ".join(text[start: end if end >= 0 else None].split())
 
 
 # ---------------------------------------------------------------------- a tier the policy does not list
@@ -74,3 +74,69 @@ def test_the_checker_refuses_a_certificate_that_weighs_an_unlisted_tier_0() -> N
 def test_no_page_says_an_unlisted_tier_weighs_0() -> None:
     pages = [*DOCS.glob("*.md"), ROOT / "README.md"]
     assert not [p.name for p in pages if re.search(r"tier[^.]*weighs 0", p.read_text(encoding="utf-8"))]
+
+
+# ---------------------------------------------------------------------- graph.md: how the SVG is laid out
+def _boxes(svg: str) -> list[tuple[str, float, float, float]]:
+    """Each state box of an SVG picture, in order: (state, x, y, width)."""
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    out = []
+    for group in ET.fromstring(svg).iter(f"{ns}g"):
+        items = list(group)
+        for i, el in enumerate(items):
+            if el.tag == f"{ns}rect":
+                name = items[i + 1].text or ""
+                out.append((name, float(el.get("x", 0)), float(el.get("y", 0)), float(el.get("width", 0))))
+    return out
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples" / "graphs").glob("*.route")), ids=lambda p: p.stem)
+def test_graph_routes_are_drawn_in_columns_and_lanes_as_graph_md_says(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, path: Path
+) -> None:
+    from pcsc.pipeline import Session
+
+    said = paragraph(DOCS / "graph.md", "is drawn in columns and lanes")
+    assert "longest" in said and "topmost lane" in said and "same width" in said
+    monkeypatch.chdir(ROOT)
+    code, svg, err = run(capsys, "graph", str(path.relative_to(ROOT)), "--format", "svg")
+    assert code == 0, err
+    (route,) = Session().routes_from_text(path.read_text(encoding="utf-8"), path.name, path.parent)
+    states = [s.name for s in route.states]
+    edges = [(t.source, t.target) for t in route.transitions]
+    boxes = _boxes(svg)
+    assert [b[0] for b in boxes] == states
+    assert svg.count("<rect ") == 1 + len(states) and svg.count("<path ") == len(edges)
+    assert len({b[3] for b in boxes}) == 1  # every box the same width
+    xs = sorted({b[1] for b in boxes})
+    ys = sorted({b[2] for b in boxes})
+    assert len(ys) > 1  # lanes, not one row
+    column = {n: xs.index(x) for n, x, _, _ in boxes}
+    lane = {n: ys.index(y) for n, _, y, _ in boxes}
+
+    def longest(state: str) -> int:
+        into = [s for s, t in edges if t == state]
+        return max((longest(s) + 1 for s in into), default=0)
+
+    assert column == {n: longest(n) for n in states}
+    for n in states[1:]:
+        into = [s for s, t in edges if t == n]
+        if len(into) > 1:  # a join: the topmost lane of its branches, unless taken
+            assert lane[n] >= min(lane[s] for s in into)
+        else:  # a branch: its fork's lane plus its place among the fork's transitions, or lower
+            fork = into[0]
+            place = [t for s, t in edges if s == fork].index(n)
+            assert lane[n] >= lane[fork] + place
+        taken = {lane[m] for m in states if m != n and column[m] == column[n]}
+        assert lane[n] not in taken
+
+
+def test_a_chain_is_one_row(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code, svg, _ = run(capsys, "graph", "examples/devtools_api.route", "--format", "svg")
+    boxes = _boxes(svg)
+    assert code == 0 and len({b[2] for b in boxes}) == 1
+    assert [b[1] for b in boxes] == sorted(b[1] for b in boxes)
+    assert svg.count("<path ") == len(boxes) - 1
