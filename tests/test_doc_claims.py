@@ -140,3 +140,48 @@ def test_a_chain_is_one_row(capsys: pytest.CaptureFixture[str], monkeypatch: pyt
     assert code == 0 and len({b[2] for b in boxes}) == 1
     assert [b[1] for b in boxes] == sorted(b[1] for b in boxes)
     assert svg.count("<path ") == len(boxes) - 1
+
+
+# ---------------------------------------------------------------------- docs/cli.md: JSON documents, the IR cache
+def _block_after(page: Path, marker: str) -> str:
+    text = page.read_text(encoding="utf-8")
+    at = text.index(marker)
+    start = text.index("```", at)
+    start = text.index("\n", start) + 1
+    return text[start: text.index("\n```", start)]
+
+
+def test_the_json_envelope_is_shown_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests import docrun
+
+    monkeypatch.chdir(ROOT)
+    block = _block_after(DOCS / "cli.md", "prints the envelope alone:")
+    (command,) = docrun.commands_in(block, 0)
+    docrun.check_command(command, ROOT)
+    said = paragraph(DOCS / "cli.md", "Every `--format json` document is canonical JSON")
+    assert "starts with" not in said and "sorted" in said
+    readme = paragraph(ROOT / "README.md", "every JSON document")
+    assert "starts with" not in readme
+
+
+def test_the_cache_info_example_has_the_programs_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = tmp_path / "xdg"
+    base.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base))
+    monkeypatch.chdir(ROOT)
+    assert run(capsys, "check", "-q", "examples/cohort")[0] == 0
+    printed = run(capsys, "cache", "info")[1] + "$ pcsc cache clear\n" + run(capsys, "cache", "clear")[1]
+    block = _block_after(DOCS / "cli.md", "(documents `cache-info` and `cache-clear`")
+
+    def shape(text: str, home: str) -> list[str]:
+        text = re.sub(r"\d[\d,.]* (files?|bytes|KB|MB)", "N UNIT", text.replace(home, "HOME"))
+        lines = [line for line in text.splitlines() if not line.startswith("$ pcsc cache info")]
+        return [re.sub(r"\d[\d,.]*", "N", line) for line in lines]
+
+    assert shape(block, "/home/me/.cache") == shape(printed, str(base))
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "## The IR cache" in page and "`pcsc cache clear`" in readme
+    assert "docs/cli.md" in paragraph(ROOT / "README.md", "`pcsc cache clear`")

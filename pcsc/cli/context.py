@@ -120,15 +120,19 @@ class Context:
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
         """A new compiler session with this run's search paths and coverage mode."""
-        from pcsc.ircache import IRCache
+        from pcsc.ircache import CacheSettingError, IRCache
         from pcsc.pipeline import Session
         from pcsc.policy.load import PolicyStore
 
+        try:
+            ir_cache = IRCache.default()
+        except CacheSettingError as exc:
+            raise UsageError(str(exc)) from None
         session = Session(
             lib_path=self.search_path("lib_path"),
             policies=PolicyStore(self.search_path("policy_path")),
             coverage_mode=self.coverage,  # type: ignore[arg-type]
-            ir_cache=IRCache.default(),
+            ir_cache=ir_cache,
         )
         self.sessions.append(session)
         return session
@@ -171,6 +175,7 @@ class Context:
             policy_path=tuple(session.policies.search_path),
             coverage_mode=session.coverage_mode,
             ir_cache=session.ir_cache is not None,
+            cache_limits=None if session.ir_cache is None else session.ir_cache.limits,
             bind=bind,
             keep_routes=keep_routes,
         )
