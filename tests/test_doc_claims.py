@@ -185,3 +185,40 @@ def test_the_cache_info_example_has_the_programs_lines(
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "## The IR cache" in page and "`pcsc cache clear`" in readme
     assert "docs/cli.md" in paragraph(ROOT / "README.md", "`pcsc cache clear`")
+
+
+# ---------------------------------------------------------------------- install paths, releases, the docs' address
+def test_the_install_paths_shown_exist() -> None:
+    """docs/pipelines.md installed `pcsc` from a package index and pinned `rev: v0.1.0`;
+    neither exists."""
+    from pcsc._version import __version__
+
+    for page in (DOCS / "pipelines.md", DOCS / "examples" / "code-scanning.yml"):
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"pip install (-q )?['\"]?pcsc\b(?!\s*@)", text), page.name
+        for rev in re.findall(r"(?:rev: |pcsc@)(v[\w.]+)", text):
+            assert rev == "vX.Y.Z", (page.name, rev)  # a placeholder for a tag the release checklist makes
+    releases = paragraph(DOCS / "pipelines.md", "A release is a version number")
+    assert "CHANGELOG.md" in (DOCS / "pipelines.md").read_text(encoding="utf-8") and releases
+    assert f"pcsc-{__version__}-py3-none-any.whl" in (DOCS / "pipelines.md").read_text(encoding="utf-8")
+
+
+def test_the_changelog_names_the_version_the_sources_carry() -> None:
+    from pcsc._version import __version__
+
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (\S+)", text, re.M)
+    assert headings and headings[0] == __version__
+
+
+def test_the_config_example_is_what_pcsc_config_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / "obligations").mkdir(parents=True)
+    (project / "pcsc.toml").write_text('lib_path = ["obligations"]\ncoverage = "gate"\n', encoding="utf-8")
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("PCSC_DOCS_URL", raising=False)
+    code, out, _ = run(capsys, "config")
+    shown = _block_after(DOCS / "cli.md", "each came from:").removeprefix("$ pcsc config\n")
+    assert code == 0 and out.rstrip("\n").replace(str(project), "/work/project") == shown

@@ -98,6 +98,20 @@ class Context:
         configured: tuple[Path, ...] = getattr(self.config, name)
         return [*given, *(p for p in configured if p not in given)]
 
+    @property
+    def docs_url(self) -> str | None:
+        """The published docs' base URL: `PCSC_DOCS_URL`, else the configuration's
+        `docs_url`, else None (links into the docs are left out)."""
+        from pcsc.config import DOCS_URL_ENV, docs_base_url
+
+        given = os.environ.get(DOCS_URL_ENV)
+        if not given:
+            return self.config.docs_url
+        try:
+            return docs_base_url(given)
+        except ValueError as exc:
+            raise UsageError(f"{DOCS_URL_ENV} {exc}") from None
+
     def ledger_path(self) -> Path:
         from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
