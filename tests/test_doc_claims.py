@@ -222,3 +222,74 @@ def test_the_config_example_is_what_pcsc_config_prints(
     code, out, _ = run(capsys, "config")
     shown = _block_after(DOCS / "cli.md", "each came from:").removeprefix("$ pcsc config\n")
     assert code == 0 and out.rstrip("\n").replace(str(project), "/work/project") == shown
+
+
+# ---------------------------------------------------------------------- the README's learning loop
+def _readme_line(start: str) -> str:
+    (line,) = [raw.split("  #")[0].strip() for raw in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+               if raw.startswith(start)]
+    return line
+
+
+def _pilot(folder: Path, routes: int = 8) -> None:
+    """Routes pinned to venture@1.1.0 frozen retrospectively (as_of 2012), then outcomes
+    of 2012–2015 recorded after the freeze: resolved forecasts as of today."""
+    import subprocess
+    import sys
+
+    text = SPEC_ROUTE.read_text(encoding="utf-8").replace('"venture@1.0.0"', '"venture@1.1.0"')
+    blocks = []
+    for i in range(routes):
+        (folder / f"r{i}.route").write_text(text.replace("route devtools_api", f"route api_{i}"), encoding="utf-8")
+        developers = 640 if i % 2 == 0 else 40
+        blocks.append(f'[[observation]]\nroute = "api_{i}"\ndate = 2012-07-01\ndevelopers = {developers}\n')
+        blocks.append(f'[[label]]\nroute = "api_{i}"\ndate = 2015-06-01\noutcome = "{"+-"[i % 3 == 0]}"\n')
+    (folder / "outcomes.toml").write_text("\n".join(blocks), encoding="utf-8")
+    for argv in (["freeze", "--retrospective", "-q", *(f"r{i}.route" for i in range(routes))],
+                 ["resolve", "-q", "outcomes.toml"]):
+        done = subprocess.run([sys.executable, "-m", "pcsc", *argv], capture_output=True, text=True, cwd=folder)
+        assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def pilot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("pilot")
+    _pilot(folder)
+    return folder
+
+
+def test_the_readme_learning_loop_runs_as_written(pilot: Path) -> None:
+    """`policy fit … -o policies/venture/1.2.0.toml`, then `policy compare venture@1.1.0
+    venture@1.2.0`, failed with E403: compare did not look where fit wrote."""
+    from tests import docrun
+
+    tmp_path = pilot
+    fit, compare = _readme_line("pcsc policy fit "), _readme_line("pcsc policy compare ")
+    done = docrun.run(fit, tmp_path)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "resolved training transitions" in out and (tmp_path / "learned" / "venture" / "1.2.0.toml").is_file()
+    assert "--policy-path learned" in out  # fit says how other commands find what it wrote
+    done = docrun.run(compare, tmp_path)
+    out = done.stdout + done.stderr
+    assert done.returncode in (0, 3), out  # 3: not promoted, which the README's comment allows
+    assert "PCSC-E403" not in out and out.startswith("venture@1.1.0 vs venture@1.2.0 on ")
+    # without the flag the README passes, compare does not find it, and says where it looked
+    done = docrun.run(compare.replace(" --policy-path learned", ""), tmp_path)
+    assert done.returncode == 1 and "PCSC-E403" in done.stderr
+
+
+def test_fit_with_nothing_resolved_refuses_and_writes_nothing(
+    pilot: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It wrote a policy fitted to 0 resolved transitions and exited 0."""
+    monkeypatch.chdir(pilot)
+    target = pilot / "refused" / "venture" / "1.2.0.toml"
+    code, out, err = run(capsys, "policy", "fit", "--policy", "venture@1.1.0", "--version", "1.2.0", "-o", str(target),
+                         "--as-of", "2012-06-02", "--format", "json")
+    assert code == 1 and not target.exists(), err
+    doc = json.loads(out)
+    (d,) = doc["diagnostics"]
+    assert d["code"] == "PCSC-E746" and d["file"].endswith("ledger.sqlite") and "no policy written" in d["message"]
+    code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.2.0")
+    assert code == 1 and "no forecast in the ledger was frozen under venture@1.0.0" in err

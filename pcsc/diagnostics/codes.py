@@ -124,6 +124,7 @@ E742 = _register("PCSC-E742", "nothing to grade")
 E743 = _register("PCSC-E743", "plot cannot be written")
 E744 = _register("PCSC-E744", "reference class in neither policy")
 E745 = _register("PCSC-E745", "prospective and retrospective forecasts are not pooled")
+E746 = _register("PCSC-E746", "nothing to fit")
 E751 = _register("PCSC-E751", "no routes to rank or freeze")
 
 # policy tests and project scaffolding (E80x `pcsc test`, E81x `pcsc init`)
