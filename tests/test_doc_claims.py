@@ -293,3 +293,12 @@ def test_fit_with_nothing_resolved_refuses_and_writes_nothing(
     assert d["code"] == "PCSC-E746" and d["file"].endswith("ledger.sqlite") and "no policy written" in d["message"]
     code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.2.0")
     assert code == 1 and "no forecast in the ledger was frozen under venture@1.0.0" in err
+
+
+def test_no_page_installs_pcsc_from_a_package_index() -> None:
+    """PCSC is on no package index: `pip install 'pcsc[lsp]'` would fetch whatever
+    package of that name an index has, or nothing."""
+    pages = [*DOCS.glob("*.md"), ROOT / "README.md", DOCS / "examples" / "code-scanning.yml"]
+    found = [f"{p.name}: {m.group(0)}" for p in pages
+             for m in re.finditer(r"pip install (-q )?(-U )?['\"]?pcsc(\[[\w,]+\])?(?!\S*\s*@)['\"]?", p.read_text())]
+    assert found == []
