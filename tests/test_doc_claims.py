@@ -302,3 +302,27 @@ def test_no_page_installs_pcsc_from_a_package_index() -> None:
     found = [f"{p.name}: {m.group(0)}" for p in pages
              for m in re.finditer(r"pip install (-q )?(-U )?['\"]?pcsc(\[[\w,]+\])?(?!\S*\s*@)['\"]?", p.read_text())]
     assert found == []
+
+
+# ---------------------------------------------------------------------- docs/policy-tests.md
+def test_the_policy_tests_example_has_the_shipped_files_and_cases(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The example shows one failed case among the shipped ones: every other line is
+    a line the program prints, and the counts are the shipped suite's."""
+    monkeypatch.chdir(ROOT)
+    code, out, _ = run(capsys, "test", "policies/")
+    printed = out.splitlines()
+    block = _block_after(DOCS / "policy-tests.md", "After a change that moves a binding step").splitlines()
+    assert code == 0 and block[0] == "$ pcsc test policies/"
+    for line in block[1:]:
+        if line.strip() in ("…",) or line.strip().startswith("expected "):
+            continue
+        if line.startswith("  FAIL   "):
+            assert "  pass   " + line.removeprefix("  FAIL   ") in printed
+        elif re.match(r"\d+ cases in", line):
+            m = re.match(r"(\d+) cases in (\d+) files: (\d+) passed, 1 failed, 0 could not run", line)
+            assert m and int(m[3]) == int(m[1]) - 1
+            assert printed[-1] == f"{m[1]} cases in {m[2]} files: {m[1]} passed, 0 failed, 0 could not run"
+        else:
+            assert line in printed, line
