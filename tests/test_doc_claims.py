@@ -326,3 +326,27 @@ def test_the_policy_tests_example_has_the_shipped_files_and_cases(
             assert printed[-1] == f"{m[1]} cases in {m[2]} files: {m[1]} passed, 0 failed, 0 could not run"
         else:
             assert line in printed, line
+
+
+def test_the_coverage_at_check_example_is_what_check_prints(tmp_path: Path) -> None:
+    from tests import docrun
+
+    (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
+    block = _block_after(DOCS / "cli.md", "the `require` lines that failed, with file and line:")
+    splice, check = docrun.commands_in(block, 0)
+    assert docrun.run(splice.line, tmp_path).returncode == 0
+    docrun.check_command(docrun.Command(check.line, check.shown, 1), tmp_path, shipped="obligations")
+
+
+def test_policy_diff_of_the_shipped_versions_is_as_policy_md_says(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = paragraph(DOCS / "policy.md", "lists the reference classes")
+    assert "nothing changed or removed" in said
+    code, out, _ = run(capsys, "policy", "diff", "venture@1.0.0", "venture@1.1.0", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["summary"]["changed"] == doc["summary"]["removed"] == 0
+    paths = [c["path"] for c in doc["changes"]]
+    assert {c["kind"] for c in doc["changes"]} == {"added"}
+    assert any(p.startswith("priors.") for p in paths) and any(p.startswith("floors.delta") for p in paths)
+    assert "libraries.startup" in paths
