@@ -350,3 +350,8 @@ def test_policy_diff_of_the_shipped_versions_is_as_policy_md_says(
     assert {c["kind"] for c in doc["changes"]} == {"added"}
     assert any(p.startswith("priors.") for p in paths) and any(p.startswith("floors.delta") for p in paths)
     assert "libraries.startup" in paths
+
+
+def test_the_index_links_every_page() -> None:
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    assert [p.name for p in sorted(DOCS.glob("*.md")) if p.name != "index.md" and f"]({p.name}" not in index] == []
