@@ -339,8 +339,6 @@ class RouteCheck:
     def policy_value(self, key: Sequence[str], x: Any, what: str) -> None:
         actual = lookup(self.policy, key)
         if isinstance(actual, bool) or not isinstance(actual, (int, float)):
-            if key[:2] == ["evidence", "tier_weight"] and actual is None and x == 0:
-                return  # a tier the policy does not list weighs 0
             if list(key) == ["fold", "discount"] and actual is None and x == 0:
                 return  # no discount rate: the paper's fold
             raise self.fail(what, f"policy key {'.'.join(key)} is {actual!r}, not a number")

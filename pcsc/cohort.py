@@ -20,6 +20,7 @@ import attrs
 
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.ir import Library, Route
+from pcsc.ircache import Limits
 from pcsc.parallel import Executor
 from pcsc.pipeline import LibraryUse, Session
 
@@ -34,18 +35,20 @@ class Settings:
     policy_path: tuple[Path, ...] = ()
     coverage_mode: str | None = None
     ir_cache: bool = False
+    cache_limits: Limits | None = None  # the client's bound (a worker's environment may differ)
     bind: bool = False  # bind each route to its policy (`pcsc check`)
     keep_routes: bool = True
 
     def session(self) -> Session:
-        from pcsc.ircache import IRCache
+        from pcsc.ircache import IRCache, cache_folder
         from pcsc.policy.load import PolicyStore
 
+        folder = cache_folder() if self.ir_cache else None
         return Session(
             lib_path=list(self.lib_path),
             policies=PolicyStore(list(self.policy_path)),
             coverage_mode=self.coverage_mode,  # type: ignore[arg-type]
-            ir_cache=IRCache.default() if self.ir_cache else None,
+            ir_cache=None if folder is None else IRCache(folder, self.cache_limits),
         )
 
 

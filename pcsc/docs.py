@@ -5,10 +5,11 @@
 `docs/policy-reference.md` from the attrs policy model (`pcsc/policy/model.py`: each
 field's `metadata["doc"]` is its meaning). Tests keep all three current.
 
-The documentation is published as a MkDocs site built from `docs/`. `DOCS_URL` is
-the one place that says where: tools that link into the docs (the SARIF rules'
-`helpUri`) build their links with `doc_url`, and the anchors they use are the ones
-written into the generated pages here (`code_anchor`, `GATE_ANCHOR`, …).
+The documentation is a MkDocs site built from `docs/`. PCSC knows of no published copy
+unless told: the setting `docs_url` (`PCSC_DOCS_URL`, docs/cli.md) gives its base URL,
+and tools that link into the docs (the SARIF rules' `helpUri`) build their links with
+`doc_url` from it, or leave them out. The anchors they use are the ones written into
+the generated pages here (`code_anchor`, `GATE_ANCHOR`, …).
 """
 
 from __future__ import annotations
@@ -25,20 +26,16 @@ import attrs
 
 from pcsc.diagnostics.codes import CODES
 
-#: The base URL of the published documentation (a MkDocs site, Read-the-Docs style,
-#: with directory URLs: `docs/diagnostics.md` is served at `<DOCS_URL>diagnostics/`).
-#: Change it here, and only here, when the site moves.
-DOCS_URL = "https://pcsc.readthedocs.io/en/latest/"
-
 #: The anchor of the section on GATE refusals in SARIF, in docs/diagnostics.md.
 GATE_ANCHOR = "gate-refusals"
 #: The anchor for the result "no obligation covers the field", in docs/diagnostics.md.
 NO_OBLIGATION_ANCHOR = "no-obligation"
 
 
-def doc_url(page: str, anchor: str | None = None) -> str:
-    """The published URL of `docs/<page>.md`, at `anchor` when given."""
-    return f"{DOCS_URL}{page}/" + (f"#{anchor}" if anchor else "")
+def doc_url(base: str, page: str, anchor: str | None = None) -> str:
+    """The URL of `docs/<page>.md` in the copy published at ``base`` (MkDocs with
+    directory URLs: `docs/diagnostics.md` is served at `<base>diagnostics/`)."""
+    return f"{base}{page}/" + (f"#{anchor}" if anchor else "")
 
 
 def code_anchor(code: str) -> str:

@@ -159,14 +159,15 @@ def seams_text(results: list[RouteSeams]) -> str:
     for r in results:
         c = r.compiled
         lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} USD, "
-                 f"GATE: {r.honest_gate.verdict}"]
+                 f"GATE: {r.honest_gate.verdict}", *fold_lines(c.numbers)]
+        cases = any(s.identity.case is not None for s in r.seams)
         if not r.seams and c.route.shape is not None:
             lines.append("  no admissible deletion: no transition of this graph route leaves a state with one "
                          "transition in and one out for a state that is neither a join nor the end state")
         elif not r.seams:
             lines.append(f"  no admissible deletion (n = {len(c.route.transitions)}; seams need n >= 3)")
-        header = ("k", "deleted", "Δ_k (formula)", "identity", "sympy", "threshold", "R_k+1", "sign",
-                  "removed cost", "retained value", "silence", "pipeline Δ", "drift", "verdict")
+        header = ("k", "deleted", "Δ_k (formula)", "identity", *(("case",) if cases else ()), "sympy", "threshold",
+                  "R_k+1", "sign", "removed cost", "retained value", "silence", "pipeline Δ", "drift", "verdict")
         rows = [header]
         for s in r.seams:
             i = s.identity
@@ -174,6 +175,7 @@ def seams_text(results: list[RouteSeams]) -> str:
             rows.append((
                 str(s.k), s.transition, money(float(i.delta_formula)),
                 "exact" if i.identity_holds else "FAILS",
+                *((i.case or "—",) if cases else ()),
                 "verified" if s.symbolically_verified else "FAILS",
                 "—" if i.threshold is None else money(float(i.threshold)),
                 money(float(i.R_next)),
@@ -185,7 +187,8 @@ def seams_text(results: list[RouteSeams]) -> str:
                 "did not compile" if arm is None else arm.verdict,
             ))
         if r.seams:
-            lines += table(rows, left=(1, 3, 4, 7, 10, 12, 13))
+            left = (1, 3, 4, 7, 10, 12, 13)
+            lines += table(rows, left=tuple(x + (x >= 4) for x in left) + (4,) if cases else left)
             for s in r.seams:
                 if s.pipeline is not None and s.pipeline.uncovered:
                     where = ", ".join(f"{t}.{f}" for t, f in s.pipeline.uncovered)

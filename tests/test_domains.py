@@ -215,11 +215,11 @@ def test_the_graph_routes_fold_as_documented() -> None:
 
 
 def test_the_docs_worked_examples_are_the_programs() -> None:
-    """docs/folds.md quotes `pcsc explain` and `pcsc compile`: every quoted line is in
-    the real output, and the numbers it states in prose are the routes'."""
+    """docs/folds.md quotes `pcsc explain` and `pcsc seams --symbolic`: every quoted line
+    is in the real output, and the numbers it states in prose are the routes'."""
     page = (ROOT / "docs" / "folds.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```text\n# pcsc (explain \S+ --route \S+) \(excerpt\)\n(.*?)```", page, re.S)
-    assert len(blocks) == 2
+    blocks = re.findall(r"```text\n# pcsc ((?:explain|seams) [^\n]+?) \(excerpt\)\n(.*?)```", page, re.S)
+    assert [c.split()[0] for c, _ in blocks] == ["explain", "explain", "seams"]
     for command, body in blocks:
         out = subprocess.run([sys.executable, "-m", "pcsc", *command.split()], capture_output=True, text=True,
                              cwd=ROOT)

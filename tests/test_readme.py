@@ -66,9 +66,10 @@ ILLUSTRATIVE = {
     "python3 -m pip install -q -e '.[test]' && python3 -m pytest -q": "the test suite itself",
     "pcsc resolve outcomes.toml": "needs outcomes recorded after the freeze; docs/tutorial.md runs resolve, checked",
     "pcsc evaluate": "needs resolved outcomes; docs/tutorial.md runs evaluate with its output checked",
-    "pcsc policy fit --policy venture@1.1.0 --version 1.2.0 -o policies/venture/1.2.0.toml":
-        "needs resolved forecasts frozen under venture@1.1.0, and writes into the shipped policies",
-    "pcsc policy compare venture@1.1.0 venture@1.2.0": "compares the policy `policy fit` would write",
+    "pcsc policy fit --policy venture@1.1.0 --version 1.2.0 -o learned/venture/1.2.0.toml":
+        "needs resolved forecasts frozen under venture@1.1.0: tests/test_doc_claims.py runs the pair",
+    "pcsc policy compare venture@1.1.0 venture@1.2.0 --policy-path learned":
+        "compares the policy `policy fit` wrote: tests/test_doc_claims.py runs the pair",
     "pcsc fmt --check routes/": "`routes/` stands for the reader's own folder of routes",
 }
 

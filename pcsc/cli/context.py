@@ -98,6 +98,20 @@ class Context:
         configured: tuple[Path, ...] = getattr(self.config, name)
         return [*given, *(p for p in configured if p not in given)]
 
+    @property
+    def docs_url(self) -> str | None:
+        """The published docs' base URL: `PCSC_DOCS_URL`, else the configuration's
+        `docs_url`, else None (links into the docs are left out)."""
+        from pcsc.config import DOCS_URL_ENV, docs_base_url
+
+        given = os.environ.get(DOCS_URL_ENV)
+        if not given:
+            return self.config.docs_url
+        try:
+            return docs_base_url(given)
+        except ValueError as exc:
+            raise UsageError(f"{DOCS_URL_ENV} {exc}") from None
+
     def ledger_path(self) -> Path:
         from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
@@ -120,15 +134,19 @@ class Context:
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
         """A new compiler session with this run's search paths and coverage mode."""
-        from pcsc.ircache import IRCache
+        from pcsc.ircache import CacheSettingError, IRCache
         from pcsc.pipeline import Session
         from pcsc.policy.load import PolicyStore
 
+        try:
+            ir_cache = IRCache.default()
+        except CacheSettingError as exc:
+            raise UsageError(str(exc)) from None
         session = Session(
             lib_path=self.search_path("lib_path"),
             policies=PolicyStore(self.search_path("policy_path")),
             coverage_mode=self.coverage,  # type: ignore[arg-type]
-            ir_cache=IRCache.default(),
+            ir_cache=ir_cache,
         )
         self.sessions.append(session)
         return session
@@ -171,6 +189,7 @@ class Context:
             policy_path=tuple(session.policies.search_path),
             coverage_mode=session.coverage_mode,
             ir_cache=session.ir_cache is not None,
+            cache_limits=None if session.ir_cache is None else session.ir_cache.limits,
             bind=bind,
             keep_routes=keep_routes,
         )

@@ -118,6 +118,7 @@ def run(command: Command, args: argparse.Namespace) -> int:
     ctx = Context(args, config)
     module = importlib.import_module(command.module)
     try:
+        ctx.docs_url  # noqa: B018 - a bad PCSC_DOCS_URL is a usage error before any work
         outcome: Outcome = module.run(ctx, args)
     except UsageError as exc:
         sys.stderr.write(f"pcsc {command.name}: error: {exc}\n")

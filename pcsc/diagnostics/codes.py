@@ -48,6 +48,7 @@ E109 = _register("PCSC-E109", "unknown unit")
 E110 = _register("PCSC-E110", "NUL character in the text")
 E111 = _register("PCSC-E111", "expression nested too deeply")
 E112 = _register("PCSC-E112", "file too large")
+E113 = _register("PCSC-E113", "cache cannot be cleared")
 
 # names and structure
 E201 = _register("PCSC-E201", "unknown state")
@@ -123,6 +124,7 @@ E742 = _register("PCSC-E742", "nothing to grade")
 E743 = _register("PCSC-E743", "plot cannot be written")
 E744 = _register("PCSC-E744", "reference class in neither policy")
 E745 = _register("PCSC-E745", "prospective and retrospective forecasts are not pooled")
+E746 = _register("PCSC-E746", "nothing to fit")
 E751 = _register("PCSC-E751", "no routes to rank or freeze")
 
 # policy tests and project scaffolding (E80x `pcsc test`, E81x `pcsc init`)

@@ -92,7 +92,7 @@ class EvidencePolicy:
         factory=dict,
         metadata={
             "doc": "The weight of each tier (keys are whole numbers, as strings), multiplied into an item's "
-            "own `weight`; a tier missing here weighs 0."
+            "own `weight`. Evidence of a tier at least `min_tier` that is missing here is refused (PCSC-E307)."
         },
     )
     strict_point_in_time: bool = attrs.field(

@@ -5,11 +5,12 @@ state shows every field), transitions are edges (name, p, c and the coverage mar
 ✓ covered, ✗ uncovered with the uncovered fields), the vision state carries V, the
 binding transition is drawn bold and coloured, and each route's title says its score
 and verdict. DOT and Mermaid are text for other tools to lay out. SVG is laid out here,
-without Graphviz: a route is a chain, so it is one row of boxes joined left to right
-by arrows, sized with fixed Helvetica/Arial font metrics (Liberation Sans shares them).
+without Graphviz: a chain is one row of boxes joined left to right by arrows, a graph
+route columns and lanes of equal boxes, sized with fixed Helvetica/Arial font metrics
+(Liberation Sans shares them).
 
 Several routes: DOT draws one cluster per route in one graph, Mermaid one subgraph
-per route in one flowchart, SVG one row per route, stacked; `--route` picks one.
+per route in one flowchart, SVG one block per route, stacked; `--route` picks one.
 Every output is deterministic, byte for byte. This module reads compiled routes and
 computes no number of its own.
 """
@@ -515,7 +516,7 @@ def _svg_row(row: _Row, x0: float, y0: float) -> list[str]:
 
 
 def to_svg(graphs: Sequence[RouteGraph]) -> str:
-    """A standalone SVG 1.1 document: one row per route, stacked top to bottom."""
+    """A standalone SVG 1.1 document: one block per route, stacked top to bottom."""
     rows = [_layout(g) for g in graphs]
     legend_w = fit(LEGEND, EDGE_FONT)
     width = 2 * MARGIN + max([legend_w, *(r.width for r in rows)])

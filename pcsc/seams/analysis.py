@@ -17,7 +17,7 @@ import attrs
 from pcsc.coverage import Decision
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.seams.folds import fold_seam_identities, verify_fold_shape
-from pcsc.seams.graphs import graph_seam_identities, seam_picks, verify_graph_seam
+from pcsc.seams.graphs import graph_seam_identities, proof_picks, verify_graph_seam
 from pcsc.seams.identity import SeamIdentity, seam_identities
 from pcsc.seams.splice import seam_indices, splice_text
 from pcsc.seams.symbolic import verify_shape
@@ -68,10 +68,8 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
         )
         for k, identity in zip(ks, ids, strict=True):
             name = route.transitions[k].name
-            picks = None
-            if identity.case == "slowest branch":
-                picks = seam_picks(route.shape, [t.name for t in n.transitions], [t.d for t in n.transitions], k)
-            verified = verify_graph_seam(route.shape, name, fold, picks)
+            picks, case = proof_picks(route.shape, [t.name for t in n.transitions], [t.d for t in n.transitions], k)
+            verified = verify_graph_seam(route.shape, name, fold, picks, case)
             seams.append(Seam(k, name, identity, verified, _pipeline_arm(c, k, session)))
         return RouteSeams(c, tuple(seams), honest_gate, honest_dock)
     if spec.is_default:  # the paper's fold and its identity

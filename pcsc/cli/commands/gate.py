@@ -84,7 +84,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         diagnostics=diags,
         exit_code=code,
         notes=whatif.note(overrides),
-        sarif=lambda: to_sarif(diags, refusals=compiled),
+        sarif=lambda: to_sarif(diags, refusals=compiled, docs_url=ctx.docs_url),
     )
 
 
