@@ -30,6 +30,7 @@ from pcsc.forecast.ledger import (
     forecast_hash,
     outcome_hash,
 )
+from tests.conftest import ROOT
 from tests.test_ledger_hardening import FLAGS, build, cli, observations, records
 
 Corruption = Callable[[sqlite3.Connection], None]
@@ -278,6 +279,21 @@ def test_analyze_statistics_are_not_tampering(tmp_path: Path) -> None:
     with Ledger.open(path, create=False) as ledger:
         assert ledger.verify().ok
         ledger.append_forecasts(records(1, 20), inputs=[])
+
+
+def test_the_docs_show_what_verify_says_it_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/forecast.md's example of an intact ledger (4 forecasts, 2 outcomes), line by line."""
+    shown = (ROOT / "docs" / "forecast.md").read_text(encoding="utf-8")
+    example = shown.split("ok: .pcsc/ledger.sqlite is intact: 4 forecasts, 2 outcomes\n", 1)[1].split("```")[0]
+    path = build(tmp_path / "l.sqlite")
+    code, out, _ = cli(capsys, "ledger", "verify", "--ledger", str(path))
+    printed = out.splitlines()[1:]
+    assert code == 0 and len(printed) == len(example.splitlines())
+    for doc_line, line in zip(example.splitlines(), printed, strict=True):
+        # a line shown cut short (a hash, a token, a long sentence) ends in `…`
+        kept = re.sub(r"[0-9a-f.:]*…$", "", doc_line)
+        assert line == doc_line or (kept != doc_line and len(kept.strip()) > 8 and line.startswith(kept)), (doc_line,
+                                                                                                         line)
 
 
 # ---------------------------------------------------------------------- reading back what was written
