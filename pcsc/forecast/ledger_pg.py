@@ -234,6 +234,11 @@ def _columns(table: str) -> list[tuple[str, str, bool, bool, str]]:
     return [(words[0], words[1], "NOT" in words or "PRIMARY" in words, False, "") for words in lines]
 
 
+def _which(*changes: tuple[str, Any]) -> list[str]:
+    """The descriptions of the ``changes`` (description, whether it was made) that were made."""
+    return [description for description, made in changes if made]
+
+
 def _catalog_problems(found: Catalog, schema: str) -> list[Problem]:
     """Every object of the ledger's schema against what `_schema` creates: each guard
     trigger by its catalog row (events and timing, UPDATE OF columns, WHEN condition,
@@ -263,12 +268,12 @@ def _relation_problems(found: Catalog, schema: str) -> list[str]:
             what = _RELATION.get(kind, "relation")
             problems.append(f"unknown {what} {name} in schema {schema}: pcsc creates no such {what}")
         elif kind == "r":
-            changes = [change for change, bad in (
+            changes = _which(
                 ("it is UNLOGGED (a crash loses its rows)", persistence != "p"),
                 ("row-level security is on (rows can be hidden from a reader)", row_security),
                 ("it is a partition", partition),
                 (f"its access method is {method}", method != "heap"),
-            ) if bad]
+            )
             if changes:
                 problems.append(f"table {name} has been altered: " + "; ".join(changes))
     owners = sorted({(str(row[6]), str(row[0])) for row in found["relations"] if row[1] == "r" and row[0] in _TABLES}
@@ -310,7 +315,7 @@ def _trigger_problems(found: Catalog, schema: str) -> list[str]:
             problems.append(f"unknown trigger {name} on {table}: pcsc creates no such trigger ({row[11]})")
             continue
         tgtype, enabled, constraint, nargs, columns, when, transition, namespace, function, sql = row[2:]
-        changes = [change for change, bad in (
+        changes = _which(
             (f"its events or timing (tgtype {tgtype}, not {guard[1]})", tgtype != guard[1]),
             ("it fires only on UPDATE OF some columns", columns not in ("", None)),
             ("it has a WHEN condition", when),
@@ -319,7 +324,7 @@ def _trigger_problems(found: Catalog, schema: str) -> list[str]:
             ("it has transition tables", transition),
             (f"it runs {namespace}.{function}(), not {schema}.{guard[2]}()", (namespace, function) != (schema,
                                                                                                   guard[2])),
-        ) if bad]
+        )
         if changes:
             problems.append(f"guard trigger {name} has been altered: " + "; ".join(changes) + f": it is now `{sql}`, "
                             "so it may no longer refuse what it should")
@@ -336,14 +341,14 @@ def _function_problems(found: Catalog) -> list[str]:
         if name not in FUNCTIONS or signature != f"{name}()":
             problems.append(f"unknown function {signature}: pcsc creates no such function")
             continue
-        changes = [change for change, bad in (
+        changes = _which(
             ("it is not a plain function", kind != "f"),
             (f"its language is {language}", language != "plpgsql"),
             ("its body is not the body pcsc creates", _normal(str(body)) != _normal(FUNCTIONS[name])),
             ("it runs as its owner (SECURITY DEFINER)", definer),
             ("it sets configuration when called (ALTER FUNCTION … SET)", configured),
             (f"it returns {returns}", returns != "trigger"),
-        ) if bad]
+        )
         if changes:
             problems.append(f"trigger function {signature} has been altered: " + "; ".join(changes))
     return problems
