@@ -385,3 +385,16 @@ def test_a_checkpoint_head_takes_whole_numbers_only(seq: object) -> None:
     with pytest.raises(CheckpointError, match="not whole numbers"):
         _head(doc, Path("c.json"))
     assert _head(head.as_json(), Path("c.json")) == head
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_a_checkpoint_version_is_a_whole_number(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                version: object) -> None:
+    pytest.importorskip("cryptography")
+    from pcsc.forecast.checkpoint import FORMAT, CheckpointError, read_checkpoint
+
+    assert cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "k"))[0] == 0
+    checkpoint = tmp_path / "c.json"
+    checkpoint.write_text(json.dumps({"format": FORMAT, "version": version}), encoding="utf-8")
+    with pytest.raises(CheckpointError, match="a checkpoint of version"):
+        read_checkpoint(checkpoint, tmp_path / "k.pub.pem")

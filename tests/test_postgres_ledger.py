@@ -228,10 +228,11 @@ def test_verify_finds_an_altered_guard_function(url: str, admin: Any, schema: st
 
 # ---------------------------------------------------------------------- tampered guards
 def _tamper(admin: Any, schema: str, *statements: str) -> None:
-    admin.execute(f"SET search_path = {schema}")
-    for statement in statements:
-        admin.execute(statement)
-    admin.execute("RESET search_path")
+    """Run ``statements`` in the ledger's schema, as its owner, in one transaction."""
+    with admin.transaction():
+        admin.execute(f"SET LOCAL search_path = {schema}")
+        for statement in statements:
+            admin.execute(statement)
 
 
 def _entries(admin: Any, schema: str) -> int:

@@ -158,7 +158,7 @@ def read_checkpoint(path: Path | str, public_key_path: Path | str) -> Checkpoint
         raise CheckpointError(f"{path}: not a checkpoint: not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a checkpoint (no \"format\": \"{FORMAT}\")")
-    if doc.get("version") != VERSION:
+    if type(doc.get("version")) is not int or doc["version"] != VERSION:  # `true == 1` and `1.0 == 1`
         raise CheckpointError(f"{path}: a checkpoint of version {doc.get('version')!r}; this pcsc reads {VERSION}")
     signature: Any = doc.pop("signature", None)
     try:
