@@ -873,7 +873,8 @@ class Ledger:
         outcomes recorded after it was frozen); each entry records it. Raises
         `LedgerError`, storing nothing, when ``result`` has errors, holds no route,
         mixes policies whose rank keys differ, or, in retrospective mode, holds a route
-        whose as_of is not in the past; `ValueError` for an unknown mode."""
+        whose as_of is not in the past, when the ledger does not verify, or when a row
+        is not read back as written; `ValueError` for an unknown mode."""
         from pcsc.forecast.freeze import MODES, freeze_records, in_input_order, not_in_the_past
         from pcsc.forecast.rank import RankKeyConflict, choose_key, rank
 

@@ -158,7 +158,7 @@ def read_checkpoint(path: Path | str, public_key_path: Path | str) -> Checkpoint
         raise CheckpointError(f"{path}: not a checkpoint: not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a checkpoint (no \"format\": \"{FORMAT}\")")
-    if doc.get("version") != VERSION:
+    if type(doc.get("version")) is not int or doc["version"] != VERSION:  # `true == 1` and `1.0 == 1`
         raise CheckpointError(f"{path}: a checkpoint of version {doc.get('version')!r}; this pcsc reads {VERSION}")
     signature: Any = doc.pop("signature", None)
     try:
@@ -186,11 +186,14 @@ def read_checkpoint(path: Path | str, public_key_path: Path | str) -> Checkpoint
 def _head(value: Any, path: Path) -> Head:
     """The signed head, checked for consistency (its token is its own hash)."""
     try:
-        head = Head(int(value["entries"]["seq"]), str(value["entries"]["entry_sha256"]),
-                    int(value["outcomes"]["seq"]), str(value["outcomes"]["entry_sha256"]))
+        seqs = value["entries"]["seq"], value["outcomes"]["seq"]
+        head = Head(int(seqs[0]), str(value["entries"]["entry_sha256"]),
+                    int(seqs[1]), str(value["outcomes"]["entry_sha256"]))
         token = str(value["token"])
     except (TypeError, KeyError, ValueError):
         raise CheckpointError(f"{path}: the checkpoint's head is incomplete") from None
+    if not all(type(seq) is int and seq >= 0 for seq in seqs):  # `int()` would take "٤", 4.9 and true
+        raise CheckpointError(f"{path}: the checkpoint's head seqs are not whole numbers: {seqs[0]!r}, {seqs[1]!r}")
     if str(head.token) != token:
         raise CheckpointError(f"{path}: the checkpoint's head token {token} is not the hash of its rows")
     return head

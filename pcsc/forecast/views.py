@@ -242,7 +242,8 @@ def verify_json(result: Verification) -> dict[str, Any]:
             "rows": {"entries": result.entries, "outcomes": result.outcomes},
             "recomputed": list(RECOMPUTED),
             "guard_triggers": list(result.guards),
-            "guard_triggers_compared_by": "full SQL, whitespace normalised; unknown triggers reported",
+            "guard_triggers_compared_by": f"{result.compared_by}; a missing, altered or unknown object is reported",
+            "schema_objects": list(result.schema),
             "integrity_check": result.integrity,
             "recorded_head": None if check is None else {
                 "token": str(check.token),
@@ -268,7 +269,8 @@ def verify_text(path: Path, result: Verification) -> str:
         f"  head token        {result.head.token}",
         f"  checked: {_count(result.entries, 'row')} of entries and {_count(result.outcomes, 'row')} of outcomes: "
         "payload hashes, entry hashes, links and outcome anchors recomputed; "
-        f"{len(result.guards)} guard triggers compared by their full SQL"
+        f"{len(result.schema)} schema objects ({len(result.guards)} guard triggers) compared by {result.compared_by}, "
+        "no other present"
         + ("; SQLite integrity check passed" if result.integrity else ""),
     ]
     if check is not None:

@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--route", help="only this route")
     options.formats(p, "text", "json")
     options.output(p, "the listing")
-    p.add_argument("--cert", type=int, metavar="SEQ",
+    p.add_argument("--cert", type=options.whole_number, metavar="SEQ",
                    help="write the decision certificate stored with forecast SEQ (`pcsc freeze --cert`) instead")
 
 
