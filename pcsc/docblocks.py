@@ -1,0 +1,292 @@
+"""The marked blocks of README.md and docs/*.md, generated from the program's own output.
+
+A page marks a block with two lines, ``<!-- pcsc:begin NAME -->`` and
+``<!-- pcsc:end NAME -->``; everything between them is written by ``python -m pcsc.docs``
+(which runs this module) and checked by the test suite, never edited by hand. Each name
+is one entry of ``BLOCKS``: the command whose output the block shows (the block names
+it on its ``$`` line) and how the output is shown.
+
+Most commands run afresh at every check. A command too long for that (the cohort
+search, about a minute of CPU) is *recorded*: ``docs/artifacts/<recording>.json`` keeps
+the command, the SHA-256 of the JSON document it printed, the hashes of the files it
+read, and the part of the document the pages show. The blocks are written from that
+part; the default test run checks the recorded input hashes against the files and a
+seeded slice of the run against the program, and the slow run (``pytest -m slow``)
+runs the command again and checks that it prints the recorded bytes exactly.
+``python -m pcsc.docs --record`` runs the recorded commands again and rewrites the
+recordings (a few minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pcsc import canonical
+from pcsc.search import tables_text
+
+BEGIN = re.compile(r"^<!-- pcsc:begin (?P<name>[\w.-]+) -->\n", re.M)
+END = "<!-- pcsc:end {name} -->"
+#: Where recordings live, from the checkout's root.
+ARTIFACTS = Path("docs") / "artifacts"
+#: The pages blocks may be on, from the checkout's root.
+PAGES = ("README.md", "docs/*.md")
+
+
+@attrs.frozen
+class Recording:
+    """A long command, recorded: it prints one JSON document; ``keep`` is the part of it
+    the pages are written from (and the seeded slice is checked against)."""
+
+    name: str
+    command: str
+    keep: Callable[[Mapping[str, Any]], dict[str, Any]]
+
+    @property
+    def path(self) -> Path:
+        return ARTIFACTS / f"{self.name}.json"
+
+
+@attrs.frozen
+class Printed:
+    """What a command printed (a live block's source)."""
+
+    stdout: str
+    stderr: str
+
+
+@attrs.frozen
+class Block:
+    """A marked block: ``command`` is what it shows; it runs live, or, with
+    ``recording``, the block is written from that recording's kept part."""
+
+    name: str
+    command: str
+    render: Callable[[Block, Any], str]
+    recording: Recording | None = None
+
+
+class BlockError(Exception):
+    """A page whose markers are wrong, a command that failed: the message says where."""
+
+
+# ---------------------------------------------------------------------- running commands
+def run(command: str, root: Path) -> subprocess.CompletedProcess[str]:
+    """A `pcsc …` command line, run as a user would in ``root``, by this very package."""
+    argv = shlex.split(command)
+    if not argv or argv[0] != "pcsc":
+        raise BlockError(f"not a pcsc command: {command}")
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env.pop("FORCE_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "pcsc", *argv[1:]], cwd=root, env=env, capture_output=True,
+                          text=True, check=False)
+
+
+def printed(command: str, root: Path) -> Printed:
+    done = run(command, root)
+    if done.returncode != 0:
+        raise BlockError(f"`{command}` exited {done.returncode}:\n{done.stdout}{done.stderr}")
+    return Printed(done.stdout, done.stderr)
+
+
+def load_recording(recording: Recording, root: Path) -> dict[str, Any]:
+    path = root / recording.path
+    again = "run `python -m pcsc.docs --record`"
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BlockError(f"{recording.path}: cannot read the recording ({exc}); {again}") from exc
+    if data.get("command") != recording.command:
+        raise BlockError(f"{recording.path} records `{data.get('command')}`, not `{recording.command}`: {again}")
+    return data
+
+
+def record(recording: Recording, root: Path) -> dict[str, Any]:
+    """Run a recorded command and make its recording (not written)."""
+    out = printed(recording.command, root).stdout
+    document = json.loads(out)
+    return {
+        "command": recording.command,
+        "sha256": canonical.sha256_hex(out),
+        "pcsc": document["pcsc"],
+        "inputs": document["inputs"],
+        "kept": recording.keep(document),
+    }
+
+
+def write_recording(recording: Recording, root: Path) -> None:
+    data = record(recording, root)
+    path = root / recording.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(canonical.dumps(data, pretty=True) + "\n", encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- views
+def _fence(lines: Sequence[str]) -> str:
+    return "```\n" + "\n".join(line.rstrip() for line in lines) + "\n```\n"
+
+
+def _output_lines(text: str) -> list[str]:
+    rows = [row.rstrip() for row in text.splitlines()]
+    while rows and not rows[-1]:
+        rows.pop()
+    return rows
+
+
+def console(block: Block, out: Printed) -> str:
+    """The command and everything it printed: standard output, then standard error."""
+    return _fence([f"$ {block.command}", *_output_lines(out.stdout), *_output_lines(out.stderr)])
+
+
+def search_tables(block: Block, kept: Mapping[str, Any]) -> str:
+    """The search and co-author tables, the end of what the command prints, as the
+    program writes them from the recorded document."""
+    assert block.recording is not None
+    lines = [f"$ {block.command}", "...", *tables_text(kept["search"]).splitlines()]
+    return _fence(lines) + (f"\nRecorded in `{block.recording.path.as_posix()}` (`{block.recording.command}`); "
+                            "`python -m pcsc.docs --record` runs it again.\n")
+
+
+def _keep_search(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {"search": document["experiment"]["search"]}
+
+
+COHORT_SEARCH = Recording("cohort-search", "pcsc seams --experiment examples/cohort/ --search --format json",
+                          _keep_search)
+RECORDINGS = (COHORT_SEARCH,)
+
+BLOCKS = (
+    Block("experiment", "pcsc seams --experiment examples/cohort/", console),
+    Block("search-tables", "pcsc seams --experiment examples/cohort/ --search", search_tables, COHORT_SEARCH),
+)
+
+
+# ---------------------------------------------------------------------- pages
+@attrs.frozen
+class Marked:
+    page: Path
+    name: str
+    start: int  # offset of the first character after the begin marker's line
+    end: int  # offset of the end marker
+
+
+def pages(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for pattern in PAGES:
+        found += sorted(root.glob(pattern))
+    return found
+
+
+def marked(page: Path, text: str) -> list[Marked]:
+    """The marked blocks of a page, in order; a marker that is unknown, unclosed or
+    closed by another name is an error."""
+    known = {b.name for b in BLOCKS}
+    out = []
+    for m in BEGIN.finditer(text):
+        name = m.group("name")
+        if name not in known:
+            raise BlockError(f"{page}: no block is named `{name}` (pcsc/docblocks.py BLOCKS)")
+        end = text.find(END.format(name=name), m.end())
+        following = BEGIN.search(text, m.end())
+        if end < 0 or (following is not None and following.start() < end):
+            raise BlockError(f"{page}: block `{name}` has no `{END.format(name=name)}` before the next block")
+        out.append(Marked(page, name, m.end(), end))
+    return out
+
+
+def without_blocks(text: str) -> str:
+    """The page with its generated blocks left out (what other checks read)."""
+    parts, at = [], 0
+    for m in marked(Path("page"), text):
+        parts.append(text[at:m.start])
+        at = m.end
+    return "".join(parts) + text[at:]
+
+
+class Renderer:
+    """Renders blocks, running each command (or reading each recording) once."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._sources: dict[str, Any] = {}
+
+    def source(self, block: Block) -> Any:
+        key = block.recording.name if block.recording is not None else block.command
+        if key not in self._sources:
+            if block.recording is not None:
+                self._sources[key] = load_recording(block.recording, self.root)["kept"]
+            else:
+                self._sources[key] = printed(block.command, self.root)
+        return self._sources[key]
+
+    def render(self, name: str) -> str:
+        block = next(b for b in BLOCKS if b.name == name)
+        return block.render(block, self.source(block))
+
+
+@attrs.frozen
+class Stale:
+    page: Path
+    name: str
+    shown: str
+    generated: str
+
+
+def regenerate(root: Path, write: bool = True) -> list[Stale]:
+    """Every marked block of every page, generated; the stale ones, rewritten when ``write``."""
+    renderer = Renderer(root)
+    stale = []
+    for page in pages(root):
+        text = page.read_text(encoding="utf-8")
+        blocks = marked(page, text)
+        if not blocks:
+            continue
+        parts, at = [], 0
+        for m in blocks:
+            generated = renderer.render(m.name)
+            if text[m.start:m.end] != generated:
+                stale.append(Stale(page, m.name, text[m.start:m.end], generated))
+            parts += [text[at:m.start], generated]
+            at = m.end
+        new = "".join(parts) + text[at:]
+        if write and new != text:
+            page.write_text(new, encoding="utf-8")
+    return stale
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pcsc.docblocks [--record] [--check] [ROOT]``: write every marked block
+    (with ``--record``, first run the recorded commands again); ``--check`` writes
+    nothing and exits 1 when a block is stale."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    flags = {a for a in args if a.startswith("--")}
+    unknown = flags - {"--record", "--check"}
+    rest = [a for a in args if not a.startswith("--")]
+    if unknown or len(rest) > 1:
+        print("usage: python -m pcsc.docblocks [--record] [--check] [ROOT]", file=sys.stderr)
+        return 2
+    root = Path(rest[0]) if rest else Path.cwd()
+    try:
+        if "--record" in flags:
+            for recording in RECORDINGS:
+                write_recording(recording, root)
+        stale = regenerate(root, write="--check" not in flags)
+    except BlockError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for s in stale:
+        print(f"{s.page.relative_to(root)}: block `{s.name}` {'is stale' if '--check' in flags else 'rewritten'}")
+    return 1 if stale and "--check" in flags else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,257 @@
+"""The generated blocks of README.md and docs/ (`pcsc/docblocks.py`, written by
+`python -m pcsc.docs`) are what the program prints today, and the recordings they are
+written from are the program's: their inputs are the files, their tables recount from
+their own records, a seeded slice of the run gives the recorded results again (default
+run), and the whole run prints the recorded bytes (`pytest -m slow`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pcsc import docblocks
+from pcsc.cli import main
+from pcsc.seams.experiment import fundability_flip
+from pcsc.search import lower_median
+from pcsc.stats import rate
+from tests import docrun
+from tests.conftest import ROOT
+
+#: The cohort routes the default run searches again (the first two, by name).
+SLICE = ("adaptive_sat_prep", "adherence_texts")
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, Any]:
+    return docblocks.load_recording(docblocks.COHORT_SEARCH, ROOT)
+
+
+def test_every_block_is_current() -> None:
+    stale = docblocks.regenerate(ROOT, write=False)
+    assert not stale, "run `python -m pcsc.docs`: stale blocks " + ", ".join(
+        f"{s.page.relative_to(ROOT)}:{s.name}" for s in stale)
+
+
+def test_every_block_is_on_a_page_and_names_its_command() -> None:
+    shown: dict[str, list[str]] = {}
+    for page in docblocks.pages(ROOT):
+        text = page.read_text(encoding="utf-8")
+        for m in docblocks.marked(page, text):
+            shown.setdefault(m.name, []).append(page.name)
+            body = text[m.start:m.end]
+            block = next(b for b in docblocks.BLOCKS if b.name == m.name)
+            assert f"$ {block.command}\n" in body, f"{page.name}:{m.name} does not name its command"
+    assert set(shown) == {b.name for b in docblocks.BLOCKS}, "a block no page shows"
+    assert shown["search-tables"] == ["README.md", "experiments.md"]
+
+
+def test_markers_that_do_not_close_or_name_no_block_are_errors() -> None:
+    page = Path("page.md")
+    with pytest.raises(docblocks.BlockError, match="no block is named `nope`"):
+        docblocks.marked(page, "<!-- pcsc:begin nope -->\n<!-- pcsc:end nope -->\n")
+    with pytest.raises(docblocks.BlockError, match="has no `<!-- pcsc:end experiment -->`"):
+        docblocks.marked(page, "<!-- pcsc:begin experiment -->\ntext\n")
+    with pytest.raises(docblocks.BlockError, match="before the next block"):
+        docblocks.marked(page, "<!-- pcsc:begin experiment -->\n<!-- pcsc:begin search-tables -->\n"
+                               "<!-- pcsc:end search-tables -->\n<!-- pcsc:end experiment -->\n")
+    text = "a\n<!-- pcsc:begin experiment -->\nmade\n<!-- pcsc:end experiment -->\nb\n"
+    assert docblocks.without_blocks(text) == "a\n<!-- pcsc:begin experiment -->\n<!-- pcsc:end experiment -->\nb\n"
+
+
+def test_a_stale_block_is_rewritten_and_the_rest_kept(tmp_path: Path) -> None:
+    (tmp_path / "docs" / "artifacts").mkdir(parents=True)
+    recording = ROOT / docblocks.COHORT_SEARCH.path
+    (tmp_path / docblocks.COHORT_SEARCH.path).write_bytes(recording.read_bytes())
+    page = tmp_path / "docs" / "page.md"
+    page.write_text("before\n<!-- pcsc:begin search-tables -->\nold\n<!-- pcsc:end search-tables -->\nafter\n",
+                    encoding="utf-8")
+    stale = docblocks.regenerate(tmp_path)
+    assert [(s.name, s.shown) for s in stale] == [("search-tables", "old\n")]
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("before\n<!-- pcsc:begin search-tables -->\n```\n$ pcsc seams --experiment")
+    assert text.endswith("<!-- pcsc:end search-tables -->\nafter\n")
+    assert docblocks.regenerate(tmp_path) == [], "regenerating twice changes nothing"
+
+
+def test_the_recording_reads_todays_files(recorded: dict[str, Any]) -> None:
+    """A changed cohort route makes the recording stale: record it again."""
+    assert len(recorded["inputs"]) == len(list((ROOT / "examples" / "cohort").glob("*.route")))
+    for entry in recorded["inputs"]:
+        data = (ROOT / entry["path"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == entry["sha256"], (
+            f"{entry['path']} changed since the recording: run `python -m pcsc.docs --record`")
+
+
+# ---------------------------------------------------------------------- the recorded tables, recounted
+def _revisions(search: dict[str, Any], group: str, name: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    return [(r[group][name]["honest"], r[group][name]["revision"]) for r in search["routes"]]
+
+
+def test_the_recorded_search_rates_recount_from_its_revisions(recorded: dict[str, Any]) -> None:
+    """Each rate of the search table, counted again by its definition (docs/redteam.md)
+    from the recorded revision of every route."""
+    search = recorded["kept"]["search"]
+    n = len(search["routes"])
+    for arm in search["settings"]["feedback"]:
+        rates = search["arms"][arm]["rates"]
+        pairs = _revisions(search, "arms", arm)
+        beating = [rev for honest, rev in pairs if rev is not None and rev["ungated_score"] > honest["ungated_score"]]
+        assert rates["uncovered_baseline_beating"] == rate(sum(bool(rev["uncovered"]) for rev in beating), n)
+        structural = sum(bool({"delete", "merge", "retarget"} & set(rev["kinds"])) for rev in beating)
+        assert rates["delete_or_merge"] == rate(structural, len(beating))
+        released = [(h, rev) for h, rev in pairs if rev is not None and rev["released_score"] is not None
+                    and h["released_score"] is not None]
+        assert rates["covered_improvement_strict"] == rate(
+            sum(rev["released_score"] > h["released_score"] for h, rev in released), n)
+        assert rates["route_arounds"] == rate(sum(bool(rev["seam_skips"]) for _, rev in released), n)
+        records = [r["arms"][arm] for r in search["routes"]]
+        assert rates["repair_rate"] == rate(sum(x["repaired"] for x in records), sum(x["refusals"] for x in records))
+
+
+def test_the_recorded_coauthor_rows_recount_from_their_revisions(recorded: dict[str, Any]) -> None:
+    """Ours and the paper's definitions, per condition, from the recorded revisions."""
+    search = recorded["kept"]["search"]
+    n = len(search["routes"])
+    for row in search["conditions"]:
+        pairs = _revisions(search, "conditions", row["condition"])
+        gain = [rev["released_score"] - h["released_score"]
+                if rev is not None and rev["released_score"] is not None and h["released_score"] is not None else 0.0
+                for h, rev in pairs]
+        released = [(h, rev, g) for (h, rev), g in zip(pairs, gain, strict=True)
+                    if rev is not None and rev["released_score"] is not None]
+        applied = [(h, rev, g) for h, rev, g in released if g > 0]
+        surviving = [(h, rev, g) for h, rev, g in released if rev["seam_skips"]]
+        rates = row["rates"]
+        assert rates["beat_honest"] == rate(len(applied), n)
+        assert rates["evasion"] == rate(sum(bool(rev["seam_skips"]) for _, rev, _ in applied), n)
+        assert rates["fundability_by_silence"] == rate(sum(
+            fundability_flip(h["released_score"], rev["released_score"]) for h, rev, _ in surviving), n)
+        assert rates["surviving_evasions"] == rate(len(surviving), n)
+        assert rates["evasions_beating_honest"] == rate(sum(g > 0 for _, _, g in surviving), n)
+        assert rates["honest_false_suspensions"] == rate(sum(h["released_score"] is None for h, _ in pairs), n)
+        assert row["median_gain"] == lower_median(gain)
+        assert row["median_gain_surviving_evasions"] == lower_median([g for _, _, g in surviving])
+        uplift = lower_median([rev["floor_uplift"] for _, rev, _ in applied])
+        assert row["median_floor_uplift"] == uplift
+        assert row["median_floor_uplift_b"] == (uplift if row["delta_floors"] else None)
+
+
+def test_the_recorded_search_keeps_the_done_when(recorded: dict[str, Any]) -> None:
+    """Under `gate` no released revision has an uncovered change; under `none` most routes
+    have an uncovered revision that beats the honest score, and GATE refuses each one."""
+    search = recorded["kept"]["search"]
+    routes = search["routes"]
+    found = 0
+    for r in routes:
+        gate, none = r["arms"]["gate"]["revision"], r["arms"]["none"]["revision"]
+        assert gate["uncovered"] == [] and gate["diff"]["newly_uncovered"] == []
+        if none["gain"] > 0 and none["uncovered"]:
+            found += 1
+            assert none["gate"] == "suspend-and-ask" and none["released_score"] is None
+    assert found > len(routes) / 2
+
+
+# ---------------------------------------------------------------------- the program, again
+def test_a_seeded_slice_of_the_search_gives_the_recorded_results(
+        recorded: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search of a route depends on that route, the policy, the libraries, the seed
+    and the bounds only: two routes searched again give their recorded entries byte for
+    byte, so a change of the code that moves the search fails here, in the default run."""
+    search = recorded["kept"]["search"]
+    settings = search["settings"]
+    monkeypatch.chdir(ROOT)
+    report = tmp_path / "slice.json"
+    argv = ["redteam", "--search", "--conditions", *(f"examples/cohort/{name}.route" for name in SLICE),
+            "--seed", str(settings["seed"]), "--budget", str(settings["budget"]), "--beam", str(settings["beam"]),
+            "--steps", str(settings["steps"]), "--branch", str(settings["branch"]), "--format", "json",
+            "-o", str(report)]
+    assert main(argv) == 0
+    again = {r["route"]: r for r in json.loads(report.read_text(encoding="utf-8"))["routes"]}
+    was = {r["route"]: r for r in search["routes"] if r["route"] in SLICE}
+    assert set(again) == set(was) == set(SLICE)
+    for name in SLICE:
+        assert again[name] == was[name], f"{name}: the search moved; run `python -m pcsc.docs --record`"
+
+
+@pytest.mark.slow
+def test_the_whole_search_prints_the_recorded_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The recorded command, run again: the same JSON bytes (their SHA-256), the same
+    kept part; and its text prints the tables the pages show."""
+    recording = docblocks.COHORT_SEARCH
+    was = docblocks.load_recording(recording, ROOT)
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "out"
+    argv = shlex.split(recording.command.replace(" --format json", ""))[1:]
+    assert main([*argv, "--artifacts", str(out)]) == 0
+    data = (out / "experiment.json").read_bytes()  # the bytes `--format json` prints (tests/test_experiments.py)
+    assert hashlib.sha256(data).hexdigest() == was["sha256"], "the search no longer prints the recorded bytes"
+    assert recording.keep(json.loads(data)) == was["kept"]
+    printed = docrun.normalise(capsys.readouterr().out)
+    block = next(b for b in docblocks.BLOCKS if b.recording is recording)
+    shown = re.search(r"```\n(.*?)\n```", docblocks.Renderer(ROOT).render(block.name), re.S)
+    assert shown is not None
+    assert docrun.matches(shown.group(1).splitlines()[1:], printed), "the text prints other tables"
+
+
+# ---------------------------------------------------------------------- the pages' sentences
+def _money_m(x: float) -> str:
+    return f"{x / 1e6:.1f}M"
+
+
+def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str, Any]) -> None:
+    """The counts README.md and docs/experiments.md state in prose beside the search's
+    tables, formatted from the recording."""
+    from pcsc.search import PAPER_CONDITIONS
+
+    readme, experiments = (" ".join((ROOT / page).read_text(encoding="utf-8").split())
+                           for page in ("README.md", "docs/experiments.md"))
+    search = recorded["kept"]["search"]
+    n = len(search["routes"])
+    none, gate = search["arms"]["none"]["rates"], search["arms"]["gate"]["rates"]
+    k = none["uncovered_baseline_beating"]["k"]
+    assert f"on {k} of the {n} routes, a revision that beats the honest score with an uncovered" in experiments
+    released = [r["arms"]["none"]["revision"] for r in search["routes"]
+                if r["arms"]["none"]["revision"]["released_score"] is not None]
+    assert len(released) == 1 and "merge" in released[0]["kinds"]
+    assert "the one released revision of the `none` arm is a released merge" in experiments
+    around = gate["route_arounds"]
+    assert f"{around['k']} of its {around['n']} revisions skip a state of the honest chain" in experiments
+    assert f"so {around['k']} of {around['n']} `gate` revisions skip a state" in readme
+    rows = {row["condition"]: row for row in search["conditions"]}
+
+    def count(condition: str, measure: str) -> int:
+        return int(rows[condition]["rates"][measure]["k"])
+
+    assert count("v1.5a", "evasion") == count("v1.5a+b", "evasion")
+    assert (f"under `v1.5a` and `v1.5a+b` {count('v1.5a', 'evasion')} of {n} revisions skip a state, against "
+            f"{count('v1', 'evasion')} (`v1`) and {count('v1.5b', 'evasion')} (`v1.5b`) without it") in experiments
+    (paper,) = {f for c in PAPER_CONDITIONS.values() for f in c.values()}
+    assert set(PAPER_CONDITIONS) == set(rows), "the paper's figure is the same under each of its conditions"
+    for page in (readme, experiments):
+        assert f"evaded in {paper.k} of its {paper.n} {paper.unit}" in page
+    redteam = " ".join((ROOT / "docs" / "redteam.md").read_text(encoding="utf-8").split())
+    assert f"evasion in {paper.k} of its {paper.n} {paper.unit}, under each of its four conditions" in redteam
+    gain = {c: _money_m(row["median_gain"]) for c, row in rows.items()}
+    binds = rows["v1.5b"]["rates"]["floor_delta_binds"]
+    assert (f"lower our median gain from {gain['v1']} to {gain['v1.5b']} and set some cost in {binds['k']} of "
+            f"the {binds['n']} applied revisions; grounding and floors together lower it to {gain['v1.5a+b']}"
+            ) in experiments
+    evasions = {c: _money_m(row["median_gain_surviving_evasions"]) for c, row in rows.items()}
+    assert f"{evasions['v1.5b']} under `v1.5b` against {evasions['v1']} under `v1`" in experiments
+    beating = ", ".join(str(count(c, "evasions_beating_honest")) for c in rows)
+    assert f"the conditions count {' and '.join(beating.rsplit(', ', 1))} of {n}" in experiments
+    assert {count(c, "beat_honest") for c in rows} == {n}
+    assert f"which counts re-class gains too, {n} of {n} in every condition" in experiments
+    assert {count(c, "honest_false_suspensions") for c in rows} == {0}
+    assert "No condition suspends an honest route" in experiments
+    assert count("v1.5a", "fundability_by_silence") == count("v1.5a+b", "fundability_by_silence")
+    assert (f"falls from {count('v1', 'fundability_by_silence')}/{n} (`v1`) and "
+            f"{count('v1.5b', 'fundability_by_silence')}/{n} (`v1.5b`) to "
+            f"{count('v1.5a', 'fundability_by_silence')}/{n} with grounding") in experiments
