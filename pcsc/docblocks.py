@@ -32,7 +32,9 @@ from typing import Any
 import attrs
 
 from pcsc import canonical
+from pcsc.redteam import KINDS, OUTCOMES
 from pcsc.search import tables_text
+from pcsc.textout import money
 
 BEGIN = re.compile(r"^<!-- pcsc:begin (?P<name>[\w.-]+) -->\n", re.M)
 END = "<!-- pcsc:end {name} -->"
@@ -160,13 +162,132 @@ def _keep_search(document: Mapping[str, Any]) -> dict[str, Any]:
     return {"search": document["experiment"]["search"]}
 
 
+def _count(edits: Sequence[Mapping[str, Any]], test: Callable[[Mapping[str, Any]], bool]) -> int:
+    return sum(1 for e in edits if test(e))
+
+
+def redteam_route(route: Mapping[str, Any]) -> dict[str, Any]:
+    """One route of a `pcsc redteam --format json` document, reduced to what the pages
+    count: its edits by kind and class, and the tallies docs/redteam.md quotes."""
+    edits = route["edits"]
+    by_kind: dict[str, dict[str, int]] = {}
+    for e in edits:
+        row = by_kind.setdefault(e["kind"], {})
+        row[e["class"]] = row.get(e["class"], 0) + 1
+
+    def of(kind: str, cls: str) -> list[Mapping[str, Any]]:
+        return [e for e in edits if e["kind"] == kind and e["class"] == cls]
+
+    raising_refused = [e for e in edits if e["class"] == "refused" and (e["gain"] or 0) > 0]
+    return {
+        "route": route["route"],
+        "tried": route["tried"],
+        "raising": route["raising"],
+        "by_class": route["by_class"],
+        "by_kind": by_kind,
+        # a floor sets the new c (`floors_bound`), and which floor
+        "reclass_no_gain_floored": _count(of("re-class", "no-gain"), lambda e: e["floors_bound"]),
+        "reclass_no_gain_class_floor": _count(of("re-class", "no-gain"),
+                                              lambda e: any(c["bound_by"] == "floor_class" for c in e["costs"])),
+        "drop_cost_no_gain_floored": _count(of("drop-cost", "no-gain"), lambda e: e["floors_bound"]),
+        "drop_cost_covered_floored": _count(of("drop-cost", "covered-gain"), lambda e: e["floors_bound"]),
+        # transitions whose kill or threshold can go, released, for no gain
+        "released_no_gain_drops": sorted({e["steps"][0]["subject"] for kind in ("drop-kill", "drop-threshold")
+                                          for e in of(kind, "no-gain")}),
+        "refused_raising": len(raising_refused),
+        "dock_keeps_gain": [{"edit": e["edit"], "description": e["description"], "dock_gain": e["dock_gain"],
+                             "costs": e["costs"]} for e in raising_refused if (e["dock_gain"] or 0) > 0],
+    }
+
+
+def _keep_redteam(document: Mapping[str, Any]) -> dict[str, Any]:
+    summary = {k: v for k, v in document["summary"].items() if k != "covered_gains"}
+    return {"settings": document["settings"], "summary": summary,
+            "routes": [redteam_route(r) for r in document["routes"]]}
+
+
+def _from(block: Block) -> str:
+    recorded = "" if block.recording is None else f", recorded in `{block.recording.path.as_posix()}`"
+    return f"(`{block.command}`{recorded})"
+
+
+def redteam_kinds(block: Block, kept: Mapping[str, Any]) -> str:
+    """The edits of a cohort by kind and class, and the summary's counts."""
+    summary = kept["summary"]
+    shown = [c for c in OUTCOMES if summary["by_class"].get(c, 0)]
+    absent = [c for c in OUTCOMES if c not in shown]
+    kinds = [k for k in KINDS if k in summary["by_kind"]]
+    lines = ["| kind | " + " | ".join(shown) + " |", "|---|" + "---:|" * len(shown)]
+    lines += [f"| {k} | " + " | ".join(f"{summary['by_kind'][k].get(c, 0):,}" for c in shown) + " |" for k in kinds]
+    lines.append("| **all** | " + " | ".join(f"**{summary['by_class'][c]:,}**" for c in shown) + " |")
+    kept_gain = all(r["by_class"].get("covered-gain", 0) for r in kept["routes"])
+    lines += ["", f"{summary['tried']:,} edits" + (f" (no {', no '.join(f'`{c}`' for c in absent)})" if absent else "")
+              + f", {summary['raising']:,} raise the score, GATE refuses {summary['refused_raising']:,} of those"
+              + ("; every route keeps at least one covered gain" if kept_gain else "") + f" {_from(block)}."]
+    return "\n".join(lines) + "\n"
+
+
+def redteam_totals(block: Block, kept: Mapping[str, Any]) -> str:
+    """One sentence: the edits and the covered gains of a run, re-classes apart."""
+    summary = kept["summary"]
+    covered = summary["by_class"].get("covered-gain", 0)
+    reclass = summary["by_kind"].get("re-class", {}).get("covered-gain", 0)
+    return (f"{summary['tried']:,} edits, {covered:,} covered gains ({reclass:,} of them re-classes) "
+            f"{_from(block)}.\n")
+
+
+def redteam_edits(block: Block, out: Printed) -> str:
+    """Every edit of one route: its gain, its class, and why (the failed `require` lines
+    of a refused edit, and what sets each c it moved)."""
+    (route,) = json.loads(out.stdout)["routes"]
+    by_class = route["by_class"]
+    refused_raising = sum(e["class"] == "refused" and (e["gain"] or 0) > 0 for e in route["edits"])
+    lines = [f"{route['tried']} edits, {route['duplicates']} duplicates skipped; {route['raising']} raise the score; "
+             f"GATE refuses {by_class['refused']} ({refused_raising} of the raising ones), "
+             f"{by_class['covered-gain']} covered gains remain {_from(block)}.", "",
+             "| edit | gain | class | why |", "|---|---:|---|---|"]
+    for e in route["edits"]:
+        moved = [f"{c['transition']}.c {money(c['c_from'])} → {money(c['c_to'])} ({c['bound_by']})"
+                 for c in e["costs"] if c["c_from"] != c["c_to"]]
+        why = "; ".join([*(e["failed_requires"] if e["class"] == "refused" else ()), *moved]) or "—"
+        cls = f"**{e['class']}**" if e["class"] == "covered-gain" else e["class"]
+        edit = e["description"].replace("|", "\\|")
+        lines.append(f"| {edit} | {money(e['gain'] or 0.0)} | {cls} | {why} |")
+    return "\n".join(lines) + "\n"
+
+
+def redteam_structure(block: Block, out: Printed) -> str:
+    """Per route, its merges and retargets by class."""
+    doc = json.loads(out.stdout)
+    classes = ("refused", "covered-gain", "no-gain")
+    lines = ["| route | merge: " + " / ".join(classes) + " | retarget: " + " / ".join(classes) + " |",
+             "|---|---:|---:|"]
+    for r in doc["routes"]:
+        cells = []
+        for kind in ("merge", "retarget"):
+            mine = [e for e in r["edits"] if e["kind"] == kind]
+            cells.append(" / ".join(str(sum(e["class"] == c for e in mine)) for c in classes))
+        lines.append(f"| `{r['route']}` | {cells[0]} | {cells[1]} |")
+    others = {e["class"] for r in doc["routes"] for e in r["edits"] if e["kind"] in ("merge", "retarget")} - set(
+        classes)
+    return "\n".join(lines) + "\n\n" + ("None is " + " or ".join(f"`{c}`" for c in others) if others else
+                                        "None is `invalid` or `ineligible`") + f" {_from(block)}.\n"
+
+
 COHORT_SEARCH = Recording("cohort-search", "pcsc seams --experiment examples/cohort/ --search --format json",
                           _keep_search)
-RECORDINGS = (COHORT_SEARCH,)
+COHORT_REDTEAM = Recording("cohort-redteam", "pcsc redteam examples/cohort/ --format json", _keep_redteam)
+COHORT_REDTEAM_CATEGORY = Recording("cohort-redteam-category",
+                                    "pcsc redteam examples/cohort/ --reclass category --format json", _keep_redteam)
+RECORDINGS = (COHORT_SEARCH, COHORT_REDTEAM, COHORT_REDTEAM_CATEGORY)
 
 BLOCKS = (
     Block("experiment", "pcsc seams --experiment examples/cohort/", console),
     Block("search-tables", "pcsc seams --experiment examples/cohort/ --search", search_tables, COHORT_SEARCH),
+    Block("redteam-spec", "pcsc redteam examples/devtools_api.route --format json", redteam_edits),
+    Block("redteam-cohort", COHORT_REDTEAM.command, redteam_kinds, COHORT_REDTEAM),
+    Block("redteam-cohort-category", COHORT_REDTEAM_CATEGORY.command, redteam_totals, COHORT_REDTEAM_CATEGORY),
+    Block("redteam-graphs", "pcsc redteam examples/graphs/ --format json", redteam_structure),
 )
 
 

@@ -46,7 +46,10 @@ def test_every_block_is_on_a_page_and_names_its_command() -> None:
             shown.setdefault(m.name, []).append(page.name)
             body = text[m.start:m.end]
             block = next(b for b in docblocks.BLOCKS if b.name == m.name)
-            assert f"$ {block.command}\n" in body, f"{page.name}:{m.name} does not name its command"
+            named = f"$ {block.command}\n" in body or f"`{block.command}`" in body
+            assert named, f"{page.name}:{m.name} does not name its command"
+            if block.recording is not None:
+                assert f"`{block.recording.path.as_posix()}`" in body, f"{page.name}:{m.name} hides its recording"
     assert set(shown) == {b.name for b in docblocks.BLOCKS}, "a block no page shows"
     assert shown["search-tables"] == ["README.md", "experiments.md"]
 
@@ -79,10 +82,12 @@ def test_a_stale_block_is_rewritten_and_the_rest_kept(tmp_path: Path) -> None:
     assert docblocks.regenerate(tmp_path) == [], "regenerating twice changes nothing"
 
 
-def test_the_recording_reads_todays_files(recorded: dict[str, Any]) -> None:
-    """A changed cohort route makes the recording stale: record it again."""
-    assert len(recorded["inputs"]) == len(list((ROOT / "examples" / "cohort").glob("*.route")))
-    for entry in recorded["inputs"]:
+@pytest.mark.parametrize("recording", docblocks.RECORDINGS, ids=lambda r: r.name)
+def test_the_recording_reads_todays_files(recording: docblocks.Recording) -> None:
+    """A changed cohort route makes a recording stale: record it again."""
+    inputs = docblocks.load_recording(recording, ROOT)["inputs"]
+    assert len(inputs) == len(list((ROOT / "examples" / "cohort").glob("*.route")))
+    for entry in inputs:
         data = (ROOT / entry["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"], (
             f"{entry['path']} changed since the recording: run `python -m pcsc.docs --record`")
@@ -157,40 +162,81 @@ def test_the_recorded_search_keeps_the_done_when(recorded: dict[str, Any]) -> No
     assert found > len(routes) / 2
 
 
+@pytest.mark.parametrize("recording", [docblocks.COHORT_REDTEAM, docblocks.COHORT_REDTEAM_CATEGORY],
+                         ids=lambda r: r.name)
+def test_the_recorded_redteam_totals_are_its_routes(recording: docblocks.Recording) -> None:
+    kept = docblocks.load_recording(recording, ROOT)["kept"]
+    summary, routes = kept["summary"], kept["routes"]
+    assert summary["routes"] == len(routes)
+    for key in ("tried", "raising", "refused_raising"):
+        assert summary[key] == sum(r[key] for r in routes), key
+    for kind, row in summary["by_kind"].items():
+        for cls, k in row.items():
+            assert k == sum(r["by_kind"].get(kind, {}).get(cls, 0) for r in routes), (kind, cls)
+    for cls, k in summary["by_class"].items():
+        assert k == sum(r["by_class"].get(cls, 0) for r in routes) == sum(
+            row.get(cls, 0) for row in summary["by_kind"].values()), cls
+
+
 # ---------------------------------------------------------------------- the program, again
-def test_a_seeded_slice_of_the_search_gives_the_recorded_results(
-        recorded: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The search of a route depends on that route, the policy, the libraries, the seed
-    and the bounds only: two routes searched again give their recorded entries byte for
-    byte, so a change of the code that moves the search fails here, in the default run."""
-    search = recorded["kept"]["search"]
-    settings = search["settings"]
+def _slice_argv(recording: docblocks.Recording, kept: dict[str, Any], out: Path) -> list[str]:
+    files = [f"examples/cohort/{name}.route" for name in SLICE]
+    if recording is docblocks.COHORT_SEARCH:
+        settings = kept["search"]["settings"]
+        bounds = [x for key in ("seed", "budget", "beam", "steps", "branch") for x in (f"--{key}", str(settings[key]))]
+        return ["redteam", "--search", "--conditions", *files, *bounds, "--format", "json", "-o", str(out)]
+    settings = kept["settings"]
+    return ["redteam", *files, "--reclass", settings["reclass"], "--max-edits", str(settings["max_edits"]),
+            "--depth", str(settings["depth"]), "--format", "json", "-o", str(out)]
+
+
+@pytest.mark.parametrize("recording", docblocks.RECORDINGS, ids=lambda r: r.name)
+def test_a_seeded_slice_gives_the_recorded_results(
+        recording: docblocks.Recording, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A route's search (and its red-team edits) depends on that route, the policy, the
+    libraries, the seed and the bounds only: two routes run again give their recorded
+    entries exactly, so a change of the code that moves them fails here, in the default run."""
+    kept = docblocks.load_recording(recording, ROOT)["kept"]
     monkeypatch.chdir(ROOT)
     report = tmp_path / "slice.json"
-    argv = ["redteam", "--search", "--conditions", *(f"examples/cohort/{name}.route" for name in SLICE),
-            "--seed", str(settings["seed"]), "--budget", str(settings["budget"]), "--beam", str(settings["beam"]),
-            "--steps", str(settings["steps"]), "--branch", str(settings["branch"]), "--format", "json",
-            "-o", str(report)]
-    assert main(argv) == 0
-    again = {r["route"]: r for r in json.loads(report.read_text(encoding="utf-8"))["routes"]}
-    was = {r["route"]: r for r in search["routes"] if r["route"] in SLICE}
-    assert set(again) == set(was) == set(SLICE)
+    assert main(_slice_argv(recording, kept, report)) == 0
+    again = json.loads(report.read_text(encoding="utf-8"))["routes"]
+    if recording is docblocks.COHORT_SEARCH:
+        now = {r["route"]: r for r in again}
+        was = {r["route"]: r for r in kept["search"]["routes"] if r["route"] in SLICE}
+    else:
+        now = {r["route"]: docblocks.redteam_route(r) for r in again}
+        was = {r["route"]: r for r in kept["routes"] if r["route"] in SLICE}
+    assert set(now) == set(was) == set(SLICE)
     for name in SLICE:
-        assert again[name] == was[name], f"{name}: the search moved; run `python -m pcsc.docs --record`"
+        assert now[name] == was[name], f"{name}: the run moved; run `python -m pcsc.docs --record`"
 
 
 @pytest.mark.slow
-def test_the_whole_search_prints_the_recorded_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    """The recorded command, run again: the same JSON bytes (their SHA-256), the same
-    kept part; and its text prints the tables the pages show."""
-    recording = docblocks.COHORT_SEARCH
+@pytest.mark.parametrize("recording", [r for r in docblocks.RECORDINGS if r is not docblocks.COHORT_SEARCH],
+                         ids=lambda r: r.name)
+def test_the_recorded_command_prints_the_recorded_bytes(recording: docblocks.Recording) -> None:
+    """The recorded command, run again: the same JSON bytes (their SHA-256), the same kept
+    part (the search's is checked with its text, below: one run)."""
     was = docblocks.load_recording(recording, ROOT)
+    again = docblocks.record(recording, ROOT)
+    assert again["sha256"] == was["sha256"], f"`{recording.command}` no longer prints the recorded bytes"
+    assert again == was
+
+
+@pytest.mark.slow
+def test_the_search_prints_the_tables_the_pages_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The recorded search, run again: its `--artifacts` document (the bytes `--format
+    json` prints, tests/test_experiments.py) has the recorded SHA-256 and kept part, and
+    its text ends with the tables its block shows."""
+    recording = docblocks.COHORT_SEARCH
     monkeypatch.chdir(ROOT)
     out = tmp_path / "out"
     argv = shlex.split(recording.command.replace(" --format json", ""))[1:]
     assert main([*argv, "--artifacts", str(out)]) == 0
-    data = (out / "experiment.json").read_bytes()  # the bytes `--format json` prints (tests/test_experiments.py)
+    data = (out / "experiment.json").read_bytes()
+    was = docblocks.load_recording(recording, ROOT)
     assert hashlib.sha256(data).hexdigest() == was["sha256"], "the search no longer prints the recorded bytes"
     assert recording.keep(json.loads(data)) == was["kept"]
     printed = docrun.normalise(capsys.readouterr().out)
@@ -255,3 +301,70 @@ def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str
     assert (f"falls from {count('v1', 'fundability_by_silence')}/{n} (`v1`) and "
             f"{count('v1.5b', 'fundability_by_silence')}/{n} (`v1.5b`) to "
             f"{count('v1.5a', 'fundability_by_silence')}/{n} with grounding") in experiments
+
+
+def _redteam_page() -> str:
+    return " ".join((ROOT / "docs" / "redteam.md").read_text(encoding="utf-8").split())
+
+
+def test_the_redteam_pages_sentences_on_the_cohort_are_the_recordings() -> None:
+    page = _redteam_page()
+    kept = docblocks.load_recording(docblocks.COHORT_REDTEAM, ROOT)["kept"]
+    routes, by_kind = kept["routes"], kept["summary"]["by_kind"]
+
+    def total(key: str) -> int:
+        return sum(int(r[key]) for r in routes)
+
+    assert {c for kind in ("delete", "retarget") for c, k in by_kind[kind].items() if k} == {"refused"}
+    assert "Every deletion and every retarget is refused" in page
+    reclass = by_kind["re-class"]
+    assert reclass.get("refused", 0) == 0 and "Every re-class is released" in page
+    assert (f"{reclass['no-gain']:,} are no gain: in {total('reclass_no_gain_floored')} of them a floor sets the new "
+            f"c (the new class's `floor_usd` in {total('reclass_no_gain_class_floor')})") in page
+    drops = by_kind["drop-cost"]
+    assert total("drop_cost_no_gain_floored") == drops["no-gain"]
+    assert (f"The {drops['no-gain']} cost drops with no gain are all caught by a floor; "
+            f"{total('drop_cost_covered_floored')} of the {drops['covered-gain']} covered gains are partly caught"
+            ) in page
+    released = sum(by_kind[k].get("no-gain", 0) for k in ("drop-kill", "drop-threshold"))
+    transitions = sum(len(r["released_no_gain_drops"]) for r in routes)
+    words = {10: "ten"}
+    assert f"{released} kill or threshold drops are no-gain and released: the {words[transitions]} transitions" in page
+    dock = [(r["route"], e) for r in routes for e in r["dock_keeps_gain"]]
+    assert len(dock) == 1 and kept["summary"]["refused_raising"] == total("refused_raising")
+    route, edit = dock[0]
+    assert edit["edit"] == "drop-cost:scale:company" and "60_000_000" in edit["description"]
+    assert (f"of the {kept['summary']['refused_raising']} raising edits GATE refuses, DOCK removes the gain of all but "
+            f"one: on `{route}`, whose honest score is negative, dropping the 60M `company` cost of `scale` still "
+            f"raises the docked score (the floor keeps {edit['costs'][0]['c_to'] / 1e6:.0f}M;") in page
+    assert f"({kept['summary']['tried']:,} compiles, about" in page
+
+
+def test_the_redteam_pages_sentences_on_the_spec_route_and_the_graphs_are_the_programs(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    page = _redteam_page()
+    monkeypatch.chdir(ROOT)
+    assert main(["redteam", "examples/devtools_api.route", "--format", "json"]) == 0
+    edits = {e["edit"]: e for e in json.loads(capsys.readouterr().out)["routes"][0]["edits"]}
+    merged = edits["merge:launch:monetize"]
+    assert merged["class"] == "covered-gain"
+    (p_moved,) = [d for d in merged["drift"] if d.startswith("launch.p: ")]
+    (launch_c,) = [c for c in merged["costs"] if c["transition"] == "launch"]
+    floor = next(c for c in edits["delete:monetize"]["costs"] if c["transition"] == "launch")
+    assert floor["bound_by"] == "floor_delta"  # the same claim, garage -> bridge, as the deleted route's
+    assert (f"W now counting the evidence of both: {float(p_moved.split(' -> ')[1]):.4f}), takes monetize's threshold"
+            in page)
+    asks = f"pays both budgets ({launch_c['c_to']:,.0f} ≥ the {floor['c_to']:,.2f} its delta-indexed floor asks)"
+    assert asks in page
+    assert main(["redteam", "examples/devtools_api.route", "--depth", "2", "--format", "json"]) == 0
+    assert f"`--depth 2` on the spec route: {json.loads(capsys.readouterr().out)['summary']['tried']} edits" in page
+    assert main(["redteam", "examples/graphs/", "--format", "json"]) == 0
+    graphs = {r["route"]: r["edits"] for r in json.loads(capsys.readouterr().out)["routes"]}
+    structural = [e for edits_ in graphs.values() for e in edits_ if e["kind"] in ("merge", "retarget")]
+    assert all(e["class"] == "refused" for e in structural if e["kind"] == "retarget" and (e["gain"] or 0) > 0)
+    covered = sorted((e for e in structural if e["class"] == "covered-gain"), key=lambda e: e["gain"])
+    assert [e["kind"] for e in covered] == ["merge", "merge"]
+    gains = [f"+{e['gain']:,.2f}" for e in covered]
+    assert f"(`retail` + `national`, {gains[0]}; `hosted` + `grow`, {gains[1]})" in page
+    around = [e for e in graphs["lock_cert_pilot"] if e["edit"].startswith("retarget:beta_batch:")]
+    assert around and all(e["class"] == "refused" for e in around)
