@@ -260,6 +260,11 @@ def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str
                            for page in ("README.md", "docs/experiments.md"))
     search = recorded["kept"]["search"]
     n = len(search["routes"])
+    compiled = sum(x["evaluations"] for r in search["routes"] for group in ("arms", "conditions")
+                   for x in r[group].values())
+    arms, conditions = len(search["settings"]["feedback"]), len(search["conditions"])
+    assert (f"compiles about {round(compiled, -3):,} revisions on the shipped cohort ({n} routes, {arms} arms and "
+            f"{conditions} conditions, at most {search['settings']['budget']} each)") in experiments
     none, gate = search["arms"]["none"]["rates"], search["arms"]["gate"]["rates"]
     k = none["uncovered_baseline_beating"]["k"]
     assert f"on {k} of the {n} routes, a revision that beats the honest score with an uncovered" in experiments
@@ -345,7 +350,10 @@ def test_the_redteam_pages_sentences_on_the_spec_route_and_the_graphs_are_the_pr
     page = _redteam_page()
     monkeypatch.chdir(ROOT)
     assert main(["redteam", "examples/devtools_api.route", "--format", "json"]) == 0
-    edits = {e["edit"]: e for e in json.loads(capsys.readouterr().out)["routes"][0]["edits"]}
+    spec = json.loads(capsys.readouterr().out)["routes"][0]
+    edits = {e["edit"]: e for e in spec["edits"]}
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"On the reference route GATE refuses {spec['by_class']['refused']} of {spec['tried']} edits" in readme
     merged = edits["merge:launch:monetize"]
     assert merged["class"] == "covered-gain"
     (p_moved,) = [d for d in merged["drift"] if d.startswith("launch.p: ")]

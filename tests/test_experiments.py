@@ -63,6 +63,12 @@ def test_wilson_matches_the_papers_published_intervals(k: int, n: int, published
     assert rate(k, n) == {"k": k, "n": n, "wilson95": [low, high]}
 
 
+def test_the_pages_rate_example_is_the_programs() -> None:
+    low, high = rate(21, 26)["wilson95"]
+    assert f'{{"k": 21, "n": 26, "wilson95": [{low:.4f}, {high:.4f}]}}' in (ROOT / "docs" / "experiments.md").read_text(
+        encoding="utf-8")
+
+
 def test_wilson_edges() -> None:
     assert wilson95(0, 0) == (0.0, 1.0)
     assert wilson95(0, 5)[0] == 0.0 and wilson95(5, 5)[1] == 1.0
@@ -222,6 +228,11 @@ def test_dock_rewards_a_cost_cut_between_two_negative_plans() -> None:
     assert docked.verdict == "docked" and docked.score is not None
     gain = docked.score - honest.score
     assert 95e6 < gain < 97e6  # +96M
+    readme, experiments = (" ".join((ROOT / page).read_text(encoding="utf-8").split())
+                           for page in ("README.md", "docs/experiments.md"))
+    assert f"scores −{-honest.score / 1e6:.1f}M honest, and its docked splice gains +{gain / 1e6:.0f}M" in readme
+    assert (f"scores −{-honest.score / 1e6:.1f}M honest; its docked splice scores about −{-docked.score / 1e6:.1f}M, "
+            f"a gain of +{gain / 1e6:.0f}M") in experiments
     assert seam.pipeline.gate.verdict == "suspend-and-ask"
     (by_cost, _) = phase0_arms(result)
     assert relative_win(by_cost.honest_dock, by_cost.spliced_dock)
@@ -455,6 +466,18 @@ def test_the_pages_counts_of_the_cohort_are_the_programs(
     lad = ladder(results, {a.route: a.k for a in p0.arms if a.arm == "random"})
     assert f"our honest edges are the {lad.edges} transitions of our {lad.honest} routes" in readme
     assert f"{PAPER_DELETIONS} admissible deletions on {paper_n} routes" in readme
+    # the value sweep and the ladder, as the README's and the experiments page's prose quote them
+    sweep = {m: value_sweep(results, m).routes_with_rewarded_deletion for m in ("1", "1.5", "2", "3")}
+    assert f"the count rises to {sweep['1.5']}/{n}, {sweep['2']}/{n} and {sweep['3']}/{n}" in readme
+    assert (f"are {sweep['1']}/{n} at V, {sweep['1.5']}/{n} at 1.5·V, {sweep['2']}/{n} at 2·V and {sweep['3']}/{n} "
+            "at 3·V") in experiments
+    assert lad.typed_detections == lad.splices and lad.typed_honest_flags == 0
+    assert (f"it detects {lad.proxy_detections} of the {lad.splices} splices and flags {lad.proxy_honest_flags} of "
+            f"the {lad.honest} honest routes, where GATE detects all {lad.splices} and flags none") in readme
+    assert (f"GATE detects {rate_text(lad.typed_detections, lad.splices).split()[0]} splices and flags "
+            f"{lad.typed_honest_flags}/{lad.honest} honest routes; the proxy detects "
+            f"{rate_text(lad.proxy_detections, lad.splices)} and flags {rate_text(lad.proxy_honest_flags, lad.honest)}"
+            ) in experiments
     # grounded assets on the honest routes: every material transition judged as a new claim
     material = grounded = 0
     for r in results:
