@@ -284,7 +284,7 @@ def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str
     assert (f"under `v1.5a` and `v1.5a+b` {count('v1.5a', 'evasion')} of {n} revisions skip a state, against "
             f"{count('v1', 'evasion')} (`v1`) and {count('v1.5b', 'evasion')} (`v1.5b`) without it") in experiments
     (paper,) = {f for c in PAPER_CONDITIONS.values() for f in c.values()}
-    assert set(PAPER_CONDITIONS) == set(rows), "the paper's figure is the same under each of its conditions"
+    assert set(PAPER_CONDITIONS) <= set(rows), "the paper's four conditions are among ours"
     for page in (readme, experiments):
         assert f"evaded in {paper.k} of its {paper.n} {paper.unit}" in page
     redteam = " ".join((ROOT / "docs" / "redteam.md").read_text(encoding="utf-8").split())
