@@ -150,8 +150,9 @@ def console(block: Block, out: Printed) -> str:
 
 
 def search_tables(block: Block, kept: Mapping[str, Any]) -> str:
-    """The search and co-author tables, the end of what the command prints, as the
-    program writes them from the recorded document."""
+    """The search and co-author tables, the end of what the command prints (and of what
+    `pcsc seams --experiment --search` prints), as the program writes them from the
+    recorded document."""
     assert block.recording is not None
     lines = [f"$ {block.command}", "...", *tables_text(kept["search"]).splitlines()]
     return _fence(lines) + (f"\nRecorded in `{block.recording.path.as_posix()}` (`{block.recording.command}`); "
@@ -159,7 +160,8 @@ def search_tables(block: Block, kept: Mapping[str, Any]) -> str:
 
 
 def _keep_search(document: Mapping[str, Any]) -> dict[str, Any]:
-    return {"search": document["experiment"]["search"]}
+    """The search as `pcsc seams --experiment --search` nests it: the same keys."""
+    return {"search": {k: document[k] for k in ("settings", "routes", "arms", "conditions")}}
 
 
 def _count(edits: Sequence[Mapping[str, Any]], test: Callable[[Mapping[str, Any]], bool]) -> int:
@@ -274,7 +276,9 @@ def redteam_structure(block: Block, out: Printed) -> str:
                                         "None is `invalid` or `ineligible`") + f" {_from(block)}.\n"
 
 
-COHORT_SEARCH = Recording("cohort-search", "pcsc seams --experiment examples/cohort/ --search --format json",
+#: The search alone (what `pcsc seams --experiment --search` runs after experiment A), so
+#: that a change of experiment A's output leaves the recording as it is.
+COHORT_SEARCH = Recording("cohort-search", "pcsc redteam --search --conditions examples/cohort/ --format json",
                           _keep_search)
 COHORT_REDTEAM = Recording("cohort-redteam", "pcsc redteam examples/cohort/ --format json", _keep_redteam)
 COHORT_REDTEAM_CATEGORY = Recording("cohort-redteam-category",
@@ -283,7 +287,7 @@ RECORDINGS = (COHORT_SEARCH, COHORT_REDTEAM, COHORT_REDTEAM_CATEGORY)
 
 BLOCKS = (
     Block("experiment", "pcsc seams --experiment examples/cohort/", console),
-    Block("search-tables", "pcsc seams --experiment examples/cohort/ --search", search_tables, COHORT_SEARCH),
+    Block("search-tables", "pcsc redteam --search --conditions examples/cohort/", search_tables, COHORT_SEARCH),
     Block("redteam-spec", "pcsc redteam examples/devtools_api.route --format json", redteam_edits),
     Block("redteam-cohort", COHORT_REDTEAM.command, redteam_kinds, COHORT_REDTEAM),
     Block("redteam-cohort-category", COHORT_REDTEAM_CATEGORY.command, redteam_totals, COHORT_REDTEAM_CATEGORY),

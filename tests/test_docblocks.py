@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,6 @@ from pcsc.cli import main
 from pcsc.seams.experiment import fundability_flip
 from pcsc.search import lower_median
 from pcsc.stats import rate
-from tests import docrun
 from tests.conftest import ROOT
 
 #: The cohort routes the default run searches again (the first two, by name).
@@ -77,7 +74,7 @@ def test_a_stale_block_is_rewritten_and_the_rest_kept(tmp_path: Path) -> None:
     stale = docblocks.regenerate(tmp_path)
     assert [(s.name, s.shown) for s in stale] == [("search-tables", "old\n")]
     text = page.read_text(encoding="utf-8")
-    assert text.startswith("before\n<!-- pcsc:begin search-tables -->\n```\n$ pcsc seams --experiment")
+    assert text.startswith("before\n<!-- pcsc:begin search-tables -->\n```\n$ pcsc redteam --search --conditions")
     assert text.endswith("<!-- pcsc:end search-tables -->\nafter\n")
     assert docblocks.regenerate(tmp_path) == [], "regenerating twice changes nothing"
 
@@ -213,37 +210,29 @@ def test_a_seeded_slice_gives_the_recorded_results(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("recording", [r for r in docblocks.RECORDINGS if r is not docblocks.COHORT_SEARCH],
-                         ids=lambda r: r.name)
+@pytest.mark.parametrize("recording", docblocks.RECORDINGS, ids=lambda r: r.name)
 def test_the_recorded_command_prints_the_recorded_bytes(recording: docblocks.Recording) -> None:
     """The recorded command, run again: the same JSON bytes (their SHA-256), the same kept
-    part (the search's is checked with its text, below: one run)."""
+    part. (Its text view of those tables is `tables_text` of the same document: the
+    default run renders the blocks through it.)"""
     was = docblocks.load_recording(recording, ROOT)
     again = docblocks.record(recording, ROOT)
     assert again["sha256"] == was["sha256"], f"`{recording.command}` no longer prints the recorded bytes"
     assert again == was
 
 
-@pytest.mark.slow
-def test_the_search_prints_the_tables_the_pages_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    """The recorded search, run again: its `--artifacts` document (the bytes `--format
-    json` prints, tests/test_experiments.py) has the recorded SHA-256 and kept part, and
-    its text ends with the tables its block shows."""
-    recording = docblocks.COHORT_SEARCH
+def test_the_experiment_runs_the_recorded_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pcsc seams --experiment --search` nests the very search `pcsc redteam --search
+    --conditions` prints (one route, a small budget: the same document either way)."""
     monkeypatch.chdir(ROOT)
-    out = tmp_path / "out"
-    argv = shlex.split(recording.command.replace(" --format json", ""))[1:]
-    assert main([*argv, "--artifacts", str(out)]) == 0
-    data = (out / "experiment.json").read_bytes()
-    was = docblocks.load_recording(recording, ROOT)
-    assert hashlib.sha256(data).hexdigest() == was["sha256"], "the search no longer prints the recorded bytes"
-    assert recording.keep(json.loads(data)) == was["kept"]
-    printed = docrun.normalise(capsys.readouterr().out)
-    block = next(b for b in docblocks.BLOCKS if b.recording is recording)
-    shown = re.search(r"```\n(.*?)\n```", docblocks.Renderer(ROOT).render(block.name), re.S)
-    assert shown is not None
-    assert docrun.matches(shown.group(1).splitlines()[1:], printed), "the text prints other tables"
+    route, budget = f"examples/cohort/{SLICE[0]}.route", "6"
+    assert main(["seams", "--experiment", route, "--search", "--budget", budget, "--format", "json",
+                 "-o", str(tmp_path / "seams.json")]) == 0
+    assert main(["redteam", "--search", "--conditions", route, "--budget", budget, "--format", "json",
+                 "-o", str(tmp_path / "redteam.json")]) == 0
+    seams = json.loads((tmp_path / "seams.json").read_text(encoding="utf-8"))
+    redteam = json.loads((tmp_path / "redteam.json").read_text(encoding="utf-8"))
+    assert docblocks.COHORT_SEARCH.keep(redteam) == {"search": seams["experiment"]["search"]}
 
 
 # ---------------------------------------------------------------------- the pages' sentences
