@@ -366,9 +366,9 @@ class Stale:
     generated: str
 
 
-def regenerate(root: Path, write: bool = True) -> list[Stale]:
+def regenerate(root: Path, write: bool = True, renderer: Renderer | None = None) -> list[Stale]:
     """Every marked block of every page, generated; the stale ones, rewritten when ``write``."""
-    renderer = Renderer(root)
+    renderer = renderer or Renderer(root)
     stale = []
     for page in pages(root):
         text = page.read_text(encoding="utf-8")

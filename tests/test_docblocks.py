@@ -29,8 +29,19 @@ def recorded() -> dict[str, Any]:
     return docblocks.load_recording(docblocks.COHORT_SEARCH, ROOT)
 
 
-def test_every_block_is_current() -> None:
-    stale = docblocks.regenerate(ROOT, write=False)
+@pytest.fixture(scope="module")
+def renderer() -> docblocks.Renderer:
+    """One renderer for the module: each block's command runs once."""
+    return docblocks.Renderer(ROOT)
+
+
+def _printed_json(renderer: docblocks.Renderer, name: str) -> Any:
+    block = next(b for b in docblocks.BLOCKS if b.name == name)
+    return json.loads(renderer.source(block).stdout)
+
+
+def test_every_block_is_current(renderer: docblocks.Renderer) -> None:
+    stale = docblocks.regenerate(ROOT, write=False, renderer=renderer)
     assert not stale, "run `python -m pcsc.docs`: stale blocks " + ", ".join(
         f"{s.page.relative_to(ROOT)}:{s.name}" for s in stale)
 
@@ -335,11 +346,10 @@ def test_the_redteam_pages_sentences_on_the_cohort_are_the_recordings() -> None:
 
 
 def test_the_redteam_pages_sentences_on_the_spec_route_and_the_graphs_are_the_programs(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        renderer: docblocks.Renderer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     page = _redteam_page()
     monkeypatch.chdir(ROOT)
-    assert main(["redteam", "examples/devtools_api.route", "--format", "json"]) == 0
-    spec = json.loads(capsys.readouterr().out)["routes"][0]
+    spec = _printed_json(renderer, "redteam-spec")["routes"][0]
     edits = {e["edit"]: e for e in spec["edits"]}
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert f"On the reference route GATE refuses {spec['by_class']['refused']} of {spec['tried']} edits" in readme
@@ -355,8 +365,7 @@ def test_the_redteam_pages_sentences_on_the_spec_route_and_the_graphs_are_the_pr
     assert asks in page
     assert main(["redteam", "examples/devtools_api.route", "--depth", "2", "--format", "json"]) == 0
     assert f"`--depth 2` on the spec route: {json.loads(capsys.readouterr().out)['summary']['tried']} edits" in page
-    assert main(["redteam", "examples/graphs/", "--format", "json"]) == 0
-    graphs = {r["route"]: r["edits"] for r in json.loads(capsys.readouterr().out)["routes"]}
+    graphs = {r["route"]: r["edits"] for r in _printed_json(renderer, "redteam-graphs")["routes"]}
     structural = [e for edits_ in graphs.values() for e in edits_ if e["kind"] in ("merge", "retarget")]
     assert all(e["class"] == "refused" for e in structural if e["kind"] == "retarget" and (e["gain"] or 0) > 0)
     covered = sorted((e for e in structural if e["class"] == "covered-gain"), key=lambda e: e["gain"])
