@@ -611,8 +611,9 @@ class SeamsSummary:
     routes_with_rewarded_deletion: int
     rewarded_deletions: int
     spliced_refused: int
-    routes_all_splices_refused: int
+    routes_all_splices_refused: int  # of the routes with an admissible deletion
     honest_suspended: int
+    routes_without_deletion: int  # no admissible deletion, so no splice to refuse: reported apart
 
 
 @attrs.frozen(slots=True)

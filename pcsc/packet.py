@@ -319,7 +319,8 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
             "beats_with_delta_floors": exp.beats_with_floors,
             "beats_without_delta_floors": exp.beats_without_floors,
             "rates": {name: rate(k, n) for name, (k, n) in rates(exp).items()},
-            "paper": {name: rate(k, n) for name, (k, n) in PAPER.items()},
+            "paper": {name: rate(f.k, f.n) for name, f in PAPER.items() if f.k is not None},
+            "paper_units": {name: {"n": f.n, "unit": f.unit} for name, f in PAPER.items()},
             "ladder": {
                 **attrs.asdict(exp.ladder),
                 "jump_multiple": JUMP_MULTIPLE,
@@ -330,7 +331,9 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
             ],
             "phase0": {
                 "seed": p0.seed,
-                "arms": [{**attrs.asdict(a), "sign_flip": a.sign_flip} for a in p0.arms],
+                "arms": [{**attrs.asdict(a), "sign_flip": a.sign_flip, "zero_drift_flip": a.zero_drift_flip}
+                         for a in p0.arms],
+                "tallies": [attrs.asdict(t) for t in p0.tallies],
             },
         }
     return out

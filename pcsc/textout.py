@@ -7,7 +7,18 @@ from pcsc.render.tables import table
 from pcsc.score.route import RouteNumbers
 from pcsc.seams.analysis import RouteSeams
 from pcsc.seams.detectors import JUMP_MULTIPLE
-from pcsc.seams.experiment import PAPER, PAPER_DELETIONS, Experiment, Summary, rates, summary_rates, sweep_rates
+from pcsc.seams.experiment import (
+    PAPER,
+    PAPER_DELETIONS,
+    PHASE0_ARMS,
+    Experiment,
+    PaperFigure,
+    Summary,
+    phase0_rate_name,
+    rates,
+    summary_rates,
+    sweep_rates,
+)
 from pcsc.stats import rate_text
 
 
@@ -209,6 +220,8 @@ def summary_text(s: Summary) -> str:
         ("routes with a rewarded deletion", r["routes_with_rewarded_deletion"]),
         ("rewarded deletions", r["rewarded_deletions"]),
         ("splices GATE refuses", r["spliced_refused"]),
+        ("routes whose every splice GATE refuses", r["routes_all_splices_refused"]),
+        ("  routes with no admissible deletion, apart", str(s.routes_without_deletion)),
         ("honest routes GATE suspends", r["honest_suspended"]),
     ]
     return "\n".join(["cohort summary (rates with Wilson 95% intervals, percent)"] + table([("", "")] + rows)[1:])
@@ -222,12 +235,6 @@ EXPERIMENT_ROWS = (
     ("routes with a score-improving deletion", "routes_with_score_improving_deletion"),
     ("GATE: routes whose every splice is refused", "routes_all_splices_refused"),
     ("GATE: honest routes suspended", "honest_suspended"),
-    ("Phase 0: relative win-by-silence (splice ≥ honest)", "phase0_relative_wins"),
-    ("Phase 0: relative win-by-silence under DOCK", "phase0_relative_wins_dock"),
-    ("Phase 0: fundability flips (splice ≥ 0 > honest)", "phase0_fundability_flips"),
-    ("Phase 0: fundability flips under DOCK", "phase0_fundability_flips_dock"),
-    ("drift reconciliation: sign flips, zero-drift arms", "phase0_sign_flips_zero_drift"),
-    ("drift reconciliation: sign flips, drift arms", "phase0_sign_flips_drift"),
     ("ours, all splices: relative win (splice > honest)", "all_splices_relative_wins"),
     ("ours, all splices: relative win under DOCK", "all_splices_relative_wins_dock"),
     ("ours, all splices: relative win under GATE", "all_splices_relative_wins_gate"),
@@ -235,27 +242,63 @@ EXPERIMENT_ROWS = (
     ("ours, all splices: fundability under DOCK", "all_splices_fundability_dock"),
     ("ours: splices beating the honest route, no delta floors", "splices_beating_honest_without_delta_floors"),
     ("ours: splices beating the honest route, delta floors", "splices_beating_honest_with_delta_floors"),
-    ("ours, ladder: typed-state (GATE) seam detections", "ladder_typed_seam_detections"),
-    ("ours, ladder: typed-state (GATE) honest flags", "ladder_typed_honest_flags"),
-    ("ours, ladder: structural proxy seam detections", "ladder_proxy_seam_detections"),
-    ("ours, ladder: structural proxy honest flags", "ladder_proxy_honest_flags"),
 )
+#: Phase 0's rows: measure, the measure's name (pcsc.seams.experiment.PHASE0_MEASURES).
+PHASE0_ROWS = (
+    ("relative win-by-silence (splice ≥ honest)", "relative_wins"),
+    ("relative win-by-silence under DOCK", "relative_wins_dock"),
+    ("fundability flips (splice ≥ 0 > honest)", "fundability_flips"),
+    ("fundability flips under DOCK", "fundability_flips_dock"),
+    ("drift reconciliation: sign flips, zero drift", "sign_flips_zero_drift"),
+    ("drift reconciliation: sign flips, with drift", "sign_flips_with_drift"),
+    ("ours: sign flips where no p or c moved", "sign_flips_unmoved"),
+    ("ours: sign flips where some p or c moved", "sign_flips_moved"),
+)
+#: The ladder's rows: measure, the rates' name after `ladder_typed_` / `ladder_proxy_`,
+#: and the paper's figure (pcsc.seams.experiment.PAPER) for its unit, if any.
+LADDER_ROWS = (
+    ("seam detections, every admissible splice", "seam_detections", None),
+    ("seam detections, the seeded splice (random arm)", "seeded_seam_detections", "ladder_seeded_seam_detections"),
+    ("honest flags, routes", "honest_flags", None),
+    ("honest flags, edges (transitions)", "honest_edge_flags", "ladder_honest_edge_flags"),
+)
+
+
+def paper_text(figure: PaperFigure | None) -> str:
+    """The paper's figure as a cell: its rate, or its unit where its count is not known to us."""
+    if figure is None:
+        return "—"
+    if figure.k is None:
+        return f"{figure.n} {figure.unit}"
+    return rate_text(figure.k, figure.n)
 
 
 def experiment_text(e: Experiment) -> str:
     mine = rates(e)
+    s = e.summary
     rows = [
         ("measure", "this cohort", "paper"),
-        ("admissible deletions", str(e.summary.deletions), str(PAPER_DELETIONS)),
+        ("admissible deletions", str(s.deletions), str(PAPER_DELETIONS)),
+        ("routes with no admissible deletion (apart)", str(s.routes_without_deletion), "—"),
     ]
     for label, name in EXPERIMENT_ROWS:
-        paper = rate_text(*PAPER[name]) if name in PAPER else "—"
-        rows.append((label, rate_text(*mine[name]), paper))
+        rows.append((label, rate_text(*mine[name]), paper_text(PAPER.get(name))))
     lines = [
         "experiment A and GATE / DOCK (definitions: pcsc/seams/experiment.py, docs/experiments.md)",
-        f"rates with Wilson 95% intervals, percent; Phase 0 random arm seed {e.phase0.seed}; "
-        f"structural proxy multiple {JUMP_MULTIPLE:g}",
+        "rates with Wilson 95% intervals, percent",
     ] + table(rows)
+    phase = [("measure", *(f"{arm} arm" for arm in PHASE0_ARMS), "paper (arm not known to us)")]
+    for label, measure in PHASE0_ROWS:
+        phase.append((label, *(rate_text(*mine[phase0_rate_name(arm, measure)]) for arm in PHASE0_ARMS),
+                      paper_text(PAPER.get(f"phase0_{measure}"))))
+    lines += ["", f"Phase 0: each arm on its own, one splice per route (random arm seed {e.phase0.seed})"]
+    lines += table(phase)
+    ladder = [("measure", "typed-state (GATE)", "structural proxy", "paper's unit (counts not known to us)")]
+    for label, name, paper in LADDER_ROWS:
+        ladder.append((label, rate_text(*mine[f"ladder_typed_{name}"]), rate_text(*mine[f"ladder_proxy_{name}"]),
+                       paper_text(PAPER.get(paper)) if paper else "—"))
+    lines += ["", f"detection ladder: both detectors on the same splices and routes (proxy multiple {JUMP_MULTIPLE:g})"]
+    lines += table(ladder)
     if e.value_sweep:
         sweep = [("V ×", "routes with a score-improving deletion", "score-improving deletions")]
         for row in e.value_sweep:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -147,3 +148,26 @@ def test_info_says_when_the_cache_is_off(
     monkeypatch.setenv("PCSC_NO_CACHE", "1")
     code, out, _ = run(capsys, "cache", "info")
     assert code == 0 and "(off: PCSC_NO_CACHE is set)" in out.splitlines()[0]
+
+
+def _shape(line: str) -> str:
+    """A line of `cache info`/`cache clear` with its folder and figures left out."""
+    line = re.sub(r"/\S+", "PATH", line)
+    line = re.sub(r"\d[\d,.]* (?:[KMG]B|bytes?)\b", "SIZE", line)
+    line = re.sub(r"\b(file|entrie|entry)s?\b", r"\1(s)", line)
+    return re.sub(r"\d[\d,.]*", "N", line)
+
+
+def test_the_pages_cache_lines_are_what_the_program_prints(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/cli.md shows a reader's own cache, so its figures and folder are its own; the
+    # words and the layout of every line must be the program's.
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = page.split("$ pcsc cache info\n", 1)[1].split("```", 1)[0]
+    shown_info, shown_clear = block.split("$ pcsc cache clear\n")
+    assert run(capsys, "check", str(EXAMPLES / "devtools_api.route"))[0] == 0
+    code, out, _ = run(capsys, "cache", "info")
+    assert code == 0
+    assert [_shape(x) for x in shown_info.splitlines()] == [_shape(x) for x in out.splitlines()]
+    code, out, _ = run(capsys, "cache", "clear")
+    assert code == 0
+    assert [_shape(x) for x in shown_clear.splitlines()] == [_shape(x) for x in out.splitlines()]

@@ -7,7 +7,9 @@ one run of the printed ones; the shipped libraries' folder reads `obligations`, 
 does when PCSC runs from the checkout. A command shown without output is checked for
 its exit code only. The files the README's commands read but does not show are written
 by this test (`SETUP`), and the README's plain command lists (```` ```sh ```` blocks,
-without `$`) are run where they can be (`LISTED`)."""
+without `$`) are run where they can be (`LISTED`). The blocks `python -m pcsc.docs`
+writes (`<!-- pcsc:begin NAME -->`) are left to tests/test_docblocks.py, which checks
+each one whole."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from pcsc import docblocks
 from tests import docrun
 from tests.conftest import ROOT
 
@@ -75,7 +78,7 @@ ILLUSTRATIVE = {
 
 
 def _readme() -> str:
-    return README.read_text(encoding="utf-8")
+    return docblocks.without_blocks(README.read_text(encoding="utf-8"))
 
 
 def _shown_commands() -> list[docrun.Command]:

@@ -215,10 +215,8 @@ def _search_outcome(
             where = Path(exc.filename) if isinstance(exc.filename, str) else Path(args.emit)
             return Outcome("redteam-search", None, diagnostics=[*session.diags.sorted(), cannot_write(where, exc)])
         notes.append(f"wrote {len(written)} revision{'s' if len(written) != 1 else ''} to {args.emit}")
-    text = None
-    if results:
-        text = routes_text(results) + "\n\n" + tables_text(results, arms, settings)
     payload = search_json(results, arms, settings)
+    text = routes_text(results) + "\n\n" + tables_text(payload) if results else None
     text = whatif.record(payload, text, overrides)
     return Outcome("redteam-search", payload, text=text, diagnostics=session.diags.sorted(), notes=notes)
 

@@ -112,7 +112,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         found = run_search(ctx, session, compiled, args, conditions=True)
         arms = FEEDBACK[args.feedback]
         payload["experiment"]["search"] = search_json(found, arms, search_settings(args))
-        search_text = tables_text(found, arms, search_settings(args))
+        search_text = tables_text(payload["experiment"]["search"])
     whatif.record(payload, None, overrides)
     derivations = _derivations(results) if args.symbolic else None
     if derivations is not None:
@@ -122,7 +122,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         parts.append(seams_text(results))
     parts += ["\n" + _derivation_text(d) for d in derivations or ()]
     if len(results) > 1 or args.experiment:
-        parts.append("\n" + summary_text(summary))
+        parts.append(("\n" if parts else "") + summary_text(summary))  # no blank line first
     if exp is not None:
         parts.append("\n" + experiment_text(exp))
     if search_text is not None:
