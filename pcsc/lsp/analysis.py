@@ -465,7 +465,8 @@ def format_document(
     """The document in `pcsc fmt`'s canonical layout; None when it is already
     canonical, does not parse, or when formatting would change its comments or IR
     (`pcsc.fmt.check_format` refuses it)."""
-    from pcsc.fmt import Semantics, check_format, format_source, semantics
+    from pcsc.fmt import Semantics, check_format, format_source
+    from pcsc.meaning import semantics
 
     shown = str(path) if path is not None else "<untitled>"
     folder = path.parent if path is not None else Path.cwd()
