@@ -281,6 +281,14 @@ def format_source(text: str, file: str, diags: Diagnostics) -> str | None:
     return None if tree is None else layout(text, tree)
 
 
+def canonical_library(text: str) -> str | None:
+    """A library's text as `pcsc fmt` writes it, which a policy's `[libraries.<name>]`
+    pin hashes: layout (indentation, spacing, alignment, line ends, `;`, blank lines
+    between blocks) never changes a pin, and a library already formatted pins to its
+    own bytes. Comments are kept, so they count. None when the text does not parse."""
+    return format_source(text, "<library>", Diagnostics())
+
+
 # ---------------------------------------------------------------------- safety
 _SPAN_KEYS = frozenset({"file", "line", "column", "end_line", "end_column"})
 _TEXT_KEYS = frozenset({"threshold_text", "kill_text", "text"})

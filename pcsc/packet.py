@@ -236,14 +236,17 @@ def policy_identity(c: Compiled) -> dict[str, str]:
 
 
 def library_uses(c: Compiled) -> list[dict[str, Any]]:
-    """The libraries a route used, each with its content hash; ``file`` is shown for a
-    library that is not shipped, and ``replaces`` marks a local library that the
-    policy's `local_libraries = true` let replace a pinned or shipped one."""
+    """The libraries a route used, each with the hash of its file's text and of its
+    canonical text, and the pin that admitted it; ``file`` is shown for a library that
+    is not shipped, and ``replaces`` marks a local library that the policy's
+    `local_libraries = true` let replace a pinned or shipped one."""
     return [
         {
             "name": u.name,
             "version": u.version,
             "sha256": u.sha256,
+            "canonical_sha256": u.canonical_sha256,
+            "pin": u.pin.as_json(),
             "shipped": u.shipped,
             "file": None if u.shipped else u.file,
             "replaces": u.replaces,

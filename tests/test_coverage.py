@@ -28,7 +28,7 @@ from pcsc.packet import compile_packet
 from pcsc.pipeline import Compiled, Session
 from pcsc.policy.load import PolicyStore
 from pcsc.seams.splice import splice, splice_text
-from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
+from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE, pin_libraries
 
 pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
 
@@ -39,7 +39,7 @@ COHORT = EXAMPLES / "cohort"
 # ---------------------------------------------------------------------- helpers
 def compile_text(text: str, route_dir: Path, shown: str = "probe.route") -> Compiled:
     """Compile one route from text; any error diagnostic fails the test."""
-    session = Session(policies=STORE)
+    session = Session(policies=store_for(route_dir))
     routes = session.routes_from_text(text, shown, route_dir)
     compiled = [session.compile_route(r) for r in routes]
     errors = [f"{d.code} {d.span.file}:{d.span.line}: {d.message}" for d in session.diags.items
@@ -47,6 +47,17 @@ def compile_text(text: str, route_dir: Path, shown: str = "probe.route") -> Comp
     assert not errors, "\n".join(errors) + "\n\n" + text
     assert len(compiled) == 1 and compiled[0] is not None
     return compiled[0]
+
+
+def store_for(route_dir: Path) -> PolicyStore:
+    """The policies for routes in ``route_dir``: those of its `policies/` folder (the
+    probe's policy, which pins the probe library), then the shipped ones."""
+    if route_dir not in _STORES:
+        _STORES[route_dir] = PolicyStore([route_dir / "policies"]) if (route_dir / "policies").is_dir() else STORE
+    return _STORES[route_dir]
+
+
+_STORES: dict[Path, PolicyStore] = {}
 
 
 def row(c: Compiled, transition: str, field: str) -> DeltaCoverage:
@@ -318,6 +329,7 @@ obligation rise covers arr {
 def probe_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("probe")
     (d / "probe.obl").write_text(PROBE_OBL, encoding="utf-8")
+    pin_libraries(d / "policies", [d / "probe.obl"])  # probe@1.0.0: a route uses only what its policy pins
     return d
 
 
@@ -339,12 +351,12 @@ DEFAULT_EVIDENCE = (evidence("base", tier=1, excerpt="base"),)
 
 def one_step(source: str, target: str, *, threshold: str | None = None, discharges: str = "m",
              budget: str = "1 * 1k usd", asset: str | None = None, uses: str = "probe",
-             evidence: tuple[str, ...] = DEFAULT_EVIDENCE) -> str:
+             evidence: tuple[str, ...] = DEFAULT_EVIDENCE, policy: str = "probe@1.0.0") -> str:
     """A route of one transition `t: a -> b` (its vision state is b)."""
     body = [
         "route probe {",
         "    as_of 2012-06-01",
-        '    policy "venture@1.0.0"',
+        f'    policy "{policy}"',
         f"    uses {uses}",
         f"    state a {{ {source} }}",
         f"    state b {{ {target} }}",
@@ -552,7 +564,7 @@ def test_bool_field_covered_by_compliance(tmp_path: Path) -> None:
     asset = "SOC 2 Type I report"
     quote = evidence(excerpt="The auditor delivered our soc 2 type I report.")
     text = one_step("developers 10  soc2 false", "developers 10  soc2 true", discharges="compliance",
-                    asset=asset, uses="venture", evidence=(quote,))
+                    asset=asset, uses="venture", policy="venture@1.0.0", evidence=(quote,))
     c = compile_text(text, tmp_path)
     assert row(c, "t", "soc2").covered is True and row(c, "t", "soc2").by == "compliance"
     assert row(c, "t", "developers").covered is None  # unchanged
@@ -560,7 +572,7 @@ def test_bool_field_covered_by_compliance(tmp_path: Path) -> None:
 
     # without a quoting excerpt: grounded(asset) fails, line 26 of venture.obl
     text = one_step("developers 10  soc2 false", "developers 10  soc2 true", discharges="compliance",
-                    asset=asset, uses="venture")
+                    asset=asset, uses="venture", policy="venture@1.0.0")
     c = compile_text(text, tmp_path)
     r = row(c, "t", "soc2")
     assert r.covered is False and c.decision.verdict == "suspend-and-ask"
@@ -570,13 +582,13 @@ def test_bool_field_covered_by_compliance(tmp_path: Path) -> None:
 
     # without an asset both lines fail
     text = one_step("developers 10  soc2 false", "developers 10  soc2 true", discharges="compliance",
-                    uses="venture", evidence=(quote,))
+                    uses="venture", policy="venture@1.0.0", evidence=(quote,))
     (attempt,) = row(compile_text(text, tmp_path), "t", "soc2").tried
     assert [f.require for f in attempt.failed] == ["require asset", "require grounded(asset)"]
 
     # an obligation that would hold but is not listed in `discharges` does not cover
     text = one_step("developers 10  soc2 false", "developers 10  soc2 true", discharges="adoption",
-                    asset=asset, uses="venture", evidence=(quote,))
+                    asset=asset, uses="venture", policy="venture@1.0.0", evidence=(quote,))
     r = row(compile_text(text, tmp_path), "t", "soc2")
     assert r.covered is False
     (attempt,) = r.tried

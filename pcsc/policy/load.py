@@ -251,10 +251,16 @@ def _semantic_checks(policy: Policy, path: str) -> None:
         key = _format_path(["libraries", name])
         if not is_name(name):
             problems.append(f"{key}: a library name is lowercase letters, digits, `_` and `-`")
-        if not is_version(pin.version):
+        if pin.version is not None and not is_version(pin.version):
             problems.append(f"{key}.version: `{pin.version}` is not a version")
-        if not is_sha256(pin.sha256):
+        if pin.sha256 is not None and not is_sha256(pin.sha256):
             problems.append(f"{key}.sha256: expected 64 lowercase hexadecimal digits (SHA-256)")
+        for part in ("version", "sha256"):
+            if getattr(pin, part) is None and not policy.policy.local_libraries:
+                problems.append(
+                    f"{key}.{part}: required key missing (only a policy with `local_libraries = true` may name "
+                    "a library without pinning its content)"
+                )
     if problems:
         raise PolicyError(path, problems)
 
