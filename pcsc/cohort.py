@@ -33,6 +33,7 @@ class Settings:
     lib_path: tuple[Path, ...] = ()
     policy_path: tuple[Path, ...] = ()
     coverage_mode: str | None = None
+    config_coverage: str | None = None
     ir_cache: bool = False
     bind: bool = False  # bind each route to its policy (`pcsc check`)
     keep_routes: bool = True
@@ -45,6 +46,7 @@ class Settings:
             lib_path=list(self.lib_path),
             policies=PolicyStore(list(self.policy_path)),
             coverage_mode=self.coverage_mode,  # type: ignore[arg-type]
+            config_coverage=self.config_coverage,  # type: ignore[arg-type]
             ir_cache=IRCache.default() if self.ir_cache else None,
         )
 

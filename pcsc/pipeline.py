@@ -20,7 +20,7 @@ import attrs
 from pcsc.canonical import sha256_hex
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
-from pcsc.coverage.verdict import Mode
+from pcsc.coverage.verdict import Mode, lowers
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.fmt import canonical_library
@@ -136,6 +136,7 @@ class Session:
     sources: dict[str, str] = attrs.field(factory=dict)
     inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
     coverage_mode: Mode | None = None  # a command-line override of the policy's mode
+    config_coverage: Mode | None = None  # a configuration file's mode: it may only raise the policy's
     _libraries: dict[Path, Library | None] = attrs.field(factory=dict)
     # the libraries each route used, by (file, route), for the packet
     library_uses: dict[tuple[str, str], tuple[LibraryUse, ...]] = attrs.field(factory=dict)
@@ -590,10 +591,15 @@ class Session:
         return loaded
 
     def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
-        """The coverage mode (a command-line override, else the policy's) and its source."""
+        """The coverage mode and where it came from: a command-line flag, which may set
+        any mode; else the policy's, unless a configuration file asks for a more
+        demanding one (a file beside the routes never weakens their policy)."""
         if self.coverage_mode is not None:
             return self.coverage_mode, "command line"
-        return loaded.policy.policy.coverage, "policy"
+        own = loaded.policy.policy.coverage
+        if self.config_coverage is not None and lowers(own, self.config_coverage):
+            return self.config_coverage, "config"
+        return own, "policy"
 
     def check_policy(self, facts: PolicyFacts) -> LoadedPolicy | None:
         """Load the pinned policy, check the pin, reference classes, criteria and
@@ -700,7 +706,12 @@ class Session:
         was shown under a name that is not a path."""
         used = {Path(f.span.file).parent for f in route.fields} | {Path(o.span.file).parent for o in route.obligations}
         lib_path = [*sorted(used), *(p for p in self.lib_path if p not in used)]
-        return Session(lib_path=lib_path, policies=self.policies, coverage_mode=self.coverage_mode)
+        return Session(
+            lib_path=lib_path,
+            policies=self.policies,
+            coverage_mode=self.coverage_mode,
+            config_coverage=self.config_coverage,
+        )
 
     def compile_routes(self, routes: list[Route]) -> list[Compiled]:
         """Every route that compiles without errors, in order (the others left diagnostics)."""
@@ -719,10 +730,7 @@ class Session:
             return None
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
-        if self.coverage_mode is not None:
-            mode, source = self.coverage_mode, "command line"
-        else:
-            mode, source = loaded.policy.policy.coverage, "policy"
+        mode, source = self.mode_for(loaded)
         coverage = None if mode == "off" else discharge_route(route, loaded.policy)
         docked = None
         if coverage is not None and not coverage.complete and mode == "dock":

@@ -148,7 +148,7 @@ def test_spec_route_packet_and_gate(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 0
     (packet,) = json.loads(out)["routes"]
     assert packet["verdict"] == "released" and packet["score"] == packet["ungated_score"]
-    assert packet["coverage"] == {"mode": "gate", "mode_source": "policy"}
+    assert packet["coverage"] == {"mode": "gate", "mode_source": "policy", "policy_mode": "gate"}
     assert packet["uncovered"] == []
     got = {
         (t["name"], d["field"]): d["by"] for t in packet["transitions"] for d in t["deltas"] if d["material"]
@@ -241,7 +241,7 @@ def test_dock_mode_releases_the_fold_with_no_value(spliced_file: Path) -> None:
     hand = spec_hand()
     packet = packet_under(spliced_file, "dock")
     assert packet["verdict"] == "docked"
-    assert packet["coverage"] == {"mode": "dock", "mode_source": "command line"}
+    assert packet["coverage"] == {"mode": "dock", "mode_source": "command line", "policy_mode": "gate"}
     assert packet["score"] == pytest.approx(hand["docked"], rel=1e-12)
     assert packet["score"] < 0 < packet["ungated_score"]
     assert packet["ungated_score"] == pytest.approx(hand["ungated"], rel=1e-12)
@@ -255,7 +255,7 @@ def test_dock_mode_releases_the_fold_with_no_value(spliced_file: Path) -> None:
 def test_coverage_off_is_ungated(spliced_file: Path) -> None:
     packet = packet_under(spliced_file, "off")
     assert packet["verdict"] == "ungated"
-    assert packet["coverage"] == {"mode": "off", "mode_source": "command line"}
+    assert packet["coverage"] == {"mode": "off", "mode_source": "command line", "policy_mode": "gate"}
     assert packet["score"] == packet["ungated_score"]
     assert packet["score"] == pytest.approx(spec_hand()["ungated"], rel=1e-12)
     assert packet["uncovered"] == []  # nothing is checked
@@ -275,17 +275,17 @@ def test_gate_mode_from_the_command_line_on_a_covered_route() -> None:
 def test_cli_coverage_dock(spliced_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "compile", "--coverage", "dock", "--format", "json", str(spliced_file))
     (packet,) = json.loads(out)["routes"]
-    assert packet["coverage"] == {"mode": "dock", "mode_source": "command line"}
+    assert packet["coverage"] == {"mode": "dock", "mode_source": "command line", "policy_mode": "gate"}
     assert packet["verdict"] == "docked" and code == 0  # a docked score is released
     assert packet["score"] == pytest.approx(spec_hand()["docked"], rel=1e-12)
     code, out, _ = run_cli(capsys, "gate", "--coverage", "dock", str(spliced_file))
-    assert code == 0 and "docked" in out and "from the command line" in out
+    assert code == 0 and "docked  (coverage dock, from the command line: lowered from the policy's gate)" in out
 
 
 def test_cli_coverage_off(spliced_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "compile", "--coverage", "off", "--format", "json", str(spliced_file))
     (packet,) = json.loads(out)["routes"]
-    assert packet["coverage"] == {"mode": "off", "mode_source": "command line"}
+    assert packet["coverage"] == {"mode": "off", "mode_source": "command line", "policy_mode": "gate"}
     assert packet["verdict"] == "ungated" and code == 0
     assert packet["score"] == pytest.approx(spec_hand()["ungated"], rel=1e-12)
 

@@ -542,6 +542,78 @@ def test_a_pin_without_its_content_needs_local_libraries(tmp_path: Path) -> None
     assert "libraries.ventura.sha256: required key missing (only a policy with `local_libraries = true`" in err
 
 
+# ---------------------------------------------------------------------- the config-file splice
+CONFIGS = {
+    "pcsc.toml": 'coverage = "{mode}"\n',
+    "pcsc.toml, [tool.pcsc]": '[tool.pcsc]\ncoverage = "{mode}"\n',
+    "pyproject.toml": '[project]\nname = "x"\n\n[tool.pcsc]\ncoverage = "{mode}"\n',
+}
+
+
+@pytest.mark.parametrize("mode", ["off", "dock"])
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+def test_a_configuration_file_never_lowers_the_policys_coverage_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, config: str, depth: int
+) -> None:
+    """The attack: the refused splice, and a configuration file asking for coverage off
+    (or dock) beside it (depth 0) or in any folder above it. The policy's gate holds, the
+    verdict line and the JSON say it came from the policy."""
+    folder = tmp_path / "a" / "b" / "c"
+    route = write(folder / "s.route", spliced_text())
+    write([folder, *folder.parents][depth] / config.split(",")[0], CONFIGS[config].format(mode=mode))
+    monkeypatch.chdir(folder)
+    code, out, err = cli("gate", "s.route")
+    assert code == EXIT_REFUSED, out + err
+    assert "devtools_api: suspend-and-ask  (coverage gate, from the policy)  [s.route]" in out
+    code, out, err = cli("gate", "s.route", "--format", "json")
+    assert code == EXIT_REFUSED
+    (packet,) = json.loads(out)["routes"]
+    assert packet["coverage"] == {"mode": "gate", "mode_source": "policy", "policy_mode": "gate"}
+    code, _, err = cli("check", "s.route")
+    assert code == EXIT_ERRORS and "PCSC-E501" in codes_of(err), err
+    assert cli("compile", route)[0] == EXIT_REFUSED
+
+
+@pytest.mark.parametrize("mode", ["off", "dock"])
+def test_only_the_command_line_lowers_the_mode_and_the_verdict_line_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    write(tmp_path / "pcsc.toml", 'coverage = "gate"\n')
+    write(tmp_path / "s.route", spliced_text())
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("gate", "s.route", "--coverage", mode)
+    assert code == EXIT_OK, err
+    verdict = "ungated" if mode == "off" else "docked"
+    line = f"devtools_api: {verdict}  (coverage {mode}, from the command line: lowered from the policy's gate)"
+    line += "  [s.route]"
+    assert line in out
+    if mode == "off":  # the line docs/coverage.md shows
+        assert f"\n{line}\n" in (ROOT / "docs" / "coverage.md").read_text(encoding="utf-8")
+    code, out, _ = cli("gate", "s.route", "--coverage", mode, "--format", "json")
+    (packet,) = json.loads(out)["routes"]
+    assert packet["coverage"] == {"mode": mode, "mode_source": "command line", "policy_mode": "gate"}
+
+
+def test_a_configuration_file_may_raise_the_policys_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    roots = tmp_path / "roots"
+    write(roots / "venture" / "9.0.0.toml",
+          '[policy]\nid = "venture"\nversion = "9.0.0"\nextends = "venture@1.0.0"\ncoverage = "off"\n')
+    write(tmp_path / "s.route", spliced_text("venture@9.0.0"))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli("gate", "s.route", "--policy-path", roots)
+    assert code == EXIT_OK and "ungated  (coverage off, from the policy)" in out
+    for raised, verdict, exit_code in (("dock", "docked", EXIT_OK), ("gate", "suspend-and-ask", EXIT_REFUSED)):
+        write(tmp_path / "pcsc.toml", f'coverage = "{raised}"\n')
+        code, out, _ = cli("gate", "s.route", "--policy-path", roots)
+        assert code == exit_code and f"{verdict}  (coverage {raised}, from the configuration file)" in out, out
+        code, out, _ = cli("gate", "s.route", "--policy-path", roots, "--format", "json")
+        (packet,) = json.loads(out)["routes"]
+        assert packet["coverage"] == {"mode": raised, "mode_source": "config", "policy_mode": "off"}
+    code, out, _ = cli("gate", "s.route", "--policy-path", roots, "--coverage", "off")
+    assert code == EXIT_OK and "ungated  (coverage off, from the command line)" in out  # the policy's own mode
+
+
 # ---------------------------------------------------------------------- pins over the canonical text
 SHIPPED_LIBRARIES = sorted((ROOT / "obligations").glob("*.obl"))
 

@@ -39,7 +39,8 @@ class PolicyHeader:
         metadata={
             "doc": "What an uncovered material change does to the score: `gate` withholds it (verdict "
             "`suspend-and-ask`), `dock` removes the value over the uncovered path and releases the rest, "
-            "`off` releases it unchecked. `--coverage` overrides it."
+            "`off` releases it unchecked. `--coverage` on the command line may set any mode; a configuration "
+            "file's `coverage` may only raise it."
         },
     )
     extends: str | None = attrs.field(
