@@ -304,3 +304,9 @@ def test_a_configuration_file_never_lowers_the_policys_mode_in_the_editor(tmp_pa
     assert "PCSC-E501" in {d.code for d in found.diagnostics}
     flagged = analyse(spliced, tmp_path / "s.route", coverage="off")  # `pcsc lsp --coverage off`
     assert "PCSC-E501" not in {d.code for d in flagged.diagnostics}
+    # a configuration that would replace a shipped policy is not used at all
+    shipped = (ROOT / "policies" / "venture" / "1.0.0.toml").read_text(encoding="utf-8")
+    (tmp_path / "p" / "venture").mkdir(parents=True)
+    (tmp_path / "p" / "venture" / "1.0.0.toml").write_text(shipped.replace('coverage = "gate"', 'coverage = "off"'))
+    (tmp_path / "pcsc.toml").write_text('policy_path = ["p"]\n', encoding="utf-8")
+    assert Settings().for_folder(tmp_path) == Settings()

@@ -575,6 +575,36 @@ def test_a_configuration_file_never_lowers_the_policys_coverage_mode(
     assert cli("compile", route)[0] == EXIT_REFUSED
 
 
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+@pytest.mark.parametrize("edit", ["coverage", "priors"])
+def test_a_configuration_file_cannot_replace_the_shipped_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, depth: int, edit: str
+) -> None:
+    """The same attack through `policy_path`: a copy of venture@1.0.0 that gates nothing
+    (or prices every class at p = 0.99), in a folder a pcsc.toml at or above the route
+    names. A configuration file may add policies, never replace a shipped one."""
+    folder = tmp_path / "a" / "b" / "c"
+    write(folder / "s.route", spliced_text())
+    text = SHIPPED_POLICY.read_text(encoding="utf-8")
+    replaced = text.replace('coverage = "gate"', 'coverage = "off"') if edit == "coverage" else planted_policy()
+    assert replaced != text
+    config = [folder, *folder.parents][depth] / "pcsc.toml"
+    write(config.parent / "p" / "venture" / "1.0.0.toml", replaced)
+    write(config, 'policy_path = ["p"]\n')
+    monkeypatch.chdir(folder)
+    for command in ("gate", "compile", "check"):
+        code, out, err = cli(command, "s.route")
+        assert code == EXIT_ERRORS and not out, (command, out, err)
+        assert f"{config}: error: policy_path: " in err and "would replace the shipped policy venture@1.0.0" in err
+        assert "[PCSC-E407]" in err
+    # a copy with the same document replaces nothing; the command line may replace it
+    write(config.parent / "p" / "venture" / "1.0.0.toml", text.replace("\n\n", "\n\n\n"))
+    assert cli("gate", "s.route")[0] == EXIT_REFUSED
+    write(config, "")
+    code, out, _ = cli("gate", "s.route", "--policy-path", config.parent / "p", "--format", "json")
+    assert code == EXIT_REFUSED and json.loads(out)["routes"][0]["policy"]["id"] == "venture"
+
+
 @pytest.mark.parametrize("mode", ["off", "dock"])
 def test_only_the_command_line_lowers_the_mode_and_the_verdict_line_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str

@@ -27,6 +27,7 @@ from pcsc.config import ConfigError, load_config
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
+from pcsc.policy.load import check_configured_policies
 
 _KINDS = {
     "field": lsp.CompletionItemKind.Field,
@@ -50,6 +51,7 @@ class Settings:
     def for_folder(self, folder: Path) -> Settings:
         try:
             config = load_config(folder)
+            check_configured_policies(config)
         except ConfigError:
             return self
         configured = self.config_coverage
