@@ -108,8 +108,11 @@ def library_sha256(path: Path) -> str | None:
 
 
 def library_hash(path: Path) -> LibraryHash | None:
-    """Both hashes of the library file at ``path``; None when it cannot be read as UTF-8."""
+    """Both hashes of the library file at ``path``; None when it cannot be read as UTF-8
+    or is over the size limit (loading it says which)."""
     try:
+        if too_large(path.stat().st_size) is not None:
+            return None
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None

@@ -514,6 +514,17 @@ def test_a_lax_library_of_the_pinned_name_and_another_version_stays_refused(
     assert stays_refused(write(tmp_path / "r" / "s.route", spliced_text()), *extra) == {"PCSC-E409"}
 
 
+def test_a_lax_library_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    from pcsc.syntax.limits import MAX_FILE_BYTES
+
+    big = write(tmp_path / "r" / "ventura.obl", lax_library())
+    with big.open("a", encoding="utf-8") as f:
+        f.write("#" * MAX_FILE_BYTES)
+    assert stays_refused(lax_splice(tmp_path / "r")) == {"PCSC-E413"}
+    big.rename(tmp_path / "r" / "venture.obl")  # the pinned name: too large to be the pinned content
+    assert stays_refused(write(tmp_path / "r" / "v.route", spliced_text())) == {"PCSC-E112"}
+
+
 def test_a_lax_library_named_by_a_local_libraries_policy_is_the_policys_choice(tmp_path: Path) -> None:
     """`local_libraries = true` admits no new name: only a name the policy lists under
     `[libraries]` (here without its content) may then come from beside the route."""
