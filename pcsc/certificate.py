@@ -653,6 +653,7 @@ def build(
     for c in compiled:
         for u in c.libraries:
             libraries.setdefault(u.name, {"name": u.name, "version": u.version, "sha256": u.sha256,
+                                          "canonical_sha256": u.canonical_sha256, "pin": u.pin.as_json(),
                                           **_where(Path(u.file) if not u.shipped else
                                                    data_dir("obligations") / f"{u.name}.obl", cert_dir)})
         if c.policy.ref not in policies:

@@ -34,6 +34,7 @@ class Settings:
     lib_path: tuple[Path, ...] = ()
     policy_path: tuple[Path, ...] = ()
     coverage_mode: str | None = None
+    config_coverage: str | None = None
     ir_cache: bool = False
     cache_limits: Limits | None = None  # the client's bound (a worker's environment may differ)
     bind: bool = False  # bind each route to its policy (`pcsc check`)
@@ -48,6 +49,7 @@ class Settings:
             lib_path=list(self.lib_path),
             policies=PolicyStore(list(self.policy_path)),
             coverage_mode=self.coverage_mode,  # type: ignore[arg-type]
+            config_coverage=self.config_coverage,  # type: ignore[arg-type]
             ir_cache=None if folder is None else IRCache(folder, self.cache_limits),
         )
 

@@ -28,7 +28,7 @@ from pcsc.forecast.rank import Ranked, choose_key, rank
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.render.graph import compact, route_graph, to_svg
 from pcsc.seams.analysis import RouteSeams, analyse
-from pcsc.textout import money
+from pcsc.textout import mode_text, money
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "report.html.j2"
@@ -268,7 +268,7 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
         sha256=c.policy.sha256,
         verdict=d.verdict,
         verdict_kind=_verdict_kind(c),
-        coverage_mode=f"{d.mode}, from the {d.mode_source}",
+        coverage_mode=mode_text(c),
         score=_score(c),
         value=f"{money(n.value)} USD",
         criteria="—" if n.criteria_score is None else f"{n.criteria_score:.2f} ({n.bucket})",

@@ -231,7 +231,9 @@ class Evaluator:
         self._cache: dict[tuple[str, float], State | None] = {}
 
     def _compile(self, route: Route, store: PolicyStore) -> Compiled | None:
-        child = Session(policies=store, coverage_mode=self.session.coverage_mode)
+        child = Session(
+            policies=store, coverage_mode=self.session.coverage_mode, config_coverage=self.session.config_coverage
+        )
         return child.compile_route(route)
 
     def state(self, p: Parameter, x: float) -> State | None:

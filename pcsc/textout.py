@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pcsc.coverage.verdict import lowers
 from pcsc.pipeline import Compiled
 from pcsc.render.tables import table
 from pcsc.score.route import RouteNumbers
@@ -116,9 +117,16 @@ def fold_lines(n: RouteNumbers) -> list[str]:
 
 
 def verdict_line(c: Compiled) -> str:
-    d = c.decision
-    source = f"{d.mode}, from the {d.mode_source}"
-    return f"{d.verdict}  (coverage {source})"
+    return f"{c.decision.verdict}  (coverage {mode_text(c)})"
+
+
+def mode_text(c: Compiled) -> str:
+    """The coverage mode, where it came from, and whether it is lower than the policy's:
+    `off, from the command line: lowered from the policy's gate`."""
+    d, own = c.decision, c.policy.policy.policy.coverage
+    where = "configuration file" if d.mode_source == "config" else d.mode_source
+    lowered = f": lowered from the policy's {own}" if lowers(d.mode, own) else ""
+    return f"{d.mode}, from the {where}{lowered}"
 
 
 def score_line(c: Compiled) -> str:

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from pcsc import fmt as fmt_module
 from pcsc.cli import main
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.fmt import Semantics, check_format, comment_texts, format_source, lex, respace, semantics
+from pcsc.fmt import Semantics, check_format, comment_texts, format_source, lex, respace
+from pcsc.meaning import semantics
 from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
 
 DATA = Path(__file__).resolve().parent / "data" / "fmt"

@@ -27,7 +27,7 @@ from pcsc.docs import diagnostics_markdown
 from pcsc.pipeline import Session
 from pcsc.render.sarif import NO_OBLIGATION_RULE, SARIF_SCHEMA, SRCROOT, artifact_location, to_sarif
 from pcsc.seams.splice import splice_text
-from tests.conftest import ROOT, SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
 #: A published copy of the docs, as the setting `docs_url` (`PCSC_DOCS_URL`) names one.
 DOCS = "https://docs.example/pcsc/"
@@ -91,8 +91,9 @@ def spliced(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _gate_sarif(cwd: Path, docs: str | None = None) -> dict[str, Any]:
-    proc = pcsc("gate", "--format", "sarif", "--lib-path", "obligations", "examples/spliced.route", cwd=cwd, docs=docs)
+def _gate_sarif(cwd: Path, *extra: str, docs: str | None = None) -> dict[str, Any]:
+    proc = pcsc("gate", "--format", "sarif", "--lib-path", "obligations", "examples/spliced.route", *extra, cwd=cwd,
+                docs=docs)
     assert proc.returncode == 3, proc.stderr
     log: dict[str, Any] = json.loads(proc.stdout)
     return log
@@ -191,15 +192,17 @@ def test_docked_route_gives_warnings(spliced: Path) -> None:
 
 def test_field_no_obligation_covers(spliced: Path) -> None:
     """A material change of a field that no obligation covers is its own rule. (The
-    edited library takes a new name: a changed copy of the pinned `venture` would be
-    refused as a replacement of it.)"""
+    edited library takes a new name, which the route's policy pins: a changed copy of
+    the pinned `venture` would be refused as a replacement of it.)"""
     venture = spliced / "obligations" / "venture.obl"
     text = venture.read_text(encoding="utf-8").replace("covers paying_teams, arr", "covers paying_teams")
     (spliced / "obligations" / "narrow.obl").write_text(text.replace("library venture", "library narrow"),
                                                         encoding="utf-8")
+    ref = pin_libraries(spliced / "policies", [spliced / "obligations" / "narrow.obl"])  # its policy pins it
     route = spliced / "examples" / "spliced.route"
-    route.write_text(route.read_text(encoding="utf-8").replace("uses    venture", "uses    narrow"), encoding="utf-8")
-    log = _gate_sarif(spliced, docs=DOCS)
+    text = route.read_text(encoding="utf-8").replace("uses    venture", "uses    narrow")
+    route.write_text(text.replace('"venture@1.0.0"', f'"{ref}"'), encoding="utf-8")
+    log = _gate_sarif(spliced, "--policy-path", "policies", docs=DOCS)
     assert_valid_sarif(log)
     orphans = [r for r in log["runs"][0]["results"] if r["ruleId"] == NO_OBLIGATION_RULE]
     # arr changes on both transitions, and nothing covers it any more: one result each

@@ -85,8 +85,9 @@ class Context:
 
     @property
     def coverage(self) -> str | None:
+        """``--coverage``: the one setting that may lower a policy's coverage mode."""
         chosen: str | None = getattr(self.args, "coverage", None)
-        return chosen or self.config.coverage
+        return chosen
 
     def search_path(self, name: str) -> list[Path]:
         """``--lib-path``/``--policy-path`` folders, then the configuration's; each must exist."""
@@ -146,6 +147,7 @@ class Context:
             lib_path=self.search_path("lib_path"),
             policies=PolicyStore(self.search_path("policy_path")),
             coverage_mode=self.coverage,  # type: ignore[arg-type]
+            config_coverage=self.config.coverage,  # type: ignore[arg-type]
             ir_cache=ir_cache,
         )
         self.sessions.append(session)
@@ -188,6 +190,7 @@ class Context:
             lib_path=tuple(session.lib_path),
             policy_path=tuple(session.policies.search_path),
             coverage_mode=session.coverage_mode,
+            config_coverage=session.config_coverage,
             ir_cache=session.ir_cache is not None,
             cache_limits=None if session.ir_cache is None else session.ir_cache.limits,
             bind=bind,

@@ -112,6 +112,10 @@ def run(command: Command, args: argparse.Namespace) -> int:
 
     try:
         config = load_config()
+        if config.policy_path:  # imported only then: most runs configure no policy folder
+            from pcsc.policy.load import check_configured_policies
+
+            check_configured_policies(config)
     except ConfigError as exc:
         sys.stderr.write(f"{exc.path}: error: {exc.message} [PCSC-E407]\n")
         return EXIT_INPUT

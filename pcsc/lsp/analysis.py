@@ -290,12 +290,16 @@ def analyse(
     lib_path: Sequence[Path] = (),
     policy_path: Sequence[Path] = (),
     coverage: Mode | None = None,
+    config_coverage: Mode | None = None,
 ) -> Analysis:
-    """Compile ``text`` (the document at ``path``, or an unsaved one) in memory."""
+    """Compile ``text`` (the document at ``path``, or an unsaved one) in memory;
+    ``coverage`` is a flag's mode, ``config_coverage`` a configuration file's."""
     folder = path.parent if path is not None else Path.cwd()
     shown = str(path) if path is not None else "<untitled>"
     store = PolicyStore(list(policy_path))
-    session = Session(lib_path=list(lib_path), policies=store, coverage_mode=coverage)
+    session = Session(
+        lib_path=list(lib_path), policies=store, coverage_mode=coverage, config_coverage=config_coverage
+    )
     facts: list[RouteFacts] = []
     for route in session.routes_from_text(text, shown, folder):
         loaded = session.bind(route)
@@ -465,7 +469,8 @@ def format_document(
     """The document in `pcsc fmt`'s canonical layout; None when it is already
     canonical, does not parse, or when formatting would change its comments or IR
     (`pcsc.fmt.check_format` refuses it)."""
-    from pcsc.fmt import Semantics, check_format, format_source, semantics
+    from pcsc.fmt import Semantics, check_format, format_source
+    from pcsc.meaning import semantics
 
     shown = str(path) if path is not None else "<untitled>"
     folder = path.parent if path is not None else Path.cwd()

@@ -39,7 +39,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     settings = [
         setting("lib_path", paths(args.lib_path), paths(cfg.lib_path), []),
         setting("policy_path", paths(args.policy_path), paths(cfg.policy_path), []),
-        setting("coverage", args.coverage, cfg.coverage, "the policy's own mode"),
+        setting("coverage", args.coverage, cfg.coverage, "the policy's own mode"),  # a file's only raises it
         setting("format", args.format, cfg.format, "text"),
         setting("ledger", str(ledger_location(args.ledger)) if args.ledger else None,
                 str(ledger_location(cfg.ledger)) if cfg.ledger else None, str(DEFAULT_PATH)),
@@ -52,5 +52,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     for s in settings:
         value = s["value"]
         shown = ", ".join(value) if isinstance(value, list) else "" if value is None else str(value)
-        lines.append(f"{s['name']:<{width}}  {shown or '(none)'}    # from {s['from']}")
+        origin = s["from"]
+        if s["name"] == "coverage" and origin not in ("command line", "default"):
+            origin += " (a policy's mode is only raised by it; --coverage may lower it)"
+        lines.append(f"{s['name']:<{width}}  {shown or '(none)'}    # from {origin}")
     return Outcome("config", {"file": source, "settings": settings}, text="\n".join(lines))

@@ -112,7 +112,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 when done, 1 on input errors or (with --check) when a file would change,
     70 when the formatter would change a file's meaning (a bug in pcsc)."""
     from pcsc.canonical import sha256_hex
-    from pcsc.fmt import check_format, format_source, semantics
+    from pcsc.fmt import check_format, format_source
+    from pcsc.meaning import semantics
 
     stdin = STDIN in args.files
     if stdin and len(args.files) > 1:

@@ -39,6 +39,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         lib_path=tuple(ctx.search_path("lib_path")),
         policy_path=tuple(ctx.search_path("policy_path")),
         coverage=ctx.coverage,  # type: ignore[arg-type]
+        config_coverage=ctx.config.coverage,  # type: ignore[arg-type]
     )
     serve(settings)
     return Outcome("lsp", exit_code=EXIT_OK)
