@@ -30,11 +30,13 @@ import datetime as dt
 import hashlib
 import json
 import math
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 FORMAT = "pcsc-decision-certificate"
@@ -81,10 +83,39 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def text_of(path: Path, what: str) -> str:
+MAX_FILE_BYTES = 10_000_000  # a recorded file: the compiler's limit on what it reads (a test keeps them equal)
+MAX_CERTIFICATE_BYTES = 200_000_000
+
+
+class Refused(Mismatch):
+    """A file the certificate records that the checker will not read: a path that is
+    absolute, holds `..` or leads out of its folder, or a file that is not a regular
+    file or is over the size limit. ``what`` names the certificate's field."""
+
+
+def read_bounded(path: Path, what: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """A regular file's bytes, at most ``limit`` (a device, a folder or a FIFO is
+    refused before it is opened, so nothing can make the read hang or run unbounded)."""
     try:
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(what, f"{path.name} is not a regular file")
+        if st.st_size > limit:
+            raise Refused(what, f"{path.name} is {st.st_size:,} bytes; the limit is {limit:,}")
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as exc:
+        raise Mismatch(what, f"cannot be read from {path}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise Refused(what, f"{path.name} is over the limit of {limit:,} bytes")
+    return data
+
+
+def text_of(path: Path, what: str, field: str) -> str:
+    data = read_bounded(path, field)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise Mismatch(what, f"cannot be read from {path}: {exc}") from None
 
 
@@ -119,32 +150,52 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
 
 
 class Files:
-    """Where the recorded files are read: ``--against`` files by name first, else the
-    recorded path under its base (the certificate's folder or a shipped folder)."""
+    """Where the recorded files are read: ``--against`` files by name first (the
+    verifier chose them), else the recorded path under its base (the certificate's own
+    folder or a shipped folder), which must stay inside that folder: a relative path
+    without `..`, no symbolic link out of the folder, a regular file."""
 
     def __init__(self, bases: Mapping[str, Path], against: Sequence[Path]) -> None:
         self.bases = bases
         self.against = list(against)
 
-    def locate(self, entry: Mapping[str, Any]) -> Path:
-        name = Path(entry["path"]).name
+    def locate(self, entry: Mapping[str, Any], field: str) -> Path:
+        recorded, base_name = entry["path"], entry["base"]
+        if not isinstance(recorded, str) or not isinstance(base_name, str):
+            raise Refused(field, "a recorded file is {\"base\": text, \"path\": text}")
+        name = PurePosixPath(recorded).name
         for given in self.against:
             if given.name == name:
                 return given
-        base = self.bases.get(entry["base"])
+        base = self.bases.get(base_name)
         if base is None:
-            raise Mismatch(entry["path"], f"no folder for the base `{entry['base']}`")
-        return Path(base) / str(entry["path"])
-
-
-def policy_document(record: Mapping[str, Any], files: Files) -> dict[str, Any]:
-    """The resolved document of a recorded policy: its files (top first) read as TOML
-    and merged from the root of the `extends` chain down."""
-    resolved: dict[str, Any] | None = None
-    for entry in reversed(record["files"]):
-        what = f"policy {entry['ref']} ({entry['path']})"
+            raise Refused(f"{field}.base", f"`{base_name}` is not a base ({', '.join(sorted(self.bases))})")
+        pure = PurePosixPath(recorded)
+        if not recorded or pure.is_absolute() or ".." in pure.parts or "\\" in recorded or "\x00" in recorded \
+                or re.match(r"[A-Za-z]:", recorded):
+            raise Refused(f"{field}.path", f"`{recorded}` is not a relative path inside the {base_name} folder "
+                                           "(absolute, or with `..`)")
+        root = Path(base).resolve()
         try:
-            doc = tomllib.loads(text_of(files.locate(entry), what))
+            real = (root / recorded).resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise Mismatch(f"{field}.path", f"`{recorded}` cannot be read in the {base_name} folder: "
+                                            f"{getattr(exc, 'strerror', None) or exc}") from None
+        if not real.is_relative_to(root):
+            raise Refused(f"{field}.path", f"`{recorded}` leads out of the {base_name} folder "
+                                           "(through a symbolic link)")
+        return real
+
+
+def policy_document(record: Mapping[str, Any], files: Files, field: str) -> dict[str, Any]:
+    """The resolved document of a recorded policy (``field``: where the certificate
+    records it): its files (top first) read as TOML and merged from the root of the
+    `extends` chain down."""
+    resolved: dict[str, Any] | None = None
+    for j, entry in reversed(list(enumerate(record["files"]))):
+        what, at = f"policy {entry['ref']} ({entry['path']})", f"{field}.files[{j}]"
+        try:
+            doc = tomllib.loads(text_of(files.locate(entry, at), what, at))
         except tomllib.TOMLDecodeError as exc:
             raise Mismatch(what, f"not valid TOML: {exc}") from None
         if resolved is not None:
@@ -2001,8 +2052,8 @@ def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -
 def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[Path]) -> dict[str, Any]:
     files = Files(bases, against)
     policies: dict[str, dict[str, Any]] = {}
-    for record in cert["policies"]:
-        document = policy_document(record, files)
+    for i, record in enumerate(cert["policies"]):
+        document = policy_document(record, files, f"policies[{i}]")
         what = f"policy {record['ref']} ({record['files'][0]['path']})"
         if len(record["files"]) > 1:  # the document merges these files: any of them may have changed
             what += " and what it extends: " + ", ".join(f"{f['ref']} ({f['path']})" for f in record["files"][1:])
@@ -2017,16 +2068,16 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
             raise Mismatch(what, f"with the overrides, sha256 {digest}, the certificate records {record['sha256']}")
         policies[record["ref"]] = document
     texts: dict[tuple[str, str], str] = {}
-    for entry in cert["inputs"]:
-        what = f"input {entry['path']}"
-        text_in = text_of(files.locate(entry), what).replace("\r\n", "\n").replace("\r", "\n")
+    for i, entry in enumerate(cert["inputs"]):
+        what, at = f"input {entry['path']}", f"inputs[{i}]"
+        text_in = text_of(files.locate(entry, at), what, at).replace("\r\n", "\n").replace("\r", "\n")
         digest = sha256_text(text_in)
         if digest != entry["sha256"]:
             raise Mismatch(what, f"has sha256 {digest}, the certificate records {entry['sha256']}")
         texts["input", entry["path"]] = text_in
-    for entry in cert["libraries"]:
-        what = f"library {entry['name']} ({entry['path']})"
-        text_lib = text_of(files.locate(entry), what).replace("\r\n", "\n")
+    for i, entry in enumerate(cert["libraries"]):
+        what, at = f"library {entry['name']} ({entry['path']})", f"libraries[{i}]"
+        text_lib = text_of(files.locate(entry, at), what, at).replace("\r\n", "\n")
         digest = sha256_text(text_lib)
         if digest != entry["sha256"]:
             raise Mismatch(what, f"has sha256 {digest}, the certificate records {entry['sha256']}")

@@ -27,7 +27,6 @@ the planner stops and whether it walks each stage; a graph route's blocks carry 
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -97,7 +96,11 @@ def _where(path: Path, cert_dir: Path) -> dict[str, str]:
         root = data_dir(name).resolve()
         if real.is_relative_to(root):
             return {"base": base, "path": real.relative_to(root).as_posix()}
-    return {"base": "certificate", "path": Path(os.path.relpath(real, cert_dir)).as_posix()}
+    if not real.is_relative_to(cert_dir):
+        raise CertificateError(f"{path} is outside the certificate's folder {cert_dir}: a certificate names only "
+                               "files inside its own folder (or shipped with PCSC); write it in a folder that holds "
+                               "the routes, libraries and policies it names")
+    return {"base": "certificate", "path": real.relative_to(cert_dir).as_posix()}
 
 
 def _policy_files(loaded: LoadedPolicy, store: PolicyStore, cert_dir: Path) -> list[dict[str, str]]:
