@@ -46,6 +46,9 @@ VERSION = 5  # 2: gate rules and require lines carry their expression and typed 
 # to the route file and the `material` amounts to the library file
 
 
+MODE_RANK = {"off": 0, "dock": 1, "gate": 2}  # what an uncovered change costs, least to most
+
+
 class Mismatch(Exception):
     """The first difference: ``what`` names it (a file, a step, a coverage decision)."""
 
@@ -331,10 +334,12 @@ class RouteCheck:
         route: Mapping[str, Any],
         policy: Mapping[str, Any],
         source: Callable[[str, str], Source] | None = None,
+        file_policy: Mapping[str, Any] | None = None,
     ) -> None:
         self.route = route
         self.name = route["route"]
         self.policy = policy
+        self.file_policy = policy if file_policy is None else file_policy  # before the recorded overrides
         self.values: dict[str, Any] = {}  # symbol -> Fraction | other value
         self.exact: dict[str, Fraction] = {}
         self._source = source
@@ -479,11 +484,36 @@ class RouteCheck:
                 raise self.fail(what, f"recorded {show(x)}, recomputed {show(got)}")
             self.values[symbol] = x
 
+    def check_mode(self) -> str:
+        """The coverage mode must be the policy's, or, lowered on the command line (by
+        `--coverage`, or by a recorded `--set policy.coverage`), say it was: `lowered_from`
+        names the mode the policy's files set. A mode raised above the policy's needs
+        the command line too. Returns the mode."""
+        decision = self.route["decision"]
+        mode, source, lowered = decision["mode"], decision["mode_source"], decision["lowered_from"]
+        own = lookup(self.file_policy, ["policy", "coverage"]) or "gate"
+        applied = lookup(self.policy, ["policy", "coverage"]) or "gate"  # with the recorded overrides
+        if mode not in MODE_RANK or own not in MODE_RANK or applied not in MODE_RANK:
+            raise self.fail("decision.mode", f"is {mode!r}; a coverage mode is gate, dock or off")
+        if source == "policy":
+            if mode != applied:
+                why = f"the policy's coverage is {own}" + (f", {applied} with the recorded --set" if applied != own
+                                                           else "")
+                raise self.fail("decision.mode", f"is {mode} from the policy, but {why}")
+        elif source != "command line":
+            raise self.fail("decision.mode_source", f"is {source!r}, not `policy` or `command line`")
+        want = own if MODE_RANK[mode] < MODE_RANK[own] else None
+        if lowered != want:
+            said = "none" if lowered is None else repr(lowered)
+            raise self.fail("decision.lowered_from", f"is {said}, but mode {mode} "
+                            + (f"is lowered from the policy's {own}" if want else f"is not below the policy's {own}"))
+        return str(mode)
+
     def check_coverage_and_verdict(self) -> None:
         prices = {s["symbol"]: s for s in self.route["steps"] if ".price[" in s["symbol"]}
         has_floor = set((self.policy.get("floors") or {}).get("delta") or {})
         uncovered = 0
-        mode = self.route["decision"]["mode"]
+        mode = self.check_mode()
         library = self.library_obligations()
         for row in self.route["coverage"]:
             where = f"coverage {row['transition']}.{row['field']}"
@@ -1953,12 +1983,249 @@ def check_written_states(c: RouteCheck) -> None:
                 raise c.fail(f"{what} ({at})", f"is {recorded!r}, but the file writes {literal!r}")
 
 
-def check_material(c: RouteCheck) -> None:
-    """Each coverage row's `material_rule` against the `field NAME TYPE material AMOUNT`
-    statement of the hashed library that declares the field: the amount, read by the
-    checker's own reader of numbers, and whether it is relative (written with `%`);
-    a bool's rule exactly for a field of type `bool`; none exactly when the library
-    writes no `material` clause."""
+# ---------------------------------------------------------------------- the route's structure
+# The checker reads the route's states and transitions from the hashed file (by
+# counting braces, as above), orders the transitions as the compiler does (of those
+# whose source every earlier one has reached, the one written first), finds the
+# series-parallel tree of a route that forks and joins by its own method (the states
+# every path passes through split a series; the pieces left between two states when
+# they are removed are the branches of a parallel block), and carries the field values
+# forward along it: a state's values are those arriving with what it writes; a join
+# takes, for a field it does not write, the value a branch changed it to (the fork's
+# value when none did). The coverage rows are then every transition × every field of
+# the route, with the source state's values and the values the transition arrives with.
+Shape = tuple[Any, ...]  # ("edge", name) | ("series", [shape…]) | ("parallel", [shape…])
+
+
+class Structure:
+    """A route's transitions (in the compiler's order), their shape and state values."""
+
+    def __init__(self, c: RouteCheck, fields: Sequence[str]) -> None:
+        layout, route = _layout(c), f"route {c.name}"
+        toks = layout.toks
+        written = [toks[i + 1][1] for i, p in enumerate(toks)
+                   if p[4] == (route,) and p[1] == "transition" and i + 1 < len(toks) and toks[i + 1][0] == "name"]
+        self.ends = {t: _ends(c, t) for t in written}
+        self.order = self._topological(written)
+        if len(self.order) != len(written):
+            raise c.fail("transitions", f"the transitions of {c.route['file']} form a cycle")
+        entered = {b for _, b in self.ends.values()}
+        starts = list(dict.fromkeys(a for a, _ in (self.ends[t] for t in written) if a not in entered))
+        left = {a for a, _ in self.ends.values()}
+        finals = list(dict.fromkeys(b for _, b in (self.ends[t] for t in self.order) if b not in left))
+        if len(starts) != 1 or len(finals) != 1:
+            raise c.fail("transitions", f"{c.route['file']} has {len(starts)} start and {len(finals)} end states "
+                                        "(a route has one of each)")
+        self.start, self.end = starts[0], finals[0]
+        shape = self._decompose(self.start, self.end, list(self.order))
+        if shape is None:
+            raise c.fail("transitions", f"the forks and joins of {c.route['file']} do not nest")
+        self.shape = shape
+        self.fields = list(fields)
+        self.listed = {name: state_values(c, name, fields) for name in
+                       dict.fromkeys(x for t in self.order for x in self.ends[t])}
+        self.values: dict[str, dict[str, Any]] = {}
+        self._arrive(self.end, self._flow(shape, self._arrive(self.start, {})))
+
+    def _topological(self, written: Sequence[str]) -> list[str]:
+        """Kahn's order, the transition written first among the ready ones first."""
+        index = {t: i for i, t in enumerate(written)}
+        into: dict[str, int] = {}
+        for t in written:
+            a, b = self.ends[t]
+            into.setdefault(a, 0)
+            into[b] = into.get(b, 0) + 1
+        ready = sorted(index[t] for t in written if into[self.ends[t][0]] == 0)
+        out: list[str] = []
+        while ready:
+            t = written[ready.pop(0)]
+            out.append(t)
+            b = self.ends[t][1]
+            into[b] -= 1
+            if into[b] == 0:
+                ready = sorted(ready + [index[x] for x in written if self.ends[x][0] == b])
+        return out
+
+    def _decompose(self, s: str, t: str, edges: list[str]) -> Shape | None:
+        """The series-parallel tree of ``edges`` (in the compiler's order) from s to t:
+        a series at the states every path passes through, else the branches left
+        between s and t (each of them a piece connected without s and t)."""
+        if len(edges) == 1:
+            return ("edge", edges[0]) if self.ends[edges[0]] == (s, t) else None
+        cuts = [v for v in self._states_in_order(s, edges) if v not in (s, t) and self._cuts(s, t, v, edges)]
+        if cuts:
+            items: list[Shape] = []
+            at = s
+            for stop in [*cuts, t]:
+                part = self._between(at, stop, edges)
+                shape = self._decompose(at, stop, part)
+                if shape is None:
+                    return None
+                items.extend(shape[1] if shape[0] == "series" else [shape])
+                at = stop
+            return ("series", items)
+        branches: list[list[str]] = []
+        for e in edges:
+            a, b = self.ends[e]
+            touching = [br for br in branches if any({a, b} - {s, t} & set(self.ends[x]) - {s, t} for x in br)]
+            merged = [e] + [x for br in touching for x in br]
+            branches = [br for br in branches if br not in touching] + [merged]
+        if len(branches) < 2:
+            return None
+        shapes: list[Shape] = []
+        for br in sorted(branches, key=lambda br: min(edges.index(x) for x in br)):
+            shape = self._decompose(s, t, [x for x in edges if x in br])
+            if shape is None:
+                return None
+            shapes.extend(shape[1] if shape[0] == "parallel" else [shape])
+        return ("parallel", sorted(shapes, key=lambda sh: min(edges.index(x) for x in _edges_of(sh))))
+
+    def _states_in_order(self, s: str, edges: Sequence[str]) -> list[str]:
+        return list(dict.fromkeys([s, *(self.ends[e][1] for e in edges)]))
+
+    def _cuts(self, s: str, t: str, v: str, edges: Sequence[str]) -> bool:
+        """Every path from s to t passes through v: t is not reachable from s without v."""
+        seen, todo = {s}, [s]
+        while todo:
+            x = todo.pop()
+            for e in edges:
+                a, b = self.ends[e]
+                if a == x and b != v and b not in seen:
+                    seen.add(b)
+                    todo.append(b)
+        return t not in seen
+
+    def _between(self, a: str, b: str, edges: Sequence[str]) -> list[str]:
+        """The edges on some path from a to b."""
+        def reach(start: str, forward: bool) -> set[str]:
+            seen, todo = {start}, [start]
+            while todo:
+                x = todo.pop()
+                for e in edges:
+                    u, w = self.ends[e] if forward else self.ends[e][::-1]
+                    if u == x and w not in seen:
+                        seen.add(w)
+                        todo.append(w)
+            return seen
+        after, before = reach(a, True), reach(b, False)
+        return [e for e in edges if self.ends[e][0] in after and self.ends[e][1] in before
+                and self.ends[e][0] in before and self.ends[e][1] in after]
+
+    def exit_of(self, shape: Shape) -> str:
+        while shape[0] != "edge":
+            shape = shape[1][-1] if shape[0] == "series" else shape[1][0]
+        return self.ends[shape[1]][1]
+
+    def _arrive(self, state: str, arriving: Mapping[str, Any]) -> dict[str, Any]:
+        self.values[state] = {**arriving, **self.listed[state]}
+        return self.values[state]
+
+    def _flow(self, shape: Shape, at: dict[str, Any]) -> dict[str, Any]:
+        if shape[0] == "edge":
+            return at
+        if shape[0] == "series":
+            current = arriving = at
+            for i, item in enumerate(shape[1]):
+                arriving = self._flow(item, current)
+                if i < len(shape[1]) - 1:
+                    current = self._arrive(self.exit_of(item), arriving)
+            return arriving
+        ends = [self._flow(b, at) for b in shape[1]]
+        merged = dict(at)
+        for f in self.fields:
+            changed = [end[f] for end in ends if f in end and (f not in at or not same_value(end[f], at[f]))]
+            if changed:
+                merged[f] = changed[0]
+        return merged
+
+    def rows(self) -> list[tuple[str, str, Any, Any]]:
+        """(transition, field, source, target) of every coverage row, in order."""
+        out: list[tuple[str, str, Any, Any]] = []
+        for t in self.order:
+            a, b = self.ends[t]
+            source = self.values[a]
+            target = {**source, **self.listed[b]}
+            out.extend((t, f, source.get(f), target.get(f)) for f in self.fields)
+        return out
+
+
+def _edges_of(shape: Shape) -> list[str]:
+    return [shape[1]] if shape[0] == "edge" else [e for part in shape[1] for e in _edges_of(part)]
+
+
+def same_value(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def state_values(c: RouteCheck, state: str, fields: Sequence[str]) -> dict[str, Any]:
+    """The values `state NAME { field value … }` writes for the route's fields: a number
+    (read as the route language reads it, rounded to a float) or `true`/`false`."""
+    block = (f"route {c.name}", f"state {state}")
+    toks = [p for p in _layout(c).toks if p[4] == block]
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(toks):  # NAME, then `-`? NUMBER UNIT?, or true, false, a text, a date
+        name, j = toks[i][1], i + 1 + (i + 1 < len(toks) and toks[i + 1][1] == "-")
+        j += 1 + (j + 1 < len(toks) and toks[j + 1][0] == "unit")
+        value = toks[i + 1 : j]
+        if name in fields and name not in out:  # a field written twice is the compiler's error
+            if len(value) == 1 and value[0][1] in ("true", "false"):
+                out[name] = value[0][1] == "true"
+            else:
+                out[name] = rnd(_single(c, value, f"state {state}: `{name}`"))
+        i = j
+    return out
+
+
+def route_fields(c: RouteCheck, declared: Mapping[str, Any]) -> list[str]:
+    """The library fields the route's states mention, in order of first mention."""
+    layout, route = _layout(c), f"route {c.name}"
+    out: list[str] = []
+    for p in layout.toks:
+        if len(p[4]) == 2 and p[4][0] == route and p[4][1].startswith("state ") and p[0] == "name" \
+                and p[1] in declared and p[1] not in out:
+            out.append(p[1])
+    return out
+
+
+def check_coverage_rows(c: RouteCheck, declared: Mapping[str, Any]) -> None:
+    """The coverage rows must be exactly the recomputed ones: every transition (in the
+    compiler's order) × every field of the route, each with its source and target
+    value; none left out, none added, none moved. And the transitions of the steps
+    must be in that order."""
+    structure = Structure(c, route_fields(c, declared))
+    if c.transitions() != structure.order:
+        raise c.fail("transitions", f"are {', '.join(c.transitions())} in the certificate, but in the order the "
+                                    f"compiler folds them {', '.join(structure.order)}")
+    want = structure.rows()
+    got = [(r["transition"], r["field"], r["source"], r["target"]) for r in c.route["coverage"]]
+    keys, recorded = [w[:2] for w in want], [g[:2] for g in got]
+    missing = [k for k in keys if k not in recorded]
+    if missing:
+        raise c.fail("coverage", f"leaves out the row of {', '.join(f'{t}/{f}' for t, f in missing)} (missing: "
+                                 "the rows are every transition × every field of the route)")
+    extra = [k for k in recorded if k not in keys]
+    if extra or len(recorded) != len(keys):
+        named = extra or [k for k in recorded if recorded.count(k) > 1]
+        raise c.fail("coverage", f"has rows the route does not: {', '.join(f'{t}/{f}' for t, f in named)}")
+    for i, (w, g) in enumerate(zip(want, got, strict=True)):
+        wv = (w[0], w[1], *(as_value(x) for x in w[2:]))
+        gv = (g[0], g[1], *(as_value(x) for x in g[2:]))
+        if wv[:2] != gv[:2]:
+            raise c.fail(f"coverage[{i}]", f"is {g[0]}/{g[1]}, but the route's row {i} is {w[0]}/{w[1]} (every "
+                                           "transition × every field of the route, in order)")
+        if not all(same_value(a, b) for a, b in zip(wv[2:], gv[2:], strict=True)):
+            raise c.fail(f"coverage {g[0]}/{g[1]}", f"takes {g[1]} from {g[2]!r} to {g[3]!r}, but the route's states "
+                                                    f"take it from {_shown(w[2])!r} to {_shown(w[3])!r}")
+
+
+def _shown(x: Any) -> Any:
+    return float(x) if isinstance(x, Fraction) else x
+
+
+def library_fields(c: RouteCheck) -> dict[str, tuple[str, Any, str]]:
+    """The fields the route's libraries declare (the first declaration of a name wins):
+    name -> (the library, its `material` rule (amount, relative) or None, its type)."""
     declared: dict[str, tuple[str, Any, str]] = {}
     for lib in c.route["libraries"]:
         toks = Layout(c.source("library", lib).text).toks
@@ -1976,6 +2243,16 @@ def check_material(c: RouteCheck) -> None:
                 x = rnd(literal_number(toks[k][1]))
                 rule = (-x if minus else x, toks[k][1].endswith("%"))
             declared.setdefault(name, (lib, rule, toks[i + 2][1]))
+    return declared
+
+
+def check_material(c: RouteCheck) -> None:
+    """Each coverage row's `material_rule` against the `field NAME TYPE material AMOUNT`
+    statement of the hashed library that declares the field: the amount, read by the
+    checker's own reader of numbers, and whether it is relative (written with `%`);
+    a bool's rule exactly for a field of type `bool`; none exactly when the library
+    writes no `material` clause."""
+    declared = library_fields(c)
     for row in c.route["coverage"]:
         what = f"coverage {row['transition']}/{row['field']}: material"
         if row["field"] not in declared:
@@ -2025,6 +2302,135 @@ def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any],
             raise c.fail(f"{where} ({at})", f"is `{o['v']}`, but the file writes `{o['written']['text']}`")
 
 
+# ---------------------------------------------------------------------- files, routes and libraries
+def declared_routes(text: str) -> list[str]:
+    """The names of the routes a route file declares (`route NAME …` at the top level)."""
+    toks = Layout(text).toks
+    return [toks[i + 1][1] for i, p in enumerate(toks)
+            if p[1] == "route" and p[4] == () and i + 1 < len(toks) and toks[i + 1][0] == "name"]
+
+
+def route_statement(text: str, route: str, keyword: str) -> list[tuple[str, str]] | None:
+    """The tokens after ``keyword`` of its statement directly in ``route`` (to the next
+    statement's keyword or the block's end), or None when the route does not write it."""
+    toks = Layout(text).toks
+    block = (f"route {route}",)
+    for i, p in enumerate(toks):
+        if p[4] == block and p[1] == keyword and (i == 0 or toks[i - 1][1] not in _LIST_WORDS):
+            out = []
+            for q in toks[i + 1:]:
+                if q[4] != block or q[1] in _ROUTE_STATEMENTS or q[1] == "}":
+                    break
+                out.append((q[0], q[1]))
+            return out
+    return None
+
+
+_ROUTE_STATEMENTS = {"as_of", "policy", "uses", "state", "vision", "transition", "evidence", "criteria", ";"}
+
+
+def unique(entries: Sequence[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any], field: str) -> None:
+    seen: set[Any] = set()
+    for i, e in enumerate(entries):
+        k = key(e)
+        if k in seen:
+            raise Mismatch(f"{field}[{i}]", f"repeats {k!r}, recorded before")
+        seen.add(k)
+
+
+def check_routes_of_files(cert: Mapping[str, Any], texts: Mapping[tuple[str, str], str]) -> None:
+    """The certificate's routes are exactly the routes its hashed route files declare:
+    none left out, none recorded twice, none from elsewhere."""
+    unique(cert["inputs"], lambda e: (e["base"], e["path"]), "inputs")
+    unique(cert["routes"], lambda r: (r["file"], r["route"]), "routes")
+    declared = {(e["path"], name) for e in cert["inputs"] for name in declared_routes(texts["input", e["path"]])}
+    recorded = {(r["file"], r["route"]) for r in cert["routes"]}
+    for file, name in sorted(declared - recorded):
+        raise Mismatch("routes", f"{file} declares route `{name}`, which the certificate leaves out")
+    for i, r in enumerate(cert["routes"]):
+        if (r["file"], r["route"]) not in declared:
+            raise Mismatch(f"routes[{i}]", f"route `{r['route']}` is not declared in {r['file']} (the certificate's "
+                                           "hashed route files declare "
+                                           f"{', '.join(sorted(n for _, n in declared)) or 'none'})")
+
+
+def check_route_header(check: RouteCheck, policies: Mapping[str, Mapping[str, Any]]) -> None:
+    """The route's `policy` (and its `sha256` pin) and `uses` as its file writes them."""
+    text, name = check.route_file.text, check.name
+    stated = route_statement(text, name, "policy") or []
+    ref = unquote(stated[0][1]) if stated and stated[0][0] == "string" else None
+    if check.route["policy"] != ref:
+        raise check.fail("policy", f"is {check.route['policy']}, but {check.route['file']} names {ref}")
+    if ref is not None and len(stated) >= 3 and stated[1][1] == "sha256" and stated[2][0] == "string":
+        pin, recorded = unquote(stated[2][1]), policies[ref]["file_sha256"]
+        if pin != recorded:
+            raise check.fail("policy", f"the route pins sha256 {pin}, but policy {ref} has {recorded}")
+    uses = [v for k, v in route_statement(text, name, "uses") or [] if k == "name"]
+    if check.route["libraries"] != uses:
+        raise check.fail("libraries", f"are {', '.join(check.route['libraries']) or 'none'}, but "
+                                      f"{check.route['file']} writes `uses {', '.join(uses)}`")
+
+
+def library_header(text: str) -> tuple[str, str] | None:
+    """The `library NAME version "V"` statement of a library file: (NAME, V)."""
+    toks = Layout(text).toks
+    for i, p in enumerate(toks):
+        if p[1] == "library" and p[4] == () and i + 3 < len(toks) and toks[i + 2][1] == "version" \
+                and toks[i + 3][0] == "string":
+            return toks[i + 1][1], unquote(toks[i + 3][1])
+    return None
+
+
+def check_libraries(cert: Mapping[str, Any], policies: Mapping[str, Mapping[str, Any]],
+                    texts: Mapping[tuple[str, str], str], shipped: Callable[[str], str | None]) -> None:
+    """Each library is the one its file declares and the one the route's policy lets
+    judge it: the content the policy pins under that name (`[libraries.<name>]`
+    sha256 and version); for a name the policy does not pin, the library PCSC ships
+    under that name (the shipped policies' root, `obligations/<name>.obl`); anything
+    else only under a policy with `local_libraries = true`. ``shipped(name)`` is the
+    sha256 of the shipped library of that name, or None."""
+    unique(cert["libraries"], lambda e: e["name"], "libraries")
+    unique(cert["policies"], lambda p: p["ref"], "policies")
+    by_name = {e["name"]: (i, e) for i, e in enumerate(cert["libraries"])}
+    used = {name for r in cert["routes"] for name in r["libraries"]}
+    for i, e in enumerate(cert["libraries"]):
+        if e["name"] not in used:
+            raise Mismatch(f"libraries[{i}]", f"no route uses library `{e['name']}`")
+        header = library_header(texts["library", e["name"]])
+        if header != (e["name"], e["version"]):
+            stated = "no `library … version` statement" if header is None else \
+                f"`library {header[0]} version \"{header[1]}\"`"
+            raise Mismatch(f"libraries[{i}]", f"is `{e['name']}` version {e['version']!r}, but {e['path']} "
+                                              f"writes {stated}")
+    for ref in {p["ref"] for p in cert["policies"]} - {r["policy"] for r in cert["routes"]}:
+        raise Mismatch("policies", f"no route is decided under policy {ref}")
+    for r in cert["routes"]:
+        policy, ref = policies[r["policy"]], r["policy"]
+        local = lookup(policy, ["policy", "local_libraries"]) is True
+        for name in r["libraries"]:
+            if name not in by_name:
+                raise Mismatch(f"route {r['route']}: library {name}", "is not among the certificate's libraries")
+            i, e = by_name[name]
+            what = f"route {r['route']}: library {name} (libraries[{i}])"
+            pin = lookup(policy, ["libraries", name])
+            if isinstance(pin, dict):
+                if (e["sha256"], e["version"]) == (pin.get("sha256"), pin.get("version")):
+                    continue
+                if local and e["base"] != "shipped-obligations":
+                    continue  # a local library the policy lets replace its pin
+                raise Mismatch(what, f"has sha256 {e['sha256']} (version {e['version']}), but policy {ref} pins "
+                                     f"{pin.get('sha256')} (version {pin.get('version')})")
+            ships = shipped(name)
+            if ships is not None and e["sha256"] == ships:
+                continue
+            if local and e["base"] != "shipped-obligations":
+                continue  # a local library, under a policy that allows them
+            whose = f"the library PCSC ships under that name has sha256 {ships}" if ships else \
+                "PCSC ships no library of that name"
+            raise Mismatch(what, f"policy {ref} pins no library `{name}` and allows no local library; {whose}, "
+                                 f"this one {e['sha256']}")
+
+
 # ---------------------------------------------------------------------- the certificate
 def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -> dict[str, Any]:
     """Check a certificate; a summary when it holds, else `Mismatch` naming the first
@@ -2052,8 +2458,10 @@ def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -
 def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[Path]) -> dict[str, Any]:
     files = Files(bases, against)
     policies: dict[str, dict[str, Any]] = {}
+    file_policies: dict[str, dict[str, Any]] = {}
     for i, record in enumerate(cert["policies"]):
         document = policy_document(record, files, f"policies[{i}]")
+        file_policies[record["ref"]] = json.loads(canonical(document))
         what = f"policy {record['ref']} ({record['files'][0]['path']})"
         if len(record["files"]) > 1:  # the document merges these files: any of them may have changed
             what += " and what it extends: " + ", ".join(f"{f['ref']} ({f['path']})" for f in record["files"][1:])
@@ -2091,14 +2499,29 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
             sources[kind, name] = Source(texts[kind, name])
         return sources[kind, name]
 
+    def shipped(name: str) -> str | None:
+        folder = bases.get("shipped-obligations")
+        path = None if folder is None else Path(folder) / f"{name}.obl"
+        if path is None or not path.is_file():
+            return None
+        return sha256_text(text_of(path, f"the shipped library {name}", f"the shipped library {name}")
+                           .replace("\r\n", "\n"))
+
+    check_routes_of_files(cert, texts)
+    records = {p["ref"]: p for p in cert["policies"]}
     counts = {"gates": 0, "requires": 0}
     for route in cert["routes"]:
         if route["policy"] not in policies:
             raise Mismatch(f"route {route['route']}", f"policy {route['policy']} is not recorded")
-        check = RouteCheck(route, policies[route["policy"]], source)
+        check = RouteCheck(route, policies[route["policy"]], source, file_policies[route["policy"]])
+        check_route_header(check, records)
+    check_libraries(cert, policies, texts, shipped)
+    for route in cert["routes"]:
+        check = RouteCheck(route, policies[route["policy"]], source, file_policies[route["policy"]])
         check.run()
         check_written(check, cert["overrides"])
         check_written_states(check)
+        check_coverage_rows(check, library_fields(check))
         check_material(check)
         check.check_coverage_and_verdict()
         for key, n in check.counts.items():
@@ -2111,7 +2534,8 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
     steps = sum(len(r["steps"]) for r in cert["routes"])
     decisions = sum(1 for r in cert["routes"] for row in r["coverage"] if row["material"])
     return {
-        "routes": [{"route": r["route"], "verdict": r["decision"]["verdict"]} for r in cert["routes"]],
+        "routes": [{"route": r["route"], "verdict": r["decision"]["verdict"], "mode": r["decision"]["mode"],
+                    "lowered_from": r["decision"]["lowered_from"]} for r in cert["routes"]],
         "steps": steps,
         "coverage_decisions": decisions,
         "gate_rules": counts["gates"],

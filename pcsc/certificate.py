@@ -364,7 +364,12 @@ def _coverage(c: Compiled) -> list[dict[str, Any]]:
     return rows
 
 
-def route_certificate(c: Compiled, files: dict[str, str]) -> dict[str, Any]:
+MODE_RANK = {"off": 0, "dock": 1, "gate": 2}
+
+
+def route_certificate(c: Compiled, files: dict[str, str], policy_mode: str) -> dict[str, Any]:
+    """One route's certificate; ``policy_mode`` is the coverage mode its policy's files
+    set (before any `--set`), so a mode lowered from it is recorded (`lowered_from`)."""
     d = c.decision
     return {
         "route": c.route.name,
@@ -378,6 +383,8 @@ def route_certificate(c: Compiled, files: dict[str, str]) -> dict[str, Any]:
         "coverage": _coverage(c),
         "decision": {
             "mode": d.mode,
+            "mode_source": d.mode_source,
+            "lowered_from": policy_mode if MODE_RANK[d.mode] < MODE_RANK[policy_mode] else None,
             "verdict": d.verdict,
             "score": None if d.score is None else num(d.score),
         },
@@ -653,6 +660,7 @@ def build(
         input_rows.append({**where, "sha256": sha})
     libraries: dict[str, dict[str, Any]] = {}
     policies: dict[str, dict[str, Any]] = {}
+    modes: dict[str, str] = {}
     for c in compiled:
         for u in c.libraries:
             libraries.setdefault(u.name, {"name": u.name, "version": u.version, "sha256": u.sha256,
@@ -660,6 +668,7 @@ def build(
                                                    data_dir("obligations") / f"{u.name}.obl", cert_dir)})
         if c.policy.ref not in policies:
             plain = base_store.load_ref(c.policy.ref)
+            modes[c.policy.ref] = plain.policy.policy.coverage
             policies[c.policy.ref] = {"ref": c.policy.ref, "sha256": c.policy.sha256,
                                       "file_sha256": plain.sha256,
                                       "files": _policy_files(plain, base_store, cert_dir)}
@@ -671,7 +680,8 @@ def build(
         "inputs": sorted(input_rows, key=lambda x: (x["base"], x["path"])),
         "libraries": [libraries[k] for k in sorted(libraries)],
         "policies": [policies[k] for k in sorted(policies)],
-        "routes": [bind_written(route_certificate(c, files), c, _route_text(c.route.file, inputs)) for c in compiled],
+        "routes": [bind_written(route_certificate(c, files, modes[c.policy.ref]), c, _route_text(c.route.file, inputs))
+                   for c in compiled],
     }
     return {**body, "digest": canonical.hash_json(body)}
 

@@ -113,3 +113,222 @@ def test_a_shipped_policy_and_library_are_read_from_the_shipped_folders(run: Run
     assert doc["libraries"][0]["base"] == "shipped-obligations"
     assert doc["policies"][0]["files"][0]["base"] == "shipped-policies"
     assert verify(run, cert)[0] == 0
+
+
+# ---------------------------------------------------------------------- the attacks of issue 18
+def resign(doc: dict[str, Any]) -> None:
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    doc["digest"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def write(cert: Path, doc: dict[str, Any]) -> None:
+    resign(doc)
+    cert.write_text(json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+@pytest.fixture
+def refused(run: Run, project: Path) -> Path:
+    """The certificate of the reference route with seam 1 spliced out: GATE refuses it."""
+    spliced = project / "spliced.route"
+    code, _, err = run("splice", str(project / "devtools_api.route"), "--seam", "1", "-o", str(spliced))
+    assert code == 0, err
+    (project / "devtools_api.route").unlink()
+    cert = project / "spliced.json"
+    code, _, err = run("compile", str(spliced), "--policy-path", str(project / "policies"), "--cert", str(cert))
+    assert code == 3, err
+    assert verify(run, cert)[0] == 0
+    return cert
+
+
+def test_dropping_the_uncovered_rows_and_releasing_fails(run: Run, refused: Path) -> None:
+    doc = json.loads(refused.read_text())
+    route = doc["routes"][0]
+    assert route["decision"]["verdict"] == "suspend-and-ask"
+    route["coverage"] = [r for r in route["coverage"] if r["covered"] is not False]
+    score = next(s for s in route["steps"] if s["symbol"] == "score")["value"]
+    route["decision"].update(verdict="released", score={"f": score["f"], "q": score["q"]})
+    write(refused, doc)
+    code, out = verify(run, refused)
+    assert code == 1 and "PCSC-E912" in out and "coverage" in out and "missing" in out, out
+
+
+def test_releasing_by_marking_a_row_immaterial_fails(run: Run, refused: Path) -> None:
+    doc = json.loads(refused.read_text())
+    route = doc["routes"][0]
+    for r in route["coverage"]:
+        if r["covered"] is False:
+            r.update(material=False, covered=None, by=None, obligations=[])
+    score = next(s for s in route["steps"] if s["symbol"] == "score")["value"]
+    route["decision"].update(verdict="released", score=score)
+    write(refused, doc)
+    code, out = verify(run, refused)
+    assert code == 1 and "material is recorded False, recomputed True" in out, out
+
+
+def test_moving_a_rows_values_so_it_is_not_a_change_fails(run: Run, refused: Path) -> None:
+    doc = json.loads(refused.read_text())
+    row = next(r for r in doc["routes"][0]["coverage"] if r["covered"] is False)
+    row.update(target=row["source"], material=False, covered=None, by=None, obligations=[])
+    row["written"]["target"] = row["written"]["source"]
+    write(refused, doc)
+    code, out = verify(run, refused)
+    assert code == 1 and "PCSC-E912" in out, out
+
+
+@pytest.mark.parametrize("mode", ["off", "dock"])
+def test_a_refused_splice_with_a_lower_mode_fails(run: Run, refused: Path, mode: str) -> None:
+    doc = json.loads(refused.read_text())
+    decision = doc["routes"][0]["decision"]
+    steps = {s["symbol"]: s for s in doc["routes"][0]["steps"]}
+    verdict, score = ("ungated", steps["score"]) if mode == "off" else ("docked", steps["docked_score"])
+    score = score["value"]
+    decision.update(mode=mode, verdict=verdict, score=score)
+    if mode == "off":
+        for r in doc["routes"][0]["coverage"]:
+            r.update(covered=None, by=None, obligations=[])
+    write(refused, doc)
+    code, out = verify(run, refused)
+    assert code == 1 and f"decision.mode: is {mode} from the policy, but the policy's coverage is gate" in out, out
+    # claiming the command line lowered it verifies only when the certificate says so, and verify-cert says it
+    decision["mode_source"] = "command line"
+    write(refused, doc)
+    code, out = verify(run, refused)
+    assert code == 1 and "decision.lowered_from: is none, but mode" in out, out
+    decision["lowered_from"] = "gate"
+    write(refused, doc)
+    code, out = verify(run, refused)
+    assert code == 0 and "lowered from the policy's gate on the command line" in out, out
+
+
+def test_a_mode_lowered_on_the_command_line_certifies_and_says_so(run: Run, project: Path) -> None:
+    for flags, source in ((("--coverage", "off"), "command line"), (("--set", "policy.coverage=dock"), "policy")):
+        cert = certify(run, project, *flags)
+        decision = json.loads(cert.read_text())["routes"][0]["decision"]
+        assert decision["mode_source"] == source and decision["lowered_from"] == "gate", decision
+        code, out = verify(run, cert)
+        assert code == 0 and "lowered from the policy's gate on the command line" in out, out
+    cert = certify(run, project)
+    assert json.loads(cert.read_text())["routes"][0]["decision"]["lowered_from"] is None
+
+
+LAX = """library venture version "1.0.0"
+
+field developers    count  material 10%
+field paying_teams  count  material 1
+field arr           usd    material 10k usd
+field soc2          bool
+
+obligation adoption covers developers {
+    require true
+}
+obligation monetization covers paying_teams, arr {
+    require true
+}
+obligation compliance covers soc2 {
+    require true
+}
+"""
+
+
+def test_a_library_that_is_not_the_pinned_one_fails(run: Run, refused: Path) -> None:
+    """The spliced route judged by a lax `venture.obl` beside it, the certificate made
+    again around it (the library's hash, its path, the coverage decisions, the verdict):
+    the policy pins other content under `venture`."""
+    project = refused.parent
+    (project / "venture.obl").write_text(LAX)
+    doc = json.loads(refused.read_text())
+    doc["libraries"][0].update(base="certificate", path="venture.obl",
+                               sha256=hashlib.sha256(LAX.encode()).hexdigest())
+    write(refused, doc)
+    code, out = verify(run, refused)
+    assert code == 1 and "library venture (libraries[0]): has sha256" in out and "but policy venture@1.0.0 pins" in out
+    # the same under a policy that pins nothing: the library must be the one PCSC ships
+    policy = project / "policies" / "venture" / "1.0.0.toml"
+    policy.write_text(policy.read_text().replace("[libraries.venture]", "[unpinned]"))
+    from pcsc.certcheck import Files, canonical, policy_document
+
+    record = doc["policies"][0]
+    files = Files({"certificate": project}, [])
+    digest = hashlib.sha256(canonical(policy_document(record, files, "policies[0]")).encode()).hexdigest()
+    record.update(sha256=digest, file_sha256=digest)
+    write(refused, doc)
+    code, out = verify(run, refused)
+    assert code == 1 and "pins no library `venture` and allows no local library" in out, out
+
+
+def test_a_library_of_another_name_fails(run: Run, project: Path) -> None:
+    """`uses ventura` with a lax `ventura.obl` beside it: the policy neither pins nor
+    ships `ventura`, nor allows a local library."""
+    (project / "ventura.obl").write_text(LAX.replace("library venture", "library ventura"))
+    route = project / "devtools_api.route"
+    route.write_text(route.read_text().replace("uses    venture", "uses    ventura"))
+    cert = project / "c.json"
+    code, _, err = run("compile", str(route), "--policy-path", str(project / "policies"), "--cert", str(cert))
+    if not cert.exists():  # the compiler refuses the library itself
+        assert code != 0, err
+        return
+    code, out = verify(run, cert)
+    assert code == 1 and "pins no library `ventura`" in out, out
+
+
+def test_a_library_is_the_one_its_file_declares(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: d["libraries"][0].update(version="9.9.9"), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "libraries[0]: is `venture` version '9.9.9'" in out, out
+
+
+@pytest.fixture
+def two_routes(run: Run, project: Path) -> Path:
+    """The reference route and its refused splice in one file, certified together."""
+    spliced = project / "spliced.route"
+    code, _, err = run("splice", str(project / "devtools_api.route"), "--seam", "1", "-o", str(spliced))
+    assert code == 0, err
+    text = (project / "devtools_api.route").read_text() + "\n" + spliced.read_text().replace(
+        "route devtools_api ", "route devtools_api_spliced ")
+    spliced.unlink()
+    (project / "devtools_api.route").write_text(text)
+    cert = project / "two.json"
+    code, _, err = run("compile", str(project / "devtools_api.route"), "--policy-path", str(project / "policies"),
+                       "--cert", str(cert))
+    assert code == 3, err
+    assert verify(run, cert)[0] == 0
+    return cert
+
+
+def test_a_two_route_certificate_with_the_refused_route_removed_fails(run: Run, two_routes: Path) -> None:
+    doc = json.loads(two_routes.read_text())
+    assert [r["decision"]["verdict"] for r in doc["routes"]] == ["released", "suspend-and-ask"]
+    doc["routes"].pop()
+    write(two_routes, doc)
+    code, out = verify(run, two_routes)
+    assert code == 1 and "declares route `devtools_api_spliced`, which the certificate leaves out" in out, out
+
+
+def test_a_route_entry_duplicated_fails(run: Run, two_routes: Path) -> None:
+    doc = json.loads(two_routes.read_text())
+    doc["routes"].append(doc["routes"][0])
+    write(two_routes, doc)
+    code, out = verify(run, two_routes)
+    assert code == 1 and "routes[2]: repeats" in out, out
+
+
+def test_a_route_renamed_to_one_the_file_does_not_declare_fails(run: Run, project: Path) -> None:
+    cert = certify(run, project)
+    tamper(cert, lambda d: d["routes"][0].update(route="other"), resign=True)
+    code, out = verify(run, cert)
+    assert code == 1 and "PCSC-E912" in out, out
+
+
+def test_freeze_certifies_every_route_of_a_file(run: Run, two_routes: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    project = two_routes.parent
+    monkeypatch.chdir(project)
+    code, _, err = run("freeze", "devtools_api.route", "--policy-path", "policies", "--ledger", "l.db", "--cert")
+    assert code == 0, err
+    code, _, err = run("ledger", "show", "--ledger", "l.db", "--cert", "1", "-o", "one.json")
+    assert code == 0, err
+    assert [r["route"] for r in json.loads((project / "one.json").read_text())["routes"]] == [
+        "devtools_api", "devtools_api_spliced"]
+    assert verify(run, project / "one.json")[0] == 0

@@ -75,7 +75,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         return Outcome("verify-cert", payload, diagnostics=[diag], exit_code=EXIT_INPUT)
     verdicts: dict[str, int] = {}
     for r in summary["routes"]:
-        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+        shown = r["verdict"]
+        if r["lowered_from"] is not None:
+            shown += f" (coverage {r['mode']}, lowered from the policy's {r['lowered_from']} on the command line)"
+        verdicts[shown] = verdicts.get(shown, 0) + 1
     routes = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
     text_out = (
         f"verified {args.cert}: {len(summary['routes'])} route(s) ({routes}); {summary['steps']} numbers recomputed, "
