@@ -207,7 +207,8 @@ def policy_document(record: Mapping[str, Any], files: Files, field: str) -> dict
             base["policy"] = {k: v for k, v in header.items() if k not in ("extends", "description")}
             doc = merge(base, doc)
         resolved = doc
-    assert resolved is not None
+    if resolved is None:
+        raise Mismatch(f"{field}.files", "records no policy file")
     out: dict[str, Any] = jsonable(resolved)
     return out
 
@@ -316,14 +317,36 @@ class Source:
                             j += 2
         return self._transitions.get((route, transition))
 
-    def obligations(self) -> dict[str, tuple[list[str], list[str]]]:
-        """A library's obligations: name -> (the fields it covers, its require lines)."""
-        out: dict[str, tuple[list[str], list[str]]] = {}
-        for m in re.finditer(r" obligation ([A-Za-z_][A-Za-z0-9_]*) covers ([A-Za-z0-9_, ]+?) ?\{([^}]*)\}",
-                             self.squeezed):
-            covers = [c.strip() for c in m.group(2).split(",")]
-            lines = re.split(r"(?<![A-Za-z0-9_])require(?![A-Za-z0-9_])", m.group(3))[1:]
-            out.setdefault(m.group(1), (covers, [x.strip().rstrip(";").strip() for x in lines]))
+    def obligations(self) -> dict[str, tuple[list[str], list[tuple[int, str]]]]:
+        """A library's obligations: name -> (the fields it covers, its require lines as
+        (line, the expression's text squeezed)), read from the file's tokens."""
+        layout = Layout(self.text.replace("\r\n", "\n").replace("\r", "\n"))
+        toks = layout.toks
+        out: dict[str, tuple[list[str], list[tuple[int, str]]]] = {}
+        for i, p in enumerate(toks):
+            if p[1] != "obligation" or p[4] != () or i + 2 >= len(toks) or toks[i + 2][1] != "covers":
+                continue
+            j, covers = i + 3, []
+            while j < len(toks) and toks[j][1] != "{":
+                if toks[j][0] == "name":
+                    covers.append(toks[j][1])
+                j += 1
+            body: list[list[Place]] = []
+            j += 1
+            while j < len(toks) and not (toks[j][1] == "}" and toks[j][4] == ()):
+                if toks[j][1] == "require" and toks[j][4] == ("{",):
+                    body.append([toks[j]])
+                elif toks[j][1] != ";" and body:
+                    body[-1].append(toks[j])
+                j += 1
+            lines = []
+            for req in body:
+                if len(req) < 2:
+                    continue
+                first, last = req[1], req[-1]
+                text = layout.text_at(first[2], first[3], last[2], last[3] + len(last[1])) or ""
+                lines.append((req[0][2], squeeze(text)))
+            out.setdefault(toks[i + 1][1], (covers, lines))
         return out
 
 
@@ -348,6 +371,8 @@ class RouteCheck:
         self.last_walking = ""  # the last `walking` step checked (the option to stop)
         self.rate, self.abandonment = Fraction(0), False  # the policy's fold, set by `check_fold`
         self.layout: Layout | None = None  # the route file's tokens and blocks (`check_written`)
+        self.evidence: list[dict[str, Any]] | None = None  # the route's evidence items (`route_evidence`)
+        self.evaluation_failed = False  # the last require line evaluated raised an error
 
     def source(self, kind: str, name: str) -> Source:
         """The route's file (``kind`` "input") or one of its libraries ("library")."""
@@ -355,7 +380,7 @@ class RouteCheck:
             raise self.fail(f"{kind} {name}", "no file to read it from")
         return self._source(kind, name)
 
-    def library_obligations(self) -> dict[str, tuple[list[str], list[str]]]:
+    def library_obligations(self) -> dict[str, tuple[list[str], list[tuple[int, str]]]]:
         return _library_obligations(self)
 
     def evaluate_require(self, row: Mapping[str, Any], o: Mapping[str, Any], req: Mapping[str, Any],
@@ -388,6 +413,8 @@ class RouteCheck:
                 raise self.fail(what, f"refers to `{ref}`, which no earlier step computes")
             if self.values[ref] != x:
                 raise self.fail(what, f"is {f!r}, but step `{ref}` is {show(self.values[ref])}")
+            if ("exact" in o) != (ref in self.exact) or ("exact" in o and parse_q(o["exact"]) != self.exact[ref]):
+                raise self.fail(what, f"its exact value is not step `{ref}`'s")
         if "policy" in o:
             self.policy_value(o["policy"], x, what)
         return x
@@ -547,13 +574,20 @@ class RouteCheck:
                 if o["covers"] != covers:
                     raise self.fail(f"{where}: {o['obligation']}", f"covers {o['covers']} in the certificate, "
                                                                   f"{covers} in its library")
+                recorded = [(req["line"], squeeze(req["expr"])) for req in o["requires"]]
+                if recorded != lines or any(squeeze(req["require"]) != f"require {squeeze(req['expr'])}"
+                                            for req in o["requires"]):
+                    raise self.fail(f"{where}: {o['obligation']}", "its require lines are not those its library "
+                                    "writes, in order: " + "; ".join(f"line {n}: require {x}" for n, x in lines))
                 for req in o["requires"]:
                     at = f"{where}: {o['obligation']}: `{req['require']}` (line {req['line']})"
-                    if squeeze(req["expr"]) not in lines or not req["require"].startswith("require "):
-                        raise self.fail(at, "its library has no such require line in this obligation")
+                    self.evaluation_failed = False
                     result = self.evaluate_require(row, o, req, at)
                     if result != req["result"]:
                         raise self.fail(at, f"recorded {req['result']}, recomputed {result}")
+                    if ("error" in req) != self.evaluation_failed:
+                        raise self.fail(at, "records an error, but the checker evaluates it" if "error" in req
+                                        else "records no error, but the checker cannot evaluate it")
                     holds = holds and result
                 if holds and o["claimed"] and by is None:
                     by = o["obligation"]
@@ -581,9 +615,9 @@ class RouteCheck:
 
 
 # ---------------------------------------------------------------------- operands
-def _library_obligations(c: RouteCheck) -> dict[str, tuple[list[str], list[str]]]:
+def _library_obligations(c: RouteCheck) -> dict[str, tuple[list[str], list[tuple[int, str]]]]:
     """The obligations of the route's libraries, in their order (the first of a name wins)."""
-    out: dict[str, tuple[list[str], list[str]]] = {}
+    out: dict[str, tuple[list[str], list[tuple[int, str]]]] = {}
     for name in c.route["libraries"]:
         for key, value in c.source("library", name).obligations().items():
             out.setdefault(key, value)
@@ -617,9 +651,10 @@ def _transition_operand(c: RouteCheck, t: str, name: str, o: Mapping[str, Any], 
         stated = None if prior is None else prior["operands"]["prior"].get("policy", [None, None])[1]
         if value != stated:
             raise c.fail(where, f"is {value!r}, but `{t}` is priced as class {stated!r}")
-    elif name in ("mechanism", "asset", "actor") and value is not None:
-        if not isinstance(value, str) or not c.route_file.quotes(name, value):
-            raise c.fail(where, f"{value!r} is not the {name} of a transition in {c.route['file']}")
+    elif name in ("mechanism", "asset", "actor"):
+        stated = transition_text(c, t, name)
+        if value != stated:
+            raise c.fail(where, f"is {value!r}, but `{t}` in {c.route['file']} writes {stated!r}")
     elif name in ("kill", "threshold") and value is not None:
         if not isinstance(value, str) or not c.route_file.states(name, value):
             raise c.fail(where, f"`{value}` is not the {name} of a transition in {c.route['file']}")
@@ -638,22 +673,25 @@ def _supporting(c: RouteCheck, t: str, items: Sequence[Mapping[str, Any]], what:
     weighs, each with its excerpt, source and capture date as the route writes them."""
     sat = next((s for s in c.route["steps"] if s["symbol"] == f"{t}.sat(C)"), None)
     weighed = {} if sat is None else {i["evidence"]: i for i in sat["operands"]["items"]}
-    if sorted(i["name"] for i in items) != sorted(weighed):
+    blocks = {e["name"]: e for e in route_evidence(c)}
+    in_order = [name for name in blocks if name in weighed]  # as written
+    if [i["name"] for i in items] != in_order:
         raise c.fail(what, f"its evidence ({', '.join(i['name'] for i in items) or 'none'}) is not the "
-                           f"admissible supporting evidence `{t}.sat(C)` weighs ({', '.join(weighed) or 'none'})")
+                           f"admissible supporting evidence `{t}.sat(C)` weighs, in the order written "
+                           f"({', '.join(in_order) or 'none'})")
     out = []
     for i in items:
         name, at = i["name"], f"{what}: evidence `{i['name']}`"
         tier, weight = c.number(i["tier"], at), c.number(i["weight"], at)
         if tier != Fraction(weighed[name]["tier"]) or weight != c.number(weighed[name]["weight"], at):
             raise c.fail(at, f"its tier or weight is not the one `{t}.sat(C)` weighs")
-        text = c.route_file
-        if not text.quotes("excerpt", i["excerpt"]):
-            raise c.fail(at, f"its excerpt {i['excerpt']!r} is not written in {c.route['file']}")
-        if i["source"] is not None and not text.quotes("source", i["source"]):
-            raise c.fail(at, f"its source {i['source']!r} is not written in {c.route['file']}")
-        if i["captured"] is not None and not text.states("captured", i["captured"]):
-            raise c.fail(at, f"its capture date {i['captured']} is not written in {c.route['file']}")
+        block = blocks.get(name, {})
+        for key in ("excerpt", "source", "captured"):
+            stated = block.get(key)
+            stated = stated.isoformat() if isinstance(stated, dt.date) else stated
+            if i[key] != stated:
+                raise c.fail(at, f"its {key} {i[key]!r} is not the one `evidence {name}` in {c.route['file']} "
+                                 f"writes ({stated!r})")
         out.append({"tier": tier, "weight": weight, "source": i["source"], "excerpt": i["excerpt"], "name": name,
                     "captured": None if i["captured"] is None else dt.date.fromisoformat(i["captured"])})
     return out
@@ -715,6 +753,7 @@ def _evaluate_require(c: RouteCheck, row: Mapping[str, Any], o: Mapping[str, Any
     try:
         return truthy(Evaluator(names, functions).eval(parse_expression(req["expr"])))
     except ExprError:
+        c.evaluation_failed = True
         return False
 
 
@@ -1081,7 +1120,11 @@ def _T(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction | None:
 
 
 def _bucket(c: RouteCheck, o: Mapping[str, Any], w: str) -> str | None:
+    if not isinstance(o["T"], Mapping) or o["T"].get("step") != "T":
+        raise c.fail(w, "operand `T` is not step `T`")
     T = c.values.get("T")
+    if (T is None) != (o["T"].get("v", 0) is None) or (T is not None and c.number(o["T"], w) != T):
+        raise c.fail(w, f"operand `T` is not step `T` ({show(T)})")
     if T is None or o["neg_below"] is None:
         if o["neg_below"] is None and lookup(c.policy, ["buckets"]) is not None:
             raise c.fail(w, "the policy has [buckets], the certificate none")
@@ -1097,7 +1140,7 @@ def _eligible(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
     for g in o["gates"]:
         rule = gates[g["id"]]
         blocks = rule.get("kind") == "eligibility" or bool(rule.get("block", False))
-        if g["blocks"] != blocks or g["rule"] != rule.get("rule"):
+        if g["blocks"] != blocks or g["rule"] != rule.get("rule") or g["kind"] != rule.get("kind"):
             raise c.fail(w, f"gate `{g['id']}` is not the policy's")
     names = _gate_operands(c, o["names"], w)
     for g in o["gates"]:
@@ -1141,8 +1184,9 @@ def _gate_operands(c: RouteCheck, recorded: Mapping[str, Any], w: str) -> dict[s
                 raise c.fail(f"{w}: `evidence.admissible`", f"leaves out `{item['evidence']}`, "
                                                             f"which `{s['symbol']}` weighs")
     every = ev.get("all")
-    if not isinstance(every, list) or not set(ev["admissible"]) <= set(every):
-        raise c.fail(f"{w}: `evidence.all`", "does not hold the admissible evidence")
+    written = [e["name"] for e in route_evidence(c)]
+    if every != written:
+        raise c.fail(f"{w}: `evidence.all`", f"is not the route's evidence, in order ({', '.join(written) or 'none'})")
     for name in every:
         if not isinstance(name, str) or not c.route_file.states("evidence", name):
             raise c.fail(f"{w}: `evidence.all`", f"names `{name}`, which {c.route['file']} does not write")
@@ -2149,6 +2193,105 @@ class Structure:
         return out
 
 
+def transition_text(c: RouteCheck, t: str, key: str) -> str | None:
+    """The text a transition's `actor`, `mechanism` or `asset` statement quotes, or None."""
+    layout = _layout(c)
+    for i in layout.statements((f"route {c.name}", f"transition {t}"), key):
+        if i + 1 < len(layout.toks) and layout.toks[i + 1][0] == "string":
+            return unquote(layout.toks[i + 1][1])
+    return None
+
+
+def route_evidence(c: RouteCheck) -> list[dict[str, Any]]:
+    """The route's evidence items in the order written, each as its block writes it:
+    `source`, `captured`, `tier`, `weight`, `supports`, `contradicts`, `excerpt` and
+    `unverified` (bare: true)."""
+    if c.evidence is not None:
+        return c.evidence
+    toks, route = _layout(c).toks, f"route {c.name}"
+    out = []
+    for i, p in enumerate(toks):
+        if p[4] != (route,) or p[1] != "evidence" or i + 1 >= len(toks) or toks[i + 1][0] != "name":
+            continue
+        name = toks[i + 1][1]
+        block = [q for q in toks if q[4] == (route, f"evidence {name}")]
+        item: dict[str, Any] = {"name": name, "source": None, "captured": None, "tier": None, "weight": None,
+                                "supports": [], "contradicts": [], "excerpt": None, "unverified": False}
+        j = 0
+        while j < len(block):
+            kw, nxt = block[j][1], block[j + 1] if j + 1 < len(block) else ("", "", 0, 0, ())
+            j += 1
+            if kw in ("source", "excerpt") and nxt[0] == "string":
+                item[kw], j = unquote(nxt[1]), j + 1
+            elif kw == "captured" and nxt[0] == "date":
+                item[kw], j = dt.date.fromisoformat(nxt[1]), j + 1
+            elif kw in ("tier", "weight"):
+                end = j + (nxt[1] == "-") + 1
+                end += end < len(block) and block[end][0] == "unit"
+                item[kw], j = _single(c, block[j:end], f"evidence {name}: `{kw}`"), end
+            elif kw in ("supports", "contradicts"):
+                while j < len(block) and block[j][0] == "name":
+                    item[kw].append(block[j][1])
+                    j += 1
+                    if j < len(block) and block[j][1] == ",":
+                        j += 1
+                    else:
+                        break
+            elif kw == "unverified":
+                item[kw] = nxt[1] != "false"
+                j += nxt[1] in ("true", "false")
+        out.append(item)
+    c.evidence = out
+    return out
+
+
+def _same_text(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def check_evidence(c: RouteCheck) -> None:
+    """Which evidence counts, decided again from the route file and the policy: an
+    item is admissible when it is captured on or before `as_of`, of a tier at least
+    the policy's `evidence.min_tier` (1 without one) and not `unverified`; it is
+    admitted unless it bears on a transition an earlier admitted item bears on and
+    repeats that item's source or excerpt (without case and extra spaces). The route's
+    `admissible_evidence` must be the admissible items, and each transition's `sat(C)`
+    and `sat(K)` must weigh exactly its admitted supporting and contradicting items,
+    in the order written."""
+    items = route_evidence(c)
+    as_of = route_statement(c.route_file.text, c.name, "as_of") or []
+    day = dt.date.fromisoformat(as_of[0][1]) if as_of and as_of[0][0] == "date" else None
+    min_tier = lookup(c.policy, ["evidence", "min_tier"])
+    min_tier = Fraction(1) if min_tier is None else Fraction(min_tier)
+    admissible = [e for e in items if e["captured"] is not None and day is not None and e["captured"] <= day
+                  and e["tier"] is not None and e["tier"] >= min_tier and not e["unverified"]]
+    names = [e["name"] for e in admissible]
+    if c.route["admissible_evidence"] != names:
+        raise c.fail("admissible_evidence", f"is {', '.join(c.route['admissible_evidence']) or 'none'}, but the "
+                                            f"admissible items of {c.route['file']} are {', '.join(names) or 'none'}")
+    kept: list[tuple[set[str], str, str]] = []
+    admitted = []
+    for e in admissible:
+        bears, source, excerpt = set(e["supports"]) | set(e["contradicts"]), _same_text(e["source"]), \
+            _same_text(e["excerpt"])
+        if not any(bears & b and ((e["source"] and source == s_) or (excerpt and excerpt == x_)) for b, s_, x_ in kept):
+            kept.append((bears, source, excerpt))
+            admitted.append(e)
+    steps = {s["symbol"]: s for s in c.route["steps"]}
+    for t in c.transitions():
+        for side, key in (("C", "supports"), ("K", "contradicts")):
+            want = [e["name"] for e in admitted if t in e[key]]
+            rows = steps[f"{t}.sat({side})"]["operands"]["items"]
+            got = [i["evidence"] for i in rows]
+            if sorted(got) != sorted(want):
+                raise c.fail(f"{t}.sat({side})", f"weighs {', '.join(got) or 'nothing'}, but the admitted items that "
+                                                 f"{key[:-1]} `{t}` are {', '.join(want) or 'none'}")
+            ordered = sorted(rows, key=lambda i: (-Fraction(i["x"]["f"]), i["evidence"]))
+            if rows != ordered:
+                raise c.fail(f"{t}.sat({side})", "its items are not in the order weighed: the largest effective "
+                                                 "weight first, then by name")
+
+
 def _edges_of(shape: Shape) -> list[str]:
     return [shape[1]] if shape[0] == "edge" else [e for part in shape[1] for e in _edges_of(part)]
 
@@ -2522,6 +2665,7 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
         check_written(check, cert["overrides"])
         check_written_states(check)
         check_coverage_rows(check, library_fields(check))
+        check_evidence(check)
         check_material(check)
         check.check_coverage_and_verdict()
         for key, n in check.counts.items():
