@@ -1207,7 +1207,12 @@ _CHAIN_FOLDS = ("R_i = −c_i + p_i · R_{i+1}", "R_i = −c_i + p_i · d_i · R
 _PER_TRANSITION_LISTS: dict[str, dict[str, str]] = {
     "binding = the first i with the largest U_i · D_i": {"U": "U", "D": "D"},
     "flat product = Π p_i": {"p": "p"},
+    "docked = R_0 refolded with R_n = 0": {"p": "p", "c": "c"},
+    "docked = R_0 refolded with R_n = 0: R_i = −c_i + p_i · d_i · R_{i+1}": {"p": "p", "d": "d", "c": "c"},
+    "docked = R_0 refolded with R_n = 0: R_i = max(0, −c_i + p_i · d_i · R_{i+1})": {"p": "p", "d": "d", "c": "c"},
 }
+_CHAIN_D = ("D_i = reach_i · max(R_{i+1}, 0)", "D_i = reach_i · max(R_{i+1}, 0) while walking, else 0")
+_CHAIN_REACH = ("reach_i = Π_{j<i} p_j", "reach_i = Π_{j<i} p_j · d_j")
 
 
 def check_operand_steps(c: RouteCheck, symbol: str, rule: str, ops: Mapping[str, Any], what: str) -> None:
@@ -1239,6 +1244,19 @@ def check_operand_steps(c: RouteCheck, symbol: str, rule: str, ops: Mapping[str,
         expect("c", ops.get("c"), f"{transitions[i]}.c")
         expect("p", ops.get("p"), f"{transitions[i]}.p")
         expect("R_next", ops.get("R_next"), f"R_{i + 1}")
+    chain = any(s["symbol"] == "R_0" for s in c.route["steps"])
+    if rule in _CHAIN_D and chain and t in transitions:
+        expect("R_next", ops.get("R_next"), f"R_{transitions.index(t) + 1}")
+    elif rule in _CHAIN_D and t in transitions:
+        expect("R_next", ops.get("R_next"), f"{t}.x")
+    if rule in _CHAIN_REACH and t in transitions:
+        earlier = transitions[: transitions.index(t)]
+        for name, suffix in (("p", "p"), ("d", "d")):
+            if name in ops or rule != "reach_i = Π_{j<i} p_j":
+                got = [o.get("step") if isinstance(o, Mapping) else None for o in ops.get(name, [])]
+                if got != [f"{x}.{suffix}" for x in earlier]:
+                    raise c.fail(what, f"operand `{name}` names steps {', '.join(map(str, got)) or 'none'}, but the "
+                                       f"rule reads the {suffix} of every earlier transition")
     lists = _PER_TRANSITION_LISTS.get(rule)
     if lists is not None:
         for name, suffix in lists.items():
@@ -1914,9 +1932,15 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
         if x != want:
             raise c.fail(f"{what} ({at})", f"is {show(x)}, but {why} {show(want)}")
 
+    def tagged(o: Any, tag: str, what: str) -> None:
+        """An authored operand names where the route states it (`route`)."""
+        if not isinstance(o, Mapping) or o.get("route") != tag:
+            raise c.fail(what, f"is not tagged `route: {tag}`")
+
     v = step("V", "V = tam × capture × defensibility")
     for key in ("tam", "capture", "defensibility"):
         o, what = v["operands"][key], f"V: vision `{key}`"
+        tagged(o, f"vision.{key}", what)
         at, i, _, _ = _place(c, o.get("written"), what)
         vision = layout.toks[i][4]
         if len(vision) != 2 or vision[0] != route or not vision[1].startswith("vision "):
@@ -1934,6 +1958,7 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
                 if Fraction(row["tier"]) != _single(c, toks, f"{what} tier ({at})"):
                     raise c.fail(f"{what} tier ({at})", f"is {row['tier']}, but the file writes "
                                                         f"`{where['tier']['text']}`")
+                tagged(row["weight"], f"evidence {e} weight", f"{what} weight")
                 at, toks = _statement(c, where.get("weight"), (route, f"evidence {e}"), "weight", f"{what} weight")
                 same(c.number(row["weight"], what), _single(c, toks, f"{what} weight ({at})"),
                      ("route", "evidence", e, "weight"), f"{what} weight", at)
@@ -1947,6 +1972,8 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
                                         f"`{t}` in {c.route['file']} writes {', '.join(names) or 'none'}")
         for row in items:
             what = f"{t}.budget: cost item `{row['name']}`"
+            tagged(row["count"], f"cost {row['name']}", f"{what} count")
+            tagged(row["unit_cost"], f"cost {row['name']}", f"{what} unit cost")
             at, toks = _statement(c, row.get("written"), (*block, "cost"), row["name"], what)
             times = [j for j, p in enumerate(toks) if p[1] == "*"]
             count = _single(c, toks[: times[0]], f"{what} ({at})") if times else Fraction(1)
@@ -1968,6 +1995,8 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
         if s["rule"] == _U_DEFAULT and len(estimates) >= 2:
             raise c.fail(what, f"`{t}` writes {len(estimates)} estimates, yet U is the policy's default")
         if s["rule"] == _U_RANGE:
+            for x in s["operands"]["estimates"]:
+                tagged(x, f"{t} estimates", what)
             recorded = [c.number(x, what) for x in s["operands"]["estimates"]]
             if recorded != estimates:
                 raise c.fail(f"{what} ({at})", f"are {', '.join(show(x) for x in recorded)}, but the file writes "
@@ -1980,6 +2009,9 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
                           f"{', '.join(scored) or 'none'} that the policy weighs")
     for row in rows:
         what = f"T: criterion `{row['criterion']}`"
+        tagged(row["score"], f"criteria {row['criterion']}", what)
+        if not isinstance(row["weight"], Mapping) or row["weight"].get("policy") != ["criteria", row["criterion"]]:
+            raise c.fail(what, f"its weight is not read from the policy's criteria.{row['criterion']}")
         at, toks = _statement(c, row.get("written"), (route, "criteria"), row["criterion"], what)
         same(c.number(row["score"], what), _single(c, toks, f"{what} ({at})"), None, what, at)
 
@@ -2292,6 +2324,69 @@ def check_evidence(c: RouteCheck) -> None:
                                                  "weight first, then by name")
 
 
+def expected_steps(c: RouteCheck, structure: Structure) -> tuple[set[str], dict[str, Shape]]:
+    """The symbols of the steps the route's certificate must compute (a delta floor's
+    prices aside, which the coverage rows decide), and the label of each block of a
+    route that forks and joins (`[i.j]`, as docs/graphs.md names them)."""
+    paper, stop = c.fold_kind == "paper", c.fold_kind == "stop"
+    calibrated = lookup(c.policy, ["calibration"]) is not None
+    out = {"V", "score", "flat_product", "binding", "docked_score", "T", "bucket", "eligible"}
+    per = ["p_prior", "sat(C)", "sat(K)", "W", "p", "budget", "floor_class", "floor_delta", "c", "U", "reach", "D"]
+    per += [] if paper else ["d"]
+    per += ["p_raw"] if calibrated else []
+    for t in structure.order:
+        out.update(f"{t}.{x}" for x in per)
+    blocks: dict[str, Shape] = {}
+    shape = structure.shape
+    if not _forks(shape):  # a chain
+        n = len(structure.order)
+        out.update(f"R_{i}" for i in range(n + 1))
+        if stop:
+            out.update(f"{t}.{x}" for t in structure.order for x in ("stops", "walking"))
+        return out, blocks
+
+    def label(node: Shape, path: str) -> None:
+        name = node[1] if node[0] == "edge" else f"[{path}]"
+        blocks[name] = node
+        if node[0] != "edge":
+            out.update(f"{name}.{x}" for x in (("P", "C") if paper else ("P", "C", "D")))
+            for i, part in enumerate(node[1]):
+                label(part, f"{path}.{i}".lstrip("."))
+
+    label(shape, "")
+    items = shape[1] if shape[0] == "series" else [shape]
+    for name, node in blocks.items():
+        if node is not shape:
+            out.update((f"{name}.w", f"{name}.x"))
+    states = [structure.ends[_edges_of(x)[0]][0] for x in items] + [structure.exit_of(items[-1])]
+    out.update(f"R({x})" for x in states)
+    out.update(f"docked R({x})" for x in states)
+    if stop:
+        for name, node in blocks.items():
+            if any(node is x for x in items):
+                out.update((f"{name}.stops", f"{name}.walking"))
+    return out, blocks
+
+
+def check_step_symbols(c: RouteCheck, structure: Structure) -> None:
+    """Every step the route needs is computed, once, and no other: a step left out,
+    repeated or added is a difference."""
+    symbols = [s["symbol"] for s in c.route["steps"]]
+    for i, x in enumerate(symbols):
+        if x in symbols[:i]:
+            raise c.fail(f"steps[{i}]", f"computes `{x}` again")
+    want, _ = expected_steps(c, structure)
+    got = {x for x in symbols if ".price[" not in x}
+    for x in sorted(want - got):
+        raise c.fail("steps", f"compute no `{x}`, which the route's fold needs")
+    for x in sorted(got - want):
+        raise c.fail("steps", f"compute `{x}`, which the route's fold does not have")
+
+
+def _forks(shape: Shape) -> bool:
+    return shape[0] == "parallel" or (shape[0] == "series" and any(_forks(x) for x in shape[1]))
+
+
 def _edges_of(shape: Shape) -> list[str]:
     return [shape[1]] if shape[0] == "edge" else [e for part in shape[1] for e in _edges_of(part)]
 
@@ -2337,6 +2432,7 @@ def check_coverage_rows(c: RouteCheck, declared: Mapping[str, Any]) -> None:
     value; none left out, none added, none moved. And the transitions of the steps
     must be in that order."""
     structure = Structure(c, route_fields(c, declared))
+    check_step_symbols(c, structure)
     if c.transitions() != structure.order:
         raise c.fail("transitions", f"are {', '.join(c.transitions())} in the certificate, but in the order the "
                                     f"compiler folds them {', '.join(structure.order)}")

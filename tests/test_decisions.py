@@ -689,7 +689,7 @@ def test_tampering_with_the_evidence_an_evidence_call_reads_fails(run: Run, proj
     cert = certify(run, project)
     tamper(cert, lambda d: requires(d, "evidence(tier >= 2) >= 1", "launch")[0]["evidence"].clear(), resign=True)
     code, out = verify(run, cert)
-    assert code == 1 and "is not the admissible supporting evidence `launch.sat(C)` weighs, in the order written (hn_launch)" in out
+    assert code == 1 and "is not the admissible supporting evidence `launch.sat(C)` weighs, in the order" in out
     cert = certify(run, project)
     tamper(cert, lambda d: set_number(requires(d, "evidence(tier >= 2) >= 1", "launch")[0]["evidence"][0]["tier"],
                                       3.0), resign=True)
