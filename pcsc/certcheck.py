@@ -201,6 +201,14 @@ def policy_document(record: Mapping[str, Any], files: Files, field: str) -> dict
             doc = tomllib.loads(text_of(files.locate(entry, at), what, at))
         except tomllib.TOMLDecodeError as exc:
             raise Mismatch(what, f"not valid TOML: {exc}") from None
+        header = doc.get("policy") if isinstance(doc.get("policy"), dict) else {}
+        extends = header.get("extends")
+        below = record["files"][j + 1]["ref"] if j + 1 < len(record["files"]) else None
+        if f"{header.get('id')}@{header.get('version')}" != entry["ref"] or extends != below \
+                or (j == 0 and entry["ref"] != record["ref"]):
+            raise Mismatch(f"{at}.ref", f"{entry['path']} is policy {header.get('id')}@{header.get('version')} "
+                                        f"extending {extends or 'nothing'}; the certificate records {entry['ref']} "
+                                        f"extending {below or 'nothing'} (of policy {record['ref']})")
         if resolved is not None:
             header = resolved.get("policy", {})
             base = dict(resolved)
@@ -320,7 +328,7 @@ class Source:
     def obligations(self) -> dict[str, tuple[list[str], list[tuple[int, str]]]]:
         """A library's obligations: name -> (the fields it covers, its require lines as
         (line, the expression's text squeezed)), read from the file's tokens."""
-        layout = Layout(self.text.replace("\r\n", "\n").replace("\r", "\n"))
+        layout = layout_of(self.text.replace("\r\n", "\n").replace("\r", "\n"))
         toks = layout.toks
         out: dict[str, tuple[list[str], list[tuple[int, str]]]] = {}
         for i, p in enumerate(toks):
@@ -1841,9 +1849,21 @@ class Layout:
         return out
 
 
+_LAYOUTS: dict[str, Layout] = {}
+
+
+def layout_of(text: str) -> Layout:
+    """The `Layout` of a text, made once per text (a certificate asks many times)."""
+    if text not in _LAYOUTS:
+        if len(_LAYOUTS) > 64:
+            _LAYOUTS.clear()
+        _LAYOUTS[text] = Layout(text)
+    return _LAYOUTS[text]
+
+
 def _layout(c: RouteCheck) -> Layout:
     if c.layout is None:
-        c.layout = Layout(c.route_file.text.replace("\r\n", "\n").replace("\r", "\n"))
+        c.layout = layout_of(c.route_file.text.replace("\r\n", "\n").replace("\r", "\n"))
     return c.layout
 
 
@@ -2020,8 +2040,10 @@ def _ends(c: RouteCheck, t: str) -> tuple[str, str]:
     """The source and target states `transition t: A -> B` names in the route file."""
     toks, route = _layout(c).toks, f"route {c.name}"
     for i, p in enumerate(toks):
+        if p[1] != "transition" or p[4] != (route,):
+            continue
         w = [q[1] for q in toks[i : i + 7]]
-        if p[4] == (route,) and len(w) == 7 and w[:3] == ["transition", t, ":"] and w[4:6] == ["-", ">"]:
+        if len(w) == 7 and w[:3] == ["transition", t, ":"] and w[4:6] == ["-", ">"]:
             return w[3], w[6]
     raise c.fail(f"transition {t}", f"{c.route['file']} writes no `transition {t}: A -> B`")
 
@@ -2467,7 +2489,7 @@ def library_fields(c: RouteCheck) -> dict[str, tuple[str, Any, str]]:
     name -> (the library, its `material` rule (amount, relative) or None, its type)."""
     declared: dict[str, tuple[str, Any, str]] = {}
     for lib in c.route["libraries"]:
-        toks = Layout(c.source("library", lib).text).toks
+        toks = layout_of(c.source("library", lib).text).toks
         for i, p in enumerate(toks):
             if p[1] != "field" or p[4] != () or i + 2 >= len(toks) or toks[i + 1][0] != "name":
                 continue
@@ -2544,7 +2566,7 @@ def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any],
 # ---------------------------------------------------------------------- files, routes and libraries
 def declared_routes(text: str) -> list[str]:
     """The names of the routes a route file declares (`route NAME …` at the top level)."""
-    toks = Layout(text).toks
+    toks = layout_of(text).toks
     return [toks[i + 1][1] for i, p in enumerate(toks)
             if p[1] == "route" and p[4] == () and i + 1 < len(toks) and toks[i + 1][0] == "name"]
 
@@ -2552,7 +2574,7 @@ def declared_routes(text: str) -> list[str]:
 def route_statement(text: str, route: str, keyword: str) -> list[tuple[str, str]] | None:
     """The tokens after ``keyword`` of its statement directly in ``route`` (to the next
     statement's keyword or the block's end), or None when the route does not write it."""
-    toks = Layout(text).toks
+    toks = layout_of(text).toks
     block = (f"route {route}",)
     for i, p in enumerate(toks):
         if p[4] == block and p[1] == keyword and (i == 0 or toks[i - 1][1] not in _LIST_WORDS):
@@ -2612,7 +2634,7 @@ def check_route_header(check: RouteCheck, policies: Mapping[str, Mapping[str, An
 
 def library_header(text: str) -> tuple[str, str] | None:
     """The `library NAME version "V"` statement of a library file: (NAME, V)."""
-    toks = Layout(text).toks
+    toks = layout_of(text).toks
     for i, p in enumerate(toks):
         if p[1] == "library" and p[4] == () and i + 3 < len(toks) and toks[i + 2][1] == "version" \
                 and toks[i + 3][0] == "string":

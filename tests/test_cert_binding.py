@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE
 from tests.test_decisions import Run, certify, project, run, tamper, verify
 
 __all__ = ["project", "run"]  # the fixtures this module uses from test_decisions
@@ -332,3 +332,140 @@ def test_freeze_certifies_every_route_of_a_file(run: Run, two_routes: Path, tmp_
     assert [r["route"] for r in json.loads((project / "one.json").read_text())["routes"]] == [
         "devtools_api", "devtools_api_spliced"]
     assert verify(run, project / "one.json")[0] == 0
+
+
+# ---------------------------------------------------------------------- a forgery of any single field
+# The fields a forger may change without changing what the certificate proves, each with why.
+FREE: dict[tuple[str, ...], str] = {
+    ("pcsc",): "the version of PCSC that wrote it, for the reader; the checker reads the format `version`",
+    ("routes", "[]", "coverage", "[]", "obligations", "[]", "requires", "[]", "error"):
+        "the compiler's words for why a line could not be evaluated; whether there is one is checked",
+}
+
+
+def _general(doc: Any, path: tuple[Any, ...]) -> tuple[str, ...]:
+    """A JSON path with list indices generalised: `[]`, or `[rule]` for a step (the
+    operands differ by rule)."""
+    out, node = [], doc
+    for k in path:
+        node = node[k]
+        if isinstance(k, int):
+            out.append(f"[{node['rule']}]" if isinstance(node, dict) and "rule" in node and "symbol" in node else "[]")
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    out = [(path, node)]
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in items:
+        out.extend(_paths(v, (*path, k)))
+    return out
+
+
+def _perturbed(node: Any) -> Any:
+    from fractions import Fraction
+
+    if isinstance(node, dict) and "f" in node and "q" in node:  # a number: its float and rational kept consistent
+        x = Fraction(node["f"] * 1.01 + 1)
+        return {**node, "f": float(x), "q": f"{x.numerator}/{x.denominator}"}
+    if isinstance(node, bool):
+        return not node
+    if isinstance(node, (int, float)):
+        return node * 1.01 + 1
+    if isinstance(node, str):
+        return node + "x"
+    if node is None:
+        return "x"
+    return None
+
+
+def forgeries(doc: dict[str, Any], donors: bool) -> list[tuple[tuple[str, ...], str, dict[str, Any]]]:
+    """For every field of ``doc`` (every JSON path, list indices generalised), its first
+    occurrence changed alone, the digest made again: the value perturbed; a list with
+    its last item dropped and its first repeated; with ``donors``, the value of the
+    same field elsewhere in the certificate (another row's, another step's) and a
+    list reversed."""
+    import copy
+
+    first: dict[tuple[str, ...], tuple[Any, ...]] = {}
+    values: dict[tuple[str, ...], list[Any]] = {}
+    for path, node in _paths(doc):
+        g = _general(doc, path)
+        if g in (("digest",),) or (g and g[-1] in ("f", "q") and len(g) > 1):
+            continue  # the digest is made again; a number's f and q change together
+        first.setdefault(g, path)
+        values.setdefault(g, []).append(node)
+    out = []
+    for g, path in first.items():
+        node = doc
+        for k in path:
+            node = node[k]
+        edits: list[tuple[str, Any]] = []
+        if isinstance(node, list):
+            if node:
+                edits += [("drop-last", node[:-1]), ("repeat-first", [node[0], *node])]
+            if donors and len(node) > 1 and node[0] != node[-1]:
+                edits.append(("reverse", node[::-1]))
+        elif not isinstance(node, dict) or ("f" in node and "q" in node):
+            edits.append(("perturb", _perturbed(node)))
+        if donors or isinstance(node, str):
+            other = next((v for v in values[g] if v != node), None)
+            if other is not None:
+                edits.append(("donor", other))
+        for kind, value in edits:
+            forged = copy.deepcopy(doc)
+            target = forged
+            for k in path[:-1]:
+                target = target[k]
+            if not path:
+                continue
+            target[path[-1]] = copy.deepcopy(value)
+            resign(forged)
+            out.append((g, kind, forged))
+    return out
+
+
+def _forge_all(cert: Path, donors: bool) -> None:
+    from pcsc.certcheck import Mismatch
+    from pcsc.certcheck import verify as check
+    from pcsc.resources import data_dir
+
+    doc = json.loads(cert.read_text())
+    bases = {"certificate": cert.parent, "shipped-obligations": data_dir("obligations"),
+             "shipped-policies": data_dir("policies")}
+    check(cert.read_text(), bases)  # the certificate itself verifies
+    fields = {g for g, _, _ in forgeries(doc, donors=False)}
+    assert len(fields) > 150, len(fields)
+    survived = []
+    for g, kind, forged in forgeries(doc, donors):
+        try:
+            check(json.dumps(forged), bases)
+        except Mismatch:
+            continue
+        if g not in FREE:
+            survived.append(f"{kind} {'/'.join(g)}")
+    assert not survived, survived
+    listed = {g for g in FREE if g in fields}
+    assert listed, "the free fields listed are fields a certificate carries"
+
+
+def test_a_forgery_of_any_single_field_fails(run: Run, two_routes: Path) -> None:
+    """The reference route (released) and its refused splice in one certificate."""
+    _forge_all(two_routes, donors=False)
+
+
+@pytest.mark.slow
+def test_a_forgery_of_any_single_field_fails_on_a_graph_and_a_fold(run: Run, tmp_path: Path) -> None:
+    graphs = ROOT / "tests" / "data" / "graphs" / "policies"
+    shutil.copytree(graphs, tmp_path / "policies")
+    shutil.copy(ROOT / "examples" / "ci_cache.route", tmp_path / "ci_cache.route")
+    lock = (ROOT / "examples" / "graphs" / "lock_cert_pilot.route").read_text()
+    (tmp_path / "lock.route").write_text(lock.replace('"venture@1.1.0"', '"venture-stop@1.1.0"'))
+    for route in ("lock.route", "ci_cache.route"):
+        cert = tmp_path / f"{route}.json"
+        code, _, err = run("compile", str(tmp_path / route), "--policy-path", str(tmp_path / "policies"),
+                           "--cert", str(cert))
+        assert code == 0, err
+        _forge_all(cert, donors=True)
