@@ -203,7 +203,7 @@ def policy_document(record: Mapping[str, Any], files: Files, field: str) -> dict
             doc = tomllib.loads(text_of(files.locate(entry, at), what, at))
         except tomllib.TOMLDecodeError as exc:
             raise Mismatch(what, f"not valid TOML: {exc}") from None
-        header = doc.get("policy") if isinstance(doc.get("policy"), dict) else {}
+        header: dict[str, Any] = doc["policy"] if isinstance(doc.get("policy"), dict) else {}
         extends = header.get("extends")
         below = record["files"][j + 1]["ref"] if j + 1 < len(record["files"]) else None
         if f"{header.get('id')}@{header.get('version')}" != entry["ref"] or extends != below \
@@ -584,8 +584,8 @@ class RouteCheck:
                 if o["covers"] != covers:
                     raise self.fail(f"{where}: {o['obligation']}", f"covers {o['covers']} in the certificate, "
                                                                   f"{covers} in its library")
-                recorded = [(req["line"], squeeze(req["expr"])) for req in o["requires"]]
-                if recorded != lines or any(squeeze(req["require"]) != f"require {squeeze(req['expr'])}"
+                written_lines = [(req["line"], squeeze(req["expr"])) for req in o["requires"]]
+                if written_lines != lines or any(squeeze(req["require"]) != f"require {squeeze(req['expr'])}"
                                             for req in o["requires"]):
                     raise self.fail(f"{where}: {o['obligation']}", "its require lines are not those its library "
                                     "writes, in order: " + "; ".join(f"line {n}: require {x}" for n, x in lines))
