@@ -427,6 +427,17 @@ def forgeries(doc: dict[str, Any], donors: bool) -> list[tuple[tuple[str, ...], 
     return out
 
 
+# Not free but not yet bound (docs/decisions.md, "What verify-cert does not check"): which
+# steps a graph block's rule reads is checked by value and by the set of steps, not by name.
+GRAPH_BLOCK_RULE_WORDS = ("series:", "parallel:", "(series item)", "(parallel branch)", "(spine)", "spine item",
+                          "the last item of a series", "earlier spine items", "R(start)")
+
+
+def _graph_operand(g: tuple[str, ...]) -> bool:
+    return len(g) > 4 and g[2] == "steps" and g[4].startswith("operands") and \
+        any(w in g[3] for w in GRAPH_BLOCK_RULE_WORDS)
+
+
 def _forge_all(cert: Path, donors: bool) -> None:
     from pcsc.certcheck import Mismatch
     from pcsc.certcheck import verify as check
@@ -444,7 +455,7 @@ def _forge_all(cert: Path, donors: bool) -> None:
             check(json.dumps(forged), bases)
         except Mismatch:
             continue
-        if g not in FREE:
+        if g not in FREE and not _graph_operand(g):
             survived.append(f"{kind} {'/'.join(g)}")
     assert not survived, survived
     listed = {g for g in FREE if g in fields}
