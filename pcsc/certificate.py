@@ -27,7 +27,6 @@ the planner stops and whether it walks each stage; a graph route's blocks carry 
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -53,10 +52,12 @@ from pcsc.score.route import RouteNumbers, gate_names
 from pcsc.syntax.limits import normalize_newlines
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 5  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+VERSION = 6  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
 # 4: every number the route's author wrote is bound to its place in the route file (`written`);
 # 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
 # to the route file and the `material` amounts to the library file
+# 6: the decision records where its mode came from (`mode_source`) and the policy's mode it was lowered from
+# (`lowered_from`); the coverage rows, the admissible evidence, the steps, libraries and routes are recomputed
 
 
 class CertificateError(Exception):
@@ -97,7 +98,11 @@ def _where(path: Path, cert_dir: Path) -> dict[str, str]:
         root = data_dir(name).resolve()
         if real.is_relative_to(root):
             return {"base": base, "path": real.relative_to(root).as_posix()}
-    return {"base": "certificate", "path": Path(os.path.relpath(real, cert_dir)).as_posix()}
+    if not real.is_relative_to(cert_dir):
+        raise CertificateError(f"{path} is outside the certificate's folder {cert_dir}: a certificate names only "
+                               "files inside its own folder (or shipped with PCSC); write it in a folder that holds "
+                               "the routes, libraries and policies it names")
+    return {"base": "certificate", "path": real.relative_to(cert_dir).as_posix()}
 
 
 def _policy_files(loaded: LoadedPolicy, store: PolicyStore, cert_dir: Path) -> list[dict[str, str]]:
@@ -361,7 +366,12 @@ def _coverage(c: Compiled) -> list[dict[str, Any]]:
     return rows
 
 
-def route_certificate(c: Compiled, files: dict[str, str]) -> dict[str, Any]:
+MODE_RANK = {"off": 0, "dock": 1, "gate": 2}
+
+
+def route_certificate(c: Compiled, files: dict[str, str], policy_mode: str) -> dict[str, Any]:
+    """One route's certificate; ``policy_mode`` is the coverage mode its policy's files
+    set (before any `--set`), so a mode lowered from it is recorded (`lowered_from`)."""
     d = c.decision
     return {
         "route": c.route.name,
@@ -375,6 +385,8 @@ def route_certificate(c: Compiled, files: dict[str, str]) -> dict[str, Any]:
         "coverage": _coverage(c),
         "decision": {
             "mode": d.mode,
+            "mode_source": d.mode_source,
+            "lowered_from": policy_mode if MODE_RANK[d.mode] < MODE_RANK[policy_mode] else None,
             "verdict": d.verdict,
             "score": None if d.score is None else num(d.score),
         },
@@ -650,6 +662,7 @@ def build(
         input_rows.append({**where, "sha256": sha})
     libraries: dict[str, dict[str, Any]] = {}
     policies: dict[str, dict[str, Any]] = {}
+    modes: dict[str, str] = {}
     for c in compiled:
         for u in c.libraries:
             libraries.setdefault(u.name, {"name": u.name, "version": u.version, "sha256": u.sha256,
@@ -658,6 +671,7 @@ def build(
                                                    data_dir("obligations") / f"{u.name}.obl", cert_dir)})
         if c.policy.ref not in policies:
             plain = base_store.load_ref(c.policy.ref)
+            modes[c.policy.ref] = plain.policy.policy.coverage
             policies[c.policy.ref] = {"ref": c.policy.ref, "sha256": c.policy.sha256,
                                       "file_sha256": plain.sha256,
                                       "files": _policy_files(plain, base_store, cert_dir)}
@@ -669,7 +683,8 @@ def build(
         "inputs": sorted(input_rows, key=lambda x: (x["base"], x["path"])),
         "libraries": [libraries[k] for k in sorted(libraries)],
         "policies": [policies[k] for k in sorted(policies)],
-        "routes": [bind_written(route_certificate(c, files), c, _route_text(c.route.file, inputs)) for c in compiled],
+        "routes": [bind_written(route_certificate(c, files, modes[c.policy.ref]), c, _route_text(c.route.file, inputs))
+                   for c in compiled],
     }
     return {**body, "digest": canonical.hash_json(body)}
 

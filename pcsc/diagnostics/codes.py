@@ -141,6 +141,7 @@ E812 = _register("PCSC-E812", "project files cannot be written")
 E901 = _register("PCSC-E901", "override cannot be applied")
 E911 = _register("PCSC-E911", "certificate cannot be read or written")
 E912 = _register("PCSC-E912", "certificate does not verify")
+E913 = _register("PCSC-E913", "certificate names a file it may not read")
 
 # warnings
 W501 = _register("PCSC-W501", "material change not covered (coverage dock: the score is docked)")
