@@ -195,10 +195,12 @@ def fit_terminal(text: str, wide: bool) -> str:
 
 
 def internal_error(exc: Exception) -> int:
+    from pcsc.config import hide_credentials
+
     if os.environ.get("PCSC_DEBUG"):
         raise exc
     sys.stderr.write(
-        f"pcsc: internal error: {type(exc).__name__}: {exc}\n"
+        f"pcsc: internal error: {type(exc).__name__}: {hide_credentials(str(exc))}\n"
         "This is a bug in pcsc, not in your input. Please report it with the command and its inputs;\n"
         "set PCSC_DEBUG=1 to see the traceback.\n"
     )

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pcsc.config import hide_credentials
 from pcsc.forecast.ledger import (
     _ENTRY_COLUMNS,
     _OUTCOME_COLUMNS,
@@ -350,4 +351,5 @@ def _guard_problems(rows: list[tuple[Any, ...]]) -> list[Problem]:
 
 
 def _message(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    """psycopg's message, on one line; libpq quotes the address in some, password and all."""
+    return hide_credentials(" ".join(str(exc).split())) or type(exc).__name__
