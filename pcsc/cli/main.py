@@ -112,9 +112,16 @@ def run(command: Command, args: argparse.Namespace) -> int:
 
     try:
         config = load_config()
-    except ConfigError as exc:
-        sys.stderr.write(f"{exc.path}: error: {exc.message} [PCSC-E407]\n")
-        return EXIT_INPUT
+    except ConfigError as exc:  # in the format asked for, like any other input error
+        from pcsc.config import Config
+        from pcsc.diagnostics import codes
+        from pcsc.diagnostics.model import Diagnostic, Span
+
+        ctx = Context(args, Config())
+        problem = Diagnostic.of(codes.E407, exc.message, Span.file_only(str(exc.path)))
+        failure = Outcome(command.name.replace(" ", "-"), {"ok": False, "error": problem.message},
+                          diagnostics=[problem])
+        return finish(ctx, emit(ctx, failure))
     ctx = Context(args, config)
     module = importlib.import_module(command.module)
     try:
