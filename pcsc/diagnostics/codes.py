@@ -88,6 +88,7 @@ E309 = _register("PCSC-E309", "percent on a field that is not a ratio")
 E310 = _register("PCSC-E310", "inadmissible evidence under strict point-in-time")
 E311 = _register("PCSC-E311", "arithmetic overflow")
 E312 = _register("PCSC-E312", "division by zero")
+E313 = _register("PCSC-E313", "quantities in different units compared or combined")
 
 # policy and libraries
 E401 = _register("PCSC-E401", "unknown policy")
