@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pcsc import certcheck
+from pcsc.cli import main
 from pcsc.coverage.discharge import _TransitionContext
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS, DAYS, EvalError, Interpreter, truthy
@@ -19,6 +20,7 @@ from pcsc.lower.expr import lower_expression
 from pcsc.lower.library import lower_library
 from pcsc.policy.load import rule_problems
 from pcsc.syntax import parse_expression, parse_source
+from tests.conftest import ROOT
 from tests.test_coverage import compile_text, one_step, row
 
 LIBRARY = """\
@@ -197,3 +199,46 @@ def test_the_checker_compares_durations_as_the_compiler_does(expr: str) -> None:
         results.add(compiled)
     assert lowered(f"obligation x covers developers {{\n    require {expr}\n}}\n").items == []
     assert results == {True, False} or expr.startswith("budget *"), "each expression is true for some horizons only"
+
+
+# ---------------------------------------------------------------------- ratios in routes
+PHOTO_BOOKS = ROOT / "examples" / "cohort" / "photo_books.route"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "column_of", "exit_code"),
+    [
+        # a state's value: the threshold's 55% then no longer bounds the change to 55 (PCSC-E501)
+        ("revenue 1.8M usd retention 55% }", "revenue 1.8M usd retention 55 }", "55 }", 1),
+        ("revenue >= 1.8M usd and retention >= 55%\n", "revenue >= 1.8M usd and retention >= 55\n", "55\n", 0),
+    ],
+    ids=["state", "threshold"],
+)
+def test_a_ratio_over_one_in_a_route_warns_at_the_value(
+    old: str, new: str, column_of: str, exit_code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`retention 55` meant 55%: a ratio of 55 is 5,500%. The outcomes file warns of the
+    same value (PCSC-W701); the route does too, where it is written (PCSC-W610)."""
+    text = PHOTO_BOOKS.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    edited = text.replace(old, new)
+    route = tmp_path / "photo_books.route"
+    route.write_text(edited, encoding="utf-8")
+    code = main(["check", str(route)])
+    _, err = capsys.readouterr()
+    line = edited[: edited.index(new)].count("\n") + 1 + new[: new.index(column_of)].count("\n")
+    start = edited.index(new) + new.index(column_of)
+    column = start - edited.rfind("\n", 0, start)
+    assert code == exit_code  # the warning itself fails nothing
+    assert f"{route}:{line}:{column}: warning: field `retention` is a ratio, written as a fraction: 55 is 5,500% " \
+           "[PCSC-W610]" in err, err
+    assert "help: if you meant 55 percent, write `55%`" in err
+
+
+def test_a_ratio_written_as_a_fraction_or_a_percentage_does_not_warn(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(PHOTO_BOOKS)]) == 0
+    assert "W610" not in capsys.readouterr().err
+    diags = Diagnostics()
+    text = LIBRARY + "obligation x covers retention {\n    require delta.retention >= 1.5\n}\n"
+    lower_library(parse_source(text, "probe.obl", diags), "probe.obl", text, diags)
+    assert diags.items == []  # a require line's bound is not a route's value
