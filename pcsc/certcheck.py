@@ -84,7 +84,7 @@ def sha256_text(text: str) -> str:
 
 def text_of(path: Path, what: str) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8-sig")  # a leading byte order mark is not text
     except (OSError, UnicodeDecodeError) as exc:
         raise Mismatch(what, f"cannot be read from {path}: {exc}") from None
 

@@ -46,7 +46,7 @@ from pcsc.ir.vocabulary import REQUIRE_NAMES
 from pcsc.pipeline import Compiled, docked_score
 from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import LoadedPolicy
-from pcsc.resources import data_dir
+from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
 from pcsc.score.route import RouteNumbers, gate_names
@@ -678,7 +678,7 @@ def build(
 def _route_text(shown: str, inputs: Sequence[tuple[str, str]]) -> str:
     """The route file's text as it was hashed (UTF-8, line ends read as LF)."""
     try:
-        text = normalize_newlines(Path(shown).read_bytes().decode("utf-8"))
+        text = normalize_newlines(Path(shown).read_bytes().decode(TEXT_ENCODING))
     except (OSError, UnicodeDecodeError) as exc:
         raise CertificateError(f"{shown} cannot be read again to bind its numbers: {exc}") from None
     if (shown, canonical.sha256_hex(text)) not in inputs:

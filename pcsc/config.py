@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 import attrs
 
+from pcsc.resources import TEXT_ENCODING
+
 CONFIG_FILE = "pcsc.toml"
 #: A ledger given as one of these is a database server's address, not a file path.
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
@@ -109,7 +111,7 @@ def load_config(start: Path | None = None) -> Config:
 
 def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
     except (OSError, UnicodeDecodeError) as exc:
         if not required:
             return None

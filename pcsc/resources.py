@@ -13,6 +13,10 @@ from functools import cache
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
+#: How PCSC decodes the files it reads: UTF-8, a leading byte order mark (some editors
+#: write one) dropped, so line 1, column 1 is the first character after it.
+TEXT_ENCODING = "utf-8-sig"
+BOM = "\ufeff"
 
 
 @cache

@@ -27,6 +27,7 @@ from pcsc.config import ConfigError, load_config
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
+from pcsc.resources import TEXT_ENCODING
 
 _KINDS = {
     "field": lsp.CompletionItemKind.Field,
@@ -114,7 +115,7 @@ class PcscServer(LanguageServer):
         else:
             target_uri = from_fs_path(str(where.path)) or where.path.as_uri()
             try:
-                text = where.path.read_text(encoding="utf-8")
+                text = where.path.read_text(encoding=TEXT_ENCODING)
             except (OSError, UnicodeDecodeError):
                 text = ""
         span = (where.line, where.column, where.end_line, where.end_column)

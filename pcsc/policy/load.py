@@ -35,7 +35,7 @@ from pcsc.ir.visit import walk
 from pcsc.lower.expr import lower_expression
 from pcsc.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
-from pcsc.resources import data_dir
+from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.resources import display_path as _display
 from pcsc.syntax import parse_expression
 
@@ -396,7 +396,7 @@ class PolicyStore:
     ) -> LoadedPolicy:
         shown = _display(path)
         try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
+            document = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
         except OSError as exc:
             raise PolicyError(shown, [f"cannot be read: {exc.strerror}"]) from None
         except tomllib.TOMLDecodeError as exc:
