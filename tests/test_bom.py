@@ -53,6 +53,11 @@ def test_a_route_with_a_byte_order_mark_compiles_as_without(
                                   monkeypatch, capsys)
     assert code == 0 and "PCSC-E102" not in err
     assert json.loads(out)["inputs"][0]["path"] == "devtools_api.route"  # and the same hash: the mark is not text
+    # the independent checker reads the file as the compiler does: the numbers are where the certificate says
+    code, _, err = run(["compile", "devtools_api.route", "--cert", "c.json", "-q"], monkeypatch, marked, capsys)
+    assert code == 0, err
+    code, out, err = run(["verify-cert", "c.json"], monkeypatch, marked, capsys)
+    assert code == 0 and out.startswith("verified c.json"), out + err
 
 
 @pytest.mark.parametrize("line_ending", ["\n", "\r\n"], ids=["lf", "crlf"])
