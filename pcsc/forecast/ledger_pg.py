@@ -320,7 +320,7 @@ class PostgresLedger(Ledger):
                     "AND c.relname IN ('entries', 'outcomes', 'pcsc_identity')"
                 ).fetchall()
         except (LedgerError, psycopg.Error) as exc:
-            return Verification(0, 0, GENESIS, GENESIS, (Problem("file", None, str(exc)),))
+            return Verification(0, 0, GENESIS, GENESIS, (Problem("file", None, _message(exc)),))
         return check_chains(list(entry_rows), list(outcome_rows), _guard_problems(triggers), head,
                             guards=tuple(GUARDS))
 
