@@ -157,7 +157,6 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 SPEC = str(SPEC_ROUTE)
 COMMANDS: list[tuple[str, ...]] = [  # options beside the plain runs of tests/test_schemas_everywhere.py
     ("seams", SPEC, "--symbolic", "--experiment"),
-    ("sensitivity", str(EXAMPLES / "feature_flags.route"), "--route", "enterprise_first"),
     ("redteam", SPEC, "--max-edits", "20"),
     ("stability", SPEC, str(EXAMPLES / "ci_cache.route"), "--draws", "5"),
     ("redteam", SPEC, "--search", "--conditions", "--budget", "6"),
