@@ -31,6 +31,7 @@ from pcsc.resources import shown_from
 T = TypeVar("T")
 R = TypeVar("R")
 
+
 def _absolute(paths: tuple[Path, ...], cwd: Path) -> tuple[Path, ...]:
     return tuple(cwd / p for p in paths)  # an absolute path stays itself
 

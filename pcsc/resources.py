@@ -1,4 +1,5 @@
-"""Locate the data folders (grammar/, policies/, obligations/).
+"""Locate the data folders (grammar/, policies/, obligations/); how PCSC reads a text
+file (`TEXT_ENCODING`) and shows a path (`display_path`).
 
 In an installed wheel they live inside the package as ``pcsc/_data/<name>``; in a
 checkout (or an editable install) they are the top-level folders of the repository.
