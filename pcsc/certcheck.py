@@ -40,12 +40,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 6  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+VERSION = 7  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
 # 4: every number the route's author wrote is bound to its place in the route file (`written`);
 # 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
-# to the route file and the `material` amounts to the library file
-# 6: the decision records where its mode came from (`mode_source`) and the policy's mode it was lowered from
-# (`lowered_from`); the coverage rows, the admissible evidence, the steps, libraries and routes are recomputed
+# to the route file and the `material` amounts to the library file; 6: a require line's `horizon` and
+# duration literals are in days; 7: the decision records where its mode came from (`mode_source`) and the
+# policy's mode it was lowered from (`lowered_from`); the coverage rows, the admissible evidence, the steps,
+# libraries and routes are recomputed
 
 
 MODE_RANK = {"off": 0, "dock": 1, "gate": 2}  # what an uncovered change costs, least to most
@@ -119,7 +120,7 @@ def read_bounded(path: Path, what: str, limit: int = MAX_FILE_BYTES) -> bytes:
 def text_of(path: Path, what: str, field: str) -> str:
     data = read_bounded(path, field)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a leading byte order mark is not text
     except UnicodeDecodeError as exc:
         raise Mismatch(what, f"cannot be read from {path}: {exc}") from None
 
@@ -668,9 +669,12 @@ def _transition_operand(c: RouteCheck, t: str, name: str, o: Mapping[str, Any], 
             raise c.fail(where, f"`{value}` is not the {name} of a transition in {c.route['file']}")
     elif name in ("horizon", "learning_cost"):
         stated = c.route_file.transition(c.name, t) or {}
-        if value != stated.get(name):
+        expected = stated.get(name)
+        if name == "horizon" and expected is not None:  # a require line reads the horizon in days
+            expected = rnd(expected * DAYS.get(str(stated.get("horizon_unit")), Fraction(0)))
+        if value != expected:
             raise c.fail(where, f"is {value if value is None else show(value)}, but `{t}` in {c.route['file']} "
-                                f"states {show(stated.get(name))}")
+                                f"states {show(expected)}{' days' if name == 'horizon' else ''}")
     elif name == "as_of" and not (isinstance(value, dt.date) and c.route_file.states("as_of", value.isoformat())):
         raise c.fail(where, f"{value} is not the route's as_of in {c.route['file']}")
     return value
@@ -1448,8 +1452,9 @@ def as_value(x: Any) -> Any:
 
 # ---------------------------------------------------------------------- expressions
 # The expression language of `require` lines and policy gate rules, parsed and
-# evaluated again here: literals (numbers with `_`, `k`/`M`/`B`, `%` and an ignored
-# unit; strings; dates; true, false, none), names, `a.b`, calls, unary `-`, `*` `/`,
+# evaluated again here: literals (numbers with `_`, `k`/`M`/`B`, `%` and a unit: usd is
+# ignored, a duration is counted in days; strings; dates; true, false, none), names,
+# `a.b`, calls, unary `-`, `*` `/`,
 # `+` `-`, one comparison, `not`, `and`, `or`. Numbers are exact rationals rounded to
 # the nearest float after each operation; a list used as a number is its count.
 class ExprError(Exception):
@@ -1465,6 +1470,8 @@ _TOKEN = re.compile(
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
 )
 _UNITS = ("usd", "days", "months", "years")
+#: Days per unit of a duration, exactly: a month is 1/12 of a year of 365.25 days.
+DAYS = {"days": Fraction(1), "months": Fraction(1461, 48), "years": Fraction(1461, 4)}
 _SCALE = {"k": 1_000, "M": 1_000_000, "B": 1_000_000_000}
 Node = tuple[Any, ...]
 
@@ -1515,7 +1522,7 @@ class Parser:
     """Recursive descent over the grammar's expression rules; nodes are tuples."""
 
     def __init__(self, text: str) -> None:
-        self.toks = tokens(text)
+        self.toks = tokens(text, units=True)
         self.i = 0
 
     def peek(self) -> str:
@@ -1584,7 +1591,10 @@ class Parser:
     def atom(self) -> Node:
         kind, text = self.take()
         if kind == "number":
-            return ("lit", literal_number(text))
+            value = literal_number(text)
+            if self.i < len(self.toks) and self.toks[self.i][0] == "unit":
+                value = rnd(value * DAYS.get(self.take()[1], Fraction(1)))
+            return ("lit", value)
         if kind == "string":
             return ("lit", unquote(text))
         if kind == "date":

@@ -45,19 +45,20 @@ from pcsc.ir.vocabulary import REQUIRE_NAMES
 from pcsc.pipeline import Compiled, docked_score
 from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import LoadedPolicy
-from pcsc.resources import data_dir
+from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
 from pcsc.score.route import RouteNumbers, gate_names
 from pcsc.syntax.limits import normalize_newlines
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 6  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+VERSION = 7  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
 # 4: every number the route's author wrote is bound to its place in the route file (`written`);
 # 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
-# to the route file and the `material` amounts to the library file
-# 6: the decision records where its mode came from (`mode_source`) and the policy's mode it was lowered from
-# (`lowered_from`); the coverage rows, the admissible evidence, the steps, libraries and routes are recomputed
+# to the route file and the `material` amounts to the library file; 6: a require line's `horizon` and
+# duration literals are in days; 7: the decision records where its mode came from (`mode_source`) and the
+# policy's mode it was lowered from (`lowered_from`); the coverage rows, the admissible evidence, the steps,
+# libraries and routes are recomputed
 
 
 class CertificateError(Exception):
@@ -693,7 +694,7 @@ def build(
 def _route_text(shown: str, inputs: Sequence[tuple[str, str]]) -> str:
     """The route file's text as it was hashed (UTF-8, line ends read as LF)."""
     try:
-        text = normalize_newlines(Path(shown).read_bytes().decode("utf-8"))
+        text = normalize_newlines(Path(shown).read_bytes().decode(TEXT_ENCODING))
     except (OSError, UnicodeDecodeError) as exc:
         raise CertificateError(f"{shown} cannot be read again to bind its numbers: {exc}") from None
     if (shown, canonical.sha256_hex(text)) not in inputs:

@@ -18,6 +18,7 @@ and where each came from. Unknown keys and wrong types are errors, never ignored
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,12 +26,25 @@ from typing import Any, Literal
 
 import attrs
 
+from pcsc.resources import TEXT_ENCODING
+
 CONFIG_FILE = "pcsc.toml"
 #: A ledger given as one of these is a database server's address, not a file path.
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
+#: The password of an address: in its user part (``scheme://user:PASSWORD@host``, also
+#: after a path squeezed ``//`` to ``/``; up to the last ``@``, since libpq's own
+#: messages quote an address it could not split) or a ``password=`` parameter.
+_USER_PASSWORD = re.compile(r"""(\b[a-zA-Z][a-zA-Z0-9+.-]*:/{1,2}[^\s:/?#@"'<>]*):[^\s"'<>]*@""")
+_PASSWORD_PARAMETER = re.compile(r"""(\b(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&"'<>]*)""", re.I)
 COVERAGE_MODES = ("gate", "dock", "off")
 FORMATS = ("text", "json", "sarif")
 Origin = Literal["default", "config", "command line"]
+
+
+def hide_credentials(text: str) -> str:
+    """``text`` with the password of every address in it shown as ``***``: what PCSC
+    prints of a ledger address, a diagnostic or an error message passes through here."""
+    return _PASSWORD_PARAMETER.sub(r"\1***", _USER_PASSWORD.sub(r"\1:***@", text))
 
 
 class ConfigError(Exception):
@@ -100,7 +114,7 @@ def load_config(start: Path | None = None) -> Config:
 
 def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
     except (OSError, UnicodeDecodeError) as exc:
         if not required:
             return None

@@ -4,9 +4,10 @@ The same contract as the local executors (`pcsc.parallel`): ``map`` returns the 
 in the order of the items and re-raises a worker's exception, so a run on a cluster
 prints what a run with ``--jobs 1`` prints. The function and the items travel to the
 workers pickled by reference, so every worker must have ``pcsc`` (the same version)
-importable and see the same files at the same paths (a shared checkout, or the same
-container image with the inputs mounted). Dask is imported only here, and only when a
-command is given ``--scheduler``.
+importable and see the same files at the same absolute paths (a shared checkout, or
+the same container image with the inputs mounted); a worker may run in any folder, as
+the command sends paths resolved in its own (`pcsc.cohort.Settings`). Dask is imported
+only here, and only when a command is given ``--scheduler``.
 """
 
 from __future__ import annotations

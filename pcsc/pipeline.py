@@ -33,7 +33,7 @@ from pcsc.lower.library import lower_library
 from pcsc.lower.route import PolicyFacts, lower_route_facts
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
-from pcsc.resources import data_dir
+from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.resources import display_path as display
 from pcsc.score.finite import NotFinite
 from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
@@ -113,7 +113,7 @@ def library_hash(path: Path) -> LibraryHash | None:
     try:
         if too_large(path.stat().st_size) is not None:
             return None
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode(TEXT_ENCODING)
     except (OSError, UnicodeDecodeError):
         return None
     text = text.replace("\r\n", "\n")
@@ -162,8 +162,9 @@ class Session:
             self.diags.add(codes.E112, f"{shown}: {large}", Span.whole_file(shown), "split it into several files")
             return None
         try:
-            text = data.decode("utf-8")
+            text = data.decode(TEXT_ENCODING)
         except UnicodeDecodeError as exc:
+            data = exc.object  # after the byte order mark, if any: positions count from there
             line = data.count(b"\n", 0, exc.start) + 1
             column = exc.start - data.rfind(b"\n", 0, exc.start)
             self.diags.add(

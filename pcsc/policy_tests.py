@@ -39,7 +39,7 @@ from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy_diff import PinnedStore
 from pcsc.redteam import DEFAULT_MAX_EDITS, redteam
-from pcsc.resources import display_path
+from pcsc.resources import TEXT_ENCODING, display_path
 from pcsc.seams.splice import SpliceError, splice_text
 
 SUFFIX = ".pcsctest.toml"
@@ -235,7 +235,7 @@ def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
     shown = shown or str(path)
     data = path.read_bytes()
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
+        doc = tomllib.loads(data.decode(TEXT_ENCODING))
     except UnicodeDecodeError:
         raise PolicyTestError(shown, ["not UTF-8 text"]) from None
     except tomllib.TOMLDecodeError as exc:

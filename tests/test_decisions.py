@@ -664,9 +664,9 @@ def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, 
     code, out = verify(run, cert)
     assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
     cert = certify(run, project)
-    tamper(cert, lambda d: d.update(version=5), resign=True)  # 5: no mode source, coverage rows not recomputed
+    tamper(cert, lambda d: d.update(version=6), resign=True)  # 6: no mode source, coverage rows not recomputed
     code, out = verify(run, cert)
-    assert code == 1 and "a certificate of format version 5" in out and "this checker reads version 6" in out, out
+    assert code == 1 and "a certificate of format version 6" in out and "this checker reads version 7" in out, out
 
 
 def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:
@@ -727,14 +727,16 @@ obligation extras covers developers, paying_teams {
     require not grounded(asset) or budget > 2 * learning_cost
     require evidence(source != none and captured >= 2012-01-01 and excerpt != "") >= 1
     require count(evidence(weight > 0.6 or tier >= 3)) == 1
-    require min(budget, 5k) + max(1, 2, 3) / 3 > 0.1k
-    require -budget < -(1_000) and horizon >= 90
+    require min(budget, 5k usd) + max(1, 2, 3) / 3 * 1 usd > 0.1k usd
+    require -budget < -(1_000 usd) and horizon >= 90 days
+    require horizon <= 3 months and horizon < 1 years and horizon + 1 days > 90 days and horizon * 2 / 90 days == 2
+    require horizon >= 12 months or horizon / 2 <= 6 months - 90 days or budget == 0
     require as_of > 2012-01-01 and class != "none"
     require delta.developers >= 10% * 100 or delta.paying_teams > 0
     require grounded("the first WEEK") or grounded(mechanism)
     require evidence(name == "hn_launch") == evidence(tier == 2)
     require floor(delta) <= budget * 10 and measured(delta)
-    require budget / 0 > 1
+    require budget / 0 > 1 usd
     require kill and threshold and actor == none
 }
 """
@@ -752,7 +754,7 @@ rule = "route.as_of >= 2012-06-01 and route.name == \\"devtools_api\\" and count
 [[gates]]
 id = "fails"
 kind = "risk"
-rule = "count(evidence.all) > count(evidence.admissible) or min(score, 1) > 2"
+rule = "count(evidence.all) > count(evidence.admissible) or min(score, 1 usd) > 2 usd"
 """
 
 

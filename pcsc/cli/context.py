@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pcsc.cli.exits import UsageError
 from pcsc.config import Config
+from pcsc.resources import BOM
 
 if TYPE_CHECKING:
     from pcsc.cohort import Settings
@@ -226,7 +227,7 @@ class Context:
             if arg == STDIN:
                 take(*load_files(session, settings, pending, run))
                 pending.clear()
-                text = self.stdin.read()
+                text = self.stdin.read().removeprefix(BOM)
                 session.inputs.append((STDIN_NAME, sha256_hex(text)))
                 got = session.routes_from_text(text, STDIN_NAME, Path.cwd())
                 if bind:

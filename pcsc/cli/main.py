@@ -116,9 +116,16 @@ def run(command: Command, args: argparse.Namespace) -> int:
             from pcsc.policy.load import check_configured_policies
 
             check_configured_policies(config)
-    except ConfigError as exc:
-        sys.stderr.write(f"{exc.path}: error: {exc.message} [PCSC-E407]\n")
-        return EXIT_INPUT
+    except ConfigError as exc:  # in the format asked for, like any other input error
+        from pcsc.config import Config
+        from pcsc.diagnostics import codes
+        from pcsc.diagnostics.model import Diagnostic, Span
+
+        ctx = Context(args, Config())
+        problem = Diagnostic.of(codes.E407, exc.message, Span.file_only(str(exc.path)))
+        failure = Outcome(command.name.replace(" ", "-"), {"ok": False, "error": problem.message},
+                          diagnostics=[problem])
+        return finish(ctx, emit(ctx, failure))
     ctx = Context(args, config)
     module = importlib.import_module(command.module)
     try:
@@ -200,10 +207,12 @@ def fit_terminal(text: str, wide: bool) -> str:
 
 
 def internal_error(exc: Exception) -> int:
+    from pcsc.config import hide_credentials
+
     if os.environ.get("PCSC_DEBUG"):
         raise exc
     sys.stderr.write(
-        f"pcsc: internal error: {type(exc).__name__}: {exc}\n"
+        f"pcsc: internal error: {type(exc).__name__}: {hide_credentials(str(exc))}\n"
         "This is a bug in pcsc, not in your input. Please report it with the command and its inputs;\n"
         "set PCSC_DEBUG=1 to see the traceback.\n"
     )

@@ -89,6 +89,7 @@ E309 = _register("PCSC-E309", "percent on a field that is not a ratio")
 E310 = _register("PCSC-E310", "inadmissible evidence under strict point-in-time")
 E311 = _register("PCSC-E311", "arithmetic overflow")
 E312 = _register("PCSC-E312", "division by zero")
+E313 = _register("PCSC-E313", "quantities in different units compared or combined")
 
 # policy and libraries
 E401 = _register("PCSC-E401", "unknown policy")
@@ -153,6 +154,7 @@ W605 = _register("PCSC-W605", "evidence below the policy's minimum tier")
 W606 = _register("PCSC-W606", "bidirectional control character in the text")
 W607 = _register("PCSC-W607", "evidence repeats another item's source or excerpt")
 W608 = _register("PCSC-W608", "unverified evidence is excluded")
+W610 = _register("PCSC-W610", "ratio over 1, written as a plain number")
 
 # forecast warnings
 W701 = _register("PCSC-W701", "outcome ignored or suspect")

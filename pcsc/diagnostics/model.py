@@ -7,6 +7,7 @@ from typing import Literal
 
 import attrs
 
+from pcsc.config import hide_credentials
 from pcsc.diagnostics.codes import CODES, Code
 
 Severity = Literal["error", "warning"]
@@ -33,12 +34,24 @@ class Span:
         return cls(file, line, 0, line, 0)
 
 
+def _hidden_file(span: Span) -> Span:
+    shown = hide_credentials(span.file)
+    return span if shown == span.file else attrs.evolve(span, file=shown)
+
+
+def _hidden_help(text: str | None) -> str | None:
+    return None if text is None else hide_credentials(text)
+
+
 @attrs.frozen
 class Diagnostic:
+    """A finding at a span. No diagnostic carries a password: an address quoted in its
+    message, help or file shows ``***`` in its place."""
+
     code: str
-    message: str
-    span: Span
-    help: str | None = None
+    message: str = attrs.field(converter=hide_credentials)
+    span: Span = attrs.field(converter=_hidden_file)
+    help: str | None = attrs.field(default=None, converter=_hidden_help)
 
     @classmethod
     def of(cls, code: Code, message: str, span: Span, help: str | None = None) -> Diagnostic:

@@ -79,7 +79,7 @@ import attrs
 
 from pcsc._version import __version__
 from pcsc.canonical import dumps, hash_json, sha256_hex
-from pcsc.config import DATABASE_SCHEMES
+from pcsc.config import DATABASE_SCHEMES, hide_credentials
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x50435343  # "PCSC"
@@ -113,17 +113,18 @@ class LedgerWriteLost(LedgerError):
 class LedgerURL(PosixPath):
     """A ledger in a database server (``postgresql://…``, `pcsc.forecast.ledger_pg`),
     where commands expect the path of a ledger file. ``url`` is the address as given;
-    ``str()`` shows it without its password, so messages never print one."""
+    ``str()`` shows it without its password, and the path it poses as is built from
+    that, so neither a message nor a path derived from it can print one."""
 
     url: str
 
     def __new__(cls, url: str) -> LedgerURL:
-        self = super().__new__(cls, url)
+        self = super().__new__(cls, hide_credentials(url))
         self.url = url
         return self
 
     def __str__(self) -> str:
-        return re.sub(r"^([a-z]+://[^:/@]*):[^@/]*@", r"\1:***@", self.url)
+        return hide_credentials(self.url)
 
     def __fspath__(self) -> str:
         return str(self)

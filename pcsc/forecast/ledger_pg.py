@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pcsc.config import hide_credentials
 from pcsc.forecast.ledger import (
     _ENTRY_COLUMNS,
     _OUTCOME_COLUMNS,
@@ -546,7 +547,7 @@ class PostgresLedger(Ledger):
             with self._snapshot("the ledger"):
                 return self._verification(head)
         except (LedgerError, psycopg.Error) as exc:
-            return Verification(0, 0, GENESIS, GENESIS, (Problem("file", None, str(exc)),))
+            return Verification(0, 0, GENESIS, GENESIS, (Problem("file", None, _message(exc)),))
 
     def _verification(self, head: HeadToken | None = None) -> Verification:
         entry_rows = self._pg.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries ORDER BY seq").fetchall()
@@ -564,4 +565,5 @@ class PostgresLedger(Ledger):
 
 
 def _message(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    """psycopg's message, on one line; libpq quotes the address in some, password and all."""
+    return hide_credentials(" ".join(str(exc).split())) or type(exc).__name__

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import attrs
 
+from pcsc.resources import TEXT_ENCODING
+
 Value = float | bool
 LabelOutcome = Literal["positive", "negative", "mixed"]
 
@@ -87,7 +89,7 @@ def load_outcomes(path: str | Path, shown: str | None = None) -> Outcomes:
     """Read and validate an outcomes file; ``shown`` is the name used in messages."""
     name = shown if shown is not None else str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding=TEXT_ENCODING)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise OutcomesError(name, [f"cannot read the file: {reason}"]) from None

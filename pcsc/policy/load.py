@@ -34,8 +34,9 @@ from pcsc.ir import expr as ex
 from pcsc.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
 from pcsc.ir.visit import walk
 from pcsc.lower.expr import lower_expression
+from pcsc.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
-from pcsc.resources import data_dir
+from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.resources import display_path as _display
 from pcsc.syntax import parse_expression
 
@@ -316,6 +317,8 @@ def rule_problems(rule: str) -> list[str]:
     for sub in walk(expr):
         if isinstance(sub, ex.Call) and sub.func not in BASE_FUNCTIONS:
             problems.append(f"unknown function `{sub.func}` (a rule may call {known})")
+    problems += [f"{u.message} (column {u.span.column} of the rule): {u.help}"
+                 for u in unit_problems(expr, GATE_DIMENSIONS)]
     return problems
 
 
@@ -400,7 +403,7 @@ class PolicyStore:
     ) -> LoadedPolicy:
         shown = _display(path)
         try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
+            document = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
         except OSError as exc:
             raise PolicyError(shown, [f"cannot be read: {exc.strerror}"]) from None
         except tomllib.TOMLDecodeError as exc:

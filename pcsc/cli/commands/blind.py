@@ -12,6 +12,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.resources import TEXT_ENCODING
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,7 +47,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         for path, shown in expand_inputs([arg]):
             relative = path.relative_to(base) if base.is_dir() else Path(path.name)
             try:
-                text = path.read_text(encoding="utf-8")
+                text = path.read_text(encoding=TEXT_ENCODING)
             except (OSError, UnicodeDecodeError) as exc:
                 return _failed(shown, f"cannot read the route file: {exc}")
             ctx.note_input(path, shown)

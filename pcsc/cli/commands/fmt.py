@@ -31,6 +31,7 @@ from pcsc.cli.context import STDIN, STDIN_NAME, Context
 from pcsc.cli.outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.resources import BOM, TEXT_ENCODING
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -70,10 +71,10 @@ def read_stdin(stream: TextIO, diags: Diagnostics) -> str | None:
     """Standard input as UTF-8 text; a diagnostic (and None) when it is not."""
     binary = getattr(stream, "buffer", None)
     if binary is None:
-        return stream.read()
+        return stream.read().removeprefix(BOM)
     data: bytes = binary.read()
     try:
-        return data.decode("utf-8")
+        return data.decode(TEXT_ENCODING)
     except UnicodeDecodeError as exc:
         diags.add(
             codes.E105,

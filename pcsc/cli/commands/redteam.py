@@ -159,11 +159,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.search and args.emit is not None:
         problem = output_folder(Path(args.emit), "--emit")
         if problem is not None:
-            return Outcome("redteam-search", None, diagnostics=[problem])
+            return Outcome("redteam-search", {"ok": False}, diagnostics=[problem])
     overrides, problems = whatif.parse(args)
     if problems:
         kind = "redteam-search" if args.search else "redteam"
-        return Outcome(kind, None, diagnostics=problems, exit_code=EXIT_INPUT)
+        return Outcome(kind, {"ok": False}, diagnostics=problems, exit_code=EXIT_INPUT)
     session, routes = whatif.load(ctx, args.files, overrides)
     if args.route is not None:
         chosen = [r for r in routes if r.name == args.route]
@@ -213,7 +213,8 @@ def _search_outcome(
             written = emit_revisions(results, Path(args.emit))
         except OSError as exc:
             where = Path(exc.filename) if isinstance(exc.filename, str) else Path(args.emit)
-            return Outcome("redteam-search", None, diagnostics=[*session.diags.sorted(), cannot_write(where, exc)])
+            problems = [*session.diags.sorted(), cannot_write(where, exc)]
+            return Outcome("redteam-search", {"ok": False}, diagnostics=problems)
         notes.append(f"wrote {len(written)} revision{'s' if len(written) != 1 else ''} to {args.emit}")
     payload = search_json(results, arms, settings)
     text = routes_text(results) + "\n\n" + tables_text(payload) if results else None

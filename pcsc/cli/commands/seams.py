@@ -90,14 +90,14 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.artifacts is not None:
         problem = output_folder(Path(args.artifacts), "--artifacts")
         if problem is not None:
-            return Outcome("seams", None, diagnostics=[problem])
+            return Outcome("seams", {"ok": False}, diagnostics=[problem])
     overrides, problems = whatif.parse(args)
     if problems:
-        return Outcome("seams", None, diagnostics=problems, exit_code=EXIT_INPUT)
+        return Outcome("seams", {"ok": False}, diagnostics=problems, exit_code=EXIT_INPUT)
     session, routes = whatif.load(ctx, args.files, overrides)
     compiled = session.compile_routes(routes)
     if not compiled and session.diags.has_errors:
-        return Outcome("seams", None, diagnostics=session.diags.sorted())  # no route: no table of 0/0 rates
+        return Outcome("seams", {"ok": False}, diagnostics=session.diags.sorted())  # no route: no table of 0/0 rates
     if ctx.jobs == 1:
         results = [analyse(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
     else:
