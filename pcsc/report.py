@@ -274,10 +274,7 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
         criteria="—" if n.criteria_score is None else f"{n.criteria_score:.2f} ({n.bucket})",
         eligible=n.eligible,
         gates=tuple((g.id, g.passed) for g in n.gates),
-        binding=f"{b.name} (U {b.U:.4g}, D {money(b.D)})" + (
-            "" if n.binding_by_tie is None else
-            " — every U·D is 0 (" + ("the planner would not start" if n.binding_by_tie == "planner-does-not-start"
-                                     else "nothing is at stake") + "): only the tie rule's pick"),
+        binding=f"{b.name} (U {b.U:.4g}, D {money(b.D)})" + ("" if n.tie_note is None else f" — {n.tie_note}"),
         picture=picture,
         waterfall=_waterfall(c),
         fields=tuple(f.name for f in r.fields),
