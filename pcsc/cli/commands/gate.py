@@ -74,7 +74,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         if args.apply is not None:
             if not 1 <= args.apply <= len(found):
                 raise UsageError(f"--apply {args.apply}: there are {len(found)} suggestions")
-            return Outcome("gate", payload, diagnostics=diags, exit_code=code, raw=found[args.apply - 1].text)
+            return Outcome("gate", payload, diagnostics=diags, exit_code=code, raw=found[args.apply - 1].text,
+                           notes=whatif.note(overrides))
         if text is not None:  # nothing compiled (errors only): no suggestion to speak of
             text += "\n\n" + _suggestions_text(found)
     return Outcome(
@@ -83,7 +84,6 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         text=whatif.record(None, text, overrides),
         diagnostics=diags,
         exit_code=code,
-        notes=whatif.note(overrides),
         sarif=lambda: to_sarif(diags, refusals=compiled),
     )
 

@@ -190,7 +190,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         reports = map_routes(session, ctx.settings(session), job, compiled, ctx.executor())
     payload = report_json(reports, args.max_edits, args.depth, args.reclass)
     text = whatif.record(payload, report_text(reports) if reports else None, overrides)
-    return Outcome("redteam", payload, text=text, diagnostics=session.diags.sorted(), notes=whatif.note(overrides))
+    return Outcome("redteam", payload, text=text, diagnostics=session.diags.sorted())
 
 
 def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass: str) -> Any:
@@ -207,7 +207,7 @@ def _search_outcome(
     results = run_search(ctx, session, compiled, args, args.conditions)
     arms = FEEDBACK[args.feedback]
     settings = search_settings(args)
-    notes = list(whatif.note(overrides))
+    notes = []
     if args.emit is not None:
         try:
             written = emit_revisions(results, Path(args.emit))
