@@ -10,12 +10,11 @@ this module only arranges them into a view model, and the Jinja2 template
 script, no network, no external asset. The same routes give the same bytes.
 
 Jinja2 is an optional extra (``pip install 'pcsc[report]'``); it is imported only
-to render, and `require_jinja2` says what to install when it is missing.
+to render, through `pcsc.extras`, which says what to install when it is missing.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import attrs
 
 from pcsc._version import __version__
 from pcsc.coverage import Coverage
+from pcsc.extras import require
 from pcsc.forecast.rank import Ranked, choose_key, rank
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.render.graph import compact, route_graph, to_svg
@@ -34,18 +34,9 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "report.html.j2"
 
 
-class ReportUnavailable(Exception):
-    """Jinja2 cannot be imported; the message says what to install."""
-
-
 def require_jinja2() -> Any:
-    """The ``jinja2`` module, or `ReportUnavailable` naming the extra to install."""
-    try:
-        return importlib.import_module("jinja2")
-    except ImportError:
-        raise ReportUnavailable(
-            "pcsc report needs Jinja2, which is not installed: pip install 'pcsc[report]'"
-        ) from None
+    """The ``jinja2`` module, or `pcsc.extras.ExtraMissing` naming the extra to install."""
+    return require("report", "pcsc report")
 
 
 # ---------------------------------------------------------------------- the view model

@@ -48,6 +48,7 @@ E109 = _register("PCSC-E109", "unknown unit")
 E110 = _register("PCSC-E110", "NUL character in the text")
 E111 = _register("PCSC-E111", "expression nested too deeply")
 E112 = _register("PCSC-E112", "file too large")
+E115 = _register("PCSC-E115", "optional extra not installed")
 
 # names and structure
 E201 = _register("PCSC-E201", "unknown state")

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pcsc.extras import require
 from pcsc.forecast.ledger import (
     _ENTRY_COLUMNS,
     _OUTCOME_COLUMNS,
@@ -55,7 +56,6 @@ from pcsc.forecast.ledger import (
     ledger_location,
 )
 
-MISSING = "a postgresql:// ledger needs psycopg 3: install the extra `pcsc[postgres]` (pip install 'pcsc[postgres]')"
 LOCK_TIMEOUT_S = 30
 
 _REFUSE = """
@@ -151,11 +151,7 @@ def _normal(text: str) -> str:
 
 
 def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError:
-        raise LedgerError(MISSING) from None
-    return psycopg
+    return require("postgres", "a postgresql:// ledger")
 
 
 class PostgresLedger(Ledger):

@@ -252,7 +252,7 @@ def evaluate_report(
 
 def report_plots(report: dict[str, Any], folder: Path) -> list[Path]:
     """Draw calibration.png and scores.png of ``report`` into ``folder`` (created if
-    missing); the paths written. Raises ``PlotsUnavailable`` and ``OSError``."""
+    missing); the paths written. Raises ``pcsc.extras.ExtraMissing`` and ``OSError``."""
     from pcsc.forecast import plots
     from pcsc.forecast.metrics import CalibrationBin
 
