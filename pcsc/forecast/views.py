@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcsc.humanize import plural
 from pcsc.render.tables import ALL, all_but, table
 from pcsc.stats import rate_text
 
@@ -121,13 +122,17 @@ def evaluate_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: how a route where U·D and the selector do not agree is listed (the counts' words)
+RELATION_WORDS = {"differ": "differ", "voi-none": "VOI finds none worth learning",
+                  "tie": "U·D only the tie rule's pick"}
+
+
 def binding_lines(b: dict[str, Any] | None) -> list[str]:
     """The binding transition (U·D) beside the value-of-information selector, over the cohort."""
     if b is None or not b["routes"]:
         return []
     with_voi = b["routes"] - b["without_voi"]
-    plural = "s" if with_voi != 1 else ""
-    lines = ["", f"binding transition: U·D beside the value-of-information selector ({with_voi} route{plural}"
+    lines = ["", f"binding transition: U·D beside the value-of-information selector ({plural(with_voi, 'route')}"
              + (f"; {b['without_voi']} frozen without the selector" if b["without_voi"] else "") + ")",
              f"  agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}"
              + (f", U·D only the tie rule's pick (every U·D is 0) {b['binding_by_tie']}"
@@ -136,11 +141,12 @@ def binding_lines(b: dict[str, Any] | None) -> list[str]:
         n = b["failed_routes"]
         lines.append(f"  first failed milestone named: by U·D {rate_text(b['binding_named_failure'], n)}, "
                      f"by VOI {rate_text(b['voi_named_failure'], n)}")
-    rows = [("route", "U·D", "VOI", "first failed")]
-    rows += [(r["route"], r["binding"] or "—", (r["voi"] or "none") if r["has_voi"] else "—",
-              r["first_failed"] or "—") for r in b["rows"] if r["has_voi"] and not r["agrees"]]
+    rows = [("route", "U·D", "VOI", "first failed", "how")]
+    rows += [(r["route"], r["binding"] or "—", r["voi"] or "none", r["first_failed"] or "—", RELATION_WORDS[rel])
+             for r in b["rows"] for rel in [r.get("relation")] if rel in RELATION_WORDS]
     if len(rows) > 1:
-        lines += ["  where they disagree:"] + table(rows, left=(0, 1, 2, 3), indent="    ")
+        lines += [f"  the {plural(len(rows) - 1, 'route')} where they do not agree:"]
+        lines += table(rows, left=(0, 1, 2, 3, 4), indent="    ")
     return lines
 
 

@@ -77,7 +77,7 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import bootstrap, ledger_diagnostic, resolution_date
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.records import latest_forecasts, recorded_outcomes, stored_outcomes
-    from pcsc.forecast.report import GradingError, evaluate_report
+    from pcsc.forecast.report import GradingError, evaluate_report, pooled_policies
     from pcsc.forecast.views import evaluate_text
 
     bins = DEFAULT_BINS if args.bins is None else args.bins
@@ -111,7 +111,9 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
             report_plots(report, Path(args.plot_dir))
         except OSError as exc:
             return _failed([_plot_problem(args.plot_dir, exc)])
-    return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report))
+    pooled = pooled_policies(forecasts)
+    warnings = [] if pooled is None else [ledger_diagnostic(path, pooled, codes.W751)]
+    return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report), diagnostics=warnings)
 
 
 def _failed(diagnostics: list[Diagnostic]) -> Outcome:
