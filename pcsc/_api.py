@@ -723,7 +723,8 @@ def _seam(s: Seam) -> SeamResult:
     pipeline = None
     if arm is not None:
         pipeline = SeamPipeline(
-            delta=arm.delta, drift=bool(arm.drift), drifted=arm.drift, verdict=_verdict(arm.verdict),
+            delta=arm.delta, drift=bool(arm.drift), drifted=tuple(str(d) for d in arm.drift),
+            verdict=_verdict(arm.verdict),
             gate=arm.gate.verdict, dock=arm.dock.verdict, dock_score=arm.dock.score,
             ungated_score=arm.ungated_score, uncovered=arm.uncovered, failed_requires=arm.failed_requires,
         )

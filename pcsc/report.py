@@ -25,10 +25,10 @@ from pcsc._version import __version__
 from pcsc.coverage import Coverage
 from pcsc.extras import require
 from pcsc.forecast.rank import Ranked, choose_key, rank
+from pcsc.humanize import money
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.render.graph import compact, route_graph, to_svg
 from pcsc.seams.analysis import RouteSeams, analyse
-from pcsc.textout import money
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "report.html.j2"

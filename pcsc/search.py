@@ -75,6 +75,7 @@ import attrs
 from pcsc.coverage import Coverage, DeltaCoverage, discharge_route
 from pcsc.coverage.discharge import field_bounds
 from pcsc.diagnostics.model import Diagnostics
+from pcsc.humanize import money, plural
 from pcsc.ir import Route
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.policy.model import Policy
@@ -579,8 +580,6 @@ def search_json(results: Sequence[RouteResult], arms: Sequence[str], settings: S
 
 
 def _money(x: float | None) -> str:
-    from pcsc.textout import money
-
     return "—" if x is None else money(x)
 
 
@@ -601,8 +600,8 @@ CONDITION_LABELS = (
 
 def tables_text(results: Sequence[RouteResult], arms: Sequence[str], settings: Settings) -> str:
     """The search table (both arms) and, when run, the co-author table."""
-    lines = [f"search (EXP B without a model): seed {settings.seed}, budget {settings.budget} revisions per route "
-             f"and arm, beam {settings.beam}, {settings.steps} steps, branch {settings.branch}"]
+    lines = [f"search (EXP B without a model): seed {settings.seed}, budget {plural(settings.budget, 'revision')} per "
+             f"route and arm, beam {settings.beam}, {plural(settings.steps, 'step')}, branch {settings.branch}"]
     per_arm = {a: arm_rates([r.arms[i] for r in results]) for i, a in enumerate(arms)}
     rows: list[tuple[str, ...]] = [("  measure", *(f"feedback {a}" for a in arms))]
     for key, label in ARM_LABELS:
@@ -647,7 +646,7 @@ def emit_revisions(results: Sequence[RouteResult], folder: Path) -> list[Path]:
                 continue
             path = folder / f"{s.route}.{s.arm}.route"
             header = [f"# Revision of {s.route} by pcsc redteam --search (feedback {s.arm}), "
-                      f"{len(s.best.steps)} edits:"]
+                      f"{plural(len(s.best.steps), 'edit')}:"]
             header += [f"# {i}. {step}" for i, step in enumerate(s.best.steps, 1)]
             path.write_text("\n".join(header) + "\n" + s.best.text, encoding="utf-8")
             written.append(path)

@@ -41,6 +41,7 @@ from typing import Any
 import attrs
 
 from pcsc.forecast.rank import RankKeyConflict, choose_key, rank
+from pcsc.humanize import number
 from pcsc.ir import Route
 from pcsc.overrides import Override, OverrideError, format_path, override_policy, override_route
 from pcsc.pipeline import Compiled, Session
@@ -660,14 +661,6 @@ def report_json(r: Report) -> dict[str, Any]:
     }
 
 
-def _num(x: float) -> str:
-    if x != 0 and (abs(x) >= 1e15 or abs(x) < 1e-4):
-        return f"{x:.6g}"
-    if abs(x) >= 1000:
-        return f"{x:,.2f}".rstrip("0").rstrip(".")
-    return f"{x:.6g}"
-
-
 def _rel(m: Margin) -> str:
     rel = m.relative
     if rel is None:
@@ -681,7 +674,7 @@ def report_text(r: Report) -> str:
     among = ", ".join(r.rivals) if len(r.rivals) < 4 else f"{len(r.rivals)} rivals"
     lines = [
         f"route {r.route}  [{r.file}]  under {r.policy}",
-        "  now: score " + _num(s.score) + f" ({s.decision('sign')}), verdict {s.verdict}, bucket {s.bucket or '—'}, "
+        "  now: score " + number(s.score) + f" ({s.decision('sign')}), verdict {s.verdict}, bucket {s.bucket or '—'}, "
         f"binding {s.binding}" + (f", rank {s.decision('rank')} among it and {among}" if s.rank is not None else ""),
     ]
     flips = [m for m in r.margins if m.at is not None]
@@ -693,8 +686,8 @@ def report_text(r: Report) -> str:
             assert m.at is not None and m.change is not None
             past = f" ({m.rank_change.text()})" if m.rank_change else ""
             flip = f"{m.decision}: {m.before or '—'} → {m.after or '—'}{past}"
-            rows.append((m.parameter.key, _num(m.parameter.value), _num(m.at), ("+" if m.change > 0 else "")
-                         + _num(m.change), _rel(m), flip, m.method))
+            rows.append((m.parameter.key, number(m.parameter.value), number(m.at), ("+" if m.change > 0 else "")
+                         + number(m.change), _rel(m), flip, m.method))
         lines += table(rows, left=(0, 5, 6))
     none = [m for m in r.margins if m.at is None]
     if none:
@@ -705,6 +698,7 @@ def report_text(r: Report) -> str:
         for key in sorted(by_key):
             ms = by_key[key]
             lo, hi = ms[0].searched
-            lines.append(f"    {key}: no flip of {', '.join(m.decision for m in ms)} in range [{_num(lo)}, {_num(hi)}]")
+            decisions = ", ".join(m.decision for m in ms)
+            lines.append(f"    {key}: no flip of {decisions} in range [{number(lo)}, {number(hi)}]")
     lines.append(f"  {r.compiles} recompiles")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.records import History
@@ -120,8 +121,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             "method": cal.method, "transitions": cal.n, "ece_before": cal.ece_before, "ece_after": cal.ece_after,
         }
     note = (
-        f"fitted {len(moved)} of {len(fits)} reference classes of {old.ref} from "
-        f"{sum(f.n for f in fits)} resolved training transitions" + (f"; wrote {args.toml}" if args.toml else "")
+        f"fitted {len(moved)} of {plural(len(fits), 'reference class', 'reference classes')} of {old.ref} from "
+        f"{plural(sum(f.n for f in fits), 'resolved training transition')}"
+        + (f"; wrote {args.toml}" if args.toml else "")
     )
     notes = [note]
     if fitted.gains_new is not None:

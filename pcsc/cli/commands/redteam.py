@@ -13,6 +13,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.humanize import plural
 from pcsc.redteam import DEFAULT_MAX_EDITS
 
 FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}
@@ -214,7 +215,7 @@ def _search_outcome(
         except OSError as exc:
             where = Path(exc.filename) if isinstance(exc.filename, str) else Path(args.emit)
             return Outcome("redteam-search", None, diagnostics=[*session.diags.sorted(), cannot_write(where, exc)])
-        notes.append(f"wrote {len(written)} revision{'s' if len(written) != 1 else ''} to {args.emit}")
+        notes.append(f"wrote {plural(len(written), 'revision')} to {args.emit}")
     text = None
     if results:
         text = routes_text(results) + "\n\n" + tables_text(results, arms, settings)
