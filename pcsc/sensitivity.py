@@ -666,7 +666,8 @@ def _rel(m: Margin) -> str:
     if rel is None:
         return "—"
     sign = "+" if m.change is not None and m.change > 0 else "-"
-    return f"{sign}{rel * 100:.4g}%"
+    percent = rel * 100
+    return f"{sign}{percent:.4g}%" if percent < 1000 else f"{sign}{percent:,.0f}%"  # +11,970%, not +1.197e+04%
 
 
 def report_text(r: Report) -> str:
