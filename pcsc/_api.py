@@ -27,6 +27,7 @@ import attrs
 
 from pcsc.canonical import sha256_hex
 from pcsc.diagnostics.model import Diagnostic as _Diagnostic
+from pcsc.diagnostics.model import where
 from pcsc.forecast.ledger import DEFAULT_PATH, LedgerError
 from pcsc.forecast.ledger import Ledger as _Ledger
 from pcsc.pipeline import Compiled, Session
@@ -116,8 +117,9 @@ class Diagnostic:
         return cls(d.code, d.severity, d.message, s.file, s.line, s.column, s.end_line, s.end_column, d.help)
 
     def __str__(self) -> str:
-        """``file:line:column: severity: message [code]``, as the command line prints it."""
-        return f"{self.file}:{self.line}:{self.column}: {self.severity}: {self.message} [{self.code}]"
+        """``file:line:column: severity: message [code]``, as the command line prints it
+        (``file: …`` for a problem with the file as a whole, line 0)."""
+        return f"{where(self.file, self.line, self.column)}: {self.severity}: {self.message} [{self.code}]"
 
 
 @attrs.frozen(slots=True)
@@ -722,7 +724,8 @@ def _seam(s: Seam) -> SeamResult:
     pipeline = None
     if arm is not None:
         pipeline = SeamPipeline(
-            delta=arm.delta, drift=bool(arm.drift), drifted=arm.drift, verdict=_verdict(arm.verdict),
+            delta=arm.delta, drift=bool(arm.drift), drifted=tuple(str(d) for d in arm.drift),
+            verdict=_verdict(arm.verdict),
             gate=arm.gate.verdict, dock=arm.dock.verdict, dock_score=arm.dock.score,
             ungated_score=arm.ungated_score, uncovered=arm.uncovered, failed_requires=arm.failed_requires,
         )

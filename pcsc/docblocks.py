@@ -32,9 +32,9 @@ from typing import Any
 import attrs
 
 from pcsc import canonical
+from pcsc.humanize import money
 from pcsc.redteam import KINDS, OUTCOMES
 from pcsc.search import tables_text
-from pcsc.textout import money
 
 BEGIN = re.compile(r"^<!-- pcsc:begin (?P<name>[\w.-]+) -->\n", re.M)
 END = "<!-- pcsc:end {name} -->"

@@ -300,7 +300,7 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
                 "pipeline": None if arm is None else {
                     "delta": arm.delta,
                     "drift": bool(arm.drift),
-                    "drifted": list(arm.drift),
+                    "drifted": [str(d) for d in arm.drift],
                     "verdict": arm.verdict,
                     "gate": arm.gate.verdict,
                     "dock": {"verdict": arm.dock.verdict, "score": arm.dock.score},

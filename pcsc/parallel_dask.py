@@ -15,22 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from pcsc.extras import require
+
 T = TypeVar("T")
 R = TypeVar("R")
 
-MISSING = "--scheduler needs Dask: install the extra `pcsc[dask]` (pip install 'pcsc[dask]')"
-
-
 class SchedulerError(Exception):
-    """The scheduler cannot be used (Dask missing, nobody listening at the address)."""
+    """The scheduler cannot be used (nobody listening at the address)."""
 
 
 def _distributed() -> Any:
-    try:
-        import distributed
-    except ImportError:
-        raise SchedulerError(MISSING) from None
-    return distributed
+    return require("dask", "--scheduler")
 
 
 class DaskExecutor:

@@ -155,7 +155,7 @@ class Session:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.whole_file(shown))
+            self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.file_only(shown))
             return None
         large = too_large(len(data))
         if large is not None:
@@ -478,7 +478,7 @@ class Session:
                 self.diags.add(
                     codes.E106,
                     f"no .route files in the folder {arg}",
-                    Span.whole_file(arg),
+                    Span.file_only(arg),
                     "route files end in .route; folders are searched recursively",
                 )
             for path, shown in found:

@@ -87,6 +87,7 @@ import attrs
 from pcsc.coverage import Coverage, DeltaCoverage, discharge_route
 from pcsc.coverage.discharge import field_bounds
 from pcsc.diagnostics.model import Diagnostics
+from pcsc.humanize import money, plural
 from pcsc.ir import Route
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.policy.model import Policy
@@ -610,8 +611,6 @@ def search_json(results: Sequence[RouteResult], arms: Sequence[str], settings: S
 
 
 def _money(x: float | None) -> str:
-    from pcsc.textout import money
-
     return "—" if x is None else money(x)
 
 
@@ -658,8 +657,9 @@ def tables_text(doc: Mapping[str, Any]) -> str:
     a recorded run. Rows and arms are the document's, so a new condition is a new row."""
     settings = doc["settings"]
     arms = list(settings["feedback"])  # the order run (JSON objects print their keys sorted)
-    lines = [f"search (EXP B without a model): seed {settings['seed']}, budget {settings['budget']} revisions per "
-             f"route and arm, beam {settings['beam']}, {settings['steps']} steps, branch {settings['branch']}"]
+    budget, steps = plural(settings["budget"], "revision"), plural(settings["steps"], "step")
+    lines = [f"search (EXP B without a model): seed {settings['seed']}, budget {budget} per route and arm, "
+             f"beam {settings['beam']}, {steps}, branch {settings['branch']}"]
     rows: list[tuple[str, ...]] = [("  measure", *(f"feedback {a}" for a in arms))]
     for key, label in ARM_LABELS:
         rows.append((label, *(rate_text(doc["arms"][a]["rates"][key]["k"], doc["arms"][a]["rates"][key]["n"])
@@ -705,7 +705,7 @@ def emit_revisions(results: Sequence[RouteResult], folder: Path) -> list[Path]:
                 continue
             path = folder / f"{s.route}.{s.arm}.route"
             header = [f"# Revision of {s.route} by pcsc redteam --search (feedback {s.arm}), "
-                      f"{len(s.best.steps)} edits:"]
+                      f"{plural(len(s.best.steps), 'edit')}:"]
             header += [f"# {i}. {step}" for i, step in enumerate(s.best.steps, 1)]
             path.write_text("\n".join(header) + "\n" + s.best.text, encoding="utf-8")
             written.append(path)

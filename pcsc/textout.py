@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pcsc.coverage.verdict import lowers
+from pcsc.humanize import money, number, plural, probability
 from pcsc.pipeline import Compiled
 from pcsc.render.tables import table
 from pcsc.score.route import RouteNumbers
@@ -21,10 +22,6 @@ from pcsc.seams.experiment import (
     sweep_rates,
 )
 from pcsc.stats import rate_text
-
-
-def money(x: float) -> str:
-    return f"{x:,.2f}"
 
 
 def compile_text(compiled: list[Compiled]) -> str:
@@ -58,7 +55,7 @@ def compile_text(compiled: list[Compiled]) -> str:
                 t.ref_class,
                 f"{t.p_prior:.4g}",
                 f"{t.reweight.W:.4f}",
-                f"{t.p:.4f}",
+                probability(t.p),
                 money(t.cost.c),
                 t.cost.bound_by,
                 f"{t.U:.4g}",
@@ -146,7 +143,7 @@ def uncovered_lines(c: Compiled) -> list[str]:
     lines = ["  uncovered material changes:"]
     for u in c.coverage.uncovered:
         d = u.delta
-        lines.append(f"    {u.transition}: {d.field} {_v(d.source)} -> {_v(d.target)}")
+        lines.append(f"    {u.transition}: {d.field} {number(d.source)} -> {number(d.target)}")
         if not u.tried:
             lines.append(f"      no obligation of the route's libraries covers `{d.field}`")
         for a in u.tried:
@@ -156,12 +153,6 @@ def uncovered_lines(c: Compiled) -> list[str]:
             for f in a.failed:
                 lines.append(f"        {f.span.file}:{f.span.line}: {f.require}  — {f.reason}")
     return lines
-
-
-def _v(x: float | bool) -> str:
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    return f"{x:,.0f}" if x == int(x) else f"{x:,.4g}"
 
 
 def gate_text(compiled: list[Compiled]) -> str:
@@ -202,7 +193,7 @@ def seams_text(results: list[RouteSeams]) -> str:
                 money(float(i.removed_cost)), money(float(i.retained_value)),
                 "rewarded" if i.silence_rewarded else "not rewarded",
                 "—" if arm is None else money(arm.delta),
-                "—" if arm is None else ("; ".join(arm.drift) or "none"),
+                "—" if arm is None else ("; ".join(d.text() for d in arm.drift) or "none"),
                 "did not compile" if arm is None else arm.verdict,
             ))
         if r.seams:
@@ -325,5 +316,5 @@ def compile_summary(compiled: list[Compiled], files: int) -> str:
         counts[c.decision.verdict] = counts.get(c.decision.verdict, 0) + 1
     ineligible = sum(not c.numbers.eligible for c in compiled)
     verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    return (f"compiled {len(compiled)} routes from {files} file{'s' if files != 1 else ''}: {verdicts}"
+    return (f"compiled {plural(len(compiled), 'route')} from {plural(files, 'file')}: {verdicts}"
             + (f"; {ineligible} ineligible (a blocking gate failed)" if ineligible else ""))

@@ -217,6 +217,8 @@ PLANS: dict[str, Plan] = {
                               "--as-of", k.as_of]],
     "policy compare": lambda k: [[k.refs[0], k.refs[-1], "--ledger", str(k.ledger), "--as-of", k.as_of]],
     "config": lambda k: [["--lib-path", str(k.folder)]],
+    "cache info": lambda k: [[]],
+    "cache clear": lambda k: [[]],
 }
 #: Commands that print no JSON in any format (a picture, an HTML page, a server).
 NO_JSON = {"graph", "report", "lsp"}
@@ -372,6 +374,10 @@ FAILING: dict[str, Plan] = {
                              ["--policy", k.refs[0], "--version", "9.9.9", "--ledger", _missing(k, "none.sqlite")]],
     "policy compare": lambda k: [[k.refs[0], NOPE, "--ledger", str(k.ledger), "--as-of", k.as_of]],
     "config": lambda k: [["--policy-path", str(k.folder)]],  # fails only under a broken pcsc.toml (below)
+    # no argument makes them fail; a cache folder others can write to does, and its
+    # document is validated in tests/test_ircache_bound.py
+    "cache info": lambda k: [],
+    "cache clear": lambda k: [],
 }
 
 

@@ -153,6 +153,7 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     from pcsc.cli.outcome import Outcome
     from pcsc.diagnostics import codes
     from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.extras import ExtraMissing
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
     from pcsc.score.finite import NotFinite
@@ -165,6 +166,9 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
 
         problem = ledger_diagnostic(ctx.ledger_path(), str(exc))
         return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
+    if isinstance(exc, ExtraMissing):  # the same code, exit and message for every extra
+        missing = Diagnostic.of(codes.E115, str(exc), Span.file_only(f"pcsc[{exc.extra}]"))
+        return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, missing])
     if isinstance(exc, NotFinite):  # an overflow in a derived computation (a splice, a red-team edit)
         span = exc.span or Span.file_only("pcsc")
         overflow = Diagnostic.of(codes.E311, exc.message, span)

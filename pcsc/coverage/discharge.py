@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import attrs
 
 from pcsc.diagnostics.model import Span
+from pcsc.humanize import number
 from pcsc.interp import BASE_FUNCTIONS, DAYS, EvalError, Interpreter, Value, truthy
 from pcsc.ir import Evidence, Obligation, Route, Transition
 from pcsc.ir import expr as ex
@@ -338,8 +339,8 @@ def _explain_failure(e: ex.Expr, it: Interpreter) -> str:
 def _show(v: Value) -> str:
     if isinstance(v, list):
         return f"{len(v)} (of {', '.join(v) or 'none'})"
-    if isinstance(v, float):
-        return f"{v:,.2f}".rstrip("0").rstrip(".") if v != int(v) else f"{int(v):,}"
+    if isinstance(v, float | bool):
+        return number(v)
     if isinstance(v, dt.date):
         return v.isoformat()
     return repr(v)

@@ -49,6 +49,7 @@ E110 = _register("PCSC-E110", "NUL character in the text")
 E111 = _register("PCSC-E111", "expression nested too deeply")
 E112 = _register("PCSC-E112", "file too large")
 E113 = _register("PCSC-E113", "cache cannot be cleared")
+E115 = _register("PCSC-E115", "optional extra not installed")
 
 # names and structure
 E201 = _register("PCSC-E201", "unknown state")

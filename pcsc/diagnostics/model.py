@@ -30,8 +30,18 @@ class Span:
     @classmethod
     def file_only(cls, file: str, line: int = 0) -> Span:
         """A file (line 0) or a line of it (column 0) that is not source text: a policy,
-        a CSV table, a ledger. Rendered `file: error:` or `file:line: error:`."""
+        a CSV table, a ledger, a path that cannot be read. Rendered `file: error:` or
+        `file:line: error:`."""
         return cls(file, line, 0, line, 0)
+
+    @property
+    def where(self) -> str:
+        """`file:line:column`, `file:line` (column 0) or `file` (line 0), as diagnostics print it."""
+        return where(self.file, self.line, self.column)
+
+
+def where(file: str, line: int, column: int) -> str:
+    return file if line == 0 else f"{file}:{line}" if column == 0 else f"{file}:{line}:{column}"
 
 
 def _hidden_file(span: Span) -> Span:

@@ -29,11 +29,11 @@ import attrs
 
 from pcsc._version import __version__
 from pcsc.canonical import dumps, sha256_hex
+from pcsc.extras import require
 from pcsc.forecast.ledger import Head, HeadToken, utc_stamp
 
 FORMAT = "pcsc-ledger-checkpoint"
 VERSION = 1
-EXTRA = "signed checkpoints need the optional `sign` extra (cryptography): pip install 'pcsc[sign]'"
 
 
 class CheckpointError(Exception):
@@ -56,13 +56,12 @@ class Checkpoint:
 
 
 def _crypto() -> Any:
-    """The Ed25519 and serialization modules of `cryptography`, or a `CheckpointError`
+    """The Ed25519 and serialization modules of `cryptography`, or `ExtraMissing`
     naming the extra."""
-    try:
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric import ed25519
-    except ImportError:
-        raise CheckpointError(EXTRA) from None
+    require("sign", "signed checkpoints")
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
     return ed25519, serialization
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from pcsc.config import hide_credentials
+from pcsc.extras import require
 from pcsc.forecast.ledger import (
     _ENTRY_COLUMNS,
     _OUTCOME_COLUMNS,
@@ -64,7 +65,6 @@ from pcsc.forecast.ledger import (
     ledger_location,
 )
 
-MISSING = "a postgresql:// ledger needs psycopg 3: install the extra `pcsc[postgres]` (pip install 'pcsc[postgres]')"
 LOCK_TIMEOUT_S = 30
 
 _REFUSE = """
@@ -382,11 +382,7 @@ def _normal(text: str) -> str:
 
 
 def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError:
-        raise LedgerError(MISSING) from None
-    return psycopg
+    return require("postgres", "a postgresql:// ledger")
 
 
 class PostgresLedger(Ledger):

@@ -41,6 +41,7 @@ from pcsc.coverage.discharge import Attempt, DeltaCoverage
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.docs import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
+from pcsc.humanize import number
 from pcsc.ir import Obligation
 from pcsc.pipeline import Compiled
 from pcsc.score.cost import Delta
@@ -182,14 +183,8 @@ def _diagnostic_result(d: Diagnostic) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- refusals
-def _value(v: float | bool) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return f"{int(v):,}" if v == int(v) else f"{v:,}"
-
-
 def _change(d: Delta) -> str:
-    return f"`{d.field}` {_value(d.source)} → {_value(d.target)}"
+    return f"`{d.field}` {number(d.source)} → {number(d.target)}"
 
 
 def _and(items: list[str]) -> str:

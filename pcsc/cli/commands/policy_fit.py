@@ -16,6 +16,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.records import History
@@ -123,8 +124,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             "method": cal.method, "transitions": cal.n, "ece_before": cal.ece_before, "ece_after": cal.ece_after,
         }
     note = (
-        f"fitted {len(moved)} of {len(fits)} reference classes of {old.ref} from "
-        f"{trained} resolved training {'transition' if trained == 1 else 'transitions'}"
+        f"fitted {len(moved)} of {plural(len(fits), 'reference class', 'reference classes')} of {old.ref} from "
+        f"{plural(trained, 'resolved training transition')}"
         + (f"; wrote {args.toml}" if args.toml else "")
     )
     notes = [note]

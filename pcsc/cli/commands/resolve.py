@@ -19,6 +19,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic
+from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.ledger import Ledger
@@ -164,5 +165,5 @@ def _store_and_resolve(
         "already_stored": len(outcomes.observations) + len(outcomes.labels) - len(records),
     }
     verb = "would store" if args.dry_run else "stored"
-    head = f"{verb} {len(records)} new outcome{'s' if len(records) != 1 else ''} in {ledger.path}\n"
+    head = f"{verb} {plural(len(records), 'new outcome')} in {ledger.path}\n"
     return _resolved(resolve_all(routes, everything, as_of), as_of, source, head, diagnostics)

@@ -135,7 +135,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             where = Path(exc.filename) if isinstance(exc.filename, str) else Path(args.artifacts)
             diagnostics = [*diagnostics, cannot_write(where, exc)]
     text = whatif.record(None, "\n".join(parts), overrides)
-    return Outcome("seams", payload, text=text, diagnostics=diagnostics, notes=whatif.note(overrides))
+    return Outcome("seams", payload, text=text, diagnostics=diagnostics)
 
 
 def _multipliers(text: str) -> tuple[str, ...]:
