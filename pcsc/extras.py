@@ -1,5 +1,6 @@
-"""The optional extras (`pip install 'pcsc[NAME]'`): the one place that imports one and
-says what to install when it is missing.
+"""The optional extras (`pcsc[NAME]` in pyproject.toml): the one place that imports one
+and says what to install when it is missing: the extra's own requirement, which pip
+installs whatever way PCSC itself was installed (PCSC is on no package index).
 
 A feature that needs an extra calls `require` before it starts; a missing package is
 `ExtraMissing`, which the command line reports as PCSC-E115 (exit 1) with the same
@@ -11,14 +12,15 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-#: extra -> (the package it installs, imported to check it, and its name for people)
-EXTRAS: dict[str, tuple[str, str]] = {
-    "report": ("jinja2", "Jinja2"),
-    "plots": ("matplotlib", "matplotlib"),
-    "lsp": ("pygls", "pygls"),
-    "sign": ("cryptography", "cryptography"),
-    "dask": ("distributed", "Dask (distributed)"),
-    "postgres": ("psycopg", "psycopg 3"),
+#: extra -> (the module it installs, imported to check it; its name for people; the
+#: extra's requirement, as pyproject.toml declares it: a test keeps them equal)
+EXTRAS: dict[str, tuple[str, str, str]] = {
+    "report": ("jinja2", "Jinja2", "jinja2>=3.1"),
+    "plots": ("matplotlib", "matplotlib", "matplotlib>=3.7"),
+    "lsp": ("pygls", "pygls", "pygls>=2"),
+    "sign": ("cryptography", "cryptography", "cryptography>=42"),
+    "dask": ("distributed", "Dask (distributed)", "dask[distributed]>=2024.1"),
+    "postgres": ("psycopg", "psycopg 3", "psycopg[binary]>=3.1"),
 }
 
 
@@ -27,8 +29,9 @@ class ExtraMissing(Exception):
 
     def __init__(self, extra: str, feature: str) -> None:
         self.extra, self.feature = extra, feature
-        package = EXTRAS[extra][1]
-        super().__init__(f"{feature} needs {package}, which is not installed: pip install 'pcsc[{extra}]'")
+        _, package, requirement = EXTRAS[extra]
+        super().__init__(f"{feature} needs {package}, which is not installed: "
+                         f"python3 -m pip install '{requirement}' (the extra pcsc[{extra}])")
 
 
 def require(extra: str, feature: str) -> ModuleType:

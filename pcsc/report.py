@@ -9,7 +9,7 @@ this module only arranges them into a view model, and the Jinja2 template
 `pcsc/templates/report.html.j2` lays it out with inline CSS and inline SVG: no
 script, no network, no external asset. The same routes give the same bytes.
 
-Jinja2 is an optional extra (``pip install 'pcsc[report]'``); it is imported only
+Jinja2 is an optional extra (the extra ``pcsc[report]``); it is imported only
 to render, through `pcsc.extras`, which says what to install when it is missing.
 """
 

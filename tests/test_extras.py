@@ -1,5 +1,5 @@
 """A missing optional extra: every command that needs one says the same thing the same
-way (PCSC-E115 naming `pip install 'pcsc[NAME]'`, exit 1), before it does any work.
+way (PCSC-E115 naming the extra and its requirement, exit 1), before it does any work.
 The package is made unimportable here by putting None in `sys.modules`."""
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def test_every_extra_of_the_package_is_known() -> None:
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     features = {k: v for k, v in declared.items() if k not in ("test", "docs")}
     assert set(EXTRAS) == set(features)
-    for extra, (module, _) in EXTRAS.items():
+    for extra, (module, _, requirement) in EXTRAS.items():
+        assert features[extra] == [requirement], extra  # what the message says to install
         installs = {re.split(r"[\[<>=]", req)[0].lower() for req in features[extra]}
         assert module in installs or {"dask": "dask", "postgres": "psycopg"}.get(extra) in installs, extra
 
@@ -57,7 +58,8 @@ def test_a_missing_extra_is_one_diagnostic_naming_it(
         assert out == ""
         [line] = err.splitlines()  # one message, nothing else
         assert line.startswith(f"pcsc[{extra}]: error: ") and line.endswith(
-            f"needs {EXTRAS[extra][1]}, which is not installed: pip install 'pcsc[{extra}]' [PCSC-E115]")
+            f"needs {EXTRAS[extra][1]}, which is not installed: python3 -m pip install '{EXTRAS[extra][2]}' "
+            f"(the extra pcsc[{extra}]) [PCSC-E115]")
         assert list(tmp_path.iterdir()) == []  # nothing was written: the check comes first
         if extra == "report":  # the example docs/cli.md shows
             assert line in (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").splitlines()
@@ -70,4 +72,4 @@ def test_a_missing_extra_in_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     code = main(["evaluate", *A1, "--plot", str(tmp_path / "s.png"), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 1 and [d["code"] for d in doc["diagnostics"]] == ["PCSC-E115"]
-    assert "pip install 'pcsc[plots]'" in doc["diagnostics"][0]["message"]
+    assert "python3 -m pip install 'matplotlib>=3.7' (the extra pcsc[plots])" in doc["diagnostics"][0]["message"]

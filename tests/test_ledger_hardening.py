@@ -297,7 +297,7 @@ def test_without_cryptography_the_message_names_the_extra(tmp_path: Path, capsys
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "cryptography", None)
     code, out, err = cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "k"))
-    assert code == 1 and "pip install 'pcsc[sign]'" in err
+    assert code == 1 and "pip install 'cryptography>=42' (the extra pcsc[sign])" in err
     assert not list(tmp_path.iterdir())
 
 

@@ -1,5 +1,5 @@
 """Signed checkpoints of a ledger's head: Ed25519 signatures through `cryptography`, an
-optional extra (``pip install 'pcsc[sign]'``), imported only when a key is used.
+optional extra (the extra ``pcsc[sign]``), imported only when a key is used.
 
 A checkpoint is a JSON document::
 

@@ -1,6 +1,6 @@
 """Pictures of a grading: the calibration plot and the score-distribution plot.
 
-matplotlib is an optional extra (``pip install 'pcsc[plots]'``). It is imported only
+matplotlib is an optional extra (the extra ``pcsc[plots]``). It is imported only
 when a plot is drawn, never by text or JSON output; when it is missing, drawing raises
 `pcsc.extras.ExtraMissing`, whose message says what to install. The figures are drawn on a
 bare `matplotlib.figure.Figure` (no pyplot, no GUI backend, no global state) and written

@@ -47,11 +47,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap resamples (default: 10,000)")
     p.add_argument("--seed", type=int, metavar="S", help="bootstrap seed (default: 20260710, the RouteCast paper's)")
     p.add_argument("--plot", metavar="FILE", help="with --scores: also draw the scores by outcome, one panel per "
-                   "scorer, as FILE (.png or .svg; needs the plots extra: pip install 'pcsc[plots]')")
+                   "scorer, as FILE (.png or .svg; needs the extra pcsc[plots])")
     p.add_argument("--bins", type=int, metavar="N",
                    help=f"equal-width calibration bins (default: {DEFAULT_BINS}; not with --scores)")
     p.add_argument("--plot-dir", metavar="DIR", help="write calibration.png and scores.png there "
-                   "(not with --scores; needs: pip install 'pcsc[plots]')")
+                   "(not with --scores; needs the extra pcsc[plots])")
     p.add_argument("--mode", choices=("prospective", "retrospective"),
                    help="grade only the forecasts frozen in this mode (needed when the ledger holds both; "
                    "the two are never pooled)")

@@ -1,7 +1,7 @@
 """`pcsc report FILE…`: the compiled routes as one self-contained HTML page (the route
 picture, the staged fold, coverage, undischarged obligations, seams; the ranking
 first for several routes). The page is the same bytes on standard output and in
-`-o PATH`; it needs Jinja2 (``pip install 'pcsc[report]'``)."""
+`-o PATH`; it needs Jinja2 (the extra ``pcsc[report]``)."""
 
 from __future__ import annotations
 
