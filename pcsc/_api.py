@@ -27,6 +27,7 @@ import attrs
 
 from pcsc.canonical import sha256_hex
 from pcsc.diagnostics.model import Diagnostic as _Diagnostic
+from pcsc.diagnostics.model import where
 from pcsc.forecast.ledger import DEFAULT_PATH, LedgerError
 from pcsc.forecast.ledger import Ledger as _Ledger
 from pcsc.pipeline import Compiled, Session
@@ -116,8 +117,9 @@ class Diagnostic:
         return cls(d.code, d.severity, d.message, s.file, s.line, s.column, s.end_line, s.end_column, d.help)
 
     def __str__(self) -> str:
-        """``file:line:column: severity: message [code]``, as the command line prints it."""
-        return f"{self.file}:{self.line}:{self.column}: {self.severity}: {self.message} [{self.code}]"
+        """``file:line:column: severity: message [code]``, as the command line prints it
+        (``file: …`` for a problem with the file as a whole, line 0)."""
+        return f"{where(self.file, self.line, self.column)}: {self.severity}: {self.message} [{self.code}]"
 
 
 @attrs.frozen(slots=True)
@@ -611,8 +613,9 @@ class SeamsSummary:
     routes_with_rewarded_deletion: int
     rewarded_deletions: int
     spliced_refused: int
-    routes_all_splices_refused: int
+    routes_all_splices_refused: int  # of the routes with an admissible deletion
     honest_suspended: int
+    routes_without_deletion: int  # no admissible deletion, so no splice to refuse: reported apart
 
 
 @attrs.frozen(slots=True)
@@ -721,7 +724,8 @@ def _seam(s: Seam) -> SeamResult:
     pipeline = None
     if arm is not None:
         pipeline = SeamPipeline(
-            delta=arm.delta, drift=bool(arm.drift), drifted=arm.drift, verdict=_verdict(arm.verdict),
+            delta=arm.delta, drift=bool(arm.drift), drifted=tuple(str(d) for d in arm.drift),
+            verdict=_verdict(arm.verdict),
             gate=arm.gate.verdict, dock=arm.dock.verdict, dock_score=arm.dock.score,
             ungated_score=arm.ungated_score, uncovered=arm.uncovered, failed_requires=arm.failed_requires,
         )
@@ -873,7 +877,8 @@ class Ledger:
         outcomes recorded after it was frozen); each entry records it. Raises
         `LedgerError`, storing nothing, when ``result`` has errors, holds no route,
         mixes policies whose rank keys differ, or, in retrospective mode, holds a route
-        whose as_of is not in the past; `ValueError` for an unknown mode."""
+        whose as_of is not in the past, when the ledger does not verify, or when a row
+        is not read back as written; `ValueError` for an unknown mode."""
         from pcsc.forecast.freeze import MODES, freeze_records, in_input_order, not_in_the_past
         from pcsc.forecast.rank import RankKeyConflict, choose_key, rank
 

@@ -30,18 +30,26 @@ import datetime as dt
 import hashlib
 import json
 import math
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 5  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+VERSION = 7  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
 # 4: every number the route's author wrote is bound to its place in the route file (`written`);
 # 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
-# to the route file and the `material` amounts to the library file
+# to the route file and the `material` amounts to the library file; 6: a require line's `horizon` and
+# duration literals are in days; 7: the decision records where its mode came from (`mode_source`) and the
+# policy's mode it was lowered from (`lowered_from`); the coverage rows, the admissible evidence, the steps,
+# libraries and routes are recomputed
+
+
+MODE_RANK = {"off": 0, "dock": 1, "gate": 2}  # what an uncovered change costs, least to most
 
 
 class Mismatch(Exception):
@@ -81,10 +89,39 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def text_of(path: Path, what: str) -> str:
+MAX_FILE_BYTES = 10_000_000  # a recorded file: the compiler's limit on what it reads (a test keeps them equal)
+MAX_CERTIFICATE_BYTES = 200_000_000
+
+
+class Refused(Mismatch):
+    """A file the certificate records that the checker will not read: a path that is
+    absolute, holds `..` or leads out of its folder, or a file that is not a regular
+    file or is over the size limit. ``what`` names the certificate's field."""
+
+
+def read_bounded(path: Path, what: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """A regular file's bytes, at most ``limit`` (a device, a folder or a FIFO is
+    refused before it is opened, so nothing can make the read hang or run unbounded)."""
     try:
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(what, f"{path.name} is not a regular file")
+        if st.st_size > limit:
+            raise Refused(what, f"{path.name} is {st.st_size:,} bytes; the limit is {limit:,}")
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as exc:
+        raise Mismatch(what, f"cannot be read from {path}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise Refused(what, f"{path.name} is over the limit of {limit:,} bytes")
+    return data
+
+
+def text_of(path: Path, what: str, field: str) -> str:
+    data = read_bounded(path, field)
+    try:
+        return data.decode("utf-8-sig")  # a leading byte order mark is not text
+    except UnicodeDecodeError as exc:
         raise Mismatch(what, f"cannot be read from {path}: {exc}") from None
 
 
@@ -119,41 +156,70 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
 
 
 class Files:
-    """Where the recorded files are read: ``--against`` files by name first, else the
-    recorded path under its base (the certificate's folder or a shipped folder)."""
+    """Where the recorded files are read: ``--against`` files by name first (the
+    verifier chose them), else the recorded path under its base (the certificate's own
+    folder or a shipped folder), which must stay inside that folder: a relative path
+    without `..`, no symbolic link out of the folder, a regular file."""
 
     def __init__(self, bases: Mapping[str, Path], against: Sequence[Path]) -> None:
         self.bases = bases
         self.against = list(against)
 
-    def locate(self, entry: Mapping[str, Any]) -> Path:
-        name = Path(entry["path"]).name
+    def locate(self, entry: Mapping[str, Any], field: str) -> Path:
+        recorded, base_name = entry["path"], entry["base"]
+        if not isinstance(recorded, str) or not isinstance(base_name, str):
+            raise Refused(field, "a recorded file is {\"base\": text, \"path\": text}")
+        name = PurePosixPath(recorded).name
         for given in self.against:
             if given.name == name:
                 return given
-        base = self.bases.get(entry["base"])
+        base = self.bases.get(base_name)
         if base is None:
-            raise Mismatch(entry["path"], f"no folder for the base `{entry['base']}`")
-        return Path(base) / str(entry["path"])
-
-
-def policy_document(record: Mapping[str, Any], files: Files) -> dict[str, Any]:
-    """The resolved document of a recorded policy: its files (top first) read as TOML
-    and merged from the root of the `extends` chain down."""
-    resolved: dict[str, Any] | None = None
-    for entry in reversed(record["files"]):
-        what = f"policy {entry['ref']} ({entry['path']})"
+            raise Refused(f"{field}.base", f"`{base_name}` is not a base ({', '.join(sorted(self.bases))})")
+        pure = PurePosixPath(recorded)
+        if not recorded or pure.is_absolute() or ".." in pure.parts or "\\" in recorded or "\x00" in recorded \
+                or re.match(r"[A-Za-z]:", recorded):
+            raise Refused(f"{field}.path", f"`{recorded}` is not a relative path inside the {base_name} folder "
+                                           "(absolute, or with `..`)")
+        root = Path(base).resolve()
         try:
-            doc = tomllib.loads(text_of(files.locate(entry), what))
+            real = (root / recorded).resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise Mismatch(f"{field}.path", f"`{recorded}` cannot be read in the {base_name} folder: "
+                                            f"{getattr(exc, 'strerror', None) or exc}") from None
+        if not real.is_relative_to(root):
+            raise Refused(f"{field}.path", f"`{recorded}` leads out of the {base_name} folder "
+                                           "(through a symbolic link)")
+        return real
+
+
+def policy_document(record: Mapping[str, Any], files: Files, field: str) -> dict[str, Any]:
+    """The resolved document of a recorded policy (``field``: where the certificate
+    records it): its files (top first) read as TOML and merged from the root of the
+    `extends` chain down."""
+    resolved: dict[str, Any] | None = None
+    for j, entry in reversed(list(enumerate(record["files"]))):
+        what, at = f"policy {entry['ref']} ({entry['path']})", f"{field}.files[{j}]"
+        try:
+            doc = tomllib.loads(text_of(files.locate(entry, at), what, at))
         except tomllib.TOMLDecodeError as exc:
             raise Mismatch(what, f"not valid TOML: {exc}") from None
+        header: dict[str, Any] = doc["policy"] if isinstance(doc.get("policy"), dict) else {}
+        extends = header.get("extends")
+        below = record["files"][j + 1]["ref"] if j + 1 < len(record["files"]) else None
+        if f"{header.get('id')}@{header.get('version')}" != entry["ref"] or extends != below \
+                or (j == 0 and entry["ref"] != record["ref"]):
+            raise Mismatch(f"{at}.ref", f"{entry['path']} is policy {header.get('id')}@{header.get('version')} "
+                                        f"extending {extends or 'nothing'}; the certificate records {entry['ref']} "
+                                        f"extending {below or 'nothing'} (of policy {record['ref']})")
         if resolved is not None:
             header = resolved.get("policy", {})
             base = dict(resolved)
             base["policy"] = {k: v for k, v in header.items() if k not in ("extends", "description")}
             doc = merge(base, doc)
         resolved = doc
-    assert resolved is not None
+    if resolved is None:
+        raise Mismatch(f"{field}.files", "records no policy file")
     out: dict[str, Any] = jsonable(resolved)
     return out
 
@@ -262,14 +328,36 @@ class Source:
                             j += 2
         return self._transitions.get((route, transition))
 
-    def obligations(self) -> dict[str, tuple[list[str], list[str]]]:
-        """A library's obligations: name -> (the fields it covers, its require lines)."""
-        out: dict[str, tuple[list[str], list[str]]] = {}
-        for m in re.finditer(r" obligation ([A-Za-z_][A-Za-z0-9_]*) covers ([A-Za-z0-9_, ]+?) ?\{([^}]*)\}",
-                             self.squeezed):
-            covers = [c.strip() for c in m.group(2).split(",")]
-            lines = re.split(r"(?<![A-Za-z0-9_])require(?![A-Za-z0-9_])", m.group(3))[1:]
-            out.setdefault(m.group(1), (covers, [x.strip().rstrip(";").strip() for x in lines]))
+    def obligations(self) -> dict[str, tuple[list[str], list[tuple[int, str]]]]:
+        """A library's obligations: name -> (the fields it covers, its require lines as
+        (line, the expression's text squeezed)), read from the file's tokens."""
+        layout = layout_of(self.text.replace("\r\n", "\n").replace("\r", "\n"))
+        toks = layout.toks
+        out: dict[str, tuple[list[str], list[tuple[int, str]]]] = {}
+        for i, p in enumerate(toks):
+            if p[1] != "obligation" or p[4] != () or i + 2 >= len(toks) or toks[i + 2][1] != "covers":
+                continue
+            j, covers = i + 3, []
+            while j < len(toks) and toks[j][1] != "{":
+                if toks[j][0] == "name":
+                    covers.append(toks[j][1])
+                j += 1
+            body: list[list[Place]] = []
+            j += 1
+            while j < len(toks) and not (toks[j][1] == "}" and toks[j][4] == ()):
+                if toks[j][1] == "require" and toks[j][4] == ("{",):
+                    body.append([toks[j]])
+                elif toks[j][1] != ";" and body:
+                    body[-1].append(toks[j])
+                j += 1
+            lines = []
+            for req in body:
+                if len(req) < 2:
+                    continue
+                first, last = req[1], req[-1]
+                text = layout.text_at(first[2], first[3], last[2], last[3] + len(last[1])) or ""
+                lines.append((req[0][2], squeeze(text)))
+            out.setdefault(toks[i + 1][1], (covers, lines))
         return out
 
 
@@ -280,10 +368,12 @@ class RouteCheck:
         route: Mapping[str, Any],
         policy: Mapping[str, Any],
         source: Callable[[str, str], Source] | None = None,
+        file_policy: Mapping[str, Any] | None = None,
     ) -> None:
         self.route = route
         self.name = route["route"]
         self.policy = policy
+        self.file_policy = policy if file_policy is None else file_policy  # before the recorded overrides
         self.values: dict[str, Any] = {}  # symbol -> Fraction | other value
         self.exact: dict[str, Fraction] = {}
         self._source = source
@@ -292,6 +382,8 @@ class RouteCheck:
         self.last_walking = ""  # the last `walking` step checked (the option to stop)
         self.rate, self.abandonment = Fraction(0), False  # the policy's fold, set by `check_fold`
         self.layout: Layout | None = None  # the route file's tokens and blocks (`check_written`)
+        self.evidence: list[dict[str, Any]] | None = None  # the route's evidence items (`route_evidence`)
+        self.evaluation_failed = False  # the last require line evaluated raised an error
 
     def source(self, kind: str, name: str) -> Source:
         """The route's file (``kind`` "input") or one of its libraries ("library")."""
@@ -299,7 +391,7 @@ class RouteCheck:
             raise self.fail(f"{kind} {name}", "no file to read it from")
         return self._source(kind, name)
 
-    def library_obligations(self) -> dict[str, tuple[list[str], list[str]]]:
+    def library_obligations(self) -> dict[str, tuple[list[str], list[tuple[int, str]]]]:
         return _library_obligations(self)
 
     def evaluate_require(self, row: Mapping[str, Any], o: Mapping[str, Any], req: Mapping[str, Any],
@@ -332,6 +424,8 @@ class RouteCheck:
                 raise self.fail(what, f"refers to `{ref}`, which no earlier step computes")
             if self.values[ref] != x:
                 raise self.fail(what, f"is {f!r}, but step `{ref}` is {show(self.values[ref])}")
+            if ("exact" in o) != (ref in self.exact) or ("exact" in o and parse_q(o["exact"]) != self.exact[ref]):
+                raise self.fail(what, f"its exact value is not step `{ref}`'s")
         if "policy" in o:
             self.policy_value(o["policy"], x, what)
         return x
@@ -339,8 +433,6 @@ class RouteCheck:
     def policy_value(self, key: Sequence[str], x: Any, what: str) -> None:
         actual = lookup(self.policy, key)
         if isinstance(actual, bool) or not isinstance(actual, (int, float)):
-            if key[:2] == ["evidence", "tier_weight"] and actual is None and x == 0:
-                return  # a tier the policy does not list weighs 0
             if list(key) == ["fold", "discount"] and actual is None and x == 0:
                 return  # no discount rate: the paper's fold
             raise self.fail(what, f"policy key {'.'.join(key)} is {actual!r}, not a number")
@@ -428,11 +520,36 @@ class RouteCheck:
                 raise self.fail(what, f"recorded {show(x)}, recomputed {show(got)}")
             self.values[symbol] = x
 
+    def check_mode(self) -> str:
+        """The coverage mode must be the policy's, or, lowered on the command line (by
+        `--coverage`, or by a recorded `--set policy.coverage`), say it was: `lowered_from`
+        names the mode the policy's files set. A mode raised above the policy's needs
+        the command line too. Returns the mode."""
+        decision = self.route["decision"]
+        mode, source, lowered = decision["mode"], decision["mode_source"], decision["lowered_from"]
+        own = lookup(self.file_policy, ["policy", "coverage"]) or "gate"
+        applied = lookup(self.policy, ["policy", "coverage"]) or "gate"  # with the recorded overrides
+        if mode not in MODE_RANK or own not in MODE_RANK or applied not in MODE_RANK:
+            raise self.fail("decision.mode", f"is {mode!r}; a coverage mode is gate, dock or off")
+        if source == "policy":
+            if mode != applied:
+                why = f"the policy's coverage is {own}" + (f", {applied} with the recorded --set" if applied != own
+                                                           else "")
+                raise self.fail("decision.mode", f"is {mode} from the policy, but {why}")
+        elif source != "command line":
+            raise self.fail("decision.mode_source", f"is {source!r}, not `policy` or `command line`")
+        want = own if MODE_RANK[mode] < MODE_RANK[own] else None
+        if lowered != want:
+            said = "none" if lowered is None else repr(lowered)
+            raise self.fail("decision.lowered_from", f"is {said}, but mode {mode} "
+                            + (f"is lowered from the policy's {own}" if want else f"is not below the policy's {own}"))
+        return str(mode)
+
     def check_coverage_and_verdict(self) -> None:
         prices = {s["symbol"]: s for s in self.route["steps"] if ".price[" in s["symbol"]}
         has_floor = set((self.policy.get("floors") or {}).get("delta") or {})
         uncovered = 0
-        mode = self.route["decision"]["mode"]
+        mode = self.check_mode()
         library = self.library_obligations()
         for row in self.route["coverage"]:
             where = f"coverage {row['transition']}.{row['field']}"
@@ -466,13 +583,20 @@ class RouteCheck:
                 if o["covers"] != covers:
                     raise self.fail(f"{where}: {o['obligation']}", f"covers {o['covers']} in the certificate, "
                                                                   f"{covers} in its library")
+                written_lines = [(req["line"], squeeze(req["expr"])) for req in o["requires"]]
+                if written_lines != lines or any(squeeze(req["require"]) != f"require {squeeze(req['expr'])}"
+                                            for req in o["requires"]):
+                    raise self.fail(f"{where}: {o['obligation']}", "its require lines are not those its library "
+                                    "writes, in order: " + "; ".join(f"line {n}: require {x}" for n, x in lines))
                 for req in o["requires"]:
                     at = f"{where}: {o['obligation']}: `{req['require']}` (line {req['line']})"
-                    if squeeze(req["expr"]) not in lines or not req["require"].startswith("require "):
-                        raise self.fail(at, "its library has no such require line in this obligation")
+                    self.evaluation_failed = False
                     result = self.evaluate_require(row, o, req, at)
                     if result != req["result"]:
                         raise self.fail(at, f"recorded {req['result']}, recomputed {result}")
+                    if ("error" in req) != self.evaluation_failed:
+                        raise self.fail(at, "records an error, but the checker evaluates it" if "error" in req
+                                        else "records no error, but the checker cannot evaluate it")
                     holds = holds and result
                 if holds and o["claimed"] and by is None:
                     by = o["obligation"]
@@ -500,9 +624,9 @@ class RouteCheck:
 
 
 # ---------------------------------------------------------------------- operands
-def _library_obligations(c: RouteCheck) -> dict[str, tuple[list[str], list[str]]]:
+def _library_obligations(c: RouteCheck) -> dict[str, tuple[list[str], list[tuple[int, str]]]]:
     """The obligations of the route's libraries, in their order (the first of a name wins)."""
-    out: dict[str, tuple[list[str], list[str]]] = {}
+    out: dict[str, tuple[list[str], list[tuple[int, str]]]] = {}
     for name in c.route["libraries"]:
         for key, value in c.source("library", name).obligations().items():
             out.setdefault(key, value)
@@ -536,17 +660,21 @@ def _transition_operand(c: RouteCheck, t: str, name: str, o: Mapping[str, Any], 
         stated = None if prior is None else prior["operands"]["prior"].get("policy", [None, None])[1]
         if value != stated:
             raise c.fail(where, f"is {value!r}, but `{t}` is priced as class {stated!r}")
-    elif name in ("mechanism", "asset", "actor") and value is not None:
-        if not isinstance(value, str) or not c.route_file.quotes(name, value):
-            raise c.fail(where, f"{value!r} is not the {name} of a transition in {c.route['file']}")
+    elif name in ("mechanism", "asset", "actor"):
+        stated = transition_text(c, t, name)
+        if value != stated:
+            raise c.fail(where, f"is {value!r}, but `{t}` in {c.route['file']} writes {stated!r}")
     elif name in ("kill", "threshold") and value is not None:
         if not isinstance(value, str) or not c.route_file.states(name, value):
             raise c.fail(where, f"`{value}` is not the {name} of a transition in {c.route['file']}")
     elif name in ("horizon", "learning_cost"):
         stated = c.route_file.transition(c.name, t) or {}
-        if value != stated.get(name):
+        expected = stated.get(name)
+        if name == "horizon" and expected is not None:  # a require line reads the horizon in days
+            expected = rnd(expected * DAYS.get(str(stated.get("horizon_unit")), Fraction(0)))
+        if value != expected:
             raise c.fail(where, f"is {value if value is None else show(value)}, but `{t}` in {c.route['file']} "
-                                f"states {show(stated.get(name))}")
+                                f"states {show(expected)}{' days' if name == 'horizon' else ''}")
     elif name == "as_of" and not (isinstance(value, dt.date) and c.route_file.states("as_of", value.isoformat())):
         raise c.fail(where, f"{value} is not the route's as_of in {c.route['file']}")
     return value
@@ -557,22 +685,25 @@ def _supporting(c: RouteCheck, t: str, items: Sequence[Mapping[str, Any]], what:
     weighs, each with its excerpt, source and capture date as the route writes them."""
     sat = next((s for s in c.route["steps"] if s["symbol"] == f"{t}.sat(C)"), None)
     weighed = {} if sat is None else {i["evidence"]: i for i in sat["operands"]["items"]}
-    if sorted(i["name"] for i in items) != sorted(weighed):
+    blocks = {e["name"]: e for e in route_evidence(c)}
+    in_order = [name for name in blocks if name in weighed]  # as written
+    if [i["name"] for i in items] != in_order:
         raise c.fail(what, f"its evidence ({', '.join(i['name'] for i in items) or 'none'}) is not the "
-                           f"admissible supporting evidence `{t}.sat(C)` weighs ({', '.join(weighed) or 'none'})")
+                           f"admissible supporting evidence `{t}.sat(C)` weighs, in the order written "
+                           f"({', '.join(in_order) or 'none'})")
     out = []
     for i in items:
         name, at = i["name"], f"{what}: evidence `{i['name']}`"
         tier, weight = c.number(i["tier"], at), c.number(i["weight"], at)
         if tier != Fraction(weighed[name]["tier"]) or weight != c.number(weighed[name]["weight"], at):
             raise c.fail(at, f"its tier or weight is not the one `{t}.sat(C)` weighs")
-        text = c.route_file
-        if not text.quotes("excerpt", i["excerpt"]):
-            raise c.fail(at, f"its excerpt {i['excerpt']!r} is not written in {c.route['file']}")
-        if i["source"] is not None and not text.quotes("source", i["source"]):
-            raise c.fail(at, f"its source {i['source']!r} is not written in {c.route['file']}")
-        if i["captured"] is not None and not text.states("captured", i["captured"]):
-            raise c.fail(at, f"its capture date {i['captured']} is not written in {c.route['file']}")
+        block = blocks.get(name, {})
+        for key in ("excerpt", "source", "captured"):
+            stated = block.get(key)
+            stated = stated.isoformat() if isinstance(stated, dt.date) else stated
+            if i[key] != stated:
+                raise c.fail(at, f"its {key} {i[key]!r} is not the one `evidence {name}` in {c.route['file']} "
+                                 f"writes ({stated!r})")
         out.append({"tier": tier, "weight": weight, "source": i["source"], "excerpt": i["excerpt"], "name": name,
                     "captured": None if i["captured"] is None else dt.date.fromisoformat(i["captured"])})
     return out
@@ -634,6 +765,7 @@ def _evaluate_require(c: RouteCheck, row: Mapping[str, Any], o: Mapping[str, Any
     try:
         return truthy(Evaluator(names, functions).eval(parse_expression(req["expr"])))
     except ExprError:
+        c.evaluation_failed = True
         return False
 
 
@@ -1000,7 +1132,11 @@ def _T(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction | None:
 
 
 def _bucket(c: RouteCheck, o: Mapping[str, Any], w: str) -> str | None:
+    if not isinstance(o["T"], Mapping) or o["T"].get("step") != "T":
+        raise c.fail(w, "operand `T` is not step `T`")
     T = c.values.get("T")
+    if (T is None) != (o["T"].get("v", 0) is None) or (T is not None and c.number(o["T"], w) != T):
+        raise c.fail(w, f"operand `T` is not step `T` ({show(T)})")
     if T is None or o["neg_below"] is None:
         if o["neg_below"] is None and lookup(c.policy, ["buckets"]) is not None:
             raise c.fail(w, "the policy has [buckets], the certificate none")
@@ -1016,7 +1152,7 @@ def _eligible(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
     for g in o["gates"]:
         rule = gates[g["id"]]
         blocks = rule.get("kind") == "eligibility" or bool(rule.get("block", False))
-        if g["blocks"] != blocks or g["rule"] != rule.get("rule"):
+        if g["blocks"] != blocks or g["rule"] != rule.get("rule") or g["kind"] != rule.get("kind"):
             raise c.fail(w, f"gate `{g['id']}` is not the policy's")
     names = _gate_operands(c, o["names"], w)
     for g in o["gates"]:
@@ -1060,8 +1196,9 @@ def _gate_operands(c: RouteCheck, recorded: Mapping[str, Any], w: str) -> dict[s
                 raise c.fail(f"{w}: `evidence.admissible`", f"leaves out `{item['evidence']}`, "
                                                             f"which `{s['symbol']}` weighs")
     every = ev.get("all")
-    if not isinstance(every, list) or not set(ev["admissible"]) <= set(every):
-        raise c.fail(f"{w}: `evidence.all`", "does not hold the admissible evidence")
+    written = [e["name"] for e in route_evidence(c)]
+    if every != written:
+        raise c.fail(f"{w}: `evidence.all`", f"is not the route's evidence, in order ({', '.join(written) or 'none'})")
     for name in every:
         if not isinstance(name, str) or not c.route_file.states("evidence", name):
             raise c.fail(f"{w}: `evidence.all`", f"names `{name}`, which {c.route['file']} does not write")
@@ -1082,7 +1219,12 @@ _CHAIN_FOLDS = ("R_i = −c_i + p_i · R_{i+1}", "R_i = −c_i + p_i · d_i · R
 _PER_TRANSITION_LISTS: dict[str, dict[str, str]] = {
     "binding = the first i with the largest U_i · D_i": {"U": "U", "D": "D"},
     "flat product = Π p_i": {"p": "p"},
+    "docked = R_0 refolded with R_n = 0": {"p": "p", "c": "c"},
+    "docked = R_0 refolded with R_n = 0: R_i = −c_i + p_i · d_i · R_{i+1}": {"p": "p", "d": "d", "c": "c"},
+    "docked = R_0 refolded with R_n = 0: R_i = max(0, −c_i + p_i · d_i · R_{i+1})": {"p": "p", "d": "d", "c": "c"},
 }
+_CHAIN_D = ("D_i = reach_i · max(R_{i+1}, 0)", "D_i = reach_i · max(R_{i+1}, 0) while walking, else 0")
+_CHAIN_REACH = ("reach_i = Π_{j<i} p_j", "reach_i = Π_{j<i} p_j · d_j")
 
 
 def check_operand_steps(c: RouteCheck, symbol: str, rule: str, ops: Mapping[str, Any], what: str) -> None:
@@ -1114,6 +1256,19 @@ def check_operand_steps(c: RouteCheck, symbol: str, rule: str, ops: Mapping[str,
         expect("c", ops.get("c"), f"{transitions[i]}.c")
         expect("p", ops.get("p"), f"{transitions[i]}.p")
         expect("R_next", ops.get("R_next"), f"R_{i + 1}")
+    chain = any(s["symbol"] == "R_0" for s in c.route["steps"])
+    if rule in _CHAIN_D and chain and t in transitions:
+        expect("R_next", ops.get("R_next"), f"R_{transitions.index(t) + 1}")
+    elif rule in _CHAIN_D and t in transitions:
+        expect("R_next", ops.get("R_next"), f"{t}.x")
+    if rule in _CHAIN_REACH and t in transitions:
+        earlier = transitions[: transitions.index(t)]
+        for name, suffix in (("p", "p"), ("d", "d")):
+            if name in ops or rule != "reach_i = Π_{j<i} p_j":
+                got = [o.get("step") if isinstance(o, Mapping) else None for o in ops.get(name, [])]
+                if got != [f"{x}.{suffix}" for x in earlier]:
+                    raise c.fail(what, f"operand `{name}` names steps {', '.join(map(str, got)) or 'none'}, but the "
+                                       f"rule reads the {suffix} of every earlier transition")
     lists = _PER_TRANSITION_LISTS.get(rule)
     if lists is not None:
         for name, suffix in lists.items():
@@ -1297,8 +1452,9 @@ def as_value(x: Any) -> Any:
 
 # ---------------------------------------------------------------------- expressions
 # The expression language of `require` lines and policy gate rules, parsed and
-# evaluated again here: literals (numbers with `_`, `k`/`M`/`B`, `%` and an ignored
-# unit; strings; dates; true, false, none), names, `a.b`, calls, unary `-`, `*` `/`,
+# evaluated again here: literals (numbers with `_`, `k`/`M`/`B`, `%` and a unit: usd is
+# ignored, a duration is counted in days; strings; dates; true, false, none), names,
+# `a.b`, calls, unary `-`, `*` `/`,
 # `+` `-`, one comparison, `not`, `and`, `or`. Numbers are exact rationals rounded to
 # the nearest float after each operation; a list used as a number is its count.
 class ExprError(Exception):
@@ -1314,6 +1470,8 @@ _TOKEN = re.compile(
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
 )
 _UNITS = ("usd", "days", "months", "years")
+#: Days per unit of a duration, exactly: a month is 1/12 of a year of 365.25 days.
+DAYS = {"days": Fraction(1), "months": Fraction(1461, 48), "years": Fraction(1461, 4)}
 _SCALE = {"k": 1_000, "M": 1_000_000, "B": 1_000_000_000}
 Node = tuple[Any, ...]
 
@@ -1364,7 +1522,7 @@ class Parser:
     """Recursive descent over the grammar's expression rules; nodes are tuples."""
 
     def __init__(self, text: str) -> None:
-        self.toks = tokens(text)
+        self.toks = tokens(text, units=True)
         self.i = 0
 
     def peek(self) -> str:
@@ -1433,7 +1591,10 @@ class Parser:
     def atom(self) -> Node:
         kind, text = self.take()
         if kind == "number":
-            return ("lit", literal_number(text))
+            value = literal_number(text)
+            if self.i < len(self.toks) and self.toks[self.i][0] == "unit":
+                value = rnd(value * DAYS.get(self.take()[1], Fraction(1)))
+            return ("lit", value)
         if kind == "string":
             return ("lit", unquote(text))
         if kind == "date":
@@ -1698,9 +1859,21 @@ class Layout:
         return out
 
 
+_LAYOUTS: dict[str, Layout] = {}
+
+
+def layout_of(text: str) -> Layout:
+    """The `Layout` of a text, made once per text (a certificate asks many times)."""
+    if text not in _LAYOUTS:
+        if len(_LAYOUTS) > 64:
+            _LAYOUTS.clear()
+        _LAYOUTS[text] = Layout(text)
+    return _LAYOUTS[text]
+
+
 def _layout(c: RouteCheck) -> Layout:
     if c.layout is None:
-        c.layout = Layout(c.route_file.text.replace("\r\n", "\n").replace("\r", "\n"))
+        c.layout = layout_of(c.route_file.text.replace("\r\n", "\n").replace("\r", "\n"))
     return c.layout
 
 
@@ -1789,9 +1962,15 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
         if x != want:
             raise c.fail(f"{what} ({at})", f"is {show(x)}, but {why} {show(want)}")
 
+    def tagged(o: Any, tag: str, what: str) -> None:
+        """An authored operand names where the route states it (`route`)."""
+        if not isinstance(o, Mapping) or o.get("route") != tag:
+            raise c.fail(what, f"is not tagged `route: {tag}`")
+
     v = step("V", "V = tam × capture × defensibility")
     for key in ("tam", "capture", "defensibility"):
         o, what = v["operands"][key], f"V: vision `{key}`"
+        tagged(o, f"vision.{key}", what)
         at, i, _, _ = _place(c, o.get("written"), what)
         vision = layout.toks[i][4]
         if len(vision) != 2 or vision[0] != route or not vision[1].startswith("vision "):
@@ -1809,6 +1988,7 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
                 if Fraction(row["tier"]) != _single(c, toks, f"{what} tier ({at})"):
                     raise c.fail(f"{what} tier ({at})", f"is {row['tier']}, but the file writes "
                                                         f"`{where['tier']['text']}`")
+                tagged(row["weight"], f"evidence {e} weight", f"{what} weight")
                 at, toks = _statement(c, where.get("weight"), (route, f"evidence {e}"), "weight", f"{what} weight")
                 same(c.number(row["weight"], what), _single(c, toks, f"{what} weight ({at})"),
                      ("route", "evidence", e, "weight"), f"{what} weight", at)
@@ -1822,6 +2002,8 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
                                         f"`{t}` in {c.route['file']} writes {', '.join(names) or 'none'}")
         for row in items:
             what = f"{t}.budget: cost item `{row['name']}`"
+            tagged(row["count"], f"cost {row['name']}", f"{what} count")
+            tagged(row["unit_cost"], f"cost {row['name']}", f"{what} unit cost")
             at, toks = _statement(c, row.get("written"), (*block, "cost"), row["name"], what)
             times = [j for j, p in enumerate(toks) if p[1] == "*"]
             count = _single(c, toks[: times[0]], f"{what} ({at})") if times else Fraction(1)
@@ -1843,6 +2025,8 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
         if s["rule"] == _U_DEFAULT and len(estimates) >= 2:
             raise c.fail(what, f"`{t}` writes {len(estimates)} estimates, yet U is the policy's default")
         if s["rule"] == _U_RANGE:
+            for x in s["operands"]["estimates"]:
+                tagged(x, f"{t} estimates", what)
             recorded = [c.number(x, what) for x in s["operands"]["estimates"]]
             if recorded != estimates:
                 raise c.fail(f"{what} ({at})", f"are {', '.join(show(x) for x in recorded)}, but the file writes "
@@ -1855,6 +2039,9 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
                           f"{', '.join(scored) or 'none'} that the policy weighs")
     for row in rows:
         what = f"T: criterion `{row['criterion']}`"
+        tagged(row["score"], f"criteria {row['criterion']}", what)
+        if not isinstance(row["weight"], Mapping) or row["weight"].get("policy") != ["criteria", row["criterion"]]:
+            raise c.fail(what, f"its weight is not read from the policy's criteria.{row['criterion']}")
         at, toks = _statement(c, row.get("written"), (route, "criteria"), row["criterion"], what)
         same(c.number(row["score"], what), _single(c, toks, f"{what} ({at})"), None, what, at)
 
@@ -1863,8 +2050,10 @@ def _ends(c: RouteCheck, t: str) -> tuple[str, str]:
     """The source and target states `transition t: A -> B` names in the route file."""
     toks, route = _layout(c).toks, f"route {c.name}"
     for i, p in enumerate(toks):
+        if p[1] != "transition" or p[4] != (route,):
+            continue
         w = [q[1] for q in toks[i : i + 7]]
-        if p[4] == (route,) and len(w) == 7 and w[:3] == ["transition", t, ":"] and w[4:6] == ["-", ">"]:
+        if len(w) == 7 and w[:3] == ["transition", t, ":"] and w[4:6] == ["-", ">"]:
             return w[3], w[6]
     raise c.fail(f"transition {t}", f"{c.route['file']} writes no `transition {t}: A -> B`")
 
@@ -1902,15 +2091,415 @@ def check_written_states(c: RouteCheck) -> None:
                 raise c.fail(f"{what} ({at})", f"is {recorded!r}, but the file writes {literal!r}")
 
 
-def check_material(c: RouteCheck) -> None:
-    """Each coverage row's `material_rule` against the `field NAME TYPE material AMOUNT`
-    statement of the hashed library that declares the field: the amount, read by the
-    checker's own reader of numbers, and whether it is relative (written with `%`);
-    a bool's rule exactly for a field of type `bool`; none exactly when the library
-    writes no `material` clause."""
+# ---------------------------------------------------------------------- the route's structure
+# The checker reads the route's states and transitions from the hashed file (by
+# counting braces, as above), orders the transitions as the compiler does (of those
+# whose source every earlier one has reached, the one written first), finds the
+# series-parallel tree of a route that forks and joins by its own method (the states
+# every path passes through split a series; the pieces left between two states when
+# they are removed are the branches of a parallel block), and carries the field values
+# forward along it: a state's values are those arriving with what it writes; a join
+# takes, for a field it does not write, the value a branch changed it to (the fork's
+# value when none did). The coverage rows are then every transition × every field of
+# the route, with the source state's values and the values the transition arrives with.
+Shape = tuple[Any, ...]  # ("edge", name) | ("series", [shape…]) | ("parallel", [shape…])
+
+
+class Structure:
+    """A route's transitions (in the compiler's order), their shape and state values."""
+
+    def __init__(self, c: RouteCheck, fields: Sequence[str]) -> None:
+        layout, route = _layout(c), f"route {c.name}"
+        toks = layout.toks
+        written = [toks[i + 1][1] for i, p in enumerate(toks)
+                   if p[4] == (route,) and p[1] == "transition" and i + 1 < len(toks) and toks[i + 1][0] == "name"]
+        self.ends = {t: _ends(c, t) for t in written}
+        self.order = self._topological(written)
+        if len(self.order) != len(written):
+            raise c.fail("transitions", f"the transitions of {c.route['file']} form a cycle")
+        entered = {b for _, b in self.ends.values()}
+        starts = list(dict.fromkeys(a for a, _ in (self.ends[t] for t in written) if a not in entered))
+        left = {a for a, _ in self.ends.values()}
+        finals = list(dict.fromkeys(b for _, b in (self.ends[t] for t in self.order) if b not in left))
+        if len(starts) != 1 or len(finals) != 1:
+            raise c.fail("transitions", f"{c.route['file']} has {len(starts)} start and {len(finals)} end states "
+                                        "(a route has one of each)")
+        self.start, self.end = starts[0], finals[0]
+        shape = self._decompose(self.start, self.end, list(self.order))
+        if shape is None:
+            raise c.fail("transitions", f"the forks and joins of {c.route['file']} do not nest")
+        self.shape = shape
+        self.fields = list(fields)
+        self.listed = {name: state_values(c, name, fields) for name in
+                       dict.fromkeys(x for t in self.order for x in self.ends[t])}
+        self.values: dict[str, dict[str, Any]] = {}
+        self._arrive(self.end, self._flow(shape, self._arrive(self.start, {})))
+
+    def _topological(self, written: Sequence[str]) -> list[str]:
+        """Kahn's order, the transition written first among the ready ones first."""
+        index = {t: i for i, t in enumerate(written)}
+        into: dict[str, int] = {}
+        for t in written:
+            a, b = self.ends[t]
+            into.setdefault(a, 0)
+            into[b] = into.get(b, 0) + 1
+        ready = sorted(index[t] for t in written if into[self.ends[t][0]] == 0)
+        out: list[str] = []
+        while ready:
+            t = written[ready.pop(0)]
+            out.append(t)
+            b = self.ends[t][1]
+            into[b] -= 1
+            if into[b] == 0:
+                ready = sorted(ready + [index[x] for x in written if self.ends[x][0] == b])
+        return out
+
+    def _decompose(self, s: str, t: str, edges: list[str]) -> Shape | None:
+        """The series-parallel tree of ``edges`` (in the compiler's order) from s to t:
+        a series at the states every path passes through, else the branches left
+        between s and t (each of them a piece connected without s and t)."""
+        if len(edges) == 1:
+            return ("edge", edges[0]) if self.ends[edges[0]] == (s, t) else None
+        cuts = [v for v in self._states_in_order(s, edges) if v not in (s, t) and self._cuts(s, t, v, edges)]
+        if cuts:
+            items: list[Shape] = []
+            at = s
+            for stop in [*cuts, t]:
+                part = self._between(at, stop, edges)
+                shape = self._decompose(at, stop, part)
+                if shape is None:
+                    return None
+                items.extend(shape[1] if shape[0] == "series" else [shape])
+                at = stop
+            return ("series", items)
+        branches: list[list[str]] = []
+        for e in edges:
+            a, b = self.ends[e]
+            touching = [br for br in branches if any({a, b} - {s, t} & set(self.ends[x]) - {s, t} for x in br)]
+            merged = [e] + [x for br in touching for x in br]
+            branches = [br for br in branches if br not in touching] + [merged]
+        if len(branches) < 2:
+            return None
+        shapes: list[Shape] = []
+        for br in sorted(branches, key=lambda br: min(edges.index(x) for x in br)):
+            shape = self._decompose(s, t, [x for x in edges if x in br])
+            if shape is None:
+                return None
+            shapes.extend(shape[1] if shape[0] == "parallel" else [shape])
+        return ("parallel", sorted(shapes, key=lambda sh: min(edges.index(x) for x in _edges_of(sh))))
+
+    def _states_in_order(self, s: str, edges: Sequence[str]) -> list[str]:
+        return list(dict.fromkeys([s, *(self.ends[e][1] for e in edges)]))
+
+    def _cuts(self, s: str, t: str, v: str, edges: Sequence[str]) -> bool:
+        """Every path from s to t passes through v: t is not reachable from s without v."""
+        seen, todo = {s}, [s]
+        while todo:
+            x = todo.pop()
+            for e in edges:
+                a, b = self.ends[e]
+                if a == x and b != v and b not in seen:
+                    seen.add(b)
+                    todo.append(b)
+        return t not in seen
+
+    def _between(self, a: str, b: str, edges: Sequence[str]) -> list[str]:
+        """The edges on some path from a to b."""
+        def reach(start: str, forward: bool) -> set[str]:
+            seen, todo = {start}, [start]
+            while todo:
+                x = todo.pop()
+                for e in edges:
+                    u, w = self.ends[e] if forward else self.ends[e][::-1]
+                    if u == x and w not in seen:
+                        seen.add(w)
+                        todo.append(w)
+            return seen
+        after, before = reach(a, True), reach(b, False)
+        return [e for e in edges if self.ends[e][0] in after and self.ends[e][1] in before
+                and self.ends[e][0] in before and self.ends[e][1] in after]
+
+    def exit_of(self, shape: Shape) -> str:
+        while shape[0] != "edge":
+            shape = shape[1][-1] if shape[0] == "series" else shape[1][0]
+        return self.ends[shape[1]][1]
+
+    def _arrive(self, state: str, arriving: Mapping[str, Any]) -> dict[str, Any]:
+        self.values[state] = {**arriving, **self.listed[state]}
+        return self.values[state]
+
+    def _flow(self, shape: Shape, at: dict[str, Any]) -> dict[str, Any]:
+        if shape[0] == "edge":
+            return at
+        if shape[0] == "series":
+            current = arriving = at
+            for i, item in enumerate(shape[1]):
+                arriving = self._flow(item, current)
+                if i < len(shape[1]) - 1:
+                    current = self._arrive(self.exit_of(item), arriving)
+            return arriving
+        ends = [self._flow(b, at) for b in shape[1]]
+        merged = dict(at)
+        for f in self.fields:
+            changed = [end[f] for end in ends if f in end and (f not in at or not same_value(end[f], at[f]))]
+            if changed:
+                merged[f] = changed[0]
+        return merged
+
+    def rows(self) -> list[tuple[str, str, Any, Any]]:
+        """(transition, field, source, target) of every coverage row, in order."""
+        out: list[tuple[str, str, Any, Any]] = []
+        for t in self.order:
+            a, b = self.ends[t]
+            source = self.values[a]
+            target = {**source, **self.listed[b]}
+            out.extend((t, f, source.get(f), target.get(f)) for f in self.fields)
+        return out
+
+
+def transition_text(c: RouteCheck, t: str, key: str) -> str | None:
+    """The text a transition's `actor`, `mechanism` or `asset` statement quotes, or None."""
+    layout = _layout(c)
+    for i in layout.statements((f"route {c.name}", f"transition {t}"), key):
+        if i + 1 < len(layout.toks) and layout.toks[i + 1][0] == "string":
+            return unquote(layout.toks[i + 1][1])
+    return None
+
+
+def route_evidence(c: RouteCheck) -> list[dict[str, Any]]:
+    """The route's evidence items in the order written, each as its block writes it:
+    `source`, `captured`, `tier`, `weight`, `supports`, `contradicts`, `excerpt` and
+    `unverified` (bare: true)."""
+    if c.evidence is not None:
+        return c.evidence
+    toks, route = _layout(c).toks, f"route {c.name}"
+    out = []
+    for i, p in enumerate(toks):
+        if p[4] != (route,) or p[1] != "evidence" or i + 1 >= len(toks) or toks[i + 1][0] != "name":
+            continue
+        name = toks[i + 1][1]
+        block = [q for q in toks if q[4] == (route, f"evidence {name}")]
+        item: dict[str, Any] = {"name": name, "source": None, "captured": None, "tier": None, "weight": None,
+                                "supports": [], "contradicts": [], "excerpt": None, "unverified": False}
+        j = 0
+        while j < len(block):
+            kw, nxt = block[j][1], block[j + 1] if j + 1 < len(block) else ("", "", 0, 0, ())
+            j += 1
+            if kw in ("source", "excerpt") and nxt[0] == "string":
+                item[kw], j = unquote(nxt[1]), j + 1
+            elif kw == "captured" and nxt[0] == "date":
+                item[kw], j = dt.date.fromisoformat(nxt[1]), j + 1
+            elif kw in ("tier", "weight"):
+                end = j + (nxt[1] == "-") + 1
+                end += end < len(block) and block[end][0] == "unit"
+                item[kw], j = _single(c, block[j:end], f"evidence {name}: `{kw}`"), end
+            elif kw in ("supports", "contradicts"):
+                while j < len(block) and block[j][0] == "name":
+                    item[kw].append(block[j][1])
+                    j += 1
+                    if j < len(block) and block[j][1] == ",":
+                        j += 1
+                    else:
+                        break
+            elif kw == "unverified":
+                item[kw] = nxt[1] != "false"
+                j += nxt[1] in ("true", "false")
+        out.append(item)
+    c.evidence = out
+    return out
+
+
+def _same_text(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def check_evidence(c: RouteCheck) -> None:
+    """Which evidence counts, decided again from the route file and the policy: an
+    item is admissible when it is captured on or before `as_of`, of a tier at least
+    the policy's `evidence.min_tier` (1 without one) and not `unverified`; it is
+    admitted unless it bears on a transition an earlier admitted item bears on and
+    repeats that item's source or excerpt (without case and extra spaces). The route's
+    `admissible_evidence` must be the admissible items, and each transition's `sat(C)`
+    and `sat(K)` must weigh exactly its admitted supporting and contradicting items,
+    in the order written."""
+    items = route_evidence(c)
+    as_of = route_statement(c.route_file.text, c.name, "as_of") or []
+    day = dt.date.fromisoformat(as_of[0][1]) if as_of and as_of[0][0] == "date" else None
+    min_tier = lookup(c.policy, ["evidence", "min_tier"])
+    min_tier = Fraction(1) if min_tier is None else Fraction(min_tier)
+    admissible = [e for e in items if e["captured"] is not None and day is not None and e["captured"] <= day
+                  and e["tier"] is not None and e["tier"] >= min_tier and not e["unverified"]]
+    names = [e["name"] for e in admissible]
+    if c.route["admissible_evidence"] != names:
+        raise c.fail("admissible_evidence", f"is {', '.join(c.route['admissible_evidence']) or 'none'}, but the "
+                                            f"admissible items of {c.route['file']} are {', '.join(names) or 'none'}")
+    kept: list[tuple[set[str], str, str]] = []
+    admitted = []
+    for e in admissible:
+        bears, source, excerpt = set(e["supports"]) | set(e["contradicts"]), _same_text(e["source"]), \
+            _same_text(e["excerpt"])
+        if not any(bears & b and ((e["source"] and source == s_) or (excerpt and excerpt == x_)) for b, s_, x_ in kept):
+            kept.append((bears, source, excerpt))
+            admitted.append(e)
+    steps = {s["symbol"]: s for s in c.route["steps"]}
+    for t in c.transitions():
+        for side, key in (("C", "supports"), ("K", "contradicts")):
+            want = [e["name"] for e in admitted if t in e[key]]
+            rows = steps[f"{t}.sat({side})"]["operands"]["items"]
+            got = [i["evidence"] for i in rows]
+            if sorted(got) != sorted(want):
+                raise c.fail(f"{t}.sat({side})", f"weighs {', '.join(got) or 'nothing'}, but the admitted items that "
+                                                 f"{key[:-1]} `{t}` are {', '.join(want) or 'none'}")
+            ordered = sorted(rows, key=lambda i: (-Fraction(i["x"]["f"]), i["evidence"]))
+            if rows != ordered:
+                raise c.fail(f"{t}.sat({side})", "its items are not in the order weighed: the largest effective "
+                                                 "weight first, then by name")
+
+
+def expected_steps(c: RouteCheck, structure: Structure) -> tuple[set[str], dict[str, Shape]]:
+    """The symbols of the steps the route's certificate must compute (a delta floor's
+    prices aside, which the coverage rows decide), and the label of each block of a
+    route that forks and joins (`[i.j]`, as docs/graphs.md names them)."""
+    paper, stop = c.fold_kind == "paper", c.fold_kind == "stop"
+    calibrated = lookup(c.policy, ["calibration"]) is not None
+    out = {"V", "score", "flat_product", "binding", "docked_score", "T", "bucket", "eligible"}
+    per = ["p_prior", "sat(C)", "sat(K)", "W", "p", "budget", "floor_class", "floor_delta", "c", "U", "reach", "D"]
+    per += [] if paper else ["d"]
+    per += ["p_raw"] if calibrated else []
+    for t in structure.order:
+        out.update(f"{t}.{x}" for x in per)
+    blocks: dict[str, Shape] = {}
+    shape = structure.shape
+    if not _forks(shape):  # a chain
+        n = len(structure.order)
+        out.update(f"R_{i}" for i in range(n + 1))
+        if stop:
+            out.update(f"{t}.{x}" for t in structure.order for x in ("stops", "walking"))
+        return out, blocks
+
+    def label(node: Shape, path: str) -> None:
+        name = node[1] if node[0] == "edge" else f"[{path}]"
+        blocks[name] = node
+        if node[0] != "edge":
+            out.update(f"{name}.{x}" for x in (("P", "C") if paper else ("P", "C", "D")))
+            for i, part in enumerate(node[1]):
+                label(part, f"{path}.{i}".lstrip("."))
+
+    label(shape, "")
+    items = shape[1] if shape[0] == "series" else [shape]
+    for name, node in blocks.items():
+        if node is not shape:
+            out.update((f"{name}.w", f"{name}.x"))
+    states = [structure.ends[_edges_of(x)[0]][0] for x in items] + [structure.exit_of(items[-1])]
+    out.update(f"R({x})" for x in states)
+    out.update(f"docked R({x})" for x in states)
+    if stop:
+        for name, node in blocks.items():
+            if any(node is x for x in items):
+                out.update((f"{name}.stops", f"{name}.walking"))
+    return out, blocks
+
+
+def check_step_symbols(c: RouteCheck, structure: Structure) -> None:
+    """Every step the route needs is computed, once, and no other: a step left out,
+    repeated or added is a difference."""
+    symbols = [s["symbol"] for s in c.route["steps"]]
+    for i, x in enumerate(symbols):
+        if x in symbols[:i]:
+            raise c.fail(f"steps[{i}]", f"computes `{x}` again")
+    want, _ = expected_steps(c, structure)
+    got = {x for x in symbols if ".price[" not in x}
+    for x in sorted(want - got):
+        raise c.fail("steps", f"compute no `{x}`, which the route's fold needs")
+    for x in sorted(got - want):
+        raise c.fail("steps", f"compute `{x}`, which the route's fold does not have")
+
+
+def _forks(shape: Shape) -> bool:
+    return shape[0] == "parallel" or (shape[0] == "series" and any(_forks(x) for x in shape[1]))
+
+
+def _edges_of(shape: Shape) -> list[str]:
+    return [shape[1]] if shape[0] == "edge" else [e for part in shape[1] for e in _edges_of(part)]
+
+
+def same_value(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def state_values(c: RouteCheck, state: str, fields: Sequence[str]) -> dict[str, Any]:
+    """The values `state NAME { field value … }` writes for the route's fields: a number
+    (read as the route language reads it, rounded to a float) or `true`/`false`."""
+    block = (f"route {c.name}", f"state {state}")
+    toks = [p for p in _layout(c).toks if p[4] == block]
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(toks):  # NAME, then `-`? NUMBER UNIT?, or true, false, a text, a date
+        name, j = toks[i][1], i + 1 + (i + 1 < len(toks) and toks[i + 1][1] == "-")
+        j += 1 + (j + 1 < len(toks) and toks[j + 1][0] == "unit")
+        value = toks[i + 1 : j]
+        if name in fields and name not in out:  # a field written twice is the compiler's error
+            if len(value) == 1 and value[0][1] in ("true", "false"):
+                out[name] = value[0][1] == "true"
+            else:
+                out[name] = rnd(_single(c, value, f"state {state}: `{name}`"))
+        i = j
+    return out
+
+
+def route_fields(c: RouteCheck, declared: Mapping[str, Any]) -> list[str]:
+    """The library fields the route's states mention, in order of first mention."""
+    layout, route = _layout(c), f"route {c.name}"
+    out: list[str] = []
+    for p in layout.toks:
+        if len(p[4]) == 2 and p[4][0] == route and p[4][1].startswith("state ") and p[0] == "name" \
+                and p[1] in declared and p[1] not in out:
+            out.append(p[1])
+    return out
+
+
+def check_coverage_rows(c: RouteCheck, declared: Mapping[str, Any]) -> None:
+    """The coverage rows must be exactly the recomputed ones: every transition (in the
+    compiler's order) × every field of the route, each with its source and target
+    value; none left out, none added, none moved. And the transitions of the steps
+    must be in that order."""
+    structure = Structure(c, route_fields(c, declared))
+    check_step_symbols(c, structure)
+    if c.transitions() != structure.order:
+        raise c.fail("transitions", f"are {', '.join(c.transitions())} in the certificate, but in the order the "
+                                    f"compiler folds them {', '.join(structure.order)}")
+    want = structure.rows()
+    got = [(r["transition"], r["field"], r["source"], r["target"]) for r in c.route["coverage"]]
+    keys, recorded = [w[:2] for w in want], [g[:2] for g in got]
+    missing = [k for k in keys if k not in recorded]
+    if missing:
+        raise c.fail("coverage", f"leaves out the row of {', '.join(f'{t}/{f}' for t, f in missing)} (missing: "
+                                 "the rows are every transition × every field of the route)")
+    extra = [k for k in recorded if k not in keys]
+    if extra or len(recorded) != len(keys):
+        named = extra or [k for k in recorded if recorded.count(k) > 1]
+        raise c.fail("coverage", f"has rows the route does not: {', '.join(f'{t}/{f}' for t, f in named)}")
+    for i, (w, g) in enumerate(zip(want, got, strict=True)):
+        wv = (w[0], w[1], *(as_value(x) for x in w[2:]))
+        gv = (g[0], g[1], *(as_value(x) for x in g[2:]))
+        if wv[:2] != gv[:2]:
+            raise c.fail(f"coverage[{i}]", f"is {g[0]}/{g[1]}, but the route's row {i} is {w[0]}/{w[1]} (every "
+                                           "transition × every field of the route, in order)")
+        if not all(same_value(a, b) for a, b in zip(wv[2:], gv[2:], strict=True)):
+            raise c.fail(f"coverage {g[0]}/{g[1]}", f"takes {g[1]} from {g[2]!r} to {g[3]!r}, but the route's states "
+                                                    f"take it from {_shown(w[2])!r} to {_shown(w[3])!r}")
+
+
+def _shown(x: Any) -> Any:
+    return float(x) if isinstance(x, Fraction) else x
+
+
+def library_fields(c: RouteCheck) -> dict[str, tuple[str, Any, str]]:
+    """The fields the route's libraries declare (the first declaration of a name wins):
+    name -> (the library, its `material` rule (amount, relative) or None, its type)."""
     declared: dict[str, tuple[str, Any, str]] = {}
     for lib in c.route["libraries"]:
-        toks = Layout(c.source("library", lib).text).toks
+        toks = layout_of(c.source("library", lib).text).toks
         for i, p in enumerate(toks):
             if p[1] != "field" or p[4] != () or i + 2 >= len(toks) or toks[i + 1][0] != "name":
                 continue
@@ -1925,6 +2514,16 @@ def check_material(c: RouteCheck) -> None:
                 x = rnd(literal_number(toks[k][1]))
                 rule = (-x if minus else x, toks[k][1].endswith("%"))
             declared.setdefault(name, (lib, rule, toks[i + 2][1]))
+    return declared
+
+
+def check_material(c: RouteCheck) -> None:
+    """Each coverage row's `material_rule` against the `field NAME TYPE material AMOUNT`
+    statement of the hashed library that declares the field: the amount, read by the
+    checker's own reader of numbers, and whether it is relative (written with `%`);
+    a bool's rule exactly for a field of type `bool`; none exactly when the library
+    writes no `material` clause."""
+    declared = library_fields(c)
     for row in c.route["coverage"]:
         what = f"coverage {row['transition']}/{row['field']}: material"
         if row["field"] not in declared:
@@ -1974,6 +2573,135 @@ def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any],
             raise c.fail(f"{where} ({at})", f"is `{o['v']}`, but the file writes `{o['written']['text']}`")
 
 
+# ---------------------------------------------------------------------- files, routes and libraries
+def declared_routes(text: str) -> list[str]:
+    """The names of the routes a route file declares (`route NAME …` at the top level)."""
+    toks = layout_of(text).toks
+    return [toks[i + 1][1] for i, p in enumerate(toks)
+            if p[1] == "route" and p[4] == () and i + 1 < len(toks) and toks[i + 1][0] == "name"]
+
+
+def route_statement(text: str, route: str, keyword: str) -> list[tuple[str, str]] | None:
+    """The tokens after ``keyword`` of its statement directly in ``route`` (to the next
+    statement's keyword or the block's end), or None when the route does not write it."""
+    toks = layout_of(text).toks
+    block = (f"route {route}",)
+    for i, p in enumerate(toks):
+        if p[4] == block and p[1] == keyword and (i == 0 or toks[i - 1][1] not in _LIST_WORDS):
+            out = []
+            for q in toks[i + 1:]:
+                if q[4] != block or q[1] in _ROUTE_STATEMENTS or q[1] == "}":
+                    break
+                out.append((q[0], q[1]))
+            return out
+    return None
+
+
+_ROUTE_STATEMENTS = {"as_of", "policy", "uses", "state", "vision", "transition", "evidence", "criteria", ";"}
+
+
+def unique(entries: Sequence[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any], field: str) -> None:
+    seen: set[Any] = set()
+    for i, e in enumerate(entries):
+        k = key(e)
+        if k in seen:
+            raise Mismatch(f"{field}[{i}]", f"repeats {k!r}, recorded before")
+        seen.add(k)
+
+
+def check_routes_of_files(cert: Mapping[str, Any], texts: Mapping[tuple[str, str], str]) -> None:
+    """The certificate's routes are exactly the routes its hashed route files declare:
+    none left out, none recorded twice, none from elsewhere."""
+    unique(cert["inputs"], lambda e: (e["base"], e["path"]), "inputs")
+    unique(cert["routes"], lambda r: (r["file"], r["route"]), "routes")
+    declared = {(e["path"], name) for e in cert["inputs"] for name in declared_routes(texts["input", e["path"]])}
+    recorded = {(r["file"], r["route"]) for r in cert["routes"]}
+    for file, name in sorted(declared - recorded):
+        raise Mismatch("routes", f"{file} declares route `{name}`, which the certificate leaves out")
+    for i, r in enumerate(cert["routes"]):
+        if (r["file"], r["route"]) not in declared:
+            raise Mismatch(f"routes[{i}]", f"route `{r['route']}` is not declared in {r['file']} (the certificate's "
+                                           "hashed route files declare "
+                                           f"{', '.join(sorted(n for _, n in declared)) or 'none'})")
+
+
+def check_route_header(check: RouteCheck, policies: Mapping[str, Mapping[str, Any]]) -> None:
+    """The route's `policy` (and its `sha256` pin) and `uses` as its file writes them."""
+    text, name = check.route_file.text, check.name
+    stated = route_statement(text, name, "policy") or []
+    ref = unquote(stated[0][1]) if stated and stated[0][0] == "string" else None
+    if check.route["policy"] != ref:
+        raise check.fail("policy", f"is {check.route['policy']}, but {check.route['file']} names {ref}")
+    if ref is not None and len(stated) >= 3 and stated[1][1] == "sha256" and stated[2][0] == "string":
+        pin, recorded = unquote(stated[2][1]), policies[ref]["file_sha256"]
+        if pin != recorded:
+            raise check.fail("policy", f"the route pins sha256 {pin}, but policy {ref} has {recorded}")
+    uses = [v for k, v in route_statement(text, name, "uses") or [] if k == "name"]
+    if check.route["libraries"] != uses:
+        raise check.fail("libraries", f"are {', '.join(check.route['libraries']) or 'none'}, but "
+                                      f"{check.route['file']} writes `uses {', '.join(uses)}`")
+
+
+def library_header(text: str) -> tuple[str, str] | None:
+    """The `library NAME version "V"` statement of a library file: (NAME, V)."""
+    toks = layout_of(text).toks
+    for i, p in enumerate(toks):
+        if p[1] == "library" and p[4] == () and i + 3 < len(toks) and toks[i + 2][1] == "version" \
+                and toks[i + 3][0] == "string":
+            return toks[i + 1][1], unquote(toks[i + 3][1])
+    return None
+
+
+def check_libraries(cert: Mapping[str, Any], policies: Mapping[str, Mapping[str, Any]],
+                    texts: Mapping[tuple[str, str], str], shipped: Callable[[str], str | None]) -> None:
+    """Each library is the one its file declares and the one the route's policy lets
+    judge it: the content the policy pins under that name (`[libraries.<name>]`
+    sha256 and version); for a name the policy does not pin, the library PCSC ships
+    under that name (the shipped policies' root, `obligations/<name>.obl`); anything
+    else only under a policy with `local_libraries = true`. ``shipped(name)`` is the
+    sha256 of the shipped library of that name, or None."""
+    unique(cert["libraries"], lambda e: e["name"], "libraries")
+    unique(cert["policies"], lambda p: p["ref"], "policies")
+    by_name = {e["name"]: (i, e) for i, e in enumerate(cert["libraries"])}
+    used = {name for r in cert["routes"] for name in r["libraries"]}
+    for i, e in enumerate(cert["libraries"]):
+        if e["name"] not in used:
+            raise Mismatch(f"libraries[{i}]", f"no route uses library `{e['name']}`")
+        header = library_header(texts["library", e["name"]])
+        if header != (e["name"], e["version"]):
+            stated = "no `library … version` statement" if header is None else \
+                f"`library {header[0]} version \"{header[1]}\"`"
+            raise Mismatch(f"libraries[{i}]", f"is `{e['name']}` version {e['version']!r}, but {e['path']} "
+                                              f"writes {stated}")
+    for ref in {p["ref"] for p in cert["policies"]} - {r["policy"] for r in cert["routes"]}:
+        raise Mismatch("policies", f"no route is decided under policy {ref}")
+    for r in cert["routes"]:
+        policy, ref = policies[r["policy"]], r["policy"]
+        local = lookup(policy, ["policy", "local_libraries"]) is True
+        for name in r["libraries"]:
+            if name not in by_name:
+                raise Mismatch(f"route {r['route']}: library {name}", "is not among the certificate's libraries")
+            i, e = by_name[name]
+            what = f"route {r['route']}: library {name} (libraries[{i}])"
+            pin = lookup(policy, ["libraries", name])
+            if isinstance(pin, dict):
+                if (e["sha256"], e["version"]) == (pin.get("sha256"), pin.get("version")):
+                    continue
+                if local and e["base"] != "shipped-obligations":
+                    continue  # a local library the policy lets replace its pin
+                raise Mismatch(what, f"has sha256 {e['sha256']} (version {e['version']}), but policy {ref} pins "
+                                     f"{pin.get('sha256')} (version {pin.get('version')})")
+            ships = shipped(name)
+            if ships is not None and e["sha256"] == ships:
+                continue
+            if local and e["base"] != "shipped-obligations":
+                continue  # a local library, under a policy that allows them
+            whose = f"the library PCSC ships under that name has sha256 {ships}" if ships else \
+                "PCSC ships no library of that name"
+            raise Mismatch(what, f"policy {ref} pins no library `{name}` and allows no local library; {whose}, "
+                                 f"this one {e['sha256']}")
+
+
 # ---------------------------------------------------------------------- the certificate
 def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -> dict[str, Any]:
     """Check a certificate; a summary when it holds, else `Mismatch` naming the first
@@ -2001,8 +2729,10 @@ def verify(text: str, bases: Mapping[str, Path], against: Sequence[Path] = ()) -
 def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[Path]) -> dict[str, Any]:
     files = Files(bases, against)
     policies: dict[str, dict[str, Any]] = {}
-    for record in cert["policies"]:
-        document = policy_document(record, files)
+    file_policies: dict[str, dict[str, Any]] = {}
+    for i, record in enumerate(cert["policies"]):
+        document = policy_document(record, files, f"policies[{i}]")
+        file_policies[record["ref"]] = json.loads(canonical(document))
         what = f"policy {record['ref']} ({record['files'][0]['path']})"
         if len(record["files"]) > 1:  # the document merges these files: any of them may have changed
             what += " and what it extends: " + ", ".join(f"{f['ref']} ({f['path']})" for f in record["files"][1:])
@@ -2017,16 +2747,16 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
             raise Mismatch(what, f"with the overrides, sha256 {digest}, the certificate records {record['sha256']}")
         policies[record["ref"]] = document
     texts: dict[tuple[str, str], str] = {}
-    for entry in cert["inputs"]:
-        what = f"input {entry['path']}"
-        text_in = text_of(files.locate(entry), what).replace("\r\n", "\n").replace("\r", "\n")
+    for i, entry in enumerate(cert["inputs"]):
+        what, at = f"input {entry['path']}", f"inputs[{i}]"
+        text_in = text_of(files.locate(entry, at), what, at).replace("\r\n", "\n").replace("\r", "\n")
         digest = sha256_text(text_in)
         if digest != entry["sha256"]:
             raise Mismatch(what, f"has sha256 {digest}, the certificate records {entry['sha256']}")
         texts["input", entry["path"]] = text_in
-    for entry in cert["libraries"]:
-        what = f"library {entry['name']} ({entry['path']})"
-        text_lib = text_of(files.locate(entry), what).replace("\r\n", "\n")
+    for i, entry in enumerate(cert["libraries"]):
+        what, at = f"library {entry['name']} ({entry['path']})", f"libraries[{i}]"
+        text_lib = text_of(files.locate(entry, at), what, at).replace("\r\n", "\n")
         digest = sha256_text(text_lib)
         if digest != entry["sha256"]:
             raise Mismatch(what, f"has sha256 {digest}, the certificate records {entry['sha256']}")
@@ -2040,14 +2770,30 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
             sources[kind, name] = Source(texts[kind, name])
         return sources[kind, name]
 
+    def shipped(name: str) -> str | None:
+        folder = bases.get("shipped-obligations")
+        path = None if folder is None else Path(folder) / f"{name}.obl"
+        if path is None or not path.is_file():
+            return None
+        return sha256_text(text_of(path, f"the shipped library {name}", f"the shipped library {name}")
+                           .replace("\r\n", "\n"))
+
+    check_routes_of_files(cert, texts)
+    records = {p["ref"]: p for p in cert["policies"]}
     counts = {"gates": 0, "requires": 0}
     for route in cert["routes"]:
         if route["policy"] not in policies:
             raise Mismatch(f"route {route['route']}", f"policy {route['policy']} is not recorded")
-        check = RouteCheck(route, policies[route["policy"]], source)
+        check = RouteCheck(route, policies[route["policy"]], source, file_policies[route["policy"]])
+        check_route_header(check, records)
+    check_libraries(cert, policies, texts, shipped)
+    for route in cert["routes"]:
+        check = RouteCheck(route, policies[route["policy"]], source, file_policies[route["policy"]])
         check.run()
         check_written(check, cert["overrides"])
         check_written_states(check)
+        check_coverage_rows(check, library_fields(check))
+        check_evidence(check)
         check_material(check)
         check.check_coverage_and_verdict()
         for key, n in check.counts.items():
@@ -2060,7 +2806,8 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
     steps = sum(len(r["steps"]) for r in cert["routes"])
     decisions = sum(1 for r in cert["routes"] for row in r["coverage"] if row["material"])
     return {
-        "routes": [{"route": r["route"], "verdict": r["decision"]["verdict"]} for r in cert["routes"]],
+        "routes": [{"route": r["route"], "verdict": r["decision"]["verdict"], "mode": r["decision"]["mode"],
+                    "lowered_from": r["decision"]["lowered_from"]} for r in cert["routes"]],
         "steps": steps,
         "coverage_decisions": decisions,
         "gate_rules": counts["gates"],

@@ -27,7 +27,6 @@ the planner stops and whether it walks each stage; a graph route's blocks carry 
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -46,17 +45,20 @@ from pcsc.ir.vocabulary import REQUIRE_NAMES
 from pcsc.pipeline import Compiled, docked_score
 from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import LoadedPolicy
-from pcsc.resources import data_dir
+from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
 from pcsc.score.route import RouteNumbers, gate_names
 from pcsc.syntax.limits import normalize_newlines
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 5  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+VERSION = 7  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
 # 4: every number the route's author wrote is bound to its place in the route file (`written`);
 # 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
-# to the route file and the `material` amounts to the library file
+# to the route file and the `material` amounts to the library file; 6: a require line's `horizon` and
+# duration literals are in days; 7: the decision records where its mode came from (`mode_source`) and the
+# policy's mode it was lowered from (`lowered_from`); the coverage rows, the admissible evidence, the steps,
+# libraries and routes are recomputed
 
 
 class CertificateError(Exception):
@@ -97,7 +99,11 @@ def _where(path: Path, cert_dir: Path) -> dict[str, str]:
         root = data_dir(name).resolve()
         if real.is_relative_to(root):
             return {"base": base, "path": real.relative_to(root).as_posix()}
-    return {"base": "certificate", "path": Path(os.path.relpath(real, cert_dir)).as_posix()}
+    if not real.is_relative_to(cert_dir):
+        raise CertificateError(f"{path} is outside the certificate's folder {cert_dir}: a certificate names only "
+                               "files inside its own folder (or shipped with PCSC); write it in a folder that holds "
+                               "the routes, libraries and policies it names")
+    return {"base": "certificate", "path": real.relative_to(cert_dir).as_posix()}
 
 
 def _policy_files(loaded: LoadedPolicy, store: PolicyStore, cert_dir: Path) -> list[dict[str, str]]:
@@ -361,7 +367,12 @@ def _coverage(c: Compiled) -> list[dict[str, Any]]:
     return rows
 
 
-def route_certificate(c: Compiled, files: dict[str, str]) -> dict[str, Any]:
+MODE_RANK = {"off": 0, "dock": 1, "gate": 2}
+
+
+def route_certificate(c: Compiled, files: dict[str, str], policy_mode: str) -> dict[str, Any]:
+    """One route's certificate; ``policy_mode`` is the coverage mode its policy's files
+    set (before any `--set`), so a mode lowered from it is recorded (`lowered_from`)."""
     d = c.decision
     return {
         "route": c.route.name,
@@ -375,6 +386,8 @@ def route_certificate(c: Compiled, files: dict[str, str]) -> dict[str, Any]:
         "coverage": _coverage(c),
         "decision": {
             "mode": d.mode,
+            "mode_source": d.mode_source,
+            "lowered_from": policy_mode if MODE_RANK[d.mode] < MODE_RANK[policy_mode] else None,
             "verdict": d.verdict,
             "score": None if d.score is None else num(d.score),
         },
@@ -650,13 +663,16 @@ def build(
         input_rows.append({**where, "sha256": sha})
     libraries: dict[str, dict[str, Any]] = {}
     policies: dict[str, dict[str, Any]] = {}
+    modes: dict[str, str] = {}
     for c in compiled:
         for u in c.libraries:
             libraries.setdefault(u.name, {"name": u.name, "version": u.version, "sha256": u.sha256,
+                                          "canonical_sha256": u.canonical_sha256, "pin": u.pin.as_json(),
                                           **_where(Path(u.file) if not u.shipped else
                                                    data_dir("obligations") / f"{u.name}.obl", cert_dir)})
         if c.policy.ref not in policies:
             plain = base_store.load_ref(c.policy.ref)
+            modes[c.policy.ref] = plain.policy.policy.coverage
             policies[c.policy.ref] = {"ref": c.policy.ref, "sha256": c.policy.sha256,
                                       "file_sha256": plain.sha256,
                                       "files": _policy_files(plain, base_store, cert_dir)}
@@ -668,7 +684,8 @@ def build(
         "inputs": sorted(input_rows, key=lambda x: (x["base"], x["path"])),
         "libraries": [libraries[k] for k in sorted(libraries)],
         "policies": [policies[k] for k in sorted(policies)],
-        "routes": [bind_written(route_certificate(c, files), c, _route_text(c.route.file, inputs)) for c in compiled],
+        "routes": [bind_written(route_certificate(c, files, modes[c.policy.ref]), c, _route_text(c.route.file, inputs))
+                   for c in compiled],
     }
     return {**body, "digest": canonical.hash_json(body)}
 
@@ -677,7 +694,7 @@ def build(
 def _route_text(shown: str, inputs: Sequence[tuple[str, str]]) -> str:
     """The route file's text as it was hashed (UTF-8, line ends read as LF)."""
     try:
-        text = normalize_newlines(Path(shown).read_bytes().decode("utf-8"))
+        text = normalize_newlines(Path(shown).read_bytes().decode(TEXT_ENCODING))
     except (OSError, UnicodeDecodeError) as exc:
         raise CertificateError(f"{shown} cannot be read again to bind its numbers: {exc}") from None
     if (shown, canonical.sha256_hex(text)) not in inputs:

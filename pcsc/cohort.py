@@ -3,6 +3,10 @@
 `load_file` reads, parses and lowers one file (optionally binds its routes to their
 policies) in a fresh `Session`, and returns everything the run needs from it: the
 routes, the diagnostics, the source texts, the input hash and the libraries loaded.
+A worker may run in another folder than the command (`dask worker` runs wherever it
+was started): the command sends absolute paths (`Settings.cwd` is its working folder,
+and every path it sends is resolved there) and the worker shows paths relative to
+that folder, so its diagnostics name files as the command would.
 `merge` appends that into the run's session as if the session had loaded the file
 itself: a library's own diagnostics (its syntax errors, "library has errors") are
 reported once per run, at its first use, so a worker's report of a library the run
@@ -20,32 +24,49 @@ import attrs
 
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.ir import Library, Route
+from pcsc.ircache import Limits
 from pcsc.parallel import Executor
 from pcsc.pipeline import LibraryUse, Session
+from pcsc.resources import shown_from
 
 T = TypeVar("T")
 R = TypeVar("R")
 
+
+def _absolute(paths: tuple[Path, ...], cwd: Path) -> tuple[Path, ...]:
+    return tuple(cwd / p for p in paths)  # an absolute path stays itself
+
+
 @attrs.frozen
 class Settings:
-    """What a worker needs to build the run's session (picklable)."""
+    """What a worker needs to build the run's session (picklable). ``cwd`` is the
+    command's working folder: the search paths are resolved there when made."""
 
     lib_path: tuple[Path, ...] = ()
     policy_path: tuple[Path, ...] = ()
     coverage_mode: str | None = None
+    config_coverage: str | None = None
     ir_cache: bool = False
+    cache_limits: Limits | None = None  # the client's bound (a worker's environment may differ)
     bind: bool = False  # bind each route to its policy (`pcsc check`)
     keep_routes: bool = True
+    cwd: Path = attrs.field(factory=Path.cwd)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "lib_path", _absolute(self.lib_path, self.cwd))
+        object.__setattr__(self, "policy_path", _absolute(self.policy_path, self.cwd))
 
     def session(self) -> Session:
-        from pcsc.ircache import IRCache
+        from pcsc.ircache import IRCache, cache_folder
         from pcsc.policy.load import PolicyStore
 
+        folder = cache_folder() if self.ir_cache else None
         return Session(
             lib_path=list(self.lib_path),
             policies=PolicyStore(list(self.policy_path)),
             coverage_mode=self.coverage_mode,  # type: ignore[arg-type]
-            ir_cache=IRCache.default() if self.ir_cache else None,
+            config_coverage=self.config_coverage,  # type: ignore[arg-type]
+            ir_cache=None if folder is None else IRCache(folder, self.cache_limits),
         )
 
 
@@ -65,7 +86,8 @@ def load_file(task: tuple[Settings, Path, str]) -> FileLoad:
     """Read, parse and lower one route file in a fresh session (a worker's job)."""
     settings, path, shown = task
     session = settings.session()
-    routes, count = _load(session, settings, path, shown)
+    with shown_from(settings.cwd):
+        routes, count = _load(session, settings, settings.cwd / path, shown)
     return FileLoad(
         routes=tuple(routes),
         count=count,
@@ -154,7 +176,8 @@ def _forget_sources(session: Session, shown: str, since: int) -> None:
 def _on_route(task: tuple[Settings, Callable[[Session, Any], R], Any]) -> tuple[R, list[Diagnostic]]:
     settings, fn, item = task
     session = settings.session()
-    result = fn(session, item)
+    with shown_from(settings.cwd):
+        result = fn(session, item)
     return result, session.diags.items
 
 

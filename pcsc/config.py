@@ -10,6 +10,7 @@ the two files unchanged). Paths in it are relative to the file's folder. Keys:
     coverage    = "gate"                   # gate | dock | off: override the policy's mode
     format      = "text"                   # text | json | sarif: the default --format
     ledger      = ".pcsc/ledger.sqlite"    # the default --ledger (or a postgresql:// address)
+    docs_url    = "https://docs.example/pcsc/"   # where the docs are published (SARIF links)
 
 Command-line flags override the file; ``pcsc config`` prints the effective settings
 and where each came from. Unknown keys and wrong types are errors, never ignored.
@@ -17,6 +18,7 @@ and where each came from. Unknown keys and wrong types are errors, never ignored
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,12 +26,25 @@ from typing import Any, Literal
 
 import attrs
 
+from pcsc.resources import TEXT_ENCODING
+
 CONFIG_FILE = "pcsc.toml"
 #: A ledger given as one of these is a database server's address, not a file path.
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
+#: The password of an address: in its user part (``scheme://user:PASSWORD@host``, also
+#: after a path squeezed ``//`` to ``/``; up to the last ``@``, since libpq's own
+#: messages quote an address it could not split) or a ``password=`` parameter.
+_USER_PASSWORD = re.compile(r"""(\b[a-zA-Z][a-zA-Z0-9+.-]*:/{1,2}[^\s:/?#@"'<>]*):[^\s"'<>]*@""")
+_PASSWORD_PARAMETER = re.compile(r"""(\b(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&"'<>]*)""", re.I)
 COVERAGE_MODES = ("gate", "dock", "off")
 FORMATS = ("text", "json", "sarif")
 Origin = Literal["default", "config", "command line"]
+
+
+def hide_credentials(text: str) -> str:
+    """``text`` with the password of every address in it shown as ``***``: what PCSC
+    prints of a ledger address, a diagnostic or an error message passes through here."""
+    return _PASSWORD_PARAMETER.sub(r"\1***", _USER_PASSWORD.sub(r"\1:***@", text))
 
 
 class ConfigError(Exception):
@@ -60,6 +75,7 @@ class Config:
     coverage: str | None = None
     format: str | None = None
     ledger: Path | str | None = None  # a file, or a database address (str) kept as written
+    docs_url: str | None = None  # the published docs' base URL, ending in "/"
 
     def keys_set(self) -> Mapping[str, Any]:
         """The keys the file sets, with their resolved values."""
@@ -69,6 +85,7 @@ class Config:
             "coverage": self.coverage,
             "format": self.format,
             "ledger": self.ledger,
+            "docs_url": self.docs_url,
         }
         return {k: v for k, v in values.items() if v not in (None, ())}
 
@@ -97,7 +114,7 @@ def load_config(start: Path | None = None) -> Config:
 
 def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
     except (OSError, UnicodeDecodeError) as exc:
         if not required:
             return None
@@ -123,7 +140,7 @@ def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
 
 def _structure(path: Path, table: dict[str, Any]) -> Config:
     base = path.parent
-    known = ("lib_path", "policy_path", "coverage", "format", "ledger")
+    known = ("lib_path", "policy_path", "coverage", "format", "ledger", "docs_url")
     for key in table:
         if key not in known:
             raise ConfigError(path, f"unknown key `{key}` in the pcsc settings (known: {', '.join(known)})")
@@ -145,11 +162,36 @@ def _structure(path: Path, table: dict[str, Any]) -> Config:
     ledger = table.get("ledger")
     if ledger is not None and not isinstance(ledger, str):
         raise ConfigError(path, "`ledger` must be a file path or a postgresql:// address")
+    docs_url = table.get("docs_url")
+    if docs_url is not None:
+        try:
+            docs_url = docs_base_url(docs_url)
+        except ValueError as exc:
+            raise ConfigError(path, f"`docs_url` {exc}") from None
     return Config(
         path=path,
+        docs_url=docs_url,
         lib_path=paths("lib_path"),
         policy_path=paths("policy_path"),
         coverage=choice("coverage", COVERAGE_MODES),
         format=choice("format", FORMATS),
         ledger=(ledger if ledger.startswith(DATABASE_SCHEMES) else base / ledger) if ledger else None,
     )
+
+
+#: The environment variable that sets the published docs' base URL (over `docs_url`).
+DOCS_URL_ENV = "PCSC_DOCS_URL"
+
+
+def docs_base_url(value: object) -> str:
+    """``value`` as the base URL of a published copy of the docs: http(s), a host, and a
+    trailing slash added when missing. Raises ValueError saying what is wrong."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str):
+        raise ValueError("must be a URL (a string)")
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ValueError(f"must be an http:// or https:// URL with a host and no query, not {value!r}")
+    url = value.strip()
+    return url if url.endswith("/") else url + "/"

@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 
+from pcsc.humanize import number
 from pcsc.pipeline import Compiled
 from pcsc.score.calibration import rule as calibration_rule
 from pcsc.score.calibration import rule_inputs as calibration_inputs
@@ -468,7 +469,5 @@ def _fmt(v: Any) -> str:
     if isinstance(v, list | tuple):
         return "[" + ", ".join(_fmt(x) for x in v) + "]"
     if isinstance(v, float):
-        if v == int(v) and abs(v) < 1e15:
-            return f"{int(v):,}"
-        return f"{v:,.2f}" if abs(v) >= 1e4 else f"{v:.6g}"
+        return number(v)
     return str(v)

@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lark import Token, Tree
@@ -282,6 +281,14 @@ def format_source(text: str, file: str, diags: Diagnostics) -> str | None:
     return None if tree is None else layout(text, tree)
 
 
+def canonical_library(text: str) -> str | None:
+    """A library's text as `pcsc fmt` writes it, which a policy's `[libraries.<name>]`
+    pin hashes: layout (indentation, spacing, alignment, line ends, `;`, blank lines
+    between blocks) never changes a pin, and a library already formatted pins to its
+    own bytes. Comments are kept, so they count. None when the text does not parse."""
+    return format_source(text, "<library>", Diagnostics())
+
+
 # ---------------------------------------------------------------------- safety
 _SPAN_KEYS = frozenset({"file", "line", "column", "end_line", "end_column"})
 _TEXT_KEYS = frozenset({"threshold_text", "kill_text", "text"})
@@ -320,34 +327,6 @@ class Semantics(NamedTuple):
 
 
 SemanticsFn = Callable[[str], Semantics]
-
-
-def semantics(
-    text: str,
-    file: str,
-    library: bool,
-    route_dir: Path,
-    lib_path: Sequence[Path] = (),
-    policy_path: Sequence[Path] = (),
-) -> Semantics:
-    """What ``text`` means to the compiler: its lowered IR and its diagnostics."""
-    from pcsc.lower.library import lower_library
-    from pcsc.pipeline import Session
-    from pcsc.policy.load import PolicyStore
-    from pcsc.serialize import converter, ir_json
-    from pcsc.syntax import parse_source
-
-    session = Session(lib_path=list(lib_path), policies=PolicyStore(list(policy_path)))
-    ir: dict[str, Any] = {}
-    if library:
-        tree = parse_source(text, file, session.diags)
-        lib = None if tree is None else lower_library(tree, file, text, session.diags)
-        if lib is not None:
-            ir[lib.name] = strip_ir(converter().unstructure(lib))
-    else:
-        for route in session.routes_from_text(text, file, route_dir):
-            ir[route.name] = strip_ir(ir_json(route))
-    return Semantics(ir, Counter(d.code for d in session.diags.items))
 
 
 def check_format(before: str, after: str, file: str, meaning: SemanticsFn) -> str | None:

@@ -330,7 +330,8 @@ def _seams(c: object, session: object) -> None:
 
 def _format(text: str, shown: str, folder: Path, policies: Path) -> None:
     from pcsc.diagnostics.model import Diagnostics
-    from pcsc.fmt import check_format, format_source, semantics
+    from pcsc.fmt import check_format, format_source
+    from pcsc.meaning import semantics
 
     formatted = format_source(text, shown, Diagnostics())
     if formatted is not None and formatted != text:

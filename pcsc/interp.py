@@ -18,6 +18,9 @@ from pcsc.ir import expr as ex
 from pcsc.ir.visit import Visitor
 
 Value = Any
+#: A duration in days, the one unit durations are compared in: a month is 1/12 of a year
+#: of 365.25 days, as in the discount (each factor exact in binary, so is every product).
+DAYS: dict[str, float] = {"days": 1.0, "months": 365.25 / 12, "years": 365.25}
 Function = Callable[["Interpreter", Sequence[ex.Expr], Span], Value]
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
@@ -63,7 +66,7 @@ class Interpreter(Visitor[Value]):
         return self.visit(e)
 
     def visit_Number(self, e: ex.Number) -> Value:
-        return e.value
+        return e.value * DAYS[e.unit] if e.unit in DAYS else e.value
 
     def visit_String(self, e: ex.String) -> Value:
         return e.value

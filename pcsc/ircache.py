@@ -22,15 +22,26 @@ tables, only when that folder belongs to this user and no one else can write to 
 (a pickle is loaded only from there); `PCSC_NO_CACHE=1` turns the cache off. Writes
 are atomic (a temporary file, then a rename); an unreadable, truncated or foreign
 entry is a miss, never an error.
+
+The cache is bounded (docs/cli.md, "The IR cache"): at most `PCSC_CACHE_MAX_ENTRIES`
+entries (default 2,000) and `PCSC_CACHE_MAX_MB` megabytes (default 64). A hit sets the
+entry's modification time to now (atime is unreliable: most file systems mount with
+relatime or noatime), so that time is its last use; when a write takes the cache past
+either bound, the least recently used entries go until it is at 90% of both, so that
+pruning is rare. Every key changes with the compiler, so an upgraded or edited pcsc
+leaves its predecessor's entries unused: they are the first to go.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
+import re
 import sys
 import tempfile
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -48,6 +59,42 @@ from pcsc.resources import display_path as display
 Session = Any
 
 FORMAT = 2
+
+#: The bound's defaults: a cohort must fit whole (an LRU cache smaller than the set of
+#: files a run reads misses on every file of every run), and a route file's entry is
+#: 10 to 60 KB (the shipped examples: 20 KB at the median), so 2,000 entries hold a
+#: cohort of 2,000 files in about 64 MB.
+MAX_ENTRIES = 2000
+MAX_MB = 64
+ENV_MAX_ENTRIES = "PCSC_CACHE_MAX_ENTRIES"
+ENV_MAX_MB = "PCSC_CACHE_MAX_MB"
+#: What pruning leaves, as a share of each bound.
+PRUNE_TO = 0.9
+_MB = 2**20
+
+
+class CacheSettingError(ValueError):
+    """An environment variable that sets the cache's bound holds no usable value."""
+
+
+@attrs.frozen
+class Limits:
+    entries: int
+    bytes: int
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Limits:
+        """The bound set by `PCSC_CACHE_MAX_ENTRIES` and `PCSC_CACHE_MAX_MB`, else the defaults."""
+
+        def read(name: str, default: int) -> int:
+            text = environ.get(name, "").strip().replace("_", "")
+            if not text:
+                return default
+            if not text.isdigit() or int(text) < 1:
+                raise CacheSettingError(f"{name}={environ[name]!r}: expected a whole number, at least 1")
+            return int(text)
+
+        return cls(read(ENV_MAX_ENTRIES, MAX_ENTRIES), read(ENV_MAX_MB, MAX_MB) * _MB)
 
 
 @attrs.frozen
@@ -67,13 +114,17 @@ class Entry:
     libraries: tuple[LibraryDep, ...]
 
 
+def cache_location() -> Path:
+    """`$XDG_CACHE_HOME/pcsc/ir` (default `~/.cache`), whether or not it is in use."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pcsc" / "ir"
+
+
 def cache_folder() -> Path | None:
-    """`$XDG_CACHE_HOME/pcsc/ir` (default `~/.cache`), or None when PCSC_NO_CACHE is
-    set or the folder is not private to this user."""
+    """`cache_location()`, made when missing, or None when PCSC_NO_CACHE is set or the
+    folder is not private to this user."""
     if os.environ.get("PCSC_NO_CACHE"):
         return None
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = base / "pcsc" / "ir"
+    folder = cache_location()
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         for f in (folder.parent, folder):
@@ -100,15 +151,21 @@ def compiler_fingerprint() -> str:
 class IRCache:
     """The lowered IR of route files, keyed by content (see the module)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, limits: Limits | None = None) -> None:
         self.folder = folder
+        self.limits = limits or Limits(MAX_ENTRIES, MAX_MB * _MB)
         self.hits = 0
         self.misses = 0
+        # every entry's (last use, size), read from the folder at this cache's first write
+        self._index: dict[Path, tuple[float, int]] | None = None
 
     @classmethod
     def default(cls) -> IRCache | None:
+        """The user's cache with the bound the environment sets; None when it is off.
+        Raises `CacheSettingError`."""
+        limits = Limits.from_environment()
         folder = cache_folder()
-        return None if folder is None else cls(folder)
+        return None if folder is None else cls(folder, limits)
 
     def key(self, text_sha256: str, shown: str) -> str:
         return hashlib.sha256(f"{compiler_fingerprint()}\0{shown}\0{text_sha256}".encode()).hexdigest()
@@ -126,7 +183,18 @@ class IRCache:
             return None
         if not isinstance(entry, Entry) or entry.key != key:
             return None
+        self._used(self._file(key))
         return entry
+
+    def _used(self, path: Path) -> None:
+        """Mark ``path`` used now: its modification time is the LRU clock."""
+        try:
+            os.utime(path)
+            info = path.stat()
+        except OSError:
+            return
+        if self._index is not None:
+            self._index[path] = (info.st_mtime, info.st_size)
 
     def put(self, entry: Entry) -> None:
         target = self._file(entry.key)
@@ -141,7 +209,31 @@ class IRCache:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except Exception:  # a cache that cannot be written is no cache, not an error
-            pass
+            return
+        if self._index is None:
+            self._index = dict(_scan(self.folder))
+        self._used(target)
+        self.prune()
+
+    def prune(self) -> int:
+        """When the cache is past its bound, remove the least recently used entries until
+        it is at `PRUNE_TO` of both; the number removed."""
+        index = self._index if self._index is not None else dict(_scan(self.folder))
+        self._index = index
+        total = sum(size for _, size in index.values())
+        if len(index) <= self.limits.entries and total <= self.limits.bytes:
+            return 0
+        keep_entries, keep_bytes = int(self.limits.entries * PRUNE_TO), int(self.limits.bytes * PRUNE_TO)
+        removed = 0
+        for path, (_, size) in sorted(index.items(), key=lambda kv: kv[1][0]):
+            if len(index) <= keep_entries and total <= keep_bytes:
+                break
+            with contextlib.suppress(OSError):
+                path.unlink()
+            del index[path]
+            total -= size
+            removed += 1
+        return removed
 
     # ------------------------------------------------------------------ the pipeline's use
     def routes(self, session: Session, text: str, text_sha256: str, shown: str, route_dir: Path) -> list[Route]:
@@ -233,3 +325,94 @@ class IRCache:
                 return False
         session.diags.items.extend(entry.diagnostics)
         return True
+
+
+_ENTRY = re.compile(r"[0-9a-f]{64}\.pickle")
+
+
+def _scan(folder: Path) -> Iterator[tuple[Path, tuple[float, int]]]:
+    """Every entry under ``folder`` with its (last use, size)."""
+    try:
+        shards = list(os.scandir(folder))
+    except OSError:
+        return
+    for shard in shards:
+        if not shard.is_dir(follow_symlinks=False):
+            continue
+        try:
+            files = list(os.scandir(shard.path))
+        except OSError:
+            continue
+        for f in files:
+            if _ENTRY.fullmatch(f.name) and f.is_file(follow_symlinks=False):
+                try:
+                    info = f.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                yield Path(f.path), (info.st_mtime, info.st_size)
+
+
+@attrs.frozen
+class Usage:
+    """What the cache holds: its entries and the other files pcsc caches beside them."""
+
+    folder: Path
+    enabled: bool
+    why_off: str | None
+    entries: int
+    bytes: int
+    other_files: int  # parser tables and proof records, in the folder above
+    other_bytes: int
+    limits: Limits
+
+
+def _others(folder: Path) -> list[Path]:
+    """The parser tables and proof records pcsc keeps next to the IR folder."""
+    try:
+        return [p for p in folder.parent.iterdir() if _OTHER.fullmatch(p.name) and p.is_file()]
+    except OSError:
+        return []
+
+
+_OTHER = re.compile(r"grammar-[a-z]+-[0-9a-f]{20}\.cache|proofs-[0-9a-f]{20}\.json|\.tmp-proofs-.*")
+
+
+def usage(limits: Limits) -> Usage:
+    """The cache's location, whether it is used, and what it holds."""
+    folder = cache_location()
+    why = None
+    if os.environ.get("PCSC_NO_CACHE"):
+        why = "PCSC_NO_CACHE is set"
+    elif folder.is_dir() and cache_folder() is None:
+        why = "the folder is not private to this user"
+    items = [size for _, (_, size) in _scan(folder)] if folder.is_dir() else []
+    others = _others(folder)
+    other_bytes = sum(p.stat().st_size for p in others)
+    return Usage(folder, why is None, why, len(items), sum(items), len(others), other_bytes, limits)
+
+
+def clear() -> tuple[int, int]:
+    """Remove every entry, temporary file, parser table and proof record pcsc caches
+    (each is rebuilt when next needed); (files removed, bytes freed). Only names pcsc
+    writes are removed, and only in a folder private to this user. Raises OSError."""
+    folder = cache_location()
+    if not folder.is_dir():
+        return 0, 0
+    for f in (folder.parent, folder):
+        info = f.lstat()
+        if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022 or f.is_symlink()):
+            raise PermissionError(f"{f} is not private to this user: nothing removed")
+    files: list[Path] = [p for p, _ in _scan(folder)] + _others(folder)
+    for shard in folder.iterdir():
+        if shard.is_dir() and not shard.is_symlink():
+            files += [p for p in shard.iterdir() if p.name.startswith(".tmp-") and p.is_file()]
+    count, freed = 0, 0
+    for path in files:
+        size = path.stat().st_size
+        path.unlink()
+        count, freed = count + 1, freed + size
+    for shard in folder.iterdir():
+        if shard.is_dir() and not shard.is_symlink():
+            with contextlib.suppress(OSError):
+                shard.rmdir()  # only when empty
+    return count, freed

@@ -49,7 +49,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "verdict": c.decision.verdict,
         "score": None if c.decision.score is None else _num(c.decision.score),
         "ungated_score": _num(n.score),
-        "coverage": {"mode": c.decision.mode, "mode_source": c.decision.mode_source},
+        "coverage": coverage_mode(c),
         "value": _num(n.value),
         "flat_product": _num(n.flat_product),
         "criteria_score": None if n.criteria_score is None else _num(n.criteria_score),
@@ -231,19 +231,28 @@ def _uncovered(u: DeltaCoverage) -> dict[str, Any]:
     }
 
 
+def coverage_mode(c: Compiled) -> dict[str, str]:
+    """The mode a route was decided under, where it came from, and the policy's own."""
+    d = c.decision
+    return {"mode": d.mode, "mode_source": d.mode_source, "policy_mode": c.policy.policy.policy.coverage}
+
+
 def policy_identity(c: Compiled) -> dict[str, str]:
     return {"id": c.policy.policy.id, "version": c.policy.policy.version, "sha256": c.policy.sha256}
 
 
 def library_uses(c: Compiled) -> list[dict[str, Any]]:
-    """The libraries a route used, each with its content hash; ``file`` is shown for a
-    library that is not shipped, and ``replaces`` marks a local library that the
-    policy's `local_libraries = true` let replace a pinned or shipped one."""
+    """The libraries a route used, each with the hash of its file's text and of its
+    canonical text, and the pin that admitted it; ``file`` is shown for a library that
+    is not shipped, and ``replaces`` marks a local library that the policy's
+    `local_libraries = true` let replace a pinned or shipped one."""
     return [
         {
             "name": u.name,
             "version": u.version,
             "sha256": u.sha256,
+            "canonical_sha256": u.canonical_sha256,
+            "pin": u.pin.as_json(),
             "shipped": u.shipped,
             "file": None if u.shipped else u.file,
             "replaces": u.replaces,
@@ -291,7 +300,7 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
                 "pipeline": None if arm is None else {
                     "delta": arm.delta,
                     "drift": bool(arm.drift),
-                    "drifted": list(arm.drift),
+                    "drifted": [str(d) for d in arm.drift],
                     "verdict": arm.verdict,
                     "gate": arm.gate.verdict,
                     "dock": {"verdict": arm.dock.verdict, "score": arm.dock.score},
@@ -319,7 +328,8 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
             "beats_with_delta_floors": exp.beats_with_floors,
             "beats_without_delta_floors": exp.beats_without_floors,
             "rates": {name: rate(k, n) for name, (k, n) in rates(exp).items()},
-            "paper": {name: rate(k, n) for name, (k, n) in PAPER.items()},
+            "paper": {name: rate(f.k, f.n) for name, f in PAPER.items() if f.k is not None},
+            "paper_units": {name: {"n": f.n, "unit": f.unit} for name, f in PAPER.items()},
             "ladder": {
                 **attrs.asdict(exp.ladder),
                 "jump_multiple": JUMP_MULTIPLE,
@@ -330,7 +340,9 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
             ],
             "phase0": {
                 "seed": p0.seed,
-                "arms": [{**attrs.asdict(a), "sign_flip": a.sign_flip} for a in p0.arms],
+                "arms": [{**attrs.asdict(a), "sign_flip": a.sign_flip, "zero_drift_flip": a.zero_drift_flip}
+                         for a in p0.arms],
+                "tallies": [attrs.asdict(t) for t in p0.tallies],
             },
         }
     return out
@@ -344,7 +356,7 @@ def gate_packet(compiled: list[Compiled]) -> dict[str, Any]:
                 "file": c.route.file,
                 "policy": policy_identity(c),
                 "verdict": c.decision.verdict,
-                "coverage": {"mode": c.decision.mode, "mode_source": c.decision.mode_source},
+                "coverage": coverage_mode(c),
                 "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],
             }
             for c in compiled

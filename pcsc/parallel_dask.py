@@ -4,9 +4,10 @@ The same contract as the local executors (`pcsc.parallel`): ``map`` returns the 
 in the order of the items and re-raises a worker's exception, so a run on a cluster
 prints what a run with ``--jobs 1`` prints. The function and the items travel to the
 workers pickled by reference, so every worker must have ``pcsc`` (the same version)
-importable and see the same files at the same paths (a shared checkout, or the same
-container image with the inputs mounted). Dask is imported only here, and only when a
-command is given ``--scheduler``.
+importable and see the same files at the same absolute paths (a shared checkout, or
+the same container image with the inputs mounted); a worker may run in any folder, as
+the command sends paths resolved in its own (`pcsc.cohort.Settings`). Dask is imported
+only here, and only when a command is given ``--scheduler``.
 """
 
 from __future__ import annotations
@@ -14,22 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from pcsc.extras import require
+
 T = TypeVar("T")
 R = TypeVar("R")
 
-MISSING = "--scheduler needs Dask: install the extra `pcsc[dask]` (pip install 'pcsc[dask]')"
-
-
 class SchedulerError(Exception):
-    """The scheduler cannot be used (Dask missing, nobody listening at the address)."""
+    """The scheduler cannot be used (nobody listening at the address)."""
 
 
 def _distributed() -> Any:
-    try:
-        import distributed
-    except ImportError:
-        raise SchedulerError(MISSING) from None
-    return distributed
+    return require("dask", "--scheduler")
 
 
 class DaskExecutor:

@@ -10,18 +10,20 @@ libraries and loaded policies so that a cohort parses each only once.
 from __future__ import annotations
 
 import datetime as dt
-from functools import partial
+import re
+from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
 from pcsc.canonical import sha256_hex
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
-from pcsc.coverage.verdict import Mode
+from pcsc.coverage.verdict import Mode, lowers
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.fmt import canonical_library
 from pcsc.gcpause import paused_gc
 from pcsc.ir import Evidence, Library, Route
 from pcsc.ir.names import is_name, split_policy_ref
@@ -31,7 +33,7 @@ from pcsc.lower.library import lower_library
 from pcsc.lower.route import PolicyFacts, lower_route_facts
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
-from pcsc.resources import data_dir
+from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.resources import display_path as display
 from pcsc.score.finite import NotFinite
 from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
@@ -41,17 +43,47 @@ from pcsc.syntax.limits import MAX_ROUTES, normalize_newlines, too_large
 
 
 @attrs.frozen
+class Pin:
+    """What let a route use a library: the policy's `[libraries.<name>]` entry (``by``
+    "policy"; ``sha256`` None for a name a `local_libraries = true` policy names without
+    pinning its content), or, under a policy that pins no library, the library PCSC
+    ships under that name (``by`` "shipped", ``sha256`` its canonical hash)."""
+
+    by: Literal["policy", "shipped"]
+    version: str | None
+    sha256: str | None
+
+    def as_json(self) -> dict[str, str | None]:
+        """The pin as packets and certificates record it."""
+        return {"by": self.by, "version": self.version, "sha256": self.sha256}
+
+
+@attrs.frozen
 class LibraryUse:
-    """A library a route used: its content hash, and whether it is a local file (beside
+    """A library a route used: the SHA-256 of its file's text (``sha256``, as `inputs`
+    and certificates record files) and of its canonical text (``canonical_sha256``,
+    what a pin compares), the pin that admitted it, and whether it is a local file (beside
     the route or on --lib-path) that the policy's `local_libraries = true` let replace
-    the pinned or shipped library of that name."""
+    the pinned or shipped content of that name."""
 
     name: str
     version: str
     sha256: str
+    canonical_sha256: str
+    pin: Pin
     file: str
     shipped: bool
     replaces: bool = False
+
+
+@attrs.frozen
+class LibraryHash:
+    """The two hashes of a library file: of its text (UTF-8, CRLF read as LF) and of its
+    canonical text (`pcsc.fmt.canonical_library`), or None when it does not parse."""
+
+    text: str
+    canonical: str | None
+
 
 if TYPE_CHECKING:
     from pcsc.ircache import IRCache
@@ -68,13 +100,35 @@ class Compiled:
 
 
 def library_sha256(path: Path) -> str | None:
-    """SHA-256 of a library file's UTF-8 text, CRLF line ends read as LF (what a
-    policy's `[libraries.<name>] sha256` pins); None when it cannot be read as text."""
+    """What a policy's `[libraries.<name>] sha256` pins for the library file at ``path``:
+    the SHA-256 of its canonical text (`pcsc.fmt.canonical_library`, the text `pcsc fmt`
+    writes); None when it cannot be read as text or does not parse."""
+    found = library_hash(path)
+    return None if found is None else found.canonical
+
+
+def library_hash(path: Path) -> LibraryHash | None:
+    """Both hashes of the library file at ``path``; None when it cannot be read as UTF-8
+    or is over the size limit (loading it says which)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        if too_large(path.stat().st_size) is not None:
+            return None
+        text = path.read_bytes().decode(TEXT_ENCODING)
     except (OSError, UnicodeDecodeError):
         return None
-    return sha256_hex(text.replace("\r\n", "\n"))
+    text = text.replace("\r\n", "\n")
+    digest = sha256_hex(text)
+    if digest not in _CANONICAL_SHA256:
+        canonical = canonical_library(text)
+        if len(_CANONICAL_SHA256) >= 1024:
+            _CANONICAL_SHA256.clear()
+        _CANONICAL_SHA256[digest] = None if canonical is None else sha256_hex(canonical)
+    return LibraryHash(digest, _CANONICAL_SHA256[digest])
+
+
+# The canonical hash of each library text seen in this process, by the hash of the text:
+# a pure function of the text, and each compile's fresh session would lay it out again.
+_CANONICAL_SHA256: dict[str, str | None] = {}
 
 
 @attrs.define
@@ -85,10 +139,11 @@ class Session:
     sources: dict[str, str] = attrs.field(factory=dict)
     inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
     coverage_mode: Mode | None = None  # a command-line override of the policy's mode
+    config_coverage: Mode | None = None  # a configuration file's mode: it may only raise the policy's
     _libraries: dict[Path, Library | None] = attrs.field(factory=dict)
     # the libraries each route used, by (file, route), for the packet
     library_uses: dict[tuple[str, str], tuple[LibraryUse, ...]] = attrs.field(factory=dict)
-    _digests: dict[Path, str | None] = attrs.field(factory=dict)
+    _digests: dict[Path, LibraryHash | None] = attrs.field(factory=dict)
     ir_cache: IRCache | None = None  # lowered IR of unchanged files (pcsc.ircache); None: off
     # every library resolution, in order: (name, resolved file or None when unknown)
     resolutions: list[tuple[str, Path | None]] = attrs.field(factory=list)
@@ -100,15 +155,16 @@ class Session:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.whole_file(shown))
+            self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.file_only(shown))
             return None
         large = too_large(len(data))
         if large is not None:
             self.diags.add(codes.E112, f"{shown}: {large}", Span.whole_file(shown), "split it into several files")
             return None
         try:
-            text = data.decode("utf-8")
+            text = data.decode(TEXT_ENCODING)
         except UnicodeDecodeError as exc:
+            data = exc.object  # after the byte order mark, if any: positions count from there
             line = data.count(b"\n", 0, exc.start) + 1
             column = exc.start - data.rfind(b"\n", 0, exc.start)
             self.diags.add(
@@ -136,9 +192,10 @@ class Session:
         used: list[LibraryUse] | None = None,
     ) -> Library | None:
         """The library ``name`` for a route in ``route_dir`` under ``policy``: the first
-        `<root>/<name>.obl` of `library_roots`, which must lie inside its root and, when
-        the policy pins the name (or the name is a shipped library), hold that content,
-        unless the policy allows local libraries. Each use is appended to ``used``."""
+        `<root>/<name>.obl` of `library_roots`, which must lie inside its root. The policy
+        must admit the name (`admit`), and the file must hold the content it pins (or,
+        under a policy that pins nothing, the shipped content), unless the policy allows
+        local libraries. Each use is appended to ``used``."""
         shipped_root = data_dir("obligations").resolve()
         roots = self.library_roots(route_dir)
         if not is_name(name):
@@ -149,6 +206,60 @@ class Session:
                 f"library names are lowercase letters, digits and `_`: did you mean `{name.lower()}`?",
             )
             return None
+        found = self._find_library(name, span, roots)
+        if found is None:
+            return None
+        if not found:
+            self.resolutions.append((name, None))
+            known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
+            self.diags.add(
+                codes.E206,
+                f"unknown library `{name}`",
+                span,
+                suggest(name, known)
+                or f"looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
+            )
+            return None
+        chosen = found[0]
+        self.resolutions.append((name, chosen))
+        shipped = chosen.parent == shipped_root
+        reference = next((p for p in found if p.parent == shipped_root), None)
+        pin = self.admit(name, span, chosen, policy)
+        if pin is None:
+            return None
+        digest = self.library_digest(chosen)
+        if digest is None or digest.canonical is None:  # unreadable or a syntax error: the load says why
+            lib = self.load_library(chosen, name, span)
+            assert lib is None, "a library that lowers parses, and so has a canonical text"
+            return None
+        shipped_hash = self.library_digest(reference) if reference is not None else None
+        if pin.by == "shipped":
+            pin = attrs.evolve(pin, sha256=shipped_hash.canonical if shipped_hash else None)
+        expected = pin.sha256 or (shipped_hash.canonical if shipped_hash else None)
+        replaces = expected is not None and digest.canonical != expected
+        allow_local = policy is not None and policy.policy.policy.local_libraries
+        if replaces and not (allow_local and not shipped):
+            self._refuse_library(name, span, chosen, found, expected or "", policy, shipped)
+            return None
+        lib = self.load_library(chosen, name, span)
+        if lib is not None and pin.version is not None and lib.version != pin.version and not replaces:
+            self.diags.add(
+                codes.E410,
+                f"library `{name}` ({display(chosen)}) is version {lib.version}, but policy "
+                f"{policy.ref if policy else ''} pins version {pin.version} with its content",
+                span,
+                "the policy's pin is inconsistent; fix its [libraries] table",
+            )
+            return None
+        if lib is not None and used is not None:
+            used.append(
+                LibraryUse(name, lib.version, digest.text, digest.canonical, pin, display(chosen), shipped, replaces)
+            )
+        return lib
+
+    def _find_library(self, name: str, span: Span, roots: list[Path]) -> list[Path] | None:
+        """Every `<root>/<name>.obl` of ``roots``, resolved, in order, each once; None,
+        after PCSC-E408, when one resolves (through a link) outside its root."""
         found: list[Path] = []
         for root in roots:
             candidate = root / f"{name}.obl"
@@ -166,49 +277,104 @@ class Session:
                 return None
             if real not in found:
                 found.append(real)
-        if not found:
-            self.resolutions.append((name, None))
-            known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
-            self.diags.add(
-                codes.E206,
-                f"unknown library `{name}`",
-                span,
-                suggest(name, known)
-                or f"looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
-            )
-            return None
-        chosen = found[0]
-        self.resolutions.append((name, chosen))
-        shipped = chosen.parent == shipped_root
-        digest = self.library_digest(chosen)
-        if digest is None:  # unreadable: load_library says why
-            return self.load_library(chosen, name, span)
-        pin = policy.policy.libraries.get(name) if policy is not None else None
-        allow_local = policy is not None and policy.policy.policy.local_libraries
-        reference = next((p for p in found if p.parent == shipped_root), None)
-        expected = pin.sha256 if pin is not None else (self.library_digest(reference) if reference else None)
-        replaces = expected is not None and digest != expected
-        if replaces and not (allow_local and not shipped):
-            self._refuse_library(name, span, chosen, found, expected or "", policy, shipped)
-            return None
-        lib = self.load_library(chosen, name, span)
-        if lib is not None and pin is not None and lib.version != pin.version and not replaces:
-            self.diags.add(
-                codes.E410,
-                f"library `{name}` ({display(chosen)}) is version {lib.version}, but policy "
-                f"{policy.ref if policy else ''} pins version {pin.version} with its content",
-                span,
-                "the policy's pin is inconsistent; fix its [libraries] table",
-            )
-            return None
-        if lib is not None and used is not None:
-            used.append(LibraryUse(name, lib.version, digest, display(chosen), shipped, replaces))
-        return lib
+        return found
 
-    def library_digest(self, path: Path) -> str | None:
-        """`library_sha256` of a resolved library file, read once per session."""
+    def admit(self, name: str, span: Span, chosen: Path, policy: LoadedPolicy | None) -> Pin | None:
+        """Whether ``policy`` lets its routes use a library called ``name``: it names the
+        library under `[libraries.<name>]`, or it names none and PCSC ships one called
+        ``name``. Any other name is PCSC-E413, wherever the file sits: the author of a
+        route never chooses who judges it. (Without a policy that loads nothing can be
+        decided; such a route never compiles.)"""
+        if policy is None:  # held to the shipped content of a shipped name, as under a policy that pins nothing
+            return Pin("shipped", None, None)
+        pins = policy.policy.libraries
+        if name in pins:
+            return Pin("policy", pins[name].version, pins[name].sha256)
+        shipped_names = shipped_libraries()
+        if not pins and name in shipped_names:
+            return Pin("shipped", None, None)
+        admitted = sorted(pins) or shipped_names
+        if pins:
+            why = f"policy {policy.ref} pins only " + ", ".join(f"`{n}`" for n in admitted)
+        else:
+            why = f"policy {policy.ref} pins no library, so only those PCSC ships may judge its routes (" + ", ".join(
+                f"`{n}`" for n in admitted
+            ) + ")"
+        digest = self.library_digest(chosen)
+        pin_it = f"`[libraries.{name}]` (its `version`" + (
+            f' and `sha256 = "{digest.canonical}"`)' if digest is not None and digest.canonical else " and `sha256`)"
+        )
+        hint = suggest(name, admitted)
+        self.diags.add(
+            codes.E413,
+            f"library `{name}` ({display(chosen)}) is not one the route's policy names: {why}",
+            span,
+            (f"{hint}; " if hint else "")
+            + "the obligations that judge a route belong to its policy: to let this library judge, the policy "
+            + f"({policy.path}) must pin it under {pin_it}",
+        )
+        return None
+
+    def check_pins(self, loaded: LoadedPolicy) -> list[dict[str, object]]:
+        """What `pcsc policy check` verifies of each `[libraries.<name>]` of ``loaded``:
+        the library a route would resolve the name to, outside the route's own folder
+        (--lib-path, then the shipped obligations/), exists and holds the pinned
+        content and version, as compiling would demand. Each problem is a diagnostic at
+        the pin's line; the result says, per name, what was found."""
+        shipped_root = data_dir("obligations").resolve()
+        allow_local = loaded.policy.policy.local_libraries
+        report: list[dict[str, object]] = []
+        for name, pin in sorted(loaded.policy.libraries.items()):
+            span = pin_span(self.policies, loaded, name)
+            before = len(self.diags)
+            found = self._find_library(name, span, [*self.lib_path, data_dir("obligations")])
+            path = found[0] if found else None
+            digest = self.library_digest(path) if path is not None else None
+            lib = None
+            if path is None and before == len(self.diags) and not allow_local:
+                self.diags.add(
+                    codes.E206,
+                    f"policy {loaded.ref} pins library `{name}`, but no {name}.obl is on the library path or shipped",
+                    span,
+                    "put the library on --lib-path (or `lib_path` of pcsc.toml) so that its pin can be checked",
+                )
+            elif path is not None and (digest is None or digest.canonical is None):
+                self.load_library(path, name, span)  # unreadable, or a syntax error: the load says why
+            elif path is not None and digest is not None:
+                local = allow_local and path.parent != shipped_root
+                if pin.sha256 is not None and digest.canonical != pin.sha256 and not local:
+                    self.diags.add(
+                        codes.E410,
+                        f"policy {loaded.ref} pins library `{name}` with sha256 {pin.sha256}, but {display(path)} "
+                        f"has sha256 {digest.canonical}",
+                        span,
+                        f'if {display(path)} is the content the policy should pin, set `sha256 = "{digest.canonical}"` '
+                        f"under [libraries.{name}] (in a new version: a published policy never changes)",
+                    )
+                else:
+                    lib = self.load_library(path, name, span)
+                    if lib is not None and pin.version is not None and lib.version != pin.version and not local:
+                        self.diags.add(
+                            codes.E410,
+                            f"policy {loaded.ref} pins library `{name}` at version {pin.version}, but "
+                            f"{display(path)} declares version {lib.version}",
+                            span,
+                            "the pin's `version` must be the one the library's `library … version` line states",
+                        )
+            report.append({
+                "name": name,
+                "file": None if path is None else display(path),
+                "version": None if lib is None else lib.version,
+                "canonical_sha256": None if digest is None else digest.canonical,
+                "pin": Pin("policy", pin.version, pin.sha256).as_json(),
+                "ok": len(self.diags) == before,
+            })
+        return report
+
+    def library_digest(self, path: Path) -> LibraryHash | None:
+        """`library_hash` of a resolved library file, read once per session."""
         if path not in self._digests:
-            self._digests[path] = library_sha256(path)
+            self._digests[path] = library_hash(path)
         return self._digests[path]
 
     def _refuse_library(
@@ -222,26 +388,34 @@ class Session:
         shipped: bool,
     ) -> None:
         """Report a library whose content is not the one the policy pins or ships."""
-        whose = f"policy {policy.ref} pins" if policy is not None and name in policy.policy.libraries else "PCSC ships"
+        pinned = policy is not None and name in policy.policy.libraries
+        whose = f"policy {policy.ref} pins" if policy is not None and pinned else "PCSC ships"
+        digest = self.library_digest(chosen)
+        actual = digest.canonical if digest is not None else None
+        repin = (
+            f"if the policy should judge with this content, pin it: `[libraries.{name}]` with "
+            f'`sha256 = "{actual}"` in {policy.path} (in a new version: a published policy never changes)'
+            if policy is not None and actual is not None
+            else "fix the policy's [libraries] table"
+        )
         if shipped:
             self.diags.add(
                 codes.E410,
-                f"library `{name}` ({display(chosen)}) has sha256 {self.library_digest(chosen)}, "
-                f"but {whose} {expected}",
+                f"library `{name}` ({display(chosen)}) has sha256 {actual}, but {whose} {expected}",
                 span,
-                "the pin names other content than the shipped library: put the pinned file beside the "
-                "route or on --lib-path, or fix the policy's [libraries] table",
+                f"the pin names other content than the shipped library: put the pinned file beside the route or "
+                f"on --lib-path; {repin}",
             )
             return
-        match = next((p for p in found if self.library_digest(p) == expected), None)
+        match = next((p for p in found if (d := self.library_digest(p)) is not None and d.canonical == expected), None)
         other = f"{display(match)}, the library {whose}" if match else f"the library {whose} (sha256 {expected[:12]}…)"
         self.diags.add(
             codes.E409,
             f"library `{name}` in {display(chosen)} would replace {other}: "
             "the obligations that judge a route belong to its policy",
             span,
-            f"remove or rename {display(chosen)}; only a policy with `local_libraries = true` "
-            "under [policy] lets a local library replace a pinned or shipped one",
+            f"remove or rename {display(chosen)} (only a policy with `local_libraries = true` under [policy] lets a "
+            f"local library replace a pinned or shipped one); {repin}",
         )
 
     def load_library(self, path: Path, name: str, span: Span) -> Library | None:
@@ -304,7 +478,7 @@ class Session:
                 self.diags.add(
                     codes.E106,
                     f"no .route files in the folder {arg}",
-                    Span.whole_file(arg),
+                    Span.file_only(arg),
                     "route files end in .route; folders are searched recursively",
                 )
             for path, shown in found:
@@ -421,10 +595,15 @@ class Session:
         return loaded
 
     def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
-        """The coverage mode (a command-line override, else the policy's) and its source."""
+        """The coverage mode and where it came from: a command-line flag, which may set
+        any mode; else the policy's, unless a configuration file asks for a more
+        demanding one (a file beside the routes never weakens their policy)."""
         if self.coverage_mode is not None:
             return self.coverage_mode, "command line"
-        return loaded.policy.policy.coverage, "policy"
+        own = loaded.policy.policy.coverage
+        if self.config_coverage is not None and lowers(own, self.config_coverage):
+            return self.config_coverage, "config"
+        return own, "policy"
 
     def check_policy(self, facts: PolicyFacts) -> LoadedPolicy | None:
         """Load the pinned policy, check the pin, reference classes, criteria and
@@ -531,7 +710,12 @@ class Session:
         was shown under a name that is not a path."""
         used = {Path(f.span.file).parent for f in route.fields} | {Path(o.span.file).parent for o in route.obligations}
         lib_path = [*sorted(used), *(p for p in self.lib_path if p not in used)]
-        return Session(lib_path=lib_path, policies=self.policies, coverage_mode=self.coverage_mode)
+        return Session(
+            lib_path=lib_path,
+            policies=self.policies,
+            coverage_mode=self.coverage_mode,
+            config_coverage=self.config_coverage,
+        )
 
     def compile_routes(self, routes: list[Route]) -> list[Compiled]:
         """Every route that compiles without errors, in order (the others left diagnostics)."""
@@ -550,10 +734,7 @@ class Session:
             return None
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
-        if self.coverage_mode is not None:
-            mode, source = self.coverage_mode, "command line"
-        else:
-            mode, source = loaded.policy.policy.coverage, "policy"
+        mode, source = self.mode_for(loaded)
         coverage = None if mode == "off" else discharge_route(route, loaded.policy)
         docked = None
         if coverage is not None and not coverage.complete and mode == "dock":
@@ -561,6 +742,41 @@ class Session:
         decision = decide(coverage, mode, source, numbers.score, docked)
         uses = self.library_uses.get((route.file, route.name), ())
         return Compiled(route, loaded, numbers, coverage, decision, uses)
+
+
+@cache
+def shipped_libraries() -> list[str]:
+    """The names of the libraries PCSC ships, sorted."""
+    return sorted(p.stem for p in data_dir("obligations").glob("*.obl"))
+
+
+def pin_span(store: PolicyStore, loaded: LoadedPolicy, name: str) -> Span:
+    """Where ``loaded`` (or the policy it extends, when the pin is inherited) pins the
+    library ``name``: the line of its `sha256`, else of its `[libraries.<name>]` header,
+    else the policy file."""
+    header = re.compile(rf'^\s*\[\s*libraries\s*\.\s*(?:{re.escape(name)}|"{re.escape(name)}")\s*\]')
+    current: LoadedPolicy | None = loaded
+    seen: set[str] = set()
+    while current is not None and current.ref not in seen:
+        seen.add(current.ref)
+        try:
+            lines = Path(current.path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            break
+        start = next((i for i, line in enumerate(lines) if header.match(line)), None)
+        if start is not None:
+            for i in range(start + 1, len(lines)):
+                if lines[i].lstrip().startswith("["):
+                    break
+                if re.match(r"\s*sha256\s*=", lines[i]):
+                    return Span.file_only(current.path, i + 1)
+            return Span.file_only(current.path, start + 1)
+        parent = current.policy.policy.extends
+        try:
+            current = store.load_ref(parent) if parent else None
+        except PolicyError:
+            current = None
+    return Span.file_only(loaded.path)
 
 
 OVERFLOW_HELP = "the route's or the policy's numbers are too large to score; no score is released"

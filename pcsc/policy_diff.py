@@ -31,11 +31,13 @@ from typing import Any, Literal
 import attrs
 
 from pcsc.diagnostics.model import Diagnostics
+from pcsc.humanize import money, plural
 from pcsc.ir import PolicyRef, Route
 from pcsc.lower.route import PolicyFacts
 from pcsc.pipeline import Compiled, Session
 from pcsc.policy.load import PolicyStore, _jsonable
 from pcsc.policy.model import LoadedPolicy
+from pcsc.printer import number
 
 IDENTITY = ("id", "version", "extends")  # keys of [policy] that name it; shown in the heading
 
@@ -339,7 +341,8 @@ def to_json(d: PolicyDiff) -> dict[str, Any]:
 
 
 def show(value: Any, limit: int = 48) -> str:
-    """A policy value in TOML-like text; long strings are cut (the JSON has them whole)."""
+    """A policy value in TOML-like text; long strings are cut (the JSON has them whole);
+    numbers read as the route language writes them (`100_000`, `0.45`), exactly."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -349,6 +352,8 @@ def show(value: Any, limit: int = 48) -> str:
         return "{" + ", ".join(f"{_key(k)} = {show(v, limit)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(show(v, limit) for v in value) + "]"
+    if isinstance(value, int | float):
+        return number(float(value))
     return repr(value)
 
 
@@ -360,7 +365,7 @@ def _pair(a: float, b: float, fmt: str) -> tuple[str, str]:
 
 
 def _money(x: float | None) -> str:
-    return "withheld" if x is None else f"{x:,.2f}"
+    return "withheld" if x is None else money(x)
 
 
 def _criteria(side: Side) -> str:
@@ -413,7 +418,7 @@ def route_summary(d: PolicyDiff) -> str:
     one = sum(1 for r in d.routes if r.status in ("fails under old", "fails under new"))
     both = sum(1 for r in d.routes if r.status == "fails under both")
     n = len(d.routes)
-    text = f"routes, each compiled under both policies (its own pin overridden): {n} route{'s' if n != 1 else ''}, "
+    text = f"routes, each compiled under both policies (its own pin overridden): {plural(n, 'route')}, "
     text += f"{moving} move" + ("s" if moving == 1 else "")
     notes = [f"{one} compile under one policy only"] if one else []
     notes += [f"{both} under neither"] if both else []

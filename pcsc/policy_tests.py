@@ -34,12 +34,14 @@ import attrs
 
 from pcsc.canonical import sha256_hex
 from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.humanize import money as _money
+from pcsc.humanize import plural
 from pcsc.ir import PolicyRef, Route
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy_diff import PinnedStore
 from pcsc.redteam import DEFAULT_MAX_EDITS, redteam
-from pcsc.resources import display_path
+from pcsc.resources import TEXT_ENCODING, display_path
 from pcsc.seams.splice import SpliceError, splice_text
 
 SUFFIX = ".pcsctest.toml"
@@ -235,7 +237,7 @@ def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
     shown = shown or str(path)
     data = path.read_bytes()
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
+        doc = tomllib.loads(data.decode(TEXT_ENCODING))
     except UnicodeDecodeError:
         raise PolicyTestError(shown, ["not UTF-8 text"]) from None
     except tomllib.TOMLDecodeError as exc:
@@ -441,7 +443,7 @@ class Runner:
                 return CaseResult(tf.shown, case, "pass", (), observed)
             failure = f"expected errors {_list(expected)}, got {_list(codes)}"
             return CaseResult(tf.shown, case, "fail", (failure,), observed)
-        lines = [f"the route does not compile ({len(errors)} error{'s' if len(errors) != 1 else ''})"]
+        lines = [f"the route does not compile ({plural(len(errors), 'error')})"]
         lines += [f"{d.span.file}:{d.span.line}: {d.code} {d.message}" for d in errors[:5]]
         if len(errors) > 5:
             lines.append(f"… and {len(errors) - 5} more")
@@ -486,10 +488,6 @@ def _observe(c: Compiled) -> dict[str, Any]:
         "eligible": n.eligible,
         "uncovered": sorted(f"{u.transition}.{u.delta.field}" for u in coverage.uncovered),
     }
-
-
-def _money(x: float) -> str:
-    return f"{x:,.2f}"
 
 
 def _points(x: float) -> str:
@@ -597,9 +595,9 @@ def to_text(reports: Sequence[FileReport]) -> str:
             lines.append(f"  {_MARK[r.status]}  {r.name}")
             lines.extend(f"         {line}" for line in r.failures)
     c = counts(reports)
-    tail = f", {c['bad_files']} file{'s' if c['bad_files'] != 1 else ''} not usable" if c["bad_files"] else ""
+    tail = f", {plural(c['bad_files'], 'file')} not usable" if c["bad_files"] else ""
     lines.append(
-        f"{c['cases']} case{'s' if c['cases'] != 1 else ''} in {c['files']} file{'s' if c['files'] != 1 else ''}: "
+        f"{plural(c['cases'], 'case')} in {plural(c['files'], 'file')}: "
         f"{c['passed']} passed, {c['failed']} failed, {c['errors']} could not run{tail}"
     )
     return "\n".join(lines) + "\n"

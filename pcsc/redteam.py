@@ -59,11 +59,13 @@ from typing import Any
 import attrs
 
 from pcsc.coverage import Decision
+from pcsc.humanize import money, plural
 from pcsc.ir import Edge, Evidence, Parallel, Route, Series, Shape, Transition
 from pcsc.ir.shape import edges as shape_edges
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.printer import number, route_to_text
 from pcsc.render.tables import table
+from pcsc.seams.analysis import Drift, drifts
 from pcsc.seams.splice import redate, remove_edge, seam_indices, splice
 from pcsc.syntax.literals import add_horizon
 
@@ -433,7 +435,7 @@ class Trial:
     eligible: bool | None = None
     uncovered: tuple[str, ...] = ()  # transition.field
     failed_requires: tuple[str, ...] = ()  # "obligation: require …", claimed obligations only
-    drift: tuple[str, ...] = ()  # p that moved, e.g. "monetize.p: 0.2976 -> 0.4464"
+    drift: tuple[Drift, ...] = ()  # p that moved (c: `costs`)
     costs: tuple[CostChange, ...] = ()  # transitions whose budget or c moved
     errors: tuple[str, ...] = ()  # error diagnostics of an invalid edit
 
@@ -512,13 +514,11 @@ class Runner:
         gain = n.score - h.score
         dock_gain = (dock.score or 0.0) - (self.dock.score or 0.0)
         honest = {t.name: t for t in h.transitions}
-        drift, costs = [], []
+        costs = []
         for t in n.transitions:
             o = honest.get(t.name)
             if o is None:
                 continue
-            if t.p != o.p:
-                drift.append(f"{t.name}.p: {o.p!r} -> {t.p!r}")
             if t.cost.c != o.cost.c or t.cost.budget != o.cost.budget:
                 costs.append(CostChange(t.name, o.cost.budget, t.cost.budget, o.cost.c, t.cost.c, t.cost.bound_by))
         failed = sorted(
@@ -547,7 +547,7 @@ class Runner:
             eligible=n.eligible,
             uncovered=tuple(f"{u.transition}.{u.delta.field}" for u in coverage.uncovered),
             failed_requires=tuple(failed),
-            drift=tuple(drift),
+            drift=drifts(self.honest, compiled, costs=False),
             costs=tuple(costs),
         )
 
@@ -659,7 +659,7 @@ def trial_json(t: Trial) -> dict[str, Any]:
         "eligible": t.eligible,
         "uncovered": list(t.uncovered),
         "failed_requires": list(t.failed_requires),
-        "drift": list(t.drift),
+        "drift": [str(d) for d in t.drift],
         "costs": [attrs.asdict(c) for c in t.costs],
         "floors_bound": t.floors_bound,
         "errors": list(t.errors),
@@ -708,13 +708,11 @@ def report_json(reports: Sequence[RouteReport], max_edits: int, depth: int, recl
 
 
 def _money(x: float | None) -> str:
-    from pcsc.textout import money
-
     return "—" if x is None else money(x)
 
 
 def _changes(t: Trial) -> str:
-    parts = list(t.drift)
+    parts = [d.text() for d in t.drift]
     for c in t.costs:
         if c.c_to != c.c_from:
             parts.append(f"{c.transition}.c: {_money(c.c_from)} -> {_money(c.c_to)} ({c.bound_by})")
@@ -731,7 +729,7 @@ def report_text(reports: Sequence[RouteReport]) -> str:
         lines = [
             f"route {c.route.name}  [{c.route.file}]  honest score {_money(c.numbers.score)} USD, "
             f"GATE: {r.gate.verdict}, DOCK: {r.dock.verdict}",
-            f"  {len(r.trials)} edits tried ({r.duplicates} duplicate{'s' if r.duplicates != 1 else ''} skipped"
+            f"  {plural(len(r.trials), 'edit')} tried ({plural(r.duplicates, 'duplicate')} skipped"
             + (f", {r.not_tried} not tried: --max-edits" if r.not_tried else "")
             + f"); {len(r.raising)} raise the score; " + ", ".join(f"{r.count(o)} {o}" for o in OUTCOMES if r.count(o)),
         ]

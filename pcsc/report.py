@@ -9,13 +9,12 @@ this module only arranges them into a view model, and the Jinja2 template
 `pcsc/templates/report.html.j2` lays it out with inline CSS and inline SVG: no
 script, no network, no external asset. The same routes give the same bytes.
 
-Jinja2 is an optional extra (``pip install 'pcsc[report]'``); it is imported only
-to render, and `require_jinja2` says what to install when it is missing.
+Jinja2 is an optional extra (the extra ``pcsc[report]``); it is imported only
+to render, through `pcsc.extras`, which says what to install when it is missing.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,28 +23,21 @@ import attrs
 
 from pcsc._version import __version__
 from pcsc.coverage import Coverage
+from pcsc.extras import require
 from pcsc.forecast.rank import Ranked, choose_key, rank
+from pcsc.humanize import money
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.render.graph import compact, route_graph, to_svg
 from pcsc.seams.analysis import RouteSeams, analyse
-from pcsc.textout import money
+from pcsc.textout import mode_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "report.html.j2"
 
 
-class ReportUnavailable(Exception):
-    """Jinja2 cannot be imported; the message says what to install."""
-
-
 def require_jinja2() -> Any:
-    """The ``jinja2`` module, or `ReportUnavailable` naming the extra to install."""
-    try:
-        return importlib.import_module("jinja2")
-    except ImportError:
-        raise ReportUnavailable(
-            "pcsc report needs Jinja2, which is not installed: pip install 'pcsc[report]'"
-        ) from None
+    """The ``jinja2`` module, or `pcsc.extras.ExtraMissing` naming the extra to install."""
+    return require("report", "pcsc report")
 
 
 # ---------------------------------------------------------------------- the view model
@@ -268,16 +260,13 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
         sha256=c.policy.sha256,
         verdict=d.verdict,
         verdict_kind=_verdict_kind(c),
-        coverage_mode=f"{d.mode}, from the {d.mode_source}",
+        coverage_mode=mode_text(c),
         score=_score(c),
         value=f"{money(n.value)} USD",
         criteria="—" if n.criteria_score is None else f"{n.criteria_score:.2f} ({n.bucket})",
         eligible=n.eligible,
         gates=tuple((g.id, g.passed) for g in n.gates),
-        binding=f"{b.name} (U {b.U:.4g}, D {money(b.D)})" + (
-            "" if n.binding_by_tie is None else
-            " — every U·D is 0 (" + ("the planner would not start" if n.binding_by_tie == "planner-does-not-start"
-                                     else "nothing is at stake") + "): only the tie rule's pick"),
+        binding=f"{b.name} (U {b.U:.4g}, D {money(b.D)})" + ("" if n.tie_note is None else f" — {n.tie_note}"),
         picture=picture,
         waterfall=_waterfall(c),
         fields=tuple(f.name for f in r.fields),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import attrs
 
+from pcsc.humanize import number
 from pcsc.pipeline import Compiled, gate_and_dock
 
 
@@ -135,7 +136,7 @@ def diff_text(d: RouteDiff) -> str:
               for r in d.retargeted]
     lines += [f"  merged      {m.transition} absorbs {', '.join(m.absorbs)}" for m in d.merged]
     lines += [f"  seam skip   {s} (on the honest chain, not on the revised one)" for s in d.seam_skips]
-    lines += [f"  uncovered   {u.transition}: {u.field} {_num(u.source)} -> {_num(u.target)} (newly)"
+    lines += [f"  uncovered   {u.transition}: {u.field} {number(u.source)} -> {number(u.target)} (newly)"
               for u in d.newly_uncovered]
     if d.empty:
         lines.append("  no typed difference")
@@ -144,7 +145,4 @@ def diff_text(d: RouteDiff) -> str:
     return "\n".join(lines)
 
 
-def _num(x: float | bool) -> str:
-    if isinstance(x, bool):
-        return str(x).lower()
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.2f}"
+

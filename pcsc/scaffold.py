@@ -10,6 +10,7 @@ the command writes them.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -41,10 +42,13 @@ def valid_name(name: str) -> bool:
 def files(project: Project) -> dict[str, str]:
     """Relative path -> text of every file `pcsc init` writes, in writing order."""
     name, ident = project.name, project.ident
+    library = LIBRARY.format(name=name, ident=ident)
+    # the template is in `pcsc fmt`'s layout, so its bytes are its canonical text (a test checks)
+    pin = hashlib.sha256(library.encode("utf-8")).hexdigest()
     return {
         "pcsc.toml": CONFIG,
-        f"obligations/{ident}.obl": LIBRARY.format(name=name, ident=ident),
-        f"policies/{name}/1.0.0.toml": POLICY.format(name=name, base=BASE_POLICY),
+        f"obligations/{ident}.obl": library,
+        f"policies/{name}/1.0.0.toml": POLICY.format(name=name, base=BASE_POLICY, ident=ident, sha256=pin),
         "routes/example.route": ROUTE.format(name=name, ident=ident),
         f"policies/{name}/tests/example.pcsctest.toml": POLICY_TEST.format(name=name),
     }
@@ -131,6 +135,14 @@ points = [[1e5, 5e4], [1e6, 4e5], [1e7, 3e6], [1e8, 2.5e7]]
 
 [floors.delta.customers]
 points = [[10, 2e4], [100, 1e5], [1000, 6e5], [10000, 4e6]]
+
+# The obligations that judge this project's routes belong to the policy: a route may
+# use only the libraries pinned here (and the pins of {base}), each with exactly
+# this content. After editing obligations/{ident}.obl, `pcsc policy check {name}@1.0.0`
+# prints its new sha256 to pin.
+[libraries.{ident}]
+version = "1.0.0"
+sha256 = "{sha256}"
 """
 
 ROUTE = """\

@@ -60,13 +60,25 @@ the *floor uplift* of an applied revision is Σ max(0, c − budget) over its
 transitions (what the floors charge beyond the authored budgets; its lower median is
 printed) and *delta floor binds* counts the applied revisions where a delta-indexed
 floor sets some transition's cost.
+
+Beside these, per condition, the paper's definitions where they differ from ours, on
+the same revisions: a *surviving evasion* is a revision the condition releases that
+skips a state of the honest chain (whatever its gain); *beat-honest* (the paper's)
+counts the surviving evasions scoring above the honest route (ours counts every
+applied revision, re-classes included); the *median gain among surviving evasions* is
+the lower median of released − honest over those alone (ours: over every route, 0
+where none is released); *honest false suspensions* count the honest routes the
+condition refuses; the *floor uplift on applied b-condition revisions* is the lower
+median floor uplift over the applied revisions of the conditions with delta-indexed
+floors only (none elsewhere). The paper's own figures, where this project has them,
+are in ``PAPER_CONDITIONS``.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +87,7 @@ import attrs
 from pcsc.coverage import Coverage, DeltaCoverage, discharge_route
 from pcsc.coverage.discharge import field_bounds
 from pcsc.diagnostics.model import Diagnostics
+from pcsc.humanize import money, plural
 from pcsc.ir import Route
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.policy.model import Policy
@@ -85,7 +98,7 @@ from pcsc.routediff import chain, diff_packet, diff_routes
 from pcsc.score.cost import deltas, piecewise_floor
 from pcsc.score.evidence import admitted
 from pcsc.score.route import RouteNumbers, score_route
-from pcsc.seams.experiment import DEFAULT_SEED, fundability_flip
+from pcsc.seams.experiment import DEFAULT_SEED, PaperFigure, fundability_flip
 from pcsc.stats import rate, rate_text
 from pcsc.suggest import Edit as Repair
 from pcsc.suggest import apply_edits, ways
@@ -118,6 +131,12 @@ CONDITIONS = (
     Condition("v1.5b", True, False, True),
     Condition("v1.5a+b", True, True, True),
 )
+
+#: The paper's EXP C figures known to this project, by condition and measure name: its
+#: co-author evaded in every one of its packets under each of its four conditions.
+PAPER_CONDITIONS: dict[str, dict[str, PaperFigure]] = {
+    name: {"surviving_evasions": PaperFigure(6, 6, "packets")} for name in ("v1", "v1.5a", "v1.5b", "v1.5a+b")
+}
 
 
 @attrs.frozen
@@ -490,14 +509,18 @@ def lower_median(xs: Sequence[float]) -> float | None:
 class ConditionRow:
     condition: Condition
     rates: dict[str, tuple[int, int]]
-    median_gain: float | None
+    median_gain: float | None  # ours: over every route, 0 where no edited revision is released
     median_uplift: float | None  # over applied revisions
+    median_gain_evasions: float | None  # the paper's: among the surviving evasions
+    median_uplift_b: float | None  # the paper's: applied revisions of a condition with delta floors
 
 
 def condition_row(condition: Condition, results: Sequence[RouteSearch]) -> ConditionRow:
     n = len(results)
     released = [r for r in results if r.best is not None and r.best.released is not None]
     applied = [r for r in released if _gain(r) > 0]
+    surviving = [r for r in released if r.best is not None and r.best.skips]
+    uplifts = [r.best.uplift for r in applied if r.best is not None]
     return ConditionRow(
         condition,
         {
@@ -509,9 +532,14 @@ def condition_row(condition: Condition, results: Sequence[RouteSearch]) -> Condi
             ), n),
             "floor_delta_binds": (sum(1 for r in applied if r.best is not None and r.best.floor_delta_bound),
                                   len(applied)),
+            "surviving_evasions": (len(surviving), n),
+            "evasions_beating_honest": (sum(1 for r in surviving if _gain(r) > 0), n),
+            "honest_false_suspensions": (sum(1 for r in results if r.honest.released is None), n),
         },
         lower_median([_gain(r) for r in results]),
-        lower_median([r.best.uplift for r in applied if r.best is not None]),
+        lower_median(uplifts),
+        lower_median([_gain(r) for r in surviving]),
+        lower_median(uplifts) if condition.delta_floors else None,
     )
 
 
@@ -572,15 +600,17 @@ def search_json(results: Sequence[RouteResult], arms: Sequence[str], settings: S
             {"condition": row.condition.name, "delta_floors": row.condition.delta_floors,
              "grounding": row.condition.grounding,
              "rates": {k: rate(*v) for k, v in row.rates.items()},
-             "median_gain": row.median_gain, "median_floor_uplift": row.median_uplift}
+             "median_gain": row.median_gain, "median_floor_uplift": row.median_uplift,
+             "median_gain_surviving_evasions": row.median_gain_evasions,
+             "median_floor_uplift_b": row.median_uplift_b,
+             "paper": {k: {**rate(f.k, f.n), "unit": f.unit}
+                       for k, f in PAPER_CONDITIONS.get(row.condition.name, {}).items() if f.k is not None}}
             for row in rows
         ]
     return out
 
 
 def _money(x: float | None) -> str:
-    from pcsc.textout import money
-
     return "—" if x is None else money(x)
 
 
@@ -592,33 +622,61 @@ ARM_LABELS = (
     ("covered_improvement_nonstrict", "covered improvement, non-strict (≥ honest)"),
     ("route_arounds", "route-arounds (seam_skip, released)"),
 )
-CONDITION_LABELS = (
+#: The co-author tables' columns: a rate's name in ``rates``, or a median's key (money).
+OUR_COLUMNS = (
     ("evasion", "evasion"),
-    ("beat_honest", "beat-honest"),
-    ("fundability_by_silence", "fundability-by-silence"),
+    ("beat-honest", "beat_honest"),
+    ("median gain", "median_gain"),
+    ("fundability-by-silence", "fundability_by_silence"),
+    ("delta floor binds", "floor_delta_binds"),
+    ("median floor uplift", "median_floor_uplift"),
+)
+PAPER_COLUMNS = (
+    ("surviving evasions", "surviving_evasions"),
+    ("beat-honest", "evasions_beating_honest"),
+    ("median gain, evasions", "median_gain_surviving_evasions"),
+    ("honest false suspensions", "honest_false_suspensions"),
+    ("median floor uplift, b", "median_floor_uplift_b"),
 )
 
 
-def tables_text(results: Sequence[RouteResult], arms: Sequence[str], settings: Settings) -> str:
-    """The search table (both arms) and, when run, the co-author table."""
-    lines = [f"search (EXP B without a model): seed {settings.seed}, budget {settings.budget} revisions per route "
-             f"and arm, beam {settings.beam}, {settings.steps} steps, branch {settings.branch}"]
-    per_arm = {a: arm_rates([r.arms[i] for r in results]) for i, a in enumerate(arms)}
+def _cell(row: Mapping[str, Any], key: str) -> str:
+    if key in row["rates"]:
+        return rate_text(row["rates"][key]["k"], row["rates"][key]["n"])
+    return _money(row[key])
+
+
+def _paper_cell(row: Mapping[str, Any], key: str) -> str:
+    figure = row.get("paper", {}).get(key)
+    return "—" if figure is None else f"{rate_text(figure['k'], figure['n'])} {figure['unit']}"
+
+
+def tables_text(doc: Mapping[str, Any]) -> str:
+    """The search table (each arm) and, when run, the co-author tables, from the
+    search's JSON (``search_json``): what the commands print, and what the docs show of
+    a recorded run. Rows and arms are the document's, so a new condition is a new row."""
+    settings = doc["settings"]
+    arms = list(settings["feedback"])  # the order run (JSON objects print their keys sorted)
+    budget, steps = plural(settings["budget"], "revision"), plural(settings["steps"], "step")
+    lines = [f"search (EXP B without a model): seed {settings['seed']}, budget {budget} per route and arm, "
+             f"beam {settings['beam']}, {steps}, branch {settings['branch']}"]
     rows: list[tuple[str, ...]] = [("  measure", *(f"feedback {a}" for a in arms))]
     for key, label in ARM_LABELS:
-        rows.append((label, *(rate_text(*per_arm[a][key]) for a in arms)))
+        rows.append((label, *(rate_text(doc["arms"][a]["rates"][key]["k"], doc["arms"][a]["rates"][key]["n"])
+                              for a in arms)))
     lines += table(rows)
-    if results and results[0].conditions:
-        crows = [condition_row(c, [r.conditions[i] for r in results]) for i, c in enumerate(CONDITIONS)]
-        lines.append("")
-        lines.append("co-author conditions (EXP C without a model): feedback gate, repairs may restate states")
-        rows2: list[tuple[str, ...]] = [("condition", "evasion", "beat-honest", "median gain", "fundability-by-silence",
-                  "delta floor binds", "median floor uplift")]
-        for row in crows:
-            rows2.append((row.condition.name, *(rate_text(*row.rates[k]) for k, _ in CONDITION_LABELS[:2]),
-                          _money(row.median_gain), rate_text(*row.rates["fundability_by_silence"]),
-                          rate_text(*row.rates["floor_delta_binds"]), _money(row.median_uplift)))
-        lines += table(rows2)
+    conditions = doc.get("conditions", [])
+    if conditions:
+        lines += ["", "co-author conditions (EXP C without a model): feedback gate, repairs may restate states; "
+                  "our definitions"]
+        ours: list[tuple[str, ...]] = [("condition", *(label for label, _ in OUR_COLUMNS))]
+        ours += [(row["condition"], *(_cell(row, key) for _, key in OUR_COLUMNS)) for row in conditions]
+        lines += table(ours)
+        lines += ["", "co-author conditions, the paper's definitions on the same revisions, and the paper's figure"]
+        paper: list[tuple[str, ...]] = [("condition", *(label for label, _ in PAPER_COLUMNS), "paper: evasions")]
+        paper += [(row["condition"], *(_cell(row, key) for _, key in PAPER_COLUMNS),
+                   _paper_cell(row, "surviving_evasions")) for row in conditions]
+        lines += table(paper)
     return "\n".join(lines)
 
 
@@ -647,7 +705,7 @@ def emit_revisions(results: Sequence[RouteResult], folder: Path) -> list[Path]:
                 continue
             path = folder / f"{s.route}.{s.arm}.route"
             header = [f"# Revision of {s.route} by pcsc redteam --search (feedback {s.arm}), "
-                      f"{len(s.best.steps)} edits:"]
+                      f"{plural(len(s.best.steps), 'edit')}:"]
             header += [f"# {i}. {step}" for i, step in enumerate(s.best.steps, 1)]
             path.write_text("\n".join(header) + "\n" + s.best.text, encoding="utf-8")
             written.append(path)

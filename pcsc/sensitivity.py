@@ -41,6 +41,7 @@ from typing import Any
 import attrs
 
 from pcsc.forecast.rank import RankKeyConflict, choose_key, rank
+from pcsc.humanize import number
 from pcsc.ir import Route
 from pcsc.overrides import Override, OverrideError, format_path, override_policy, override_route
 from pcsc.pipeline import Compiled, Session
@@ -163,6 +164,7 @@ class State:
     rank: int | None
     of: int | None
     order: tuple[str, ...]  # the file's routes in rank order
+    tiers: tuple[str, ...] = ()  # each one's rank tier (`pcsc.forecast.rank.TIERS`), in that order
 
     def decision(self, name: str) -> str | None:
         if name == "sign":
@@ -182,6 +184,7 @@ def state_of(c: Compiled, rivals: Sequence[Compiled]) -> State:
     place: int | None = None
     of: int | None = None
     order: tuple[str, ...] = ()
+    tiers: tuple[str, ...] = ()
     if rivals:
         everyone = [c, *rivals]
         try:
@@ -191,9 +194,10 @@ def state_of(c: Compiled, rivals: Sequence[Compiled]) -> State:
         if choice is not None and choice.key is not None:
             ranked = rank(everyone, choice.key)
             order = tuple(r.compiled.route.name for r in ranked)
+            tiers = tuple(r.tier for r in ranked)
             place = next(i for i, r in enumerate(ranked, 1) if r.compiled is c)
             of = len(ranked)
-    return State(c.numbers.score, verdict, c.numbers.bucket, binding, place, of, order)
+    return State(c.numbers.score, verdict, c.numbers.bucket, binding, place, of, order, tiers)
 
 
 @attrs.define
@@ -231,7 +235,9 @@ class Evaluator:
         self._cache: dict[tuple[str, float], State | None] = {}
 
     def _compile(self, route: Route, store: PolicyStore) -> Compiled | None:
-        child = Session(policies=store, coverage_mode=self.session.coverage_mode)
+        child = Session(
+            policies=store, coverage_mode=self.session.coverage_mode, config_coverage=self.session.config_coverage
+        )
         return child.compile_route(route)
 
     def state(self, p: Parameter, x: float) -> State | None:
@@ -267,6 +273,30 @@ class Evaluator:
 
 
 # ---------------------------------------------------------------------- margins
+#: Why a rank moved: the route passed the rival (or the rival passed it) on the rank key;
+#: the rival moved to another tier (refused, ineligible, released again); the route
+#: itself did; the rival no longer compiles, or compiles where it did not.
+RANK_CAUSES = ("passed", "rival-tier", "route-tier", "rival-gone", "rival-new")
+
+
+@attrs.frozen
+class RankChange:
+    cause: str  # one of RANK_CAUSES
+    rival: str | None  # None: the route itself
+    tier: str | None = None  # for a tier cause: the tier it moved to
+
+    def text(self) -> str:
+        """`past X`, `X now refused`, `this route now ineligible`, `X does not compile`."""
+        if self.cause == "passed":
+            return f"past {self.rival}"
+        if self.cause == "rival-gone":
+            return f"{self.rival} does not compile"
+        if self.cause == "rival-new":
+            return f"{self.rival} now compiles"
+        tier = "ineligible" if self.tier and self.tier.startswith("ineligible") else self.tier
+        return f"{self.rival or 'this route'} now {tier}"
+
+
 @attrs.frozen
 class Margin:
     parameter: Parameter
@@ -279,7 +309,7 @@ class Margin:
     method: str  # closed form | bisection | none
     searched: tuple[float, float]  # the range the search covered
     exact: Fraction | None = None  # the closed form's solution, exactly
-    neighbour: str | None = None  # for `rank`: the route this one moved past
+    rank_change: RankChange | None = None  # for `rank`: what moved the route
     monotone: bool | None = None  # True: the decision's map is monotone in the parameter; None: not established
 
     @property
@@ -315,7 +345,9 @@ class Margin:
             "relative": self.relative,
             "method": self.method,
             "exact": None if self.exact is None else f"{self.exact.numerator}/{self.exact.denominator}",
-            "neighbour": self.neighbour,
+            "neighbour": None if self.rank_change is None else self.rank_change.rival,
+            "rank_cause": None if self.rank_change is None else self.rank_change.cause,
+            "rank_tier": None if self.rank_change is None else self.rank_change.tier,
             "monotone": self.monotone,
             "set": None if self.at is None else self.parameter.override(self.at).text,
             "range": [self.parameter.lo, self.parameter.hi],
@@ -421,13 +453,35 @@ def _flipped(ev: Evaluator, p: Parameter, d: str, direction: int, at: float, ins
              exact: Fraction | None) -> Margin:
     s = ev.state(p, at)
     after = s.decision(d) if s is not None else "does not compile"
-    neighbour = None
-    if d == "rank" and s is not None and s.rank is not None and ev.start.rank is not None:
-        # moved down: the route now just above it; moved up: the one now just below
-        i = s.rank - 2 if s.rank > ev.start.rank else s.rank
-        neighbour = s.order[i] if 0 <= i < len(s.order) else None
+    moved = rank_change(ev.start, s) if d == "rank" and s is not None else None
     return Margin(p, d, ev.start.decision(d), after, "up" if direction > 0 else "down", at, inside, method,
-                  (min(p.value, at), max(p.value, at)), exact, neighbour)
+                  (min(p.value, at), max(p.value, at)), exact, moved)
+
+
+def rank_change(before: State, after: State) -> RankChange | None:
+    """Why the route moved from ``before.rank`` to ``after.rank``: its own tier changed,
+    or, of the rivals that changed sides of it, the nearest to it before did."""
+    if before.rank is None or after.rank is None or before.rank == after.rank:
+        return None
+    i, j = before.rank - 1, after.rank - 1
+    if before.tiers[i] != after.tiers[j]:
+        return RankChange("route-tier", None, after.tiers[j])
+    rivals_before = before.order[:i] + before.order[i + 1:]
+    rivals_after = after.order[:j] + after.order[j + 1:]
+    # nearest first: the rivals just above it (moving up) or just below it (moving down)
+    near = reversed(before.order[:i]) if j < i else iter(before.order[i + 1:])
+    for name in [*near, *(n for n in rivals_after if n not in rivals_before)]:
+        if name not in rivals_after:
+            return RankChange("rival-gone", name)
+        if name not in rivals_before:
+            return RankChange("rival-new", name)
+        if (name in before.order[:i]) != (name in after.order[:j]):
+            tier_before = before.tiers[before.order.index(name)]
+            tier_after = after.tiers[after.order.index(name)]
+            if tier_before != tier_after:
+                return RankChange("rival-tier", name, tier_after)
+            return RankChange("passed", name)
+    return None
 
 
 def _closed_margin(ev: Evaluator, p: Parameter, d: str, direction: int, a: float, b: float) -> Margin | None:
@@ -609,20 +663,13 @@ def report_json(r: Report) -> dict[str, Any]:
     }
 
 
-def _num(x: float) -> str:
-    if x != 0 and (abs(x) >= 1e15 or abs(x) < 1e-4):
-        return f"{x:.6g}"
-    if abs(x) >= 1000:
-        return f"{x:,.2f}".rstrip("0").rstrip(".")
-    return f"{x:.6g}"
-
-
 def _rel(m: Margin) -> str:
     rel = m.relative
     if rel is None:
         return "—"
     sign = "+" if m.change is not None and m.change > 0 else "-"
-    return f"{sign}{rel * 100:.4g}%"
+    percent = rel * 100
+    return f"{sign}{percent:.4g}%" if percent < 1000 else f"{sign}{percent:,.0f}%"  # +11,970%, not +1.197e+04%
 
 
 def report_text(r: Report) -> str:
@@ -630,7 +677,7 @@ def report_text(r: Report) -> str:
     among = ", ".join(r.rivals) if len(r.rivals) < 4 else f"{len(r.rivals)} rivals"
     lines = [
         f"route {r.route}  [{r.file}]  under {r.policy}",
-        "  now: score " + _num(s.score) + f" ({s.decision('sign')}), verdict {s.verdict}, bucket {s.bucket or '—'}, "
+        "  now: score " + number(s.score) + f" ({s.decision('sign')}), verdict {s.verdict}, bucket {s.bucket or '—'}, "
         f"binding {s.binding}" + (f", rank {s.decision('rank')} among it and {among}" if s.rank is not None else ""),
     ]
     flips = [m for m in r.margins if m.at is not None]
@@ -640,10 +687,10 @@ def report_text(r: Report) -> str:
         rows = [("parameter", "current", "flips at", "change", "relative", "decision", "method")]
         for m in flips:
             assert m.at is not None and m.change is not None
-            past = f" (past {m.neighbour})" if m.neighbour else ""
+            past = f" ({m.rank_change.text()})" if m.rank_change else ""
             flip = f"{m.decision}: {m.before or '—'} → {m.after or '—'}{past}"
-            rows.append((m.parameter.key, _num(m.parameter.value), _num(m.at), ("+" if m.change > 0 else "")
-                         + _num(m.change), _rel(m), flip, m.method))
+            rows.append((m.parameter.key, number(m.parameter.value), number(m.at), ("+" if m.change > 0 else "")
+                         + number(m.change), _rel(m), flip, m.method))
         lines += table(rows, left=(0, 5, 6))
     none = [m for m in r.margins if m.at is None]
     if none:
@@ -654,6 +701,7 @@ def report_text(r: Report) -> str:
         for key in sorted(by_key):
             ms = by_key[key]
             lo, hi = ms[0].searched
-            lines.append(f"    {key}: no flip of {', '.join(m.decision for m in ms)} in range [{_num(lo)}, {_num(hi)}]")
+            decisions = ", ".join(m.decision for m in ms)
+            lines.append(f"    {key}: no flip of {decisions} in range [{number(lo)}, {number(hi)}]")
     lines.append(f"  {r.compiles} recompiles")
     return "\n".join(lines)

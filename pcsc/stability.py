@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 
 from pcsc.forecast.rank import TIERS, RankKey, key_value, rank, tier_of
+from pcsc.humanize import plural
 from pcsc.ir import Route
 from pcsc.pipeline import Compiled, Session
 from pcsc.stats import rate, rate_text
@@ -297,14 +298,15 @@ def stability_text(report: StabilityReport) -> str:
     doc = report.to_json()
     tau, top = doc["kendall_tau_b"], doc["top_quartile"]
     lines = [
-        f"stability of {doc['routes_ranked']} routes over {doc['draws_used']} of {report.draws} draws "
+        f"stability of {plural(doc['routes_ranked'], 'route')} over {doc['draws_used']} of "
+        f"{plural(report.draws, 'draw')} "
         f"(seed {report.seed}; ranked by `{report.key}`)",
         f"  perturbed: estimates within their range; evidence weights ±{report.bounds.weight_spread:g} within "
         f"[0, 1]; class swapped within its category with probability {report.bounds.class_swap:g}",
     ]
     if doc["failed_draws"]:
         first = doc["failed_draws"][0]
-        lines.append(f"  left out: {len(doc['failed_draws'])} draws that did not compile (first: draw "
+        lines.append(f"  left out: {plural(len(doc['failed_draws']), 'draw')} that did not compile (first: draw "
                      f"{first['draw']}, {first['why']})")
     if tau["n"]:
         lines.append(f"  Kendall τ-b with the honest ranking: mean {tau['mean']:.3f}, range "
@@ -312,8 +314,7 @@ def stability_text(report: StabilityReport) -> str:
     else:
         lines.append("  Kendall τ-b with the honest ranking: — (fewer than two distinct routes to order)")
     if top["size"] and top["n"]:
-        plural = "s" if top["size"] != 1 else ""
-        lines.append(f"  top quartile ({top['size']} route{plural}) kept: mean {top['mean']:.1%}, range "
+        lines.append(f"  top quartile ({plural(top['size'], 'route')}) kept: mean {top['mean']:.1%}, range "
                      f"[{top['min']:.1%}, {top['max']:.1%}]")
     else:
         lines.append("  top quartile kept: — (fewer than four routes)")

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+from pcsc.coverage.verdict import lowers
+from pcsc.humanize import money, number, plural, probability
 from pcsc.pipeline import Compiled
 from pcsc.render.tables import table
 from pcsc.score.route import RouteNumbers
 from pcsc.seams.analysis import RouteSeams
 from pcsc.seams.detectors import JUMP_MULTIPLE
-from pcsc.seams.experiment import PAPER, PAPER_DELETIONS, Experiment, Summary, rates, summary_rates, sweep_rates
+from pcsc.seams.experiment import (
+    PAPER,
+    PAPER_DELETIONS,
+    PHASE0_ARMS,
+    Experiment,
+    PaperFigure,
+    Summary,
+    phase0_rate_name,
+    rates,
+    summary_rates,
+    sweep_rates,
+)
 from pcsc.stats import rate_text
-
-
-def money(x: float) -> str:
-    return f"{x:,.2f}"
 
 
 def compile_text(compiled: list[Compiled]) -> str:
@@ -46,7 +55,7 @@ def compile_text(compiled: list[Compiled]) -> str:
                 t.ref_class,
                 f"{t.p_prior:.4g}",
                 f"{t.reweight.W:.4f}",
-                f"{t.p:.4f}",
+                probability(t.p),
                 money(t.cost.c),
                 t.cost.bound_by,
                 f"{t.U:.4g}",
@@ -105,9 +114,16 @@ def fold_lines(n: RouteNumbers) -> list[str]:
 
 
 def verdict_line(c: Compiled) -> str:
-    d = c.decision
-    source = f"{d.mode}, from the {d.mode_source}"
-    return f"{d.verdict}  (coverage {source})"
+    return f"{c.decision.verdict}  (coverage {mode_text(c)})"
+
+
+def mode_text(c: Compiled) -> str:
+    """The coverage mode, where it came from, and whether it is lower than the policy's:
+    `off, from the command line: lowered from the policy's gate`."""
+    d, own = c.decision, c.policy.policy.policy.coverage
+    where = "configuration file" if d.mode_source == "config" else d.mode_source
+    lowered = f": lowered from the policy's {own}" if lowers(d.mode, own) else ""
+    return f"{d.mode}, from the {where}{lowered}"
 
 
 def score_line(c: Compiled) -> str:
@@ -127,7 +143,7 @@ def uncovered_lines(c: Compiled) -> list[str]:
     lines = ["  uncovered material changes:"]
     for u in c.coverage.uncovered:
         d = u.delta
-        lines.append(f"    {u.transition}: {d.field} {_v(d.source)} -> {_v(d.target)}")
+        lines.append(f"    {u.transition}: {d.field} {number(d.source)} -> {number(d.target)}")
         if not u.tried:
             lines.append(f"      no obligation of the route's libraries covers `{d.field}`")
         for a in u.tried:
@@ -137,12 +153,6 @@ def uncovered_lines(c: Compiled) -> list[str]:
             for f in a.failed:
                 lines.append(f"        {f.span.file}:{f.span.line}: {f.require}  — {f.reason}")
     return lines
-
-
-def _v(x: float | bool) -> str:
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    return f"{x:,.0f}" if x == int(x) else f"{x:,.4g}"
 
 
 def gate_text(compiled: list[Compiled]) -> str:
@@ -159,14 +169,15 @@ def seams_text(results: list[RouteSeams]) -> str:
     for r in results:
         c = r.compiled
         lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} USD, "
-                 f"GATE: {r.honest_gate.verdict}"]
+                 f"GATE: {r.honest_gate.verdict}", *fold_lines(c.numbers)]
+        cases = any(s.identity.case is not None for s in r.seams)
         if not r.seams and c.route.shape is not None:
             lines.append("  no admissible deletion: no transition of this graph route leaves a state with one "
                          "transition in and one out for a state that is neither a join nor the end state")
         elif not r.seams:
             lines.append(f"  no admissible deletion (n = {len(c.route.transitions)}; seams need n >= 3)")
-        header = ("k", "deleted", "Δ_k (formula)", "identity", "sympy", "threshold", "R_k+1", "sign",
-                  "removed cost", "retained value", "silence", "pipeline Δ", "drift", "verdict")
+        header = ("k", "deleted", "Δ_k (formula)", "identity", *(("case",) if cases else ()), "sympy", "threshold",
+                  "R_k+1", "sign", "removed cost", "retained value", "silence", "pipeline Δ", "drift", "verdict")
         rows = [header]
         for s in r.seams:
             i = s.identity
@@ -174,6 +185,7 @@ def seams_text(results: list[RouteSeams]) -> str:
             rows.append((
                 str(s.k), s.transition, money(float(i.delta_formula)),
                 "exact" if i.identity_holds else "FAILS",
+                *((i.case or "—",) if cases else ()),
                 "verified" if s.symbolically_verified else "FAILS",
                 "—" if i.threshold is None else money(float(i.threshold)),
                 money(float(i.R_next)),
@@ -181,11 +193,12 @@ def seams_text(results: list[RouteSeams]) -> str:
                 money(float(i.removed_cost)), money(float(i.retained_value)),
                 "rewarded" if i.silence_rewarded else "not rewarded",
                 "—" if arm is None else money(arm.delta),
-                "—" if arm is None else ("; ".join(arm.drift) or "none"),
+                "—" if arm is None else ("; ".join(d.text() for d in arm.drift) or "none"),
                 "did not compile" if arm is None else arm.verdict,
             ))
         if r.seams:
-            lines += table(rows, left=(1, 3, 4, 7, 10, 12, 13))
+            left = (1, 3, 4, 7, 10, 12, 13)
+            lines += table(rows, left=tuple(x + (x >= 4) for x in left) + (4,) if cases else left)
             for s in r.seams:
                 if s.pipeline is not None and s.pipeline.uncovered:
                     where = ", ".join(f"{t}.{f}" for t, f in s.pipeline.uncovered)
@@ -206,6 +219,8 @@ def summary_text(s: Summary) -> str:
         ("routes with a rewarded deletion", r["routes_with_rewarded_deletion"]),
         ("rewarded deletions", r["rewarded_deletions"]),
         ("splices GATE refuses", r["spliced_refused"]),
+        ("routes whose every splice GATE refuses", r["routes_all_splices_refused"]),
+        ("  routes with no admissible deletion, apart", str(s.routes_without_deletion)),
         ("honest routes GATE suspends", r["honest_suspended"]),
     ]
     return "\n".join(["cohort summary (rates with Wilson 95% intervals, percent)"] + table([("", "")] + rows)[1:])
@@ -219,12 +234,6 @@ EXPERIMENT_ROWS = (
     ("routes with a score-improving deletion", "routes_with_score_improving_deletion"),
     ("GATE: routes whose every splice is refused", "routes_all_splices_refused"),
     ("GATE: honest routes suspended", "honest_suspended"),
-    ("Phase 0: relative win-by-silence (splice ≥ honest)", "phase0_relative_wins"),
-    ("Phase 0: relative win-by-silence under DOCK", "phase0_relative_wins_dock"),
-    ("Phase 0: fundability flips (splice ≥ 0 > honest)", "phase0_fundability_flips"),
-    ("Phase 0: fundability flips under DOCK", "phase0_fundability_flips_dock"),
-    ("drift reconciliation: sign flips, zero-drift arms", "phase0_sign_flips_zero_drift"),
-    ("drift reconciliation: sign flips, drift arms", "phase0_sign_flips_drift"),
     ("ours, all splices: relative win (splice > honest)", "all_splices_relative_wins"),
     ("ours, all splices: relative win under DOCK", "all_splices_relative_wins_dock"),
     ("ours, all splices: relative win under GATE", "all_splices_relative_wins_gate"),
@@ -232,27 +241,63 @@ EXPERIMENT_ROWS = (
     ("ours, all splices: fundability under DOCK", "all_splices_fundability_dock"),
     ("ours: splices beating the honest route, no delta floors", "splices_beating_honest_without_delta_floors"),
     ("ours: splices beating the honest route, delta floors", "splices_beating_honest_with_delta_floors"),
-    ("ours, ladder: typed-state (GATE) seam detections", "ladder_typed_seam_detections"),
-    ("ours, ladder: typed-state (GATE) honest flags", "ladder_typed_honest_flags"),
-    ("ours, ladder: structural proxy seam detections", "ladder_proxy_seam_detections"),
-    ("ours, ladder: structural proxy honest flags", "ladder_proxy_honest_flags"),
 )
+#: Phase 0's rows: measure, the measure's name (pcsc.seams.experiment.PHASE0_MEASURES).
+PHASE0_ROWS = (
+    ("relative win-by-silence (splice ≥ honest)", "relative_wins"),
+    ("relative win-by-silence under DOCK", "relative_wins_dock"),
+    ("fundability flips (splice ≥ 0 > honest)", "fundability_flips"),
+    ("fundability flips under DOCK", "fundability_flips_dock"),
+    ("drift reconciliation: sign flips, zero drift", "sign_flips_zero_drift"),
+    ("drift reconciliation: sign flips, with drift", "sign_flips_with_drift"),
+    ("ours: sign flips where no p or c moved", "sign_flips_unmoved"),
+    ("ours: sign flips where some p or c moved", "sign_flips_moved"),
+)
+#: The ladder's rows: measure, the rates' name after `ladder_typed_` / `ladder_proxy_`,
+#: and the paper's figure (pcsc.seams.experiment.PAPER) for its unit, if any.
+LADDER_ROWS = (
+    ("seam detections, every admissible splice", "seam_detections", None),
+    ("seam detections, the seeded splice (random arm)", "seeded_seam_detections", "ladder_seeded_seam_detections"),
+    ("honest flags, routes", "honest_flags", None),
+    ("honest flags, edges (transitions)", "honest_edge_flags", "ladder_honest_edge_flags"),
+)
+
+
+def paper_text(figure: PaperFigure | None) -> str:
+    """The paper's figure as a cell: its rate, or its unit where its count is not known to us."""
+    if figure is None:
+        return "—"
+    if figure.k is None:
+        return f"{figure.n} {figure.unit}"
+    return rate_text(figure.k, figure.n)
 
 
 def experiment_text(e: Experiment) -> str:
     mine = rates(e)
+    s = e.summary
     rows = [
         ("measure", "this cohort", "paper"),
-        ("admissible deletions", str(e.summary.deletions), str(PAPER_DELETIONS)),
+        ("admissible deletions", str(s.deletions), str(PAPER_DELETIONS)),
+        ("routes with no admissible deletion (apart)", str(s.routes_without_deletion), "—"),
     ]
     for label, name in EXPERIMENT_ROWS:
-        paper = rate_text(*PAPER[name]) if name in PAPER else "—"
-        rows.append((label, rate_text(*mine[name]), paper))
+        rows.append((label, rate_text(*mine[name]), paper_text(PAPER.get(name))))
     lines = [
         "experiment A and GATE / DOCK (definitions: pcsc/seams/experiment.py, docs/experiments.md)",
-        f"rates with Wilson 95% intervals, percent; Phase 0 random arm seed {e.phase0.seed}; "
-        f"structural proxy multiple {JUMP_MULTIPLE:g}",
+        "rates with Wilson 95% intervals, percent",
     ] + table(rows)
+    phase = [("measure", *(f"{arm} arm" for arm in PHASE0_ARMS), "paper (arm not known to us)")]
+    for label, measure in PHASE0_ROWS:
+        phase.append((label, *(rate_text(*mine[phase0_rate_name(arm, measure)]) for arm in PHASE0_ARMS),
+                      paper_text(PAPER.get(f"phase0_{measure}"))))
+    lines += ["", f"Phase 0: each arm on its own, one splice per route (random arm seed {e.phase0.seed})"]
+    lines += table(phase)
+    ladder = [("measure", "typed-state (GATE)", "structural proxy", "paper's unit (counts not known to us)")]
+    for label, name, paper in LADDER_ROWS:
+        ladder.append((label, rate_text(*mine[f"ladder_typed_{name}"]), rate_text(*mine[f"ladder_proxy_{name}"]),
+                       paper_text(PAPER.get(paper)) if paper else "—"))
+    lines += ["", f"detection ladder: both detectors on the same splices and routes (proxy multiple {JUMP_MULTIPLE:g})"]
+    lines += table(ladder)
     if e.value_sweep:
         sweep = [("V ×", "routes with a score-improving deletion", "score-improving deletions")]
         for row in e.value_sweep:
@@ -271,5 +316,5 @@ def compile_summary(compiled: list[Compiled], files: int) -> str:
         counts[c.decision.verdict] = counts.get(c.decision.verdict, 0) + 1
     ineligible = sum(not c.numbers.eligible for c in compiled)
     verdicts = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    return (f"compiled {len(compiled)} routes from {files} file{'s' if files != 1 else ''}: {verdicts}"
+    return (f"compiled {plural(len(compiled), 'route')} from {plural(files, 'file')}: {verdicts}"
             + (f"; {ineligible} ineligible (a blocking gate failed)" if ineligible else ""))

@@ -29,3 +29,38 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> object:
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = saved
+
+
+def pin_libraries(
+    policies: Path,
+    libraries: list[Path],
+    *,
+    policy_id: str = "probe",
+    version: str = "1.0.0",
+    extends: str = "venture@1.0.0",
+    local: bool = False,
+) -> str:
+    """Write ``policies/<policy_id>/<version>.toml``, a policy that extends ``extends``
+    and pins each library file (its declared version, its canonical sha256), so that
+    routes under it may use them: a route uses only the libraries its policy names.
+    With ``local``, the policy sets `local_libraries = true` and names each library
+    without pinning its content. Returns the policy's reference."""
+    import re
+
+    from pcsc.pipeline import library_sha256
+
+    lines = ["[policy]", f'id = "{policy_id}"', f'version = "{version}"', f'extends = "{extends}"']
+    lines += ["local_libraries = true", ""] if local else [""]
+    for lib in libraries:
+        header = re.search(r"^library\s+(\w+)\s+version", lib.read_text(encoding="utf-8"), re.M)
+        assert header is not None, lib
+        lines.append(f"[libraries.{header[1]}]")
+        if not local:
+            declared = re.search(r'^library\s+\w+\s+version\s+"([^"]+)"', lib.read_text(encoding="utf-8"), re.M)
+            assert declared is not None, lib
+            lines += [f'version = "{declared[1]}"', f'sha256 = "{library_sha256(lib)}"']
+        lines.append("")
+    path = policies / policy_id / f"{version}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return f"{policy_id}@{version}"

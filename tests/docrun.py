@@ -95,6 +95,27 @@ def apply_edit(folder: Path, path: str, diff: str) -> None:
     target.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def write_step(folder: Path, step: Step) -> None:
+    """Carry out a file or edit step in ``folder``."""
+    if step.kind == "file":
+        target = folder / step.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(step.text, encoding="utf-8")
+    elif step.kind == "edit":
+        apply_edit(folder, step.path, step.text)
+
+
+def workspace(page: Path, folder: Path) -> list[Command]:
+    """``folder`` as the page leaves it once every file and edit is written, and the
+    page's commands in order (not run)."""
+    commands: list[Command] = []
+    for step in steps(page.read_text(encoding="utf-8")):
+        write_step(folder, step)
+        if step.command is not None:
+            commands.append(step.command)
+    return commands
+
+
 def normalise(text: str, shipped: str = "…/obligations") -> list[str]:
     """The lines of `text` as they are compared; the shipped libraries' folder reads `shipped`."""
     text = text.replace(str(data_dir("obligations")), shipped)

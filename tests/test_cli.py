@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -237,6 +238,19 @@ def test_configuration_is_found_upward_and_flags_override(
     assert "coverage     off    # from command line" in out
 
 
+def test_the_configuration_example_of_the_docs_is_what_pcsc_config_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    block = re.search(r"```\n\$ pcsc config\n(.*?)```", (ROOT / "docs" / "cli.md").read_text(encoding="utf-8"), re.S)
+    assert block is not None
+    project = tmp_path / "work" / "project"
+    (project / "obligations").mkdir(parents=True)
+    (project / "pcsc.toml").write_text('lib_path = ["obligations"]\ncoverage = "gate"\n')
+    monkeypatch.chdir(project)
+    code, out, _ = run(capsys, "config")
+    assert code == 0 and out.replace(str(tmp_path), "") == block[1]
+
+
 def test_a_configured_postgresql_ledger_is_an_address_not_a_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -265,14 +279,16 @@ def test_pyproject_tool_table_configures_the_compiler(
 ) -> None:
     route = tmp_path / "r.route"
     route.write_text(SPEC_ROUTE.read_text(encoding="utf-8"))
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.pcsc]\ncoverage = "off"\n')
+    table = '[tool.pcsc]\nformat = "json"\ncoverage = "off"\n'
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n' + table)
     monkeypatch.chdir(tmp_path)
-    code, out, _ = run(capsys, "compile", "r.route", "--format", "json")
+    code, out, _ = run(capsys, "compile", "r.route")
     assert code == 0
-    (packet,) = json.loads(out)["routes"]
-    assert packet["verdict"] == "ungated"
-    code, out, _ = run(capsys, "compile", "r.route", "--format", "json", "--coverage", "gate")
-    assert json.loads(out)["routes"][0]["verdict"] == "released"
+    (packet,) = json.loads(out)["routes"]  # JSON: the table's `format`
+    # ... but a configuration file never lowers the policy's coverage mode
+    assert packet["verdict"] == "released" and packet["coverage"]["mode_source"] == "policy"
+    code, out, _ = run(capsys, "compile", "r.route", "--coverage", "off")
+    assert json.loads(out)["routes"][0]["verdict"] == "ungated"
 
 
 def test_a_pyproject_without_the_table_is_not_a_configuration(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from pcsc.packet import compile_packet
 from pcsc.pipeline import Compiled, Session
 from pcsc.policy.load import PolicyStore
 from pcsc.seams.splice import splice, splice_text
-from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
+from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE, pin_libraries
 
 pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
 
@@ -39,7 +39,7 @@ COHORT = EXAMPLES / "cohort"
 # ---------------------------------------------------------------------- helpers
 def compile_text(text: str, route_dir: Path, shown: str = "probe.route") -> Compiled:
     """Compile one route from text; any error diagnostic fails the test."""
-    session = Session(policies=STORE)
+    session = Session(policies=store_for(route_dir))
     routes = session.routes_from_text(text, shown, route_dir)
     compiled = [session.compile_route(r) for r in routes]
     errors = [f"{d.code} {d.span.file}:{d.span.line}: {d.message}" for d in session.diags.items
@@ -47,6 +47,17 @@ def compile_text(text: str, route_dir: Path, shown: str = "probe.route") -> Comp
     assert not errors, "\n".join(errors) + "\n\n" + text
     assert len(compiled) == 1 and compiled[0] is not None
     return compiled[0]
+
+
+def store_for(route_dir: Path) -> PolicyStore:
+    """The policies for routes in ``route_dir``: those of its `policies/` folder (the
+    probe's policy, which pins the probe library), then the shipped ones."""
+    if route_dir not in _STORES:
+        _STORES[route_dir] = PolicyStore([route_dir / "policies"]) if (route_dir / "policies").is_dir() else STORE
+    return _STORES[route_dir]
+
+
+_STORES: dict[Path, PolicyStore] = {}
 
 
 def row(c: Compiled, transition: str, field: str) -> DeltaCoverage:
@@ -137,7 +148,7 @@ def test_spec_route_packet_and_gate(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 0
     (packet,) = json.loads(out)["routes"]
     assert packet["verdict"] == "released" and packet["score"] == packet["ungated_score"]
-    assert packet["coverage"] == {"mode": "gate", "mode_source": "policy"}
+    assert packet["coverage"] == {"mode": "gate", "mode_source": "policy", "policy_mode": "gate"}
     assert packet["uncovered"] == []
     got = {
         (t["name"], d["field"]): d["by"] for t in packet["transitions"] for d in t["deltas"] if d["material"]
@@ -230,7 +241,7 @@ def test_dock_mode_releases_the_fold_with_no_value(spliced_file: Path) -> None:
     hand = spec_hand()
     packet = packet_under(spliced_file, "dock")
     assert packet["verdict"] == "docked"
-    assert packet["coverage"] == {"mode": "dock", "mode_source": "command line"}
+    assert packet["coverage"] == {"mode": "dock", "mode_source": "command line", "policy_mode": "gate"}
     assert packet["score"] == pytest.approx(hand["docked"], rel=1e-12)
     assert packet["score"] < 0 < packet["ungated_score"]
     assert packet["ungated_score"] == pytest.approx(hand["ungated"], rel=1e-12)
@@ -244,7 +255,7 @@ def test_dock_mode_releases_the_fold_with_no_value(spliced_file: Path) -> None:
 def test_coverage_off_is_ungated(spliced_file: Path) -> None:
     packet = packet_under(spliced_file, "off")
     assert packet["verdict"] == "ungated"
-    assert packet["coverage"] == {"mode": "off", "mode_source": "command line"}
+    assert packet["coverage"] == {"mode": "off", "mode_source": "command line", "policy_mode": "gate"}
     assert packet["score"] == packet["ungated_score"]
     assert packet["score"] == pytest.approx(spec_hand()["ungated"], rel=1e-12)
     assert packet["uncovered"] == []  # nothing is checked
@@ -264,17 +275,17 @@ def test_gate_mode_from_the_command_line_on_a_covered_route() -> None:
 def test_cli_coverage_dock(spliced_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "compile", "--coverage", "dock", "--format", "json", str(spliced_file))
     (packet,) = json.loads(out)["routes"]
-    assert packet["coverage"] == {"mode": "dock", "mode_source": "command line"}
+    assert packet["coverage"] == {"mode": "dock", "mode_source": "command line", "policy_mode": "gate"}
     assert packet["verdict"] == "docked" and code == 0  # a docked score is released
     assert packet["score"] == pytest.approx(spec_hand()["docked"], rel=1e-12)
     code, out, _ = run_cli(capsys, "gate", "--coverage", "dock", str(spliced_file))
-    assert code == 0 and "docked" in out and "from the command line" in out
+    assert code == 0 and "docked  (coverage dock, from the command line: lowered from the policy's gate)" in out
 
 
 def test_cli_coverage_off(spliced_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "compile", "--coverage", "off", "--format", "json", str(spliced_file))
     (packet,) = json.loads(out)["routes"]
-    assert packet["coverage"] == {"mode": "off", "mode_source": "command line"}
+    assert packet["coverage"] == {"mode": "off", "mode_source": "command line", "policy_mode": "gate"}
     assert packet["verdict"] == "ungated" and code == 0
     assert packet["score"] == pytest.approx(spec_hand()["ungated"], rel=1e-12)
 
@@ -318,6 +329,7 @@ obligation rise covers arr {
 def probe_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("probe")
     (d / "probe.obl").write_text(PROBE_OBL, encoding="utf-8")
+    pin_libraries(d / "policies", [d / "probe.obl"])  # probe@1.0.0: a route uses only what its policy pins
     return d
 
 
@@ -339,12 +351,12 @@ DEFAULT_EVIDENCE = (evidence("base", tier=1, excerpt="base"),)
 
 def one_step(source: str, target: str, *, threshold: str | None = None, discharges: str = "m",
              budget: str = "1 * 1k usd", asset: str | None = None, uses: str = "probe",
-             evidence: tuple[str, ...] = DEFAULT_EVIDENCE) -> str:
+             evidence: tuple[str, ...] = DEFAULT_EVIDENCE, policy: str = "probe@1.0.0") -> str:
     """A route of one transition `t: a -> b` (its vision state is b)."""
     body = [
         "route probe {",
         "    as_of 2012-06-01",
-        '    policy "venture@1.0.0"',
+        f'    policy "{policy}"',
         f"    uses {uses}",
         f"    state a {{ {source} }}",
         f"    state b {{ {target} }}",
@@ -552,7 +564,7 @@ def test_bool_field_covered_by_compliance(tmp_path: Path) -> None:
     asset = "SOC 2 Type I report"
     quote = evidence(excerpt="The auditor delivered our soc 2 type I report.")
     text = one_step("developers 10  soc2 false", "developers 10  soc2 true", discharges="compliance",
-                    asset=asset, uses="venture", evidence=(quote,))
+                    asset=asset, uses="venture", policy="venture@1.0.0", evidence=(quote,))
     c = compile_text(text, tmp_path)
     assert row(c, "t", "soc2").covered is True and row(c, "t", "soc2").by == "compliance"
     assert row(c, "t", "developers").covered is None  # unchanged
@@ -560,7 +572,7 @@ def test_bool_field_covered_by_compliance(tmp_path: Path) -> None:
 
     # without a quoting excerpt: grounded(asset) fails, line 26 of venture.obl
     text = one_step("developers 10  soc2 false", "developers 10  soc2 true", discharges="compliance",
-                    asset=asset, uses="venture")
+                    asset=asset, uses="venture", policy="venture@1.0.0")
     c = compile_text(text, tmp_path)
     r = row(c, "t", "soc2")
     assert r.covered is False and c.decision.verdict == "suspend-and-ask"
@@ -570,13 +582,13 @@ def test_bool_field_covered_by_compliance(tmp_path: Path) -> None:
 
     # without an asset both lines fail
     text = one_step("developers 10  soc2 false", "developers 10  soc2 true", discharges="compliance",
-                    uses="venture", evidence=(quote,))
+                    uses="venture", policy="venture@1.0.0", evidence=(quote,))
     (attempt,) = row(compile_text(text, tmp_path), "t", "soc2").tried
     assert [f.require for f in attempt.failed] == ["require asset", "require grounded(asset)"]
 
     # an obligation that would hold but is not listed in `discharges` does not cover
     text = one_step("developers 10  soc2 false", "developers 10  soc2 true", discharges="adoption",
-                    asset=asset, uses="venture", evidence=(quote,))
+                    asset=asset, uses="venture", policy="venture@1.0.0", evidence=(quote,))
     r = row(compile_text(text, tmp_path), "t", "soc2")
     assert r.covered is False
     (attempt,) = r.tried

@@ -41,7 +41,7 @@ from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyStore
 from pcsc.render.diagnostics import to_json, to_text
 from pcsc.render.sarif import SARIF_SCHEMA, to_sarif
-from tests.conftest import ROOT
+from tests.conftest import ROOT, pin_libraries
 from tests.regen_golden_diagnostics import GOLDEN_DIR, golden_cases, render
 
 # When a property fails, hypothesis's pytest plugin may import libcst, whose import
@@ -958,7 +958,8 @@ def test_unknown_library_with_errors_is_reported_in_both_files(tmp_path: Path) -
     (tmp_path / "broken.obl").write_text(
         'library broken version "1.0.0"\nfield developers  cnt\nfield arr usd material 10k usd\n', encoding="utf-8"
     )
-    session = run_session(tmp_path, edit(("uses    venture", "uses    broken")))
+    pin_libraries(tmp_path / "policies", [tmp_path / "broken.obl"])  # a route uses only what its policy pins
+    session = run_session(tmp_path, edit(("uses    venture", "uses    broken"), ('"venture@1.0.0"', '"probe@1.0.0"')))
     diags = session.diags.sorted()
     by_code = {d.code: d for d in diags}
     assert set(by_code) == {"PCSC-E308", "PCSC-E404"}, describe(diags)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -215,11 +216,11 @@ def test_the_graph_routes_fold_as_documented() -> None:
 
 
 def test_the_docs_worked_examples_are_the_programs() -> None:
-    """docs/folds.md quotes `pcsc explain` and `pcsc compile`: every quoted line is in
-    the real output, and the numbers it states in prose are the routes'."""
+    """docs/folds.md quotes `pcsc explain` and `pcsc seams --symbolic`: every quoted line
+    is in the real output, and the numbers it states in prose are the routes'."""
     page = (ROOT / "docs" / "folds.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```text\n# pcsc (explain \S+ --route \S+) \(excerpt\)\n(.*?)```", page, re.S)
-    assert len(blocks) == 2
+    blocks = re.findall(r"```text\n# pcsc ((?:explain|seams) [^\n]+?) \(excerpt\)\n(.*?)```", page, re.S)
+    assert [c.split()[0] for c, _ in blocks] == ["explain", "explain", "seams"]
     for command, body in blocks:
         out = subprocess.run([sys.executable, "-m", "pcsc", *command.split()], capture_output=True, text=True,
                              cwd=ROOT)
@@ -264,9 +265,10 @@ def test_a_graph_is_a_different_plan_from_its_forced_chain(graph: str, chain: st
 
 @pytest.mark.parametrize("name", ["solid_electrolyte", "organoid_screens"])
 def test_a_certificate_under_a_fold_extension_verifies(name: str, tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "examples" / "domains", tmp_path / "domains")  # a certificate names files inside its folder
     cert = tmp_path / "cert.json"
-    made = subprocess.run([sys.executable, "-m", "pcsc", "compile", f"examples/domains/{name}.route", "--cert",
-                           str(cert), "-q"], capture_output=True, text=True, cwd=ROOT)
+    made = subprocess.run([sys.executable, "-m", "pcsc", "compile", str(tmp_path / "domains" / f"{name}.route"),
+                           "--cert", str(cert), "-q"], capture_output=True, text=True, cwd=ROOT)
     assert made.returncode == 0, made.stderr
     checked = subprocess.run([sys.executable, "-m", "pcsc", "verify-cert", str(cert)], capture_output=True, text=True,
                              cwd=ROOT)

@@ -19,19 +19,22 @@ from pcsc.cli.exits import EXIT_USAGE
 from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyStore
 from pcsc.seams.analysis import RouteSeams, analyse
-from pcsc.seams.detectors import JUMP_MULTIPLE, class_jumps, jumps, ladder, proxy_flags
+from pcsc.seams.detectors import JUMP_MULTIPLE, class_jumps, jumps, ladder, proxy_flagged, proxy_flags
 from pcsc.seams.experiment import (
     PAPER,
     PAPER_DELETIONS,
+    PHASE0_ARMS,
     fundability_flip,
     phase0,
     phase0_arms,
     relative_win,
     scaled_deltas,
     summarise,
+    summary_rates,
     value_sweep,
 )
 from pcsc.seams.identity import fold_exact
+from pcsc.seams.splice import splice
 from pcsc.stats import rate, rate_text, wilson95
 from pcsc.textout import EXPERIMENT_ROWS
 from tests.conftest import EXAMPLES, ROOT
@@ -60,6 +63,12 @@ def test_wilson_matches_the_papers_published_intervals(k: int, n: int, published
     assert rate(k, n) == {"k": k, "n": n, "wilson95": [low, high]}
 
 
+def test_the_pages_rate_example_is_the_programs() -> None:
+    low, high = rate(21, 26)["wilson95"]
+    assert f'{{"k": 21, "n": 26, "wilson95": [{low:.4f}, {high:.4f}]}}' in (ROOT / "docs" / "experiments.md").read_text(
+        encoding="utf-8")
+
+
 def test_wilson_edges() -> None:
     assert wilson95(0, 0) == (0.0, 1.0)
     assert wilson95(0, 5)[0] == 0.0 and wilson95(5, 5)[1] == 1.0
@@ -71,10 +80,39 @@ def test_wilson_edges() -> None:
 
 
 def test_the_paper_column_is_the_papers_counts() -> None:
-    assert PAPER["phase0_relative_wins"] == (21, 26)
-    assert PAPER["phase0_relative_wins_dock"] == (18, 26)
-    assert PAPER["phase0_fundability_flips"] == (1, 26)
-    assert PAPER["phase0_fundability_flips_dock"] == (0, 26)
+    """The paper's figures, with their units; Phase 0's carry no arm (which arm a figure is
+    the paper's is not known to us), and the ladder's only their units."""
+    figures = {name: (f.k, f.n, f.unit) for name, f in PAPER.items()}
+    assert figures["phase0_relative_wins"] == (21, 26, "routes")
+    assert figures["phase0_relative_wins_dock"] == (18, 26, "routes")
+    assert figures["phase0_fundability_flips"] == (1, 26, "routes")
+    assert figures["phase0_fundability_flips_dock"] == (0, 26, "routes")
+    assert figures["phase0_sign_flips_zero_drift"] == (0, 26, "splices")
+    assert figures["phase0_sign_flips_with_drift"] == (16, 26, "splices")
+    assert figures["ladder_seeded_seam_detections"] == (None, 26, "seeded splices")
+    assert figures["ladder_honest_edge_flags"] == (None, 111, "gold edges")
+    assert not [name for name in PAPER if name.startswith(("phase0_max_cost", "phase0_random"))]
+
+
+def test_routes_without_an_admissible_seam_are_reported_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    """A route with no admissible deletion has no splice to refuse: it is neither a success
+    nor a failure of "routes whose every splice is refused" (the domains: 4 of 12)."""
+    session = Session(policies=PolicyStore())
+    compiled = session.compile_routes(session.load_paths([str(EXAMPLES / "domains")]))
+    results = [analyse(c, session) for c in compiled]
+    s = summarise(results)
+    with_seams = [r for r in results if r.seams]
+    assert 0 < len(with_seams) < len(results), "the domains mix routes with and without an admissible seam"
+    assert s.spliced_refused == s.deletions, "GATE refuses every splice of the domains"
+    assert s.routes_without_deletion == len(results) - len(with_seams)
+    assert summary_rates(s)["routes_all_splices_refused"] == (len(with_seams), len(with_seams))
+    code, out = run_cli(capsys, "seams", "--experiment", str(EXAMPLES / "domains"))
+    assert code == 0
+    k = len(with_seams)
+    assert re.search(rf"GATE: routes whose every splice is refused +{re.escape(rate_text(k, k))}", out)
+    assert re.search(rf"routes with no admissible deletion \(apart\) +{len(results) - k}\b", out)
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"{len(results) - k} of the {len(results)} routes of `examples/domains/`" in readme
 
 
 # ---------------------------------------------------------------------- definitions
@@ -111,8 +149,33 @@ def test_phase0_arms(cohort: tuple[list[RouteSeams], Session]) -> None:
 def test_drift_reconciliation_no_flip_without_drift(cohort: tuple[list[RouteSeams], Session]) -> None:
     results, _ = cohort
     p0 = phase0(results)
-    assert p0.zero_drift_arms + p0.drift_arms == len(p0.arms) == 2 * p0.routes
-    assert p0.zero_drift_flips == 0, "with no p or c moved the identity is exact: its sign cannot flip"
+    assert len(p0.arms) == 2 * p0.routes
+    for t in p0.tallies:
+        assert t.splices == p0.routes and t.compiled == t.unmoved + t.moved <= t.splices
+        assert t.zero_drift_flips == 0, "the exact re-fold with the honest p and c cannot flip the identity's sign"
+        assert t.unmoved_flips == 0, "with no p or c moved the pipeline is the identity: its sign cannot flip"
+        assert t.drift_flips == t.moved_flips
+
+
+def test_phase0_counts_each_arm_on_its_own(cohort: tuple[list[RouteSeams], Session]) -> None:
+    """The paper never pools the arms: each arm's counts are over its own splices, by the
+    paper's definitions, and the pooled "some arm" count is no row of any arm."""
+    results, _ = cohort
+    p0 = phase0(results)
+    assert [t.arm for t in p0.tallies] == list(PHASE0_ARMS)
+    for t in p0.tallies:
+        mine = [a for a in p0.arms if a.arm == t.arm]
+        assert len(mine) == t.splices == len({a.route for a in mine})
+        assert t.relative_wins == sum(a.spliced is not None and a.spliced >= a.honest for a in mine)
+        assert t.fundability_flips == sum(a.spliced is not None and a.spliced >= 0 > a.honest for a in mine)
+        assert t.relative_wins_dock == sum(relative_win(a.honest_dock, a.spliced_dock) for a in mine)
+        assert t.drift_flips == sum(a.pipeline_delta is not None and (a.pipeline_delta > 0) != (a.identity_delta > 0)
+                                    for a in mine)
+    pooled = sum(any(relative_win(a.honest, a.spliced) for a in p0.arms if a.route == r) for r in {a.route for a in
+                                                                                                    p0.arms})
+    counts = [t.relative_wins for t in p0.tallies]
+    assert pooled >= max(counts)
+    assert counts != [pooled, pooled], "on this cohort the arms differ, so pooling them would change a count"
 
 
 def test_experiment_text_prints_every_rate_with_its_interval(
@@ -140,7 +203,10 @@ def test_experiment_json_rates_and_seed(monkeypatch: pytest.MonkeyPatch, capsys:
     for name, r in summary["rates"].items():
         assert r["k"] == summary[name], "the integer count stays beside its rate"
         assert r["wilson95"] == list(wilson95(r["k"], r["n"]))
-    assert exp["phase0"]["seed"] == 3 and exp["rates"]["phase0_relative_wins"]["n"] == summary["routes"]
+    assert exp["phase0"]["seed"] == 3 and exp["rates"]["phase0_max_cost_relative_wins"]["n"] == summary["routes"]
+    assert "phase0_relative_wins" not in exp["rates"], "the arms are never pooled"
+    assert [t["arm"] for t in exp["phase0"]["tallies"]] == ["max-cost", "random"]
+    assert exp["paper_units"]["ladder_honest_edge_flags"] == {"n": 111, "unit": "gold edges"}
     assert exp["paper"]["phase0_relative_wins"] == rate(21, 26)
     code, again = run_cli(capsys, "seams", "--experiment", "--seed", "3", "--format", "json", "examples/cohort/")
     assert again == out, "same seed, same bytes"
@@ -162,6 +228,11 @@ def test_dock_rewards_a_cost_cut_between_two_negative_plans() -> None:
     assert docked.verdict == "docked" and docked.score is not None
     gain = docked.score - honest.score
     assert 95e6 < gain < 97e6  # +96M
+    readme, experiments = (" ".join((ROOT / page).read_text(encoding="utf-8").split())
+                           for page in ("README.md", "docs/experiments.md"))
+    assert f"scores −{-honest.score / 1e6:.1f}M honest, and its docked splice gains +{gain / 1e6:.0f}M" in readme
+    assert (f"scores −{-honest.score / 1e6:.1f}M honest; its docked splice scores about −{-docked.score / 1e6:.1f}M, "
+            f"a gain of +{gain / 1e6:.0f}M") in experiments
     assert seam.pipeline.gate.verdict == "suspend-and-ask"
     (by_cost, _) = phase0_arms(result)
     assert relative_win(by_cost.honest_dock, by_cost.spliced_dock)
@@ -216,7 +287,8 @@ def test_proxy_detector_is_structural_and_leaves_one_route_out(cohort: tuple[lis
 
 def test_ladder_counts(cohort: tuple[list[RouteSeams], Session]) -> None:
     results, _ = cohort
-    lad = ladder(results)
+    seeded = {a.route: a.k for a in phase0(results).arms if a.arm == "random"}
+    lad = ladder(results, seeded)
     assert lad.splices == sum(len(r.seams) for r in results) and lad.honest == len(results)
     assert lad.typed_detections == sum(
         s.pipeline is not None and s.pipeline.gate.verdict == "suspend-and-ask" for r in results for s in r.seams)
@@ -224,6 +296,18 @@ def test_ladder_counts(cohort: tuple[list[RouteSeams], Session]) -> None:
     assert JUMP_MULTIPLE == 2.0
     counts = (lad.typed_detections, lad.typed_honest_flags, lad.proxy_detections, lad.proxy_honest_flags)
     assert counts == (82, 0, 35, 9)
+    # the paper's units: one seeded splice per route, and the honest routes' edges
+    routes = [r.compiled.route for r in results]
+    table = class_jumps(routes)
+    assert lad.seeded == len(seeded) == sum(bool(r.seams) for r in results)
+    assert lad.proxy_seeded_detections == sum(proxy_flags(splice(r, seeded[r.name]), table, r.name) for r in routes)
+    assert lad.typed_seeded_detections == sum(
+        s.pipeline is not None and s.pipeline.gate.verdict == "suspend-and-ask"
+        for r in results for s in r.seams if s.k == seeded[r.compiled.route.name])
+    assert lad.edges == sum(len(r.transitions) for r in routes)
+    assert lad.proxy_edge_flags == sum(len(proxy_flagged(r, table, r.name)) for r in routes) >= lad.proxy_honest_flags
+    assert lad.typed_edge_flags == 0, "GATE suspends no honest route, so it flags none of their edges"
+    assert ladder(results).seeded == 0, "no seeded splices without the random arm's draws"
 
 
 # ---------------------------------------------------------------------- the value sweep
@@ -284,14 +368,10 @@ def test_artifacts_json_sidecar_and_same_bytes(
     doc = json.loads(data)
     assert {i["path"] for i in doc["inputs"]} == {f"examples/cohort/{p.name}" for p in COHORT.glob("*.route")}
     assert all(len(i["sha256"]) == 64 for i in doc["inputs"])
-    # the README's table is the artifact's rates
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for label, name in EXPERIMENT_ROWS:
+    text = run_cli(capsys, "seams", "--experiment", "examples/cohort/")[1]
+    for label, name in EXPERIMENT_ROWS:  # the text's table is the artifact's rates
         r = doc["experiment"]["rates"][name]
-        assert re.search(re.escape(label) + r" +" + re.escape(rate_text(r["k"], r["n"])), readme), label
-    for row in doc["experiment"]["value_sweep"]:
-        k, n = row["routes_with_rewarded_deletion"], row["routes"]
-        assert re.search(rf"\n  {re.escape(row['multiplier'])} +{re.escape(rate_text(k, n))}", readme)
+        assert re.search(re.escape(label) + r" +" + re.escape(rate_text(r["k"], r["n"])), text), label
 
 
 def test_artifacts_need_the_experiment(tmp_path: Path) -> None:
@@ -359,7 +439,7 @@ def test_the_pages_counts_of_the_cohort_are_the_programs(
     assert f"in {short} of the {n} the final scale step is worth less than it costs" in readme
     # the README's rows on what differs from the paper
     summary, p0, swept = summarise(results), phase0(results), value_sweep(results, "3")
-    paper_n = PAPER["honest_suspended"][1]
+    paper_n = PAPER["honest_suspended"].n
     assert (f"{summary.deletions} deletions on our {n} routes, {PAPER_DELETIONS} on the paper's {paper_n}; the "
             "identity and its sign test hold on every one in both") in readme
     assert summary.identity_holds == summary.sign_matches == summary.deletions
@@ -368,10 +448,36 @@ def test_the_pages_counts_of_the_cohort_are_the_programs(
     assert "GATE refuses every splice and suspends no honest route, here as in the paper" in readme
     assert summary.routes_all_splices_refused == n and summary.honest_suspended == 0
     k, paper = summary.routes_with_rewarded_deletion, PAPER["routes_with_score_improving_deletion"]
-    assert f"({k}/{n} against {paper[0]}/{paper[1]})" in readme
+    assert f"({k}/{n} against {paper.k}/{paper.n})" in readme
     dock = PAPER["phase0_relative_wins_dock"]
-    assert f"no arm of our cohort does, where the paper counts {dock[0]} of {dock[1]} routes" in readme
-    assert p0.relative_wins_dock == 0
+    assert f"no arm of our cohort does, where the paper counts {dock.k} of {dock.n} routes" in readme
+    assert all(t.relative_wins_dock == 0 for t in p0.tallies)
+    # the paper's units and figures, as the README's table of differences quotes them
+    wins, flips = PAPER["phase0_relative_wins"], PAPER["phase0_fundability_flips"]
+    assert f"which arm the paper's {wins.k}/{wins.n} and {flips.k}/{flips.n} belong to is not known to us" in readme
+    zero, drift = PAPER["phase0_sign_flips_zero_drift"], PAPER["phase0_sign_flips_with_drift"]
+    assert (f"{zero.n} {zero.unit}, one per route (arm not known to us): {zero.k}/{zero.n} flips with zero drift, "
+            f"{drift.k}/{drift.n} with drift") in readme
+    per_arm = " and ".join(str(t.drift_flips) for t in p0.tallies)
+    assert f"({per_arm} of our {p0.routes} per arm)" in readme
+    assert all(t.zero_drift_flips == 0 for t in p0.tallies)
+    seeded, edges = PAPER["ladder_seeded_seam_detections"], PAPER["ladder_honest_edge_flags"]
+    assert f"| {seeded.n} {seeded.unit} and {edges.n} {edges.unit};" in readme
+    lad = ladder(results, {a.route: a.k for a in p0.arms if a.arm == "random"})
+    assert f"our honest edges are the {lad.edges} transitions of our {lad.honest} routes" in readme
+    assert f"{PAPER_DELETIONS} admissible deletions on {paper_n} routes" in readme
+    # the value sweep and the ladder, as the README's and the experiments page's prose quote them
+    sweep = {m: value_sweep(results, m).routes_with_rewarded_deletion for m in ("1", "1.5", "2", "3")}
+    assert f"the count rises to {sweep['1.5']}/{n}, {sweep['2']}/{n} and {sweep['3']}/{n}" in readme
+    assert (f"are {sweep['1']}/{n} at V, {sweep['1.5']}/{n} at 1.5·V, {sweep['2']}/{n} at 2·V and {sweep['3']}/{n} "
+            "at 3·V") in experiments
+    assert lad.typed_detections == lad.splices and lad.typed_honest_flags == 0
+    assert (f"it detects {lad.proxy_detections} of the {lad.splices} splices and flags {lad.proxy_honest_flags} of "
+            f"the {lad.honest} honest routes, where GATE detects all {lad.splices} and flags none") in readme
+    assert (f"GATE detects {rate_text(lad.typed_detections, lad.splices).split()[0]} splices and flags "
+            f"{lad.typed_honest_flags}/{lad.honest} honest routes; the proxy detects "
+            f"{rate_text(lad.proxy_detections, lad.splices)} and flags {rate_text(lad.proxy_honest_flags, lad.honest)}"
+            ) in experiments
     # grounded assets on the honest routes: every material transition judged as a new claim
     material = grounded = 0
     for r in results:

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from pcsc import fmt as fmt_module
 from pcsc.cli import main
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.fmt import Semantics, check_format, comment_texts, format_source, lex, respace, semantics
+from pcsc.fmt import Semantics, check_format, comment_texts, format_source, lex, respace
+from pcsc.meaning import semantics
 from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
 
 DATA = Path(__file__).resolve().parent / "data" / "fmt"
@@ -136,7 +137,7 @@ def test_reference_route_and_library_are_fixed_points() -> None:
 def test_check_passes_on_every_shipped_file(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_fmt(["--check", str(ROOT / "examples"), str(ROOT / "obligations")], capsys)
     assert code == 0, out
-    assert out == f"{len(SHIPPED)} files unchanged\n"
+    assert out == f"{len(SHIPPED)} files already formatted\n"
 
 
 def test_fixed_columns_do_not_depend_on_the_other_keys() -> None:
@@ -362,11 +363,12 @@ def test_check_exit_codes_and_writes_nothing(workdir: Path, capsys: pytest.Captu
     code, out, _ = run_fmt(["--check", str(workdir)], capsys)
     assert code == 1
     assert out == (
-        f"would format {workdir / 'messy.route'}\nwould format {workdir / 'sub' / 'venture.obl'}\n1 file unchanged\n"
+        f"would format {workdir / 'messy.route'}\nwould format {workdir / 'sub' / 'venture.obl'}\n"
+        "2 files would be reformatted, 1 file already formatted\n"
     )
     assert _snapshot(workdir) == before
     code, out, _ = run_fmt(["--check", str(workdir / "clean.route")], capsys)
-    assert (code, out) == (0, "1 file unchanged\n")
+    assert (code, out) == (0, "1 file already formatted\n")
 
 
 def test_rewrite_in_place(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -375,7 +377,7 @@ def test_rewrite_in_place(workdir: Path, capsys: pytest.CaptureFixture[str]) -> 
     code, out, _ = run_fmt([str(workdir)], capsys)
     assert code == 0
     obl = workdir / "sub" / "venture.obl"
-    assert out.splitlines() == [f"formatted {messy}", f"formatted {obl}", "1 file unchanged"]
+    assert out.splitlines() == [f"formatted {messy}", f"formatted {obl}", "2 files reformatted, 1 file left unchanged"]
     assert messy.read_text(encoding="utf-8") == (DATA / "messy.out.route").read_text(encoding="utf-8")
     assert (workdir / "sub" / "venture.obl").read_text(encoding="utf-8") == (DATA / "messy.out.obl").read_text("utf-8")
     assert messy.stat().st_mode & 0o777 == 0o640
@@ -383,21 +385,22 @@ def test_rewrite_in_place(workdir: Path, capsys: pytest.CaptureFixture[str]) -> 
     names = sorted(p.name for p in workdir.rglob("*"))  # no temporary file left behind
     assert names == ["clean.route", "messy.route", "notes.txt", "sub", "venture.obl"]
     code, out, _ = run_fmt([str(workdir)], capsys)
-    assert (code, out) == (0, "3 files unchanged\n")
+    assert (code, out) == (0, "3 files left unchanged\n")
 
 
 def test_diff_prints_and_writes_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = _snapshot(workdir)
     code, out, err = run_fmt(["--diff", str(workdir / "messy.route"), str(workdir / "clean.route")], capsys)
-    assert code == 0
+    assert code == 1  # as ruff: a diff that would change something exits 1, with or without --check
     assert out.startswith(f"--- {workdir / 'messy.route'} (original)\n+++ {workdir / 'messy.route'} (formatted)\n")
     assert "\n-as_of 2012-06-01 ;policy \"venture@1.0.0\"; uses venture\n" in out
     assert "\n+    as_of   2012-06-01\n" in out
     assert "clean.route" not in out
-    assert err == f"would format {workdir / 'messy.route'}\n1 file unchanged\n"
+    assert err == f"would format {workdir / 'messy.route'}\n1 file would be reformatted, 1 file already formatted\n"
     assert _snapshot(workdir) == before
     code, _, _ = run_fmt(["--diff", "--check", str(workdir / "messy.route")], capsys)
     assert code == 1
+    assert run_fmt(["--diff", str(workdir / "clean.route")], capsys) == (0, "", "1 file already formatted\n")
 
 
 def _stdin(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
@@ -452,7 +455,7 @@ def test_refusal_leaves_the_file_untouched(
     assert code == 70
     assert f"fmt refused {messy}: the comment `# the asset` would be lost; the file is left untouched" in err
     assert messy.read_text(encoding="utf-8") == before
-    assert out == "0 files unchanged\n"
+    assert out == ""  # no file was formatted or found formatted: no summary
 
 
 def test_json_report(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -513,3 +516,44 @@ def test_the_printer_spaces_expressions_as_fmt_does() -> None:
     printed = route_to_text(route)
     assert "        threshold  developers >= 500 and not (paying_teams > 2 * -50)\n" in printed
     assert fmt(printed) == printed
+
+
+def test_one_file_formatted_is_counted_as_reformatted(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    messy = workdir / "messy.route"
+    assert run_fmt([str(messy)], capsys) == (0, f"formatted {messy}\n1 file reformatted\n", "")
+
+
+@pytest.mark.parametrize("flags", [["--check"], ["--diff"], []])
+def test_a_missing_path_is_an_error_on_the_path_with_no_summary(
+    flags: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No `:1:1` (a missing folder has no lines) and no `0 files …` summary: nothing was read."""
+    missing = tmp_path / "nope"
+    code, out, err = run_fmt([*flags, str(missing)], capsys)
+    assert (code, out) == (1, "")
+    assert err == f"{missing}: error: cannot read {missing}: No such file or directory [PCSC-E105]\n"
+
+
+def test_a_folder_without_route_or_library_files_is_an_error(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("x", encoding="utf-8")
+    code, out, err = run_fmt(["--check", str(tmp_path)], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{tmp_path}: error: no .route or .obl files in the folder {tmp_path} [PCSC-E106]\n")
+
+
+def test_the_summaries_docs_fmt_shows_are_what_fmt_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = " ".join((ROOT / "docs" / "fmt.md").read_text(encoding="utf-8").split())
+    monkeypatch.chdir(tmp_path)
+    Path("a.route").write_text((DATA / "messy.in.route").read_text(encoding="utf-8"), encoding="utf-8")
+    for name in ("b.route", "c.route"):
+        Path(name).write_text((DATA / "messy.out.route").read_text(encoding="utf-8"), encoding="utf-8")
+    code, out, _ = run_fmt(["--check", "."], capsys)
+    assert code == 1 and f"`{out.splitlines()[-1]}`" in doc
+    code, out, _ = run_fmt(["."], capsys)
+    assert code == 0 and out.splitlines()[-1] == "1 file reformatted, 2 files left unchanged"
+    assert f"`{out.splitlines()[-1]}`" in doc
+    code, out, err = run_fmt(["nope"], capsys)
+    assert (code, out) == (1, "") and f"`{err.strip()}`" in doc

@@ -205,3 +205,123 @@ def test_every_seam_of_every_shipped_route_under_each_fold() -> None:
                 assert all(i.identity_holds for i in ids), (r["route"], rate, stop)
                 checked += len(ids)
     assert checked > 0
+
+
+# ---------------------------------------------------------------------- `pcsc seams --symbolic` under a policy fold
+def _seams_symbolic(route: str, *extra: str) -> tuple[dict, str]:
+    def run(*fmt: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "pcsc", "seams", "--symbolic", route, *extra, *fmt],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    return json.loads(run("--format", "json")), run()
+
+
+def _discounted_delta(n: int, k: int) -> object:
+    import sympy
+
+    ps, ds, cs = (sympy.symbols(f"{x}0:{n}") for x in "pdc")
+    R = sympy.Symbol(f"R{k + 1}")
+    return sympy.Mul(*ps[:k], *ds[:k]) * (cs[k] + (1 - ps[k] * ds[k]) * R)
+
+
+def test_symbolic_under_a_discount_prints_the_discounted_identity() -> None:
+    """`examples/domains/solid_electrolyte.route` (planner-discount) printed the paper's
+    identity `-p0*(R2*p1 - R2 - c1)`, no d_i."""
+    import sympy
+
+    from pcsc import schemas
+
+    doc, text = _seams_symbolic("examples/domains/solid_electrolyte.route")
+    schemas.validate(doc)
+    rows = doc["symbolic"]
+    assert [(d["fold"], d["shape"]) for d in rows] == [("discounted", "n=4, k=1"), ("discounted", "n=4, k=2")]
+    for d, k in zip(rows, (1, 2), strict=True):
+        expected = _discounted_delta(4, k)
+        assert sympy.expand(sympy.sympify(d["formula"]) - expected) == 0
+        assert sympy.expand(sympy.sympify(d["difference"]) - expected) == 0
+        assert d["residual"] == "0" and d["verified"] == "True" and "paper" not in d
+    assert "-p0*(R2*p1 - R2 - c1)" not in text
+    assert "derived: -d0*p0*(R2*d1*p1 - R2 - c1)" in text and "discounted (d_i kept as symbols)" in text
+    assert "  fold        discount 0.08/year" in text
+
+
+def test_symbolic_under_the_option_to_stop_proves_each_case() -> None:
+    import sympy
+
+    doc, text = _seams_symbolic("examples/domains/organoid_screens.route")
+    (d,) = doc["symbolic"]
+    assert d["fold"] == "abandonment" and d["verified"] == "True"
+    cases = {row["case"]: row for row in d["cases"]}
+    assert list(cases) == ["continue", "stop", "spliced-only", "neither"]
+    assert all(row["residual"] == "0" for row in cases.values())
+    p0, d0, c0, R2 = sympy.symbols("p0 d0 c0 R2")
+    assert sympy.sympify(cases["stop"]["formula"]) == p0 * d0 * R2
+    assert sympy.expand(sympy.sympify(cases["spliced-only"]["difference"]) - (p0 * d0 * R2 - c0)) == 0
+    assert sympy.expand(sympy.sympify(cases["continue"]["difference"]) - _discounted_delta(3, 1)) == 0
+    assert "stop (both chains start, the planner stops at k):" in text
+    assert "identity verified in every case: True" in text
+    assert doc["routes"][0]["seams"][0]["case"] == "continue"
+    assert "  k  deleted       Δ_k (formula)  identity  case" in text  # the seam table names the case
+
+
+def test_the_paper_fold_keeps_its_derivation() -> None:
+    doc, _ = _seams_symbolic("examples/devtools_api.route")
+    (d,) = doc["symbolic"]
+    assert d["fold"] == "chain" and d["paper"] == d["formula"] == "p0*(R2*(1 - p1) + c1)"
+
+
+def test_a_derivation_shows_a_wrong_identity_as_a_residual() -> None:
+    """The derivation's algebra is the proof's: the paper's formula read under a
+    discount leaves a residual, and the proof rejects it."""
+    import sympy
+
+    from pcsc.seams.folds import _derived, discounted_folds
+    from pcsc.seams.symbolic import paper_formula
+
+    n, k = 4, 1
+    ps, ds, cs = (list(sympy.symbols(f"{x}0:{n}")) for x in "pdc")
+    R = sympy.Symbol("R2")
+    spliced, original = discounted_folds(ps, ds, cs, R, k)
+    assert _derived(spliced, original, paper_formula(ps, cs, R, k))["residual"] != "0"
+
+    def plain(ps, ds, cs, R, k):  # the paper's formula, every d_i dropped
+        return paper_formula(ps, cs, R, k)
+
+    assert not verify_discounted(n, k, plain)
+
+    def stop_as_neither(ps, ds, cs, R, k):
+        return {**abandonment_formulas(ps, ds, cs, R, k), "stop": 0 * R}
+
+    assert not verify_abandonment(n, k, stop_as_neither)
+
+
+def test_graph_seams_under_a_discount_keep_every_d() -> None:
+    from pcsc.ir import Edge, Parallel, Series
+    from pcsc.score.graph import edges_of
+    from pcsc.seams.graphs import _branch_key, _verify_branch, graph_derivation, proof_picks
+
+    fork = Series((Edge("a"), Parallel((Series((Edge("b"), Edge("c"), Edge("d"))), Edge("x"))), Edge("f"), Edge("g")))
+    names = list(edges_of(fork))
+    for d_c, case in ((0.9, "slowest branch"), (1.0, "branch")):
+        ds = [d_c if e == "c" else 0.8 if e == "x" else 0.95 for e in names]
+        picks, found = proof_picks(fork, names, ds, names.index("c"))
+        assert found == case and picks is not None
+        for policy_fold in ("discounted", "abandonment"):
+            d = graph_derivation(fork, "c", policy_fold, picks, case)
+            assert d["fold"] == f"graph-{policy_fold}" and d["verified"] == "True"
+            rows = d["cases"] if policy_fold == "abandonment" else [d]
+            assert len(rows) == (4 if policy_fold == "abandonment" else 1)
+            assert all(r["residual"] == "0" for r in rows)
+            assert "d0" in rows[0]["difference"] and ("d2" in rows[0]["difference"]) == (case != "branch")
+
+        def no_reach(g, name, p, c):  # the branch formula without the seam's reach
+            return c + (1 - p) * g.next[name]
+
+        key, abandonment, anonymous, unit = _branch_key(fork, "c", "discounted", picks, case)
+        if unit:  # the affine formula is the one checked in case "branch"
+            assert not _verify_branch(key, abandonment, anonymous, unit, no_reach)
+    # a seam on the spine under a policy fold: the chain's derivation over the spine's blocks
+    spine_seam = graph_derivation(fork, "f", "discounted", None, None)
+    assert spine_seam["fold"] == "discounted" and "spine item 2 of 4" in spine_seam["shape"]

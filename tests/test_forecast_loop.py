@@ -264,3 +264,32 @@ def test_an_internal_error_is_reported_without_a_traceback(
     err = capsys.readouterr().err
     assert code == 70
     assert "internal error: RuntimeError: kaput" in err and "Traceback" not in err
+
+
+def test_evaluate_warns_when_it_pools_forecasts_of_several_policies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One AUC over routes compiled under different policies ranks numbers of different
+    rules together: evaluate says so (PCSC-W751), as `pcsc rank` does; one policy: no warning."""
+    a, b = write_routes(tmp_path)
+    ledger = tmp_path / "ledger.sqlite"
+    assert run(capsys, "freeze", a, b, "--ledger", str(ledger))[0] == 0
+    run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(ledger), "--as-of", FAR.isoformat())
+    argv = ("evaluate", "--ledger", str(ledger), "--as-of", FAR.isoformat(), "--bootstrap", "200")
+    code, _, err = run(capsys, *argv)
+    assert code == 0 and "PCSC-W751" not in err
+
+    other = tmp_path / "other"
+    other.mkdir()
+    a, b = write_routes(other)
+    Path(b).write_text(Path(b).read_text(encoding="utf-8").replace('"venture@1.0.0"', '"venture@1.1.0"'), "utf-8")
+    pooled = other / "ledger.sqlite"
+    assert run(capsys, "freeze", a, b, "--ledger", str(pooled))[0] == 0
+    run(capsys, "resolve", outcomes(other), "--ledger", str(pooled), "--as-of", FAR.isoformat())
+    code, out, err = run(capsys, "evaluate", "--ledger", str(pooled), *argv[3:])
+    assert code == 0 and "AUC" in out  # still graded: a warning, as rank's
+    [warning] = [line for line in err.splitlines() if "PCSC-W751" in line]
+    assert warning.startswith(f"{pooled}: warning: forecasts graded together use 2 policies: venture@1.0.0 (sha256 ")
+    assert "venture@1.1.0 (sha256 " in warning and "(devtools_api)" in warning and "(rival_api)" in warning
+    code, out, _ = run(capsys, "evaluate", "--ledger", str(pooled), *argv[3:], "--format", "json")
+    assert [d["code"] for d in json.loads(out)["diagnostics"]] == ["PCSC-W751"]

@@ -282,3 +282,50 @@ def test_an_unknown_extension_is_a_usage_error_naming_the_known_ones(run: Run, t
     assert err.startswith("pcsc graph: error: cannot tell the format from the extension of ")
     for known in (".dot", ".gv", ".mmd", ".mermaid", ".svg", "--format"):
         assert known in err
+
+
+# ---------------------------------------------------------------------- a tie pick is not drawn as binding
+TIE_ROUTE = "examples/domains/biochar_kilns.route"  # option to stop: the planner would not start
+
+
+def test_a_tie_pick_is_not_drawn_as_the_binding_edge(run: Run) -> None:
+    """When every U·D is 0 the binding transition is only the tie rule's pick: no format
+    draws it as the bold orange binding edge; it is dotted purple, labelled a tie pick,
+    and the route's title carries compile's tie note."""
+    import json
+
+    code, out, _ = run("compile", TIE_ROUTE, "--format", "json")
+    [r] = json.loads(out)["routes"]
+    assert all(t["U"] * t["D"] == 0 for t in r["transitions"])  # so nothing binds
+    _, text, _ = run("compile", TIE_ROUTE)
+    [note] = [x.strip() for x in text.splitlines() if "tie rule" in x]
+
+    _, dot, _ = run("graph", TIE_ROUTE)
+    assert "penwidth=3" not in dot and "#c05621" not in dot and 'style="bold"' not in dot
+    [tie] = [x for x in dot.splitlines() if "tie pick" in x]
+    assert '"biochar_kilns/yard" -> "biochar_kilns/demo"' in tie  # the earliest step
+    assert 'style="dotted"' in tie and "tie pick, not binding · U " in tie and "\\nbinding · U" not in dot
+    assert note in dot
+
+    _, mermaid, _ = run("graph", TIE_ROUTE, "--format", "mermaid")
+    assert "==>" not in mermaid and "#c05621" not in mermaid and note in mermaid
+    assert "  linkStyle 0 stroke:#6b46c1,stroke-width:2px,color:#6b46c1,stroke-dasharray:2 3" in mermaid
+
+    _, svg, _ = run("graph", TIE_ROUTE, "--format", "svg")
+    root = svg_root(svg)
+    strokes = [(p.get("stroke"), p.get("stroke-width"), p.get("stroke-dasharray")) for p in root.iter(f"{SVG_NS}path")]
+    assert strokes[0] == ("#6b46c1", "2", "2 3") and all(s[1] != "3" and s[0] != "#c05621" for s in strokes)
+    words = texts(root)
+    assert note in words
+    assert any("dotted purple arrow: the tie rule's pick" in w for w in words)
+    # the note sits above every box
+    y_note = next(float(t.get("y", "")) for t in root.iter(f"{SVG_NS}text") if t.text == note)
+    assert all(float(b.get("y", "")) > y_note for b in list(root.iter(f"{SVG_NS}rect"))[1:])
+
+
+def test_a_binding_edge_is_still_bold_and_the_legend_has_no_tie(run: Run) -> None:
+    _, svg, _ = run("graph", "examples/devtools_api.route", "--format", "svg")
+    words = texts(svg_root(svg))
+    assert not any("tie" in w for w in words)
+    _, dot, _ = run("graph", "examples/devtools_api.route")
+    assert "dotted" not in dot and "#6b46c1" not in dot

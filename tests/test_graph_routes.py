@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from fractions import Fraction
@@ -563,8 +564,9 @@ def test_the_picture_shows_the_fork_and_the_join() -> None:
 
 
 def test_a_graph_route_certifies_and_a_tampered_block_is_caught(tmp_path: Path) -> None:
+    shutil.copytree(GRAPHS, tmp_path / "graphs")  # a certificate names only files inside its folder
     cert = tmp_path / "graphs.json"
-    code, _, err = _cli("compile", "examples/graphs", "--cert", str(cert), "-q")
+    code, _, err = _cli("compile", str(tmp_path / "graphs"), "--cert", str(cert), "-q")
     assert code == 0, err
     code, out, err = _cli("verify-cert", str(cert))
     assert code == 0 and "verified" in out, out + err
@@ -591,8 +593,9 @@ def test_a_graph_route_under_a_policy_fold_certifies(policy: str, tmp_path: Path
     text = LOCK.read_text(encoding="utf-8").replace('"venture@1.1.0"', f'"{policy}"')
     route = tmp_path / "lock.route"
     route.write_text(text, encoding="utf-8")
+    shutil.copytree(POLICIES, tmp_path / "policies")
     cert = tmp_path / "c.json"
-    code, out, err = _cli("compile", str(route), "--policy-path", str(POLICIES), "--cert", str(cert), "-q")
+    code, out, err = _cli("compile", str(route), "--policy-path", str(tmp_path / "policies"), "--cert", str(cert), "-q")
     assert code == 0, err
     code, out, err = _cli("verify-cert", str(cert))
     assert code == 0 and "verified" in out, out + err
@@ -621,8 +624,9 @@ def test_a_tampered_discount_of_a_graph_route_is_caught(tmp_path: Path) -> None:
     text = LOCK.read_text(encoding="utf-8").replace('"venture@1.1.0"', '"venture-discount@1.1.0"')
     route = tmp_path / "lock.route"
     route.write_text(text, encoding="utf-8")
+    shutil.copytree(POLICIES, tmp_path / "policies")
     cert = tmp_path / "c.json"
-    code, _, err = _cli("compile", str(route), "--policy-path", str(POLICIES), "--cert", str(cert), "-q")
+    code, _, err = _cli("compile", str(route), "--policy-path", str(tmp_path / "policies"), "--cert", str(cert), "-q")
     assert code == 0, err
     doc = json.loads(cert.read_text(encoding="utf-8"))
     steps = {s["symbol"]: s for s in doc["routes"][0]["steps"]}

@@ -3,6 +3,7 @@ score and passes its own policy test; existing files are never overwritten silen
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -38,6 +39,10 @@ def test_init_scaffolds_a_project_that_checks_gates_and_compiles(
         assert f"wrote {project / rel}" in out
     policy = (project / "policies/myproject/1.0.0.toml").read_text(encoding="utf-8")
     assert 'extends = "venture@1.0.0"' in policy
+    # the policy pins the project's library (a route uses only what its policy pins), by
+    # `sha256sum` of the file: the template is in `pcsc fmt`'s layout
+    library = hashlib.sha256((project / "obligations/myproject.obl").read_bytes()).hexdigest()
+    assert f'[libraries.myproject]\nversion = "1.0.0"\nsha256 = "{library}"\n' in policy
 
     monkeypatch.chdir(project)  # so that its pcsc.toml applies
     code, _, err = run(capsys, "check", "routes/")

@@ -298,12 +298,12 @@ def test_an_outcome_anchored_to_a_forged_forecast_head_is_caught(tmp_path: Path)
 
 def test_one_transaction_per_append_all_or_nothing(tmp_path: Path) -> None:
     path = filled(tmp_path / "l.sqlite", forecasts=2, outcomes=0)
-    conn = raw(path)
-    conn.execute("CREATE TRIGGER boom BEFORE INSERT ON entries WHEN NEW.route = 'boom' "
-                 "BEGIN SELECT RAISE(ABORT, 'boom refused'); END")
-    conn.close()
     batch = [*records(3, "fine"), ForecastRecord("boom", "f.route", POLICY, {}), *records(2, "fine")]
     with Ledger.open(path) as ledger:
+        # a TEMP trigger is the connection's, not the file's: the ledger still verifies,
+        # and the fourth insert of the batch fails in the database
+        ledger._conn.execute("CREATE TEMP TRIGGER boom BEFORE INSERT ON main.entries WHEN NEW.route = 'boom' "
+                             "BEGIN SELECT RAISE(ABORT, 'boom refused'); END")
         with pytest.raises(LedgerError, match="nothing written: boom refused"):
             ledger.append_forecasts(batch, inputs=[])
         assert [e.route for e in ledger.entries()] == ["r", "r"]
@@ -311,8 +311,7 @@ def test_one_transaction_per_append_all_or_nothing(tmp_path: Path) -> None:
             ledger.append_forecasts([*records(1, "fine"), ForecastRecord("nan", "f", POLICY, {"x": float("nan")})],
                                     inputs=[])
         assert len(ledger.entries()) == 2
-        assert [p.message for p in ledger.verify().problems] == [  # the test's own trigger, and nothing else
-            "unknown trigger boom on entries: pcsc creates no such trigger"]
+        assert ledger.verify().ok
         assert [e.seq for e in ledger.append_forecasts(records(2, "fine"), inputs=[])] == [3, 4]
 
 

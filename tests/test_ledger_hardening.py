@@ -211,7 +211,7 @@ def test_verify_states_what_it_checked(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 0
     assert "checked: 4 rows of entries and 2 rows of outcomes" in out
     assert "payload hashes, entry hashes, links and outcome anchors recomputed" in out
-    assert "6 guard triggers compared by their full SQL" in out
+    assert "10 schema objects (6 guard triggers) compared by their full SQL in sqlite_master" in out
     assert "record one with `pcsc ledger head`" in out
     code, out, _ = cli(capsys, "ledger", "verify", "--ledger", str(path), "--format", "json")
     doc = json.loads(out)
@@ -221,6 +221,9 @@ def test_verify_states_what_it_checked(tmp_path: Path, capsys: pytest.CaptureFix
     assert doc["checked"]["recomputed"] == ["payload_sha256", "entry_sha256", "prev_sha256 links",
                                             "outcome forecast anchors"]
     assert doc["checked"]["guard_triggers"] == list(GUARDS) and doc["checked"]["integrity_check"] is True
+    assert sorted(doc["checked"]["schema_objects"]) == sorted(
+        [*(f"trigger {g}" for g in GUARDS), "table entries", "table outcomes", "index entries_by_route",
+         "index outcomes_by_route"])
     assert doc["checked"]["recorded_head"] is None
     assert len(doc["not_checked"]) == 1 and "recorded head" in doc["not_checked"][0]
 
@@ -294,7 +297,7 @@ def test_without_cryptography_the_message_names_the_extra(tmp_path: Path, capsys
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "cryptography", None)
     code, out, err = cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "k"))
-    assert code == 1 and "pip install 'pcsc[sign]'" in err
+    assert code == 1 and "pip install 'cryptography>=42' (the extra pcsc[sign])" in err
     assert not list(tmp_path.iterdir())
 
 

@@ -11,8 +11,9 @@ from pcsc.diagnostics import Diagnostics
 from pcsc.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
 from pcsc.lower.library import lower_library
 from pcsc.pipeline import Session
+from pcsc.policy.load import PolicyStore
 from pcsc.syntax import parse_source
-from tests.conftest import ROOT, SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
 HEADER = 'library probe version "1"\nfield users count material 10%\n'
 
@@ -62,13 +63,14 @@ def test_shipped_libraries_pass_the_check() -> None:
 
 
 def test_a_typo_in_a_library_fails_check_of_a_route_that_uses_it(tmp_path: Path) -> None:
-    # under a new name: a changed copy named `venture` would replace the pinned library (E409)
+    # under a new name, which its policy pins: a changed copy named `venture` would replace the pinned library (E409)
     obl = (ROOT / "obligations" / "venture.obl").read_text(encoding="utf-8").replace("library venture", "library mine")
     (tmp_path / "mine.obl").write_text(obl.replace("require asset\n", "require aset\n", 1), encoding="utf-8")
     route = tmp_path / "r.route"
+    ref = pin_libraries(tmp_path / "policies", [tmp_path / "mine.obl"])  # a route uses only what its policy pins
     text = SPEC_ROUTE.read_text(encoding="utf-8").replace("uses    venture", "uses    mine")
-    route.write_text(text, encoding="utf-8")
-    session = Session()
+    route.write_text(text.replace('"venture@1.0.0"', f'"{ref}"'), encoding="utf-8")
+    session = Session(policies=PolicyStore([tmp_path / "policies"]))
     assert session.load_routes(route, str(route)) == []
     codes = [d.code for d in session.diags]
     assert "PCSC-E217" in codes and "PCSC-E404" in codes

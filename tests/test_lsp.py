@@ -285,3 +285,28 @@ def test_hover_says_when_the_binding_is_only_the_tie_rules_pick() -> None:
     # a route whose binding transition binds for a real reason: marked, with no note
     spec = _hover_transition(SPEC_ROUTE, "expand") + _hover_transition(SPEC_ROUTE, "launch")
     assert "tie rule" not in spec and spec.count("binding transition of the route") == 1
+
+
+def test_a_configuration_file_never_lowers_the_policys_mode_in_the_editor(tmp_path: Path) -> None:
+    """A `pcsc.toml` beside the document asking for coverage off: the policy's gate
+    still reports the splice's uncovered change as an error (PCSC-E501)."""
+    from pcsc.lsp.server import Settings
+    from pcsc.pipeline import Session
+    from pcsc.seams.splice import splice_text
+
+    (tmp_path / "pcsc.toml").write_text('coverage = "off"\n', encoding="utf-8")
+    settings = Settings().for_folder(tmp_path)
+    assert (settings.coverage, settings.config_coverage) == (None, "off")
+    (route,) = Session().load_routes(SPEC_ROUTE)
+    spliced = splice_text(route, 1)
+    found = analyse(spliced, tmp_path / "s.route", coverage=settings.coverage,
+                    config_coverage=settings.config_coverage)
+    assert "PCSC-E501" in {d.code for d in found.diagnostics}
+    flagged = analyse(spliced, tmp_path / "s.route", coverage="off")  # `pcsc lsp --coverage off`
+    assert "PCSC-E501" not in {d.code for d in flagged.diagnostics}
+    # a configuration that would replace a shipped policy is not used at all
+    shipped = (ROOT / "policies" / "venture" / "1.0.0.toml").read_text(encoding="utf-8")
+    (tmp_path / "p" / "venture").mkdir(parents=True)
+    (tmp_path / "p" / "venture" / "1.0.0.toml").write_text(shipped.replace('coverage = "gate"', 'coverage = "off"'))
+    (tmp_path / "pcsc.toml").write_text('policy_path = ["p"]\n', encoding="utf-8")
+    assert Settings().for_folder(tmp_path) == Settings()

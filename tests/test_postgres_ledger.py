@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +224,227 @@ def test_verify_finds_an_altered_guard_function(url: str, admin: Any, schema: st
                   "$$ BEGIN RETURN OLD; END $$")
     doc = verified(capsys, url)
     assert not doc["ok"] and "has been altered" in doc["_err"]
+
+
+# ---------------------------------------------------------------------- tampered guards
+def _tamper(admin: Any, schema: str, *statements: str) -> None:
+    """Run ``statements`` in the ledger's schema, as its owner, in one transaction."""
+    with admin.transaction():
+        admin.execute(f"SET LOCAL search_path = {schema}")
+        for statement in statements:
+            admin.execute(statement)
+
+
+def _entries(admin: Any, schema: str) -> int:
+    return int(admin.execute(f"SELECT count(*) FROM {schema}.entries").fetchone()[0])
+
+
+@pytest.mark.parametrize(("attack", "statements", "problem"), [
+    ("WHEN (false)",
+     ["DROP TRIGGER entries_no_update ON entries",
+      "CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries FOR EACH ROW WHEN (false) "
+      "EXECUTE FUNCTION pcsc_refuse()"],
+     "guard trigger entries_no_update has been altered: it has a WHEN condition"),
+    ("UPDATE OF col",
+     ["DROP TRIGGER entries_no_update ON entries",
+      "CREATE TRIGGER entries_no_update BEFORE UPDATE OF kind ON entries FOR EACH ROW EXECUTE FUNCTION pcsc_refuse()"],
+     "guard trigger entries_no_update has been altered: it fires only on UPDATE OF some columns"),
+])
+def test_a_guard_replaced_under_its_name_fails_verify(url: str, admin: Any, schema: str,
+                                                      capsys: pytest.CaptureFixture[str], attack: str,
+                                                      statements: list[str], problem: str) -> None:
+    """The attacks as first found: both passed `ledger verify`, and the route column could
+    then be rewritten."""
+    _freeze(url, "a", 1)
+    _tamper(admin, schema, *statements)
+    _tamper(admin, schema, "UPDATE entries SET route = 'z'")  # the guard no longer refuses it
+    doc = verified(capsys, url)
+    assert doc["_code"] == 1 and not doc["ok"] and problem in doc["_err"], doc["_err"]
+
+
+@pytest.mark.parametrize(("swallow", "problem"), [
+    ("CREATE RULE swallow AS ON INSERT TO entries DO INSTEAD NOTHING",
+     "rule swallow on entries: pcsc creates no rules"),
+    ("CREATE TRIGGER swallow BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION pcsc_nothing()",
+     "unknown trigger swallow on entries"),
+])
+def test_freeze_into_a_ledger_that_swallows_inserts_fails_loudly(url: str, admin: Any, schema: str, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch, swallow: str,
+                                                                 problem: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    routes = write_routes(tmp_path)
+    assert run(capsys, "freeze", routes[0], "--ledger", url)[0] == 0
+    _tamper(admin, schema, "CREATE FUNCTION pcsc_nothing() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RETURN NULL; END $$", swallow)
+    code, out, err = run(capsys, "freeze", *routes, "--ledger", url, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["ok"] is False and doc["entries"] == [], err
+    assert any(d["code"] == "PCSC-E718" and problem in d["message"] for d in doc["diagnostics"]), doc["diagnostics"]
+    assert _entries(admin, schema) == 1
+    assert problem in verified(capsys, url)["_err"]
+
+
+def test_an_insert_swallowed_behind_verify_is_read_back(url: str, admin: Any, schema: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were the schema check blind to a rule, reading the row back would still catch it."""
+    from pcsc.forecast import ledger_pg
+    from pcsc.forecast.ledger import LedgerWriteLost
+
+    _freeze(url, "a", 1)
+    _tamper(admin, schema, "CREATE RULE swallow AS ON INSERT TO entries DO INSTEAD NOTHING")
+    monkeypatch.setattr(ledger_pg, "_catalog_problems", lambda found, schema: [])
+    with open_ledger(url, create=False) as ledger, pytest.raises(LedgerWriteLost, match="entries seq 2 was not stored"):
+        ledger.append_forecasts([_record("b", 2)], inputs=[])
+    assert _entries(admin, schema) == 1
+
+
+def _guard_variants() -> list[tuple[str, list[str], list[str]]]:
+    """Each way someone could change a guard trigger, applied to every guard at once (one
+    ledger per way): verify must name every guard it was done to."""
+    from pcsc.forecast.ledger_pg import _TIMING, FUNCTIONS, GUARDS
+
+    def each_guard(change: Callable[[str, str, str, str, str], list[str]], problem: str) -> tuple[list[str], list[str]]:
+        statements, problems = [], []
+        for name, (table, tgtype, function) in GUARDS.items():
+            changed = change(name, table, _TIMING[tgtype], "ROW" if tgtype & 1 else "STATEMENT", function)
+            statements += changed
+            problems += [problem.format(name=name)] if changed else []  # [] where the way does not apply
+        return statements, problems
+
+    def replaced(definition: str, rows_only: bool = False) -> Callable[[str, str, str, str, str], list[str]]:
+        def change(name: str, table: str, timing: str, each: str, function: str) -> list[str]:
+            if rows_only and each != "ROW":
+                return []
+            column = "schema_version" if table == "pcsc_identity" else "route"
+            events = f"BEFORE UPDATE OF {column}" if "UPDATE" in timing else f"{timing} OR UPDATE OF {column}"
+            after = timing.replace("BEFORE", "AFTER")
+            other = "pcsc_append_in_order" if function == "pcsc_refuse" else "pcsc_refuse"
+            text = definition.format(timing=timing, table=table, each=each, function=function, events=events,
+                                     after=after, other=other)
+            return [f"DROP TRIGGER {name} ON {table}", f"CREATE TRIGGER {name} {text}"]
+        return change
+
+    altered = "guard trigger {name} has been altered: "
+    variants = {
+        "WHEN (false)": each_guard(replaced("{timing} ON {table} FOR EACH {each} WHEN (false) EXECUTE FUNCTION "
+                                            "{function}()"), altered + "it has a WHEN condition"),
+        "UPDATE OF a column": each_guard(replaced("{events} ON {table} FOR EACH {each} EXECUTE FUNCTION {function}()"),
+                                         altered),
+        "AFTER, not BEFORE": each_guard(replaced("{after} ON {table} FOR EACH {each} EXECUTE FUNCTION {function}()"),
+                                        altered + "its events or timing"),
+        "FOR EACH STATEMENT": each_guard(replaced("{timing} ON {table} FOR EACH STATEMENT EXECUTE FUNCTION "
+                                                  "{function}()", rows_only=True), altered + "its events or timing"),
+        "replaced by one running the other function": each_guard(
+            replaced("{timing} ON {table} FOR EACH {each} EXECUTE FUNCTION {other}()"), altered + "it runs"),
+        "dropped": each_guard(lambda name, table, *_: [f"DROP TRIGGER {name} ON {table}"], "{name}"),
+        "disabled": each_guard(lambda name, table, *_: [f"ALTER TABLE {table} DISABLE TRIGGER {name}"],
+                               "guard trigger {name} is disabled (tgenabled 'D')"),
+        "enabled in replicas only": each_guard(lambda name, table, *_: [f"ALTER TABLE {table} ENABLE REPLICA TRIGGER "
+                                                                        f"{name}"],
+                                               "guard trigger {name} is disabled (tgenabled 'R')"),
+    }
+    cases = [(f"every guard {way}", statements, problems) for way, (statements, problems) in variants.items()]
+    cases += [(f"the body of {function}()", [f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE "
+                                             "plpgsql AS $$ BEGIN RETURN NULL; END $$"],
+               [f"trigger function {function}() has been altered: its body is not the body pcsc creates"])
+              for function in FUNCTIONS]
+    return cases
+
+
+SCHEMA_CHANGES = [
+    ("a rule", ["CREATE RULE keep AS ON UPDATE TO outcomes DO INSTEAD NOTHING"], "rule keep on outcomes"),
+    ("an extra trigger", ["CREATE TRIGGER audit AFTER INSERT ON outcomes FOR EACH ROW EXECUTE FUNCTION pcsc_refuse()"],
+     "unknown trigger audit on outcomes"),
+    ("a grant to PUBLIC", ["GRANT SELECT ON entries TO PUBLIC"], "PUBLIC holds SELECT on entries"),
+    ("a column grant to PUBLIC", ["GRANT UPDATE (route) ON outcomes TO PUBLIC"],
+     "PUBLIC holds UPDATE on column outcomes.route"),
+    ("UPDATE granted to a role", ["GRANT UPDATE, DELETE ON pcsc_identity TO pg_monitor"],
+     "pg_monitor holds DELETE, UPDATE on pcsc_identity: a role other than the owner may hold only SELECT and INSERT"),
+    ("a grant option", ["GRANT INSERT ON entries TO pg_monitor WITH GRANT OPTION"],
+     "pg_monitor may grant INSERT on entries to others"),
+    ("row-level security", ["ALTER TABLE entries ENABLE ROW LEVEL SECURITY"],
+     "table entries has been altered: row-level security is on"),
+    ("a row security policy", ["CREATE POLICY hide ON entries USING (seq < 2)"], "row security policy hide on entries"),
+    ("an unlogged table", ["ALTER TABLE outcomes SET UNLOGGED"], "table outcomes has been altered: it is UNLOGGED"),
+    ("a column added", ["ALTER TABLE entries ADD COLUMN note text"],
+     "table entries has been altered: its columns are not the columns pcsc creates"),
+    ("a NOT NULL dropped", ["ALTER TABLE entries ALTER COLUMN route DROP NOT NULL"],
+     "table entries has been altered: its columns"),
+    ("a default", ["ALTER TABLE outcomes ALTER COLUMN source SET DEFAULT 'x'"], "table outcomes has been altered"),
+    ("a check dropped", ["ALTER TABLE entries DROP CONSTRAINT entries_kind_check"],
+     "constraint entries_kind_check on entries is missing"),
+    ("a check replaced", ["ALTER TABLE entries DROP CONSTRAINT entries_seq_check",
+                          "ALTER TABLE entries ADD CONSTRAINT entries_seq_check CHECK (seq >= 0)"],
+     "constraint entries_seq_check on entries has been altered"),
+    ("an index dropped", ["DROP INDEX entries_by_route"], "index entries_by_route is missing"),
+    ("an index replaced", ["DROP INDEX outcomes_by_route", "CREATE INDEX outcomes_by_route ON outcomes (kind)"],
+     "index outcomes_by_route has been altered"),
+    ("an extra index", ["CREATE UNIQUE INDEX one ON entries (route) WHERE seq > 100"], "unknown index one"),
+    ("a child table", ["CREATE TABLE more () INHERITS (entries)"], "inherits from"),
+    ("an extra table", ["CREATE TABLE notes (x int)"], "unknown table notes"),
+    ("a view", ["CREATE VIEW latest AS SELECT * FROM entries"], "unknown view latest"),
+    ("an extra function", ["CREATE FUNCTION helper() RETURNS int LANGUAGE sql AS 'SELECT 1'"],
+     "unknown function helper()"),
+    ("a function overload", ["CREATE FUNCTION pcsc_refuse(int) RETURNS int LANGUAGE sql AS 'SELECT 1'"],
+     "unknown function pcsc_refuse(integer)"),
+    ("SECURITY DEFINER", ["ALTER FUNCTION pcsc_append_in_order() SECURITY DEFINER"],
+     "trigger function pcsc_append_in_order() has been altered: it runs as its owner"),
+    ("a function setting", ["ALTER FUNCTION pcsc_refuse() SET search_path = public"],
+     "trigger function pcsc_refuse() has been altered: it sets configuration"),
+    ("a type", ["CREATE TYPE mood AS ENUM ('a')"], "unknown type mood"),
+]
+
+
+CHANGES = [*_guard_variants(), *((change, statements, [problem]) for change, statements, problem in SCHEMA_CHANGES)]
+
+
+@pytest.mark.parametrize(("change", "statements", "problems"), CHANGES, ids=[change for change, *_ in CHANGES])
+def test_every_guard_rule_and_privilege_is_compared(url: str, admin: Any, schema: str, change: str,
+                                                    statements: list[str], problems: list[str]) -> None:
+    _freeze(url, "a", 1)
+    _tamper(admin, schema, *statements)
+    with open_ledger(url, create=False) as ledger:
+        found = [str(p) for p in ledger.verify().problems]
+        assert found and [p for p in problems if not any(p in f for f in found)] == [], found
+        with pytest.raises(LedgerError, match="the ledger does not verify"):
+            ledger.append_forecasts([_record("b", 2)], inputs=[])
+    assert _entries(admin, schema) == 1
+
+
+def test_a_table_owned_by_another_role_is_reported(url: str, admin: Any, schema: str) -> None:
+    import psycopg
+
+    _freeze(url, "a", 1)
+    role = "pcsc_o_" + uuid.uuid4().hex[:10]
+    me = admin.execute("SELECT current_user").fetchone()[0]
+    try:
+        admin.execute(f"CREATE ROLE {role}")
+        admin.execute(f"GRANT {role} TO {me}")
+        admin.execute(f"GRANT CREATE ON SCHEMA {schema} TO {role}")
+    except psycopg.Error as exc:
+        pytest.skip(f"the test role cannot create and join roles: {exc}")
+    try:
+        _tamper(admin, schema, f"ALTER TABLE entries OWNER TO {role}")
+        with open_ledger(url, create=False) as ledger:
+            problems = [str(p) for p in ledger.verify().problems]
+        assert any("have more than one owner" in p and f"entries by {role}" in p for p in problems), problems
+    finally:
+        _tamper(admin, schema, f"ALTER TABLE entries OWNER TO {me}")
+        admin.execute(f"REVOKE ALL ON SCHEMA {schema} FROM {role}")
+        admin.execute(f"DROP ROLE {role}")
+
+
+def test_a_ledger_is_not_created_beside_other_objects(url: str, admin: Any, schema: str,
+                                                      capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where it would never verify: nothing is created, and the schema is left as it was."""
+    monkeypatch.chdir(tmp_path)
+    _tamper(admin, schema, "CREATE TABLE app_users (id int)")
+    code, _, err = run(capsys, "freeze", write_routes(tmp_path)[0], "--ledger", url)
+    assert code == 1 and "no ledger created" in err and "unknown table app_users" in err
+    tables = admin.execute("SELECT count(*) FROM pg_tables WHERE schemaname = %s", (schema,)).fetchone()[0]
+    assert tables == 1
 
 
 # ---------------------------------------------------------------------- several processes

@@ -7,7 +7,9 @@ one run of the printed ones; the shipped libraries' folder reads `obligations`, 
 does when PCSC runs from the checkout. A command shown without output is checked for
 its exit code only. The files the README's commands read but does not show are written
 by this test (`SETUP`), and the README's plain command lists (```` ```sh ```` blocks,
-without `$`) are run where they can be (`LISTED`)."""
+without `$`) are run where they can be (`LISTED`). The blocks `python -m pcsc.docs`
+writes (`<!-- pcsc:begin NAME -->`) are left to tests/test_docblocks.py, which checks
+each one whole."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from pcsc import docblocks
 from tests import docrun
 from tests.conftest import ROOT
 
@@ -68,15 +71,16 @@ ILLUSTRATIVE = {
         "the test suite itself; .ci/run runs it as written (tests/test_lock.py)",
     "pcsc resolve outcomes.toml": "needs outcomes recorded after the freeze; docs/tutorial.md runs resolve, checked",
     "pcsc evaluate": "needs resolved outcomes; docs/tutorial.md runs evaluate with its output checked",
-    "pcsc policy fit --policy venture@1.1.0 --version 1.2.0 -o policies/venture/1.2.0.toml":
-        "needs resolved forecasts frozen under venture@1.1.0, and writes into the shipped policies",
-    "pcsc policy compare venture@1.1.0 venture@1.2.0": "compares the policy `policy fit` would write",
+    "pcsc policy fit --policy venture@1.1.0 --version 1.2.0 -o learned/venture/1.2.0.toml":
+        "needs resolved forecasts frozen under venture@1.1.0: tests/test_doc_claims.py runs the pair",
+    "pcsc policy compare venture@1.1.0 venture@1.2.0 --policy-path learned":
+        "compares the policy `policy fit` wrote: tests/test_doc_claims.py runs the pair",
     "pcsc fmt --check routes/": "`routes/` stands for the reader's own folder of routes",
 }
 
 
 def _readme() -> str:
-    return README.read_text(encoding="utf-8")
+    return docblocks.without_blocks(README.read_text(encoding="utf-8"))
 
 
 def _shown_commands() -> list[docrun.Command]:

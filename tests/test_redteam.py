@@ -18,10 +18,11 @@ from pcsc import cli, redteam
 from pcsc.cli.outcome import EXIT_USAGE
 from pcsc.ir import Route
 from pcsc.pipeline import Compiled, Session
+from pcsc.policy.load import PolicyStore
 from pcsc.printer import route_to_text
 from pcsc.redteam import Edit, NotApplicable, RouteReport, Runner, Trial, apply_edit, enumerate_edits
 from pcsc.seams.splice import splice
-from tests.conftest import EXAMPLES, SPEC_ROUTE
+from tests.conftest import EXAMPLES, SPEC_ROUTE, pin_libraries
 from tests.test_spec_numbers import hand_computation
 
 COHORT = sorted((EXAMPLES / "cohort").glob("*.route"))
@@ -229,19 +230,20 @@ def test_invalid_and_ineligible_edits_are_classified(tmp_path: Path) -> None:
     assert t.outcome == "invalid" and any("PCSC-E207" in e for e in t.errors) and t.gain is None
     assert not session.diags.has_errors  # an invalid edit is reported, not blamed on the input
     # the only evidence contradicts `expand`, under a copy of the venture library that asks
-    # for no evidence (under a new name: a changed `venture` would replace the pinned
-    # library): dropping it raises p_expand, and GATE still releases the route,
-    # but the policy's has-admissible-evidence gate makes it ineligible
+    # for no evidence (under a new name, which the route's policy pins: a changed `venture`
+    # would replace the pinned library): dropping it raises p_expand, and GATE still
+    # releases the route, but the policy's has-admissible-evidence gate makes it ineligible
     library = (SPEC_ROUTE.parent.parent / "obligations" / "venture.obl").read_text(encoding="utf-8")
     assert "    require evidence(tier >= 2) >= 1\n" in library
     library = library.replace("library venture", "library lenient")
     (tmp_path / "lenient.obl").write_text(library.replace("    require evidence(tier >= 2) >= 1\n", ""), "utf-8")
+    ref = pin_libraries(tmp_path / "policies", [tmp_path / "lenient.obl"])
     only = attrs.evolve(c.route, uses=("lenient",), evidence=tuple(
         attrs.evolve(e, contradicts=("expand",)) for e in c.route.evidence if e.name == "price_war"
     ))
     path = tmp_path / "only_contra.route"
-    path.write_text(route_to_text(only), encoding="utf-8")
-    s2, c2 = compile_file(path)
+    path.write_text(route_to_text(only).replace('"venture@1.0.0"', f'"{ref}"'), encoding="utf-8")
+    s2, c2 = compile_file(path, Session(policies=PolicyStore([tmp_path / "policies"])))
     assert c2.decision.verdict == "released" and c2.numbers.eligible
     t = trial(redteam.redteam(c2, s2, reclass="none"), "drop-evidence:price_war")
     assert (t.gain or 0.0) > 0 and t.gate == "released" and t.eligible is False and t.outcome == "ineligible"

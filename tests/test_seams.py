@@ -27,7 +27,7 @@ from pcsc.seams.analysis import analyse
 from pcsc.seams.identity import seam_identity
 from pcsc.seams.splice import SpliceError, seam_indices, splice, splice_text
 from pcsc.seams.symbolic import derivation, paper_formula, verify_shape
-from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
+from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE, pin_libraries
 from tests.test_spec_numbers import hand_computation
 
 pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
@@ -555,13 +555,14 @@ def test_pipeline_arm_finds_the_route_s_own_library(tmp_path: Path, monkeypatch:
     library = (ROOT / "obligations/venture.obl").read_text(encoding="utf-8")
     (tmp_path / "mine.obl").write_text(library.replace("library venture version", "library mine version"),
                                        encoding="utf-8")
+    ref = pin_libraries(tmp_path / "policies", [tmp_path / "mine.obl"])  # the route's policy pins it
     route_file = tmp_path / "r.route"
-    route_file.write_text(SPEC_ROUTE.read_text(encoding="utf-8").replace("uses    venture", "uses    mine"),
-                          encoding="utf-8")
+    route_file.write_text(SPEC_ROUTE.read_text(encoding="utf-8").replace("uses    venture", "uses    mine")
+                          .replace('"venture@1.0.0"', f'"{ref}"'), encoding="utf-8")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    session = Session(policies=STORE)
+    session = Session(policies=PolicyStore([tmp_path / "policies"]))
     (route,) = session.load_routes(route_file, "shown-as.route")
     honest = session.compile_route(route)
     assert honest is not None and honest.decision.verdict == "released"

@@ -7,18 +7,21 @@ Each attack is run through `pcsc.cli.main` with its expected code and exit code.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
+import random
 import re
 from pathlib import Path
 
 import pytest
 
 import pcsc
+from pcsc import schemas
 from pcsc.cli import main
 from pcsc.pipeline import library_sha256
 from pcsc.policy.load import PolicyStore
-from tests.conftest import ROOT, SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
 SHIPPED_VENTURE = ROOT / "obligations" / "venture.obl"
 SHIPPED_POLICY = ROOT / "policies" / "venture" / "1.0.0.toml"
@@ -229,8 +232,10 @@ def test_an_identical_copy_of_a_pinned_library_is_not_a_replacement(tmp_path: Pa
     assert code == EXIT_OK
     packet = route_of(doc)
     assert round(float(packet["score"]), 2) == REFERENCE_SCORE  # type: ignore[arg-type]
+    shipped = hashlib.sha256(SHIPPED_VENTURE.read_bytes()).hexdigest()  # `sha256sum`: the file is canonical
     assert packet["libraries"] == [{
-        "name": "venture", "version": "1.0.0", "sha256": library_sha256(SHIPPED_VENTURE), "shipped": False,
+        "name": "venture", "version": "1.0.0", "sha256": shipped, "canonical_sha256": shipped,
+        "pin": {"by": "policy", "version": "1.0.0", "sha256": shipped}, "shipped": False,
         "file": str(tmp_path / "venture.obl"), "replaces": False,
     }]
     code, _, err = cli("compile", write(tmp_path / "s.route", spliced_text()))
@@ -245,15 +250,26 @@ def test_the_spec_copy_of_the_reference_inputs_compiles() -> None:
     assert code == EXIT_OK, err
 
 
-def test_a_library_with_a_new_name_beside_the_route_keeps_working(tmp_path: Path) -> None:
-    write(tmp_path / "extra.obl", 'library extra version "0.1.0"\n\nfield nps ratio\n')
-    route = write(tmp_path / "r.route", reference_text().replace(
-        "uses    venture", "uses    venture, extra"))
-    code, doc = compile_json(route)
-    assert code == EXIT_OK
+EXTRA = 'library extra version "0.1.0"\n\nfield nps  ratio\n'
+
+
+def test_a_library_with_a_new_name_judges_only_when_the_policy_pins_it(tmp_path: Path) -> None:
+    extra = write(tmp_path / "extra.obl", EXTRA)
+    route = write(tmp_path / "r.route", reference_text().replace("uses    venture", "uses    venture, extra"))
+    code, _, err = cli("compile", route)
+    assert code == EXIT_ERRORS and codes_of(err) - {"PCSC-W604"} == {"PCSC-E413"}, err
+    assert "policy venture@1.0.0 pins only `venture`" in err
+    # the help names the pin that would admit it, with the library's canonical hash
+    canonical = hashlib.sha256(EXTRA.encode("utf-8")).hexdigest()  # in `pcsc fmt`'s layout: its own bytes
+    assert f'`[libraries.extra]` (its `version` and `sha256 = "{canonical}"`)' in err, err
+    ref = pin_libraries(tmp_path / "roots", [extra], policy_id="venture", version="9.0.0")
+    code, doc = compile_json(write(tmp_path / "p.route", reference_text(ref).replace(
+        "uses    venture", "uses    venture, extra")), "--policy-path", tmp_path / "roots")
+    assert code == EXIT_OK, doc
     packet = route_of(doc)
-    assert [(u["name"], u["shipped"], u["file"], u["replaces"]) for u in packet["libraries"]] == [  # type: ignore[attr-defined]
-        ("venture", True, None, False), ("extra", False, str(tmp_path / "extra.obl"), False)]
+    assert [(u["name"], u["shipped"], u["file"], u["replaces"], u["pin"]) for u in packet["libraries"]] == [  # type: ignore[attr-defined]
+        ("venture", True, None, False, {"by": "policy", "version": "1.0.0", "sha256": library_sha256(SHIPPED_VENTURE)}),
+        ("extra", False, str(extra), False, {"by": "policy", "version": "0.1.0", "sha256": canonical})]
     assert packet["local_libraries"] is False
 
 
@@ -280,9 +296,11 @@ def test_a_policy_may_allow_local_libraries_and_the_packet_says_so(tmp_path: Pat
     assert code == EXIT_OK, doc
     packet = route_of(doc)
     assert packet["local_libraries"] is True
+    pinned = hashlib.sha256(SHIPPED_VENTURE.read_bytes()).hexdigest()
     assert packet["libraries"] == [{
-        "name": "venture", "version": "1.0.0", "sha256": library_sha256(planted), "shipped": False,
-        "file": str(planted), "replaces": True,
+        "name": "venture", "version": "1.0.0", "sha256": hashlib.sha256(planted.read_bytes()).hexdigest(),
+        "canonical_sha256": library_sha256(planted), "pin": {"by": "policy", "version": "1.0.0", "sha256": pinned},
+        "shipped": False, "file": str(planted), "replaces": True,
     }]
 
 
@@ -340,6 +358,472 @@ def test_a_malformed_pin_is_an_error_of_the_policy(tmp_path: Path, table: str, m
                        "--policy-path", roots)
     assert code == EXIT_ERRORS and "PCSC-E403" in codes_of(err), err
     assert message in err
+
+
+# ---------------------------------------------------------------------- the lax-library splice
+def lax_library(name: str = "ventura", version: str = "1.0.0") -> str:
+    """The shipped venture.obl under another name and version: the same fields, and
+    every obligation's body `require true`, so it discharges whatever is claimed."""
+    text = SHIPPED_VENTURE.read_text(encoding="utf-8").replace(
+        'library venture version "1.0.0"', f'library {name} version "{version}"')
+    lax, n = re.subn(r"(obligation \w+ covers [^{]*\{)[^}]*\}", r"\1\n    require true\n}", text)
+    assert n == 3 and f"library {name} " in lax
+    return lax
+
+
+def unpinned_policy(roots: Path) -> Path:
+    """venture@1.0.0 without its `[libraries]` table, as the reference inputs state it, in
+    ``roots`` (which `--policy-path` then searches before the shipped policies)."""
+    text = SHIPPED_POLICY.read_text(encoding="utf-8")
+    table = re.search(r"(?ms)^\[libraries\.venture\]\n.*?\n\n", text)
+    assert table is not None
+    write(roots / "venture" / "1.0.0.toml", text.replace(table[0], ""))
+    return roots
+
+
+def lax_splice(tmp_path: Path, name: str = "ventura") -> Path:
+    """The spliced reference route (refused by GATE) that `uses NAME` instead of venture."""
+    text = spliced_text()
+    assert text.count("uses    venture\n") == 1
+    return write(tmp_path / "s.route", text.replace("uses    venture\n", f"uses    {name}\n"))
+
+
+def stays_refused(route: Path, *extra: str | Path) -> set[str]:
+    """Every command that could release the route refuses it; the codes it gives."""
+    found: set[str] = set()
+    for command in ("compile", "gate", "check"):
+        code, out, err = cli(command, route, *extra)
+        assert code in (EXIT_ERRORS, EXIT_REFUSED), (command, out, err)
+        assert "released" not in out and "ungated" not in out, (command, out)
+        found |= codes_of(err)
+    return found - {"PCSC-W604"}
+
+
+POLICIES = {"pinned": lambda tmp: [], "unpinned": lambda tmp: ["--policy-path", unpinned_policy(tmp / "roots")]}
+
+
+def test_the_unpinned_reference_policy_admits_the_shipped_library(tmp_path: Path) -> None:
+    """A policy that pins nothing (as the reference inputs' does) keeps compiling the
+    reference route: the library PCSC ships under the name judges, by its content."""
+    code, doc = compile_json(SPEC_ROUTE, "--policy-path", unpinned_policy(tmp_path / "roots"))
+    assert code == EXIT_OK
+    packet = route_of(doc)
+    assert round(float(packet["score"]), 2) == REFERENCE_SCORE  # type: ignore[arg-type]
+    shipped = hashlib.sha256(SHIPPED_VENTURE.read_bytes()).hexdigest()
+    assert [(u["name"], u["shipped"], u["pin"]) for u in packet["libraries"]] == [  # type: ignore[attr-defined]
+        ("venture", True, {"by": "shipped", "version": None, "sha256": shipped})]
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_the_lax_library_splice_is_released_by_no_other_name(tmp_path: Path, policy: str) -> None:
+    """The attack: the refused splice, `uses ventura`, and a ventura.obl beside it whose
+    obligations are `require true`. The policy never named `ventura`: E413 at `uses`."""
+    extra = POLICIES[policy](tmp_path)
+    write(tmp_path / "ventura.obl", lax_library())
+    route = lax_splice(tmp_path)
+    assert stays_refused(route, *extra) == {"PCSC-E413"}
+    code, _, err = cli("gate", route, *extra)
+    assert re.search(r"s\.route:7:13: error: library `ventura` \(.*ventura\.obl\) is not one the route's policy names",
+                     err), err
+    assert "did you mean `venture`?" in err
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize(
+    ("used", "file", "expected"),
+    [
+        ("Venture", "Venture.obl", {"PCSC-E206"}),  # another case is not a library name at all
+        ("VENTURE", "VENTURE.obl", {"PCSC-E206"}),
+        ("venture_", "venture_.obl", {"PCSC-E413"}),
+        ("venture2", "venture2.obl", {"PCSC-E413"}),
+        ("v\u0435nture", "v\u0435nture.obl", {"PCSC-E102"}),  # a Cyrillic е: not a name the grammar reads
+        ("ventur\u0435", "ventur\u0435.obl", {"PCSC-E102"}),
+        ("\uff56enture", "\uff56enture.obl", {"PCSC-E102"}),  # a fullwidth v
+    ],
+)
+def test_a_name_that_looks_like_the_pinned_one_stays_refused(
+    tmp_path: Path, policy: str, used: str, file: str, expected: set[str]
+) -> None:
+    extra = POLICIES[policy](tmp_path)
+    write(tmp_path / file, lax_library(used if used.isascii() and used.islower() else "ventura"))
+    assert stays_refused(lax_splice(tmp_path, used), *extra) == expected
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_a_lax_library_on_the_lib_path_stays_refused(tmp_path: Path, policy: str) -> None:
+    extra = POLICIES[policy](tmp_path)
+    write(tmp_path / "libs" / "ventura.obl", lax_library())
+    assert stays_refused(lax_splice(tmp_path / "r"), "--lib-path", tmp_path / "libs", *extra) == {"PCSC-E413"}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_a_lax_library_configured_in_pcsc_toml_stays_refused(
+    tmp_path: Path, policy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra = POLICIES[policy](tmp_path)
+    write(tmp_path / "libs" / "ventura.obl", lax_library())
+    write(tmp_path / "pcsc.toml", 'lib_path = ["libs"]\n')
+    route = lax_splice(tmp_path / "r")
+    monkeypatch.chdir(tmp_path)
+    assert stays_refused(route, *extra) == {"PCSC-E413"}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_a_lax_library_inside_a_policy_root_the_policy_does_not_name_stays_refused(
+    tmp_path: Path, policy: str
+) -> None:
+    """A library filed in the policy folders: libraries are not read from there, and a
+    policy root given as a library folder too admits no name its policy does not pin."""
+    extra = POLICIES[policy](tmp_path)
+    roots = tmp_path / "roots"
+    write(roots / "ventura.obl", lax_library())
+    write(roots / "venture" / "ventura.obl", lax_library())
+    write(roots / "ventura" / "1.0.0.toml", '[policy]\nid = "ventura"\nversion = "1.0.0"\nextends = "venture@1.0.0"\n')
+    route = lax_splice(tmp_path / "r")
+    assert stays_refused(route, "--policy-path", roots, *extra[2:]) == {"PCSC-E206"}  # not found: never read
+    assert stays_refused(route, "--policy-path", roots, "--lib-path", roots, *extra[2:]) == {"PCSC-E413"}
+    assert stays_refused(route, "--policy-path", roots, "--lib-path", roots / "venture", *extra[2:]) == {"PCSC-E413"}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_a_lax_library_behind_a_symbolic_link_stays_refused(tmp_path: Path, policy: str) -> None:
+    extra = POLICIES[policy](tmp_path)
+    here = tmp_path / "r"
+    lax = write(here / "lax.txt", lax_library())
+    (here / "ventura.obl").symlink_to(lax)  # inside the folder: still a name the policy never named
+    assert stays_refused(lax_splice(here), *extra) == {"PCSC-E413"}
+    (here / "venture.obl").symlink_to(write(here / "lax2.txt", lax_library("venture")))  # the pinned name
+    assert stays_refused(write(here / "v.route", spliced_text()), *extra) == {"PCSC-E409"}
+    outside = write(tmp_path / "elsewhere" / "ventura.obl", lax_library())
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "ventura.obl").symlink_to(outside)
+    assert stays_refused(lax_splice(tmp_path / "o"), *extra) == {"PCSC-E408"}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("version", ["1.0.0", "2.0.0", "0.9.0"])
+@pytest.mark.parametrize("where", ["beside", "lib-path"])
+def test_a_lax_library_of_the_pinned_name_and_another_version_stays_refused(
+    tmp_path: Path, policy: str, version: str, where: str
+) -> None:
+    extra: list[str | Path] = list(POLICIES[policy](tmp_path))
+    folder = tmp_path / "r" if where == "beside" else tmp_path / "libs"
+    write(folder / "venture.obl", lax_library("venture", version))
+    if where == "lib-path":
+        extra += ["--lib-path", folder]
+    assert stays_refused(write(tmp_path / "r" / "s.route", spliced_text()), *extra) == {"PCSC-E409"}
+
+
+def test_a_lax_library_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    from pcsc.syntax.limits import MAX_FILE_BYTES
+
+    big = write(tmp_path / "r" / "ventura.obl", lax_library())
+    with big.open("a", encoding="utf-8") as f:
+        f.write("#" * MAX_FILE_BYTES)
+    assert stays_refused(lax_splice(tmp_path / "r")) == {"PCSC-E413"}
+    big.rename(tmp_path / "r" / "venture.obl")  # the pinned name: too large to be the pinned content
+    assert stays_refused(write(tmp_path / "r" / "v.route", spliced_text())) == {"PCSC-E112"}
+
+
+def test_a_lax_library_named_by_a_local_libraries_policy_is_the_policys_choice(tmp_path: Path) -> None:
+    """`local_libraries = true` admits no new name: only a name the policy lists under
+    `[libraries]` (here without its content) may then come from beside the route."""
+    roots = tmp_path / "roots"
+    write(tmp_path / "r" / "ventura.obl", lax_library())
+    route = lax_splice(tmp_path / "r")
+    write(roots / "venture" / "9.0.0.toml",
+          '[policy]\nid = "venture"\nversion = "9.0.0"\nextends = "venture@1.0.0"\nlocal_libraries = true\n')
+    route.write_text(route.read_text(encoding="utf-8").replace('"venture@1.0.0"', '"venture@9.0.0"'), "utf-8")
+    assert stays_refused(route, "--policy-path", roots) == {"PCSC-E413"}
+    with (roots / "venture" / "9.0.0.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[libraries.ventura]\n")
+    code, doc = compile_json(route, "--policy-path", roots)
+    schemas.validate(doc)
+    assert code == EXIT_OK and route_of(doc)["local_libraries"] is True, doc  # the policy's own, recorded choice
+    assert [u["pin"] for u in route_of(doc)["libraries"]] == [  # type: ignore[attr-defined]
+        {"by": "policy", "version": None, "sha256": None}]
+
+
+def test_a_pin_without_its_content_needs_local_libraries(tmp_path: Path) -> None:
+    roots = tmp_path / "roots"
+    write(roots / "venture" / "9.0.0.toml",
+          '[policy]\nid = "venture"\nversion = "9.0.0"\nextends = "venture@1.0.0"\n\n[libraries.ventura]\n')
+    code, _, err = cli("policy", "check", "venture@9.0.0", "--policy-path", roots)
+    assert code == EXIT_ERRORS and "PCSC-E403" in codes_of(err), err
+    assert "libraries.ventura.sha256: required key missing (only a policy with `local_libraries = true`" in err
+
+
+# ---------------------------------------------------------------------- the config-file splice
+CONFIGS = {
+    "pcsc.toml": 'coverage = "{mode}"\n',
+    "pcsc.toml, [tool.pcsc]": '[tool.pcsc]\ncoverage = "{mode}"\n',
+    "pyproject.toml": '[project]\nname = "x"\n\n[tool.pcsc]\ncoverage = "{mode}"\n',
+}
+
+
+@pytest.mark.parametrize("mode", ["off", "dock"])
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+def test_a_configuration_file_never_lowers_the_policys_coverage_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, config: str, depth: int
+) -> None:
+    """The attack: the refused splice, and a configuration file asking for coverage off
+    (or dock) beside it (depth 0) or in any folder above it. The policy's gate holds, the
+    verdict line and the JSON say it came from the policy."""
+    folder = tmp_path / "a" / "b" / "c"
+    route = write(folder / "s.route", spliced_text())
+    write([folder, *folder.parents][depth] / config.split(",")[0], CONFIGS[config].format(mode=mode))
+    monkeypatch.chdir(folder)
+    code, out, err = cli("gate", "s.route")
+    assert code == EXIT_REFUSED, out + err
+    assert "devtools_api: suspend-and-ask  (coverage gate, from the policy)  [s.route]" in out
+    code, out, err = cli("gate", "s.route", "--format", "json")
+    assert code == EXIT_REFUSED
+    (packet,) = json.loads(out)["routes"]
+    assert packet["coverage"] == {"mode": "gate", "mode_source": "policy", "policy_mode": "gate"}
+    code, _, err = cli("check", "s.route")
+    assert code == EXIT_ERRORS and "PCSC-E501" in codes_of(err), err
+    assert cli("compile", route)[0] == EXIT_REFUSED
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+@pytest.mark.parametrize("edit", ["coverage", "priors"])
+def test_a_configuration_file_cannot_replace_the_shipped_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, depth: int, edit: str
+) -> None:
+    """The same attack through `policy_path`: a copy of venture@1.0.0 that gates nothing
+    (or prices every class at p = 0.99), in a folder a pcsc.toml at or above the route
+    names. A configuration file may add policies, never replace a shipped one."""
+    folder = tmp_path / "a" / "b" / "c"
+    write(folder / "s.route", spliced_text())
+    text = SHIPPED_POLICY.read_text(encoding="utf-8")
+    replaced = text.replace('coverage = "gate"', 'coverage = "off"') if edit == "coverage" else planted_policy()
+    assert replaced != text
+    config = [folder, *folder.parents][depth] / "pcsc.toml"
+    write(config.parent / "p" / "venture" / "1.0.0.toml", replaced)
+    write(config, 'policy_path = ["p"]\n')
+    monkeypatch.chdir(folder)
+    for command in ("gate", "compile", "check"):
+        code, out, err = cli(command, "s.route")
+        assert code == EXIT_ERRORS and not out, (command, out, err)
+        assert f"{config}: error: policy_path: " in err and "would replace the shipped policy venture@1.0.0" in err
+        assert "[PCSC-E407]" in err
+    # a copy with the same document replaces nothing; the command line may replace it
+    write(config.parent / "p" / "venture" / "1.0.0.toml", text.replace("\n\n", "\n\n\n"))
+    assert cli("gate", "s.route")[0] == EXIT_REFUSED
+    write(config, "")
+    code, out, _ = cli("gate", "s.route", "--policy-path", config.parent / "p", "--format", "json")
+    assert code == EXIT_REFUSED and json.loads(out)["routes"][0]["policy"]["id"] == "venture"
+
+
+@pytest.mark.parametrize("mode", ["off", "dock"])
+def test_only_the_command_line_lowers_the_mode_and_the_verdict_line_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    write(tmp_path / "pcsc.toml", 'coverage = "gate"\n')
+    write(tmp_path / "s.route", spliced_text())
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("gate", "s.route", "--coverage", mode)
+    assert code == EXIT_OK, err
+    verdict = "ungated" if mode == "off" else "docked"
+    line = f"devtools_api: {verdict}  (coverage {mode}, from the command line: lowered from the policy's gate)"
+    line += "  [s.route]"
+    assert line in out
+    if mode == "off":  # the line docs/coverage.md shows
+        assert f"\n{line}\n" in (ROOT / "docs" / "coverage.md").read_text(encoding="utf-8")
+    code, out, _ = cli("gate", "s.route", "--coverage", mode, "--format", "json")
+    (packet,) = json.loads(out)["routes"]
+    assert packet["coverage"] == {"mode": mode, "mode_source": "command line", "policy_mode": "gate"}
+
+
+def test_a_configuration_file_may_raise_the_policys_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    roots = tmp_path / "roots"
+    write(roots / "venture" / "9.0.0.toml",
+          '[policy]\nid = "venture"\nversion = "9.0.0"\nextends = "venture@1.0.0"\ncoverage = "off"\n')
+    write(tmp_path / "s.route", spliced_text("venture@9.0.0"))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli("gate", "s.route", "--policy-path", roots)
+    assert code == EXIT_OK and "ungated  (coverage off, from the policy)" in out
+    for raised, verdict, exit_code in (("dock", "docked", EXIT_OK), ("gate", "suspend-and-ask", EXIT_REFUSED)):
+        write(tmp_path / "pcsc.toml", f'coverage = "{raised}"\n')
+        code, out, _ = cli("gate", "s.route", "--policy-path", roots)
+        assert code == exit_code and f"{verdict}  (coverage {raised}, from the configuration file)" in out, out
+        code, out, _ = cli("gate", "s.route", "--policy-path", roots, "--format", "json")
+        (packet,) = json.loads(out)["routes"]
+        assert packet["coverage"] == {"mode": raised, "mode_source": "config", "policy_mode": "off"}
+    code, out, _ = cli("gate", "s.route", "--policy-path", roots, "--coverage", "off")
+    assert code == EXIT_OK and "ungated  (coverage off, from the command line)" in out  # the policy's own mode
+
+
+# ---------------------------------------------------------------------- pins over the canonical text
+SHIPPED_LIBRARIES = sorted((ROOT / "obligations").glob("*.obl"))
+
+
+def relayout(text: str, rng: random.Random) -> str:
+    """``text`` with its layout changed at random and nothing else: indentation, the
+    spaces between tokens and before a comment, trailing spaces, blank lines between
+    code lines, CRLF. (Comment texts, and blank lines next to comments, are content:
+    `pcsc fmt` keeps them.)"""
+    lines = []
+    for line in text.split("\n"):
+        code, hash_, comment = line.partition("#")
+        if code.strip():
+            words = code.split()
+            code = rng.choice(["", " ", "\t", "      "]) + "".join(
+                w + rng.choice([" ", "  ", "\t", " \t "]) for w in words[:-1]) + words[-1]
+            if hash_:
+                code += rng.choice([" ", "   ", "\t"])
+            elif rng.random() < 0.3:
+                code += rng.choice([" ", "\t", "  "])
+        lines.append(code + hash_ + comment)
+    out = [lines[0]]
+    for before, after in zip(lines, lines[1:], strict=False):
+        if before.strip() and after.strip() and not before.lstrip().startswith("#") \
+                and not after.lstrip().startswith("#") and rng.random() < 0.2:
+            out.append("")  # a blank line between two code lines: fmt drops it
+        out.append(after)
+    joined = "\n".join(out)
+    return joined.replace("\n", "\r\n") if rng.random() < 0.5 else joined
+
+
+@pytest.mark.parametrize("library", SHIPPED_LIBRARIES, ids=lambda p: p.name)
+def test_layout_never_changes_a_pin(tmp_path: Path, library: Path) -> None:
+    text = library.read_text(encoding="utf-8")
+    pin = hashlib.sha256(library.read_bytes()).hexdigest()  # shipped files are canonical: `sha256sum`
+    rng = random.Random(library.name)
+    for i in range(40):
+        moved = write(tmp_path / f"{i}" / library.name, "")
+        moved.write_bytes(relayout(text, rng).encode("utf-8"))
+        assert moved.read_bytes() != library.read_bytes()
+        assert library_sha256(moved) == pin, moved.read_text(encoding="utf-8")
+
+
+def test_the_shipped_pins_are_the_files_own_bytes() -> None:
+    """The pins did not move when they came to be taken over the canonical text: every
+    shipped library is in `pcsc fmt`'s layout, so its pin is `sha256sum` of the file."""
+    venture, startup = (hashlib.sha256((ROOT / "obligations" / n).read_bytes()).hexdigest()
+                        for n in ("venture.obl", "startup.obl"))
+    assert venture == "b7450f4a349738648a7a4eeb390997db1cd1fe16caa249ed5664d53eda98b2a9"
+    assert startup == "20d43a0c0b46f5896679572ee7b2efd632e45c8a1763be6e82577a155cfc38d2"
+    assert [library_sha256(p) for p in SHIPPED_LIBRARIES] == [startup, venture]
+    assert f'sha256 = "{venture}"' in SHIPPED_POLICY.read_text(encoding="utf-8")
+
+
+def project(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A project library `mine` (venture.obl renamed, in the canonical layout), pinned by
+    a policy by `sha256sum` of the file, and the reference route using it."""
+    library = write(tmp_path / "libs" / "mine.obl", SHIPPED_VENTURE.read_text(encoding="utf-8").replace(
+        'library venture version "1.0.0"', 'library mine version "1.0.0"'))
+    pin = hashlib.sha256(library.read_bytes()).hexdigest()
+    write(tmp_path / "roots" / "mine" / "1.0.0.toml", (
+        '[policy]\nid = "mine"\nversion = "1.0.0"\nextends = "venture@1.0.0"\n\n'
+        f'[libraries.mine]\nversion = "1.0.0"\nsha256 = "{pin}"\n'))
+    route = write(tmp_path / "r.route", reference_text("mine@1.0.0").replace("uses    venture", "uses    mine"))
+    return library, route, pin
+
+
+def test_pcsc_fmt_on_a_pinned_library_changes_nothing_the_policy_sees(tmp_path: Path) -> None:
+    """The defect: a pinned library re-laid out (by hand, or reformatted by `pcsc fmt`)
+    made every route fail with E409, as the pin hashed its bytes."""
+    library, route, pin = project(tmp_path)
+    flags = ("--lib-path", tmp_path / "libs", "--policy-path", tmp_path / "roots")
+    code, _, err = cli("compile", route, *flags)
+    assert code == EXIT_OK, err
+    library.write_bytes(relayout(library.read_text(encoding="utf-8"), random.Random(7)).encode("utf-8"))
+    code, doc = compile_json(route, *flags)
+    assert code == EXIT_OK, doc
+    (use,) = route_of(doc)["libraries"]  # type: ignore[misc]
+    assert use["canonical_sha256"] == pin and use["sha256"] != pin and use["replaces"] is False
+    code, out, err = cli("fmt", library)
+    assert code == EXIT_OK and f"formatted {library}" in out, out + err
+    assert hashlib.sha256(library.read_bytes()).hexdigest() == pin  # back to the pinned bytes
+    assert cli("compile", route, *flags)[0] == EXIT_OK
+    code, _, err = cli("policy", "check", "mine@1.0.0", *flags)
+    assert code == EXIT_OK, err
+
+
+def test_the_certificate_records_each_librarys_hashes_and_the_pin_it_matched(tmp_path: Path) -> None:
+    library, route, pin = project(tmp_path)
+    library.write_bytes(relayout(library.read_text(encoding="utf-8"), random.Random(3)).encode("utf-8"))
+    cert = tmp_path / "c.json"
+    flags = ("--lib-path", tmp_path / "libs", "--policy-path", tmp_path / "roots")
+    code, _, err = cli("compile", route, "--cert", cert, *flags)
+    assert code == EXIT_OK, err
+    (entry,) = json.loads(cert.read_text(encoding="utf-8"))["libraries"]
+    text = library.read_bytes().replace(b"\r\n", b"\n")
+    assert entry["sha256"] == hashlib.sha256(text).hexdigest() != pin  # the file as it is, for the checker
+    assert entry["canonical_sha256"] == pin
+    assert entry["pin"] == {"by": "policy", "version": "1.0.0", "sha256": pin}
+    code, out, err = cli("verify-cert", cert)
+    assert code == EXIT_OK, out + err
+
+
+def test_e409_says_how_to_re_pin_and_prints_the_new_hash(tmp_path: Path) -> None:
+    """Comments count (`pcsc fmt` keeps them): a changed comment is changed content."""
+    library, route, pin = project(tmp_path)
+    text = library.read_text(encoding="utf-8")
+    library.write_text(text.replace("# any change of a bool is material", "# reviewed again"), encoding="utf-8")
+    new = hashlib.sha256(library.read_bytes()).hexdigest()  # still in the canonical layout
+    assert new != pin
+    flags = ("--lib-path", tmp_path / "libs", "--policy-path", tmp_path / "roots")
+    code, _, err = cli("compile", route, *flags)
+    assert code == EXIT_ERRORS and codes_of(err) - {"PCSC-W604"} == {"PCSC-E409"}, err
+    assert (f'if the policy should judge with this content, pin it: `[libraries.mine]` with `sha256 = "{new}"` '
+            f"in {tmp_path / 'roots' / 'mine' / '1.0.0.toml'}") in err, err
+    code, _, err = cli("policy", "check", "mine@1.0.0", *flags)
+    assert code == EXIT_ERRORS and codes_of(err) == {"PCSC-E410"}, err
+    assert f'set `sha256 = "{new}"` under [libraries.mine]' in err
+    # re-pinned as the help says, every route compiles again
+    policy = tmp_path / "roots" / "mine" / "1.0.0.toml"
+    policy.write_text(policy.read_text(encoding="utf-8").replace(pin, new), encoding="utf-8")
+    assert cli("compile", route, *flags)[0] == EXIT_OK
+    assert cli("policy", "check", "mine@1.0.0", *flags)[0] == EXIT_OK
+
+
+@pytest.mark.parametrize(
+    ("pin", "expected", "message"),
+    [
+        ("0" * 64, "PCSC-E410", "pins library `venture` with sha256 " + "0" * 64),
+        ("b7450f4a349738648a7a4eeb390997db1cd1fe16caa249ed5664d53eda98b2a9", None, ""),
+    ],
+)
+def test_policy_check_verifies_each_pin_against_the_library_it_resolves(
+    tmp_path: Path, pin: str, expected: str | None, message: str
+) -> None:
+    roots = tmp_path / "roots"
+    policy = write(roots / "venture" / "9.0.0.toml", (
+        '[policy]\nid = "venture"\nversion = "9.0.0"\nextends = "venture@1.1.0"\n\n'
+        f'[libraries.venture]\nversion = "1.0.0"\nsha256 = "{pin}"\n'))
+    code, out, err = cli("policy", "check", "venture@9.0.0", "--policy-path", roots)
+    if expected is None:
+        assert code == EXIT_OK and "pins match: startup (obligations/startup.obl), venture (obligations/venture.obl)" \
+            in out, err
+        return
+    assert code == EXIT_ERRORS and codes_of(err) == {expected}, err
+    assert f"{policy}:8: error: policy venture@9.0.0 {message}" in err  # at the pin's line
+    assert 'set `sha256 = "b7450f4a349738648a7a4eeb390997db1cd1fe16caa249ed5664d53eda98b2a9"`' in err
+    code, out, _ = cli("policy", "check", "venture@9.0.0", "--policy-path", roots, "--format", "json")
+    doc = json.loads(out)
+    schemas.validate(doc)
+    assert doc["ok"] is False
+    assert [(p["name"], p["ok"]) for p in doc["checked"][0]["libraries"]] == [("startup", True), ("venture", False)]
+
+
+def test_policy_check_refuses_a_pin_of_another_version_or_of_nothing(tmp_path: Path) -> None:
+    roots = tmp_path / "roots"
+    venture = hashlib.sha256(SHIPPED_VENTURE.read_bytes()).hexdigest()
+    write(roots / "venture" / "9.0.0.toml", (
+        '[policy]\nid = "venture"\nversion = "9.0.0"\nextends = "venture@1.0.0"\n\n'
+        f'[libraries.venture]\nversion = "2.0.0"\nsha256 = "{venture}"\n\n'
+        f'[libraries.nowhere]\nversion = "1.0.0"\nsha256 = "{"1" * 64}"\n'))
+    code, _, err = cli("policy", "check", "venture@9.0.0", "--policy-path", roots)
+    assert code == EXIT_ERRORS and codes_of(err) == {"PCSC-E206", "PCSC-E410"}, err
+    assert "pins library `venture` at version 2.0.0, but obligations/venture.obl declares version 1.0.0" in err
+    assert "pins library `nowhere`, but no nowhere.obl is on the library path or shipped" in err
+    # a pin inherited from the policy it extends is located in that policy's file
+    write(roots / "child" / "1.0.0.toml", '[policy]\nid = "child"\nversion = "1.0.0"\nextends = "venture@9.0.0"\n')
+    code, _, err = cli("policy", "check", "child@1.0.0", "--policy-path", roots)
+    assert code == EXIT_ERRORS and f"{roots / 'venture' / '9.0.0.toml'}:8: error: policy child@1.0.0 pins" in err
 
 
 # ---------------------------------------------------------------------- search paths that exist

@@ -162,8 +162,15 @@ def test_every_margin_against_rivals_of_the_cohort_flips_at_it_and_not_inside(ru
     report = margins(run, str(path), "--rivals", *map(str, extra))
     assert report["rivals"] == ["esign_contracts", "freelance_translators"]
     assert report["current"]["rank"] == "2 of 3"
-    ranks = {m["neighbour"] for m in report["margins"] if m["decision"] == "rank" and m["flips"]}
-    assert ranks == {"esign_contracts", "freelance_translators"}  # up past one, down past the other
+    moved = [m for m in report["margins"] if m["decision"] == "rank" and m["flips"]]
+    # up past one, down past the other, or down because the route itself is refused
+    assert {m["neighbour"] for m in moved} == {"esign_contracts", "freelance_translators", None}
+    for m in moved:
+        if m["neighbour"] is None:
+            assert (m["rank_cause"], m["rank_tier"], m["after"]) == ("route-tier", "refused", "3 of 3")
+            assert decisions(path, report["route"], parse_override(m["set"]), extra)["verdict"] == "suspend-and-ask"
+        else:
+            assert m["rank_cause"] == "passed"
     assert check_every_margin(path, report, extra) > 0
     assert margins(run, str(path))["current"]["rank"] is None
 
@@ -308,3 +315,70 @@ def test_a_certificate_under_cost_and_evidence_overrides_verifies(run: Run, tmp_
                                              ["route", "evidence", "hn_launch", "weight"]]
     code, out, err = run("verify-cert", str(cert))
     assert code == 0 and "verified" in out, err
+
+
+# ---------------------------------------------------------------------- what moved the rank
+def _ranked_at(paths: tuple[Path, ...], name: str, override: Override | None) -> list[tuple[str, str]]:
+    """(route, verdict) of every route of ``paths`` in rank order, recompiled with
+    ``override`` as `compile --set` applies it (a route override to route ``name`` only)."""
+    session = Session()
+    if override is not None and override.target == "policy":
+        session.policies = OverridingStore([], overrides=(override,))
+    compiled = []
+    for r in (r for p in paths for r in routes_of(p)):
+        edited = override_route(r, [override]) if override is not None and override.target == "route" \
+            and r.name == name else r
+        c = session.compile_route(edited)
+        if c is not None:
+            compiled.append(c)
+    key = choose_key(compiled).key
+    assert key is not None
+    return [(x.compiled.route.name, x.compiled.decision.verdict) for x in rank(compiled, key)]
+
+
+def test_a_rank_margin_names_what_moved_the_route() -> None:
+    """A rank that moves because a rival is refused names that rival (not the route now
+    next to it), one that moves because the route itself is refused says so, and one
+    that moves on the rank key names the rival passed; each checked by recompiling."""
+    from pcsc.sensitivity import Evaluator, Report, parameters, report_text, search
+
+    main, log_search, columnar = (EXAMPLES / "feature_flags.route", EXAMPLES / "log_search.route",
+                                  EXAMPLES / "domains" / "columnar_engine.route")
+    paths = (main, log_search, columnar)
+    session = Session()
+    me = next(r for r in routes_of(main) if r.name == "enterprise_first")
+    c = session.compile_route(me)
+    assert c is not None
+    rivals = [r for p in paths for r in routes_of(p) if r is not me]
+    ev = Evaluator(c, session, rivals)
+    start = _ranked_at(paths, me.name, None)
+    assert [n for n, _ in start] == ["log_search", "self_serve", "enterprise_first", "columnar_engine"]
+    by_key = {p.key: p for p in parameters(c)}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    margins_ = []
+    for key in ("floors.delta.arr.points", "route.transitions.paid_pilots.cost.founders", "vision.tam"):
+        for m in search(ev, by_key[key]):
+            if m.decision == "rank" and m.at is not None:
+                found[key, m.direction or ""] = m.json()
+                margins_.append(m)
+
+    up = found["floors.delta.arr.points", "up"]  # a dearer arr floor refuses log_search: up one place
+    at = _ranked_at(paths, me.name, parse_override(up["set"]))
+    assert ("log_search", "suspend-and-ask") in at and at.index(("log_search", "suspend-and-ask")) > 1
+    assert (up["after"], up["neighbour"]) == ("2 of 4", "log_search")  # not columnar_engine, still below it
+    assert (up["rank_cause"], up["rank_tier"]) == ("rival-tier", "refused")
+    down = found["route.transitions.paid_pilots.cost.founders", "down"]  # a budget under its floor refuses the route
+    at = _ranked_at(paths, me.name, parse_override(down["set"]))
+    assert at[-1] == ("enterprise_first", "suspend-and-ask")
+    assert (down["after"], down["neighbour"], down["rank_cause"]) == ("4 of 4", None, "route-tier")
+    passed = found["vision.tam", "up"]  # a larger vision: the score passes self_serve's
+    at = _ranked_at(paths, me.name, parse_override(passed["set"]))
+    assert [n for n, _ in at][:3] == ["log_search", "enterprise_first", "self_serve"]
+    assert (passed["neighbour"], passed["rank_cause"]) == ("self_serve", "passed")
+
+    report = Report(me.name, me.file, c.policy.ref, ev.start, tuple(margins_), ev.compiles,
+                    tuple(r.name for r in rivals))
+    text = report_text(report)
+    assert "rank: 3 of 4 → 2 of 4 (log_search now refused)" in text
+    assert "rank: 3 of 4 → 4 of 4 (this route now refused)" in text
+    assert "rank: 3 of 4 → 2 of 4 (past self_serve)" in text

@@ -15,14 +15,8 @@ TUTORIAL = ROOT / "docs" / "tutorial.md"
 def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     steps = docrun.steps(TUTORIAL.read_text(encoding="utf-8"))
     for step in steps:
-        if step.kind == "file":
-            target = tmp_path / step.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(step.text, encoding="utf-8")
-        elif step.kind == "edit":
-            docrun.apply_edit(tmp_path, step.path, step.text)
-        else:
-            assert step.command is not None
+        docrun.write_step(tmp_path, step)
+        if step.command is not None:
             docrun.check_command(step.command, tmp_path)
 
 

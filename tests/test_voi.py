@@ -158,6 +158,34 @@ def test_evaluate_counts_where_u_d_and_voi_disagree() -> None:
     assert "by U·D 1/2 [9.5, 90.5], by VOI 1/2 [9.5, 90.5]" in "\n".join(binding_lines(out))
 
 
+def test_each_route_is_counted_once_and_listed_as_counted() -> None:
+    """A tie pick (every U·D is 0) where the selector also finds nothing, or names the same
+    transition, counts as a tie only: agree + differ + VOI none + tie = the routes with the
+    selector, and the text lists the others once each, under the count that holds them."""
+    from pcsc.forecast.baselines import binding_vs_voi
+    from pcsc.forecast.views import binding_lines
+
+    def pk(binding: str, voi: str | None, tie: bool = False) -> dict[str, Any]:
+        doc: dict[str, Any] = {"transitions": [{"name": n} for n in ("a", "b")], "binding": {"transition": binding},
+                               "voi": {"selected": voi}}
+        if tie:
+            doc["binding"]["by_tie"] = "planner-does-not-start"
+        return doc
+
+    packets = {"agree": pk("a", "a"), "differ": pk("a", "b"), "none": pk("a", None), "tie_none": pk("a", None, True),
+               "tie_same": pk("a", "a", True)}
+    out = binding_vs_voi(packets, [])
+    assert (out["agree"], out["differ"], out["voi_none"], out["binding_by_tie"]) == (1, 1, 1, 2)
+    assert {r["route"]: r["relation"] for r in out["rows"]} == {
+        "agree": "agree", "differ": "differ", "none": "voi-none", "tie_none": "tie", "tie_same": "tie"}
+    text = "\n".join(binding_lines(out))
+    assert "agree 1, differ 1, VOI finds none worth learning 1, U·D only the tie rule's pick (every U·D is 0) 2" in text
+    assert "the 4 routes where they do not agree:" in text
+    listed = text.split("where they do not agree:\n", 1)[1].splitlines()[1:]
+    assert sorted(line.split()[0] for line in listed) == ["differ", "none", "tie_none", "tie_same"]
+    assert sum("U·D only the tie rule's pick" in line for line in listed) == 2
+
+
 def test_evaluate_reports_the_selector_on_a_retrospective_pilot(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     cohort = ROOT / "examples" / "cohort"
@@ -169,12 +197,22 @@ def test_evaluate_reports_the_selector_on_a_retrospective_pilot(tmp_path: Path,
     assert main(["evaluate", "--ledger", ledger, "--as-of", "2019-01-01", "--format", "json"]) == 0
     b = json.loads(capsys.readouterr().out)["binding"]
     assert b["routes"] == 30 and b["without_voi"] == 0
-    assert b["agree"] + b["differ"] + b["voi_none"] == 30
+    assert b["agree"] + b["differ"] + b["voi_none"] + b["binding_by_tie"] == 30
     assert b["voi_none"] > 0  # most honest routes' decisions do not turn on any one p
     for r in b["rows"]:
         assert r["agrees"] == (r["voi"] == r["binding"])
     assert main(["evaluate", "--ledger", ledger, "--as-of", "2019-01-01"]) == 0
-    assert "U·D beside the value-of-information selector (30 routes)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "U·D beside the value-of-information selector (30 routes)" in out
+    # the text lists as many routes as it counts where the two do not agree (it said
+    # "differ 0", then listed 23 routes "where they disagree")
+    assert f"agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}\n" in out
+    not_agreeing = 30 - b["agree"]
+    assert f"the {not_agreeing} routes where they do not agree:" in out
+    block = out.split("where they do not agree:\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert len(block) == not_agreeing
+    assert sum(line.endswith("VOI finds none worth learning") for line in block) == b["voi_none"]
+    assert sum(line.endswith(" differ") for line in block) == b["differ"]
 
 
 def brute_evi(i: int, ps: list[float], cs: list[float], value: float, qs: list[Fraction]) -> Fraction:

@@ -140,3 +140,24 @@ def test_overrides_hold_with_jobs(run: Run) -> None:
     _, two = packet(run, *argv, "--jobs", "2")
     assert two == one
     assert {s["fold"] for r in two["routes"] for s in r["seams"]} == {"abandonment"}
+
+
+@pytest.mark.parametrize("command", [
+    ("compile",), ("seams",), ("gate",), ("gate", "--suggest", "--apply", "1"), ("explain",),
+    ("redteam", "--max-edits", "2"), ("splice", "--seam", "1"), ("policy", "diff", "venture@1.0.0", "venture@1.0.0"),
+])
+def test_the_what_if_line_is_said_once(run: Run, command: tuple[str, ...]) -> None:
+    """Once, not on both standard output and standard error: at the head of the report,
+    or on standard error where standard output is a route (splice, gate --apply)."""
+    override = "floors.delta.arr.points=[[1, 1e9]]" if command[0] == "gate" else "vision.tam=20B"
+    argv = [*command, str(SPEC_ROUTE), "--set", override]
+    if "--apply" in command:
+        argv = ["gate", str(SPEC_ROUTE), "--suggest", "--apply", "1", "--set", override]
+    _, out, err = run(*argv)
+    assert (out + err).count(override) == 1, (out, err)
+    line = next(x for x in (out + err).splitlines() if override in x)
+    assert line.startswith("what-if") and "(never written back)" in line
+    if command[0] in ("splice",) or "--apply" in command:
+        assert line in err.splitlines()
+    else:
+        assert out.startswith(line)

@@ -213,3 +213,8 @@ def _walk(value: object) -> list[object]:
     if isinstance(value, list):
         return [x for v in value for x in _walk(v)]
     return [value]
+
+
+def test_the_wheel_is_named_as_docs_pipelines_says(installed: Installed) -> None:
+    page = (ROOT / "docs" / "pipelines.md").read_text(encoding="utf-8")
+    assert f"dist/{installed.wheel.name}" in page

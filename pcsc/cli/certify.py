@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
@@ -37,16 +37,22 @@ def certify_records(
     records: Sequence[ForecastRecord], compiled: Sequence[Compiled], session: Session
 ) -> list[ForecastRecord]:
     """`pcsc freeze --cert`: each forecast record (of ``compiled``, in the same order)
-    with the certificate of its route alone beside the packet, under `certificate`,
-    its paths relative to the current folder. Raises `CertificateError`."""
+    with the certificate of its route's file beside the packet, under `certificate`,
+    its paths relative to the current folder. A certificate holds every route of the
+    files it hashes (so no route of a file can be left out of one), so a file of
+    several routes gives each of their entries the same certificate. Raises
+    `CertificateError`."""
     import attrs
 
     from pcsc.certificate import build
 
     here = Path.cwd() / "certificate.json"
+    by_file: dict[str, Any] = {}
     out = []
     for rec, c in zip(records, compiled, strict=True):
-        own = [(shown, sha) for shown, sha in session.inputs if shown == c.route.file]
-        cert = build([c], own, session.policies, here)
-        out.append(attrs.evolve(rec, payload={**rec.payload, "certificate": cert}))
+        if c.route.file not in by_file:
+            own = [(shown, sha) for shown, sha in session.inputs if shown == c.route.file]
+            siblings = [x for x in compiled if x.route.file == c.route.file]
+            by_file[c.route.file] = build(siblings, own, session.policies, here)
+        out.append(attrs.evolve(rec, payload={**rec.payload, "certificate": by_file[c.route.file]}))
     return out

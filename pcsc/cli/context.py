@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pcsc.cli.exits import UsageError
 from pcsc.config import Config
+from pcsc.resources import BOM
 
 if TYPE_CHECKING:
     from pcsc.cohort import Settings
@@ -85,8 +86,9 @@ class Context:
 
     @property
     def coverage(self) -> str | None:
+        """``--coverage``: the one setting that may lower a policy's coverage mode."""
         chosen: str | None = getattr(self.args, "coverage", None)
-        return chosen or self.config.coverage
+        return chosen
 
     def search_path(self, name: str) -> list[Path]:
         """``--lib-path``/``--policy-path`` folders, then the configuration's; each must exist."""
@@ -97,6 +99,20 @@ class Context:
                 raise UsageError(f"{flag} {folder}: no such folder")
         configured: tuple[Path, ...] = getattr(self.config, name)
         return [*given, *(p for p in configured if p not in given)]
+
+    @property
+    def docs_url(self) -> str | None:
+        """The published docs' base URL: `PCSC_DOCS_URL`, else the configuration's
+        `docs_url`, else None (links into the docs are left out)."""
+        from pcsc.config import DOCS_URL_ENV, docs_base_url
+
+        given = os.environ.get(DOCS_URL_ENV)
+        if not given:
+            return self.config.docs_url
+        try:
+            return docs_base_url(given)
+        except ValueError as exc:
+            raise UsageError(f"{DOCS_URL_ENV} {exc}") from None
 
     def ledger_path(self) -> Path:
         from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
@@ -120,15 +136,20 @@ class Context:
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
         """A new compiler session with this run's search paths and coverage mode."""
-        from pcsc.ircache import IRCache
+        from pcsc.ircache import CacheSettingError, IRCache
         from pcsc.pipeline import Session
         from pcsc.policy.load import PolicyStore
 
+        try:
+            ir_cache = IRCache.default()
+        except CacheSettingError as exc:
+            raise UsageError(str(exc)) from None
         session = Session(
             lib_path=self.search_path("lib_path"),
             policies=PolicyStore(self.search_path("policy_path")),
             coverage_mode=self.coverage,  # type: ignore[arg-type]
-            ir_cache=IRCache.default(),
+            config_coverage=self.config.coverage,  # type: ignore[arg-type]
+            ir_cache=ir_cache,
         )
         self.sessions.append(session)
         return session
@@ -170,7 +191,9 @@ class Context:
             lib_path=tuple(session.lib_path),
             policy_path=tuple(session.policies.search_path),
             coverage_mode=session.coverage_mode,
+            config_coverage=session.config_coverage,
             ir_cache=session.ir_cache is not None,
+            cache_limits=None if session.ir_cache is None else session.ir_cache.limits,
             bind=bind,
             keep_routes=keep_routes,
         )
@@ -204,7 +227,7 @@ class Context:
             if arg == STDIN:
                 take(*load_files(session, settings, pending, run))
                 pending.clear()
-                text = self.stdin.read()
+                text = self.stdin.read().removeprefix(BOM)
                 session.inputs.append((STDIN_NAME, sha256_hex(text)))
                 got = session.routes_from_text(text, STDIN_NAME, Path.cwd())
                 if bind:

@@ -5,6 +5,7 @@ their input errors (outcomes files, the ledger, frozen packets) as diagnostics."
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
+    from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.outcomes import OutcomesError
     from pcsc.forecast.resolve import Findings, PacketError
 
@@ -23,9 +25,11 @@ def resolution_date(text: str | None) -> dt.date:
     if text is None:
         return dt.datetime.now(dt.UTC).date()
     try:
+        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):  # fromisoformat also takes 20190101, 2019-W01-1
+            raise ValueError(text)
         return dt.date.fromisoformat(text)
     except ValueError:
-        raise UsageError(f"--as-of: expected a date (YYYY-MM-DD), got `{text}`") from None
+        raise UsageError(f"--as-of: expected a date (YYYY-MM-DD, ASCII digits), got {text!r}") from None
 
 
 def bootstrap(args: Any) -> tuple[int, int]:
@@ -47,6 +51,23 @@ def ledger_diagnostic(path: Path, message: str, code: codes.Code = codes.E711) -
     if message.startswith(shown + ": "):
         message = message[len(shown) + 2:]
     return Diagnostic.of(code, message, Span.file_only(shown))
+
+
+def append_diagnostics(path: Path, exc: LedgerError, nothing: str) -> list[Diagnostic]:
+    """Why an append (``nothing``: "nothing frozen", "nothing stored") wrote nothing: one
+    PCSC-E718 per problem of a ledger that does not verify, PCSC-E719 for a write the
+    database did not keep as written, else PCSC-E711."""
+    from pcsc.forecast.ledger import LedgerUnverified, LedgerWriteLost
+
+    if isinstance(exc, LedgerUnverified):
+        return [Diagnostic.of(codes.E718, f"{nothing}: the ledger does not verify: {p}", Span.file_only(str(path)))
+                for p in exc.problems]
+    if isinstance(exc, LedgerWriteLost):
+        problem = ledger_diagnostic(path, str(exc), codes.E719)
+        return [Diagnostic(problem.code, f"{nothing}: {problem.message.removeprefix('nothing written: ')}",
+                           problem.span)]
+    problem = ledger_diagnostic(path, str(exc))
+    return [Diagnostic(problem.code, f"{nothing}: {problem.message}", problem.span)]
 
 
 def outcomes_diagnostics(exc: OutcomesError) -> list[Diagnostic]:

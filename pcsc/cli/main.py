@@ -112,12 +112,24 @@ def run(command: Command, args: argparse.Namespace) -> int:
 
     try:
         config = load_config()
-    except ConfigError as exc:
-        sys.stderr.write(f"{exc.path}: error: {exc.message} [PCSC-E407]\n")
-        return EXIT_INPUT
+        if config.policy_path:  # imported only then: most runs configure no policy folder
+            from pcsc.policy.load import check_configured_policies
+
+            check_configured_policies(config)
+    except ConfigError as exc:  # in the format asked for, like any other input error
+        from pcsc.config import Config
+        from pcsc.diagnostics import codes
+        from pcsc.diagnostics.model import Diagnostic, Span
+
+        ctx = Context(args, Config())
+        problem = Diagnostic.of(codes.E407, exc.message, Span.file_only(str(exc.path)))
+        failure = Outcome(command.name.replace(" ", "-"), {"ok": False, "error": problem.message},
+                          diagnostics=[problem])
+        return finish(ctx, emit(ctx, failure))
     ctx = Context(args, config)
     module = importlib.import_module(command.module)
     try:
+        ctx.docs_url  # noqa: B018 - a bad PCSC_DOCS_URL is a usage error before any work
         outcome: Outcome = module.run(ctx, args)
     except UsageError as exc:
         sys.stderr.write(f"pcsc {command.name}: error: {exc}\n")
@@ -141,6 +153,7 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     from pcsc.cli.outcome import Outcome
     from pcsc.diagnostics import codes
     from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.extras import ExtraMissing
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
     from pcsc.score.finite import NotFinite
@@ -153,6 +166,9 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
 
         problem = ledger_diagnostic(ctx.ledger_path(), str(exc))
         return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
+    if isinstance(exc, ExtraMissing):  # the same code, exit and message for every extra
+        missing = Diagnostic.of(codes.E115, str(exc), Span.file_only(f"pcsc[{exc.extra}]"))
+        return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, missing])
     if isinstance(exc, NotFinite):  # an overflow in a derived computation (a splice, a red-team edit)
         span = exc.span or Span.file_only("pcsc")
         overflow = Diagnostic.of(codes.E311, exc.message, span)
@@ -195,10 +211,12 @@ def fit_terminal(text: str, wide: bool) -> str:
 
 
 def internal_error(exc: Exception) -> int:
+    from pcsc.config import hide_credentials
+
     if os.environ.get("PCSC_DEBUG"):
         raise exc
     sys.stderr.write(
-        f"pcsc: internal error: {type(exc).__name__}: {exc}\n"
+        f"pcsc: internal error: {type(exc).__name__}: {hide_credentials(str(exc))}\n"
         "This is a bug in pcsc, not in your input. Please report it with the command and its inputs;\n"
         "set PCSC_DEBUG=1 to see the traceback.\n"
     )

@@ -8,6 +8,14 @@ import argparse
 COVERAGE_MODES = ("gate", "dock", "off")
 
 
+def whole_number(value: str) -> int:
+    """An argparse type: a whole number in ASCII digits, as written (`int` would also
+    take `٤`, `+4`, `4_0` and surrounding spaces)."""
+    if not (value.isascii() and value.isdigit()) or len(value) > 19:
+        raise argparse.ArgumentTypeError(f"expected a whole number in ASCII digits (0-9), got {value!r}")
+    return int(value)
+
+
 def files(p: argparse.ArgumentParser, *, stdin: bool = False, one: bool = False) -> None:
     what = ".route file" if one else ".route files or folders of them"
     p.add_argument(
@@ -80,19 +88,10 @@ def jobs(p: argparse.ArgumentParser) -> None:
     processes; the output is the same as with one. ``--scheduler ADDRESS`` sends that
     work to a Dask cluster instead."""
 
-    def count(value: str) -> int:
-        try:
-            n = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-        if n < 0:
-            raise argparse.ArgumentTypeError("must be 0 (one per CPU) or more")
-        return n
-
     p.add_argument(
         "-j",
         "--jobs",
-        type=count,
+        type=whole_number,
         default=1,
         metavar="N",
         help="worker processes (default 1; 0: one per CPU); the output does not depend on it",

@@ -82,7 +82,7 @@ def emit(ctx: Context, outcome: Outcome) -> int:
         from pcsc import canonical
         from pcsc.render.sarif import to_sarif
 
-        log = outcome.sarif() if outcome.sarif is not None else to_sarif(diagnostics)
+        log = outcome.sarif() if outcome.sarif is not None else to_sarif(diagnostics, docs_url=ctx.docs_url)
         ctx.write(canonical.dumps(log, pretty=True) + "\n")
     else:
         ctx.show_diagnostics(diagnostics)

@@ -60,12 +60,15 @@ COMMANDS: tuple[Command, ...] = (
     _c("policy fit", "policy_fit", "propose a new policy version with priors refitted from the ledger"),
     _c("policy compare", "policy_compare", "score two policies on held-out resolved routes"),
     _c("config", "config", "the effective settings and where each came from"),
+    _c("cache info", "cache_info", "where the IR cache is, what it holds and its bound"),
+    _c("cache clear", "cache_clear", "remove every file pcsc caches (rebuilt when next needed)"),
     _c("lsp", "lsp", "the language server for editors, over stdio (needs the extra pcsc[lsp])"),
 )
 
 GROUPS: dict[str, str] = {
     "policy": "show, hash, check, diff, fit or compare policies",
     "ledger": "verify, show or export the ledger; record its head, sign checkpoints",
+    "cache": "show or clear the IR cache",
 }
 
 

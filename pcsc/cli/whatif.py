@@ -106,20 +106,23 @@ def load(ctx: Context, files: Sequence[str], overrides: tuple[Override, ...]) ->
     return session, apply_to_session(session, routes, overrides)
 
 
-def record(payload: dict[str, Any] | None, text: str | None, overrides: tuple[Override, ...]) -> str | None:
+def record(payload: dict[str, Any] | None, text: str | None, overrides: tuple[Override, ...],
+           label: str = "what-if overrides") -> str | None:
     """Record the overrides in ``payload`` (its ``overrides`` key) and return ``text``
-    headed by them; both unchanged without overrides."""
+    headed by them, the one place a text report names them; both unchanged without
+    overrides."""
     if not overrides:
         return text
     if payload is not None:
         payload["overrides"] = [o.json() for o in overrides]
     if text is None:
         return None
-    return "what-if overrides (never written back): " + ", ".join(o.text for o in overrides) + "\n" + text
+    return f"{label} (never written back): " + ", ".join(o.text for o in overrides) + "\n" + text
 
 
 def note(overrides: tuple[Override, ...]) -> tuple[str, ...]:
-    """The note a run with overrides prints on standard error."""
+    """The what-if line on standard error, for a command whose standard output is not a
+    report that `record` heads (the route `splice` writes): said once, never twice."""
     if not overrides:
         return ()
-    return ("what-if: " + ", ".join(o.text for o in overrides) + " (not written back)",)
+    return ("what-if overrides (never written back): " + ", ".join(o.text for o in overrides),)

@@ -19,11 +19,13 @@ from collections.abc import Iterator, Mapping, Sequence
 import attrs
 
 from pcsc.diagnostics.model import Span
-from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, Value, truthy
+from pcsc.humanize import number
+from pcsc.interp import BASE_FUNCTIONS, DAYS, EvalError, Interpreter, Value, truthy
 from pcsc.ir import Evidence, Obligation, Route, Transition
 from pcsc.ir import expr as ex
 from pcsc.ir.visit import Visitor
 from pcsc.ir.vocabulary import REQUIRE_NAMES
+from pcsc.lower.units import REQUIRE_DIMENSIONS, dimension
 from pcsc.policy.model import Policy
 from pcsc.score.cost import Delta, deltas, piecewise_floor
 from pcsc.score.evidence import admitted
@@ -140,7 +142,7 @@ class _TransitionContext:
             "actor": t.actor,
             "kill": t.kill_text,
             "threshold": t.threshold_text,
-            "horizon": t.horizon[0] if t.horizon else None,
+            "horizon": t.horizon[0] * DAYS[t.horizon[1]] if t.horizon else None,  # in days, as duration literals
             "class": t.ref_class,
             "budget": budget,
             "learning_cost": t.learning_cost,
@@ -328,15 +330,17 @@ def _explain_failure(e: ex.Expr, it: Interpreter) -> str:
             left, right = it.eval(e.left), it.eval(e.right)
         except EvalError:
             return "does not hold"
-        return f"{_show(left)} {e.op} {_show(right)} is false"
+        durations = "duration" in (dimension(e.left, REQUIRE_DIMENSIONS), dimension(e.right, REQUIRE_DIMENSIONS))
+        unit = " days" if durations else ""
+        return f"{_show(left)}{unit} {e.op} {_show(right)}{unit} is false"
     return "does not hold"
 
 
 def _show(v: Value) -> str:
     if isinstance(v, list):
         return f"{len(v)} (of {', '.join(v) or 'none'})"
-    if isinstance(v, float):
-        return f"{v:,.2f}".rstrip("0").rstrip(".") if v != int(v) else f"{int(v):,}"
+    if isinstance(v, float | bool):
+        return number(v)
     if isinstance(v, dt.date):
         return v.isoformat()
     return repr(v)

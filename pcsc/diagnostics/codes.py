@@ -48,6 +48,8 @@ E109 = _register("PCSC-E109", "unknown unit")
 E110 = _register("PCSC-E110", "NUL character in the text")
 E111 = _register("PCSC-E111", "expression nested too deeply")
 E112 = _register("PCSC-E112", "file too large")
+E113 = _register("PCSC-E113", "cache cannot be cleared")
+E115 = _register("PCSC-E115", "optional extra not installed")
 
 # names and structure
 E201 = _register("PCSC-E201", "unknown state")
@@ -88,6 +90,7 @@ E309 = _register("PCSC-E309", "percent on a field that is not a ratio")
 E310 = _register("PCSC-E310", "inadmissible evidence under strict point-in-time")
 E311 = _register("PCSC-E311", "arithmetic overflow")
 E312 = _register("PCSC-E312", "division by zero")
+E313 = _register("PCSC-E313", "quantities in different units compared or combined")
 
 # policy and libraries
 E401 = _register("PCSC-E401", "unknown policy")
@@ -100,6 +103,7 @@ E407 = _register("PCSC-E407", "configuration file cannot be used")
 E408 = _register("PCSC-E408", "file resolves outside its search folder")
 E409 = _register("PCSC-E409", "library replaces a pinned or shipped library")
 E410 = _register("PCSC-E410", "library does not match the policy's pin")
+E413 = _register("PCSC-E413", "library not named by the route's policy")
 
 # coverage
 E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")
@@ -115,6 +119,8 @@ E714 = _register("PCSC-E714", "ledger row cannot be read")
 E715 = _register("PCSC-E715", "nothing frozen")
 E716 = _register("PCSC-E716", "ledger does not hold its recorded head")
 E717 = _register("PCSC-E717", "checkpoint or key cannot be used")
+E718 = _register("PCSC-E718", "ledger does not verify: nothing appended")
+E719 = _register("PCSC-E719", "ledger did not store what was written: nothing appended")
 E721 = _register("PCSC-E721", "frozen packets cannot be used")
 E731 = _register("PCSC-E731", "score table cannot be graded")
 E732 = _register("PCSC-E732", "score table does not match its checksum")
@@ -123,6 +129,7 @@ E742 = _register("PCSC-E742", "nothing to grade")
 E743 = _register("PCSC-E743", "plot cannot be written")
 E744 = _register("PCSC-E744", "reference class in neither policy")
 E745 = _register("PCSC-E745", "prospective and retrospective forecasts are not pooled")
+E746 = _register("PCSC-E746", "nothing to fit")
 E751 = _register("PCSC-E751", "no routes to rank or freeze")
 
 # policy tests and project scaffolding (E80x `pcsc test`, E81x `pcsc init`)
@@ -136,6 +143,7 @@ E812 = _register("PCSC-E812", "project files cannot be written")
 E901 = _register("PCSC-E901", "override cannot be applied")
 E911 = _register("PCSC-E911", "certificate cannot be read or written")
 E912 = _register("PCSC-E912", "certificate does not verify")
+E913 = _register("PCSC-E913", "certificate names a file it may not read")
 
 # warnings
 W501 = _register("PCSC-W501", "material change not covered (coverage dock: the score is docked)")
@@ -147,6 +155,7 @@ W605 = _register("PCSC-W605", "evidence below the policy's minimum tier")
 W606 = _register("PCSC-W606", "bidirectional control character in the text")
 W607 = _register("PCSC-W607", "evidence repeats another item's source or excerpt")
 W608 = _register("PCSC-W608", "unverified evidence is excluded")
+W610 = _register("PCSC-W610", "ratio over 1, written as a plain number")
 
 # forecast warnings
 W701 = _register("PCSC-W701", "outcome ignored or suspect")

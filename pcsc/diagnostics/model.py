@@ -7,6 +7,7 @@ from typing import Literal
 
 import attrs
 
+from pcsc.config import hide_credentials
 from pcsc.diagnostics.codes import CODES, Code
 
 Severity = Literal["error", "warning"]
@@ -29,16 +30,38 @@ class Span:
     @classmethod
     def file_only(cls, file: str, line: int = 0) -> Span:
         """A file (line 0) or a line of it (column 0) that is not source text: a policy,
-        a CSV table, a ledger. Rendered `file: error:` or `file:line: error:`."""
+        a CSV table, a ledger, a path that cannot be read. Rendered `file: error:` or
+        `file:line: error:`."""
         return cls(file, line, 0, line, 0)
+
+    @property
+    def where(self) -> str:
+        """`file:line:column`, `file:line` (column 0) or `file` (line 0), as diagnostics print it."""
+        return where(self.file, self.line, self.column)
+
+
+def where(file: str, line: int, column: int) -> str:
+    return file if line == 0 else f"{file}:{line}" if column == 0 else f"{file}:{line}:{column}"
+
+
+def _hidden_file(span: Span) -> Span:
+    shown = hide_credentials(span.file)
+    return span if shown == span.file else attrs.evolve(span, file=shown)
+
+
+def _hidden_help(text: str | None) -> str | None:
+    return None if text is None else hide_credentials(text)
 
 
 @attrs.frozen
 class Diagnostic:
+    """A finding at a span. No diagnostic carries a password: an address quoted in its
+    message, help or file shows ``***`` in its place."""
+
     code: str
-    message: str
-    span: Span
-    help: str | None = None
+    message: str = attrs.field(converter=hide_credentials)
+    span: Span = attrs.field(converter=_hidden_file)
+    help: str | None = attrs.field(default=None, converter=_hidden_help)
 
     @classmethod
     def of(cls, code: Code, message: str, span: Span, help: str | None = None) -> Diagnostic:

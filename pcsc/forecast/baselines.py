@@ -164,6 +164,16 @@ BINDING_WHAT = ("the binding transition (argmax U·D) beside the cost-aware valu
                 "route's first resolved-negative milestone is known, which of the two named it")
 
 
+#: How U·D and the selector relate on one route, first that applies: every U·D is 0 (the
+#: binding transition is only the tie rule's pick); both name one transition; the
+#: selector finds nothing worth learning; they name different transitions.
+RELATIONS = ("tie", "agree", "voi-none", "differ")
+
+
+def relation(by_tie: bool, agrees: bool, selected: str | None) -> str:
+    return "tie" if by_tie else "agree" if agrees else "voi-none" if selected is None else "differ"
+
+
 def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
                    negatives: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """Where U·D and the VOI selector disagree across the frozen routes ``packets``, and how
@@ -171,7 +181,10 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
     transition) pairs of resolved-negative milestones. A packet frozen before the selector
     existed has no ``voi`` and is counted apart. Where every U·D is 0 (the option to stop
     says the planner would not start), the binding transition is only the tie rule's pick:
-    it is neither counted as differing from the selector nor as naming a failure."""
+    it is neither counted as differing from the selector nor as naming a failure.
+
+    Each route with the selector has one ``relation`` (`RELATIONS`), so the counts
+    ``agree``, ``differ``, ``voi_none`` and ``binding_by_tie`` add up to those routes."""
     rows = []
     for route in sorted(packets):
         packet = packets[route]
@@ -182,13 +195,15 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
         by_tie = "by_tie" in packet.get("binding", {})  # every U·D is 0: the tie rule's pick, not a finding
         voi = packet.get("voi")
         selected = None if voi is None else voi["selected"]
+        agrees = voi is not None and selected == binding
         rows.append({
             "route": route,
             "binding": binding,
             "voi": selected,
             "has_voi": voi is not None,
-            "agrees": voi is not None and selected == binding,
+            "agrees": agrees,
             "binding_by_tie": by_tie,
+            "relation": None if voi is None else relation(by_tie, agrees, selected),
             "first_failed": first_failed,
         })
     with_voi = [r for r in rows if r["has_voi"]]
@@ -198,14 +213,15 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
                                      if r["binding"] == r["first_failed"] and not r["binding_by_tie"]),
         "voi_named_failure": sum(1 for r in failed_rows if r["voi"] == r["first_failed"]),
     }
+    counts = {name: sum(1 for r in with_voi if r["relation"] == name) for name in RELATIONS}
     return {
         "what": BINDING_WHAT,
         "routes": len(rows),
         "without_voi": len(rows) - len(with_voi),
-        "agree": sum(1 for r in with_voi if r["agrees"]),
-        "differ": sum(1 for r in with_voi if not r["agrees"] and r["voi"] is not None and not r["binding_by_tie"]),
-        "binding_by_tie": sum(1 for r in with_voi if r["binding_by_tie"]),
-        "voi_none": sum(1 for r in with_voi if r["voi"] is None),
+        "agree": counts["agree"],
+        "differ": counts["differ"],
+        "binding_by_tie": counts["tie"],
+        "voi_none": counts["voi-none"],
         "failed_routes": len(failed_rows),
         **named,
         "rates": {name: rate(k, len(failed_rows)) for name, k in named.items()},

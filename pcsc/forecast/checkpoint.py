@@ -1,5 +1,5 @@
 """Signed checkpoints of a ledger's head: Ed25519 signatures through `cryptography`, an
-optional extra (``pip install 'pcsc[sign]'``), imported only when a key is used.
+optional extra (the extra ``pcsc[sign]``), imported only when a key is used.
 
 A checkpoint is a JSON document::
 
@@ -29,11 +29,11 @@ import attrs
 
 from pcsc._version import __version__
 from pcsc.canonical import dumps, sha256_hex
+from pcsc.extras import require
 from pcsc.forecast.ledger import Head, HeadToken, utc_stamp
 
 FORMAT = "pcsc-ledger-checkpoint"
 VERSION = 1
-EXTRA = "signed checkpoints need the optional `sign` extra (cryptography): pip install 'pcsc[sign]'"
 
 
 class CheckpointError(Exception):
@@ -56,13 +56,12 @@ class Checkpoint:
 
 
 def _crypto() -> Any:
-    """The Ed25519 and serialization modules of `cryptography`, or a `CheckpointError`
+    """The Ed25519 and serialization modules of `cryptography`, or `ExtraMissing`
     naming the extra."""
-    try:
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric import ed25519
-    except ImportError:
-        raise CheckpointError(EXTRA) from None
+    require("sign", "signed checkpoints")
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
     return ed25519, serialization
 
 
@@ -158,7 +157,7 @@ def read_checkpoint(path: Path | str, public_key_path: Path | str) -> Checkpoint
         raise CheckpointError(f"{path}: not a checkpoint: not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a checkpoint (no \"format\": \"{FORMAT}\")")
-    if doc.get("version") != VERSION:
+    if type(doc.get("version")) is not int or doc["version"] != VERSION:  # `true == 1` and `1.0 == 1`
         raise CheckpointError(f"{path}: a checkpoint of version {doc.get('version')!r}; this pcsc reads {VERSION}")
     signature: Any = doc.pop("signature", None)
     try:
@@ -186,11 +185,14 @@ def read_checkpoint(path: Path | str, public_key_path: Path | str) -> Checkpoint
 def _head(value: Any, path: Path) -> Head:
     """The signed head, checked for consistency (its token is its own hash)."""
     try:
-        head = Head(int(value["entries"]["seq"]), str(value["entries"]["entry_sha256"]),
-                    int(value["outcomes"]["seq"]), str(value["outcomes"]["entry_sha256"]))
+        seqs = value["entries"]["seq"], value["outcomes"]["seq"]
+        head = Head(int(seqs[0]), str(value["entries"]["entry_sha256"]),
+                    int(seqs[1]), str(value["outcomes"]["entry_sha256"]))
         token = str(value["token"])
     except (TypeError, KeyError, ValueError):
         raise CheckpointError(f"{path}: the checkpoint's head is incomplete") from None
+    if not all(type(seq) is int and seq >= 0 for seq in seqs):  # `int()` would take "٤", 4.9 and true
+        raise CheckpointError(f"{path}: the checkpoint's head seqs are not whole numbers: {seqs[0]!r}, {seqs[1]!r}")
     if str(head.token) != token:
         raise CheckpointError(f"{path}: the checkpoint's head token {token} is not the hash of its rows")
     return head

@@ -44,6 +44,7 @@ from typing import Any, Protocol
 import attrs
 
 from pcsc.forecast.calibrate import Bounds, GainCase, fit_gains, pava, platt_fit, weights_of
+from pcsc.humanize import plural
 from pcsc.policy.model import Calibration, IsotonicMap, LoadedPolicy, PlattMap, Policy
 from pcsc.score.calibration import calibrate
 from pcsc.score.route import discount_factor, fold, fold_policy
@@ -338,7 +339,7 @@ def fitted_policy_document(old: LoadedPolicy, version: str, fits: Sequence[Class
             "p": round(f.new_p, 6),
             "source": (f"fitted {when.isoformat()}: the prior that best explains the outcomes after each "
                        f"transition's W, Beta penalty from {old.ref} p={f.old_p} with strength {strength:g}; "
-                       f"{f.k} of {f.n} resolved transitions positive ({ledger}); pooled estimate "
+                       f"{f.k} of {plural(f.n, 'resolved transition')} positive ({ledger}); pooled estimate "
                        f"{f.pooled_p:.6f}"),
         }
         for f in fits
@@ -363,7 +364,7 @@ def fitted_policy_document(old: LoadedPolicy, version: str, fits: Sequence[Class
         record["gain_strength"] = fitted.gain_strength
     cal = None if fitted is None else fitted.calibration
     if cal is not None:
-        source = (f"fitted {when.isoformat()} ({cal.method}) on {cal.n} resolved training transitions of "
+        source = (f"fitted {when.isoformat()} ({cal.method}) on {plural(cal.n, 'resolved training transition')} of "
                   f"{ledger}: training ECE {cal.ece_before:.6f} before the map, {cal.ece_after:.6f} after")
         table: dict[str, Any] = {"method": cal.method, "source": source}
         if cal.method == "isotonic":
@@ -498,7 +499,7 @@ def compare(old: Policy, new: Policy, packets: Sequence[Mapping[str, Any]], resu
         promote, reason = True, f"held-out Brier improves ({b_new:.4f} vs {b_old:.4f})" + (
             "" if a_old is None else f" and AUC does not fall ({a_new:.3f} vs {a_old:.3f})") + (
             f", ECE does not worsen ({e_new:.4f} vs {e_old:.4f})") + (
-            "" if verdicts is None else f", no GATE verdict changes on {len(verdicts)} held-out routes")
+            "" if verdicts is None else f", no GATE verdict changes on {plural(len(verdicts), 'held-out route')}")
     return Comparison(len(test), len(rows), b_old, b_new, a_old, a_new, promote, reason, e_old, e_new,
                       0 if verdicts is None else len(verdicts), tuple(unchecked), flips, tuple(regressions))
 

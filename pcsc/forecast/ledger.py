@@ -22,10 +22,19 @@ Guarantees, and where each is enforced:
   is fixed too: a forecast with a seq above an outcome's ``forecast_seq`` was frozen
   after that outcome was recorded.
 - **Checked.** `Ledger.verify` recomputes every payload hash, every entry hash, every
-  link and every outcome's forecast anchor, compares each guard trigger's full SQL
-  with the SQL this version creates (whitespace aside; an altered, missing or unknown
-  trigger is a problem), runs SQLite's ``PRAGMA integrity_check``, and names the first
-  bad row (table, seq, what is wrong).
+  link and every outcome's forecast anchor, checks that every payload is canonical JSON,
+  compares every object of ``sqlite_master`` (tables, indexes, guard triggers) by its
+  full SQL with what this version creates (whitespace aside; a missing or altered one,
+  and any other trigger, view, index or table, is a problem), runs SQLite's
+  ``PRAGMA integrity_check``, and names the first bad row (table, seq, what is wrong).
+- **Appended to only when it verifies, and read back.** `append_forecasts` and
+  `append_outcomes` refuse (`LedgerUnverified`, nothing written) a ledger that does not
+  verify: an object's first append verifies it whole, in its own snapshot; then, under
+  the write lock, the schema again and the rows appended since (`continue_chains`);
+  its later appends check only the schema and what was appended since its last. Each
+  row written is read back in the writing transaction: one missing or not as written
+  (a trigger or rule that swallows or rewrites inserts) is a `LedgerWriteLost`, and the
+  whole write is rolled back.
 - **Its head, kept elsewhere, proves its tail.** Nothing inside the file can show that
   the newest rows were deleted, or that the whole chain was rewritten. The *head* is
   one token for both chains, ``E.O:HASH``: E and O are the last seqs of `entries` and
@@ -55,6 +64,7 @@ Guarantees, and where each is enforced:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -69,7 +79,7 @@ import attrs
 
 from pcsc._version import __version__
 from pcsc.canonical import dumps, hash_json, sha256_hex
-from pcsc.config import DATABASE_SCHEMES
+from pcsc.config import DATABASE_SCHEMES, hide_credentials
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x50435343  # "PCSC"
@@ -85,22 +95,36 @@ class LedgerError(Exception):
     read-only, damaged, or the disk is full. The message says which, with SQLite's own."""
 
 
+class LedgerUnverified(LedgerError):
+    """Nothing was appended: the ledger does not verify (``problems``, as `Ledger.verify`
+    names them), and a row chained to a broken or tampered ledger would vouch for it."""
+
+    def __init__(self, path: Path, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        super().__init__(f"{path}: nothing written: the ledger does not verify: {self.problems[0]}{more}")
+
+
+class LedgerWriteLost(LedgerError):
+    """Nothing was appended: a row read back in the writing transaction was missing or not
+    as written (a trigger or rule that swallows or rewrites inserts); it was rolled back."""
 
 
 class LedgerURL(PosixPath):
     """A ledger in a database server (``postgresql://…``, `pcsc.forecast.ledger_pg`),
     where commands expect the path of a ledger file. ``url`` is the address as given;
-    ``str()`` shows it without its password, so messages never print one."""
+    ``str()`` shows it without its password, and the path it poses as is built from
+    that, so neither a message nor a path derived from it can print one."""
 
     url: str
 
     def __new__(cls, url: str) -> LedgerURL:
-        self = super().__new__(cls, url)
+        self = super().__new__(cls, hide_credentials(url))
         self.url = url
         return self
 
     def __str__(self) -> str:
-        return re.sub(r"^([a-z]+://[^:/@]*):[^@/]*@", r"\1:***@", self.url)
+        return hide_credentials(self.url)
 
     def __fspath__(self) -> str:
         return str(self)
@@ -210,7 +234,10 @@ class Problem:
         return f"{where}: {self.message}"
 
 
-_TOKEN = re.compile(r"(\d+)\.(\d+):([0-9a-f]{64})")
+# ASCII digits only (`\d` would read `٤` as 4), as printed: no sign, no leading zero,
+# at most 19 digits (a seq is a signed 64-bit integer)
+_SEQ = r"(0|[1-9][0-9]{0,18})"
+_TOKEN = re.compile(rf"{_SEQ}\.{_SEQ}:([0-9a-f]{{64}})")
 
 
 @attrs.frozen
@@ -228,9 +255,10 @@ class HeadToken:
     @classmethod
     def parse(cls, text: str) -> HeadToken:
         """Read a token; raises ``ValueError`` naming the expected form."""
-        match = _TOKEN.fullmatch(text.strip())
+        match = _TOKEN.fullmatch(text.strip(" \t\r\n"))
         if match is None:
-            raise ValueError(f"not a ledger head: expected E.O:HASH (e.g. 4.2:<64 hex digits>), got `{text}`")
+            raise ValueError(f"not a ledger head: expected E.O:HASH (e.g. 4.2:<64 hex digits>; E and O in ASCII "
+                             f"digits, as `pcsc ledger head` prints them), got {text!r}")
         return cls(int(match[1]), int(match[2]), match[3])
 
 
@@ -272,15 +300,37 @@ class HeadCheck:
 
 
 @attrs.frozen
+class Chains:
+    """Where two verified chains end: enough to check rows appended after them
+    (`continue_chains`) without reading again the rows before."""
+
+    entries: tuple[int, str]  # the last forecast's seq and entry_sha256
+    outcomes: tuple[int, str, int]  # the last outcome's seq, entry_sha256 and forecast_seq (its anchor)
+    forecast_heads: dict[int, str]  # seq -> entry_sha256 of the forecasts a next outcome may anchor to
+
+    @property
+    def head(self) -> Head:
+        return Head(*self.entries, *self.outcomes[:2])
+
+
+def _anchorable(forecast_heads: dict[int, str], outcomes: tuple[int, str, int]) -> dict[int, str]:
+    """The forecasts a next outcome may anchor to: from the last outcome's anchor on."""
+    return {seq: sha for seq, sha in forecast_heads.items() if seq >= outcomes[2]}
+
+
+@attrs.frozen
 class Verification:
     entries: int
     outcomes: int
     entries_head: str  # entry_sha256 of the last forecast (64 zeros when none)
     outcomes_head: str
     problems: tuple[Problem, ...]  # the first bad row of each table, then the schema, the file, the head
-    guards: tuple[str, ...] = ()  # the guard triggers whose SQL was compared
+    guards: tuple[str, ...] = ()  # the guard triggers compared
     integrity: bool = False  # whether SQLite's integrity_check ran (and passed when ok)
     head_check: HeadCheck | None = None
+    schema: tuple[str, ...] = ()  # every schema object compared ("trigger entries_no_update", …)
+    compared_by: str = ""  # how the backend compared them
+    chains: Chains | None = None  # where the verified chains end, when ok
 
     @property
     def ok(self) -> bool:
@@ -430,20 +480,35 @@ CREATE INDEX outcomes_by_route ON outcomes (route);
 """
 
 GUARDS = tuple(f"{t}_{g}" for t in ("entries", "outcomes") for g in ("no_update", "no_delete", "append_in_order"))
+SQLITE_COMPARED_BY = "their full SQL in sqlite_master, whitespace normalised"
+
+
+# ANALYZE writes the query planner's statistics into these; they change no row and no guard
+_STATISTICS = ("sqlite_stat1", "sqlite_stat4")
 
 
 def _normal_sql(sql: str) -> str:
-    """SQL with its whitespace collapsed and no final `;`: how guard triggers are compared."""
+    """SQL with its whitespace collapsed and no final `;`: how schema objects are compared."""
     return " ".join(sql.split()).rstrip(";").rstrip()
+
+
+@functools.cache
+def expected_schema() -> dict[tuple[str, str], tuple[str, str]]:
+    """Every object of a new ledger's ``sqlite_master``, as SQLite itself records the
+    schema this version creates: (type, name) -> (table, whitespace-normalised SQL)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for statement in _statements(SCHEMA):
+            conn.execute(statement)
+        rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    finally:
+        conn.close()
+    return {(str(kind), str(name)): (str(table), _normal_sql(str(sql))) for kind, name, table, sql in rows}
 
 
 def guard_sql() -> dict[str, str]:
     """The SQL of each guard trigger as this version creates it, whitespace-normalised."""
-    return {
-        statement.split()[2]: _normal_sql(statement)
-        for statement in _statements(SCHEMA)
-        if statement.startswith("CREATE TRIGGER")
-    }
+    return {name: sql for (kind, name), (_, sql) in expected_schema().items() if kind == "trigger"}
 
 _ENTRY_COLUMNS = (
     "seq, kind, route, file, payload, payload_sha256, prev_sha256, entry_sha256, "
@@ -463,6 +528,7 @@ class Ledger:
         self._conn = conn
         self.path = path
         self.read_only = read_only  # opened read-only because its folder cannot be written
+        self._verified: Chains | None = None  # where the chains ended after this object's last append
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -667,6 +733,70 @@ class Ledger:
         """One row, inside `_write` (the hook another backend replaces)."""
         self._conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * len(values))})", values)
 
+    def _rows_after(self, table: str, columns: str, seq: int) -> list[tuple[Any, ...]]:
+        """The rows of ``table`` after ``seq``, in seq order (a hook, like `_insert`)."""
+        return list(self._conn.execute(f"SELECT {columns} FROM {table} WHERE seq > ? ORDER BY seq", (seq,)))
+
+    @contextmanager
+    def _appending(self) -> Iterator[None]:
+        """A write transaction on a ledger that verifies, else `LedgerUnverified` and
+        nothing written. Before this object's first append the whole ledger is verified
+        as `verify` does, in its own snapshot (other writers need not wait for it); then,
+        holding the write lock, the schema is checked again and the rows appended since
+        are checked from the verified heads on. Later appends start from the heads this
+        object verified and wrote last: each checks the schema and the rows appended
+        since, not the whole ledger again."""
+        verified = self._verified
+        if verified is None:
+            verification = self.verify()
+            if verification.chains is None:
+                raise LedgerUnverified(self.path, verification.problems)
+            verified = verification.chains
+        with self._write():
+            verified = self._continued(verified, self._schema_check())
+            yield
+            written = self._continued(verified, [])
+        self._verified = written
+
+    def _continued(self, verified: Chains, problems: list[Problem]) -> Chains:
+        """``verified`` extended over the rows appended since, inside `_write`; the chains
+        must still end at or after its heads, with the same rows there."""
+        chains, found = continue_chains(verified, self._rows_after("entries", _ENTRY_COLUMNS, verified.entries[0]),
+                                        self._rows_after("outcomes", _OUTCOME_COLUMNS, verified.outcomes[0]))
+        problems = [*found, *problems]
+        head = chains.head
+        for table, last in (("entries", (head.entries_seq, head.entries_sha256)),
+                            ("outcomes", (head.outcomes_seq, head.outcomes_sha256))):
+            if not found and self._head(table) != last:
+                problems.append(Problem(table, None, f"the chain no longer ends at seq {last[0]} as verified before "
+                                        "this write: rows were deleted or replaced"))
+        if problems:
+            raise LedgerUnverified(self.path, problems)
+        return chains
+
+    def _stored(self, table: str, columns: str, values: tuple[Any, ...]) -> None:
+        """Insert one row and read it back in the same transaction: a row the database
+        did not store, or stored otherwise, is a `LedgerWriteLost` (the write rolls back)."""
+        self._insert(table, columns, values)
+        stored = self._rows_after(table, columns, int(values[0]) - 1)
+        where = f"{self.path}: nothing written: {table} seq {values[0]}"
+        if not stored or int(stored[0][0]) != values[0]:
+            raise LedgerWriteLost(f"{where} was not stored: the database accepted the INSERT but holds no such row "
+                                  "(a trigger or rule that swallows inserts?); the write was rolled back")
+        if tuple(stored[0]) != values:
+            names = [name for name, got, want in zip(columns.split(", "), stored[0], values, strict=True)
+                     if got != want]
+            raise LedgerWriteLost(f"{where} was stored otherwise than written ({', '.join(names)}): a trigger or "
+                                  "rule rewrites inserts; the write was rolled back")
+
+    def _last_is(self, table: str, seq: int, entry_sha256: str) -> None:
+        """After a write: the chain ends at the row it wrote last, nothing added behind it."""
+        last = self._head(table)
+        if last != (seq, entry_sha256):
+            raise LedgerWriteLost(f"{self.path}: nothing written: after seq {seq} was written, {table} ends at seq "
+                                  f"{last[0]}: something else wrote to it in the same transaction; the write was "
+                                  "rolled back")
+
     # ------------------------------------------------------------------ writing
     def append_forecasts(
         self,
@@ -689,7 +819,7 @@ class Ledger:
         written: list[Entry] = []
         if not prepared:
             return written
-        with self._write():
+        with self._appending():
             seq, prev = self._head("entries")
             for rec, payload, payload_sha in prepared:
                 seq += 1
@@ -697,13 +827,14 @@ class Ledger:
                                           pcsc_version, frozen_inputs, stamp)
                 entry = Entry(seq, "forecast", rec.route, rec.file, payload, payload_sha, prev, entry_sha,
                               rec.policy, pcsc_version, frozen_inputs, stamp)
-                self._insert(
+                self._stored(
                     "entries", _ENTRY_COLUMNS,
                     (seq, "forecast", rec.route, rec.file, payload, payload_sha, prev, entry_sha, rec.policy.id,
                      rec.policy.version, rec.policy.sha256, pcsc_version, inputs_text, stamp),
                 )
                 written.append(entry)
                 prev = entry_sha
+            self._last_is("entries", seq, prev)
         return written
 
     def append_outcomes(
@@ -726,7 +857,7 @@ class Ledger:
         written: list[Outcome] = []
         if not prepared:
             return written
-        with self._write():
+        with self._appending():
             forecast_seq, forecast_sha = self._head("entries")
             seq, prev = self._head("outcomes")
             for rec, payload, payload_sha in prepared:
@@ -736,13 +867,14 @@ class Ledger:
                                          forecast_seq, forecast_sha, pcsc_version, stamp)
                 outcome = Outcome(seq, rec.kind, rec.route, observed, payload, payload_sha, prev, entry_sha,
                                   rec.source, forecast_seq, forecast_sha, pcsc_version, stamp)
-                self._insert(
+                self._stored(
                     "outcomes", _OUTCOME_COLUMNS,
                     (seq, rec.kind, rec.route, observed, payload, payload_sha, prev, entry_sha, rec.source,
                      forecast_seq, forecast_sha, pcsc_version, stamp),
                 )
                 written.append(outcome)
                 prev = entry_sha
+            self._last_is("outcomes", seq, prev)
         return written
 
     # ------------------------------------------------------------------ reading
@@ -795,24 +927,33 @@ class Ledger:
     # ------------------------------------------------------------------ checking
     def verify(self, head: HeadToken | None = None) -> Verification:
         """Recompute every payload hash, entry hash, link and outcome anchor of both
-        chains, in one snapshot; compare the guard triggers' SQL with this version's;
-        run SQLite's integrity check; with ``head``, check that both chains still hold
-        that recorded head. Reports the first bad row of each table, then every schema,
-        file and head problem. A file SQLite cannot read is a problem, not an exception."""
+        chains, in one snapshot; compare every schema object's SQL with this version's
+        (`_schema_problems`); run SQLite's integrity check; with ``head``, check that both
+        chains still hold that recorded head. Reports the first bad row of each table,
+        then every schema, file and head problem. A file SQLite cannot read is a
+        problem, not an exception."""
         try:
             self._conn.execute("BEGIN")
             try:
-                entry_rows = self._rows("entries", _ENTRY_COLUMNS)
-                outcome_rows = self._rows("outcomes", _OUTCOME_COLUMNS)
-                triggers = self._triggers()
-                integrity = self._integrity()
+                return self._verification(head)
             finally:
                 self._end_read()
         except sqlite3.Error as exc:
             return Verification(0, 0, GENESIS, GENESIS, (Problem("file", None, self._fault("cannot read", exc)),))
-        more = _trigger_problems(triggers)
-        more += [Problem("file", None, f"SQLite's integrity check failed: {m}") for m in integrity]
-        return check_chains(entry_rows, outcome_rows, more, head, guards=GUARDS, integrity=True)
+
+    def _verification(self, head: HeadToken | None = None) -> Verification:
+        """`verify`'s reads and checks, in the caller's transaction (a hook, like `_insert`)."""
+        entry_rows = self._rows("entries", _ENTRY_COLUMNS)
+        outcome_rows = self._rows("outcomes", _OUTCOME_COLUMNS)
+        more = self._schema_check()
+        more += [Problem("file", None, f"SQLite's integrity check failed: {m}") for m in self._integrity()]
+        return check_chains(entry_rows, outcome_rows, more, head, guards=GUARDS, integrity=True,
+                            schema=tuple(f"{kind} {name}" for kind, name in expected_schema()),
+                            compared_by=SQLITE_COMPARED_BY)
+
+    def _schema_check(self) -> list[Problem]:
+        """The schema's problems alone, in the caller's transaction: no row is read (a hook)."""
+        return _schema_problems(self._schema_objects())
 
     def _rows(self, table: str, columns: str) -> list[tuple[Any, ...]] | Problem:
         try:
@@ -820,13 +961,13 @@ class Ledger:
         except sqlite3.DatabaseError as exc:
             return Problem(table, None, f"cannot read the table: {exc}")
 
-    def _triggers(self) -> dict[str, tuple[str, str]] | Problem:
-        """Every trigger: name -> (table, SQL)."""
+    def _schema_objects(self) -> list[tuple[str, str, str, str]] | Problem:
+        """Every object of the file's schema: (type, name, table, SQL)."""
         try:
-            rows = self._conn.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
-            return {str(name): (str(table), str(sql or "")) for name, table, sql in rows}
+            rows = self._conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
+            return [(str(kind), str(name), str(table), str(sql or "")) for kind, name, table, sql in rows]
         except sqlite3.DatabaseError as exc:
-            return Problem("schema", None, f"cannot read the triggers: {exc}")
+            return Problem("schema", None, f"cannot read the schema: {exc}")
 
     def _integrity(self) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` (at most 10 messages); empty when it passes."""
@@ -845,54 +986,68 @@ def check_chains(
     *,
     guards: tuple[str, ...] = (),
     integrity: bool = False,
+    schema: tuple[str, ...] = (),
+    compared_by: str = "",
 ) -> Verification:
     """The verification of both chains from their rows (or the problem reading each), in
     the columns of `entries` and `outcomes` and in seq order, whatever database they came
     from: every payload hash, entry hash, link and outcome anchor, then the backend's own
-    ``schema_problems`` (its guards, its file), then the recorded ``head``."""
+    ``schema_problems`` (its guards, its file), then the recorded ``head``. When all
+    holds, ``chains`` says where they end, for `continue_chains`."""
     problems: list[Problem] = []
-    entries_head, outcomes_head = GENESIS, GENESIS
-    forecast_heads = {0: GENESIS}  # seq -> the stored entry_sha256, for the outcomes' anchors
+    entries, outcomes = (0, GENESIS, 0), (0, GENESIS, 0)
+    # seq -> the stored entry_sha256, for the outcomes' anchors; in seq order (`_outcome_expected`)
+    forecast_heads = {0: GENESIS}
     if isinstance(entry_rows, Problem):
         problems.append(entry_rows)
         entry_rows = []
     else:
         forecast_heads.update((int(row[0]), str(row[7])) for row in entry_rows)
-        entries_head, problem = _verify_chain("entries", entry_rows, _forecast_expected, forecast_heads)
+        entries, problem = _verify_chain("entries", entry_rows, _forecast_expected, forecast_heads)
         problems += [problem] if problem else []
     if isinstance(outcome_rows, Problem):
         problems.append(outcome_rows)
         outcome_rows = []
     else:
-        outcomes_head, problem = _verify_chain("outcomes", outcome_rows, _outcome_expected, forecast_heads)
+        outcomes, problem = _verify_chain("outcomes", outcome_rows, _outcome_expected, forecast_heads)
         problems += [problem] if problem else []
     problems += schema_problems
     check = None
     if head is not None:
         check, problem = _check_head(head, entry_rows, outcome_rows)
         problems += [problem] if problem else []
-    return Verification(len(entry_rows), len(outcome_rows), entries_head, outcomes_head, tuple(problems),
-                        guards=guards, integrity=integrity, head_check=check)
+    chains = None if problems else Chains(entries[:2], outcomes, _anchorable(forecast_heads, outcomes))
+    return Verification(len(entry_rows), len(outcome_rows), entries[1], outcomes[1], tuple(problems),
+                        guards=guards, integrity=integrity, head_check=check, schema=schema, compared_by=compared_by,
+                        chains=chains)
 
 
-def _trigger_problems(triggers: dict[str, tuple[str, str]] | Problem) -> list[Problem]:
-    """Missing, altered and unknown triggers. A guard is compared by its full SQL, so a
-    no-op trigger under a guard's name is caught."""
-    if isinstance(triggers, Problem):
-        return [triggers]
+def _schema_problems(objects: list[tuple[str, str, str, str]] | Problem) -> list[Problem]:
+    """Every object of ``sqlite_master`` (type, name, table, SQL) against `expected_schema`:
+    a guard trigger, table or index missing or with other SQL (a no-op trigger under a
+    guard's name, a guard with a WHEN or an UPDATE OF, a table without its CHECKs), and
+    any object pcsc does not create (a trigger that swallows inserts, a view, an index)."""
+    if isinstance(objects, Problem):
+        return [objects]
+    expected = expected_schema()
+    found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for kind, name, table, sql in objects:
+        if kind != "table" or name not in _STATISTICS:
+            found.setdefault((kind, name), []).append((table, _normal_sql(sql)))
     problems = []
-    missing = [g for g in GUARDS if g not in triggers]
+    missing = [name for (kind, name) in expected if kind == "trigger" and (kind, name) not in found]
     if missing:
         problems.append(Problem("schema", None, "append-only guard triggers are missing: " + ", ".join(missing)))
-    expected = guard_sql()
-    for name in GUARDS:
-        if name in triggers and _normal_sql(triggers[name][1]) != expected[name]:
-            problems.append(Problem("schema", None, f"guard trigger {name} has been altered: its SQL is not the SQL "
-                                    "pcsc creates, so it may no longer refuse what it should"))
-    for name, (table, _) in sorted(triggers.items()):
-        if name not in expected:
-            problems.append(Problem("schema", None, f"unknown trigger {name} on {table}: pcsc creates no such "
-                                    "trigger"))
+    problems += [Problem("schema", None, f"{kind} {name} is missing") for (kind, name) in expected
+                 if kind != "trigger" and (kind, name) not in found]
+    for (kind, name), copies in sorted(found.items()):
+        if (kind, name) not in expected:
+            on = f" on {copies[0][0]}" if copies[0][0] != name else ""
+            problems.append(Problem("schema", None, f"unknown {kind} {name}{on}: pcsc creates no such {kind}"))
+        elif copies != [expected[kind, name]]:
+            what = f"guard trigger {name}" if kind == "trigger" else f"{kind} {name}"
+            problems.append(Problem("schema", None, f"{what} has been altered: its SQL is not the SQL pcsc creates, "
+                                    "so it may no longer refuse what it should"))
     return problems
 
 
@@ -948,9 +1103,10 @@ def _forecast_expected(row: tuple[Any, ...], _: dict[int, str], __: int) -> _Exp
 
 def _outcome_expected(row: tuple[Any, ...], forecast_heads: dict[int, str], anchor: int) -> _Expected:
     forecast_seq, forecast_sha = row[9], str(row[10])
-    if not isinstance(forecast_seq, int) or not anchor <= forecast_seq <= max(forecast_heads):
+    last = next(reversed(forecast_heads))  # its keys are in seq order
+    if not isinstance(forecast_seq, int) or not anchor <= forecast_seq <= last:
         return _Expected(problem=f"forecast_seq {forecast_seq!r} is not a forecast seq from {anchor} (the previous "
-                                 f"outcome's) to {max(forecast_heads)} (the last)")
+                                 f"outcome's) to {last} (the last)")
     if forecast_heads.get(forecast_seq) != forecast_sha:
         return _Expected(problem=f"forecast_sha256 is not the entry_sha256 of forecast seq {forecast_seq}")
     source = None if row[8] is None else str(row[8])
@@ -959,28 +1115,47 @@ def _outcome_expected(row: tuple[Any, ...], forecast_heads: dict[int, str], anch
                      anchor=forecast_seq)
 
 
+_Link = tuple[int, str, int]  # where a chain's valid prefix ends: (seq, entry_sha256, anchor)
+
+
 def _verify_chain(
     table: str,
     rows: list[tuple[Any, ...]],
     expected: Callable[[tuple[Any, ...], dict[int, str], int], _Expected],
     forecast_heads: dict[int, str],
-) -> tuple[str, Problem | None]:
-    """The head of the valid prefix of one chain and its first problem. Rows are
-    (seq, kind, route, …, payload [4], payload_sha256 [5], prev_sha256 [6], entry_sha256 [7], …)."""
-    head, anchor = GENESIS, 0
-    for index, row in enumerate(rows, start=1):
+    start: _Link = (0, GENESIS, 0),
+) -> tuple[_Link, Problem | None]:
+    """Where the valid prefix of one chain ends, and its first problem; ``rows`` follow
+    the row ``start`` (the genesis, or a head verified before). Rows are (seq, kind,
+    route, …, payload [4], payload_sha256 [5], prev_sha256 [6], entry_sha256 [7], …)."""
+    last = start
+    for index, row in enumerate(rows, start=start[0] + 1):
         seq, payload = int(row[0]), _text(row[4])
-        problem = _check_link(table, seq, index, row[5], row[6], head, payload)
+        problem = _check_link(table, seq, index, row[5], row[6], last[1], payload)
         if problem is not None:
-            return head, problem
-        want = expected(row, forecast_heads, anchor)
+            return last, problem
+        want = expected(row, forecast_heads, last[2])
         if want.problem is not None or want.entry_sha256 is None:
-            return head, Problem(table, seq, str(want.problem))
+            return last, Problem(table, seq, str(want.problem))
         problem = _check_entry_hash(table, seq, row[7], want.entry_sha256, payload)
         if problem is not None:
-            return head, problem
-        head, anchor = str(row[7]), want.anchor
-    return head, None
+            return last, problem
+        last = (seq, str(row[7]), want.anchor)
+    return last, None
+
+
+def continue_chains(
+    verified: Chains, entry_rows: list[tuple[Any, ...]], outcome_rows: list[tuple[Any, ...]]
+) -> tuple[Chains, list[Problem]]:
+    """`check_chains` for the rows appended after ``verified``: each new row is checked
+    as `verify` checks it, from the verified heads on, without reading the rows before."""
+    forecast_heads = {**verified.forecast_heads, **{int(row[0]): str(row[7]) for row in entry_rows}}
+    entries, entry_problem = _verify_chain("entries", entry_rows, _forecast_expected, forecast_heads,
+                                           (*verified.entries, 0))
+    outcomes, outcome_problem = _verify_chain("outcomes", outcome_rows, _outcome_expected, forecast_heads,
+                                              verified.outcomes)
+    chains = Chains(entries[:2], outcomes, _anchorable(forecast_heads, outcomes))
+    return chains, [p for p in (entry_problem, outcome_problem) if p is not None]
 
 
 def _statements(script: str) -> list[str]:

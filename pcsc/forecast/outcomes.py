@@ -19,6 +19,9 @@ from typing import Any, Literal
 
 import attrs
 
+from pcsc.printer import number as literal_number
+from pcsc.resources import TEXT_ENCODING
+
 Value = float | bool
 LabelOutcome = Literal["positive", "negative", "mixed"]
 
@@ -87,7 +90,7 @@ def load_outcomes(path: str | Path, shown: str | None = None) -> Outcomes:
     """Read and validate an outcomes file; ``shown`` is the name used in messages."""
     name = shown if shown is not None else str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding=TEXT_ENCODING)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise OutcomesError(name, [f"cannot read the file: {reason}"]) from None
@@ -281,10 +284,9 @@ def _string_hint(raw: str) -> str:
 
 
 def _plain(value: float) -> str:
-    if value.is_integer() and abs(value) < 1e15:
-        whole = int(value)
-        return f"{whole:_}" if abs(whole) >= 10_000 else str(whole)
-    return repr(value)
+    """A value as an outcomes file writes it (`4_800`, `900_000`, `0.69`): one TOML
+    literal, the same for every value a message quotes."""
+    return literal_number(value)
 
 
 def _label(table: Mapping[str, Any] | None, i: int, problems: list[str]) -> Label | None:

@@ -1,8 +1,8 @@
 """Pictures of a grading: the calibration plot and the score-distribution plot.
 
-matplotlib is an optional extra (``pip install 'pcsc[plots]'``). It is imported only
+matplotlib is an optional extra (the extra ``pcsc[plots]``). It is imported only
 when a plot is drawn, never by text or JSON output; when it is missing, drawing raises
-`PlotsUnavailable`, whose message says what to install. The figures are drawn on a
+`pcsc.extras.ExtraMissing`, whose message says what to install. The figures are drawn on a
 bare `matplotlib.figure.Figure` (no pyplot, no GUI backend, no global state) and written
 as PNG or SVG, chosen by the file's suffix; SVG output carries no date, so it is
 reproducible.
@@ -16,26 +16,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pcsc.extras import require
 from pcsc.forecast.metrics import CalibrationBin
 
 FORMATS = (".png", ".svg")
-INSTALL_HINT = "install pcsc[plots] (python3 -m pip install 'pcsc[plots]')"
-
-
-class PlotsUnavailable(Exception):
-    """matplotlib cannot be imported; the message says what to install."""
 
 
 def _figure_module() -> ModuleType:
-    try:
-        importlib.import_module("matplotlib")
-        return importlib.import_module("matplotlib.figure")
-    except ImportError as exc:
-        raise PlotsUnavailable(f"plots need matplotlib, which cannot be imported ({exc}): {INSTALL_HINT}") from None
+    require("plots", "plotting")
+    return importlib.import_module("matplotlib.figure")
 
 
 def require_matplotlib() -> None:
-    """Raise `PlotsUnavailable` unless plots can be drawn here."""
+    """Raise `pcsc.extras.ExtraMissing` unless plots can be drawn here."""
     _figure_module()
 
 

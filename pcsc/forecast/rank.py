@@ -84,8 +84,13 @@ class Ranked:
         }
 
 
+def policy_label(ref: str, sha256: str) -> str:
+    """`id@version (sha256 prefix)`: how a policy is named where several meet."""
+    return f"{ref} (sha256 {sha256[:12]})"
+
+
 def _policy_label(c: Compiled) -> str:
-    return f"{c.policy.ref} (sha256 {c.policy.sha256[:12]})"
+    return policy_label(c.policy.ref, c.policy.sha256)
 
 
 def choose_key(compiled: Sequence[Compiled]) -> KeyChoice:

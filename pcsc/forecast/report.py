@@ -29,6 +29,7 @@ from pcsc.diagnostics import codes
 from pcsc.forecast.ledger import Entry
 from pcsc.forecast.outcomes import Outcomes
 from pcsc.forecast.records import Recorded
+from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.resolve import RouteOutcome
@@ -119,6 +120,25 @@ def label_problems(
     if mode_of(forecasts) == "retrospective":
         return _retrospective_problems(forecasts, [r for r in recorded if r.kind == "label"], as_of, refuser)
     return _prospective_label_problems(forecasts, labelled, refuser)
+
+
+def pooled_policies(forecasts: Sequence[Entry]) -> str | None:
+    """The warning (PCSC-W751, as `pcsc rank` gives) when the forecasts graded together
+    come from several policies: one AUC, lift and calibration then pool numbers made by
+    different rules. None for one policy."""
+    from pcsc.forecast.rank import policy_label
+
+    by_policy: dict[str, list[str]] = {}
+    for e in forecasts:
+        p = e.document()["packet"]["policy"]
+        by_policy.setdefault(policy_label(f"{p['id']}@{p['version']}", p["sha256"]), []).append(e.route)
+    if len(by_policy) < 2:
+        return None
+    named = "; ".join(f"{label}: {plural(len(routes), 'route')} ({', '.join(sorted(routes)[:3])}"
+                      f"{', …' if len(routes) > 3 else ''})" for label, routes in sorted(by_policy.items()))
+    return (f"forecasts graded together use {len(by_policy)} policies: {named}. Their numbers come from different "
+            "rules, and each AUC, lift and calibration below pools them as one ranking; grade each policy's "
+            "forecasts in a ledger of their own to keep them apart")
 
 
 def evaluate_report(
@@ -252,7 +272,7 @@ def evaluate_report(
 
 def report_plots(report: dict[str, Any], folder: Path) -> list[Path]:
     """Draw calibration.png and scores.png of ``report`` into ``folder`` (created if
-    missing); the paths written. Raises ``PlotsUnavailable`` and ``OSError``."""
+    missing); the paths written. Raises ``pcsc.extras.ExtraMissing`` and ``OSError``."""
     from pcsc.forecast import plots
     from pcsc.forecast.metrics import CalibrationBin
 

@@ -29,6 +29,7 @@ import attrs
 
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.forecast.outcomes import Label, LabelOutcome, Observation, Outcomes, Value, plain_value
+from pcsc.humanize import number
 from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.ir import expr as ex
 from pcsc.ir.visit import Visitor, walk
@@ -638,7 +639,7 @@ def check_outcomes(routes: Sequence[FrozenRoute], outcomes: Outcomes) -> Finding
             elif kind == "ratio" and isinstance(value, float) and value > 1:
                 warnings.append(
                     f"{where}.{field}: `{field}` is a ratio, written as a fraction: "
-                    f"{plain_value(value)} is {plain_value(value * 100)}%"
+                    f"{plain_value(value)} is {number(value * 100)}%"
                 )
     for i, lab in enumerate(outcomes.labels):
         if lab.route not in earliest:

@@ -30,6 +30,7 @@ import attrs
 
 from pcsc.forecast import metrics
 from pcsc.forecast.metrics import BootstrapCI
+from pcsc.humanize import plural
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -220,7 +221,7 @@ def read_score_table(
         if count == 0:
             raise ScoreTableError(
                 shown, f"no {kind} case: no row has `{outcome_column}` in {{{', '.join(wanted)}}}, "
-                f"so AUC is undefined ({len(kept)} rows graded, {len(left_out)} left out)",
+                f"so AUC is undefined ({plural(len(kept), 'row')} graded, {len(left_out)} left out)",
             )
 
     scorers, ignored = _scorers(shown, header, skip, kept)

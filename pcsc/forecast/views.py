@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcsc.humanize import plural
+from pcsc.printer import number as literal_number
 from pcsc.render.tables import ALL, all_but, table
 from pcsc.stats import rate_text
 
@@ -81,8 +83,9 @@ def windows_text(summary: Sequence[dict[str, Any]]) -> str:
 # ---------------------------------------------------------------------- evaluate
 def evaluate_text(report: dict[str, Any]) -> str:
     """The text of a ledger's evaluate report (`pcsc.forecast.report.evaluate_report`)."""
-    lines = [f"graded as of {report['as_of']}: {len(report['forecasts'])} {report['mode']} forecasts, "
-             f"{report['routes_labelled']} labelled routes, {report['milestones_resolved']} resolved milestones",
+    lines = [f"graded as of {report['as_of']}: {plural(len(report['forecasts']), report['mode'] + ' forecast')}, "
+             f"{plural(report['routes_labelled'], 'labelled route')}, "
+             f"{plural(report['milestones_resolved'], 'resolved milestone')}",
              f"mode: {report['mode']}: {report['rule']}"]
     if report["scorers"]:
         rows: list[tuple[str, ...]] = [("scorer", "n", "positives", "AUC", "95% CI", "lift (top ¼)", "B", "seed")]
@@ -121,13 +124,17 @@ def evaluate_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: how a route where U·D and the selector do not agree is listed (the counts' words)
+RELATION_WORDS = {"differ": "differ", "voi-none": "VOI finds none worth learning",
+                  "tie": "U·D only the tie rule's pick"}
+
+
 def binding_lines(b: dict[str, Any] | None) -> list[str]:
     """The binding transition (U·D) beside the value-of-information selector, over the cohort."""
     if b is None or not b["routes"]:
         return []
     with_voi = b["routes"] - b["without_voi"]
-    plural = "s" if with_voi != 1 else ""
-    lines = ["", f"binding transition: U·D beside the value-of-information selector ({with_voi} route{plural}"
+    lines = ["", f"binding transition: U·D beside the value-of-information selector ({plural(with_voi, 'route')}"
              + (f"; {b['without_voi']} frozen without the selector" if b["without_voi"] else "") + ")",
              f"  agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}"
              + (f", U·D only the tie rule's pick (every U·D is 0) {b['binding_by_tie']}"
@@ -136,11 +143,12 @@ def binding_lines(b: dict[str, Any] | None) -> list[str]:
         n = b["failed_routes"]
         lines.append(f"  first failed milestone named: by U·D {rate_text(b['binding_named_failure'], n)}, "
                      f"by VOI {rate_text(b['voi_named_failure'], n)}")
-    rows = [("route", "U·D", "VOI", "first failed")]
-    rows += [(r["route"], r["binding"] or "—", (r["voi"] or "none") if r["has_voi"] else "—",
-              r["first_failed"] or "—") for r in b["rows"] if r["has_voi"] and not r["agrees"]]
+    rows = [("route", "U·D", "VOI", "first failed", "how")]
+    rows += [(r["route"], r["binding"] or "—", r["voi"] or "none", r["first_failed"] or "—", RELATION_WORDS[rel])
+             for r in b["rows"] for rel in [r.get("relation")] if rel in RELATION_WORDS]
     if len(rows) > 1:
-        lines += ["  where they disagree:"] + table(rows, left=(0, 1, 2, 3), indent="    ")
+        lines += [f"  the {plural(len(rows) - 1, 'route')} where they do not agree:"]
+        lines += table(rows, left=(0, 1, 2, 3, 4), indent="    ")
     return lines
 
 
@@ -150,12 +158,12 @@ def grading_text(g: Grading, level: float) -> str:
     n, pos = len(t.labels), t.positives
     pct = f"{level:.0%} CI"
     lines = [
-        f"{t.path}: {n} cases graded, {pos} positive ({', '.join(t.positive)}) and {n - pos} negative "
+        f"{t.path}: {plural(n, 'case')} graded, {pos} positive ({', '.join(t.positive)}) and {n - pos} negative "
         f"({', '.join(t.negative)}); case id `{t.id_column}`, outcome `{t.outcome_column}`",
     ]
     if t.left_out:
         cases = ", ".join(f"{x.id} ({x.outcome or 'empty'})" for x in t.left_out)
-        lines.append(f"left out: {len(t.left_out)} row{'s' if len(t.left_out) != 1 else ''} "
+        lines.append(f"left out: {plural(len(t.left_out), 'row')} "
                      f"whose outcome is neither positive nor negative: {cases}")
     if t.ignored_columns:
         lines.append("ignored columns (no numbers): " + ", ".join(t.ignored_columns))
@@ -209,7 +217,7 @@ def freeze_text(path: Path | str, frozen: Sequence[tuple[Entry, Ranked]], mode: 
     entries = [e for e, _ in frozen]
     n = len(entries)
     head = (
-        f"froze {n} {mode} forecast{'s' if n != 1 else ''} into {path} at {entries[0].frozen_at} "
+        f"froze {plural(n, mode + ' forecast')} into {path} at {entries[0].frozen_at} "
         f"(seq {entries[0].seq}–{entries[-1].seq}, one transaction)"
     )
     rows: list[tuple[str, ...]] = [("seq", "rank", "route", "file", "verdict", "entry_sha256")]
@@ -242,7 +250,8 @@ def verify_json(result: Verification) -> dict[str, Any]:
             "rows": {"entries": result.entries, "outcomes": result.outcomes},
             "recomputed": list(RECOMPUTED),
             "guard_triggers": list(result.guards),
-            "guard_triggers_compared_by": "full SQL, whitespace normalised; unknown triggers reported",
+            "guard_triggers_compared_by": f"{result.compared_by}; a missing, altered or unknown object is reported",
+            "schema_objects": list(result.schema),
             "integrity_check": result.integrity,
             "recorded_head": None if check is None else {
                 "token": str(check.token),
@@ -254,26 +263,23 @@ def verify_json(result: Verification) -> dict[str, Any]:
     }
 
 
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'' if n == 1 else 's'}"
-
-
 def verify_text(path: Path, result: Verification) -> str:
     """The summary of an intact ledger: what was checked, the heads, and what was not."""
     check = result.head_check
     lines = [
-        f"ok: {path} is intact: {_count(result.entries, 'forecast')}, {_count(result.outcomes, 'outcome')}",
+        f"ok: {path} is intact: {plural(result.entries, 'forecast')}, {plural(result.outcomes, 'outcome')}",
         f"  head of forecasts {result.entries_head}",
         f"  head of outcomes  {result.outcomes_head}",
         f"  head token        {result.head.token}",
-        f"  checked: {_count(result.entries, 'row')} of entries and {_count(result.outcomes, 'row')} of outcomes: "
+        f"  checked: {plural(result.entries, 'row')} of entries and {plural(result.outcomes, 'row')} of outcomes: "
         "payload hashes, entry hashes, links and outcome anchors recomputed; "
-        f"{len(result.guards)} guard triggers compared by their full SQL"
+        f"{len(result.schema)} schema objects ({len(result.guards)} guard triggers) compared by {result.compared_by}, "
+        "no other present"
         + ("; SQLite integrity check passed" if result.integrity else ""),
     ]
     if check is not None:
         lines.append(f"  recorded head {check.token} holds: nothing at or before it was removed or rewritten; "
-                     f"{_count(check.appended_entries, 'forecast')} and {_count(check.appended_outcomes, 'outcome')} "
+                     f"{plural(check.appended_entries, 'forecast')} and {plural(check.appended_outcomes, 'outcome')} "
                      "appended since")
     else:
         lines.append("  not checked: " + NO_HEAD)
@@ -344,19 +350,40 @@ def _entry_cells(e: Entry) -> tuple[str, ...]:
 def show_text(path: Path, route: str | None, entries: Sequence[Entry], outcomes: Sequence[Outcome]) -> str:
     """The frozen forecasts and the stored outcomes, oldest first, one row each."""
     what = f" for route {route}" if route else ""
-    out = [f"{path}: {len(entries)} forecast{'s' if len(entries) != 1 else ''}{what}"]
+    out = [f"{path}: {plural(len(entries), 'forecast')}{what}"]
     if entries:
         rows: list[tuple[str, ...]] = [
             ("seq", "frozen_at", "route", "file", "policy", "verdict", "score", "rank", "entry_sha256")
         ]
         out += _aligned(rows + [_entry_cells(e) for e in entries], {0, 6, 7})
-    out.append(f"{len(outcomes)} outcome{'s' if len(outcomes) != 1 else ''}{what}")
+    out.append(f"{plural(len(outcomes), 'outcome')}{what}")
     if outcomes:
         orows: list[tuple[str, ...]] = [("seq", "recorded_at", "route", "observed", "kind", "payload", "entry_sha256")]
-        orows += [(str(o.seq), o.recorded_at, o.route, o.observed, o.kind, o.payload, o.entry_sha256[:16])
-                  for o in outcomes]
+        orows += [(str(o.seq), o.recorded_at, o.route, o.observed, o.kind, payload_text(o.document()),
+                   o.entry_sha256[:16]) for o in outcomes]
         out += _aligned(orows, {0})
     return "\n".join(out)
+
+
+def payload_text(doc: Any) -> str:
+    """An outcome's payload for reading: `users = 28_750, arr = 900_000`, `label = positive`
+    (values as the outcomes file writes them; JSON keeps the payload as stored)."""
+    if isinstance(doc, dict):
+        items = [*doc.get("fields", {}).items(), *((k, v) for k, v in doc.items() if k != "fields")]
+        return ", ".join(f"{k} = {_literal(v)}" for k, v in items)
+    return _literal(doc)
+
+
+def _literal(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return literal_number(float(v))
+    if isinstance(v, dict):
+        return "{" + payload_text(v) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_literal(x) for x in v) + "]"
+    return str(v)
 
 
 # ---------------------------------------------------------------------- policy compare
@@ -389,12 +416,13 @@ def compare_text(old: str, new: str, result: Comparison) -> str:
         return "—" if x is None else f"{x:.{digits}f}"
 
     lines = [
-        f"{old} vs {new} on {result.routes} held-out routes ({result.transitions} resolved transitions)",
+        f"{old} vs {new} on {plural(result.routes, 'held-out route')} "
+        f"({plural(result.transitions, 'resolved transition')})",
         f"  Brier  {show(result.brier_old, 4)} -> {show(result.brier_new, 4)}",
         f"  AUC    {show(result.auc_old, 3)} -> {show(result.auc_new, 3)}",
         f"  ECE    {show(result.ece_old, 4)} -> {show(result.ece_new, 4)}",
-        f"  GATE   {result.gate_checked} held-out routes recompiled under both, "
-        f"{len(result.verdict_changes)} verdicts changed, {len(result.gate_unchecked)} not checked",
+        f"  GATE   {plural(result.gate_checked, 'held-out route')} recompiled under both, "
+        f"{plural(len(result.verdict_changes), 'verdict')} changed, {len(result.gate_unchecked)} not checked",
     ]
     lines += [f"    {f.route}: {f.old} -> {f.new}" for f in result.verdict_changes]
     lines += [f"    {route}: not checked ({why})" for route, why in result.gate_unchecked]

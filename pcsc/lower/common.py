@@ -90,6 +90,19 @@ def describe_unit(q: Quantity) -> str:
     return f"`{q.unit}`" if q.unit else "a plain number"
 
 
+def warn_ratio_over_one(field_type: str, q: Quantity, what: str, diags: Diagnostics) -> None:
+    """A ratio is a fraction: `retention 45` is 4,500%. Allowed (a ratio may pass 1),
+    but most likely a percentage without its `%`, so say so where it is written."""
+    if field_type == "ratio" and not q.percent and q.value > 1:
+        shown = f"{q.value:g}"
+        diags.add(
+            codes.W610,
+            f"{what} is a ratio, written as a fraction: {shown} is {q.value * 100:,g}%",
+            q.span,
+            f"if you meant {shown} percent, write `{shown}%`",
+        )
+
+
 def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostics) -> bool:
     """Type/unit check of a number against a field type; True when it fits."""
     if field_type == "bool":

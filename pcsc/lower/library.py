@@ -10,6 +10,7 @@ from pcsc.ir.visit import NodeVisitor
 from pcsc.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
 from pcsc.lower.common import FIELD_TYPES, check_statement_lines, quantity, suggest
 from pcsc.lower.expr import lower_expression, unquote
+from pcsc.lower.units import REQUIRE_DIMENSIONS, unit_problems
 from pcsc.syntax import nodes as syn
 
 
@@ -51,6 +52,11 @@ def lower_library(tree: syn.SourceFile, file: str, text: str, diags: Diagnostics
         )
         return None
     field_names = {f.name for f in fields}
+    field_types = {f.name: f.type for f in fields}
+    for ob in obligations:
+        for req in ob.requires:
+            for problem in unit_problems(req.expr, REQUIRE_DIMENSIONS, field_types):
+                diags.add(codes.E313, problem.message, problem.span, problem.help)
     for ob in obligations:
         for covered, word in zip(ob.covers, _covers_words(tree, ob.name), strict=False):
             if covered not in field_names:

@@ -43,6 +43,7 @@ from pcsc.lower.common import (
     check_statement_lines,
     quantity,
     suggest,
+    warn_ratio_over_one,
 )
 from pcsc.lower.expr import lower_expression, unquote
 from pcsc.lower.graph import decompose, find_cycle, reachable, rename, topological
@@ -398,7 +399,10 @@ class RouteLowerer:
     def value(self, node: syn.Value, decl: FieldDecl, what: str) -> float | bool | None:
         if isinstance(node, syn.Quantity):
             q = self.qty(node)
-            return q.value if check_field_value(decl.type, q, what, self.diags) else None
+            if not check_field_value(decl.type, q, what, self.diags):
+                return None
+            warn_ratio_over_one(decl.type, q, what, self.diags)
+            return q.value
         if node.kind in ("TRUE", "FALSE"):
             if decl.type != "bool":
                 self.error(codes.E301, f"{what} is of type {decl.type}; `{node.text}` is a bool", node)
@@ -558,7 +562,8 @@ class RouteLowerer:
                     if isinstance(side, ex.Name) and side.name in route_fields and isinstance(other, ex.Number):
                         decl = route_fields[side.name]
                         q = Quantity(other.value, other.unit, other.percent, other.span)
-                        check_field_value(decl.type, q, f"field `{side.name}`", self.diags)
+                        if check_field_value(decl.type, q, f"field `{side.name}`", self.diags):
+                            warn_ratio_over_one(decl.type, q, f"field `{side.name}`", self.diags)
                     if isinstance(side, ex.Name) and side.name in route_fields and isinstance(other, ex.BoolLit):
                         if route_fields[side.name].type != "bool":
                             self.error(codes.E301, f"field `{side.name}` is not a bool", other.span)

@@ -27,7 +27,7 @@ from pcsc.ir import FieldDecl, Library, Obligation, Route, Transition
 from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
-from pcsc.resources import data_dir
+from pcsc.resources import BOM, TEXT_ENCODING, data_dir
 from pcsc.score.route import RouteNumbers, TransitionNumbers, score_route
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -240,7 +240,7 @@ class Analysis:
             while path is not None and path not in seen and path.is_file():
                 seen.add(path)
                 try:
-                    text = path.read_text(encoding="utf-8")
+                    text = path.read_text(encoding=TEXT_ENCODING)
                 except OSError:
                     break
                 m = header.search(text)
@@ -290,12 +290,19 @@ def analyse(
     lib_path: Sequence[Path] = (),
     policy_path: Sequence[Path] = (),
     coverage: Mode | None = None,
+    config_coverage: Mode | None = None,
 ) -> Analysis:
-    """Compile ``text`` (the document at ``path``, or an unsaved one) in memory."""
+    """Compile ``text`` (the document at ``path``, or an unsaved one) in memory;
+    ``coverage`` is a flag's mode, ``config_coverage`` a configuration file's. A
+    client may keep a file's byte order mark as the text's first character: it is
+    compiled as a space, so every position stays where the client counts it."""
+    document, text = text, " " + text[1:] if text.startswith(BOM) else text
     folder = path.parent if path is not None else Path.cwd()
     shown = str(path) if path is not None else "<untitled>"
     store = PolicyStore(list(policy_path))
-    session = Session(lib_path=list(lib_path), policies=store, coverage_mode=coverage)
+    session = Session(
+        lib_path=list(lib_path), policies=store, coverage_mode=coverage, config_coverage=config_coverage
+    )
     facts: list[RouteFacts] = []
     for route in session.routes_from_text(text, shown, folder):
         loaded = session.bind(route)
@@ -313,7 +320,7 @@ def analyse(
             report_uncovered(route, cov, mode, text, session.diags)
         facts.append(RouteFacts(route, loaded, numbers, cov, mode))
     return Analysis(
-        text=text,
+        text=document,
         shown=shown,
         folder=folder,
         diagnostics=_for_document(session.diags.items, shown),
@@ -366,7 +373,7 @@ def _decl_location(span: Span, name: str) -> Location:
     library's `obligation NAME` or `field NAME`); the whole span if it is not found."""
     path = Path(span.file).resolve()
     try:
-        line = path.read_text(encoding="utf-8").split("\n")[span.line - 1]
+        line = path.read_text(encoding=TEXT_ENCODING).split("\n")[span.line - 1]
     except (OSError, UnicodeDecodeError, IndexError):
         return Location(path, span.line, span.column, span.end_line, span.end_column)
     m = re.search(r"\b" + re.escape(name) + r"\b", line[max(span.column - 1, 0) :])
@@ -465,11 +472,13 @@ def format_document(
     """The document in `pcsc fmt`'s canonical layout; None when it is already
     canonical, does not parse, or when formatting would change its comments or IR
     (`pcsc.fmt.check_format` refuses it)."""
-    from pcsc.fmt import Semantics, check_format, format_source, semantics
+    from pcsc.fmt import Semantics, check_format, format_source
+    from pcsc.meaning import semantics
 
     shown = str(path) if path is not None else "<untitled>"
     folder = path.parent if path is not None else Path.cwd()
     library = shown.endswith(".obl")
+    text = text.removeprefix(BOM)  # as `pcsc fmt`: not a change of layout; a formatted text has none
     formatted = format_source(text, shown, Diagnostics())
     if formatted is None or formatted == text:
         return None

@@ -27,6 +27,8 @@ from pcsc.config import ConfigError, load_config
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
+from pcsc.policy.load import check_configured_policies
+from pcsc.resources import TEXT_ENCODING
 
 _KINDS = {
     "field": lsp.CompletionItemKind.Field,
@@ -39,24 +41,28 @@ _KINDS = {
 @attrs.frozen
 class Settings:
     """Search paths and coverage mode given to `pcsc lsp`; a document's `pcsc.toml`
-    (found from its folder) adds its own paths after these."""
+    (found from its folder) adds its own paths after these, and its coverage mode, which
+    may only raise a policy's (`Session.mode_for`)."""
 
     lib_path: tuple[Path, ...] = ()
     policy_path: tuple[Path, ...] = ()
     coverage: Mode | None = None
+    config_coverage: Mode | None = None
 
     def for_folder(self, folder: Path) -> Settings:
         try:
             config = load_config(folder)
+            check_configured_policies(config)
         except ConfigError:
             return self
-        coverage = self.coverage
-        if coverage is None and config.coverage in ("gate", "dock", "off"):
-            coverage = config.coverage  # type: ignore[assignment]
+        configured = self.config_coverage
+        if config.coverage in ("gate", "dock", "off"):
+            configured = config.coverage  # type: ignore[assignment]
         return Settings(
             (*self.lib_path, *(p for p in config.lib_path if p not in self.lib_path)),
             (*self.policy_path, *(p for p in config.policy_path if p not in self.policy_path)),
-            coverage,
+            self.coverage,
+            configured,
         )
 
 
@@ -86,6 +92,7 @@ class PcscServer(LanguageServer):
             lib_path=settings.lib_path,
             policy_path=settings.policy_path,
             coverage=settings.coverage,
+            config_coverage=settings.config_coverage,
         )
         self.analyses[uri] = result
         return result
@@ -114,7 +121,7 @@ class PcscServer(LanguageServer):
         else:
             target_uri = from_fs_path(str(where.path)) or where.path.as_uri()
             try:
-                text = where.path.read_text(encoding="utf-8")
+                text = where.path.read_text(encoding=TEXT_ENCODING)
             except (OSError, UnicodeDecodeError):
                 text = ""
         span = (where.line, where.column, where.end_line, where.end_column)

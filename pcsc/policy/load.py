@@ -27,14 +27,16 @@ from cattrs.errors import (
 )
 
 from pcsc.canonical import hash_json
+from pcsc.config import Config, ConfigError
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.interp import BASE_FUNCTIONS
 from pcsc.ir import expr as ex
 from pcsc.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
 from pcsc.ir.visit import walk
 from pcsc.lower.expr import lower_expression
+from pcsc.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
-from pcsc.resources import data_dir
+from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.resources import display_path as _display
 from pcsc.syntax import parse_expression
 
@@ -251,10 +253,16 @@ def _semantic_checks(policy: Policy, path: str) -> None:
         key = _format_path(["libraries", name])
         if not is_name(name):
             problems.append(f"{key}: a library name is lowercase letters, digits, `_` and `-`")
-        if not is_version(pin.version):
+        if pin.version is not None and not is_version(pin.version):
             problems.append(f"{key}.version: `{pin.version}` is not a version")
-        if not is_sha256(pin.sha256):
+        if pin.sha256 is not None and not is_sha256(pin.sha256):
             problems.append(f"{key}.sha256: expected 64 lowercase hexadecimal digits (SHA-256)")
+        for part in ("version", "sha256"):
+            if getattr(pin, part) is None and not policy.policy.local_libraries:
+                problems.append(
+                    f"{key}.{part}: required key missing (only a policy with `local_libraries = true` may name "
+                    "a library without pinning its content)"
+                )
     if problems:
         raise PolicyError(path, problems)
 
@@ -309,6 +317,8 @@ def rule_problems(rule: str) -> list[str]:
     for sub in walk(expr):
         if isinstance(sub, ex.Call) and sub.func not in BASE_FUNCTIONS:
             problems.append(f"unknown function `{sub.func}` (a rule may call {known})")
+    problems += [f"{u.message} (column {u.span.column} of the rule): {u.help}"
+                 for u in unit_problems(expr, GATE_DIMENSIONS)]
     return problems
 
 
@@ -393,7 +403,7 @@ class PolicyStore:
     ) -> LoadedPolicy:
         shown = _display(path)
         try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
+            document = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
         except OSError as exc:
             raise PolicyError(shown, [f"cannot be read: {exc.strerror}"]) from None
         except tomllib.TOMLDecodeError as exc:
@@ -458,6 +468,33 @@ class PolicyStore:
             resolved = merge(base, document)
         policy = structure(resolved, shown)
         return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved)
+
+
+def check_configured_policies(config: Config) -> None:
+    """A configuration file's `policy_path` may add policies, never replace one PCSC
+    ships: a `<id>/<version>.toml` there whose TOML document differs from the shipped
+    policy of that id@version raises `ConfigError` (the file sits with the routes; only
+    `--policy-path` on the command line replaces a shipped policy, on purpose)."""
+    if config.path is None:
+        return
+    shipped = data_dir("policies")
+    for root in config.policy_path:
+        for found in sorted(root.glob("*/*.toml")):
+            twin = shipped / found.parent.name / found.name
+            if twin.is_file() and _document_or_none(found) != _document_or_none(twin):
+                raise ConfigError(
+                    config.path,
+                    f"policy_path: {_display(found)} would replace the shipped policy "
+                    f"{found.parent.name}@{found.stem} with other content; a configuration file may add policies, "
+                    "never replace one (give yours another version, or pass --policy-path to replace it on purpose)",
+                )
+
+
+def _document_or_none(path: Path) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+        return None
 
 
 def load_policy_file(path: Path, store: PolicyStore | None = None) -> LoadedPolicy:

@@ -39,7 +39,8 @@ class PolicyHeader:
         metadata={
             "doc": "What an uncovered material change does to the score: `gate` withholds it (verdict "
             "`suspend-and-ask`), `dock` removes the value over the uncovered path and releases the rest, "
-            "`off` releases it unchecked. `--coverage` overrides it."
+            "`off` releases it unchecked. `--coverage` on the command line may set any mode; a configuration "
+            "file's `coverage` may only raise it."
         },
     )
     extends: str | None = attrs.field(
@@ -54,19 +55,33 @@ class PolicyHeader:
         default=False,
         metadata={
             "doc": "May a library beside the route (or on `--lib-path`) replace a pinned or shipped library "
-            "of the same name? When true, the packet records `local_libraries` and which file was used."
+            "of the same name? When true, the packet records `local_libraries` and which file was used. "
+            "It admits no new name: a route still uses only the libraries the policy names under `[libraries]`."
         },
     )
 
 
 @attrs.frozen
 class LibraryPin:
-    """A `[libraries.<name>]` entry: the one library content a name may resolve to.
-    ``sha256`` is taken over the file's UTF-8 text with CRLF line ends read as LF."""
+    """A `[libraries.<name>]` entry: a library the policy's routes may use, and the one
+    content that name may resolve to. ``sha256`` is taken over the library's canonical
+    text, the text `pcsc fmt` writes (comments included), so layout never changes it.
+    Only a policy with `local_libraries = true` may name a library without its content."""
 
-    version: str = attrs.field(metadata={"doc": "The library's version, as its `library … version` line states it."})
-    sha256: str = attrs.field(
-        metadata={"doc": "SHA-256 of the library file's UTF-8 text, CRLF read as LF (`sha256sum` of an LF file)."}
+    version: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "The library's version, as its `library … version` line states it. Required unless the "
+            "policy sets `local_libraries = true`."
+        },
+    )
+    sha256: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "SHA-256 of the library's canonical text: the file as `pcsc fmt` writes it (for a formatted "
+            "file saved with LF line ends, `sha256sum` of the file). Required unless the policy sets "
+            "`local_libraries = true`; `pcsc policy check` prints what a pin should be."
+        },
     )
 
 
@@ -92,7 +107,7 @@ class EvidencePolicy:
         factory=dict,
         metadata={
             "doc": "The weight of each tier (keys are whole numbers, as strings), multiplied into an item's "
-            "own `weight`; a tier missing here weighs 0."
+            "own `weight`. Evidence of a tier at least `min_tier` that is missing here is refused (PCSC-E307)."
         },
     )
     strict_point_in_time: bool = attrs.field(
@@ -344,8 +359,10 @@ class Policy:
     libraries: dict[str, LibraryPin] = attrs.field(
         factory=dict,
         metadata={
-            "doc": "Libraries pinned by name: the obligations that judge a route belong to the policy. A pinned "
-            "name must resolve to exactly this content; pins are inherited through `extends`."
+            "doc": "Libraries pinned by name: the obligations that judge a route belong to the policy. A route "
+            "may use only the libraries named here (a policy that names none admits the libraries PCSC ships, "
+            "held to their shipped content), and a pinned name must resolve to exactly this content; pins are "
+            "inherited through `extends`."
         },
     )
     forecast: ForecastPolicy = attrs.field(

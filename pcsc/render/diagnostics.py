@@ -15,8 +15,7 @@ def to_text(diagnostics: Iterable[Diagnostic], sources: Mapping[str, str]) -> st
     blocks: list[str] = []
     for d in diagnostics:
         s = d.span
-        where = s.file if s.line == 0 else f"{s.file}:{s.line}" if s.column == 0 else f"{s.file}:{s.line}:{s.column}"
-        lines = [f"{where}: {d.severity}: {d.message} [{d.code}]"]
+        lines = [f"{s.where}: {d.severity}: {d.message} [{d.code}]"]
         text = sources.get(s.file)
         if text is not None:
             source_lines = text.splitlines()

@@ -3,13 +3,15 @@
 States are nodes (their name and the fields that change on entering them; the start
 state shows every field), transitions are edges (name, p, c and the coverage marker:
 ✓ covered, ✗ uncovered with the uncovered fields), the vision state carries V, the
-binding transition is drawn bold and coloured, and each route's title says its score
-and verdict. DOT and Mermaid are text for other tools to lay out. SVG is laid out here,
-without Graphviz: a route is a chain, so it is one row of boxes joined left to right
-by arrows, sized with fixed Helvetica/Arial font metrics (Liberation Sans shares them).
+binding transition is drawn bold and coloured (dotted, in another colour, when every
+U·D is 0 and it is only the tie rule's pick), and each route's title says its score
+and verdict (and, for a tie, compile's tie note). DOT and Mermaid are text for other
+tools to lay out. SVG is laid out here, without Graphviz: a chain is one row of boxes
+joined left to right by arrows, a graph route columns and lanes of equal boxes, sized
+with fixed Helvetica/Arial font metrics (Liberation Sans shares them).
 
 Several routes: DOT draws one cluster per route in one graph, Mermaid one subgraph
-per route in one flowchart, SVG one row per route, stacked; `--route` picks one.
+per route in one flowchart, SVG one block per route, stacked; `--route` picks one.
 Every output is deterministic, byte for byte. This module reads compiled routes and
 computes no number of its own.
 """
@@ -32,6 +34,7 @@ FORMATS = ("dot", "mermaid", "svg")
 INK, MUTED, BOX, BOX_EDGE = "#1a202c", "#4a5568", "#f7f9fc", "#718096"
 VISION_FILL, VISION_EDGE = "#eef7f0", "#2f855a"
 BINDING = "#c05621"
+TIE = "#6b46c1"  # the tie rule's pick: no step binds
 COVERED, UNCOVERED = "#2f855a", "#c53030"
 
 
@@ -53,11 +56,17 @@ class Edge:
     covered: bool | None  # None when coverage is off
     uncovered: tuple[str, ...]  # the fields with an uncovered material change
     binding: str | None  # "binding · U 0.15 · D 96.03M" on the binding transition
+    tie: bool = False  # the binding transition is only the tie rule's pick (every U·D is 0)
+
+    @property
+    def bold(self) -> bool:
+        """Drawn as the binding edge: binding, and not merely by the tie rule."""
+        return self.binding is not None and not self.tie
 
     @property
     def styled(self) -> tuple[tuple[str, str], ...]:
         """The label, line by line, each with its role: name, numbers, covered,
-        uncovered, fields (the uncovered ones), off, binding."""
+        uncovered, fields (the uncovered ones), off, binding, tie."""
         if self.covered is None:
             marker: tuple[tuple[str, str], ...] = (("coverage off", "off"),)
         elif self.covered:
@@ -65,7 +74,7 @@ class Edge:
         else:
             marker = (("✗ uncovered", "uncovered"), (", ".join(self.uncovered), "fields"))
         out = ((self.name, "name"), (self.numbers, "numbers"), *marker)
-        return out + (((self.binding, "binding"),) if self.binding else ())
+        return out + (((self.binding, "tie" if self.tie else "binding"),) if self.binding else ())
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -83,6 +92,11 @@ class RouteGraph:
     # a route that forks and joins: each node's column (the longest run of transitions
     # from the start) and lane (its place in that column); None for a chain (one row)
     grid: tuple[tuple[int, int], ...] | None = None
+    note: str | None = None  # compile's tie note (`RouteNumbers.tie_note`), when the binding edge is a tie pick
+
+    @property
+    def heading(self) -> tuple[str, ...]:
+        return (self.title, self.summary, *((self.note,) if self.note else ()))
 
 
 def compact(x: float | bool, kind: str = "number") -> str:
@@ -137,9 +151,11 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
         if c.coverage is not None:
             uncovered = tuple(dc.delta.field for dc in c.coverage.for_transition(t.name) if dc.covered is False)
             covered = not uncovered
-        binding = f"binding · U {t.U:.4g} · D {compact(t.D)}" if i == n.binding else None
+        tie = i == n.binding and n.binding_by_tie is not None
+        binding = None if i != n.binding else f"{'tie pick, not binding' if tie else 'binding'} · U {t.U:.4g} · " \
+            f"D {compact(t.D)}"
         numbers = f"p {t.p:.4f} · c {compact(t.cost.c)}"
-        edges.append(Edge(ids[t.source], ids[t.target], t.name, numbers, covered, uncovered, binding))
+        edges.append(Edge(ids[t.source], ids[t.target], t.name, numbers, covered, uncovered, binding, tie))
     title = route.name + (f" — {route.title}" if route.title else "")
     if d.score is None:
         score = f"score withheld (ungated {n.score:,.2f} USD)"
@@ -174,7 +190,7 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
             lane[st.name] = want
             taken.add((col, want))
         grid = tuple((column[st.name], lane[st.name]) for st in route.states)
-    return RouteGraph(key, route.name, title, summary, tuple(nodes), tuple(edges), grid)
+    return RouteGraph(key, route.name, title, summary, tuple(nodes), tuple(edges), grid, n.tie_note)
 
 
 # ---------------------------------------------------------------------- DOT
@@ -200,7 +216,7 @@ def to_dot(graphs: Sequence[RouteGraph]) -> str:
         out += [
             "",
             f"  subgraph {_dot_str('cluster_' + g.name)} {{",
-            f"    label={_dot_label((g.title, g.summary))};",
+            f"    label={_dot_label(g.heading)};",
             f'    color="{BOX_EDGE}";',
         ]
         names = {node.id: f"{g.name}/{node.name}" for node in g.nodes}
@@ -218,9 +234,12 @@ def to_dot(graphs: Sequence[RouteGraph]) -> str:
 
 
 def _dot_edge_style(e: Edge) -> list[str]:
-    """The binding edge bold and coloured; an uncovered one dashed (and red unless binding)."""
+    """The binding edge bold and coloured, a tie pick dotted in its own colour; an
+    uncovered one dashed (and red unless binding or a tie pick)."""
     dashed = e.covered is False
-    if e.binding:
+    if e.tie:
+        return ["penwidth=2", f'color="{TIE}"', f'fontcolor="{TIE}"', f'style="{"dashed" if dashed else "dotted"}"']
+    if e.bold:
         style = "bold,dashed" if dashed else "bold"
         return ["penwidth=3", f'color="{BINDING}"', f'fontcolor="{BINDING}"', f'style="{style}"']
     if dashed:
@@ -247,7 +266,7 @@ def to_mermaid(graphs: Sequence[RouteGraph]) -> str:
     vision_nodes: list[str] = []
     link = 0
     for g in graphs:
-        out.append(f"  subgraph {g.key}[{_mm_label((g.title, g.summary))}]")
+        out.append(f"  subgraph {g.key}[{_mm_label(g.heading)}]")
         out.append("    direction LR")
         for node in g.nodes:
             lines = (node.name, " · ".join(node.fields), *((node.vision,) if node.vision else ()))
@@ -255,9 +274,12 @@ def to_mermaid(graphs: Sequence[RouteGraph]) -> str:
             if node.vision:
                 vision_nodes.append(node.id)
         for e in g.edges:
-            arrow = "==>" if e.binding else "-.->" if e.covered is False else "-->"
+            arrow = "==>" if e.bold else "-.->" if e.covered is False or e.tie else "-->"
             out.append(f"    {e.source} {arrow}|{_mm_label(e.lines)}| {e.target}")
-            if e.binding:
+            if e.tie:
+                dash = "6 4" if e.covered is False else "2 3"
+                styles.append(f"  linkStyle {link} stroke:{TIE},stroke-width:2px,color:{TIE},stroke-dasharray:{dash}")
+            elif e.bold:
                 dash = ",stroke-dasharray:6 4" if e.covered is False else ""
                 styles.append(f"  linkStyle {link} stroke:{BINDING},stroke-width:3px,color:{BINDING}{dash}")
             elif e.covered is False:
@@ -277,9 +299,12 @@ SVG_FONTS = "Helvetica, Arial, 'Liberation Sans', 'DejaVu Sans', sans-serif"
 FONT, EDGE_FONT, TITLE_FONT = 12.0, 11.0, 15.0
 PAD_X, PAD_Y, MARGIN, GAP_MIN, ROW_GAP, ARROW = 14.0, 10.0, 24.0, 80.0, 36.0, 9.0
 _ROLE_FILL = {"name": INK, "numbers": MUTED, "covered": COVERED, "uncovered": UNCOVERED, "fields": UNCOVERED,
-              "off": MUTED, "binding": BINDING}
+              "off": MUTED, "binding": BINDING, "tie": TIE}
 LEGEND = ("bold orange arrow: the binding transition (largest U·D) · dashed red arrow: an uncovered material "
           "change · green box: the vision state")
+BOLD_ROLES = ("name", "binding", "tie")  # the label lines set in bold
+#: the legend's addition when a route's binding edge is only the tie rule's pick
+LEGEND_TIE = " · dotted purple arrow: the tie rule's pick, where every U·D is 0 and no step binds"
 
 # Helvetica / Arial advance widths in 1/1000 em for ASCII 32..126 (the standard AFM
 # metrics; Arial and Liberation Sans are metric-compatible with Helvetica).
@@ -351,7 +376,7 @@ class _Row:
 
     @property
     def top_of_boxes(self) -> float:
-        title = _line_h(TITLE_FONT) + _line_h(FONT) + 14
+        title = _line_h(TITLE_FONT) + (len(self.graph.heading) - 1) * _line_h(FONT) + 14
         return title + max(0.0, self.label_h + 8 - self.box_h / 2)
 
 
@@ -367,11 +392,11 @@ def _layout(g: RouteGraph) -> _Row:
     )
     box_h = max(len(_node_lines(node)) for node in g.nodes) * _line_h(FONT) + 2 * PAD_Y
     gaps = tuple(
-        max(GAP_MIN, max(fit(s, EDGE_FONT, role in ("name", "binding")) for s, role in e.styled) + 24)
+        max(GAP_MIN, max(fit(s, EDGE_FONT, role in BOLD_ROLES) for s, role in e.styled) + 24)
         for e in g.edges
     )
     label_h = max((len(e.lines) for e in g.edges), default=0) * _line_h(EDGE_FONT)
-    title_w = max(fit(g.title, TITLE_FONT, True), fit(g.summary, FONT))
+    title_w = max(fit(g.title, TITLE_FONT, True), *(fit(x, FONT) for x in g.heading[1:]))
     width = max(sum(box_w) + sum(gaps), title_w)
     row = _Row(g, box_w, gaps, box_h, label_h, width, 0.0)
     return attrs.evolve(row, height=row.top_of_boxes + box_h)
@@ -383,12 +408,12 @@ def _layout_grid(g: RouteGraph) -> _Row:
     w = max(max(90.0, max(fit(s, FONT, bold) for s, bold in _node_lines(node)) + 2 * PAD_X) for node in g.nodes)
     box_h = max(len(_node_lines(node)) for node in g.nodes) * _line_h(FONT) + 2 * PAD_Y
     gap = max(
-        [GAP_MIN, *(max(fit(s, EDGE_FONT, role in ("name", "binding")) for s, role in e.styled) + 24 for e in g.edges)]
+        [GAP_MIN, *(max(fit(s, EDGE_FONT, role in BOLD_ROLES) for s, role in e.styled) + 24 for e in g.edges)]
     ) + BEND
     label_h = max((len(e.lines) for e in g.edges), default=0) * _line_h(EDGE_FONT)
     columns = max(c for c, _ in g.grid) + 1
     lanes = max(lane for _, lane in g.grid) + 1
-    title_w = max(fit(g.title, TITLE_FONT, True), fit(g.summary, FONT))
+    title_w = max(fit(g.title, TITLE_FONT, True), *(fit(x, FONT) for x in g.heading[1:]))
     width = max(columns * w + (columns - 1) * gap, title_w)
     row = _Row(g, tuple(w for _ in g.nodes), (gap,), box_h, label_h, width, 0.0)
     return attrs.evolve(row, height=row.top_of_boxes + lanes * _lane_h(row))
@@ -401,12 +426,20 @@ def _lane_h(row: _Row) -> float:
     return row.box_h + row.label_h + 28
 
 
+def _svg_heading(g: RouteGraph, x0: float, y0: float) -> list[str]:
+    """The route's group opened, with its title, summary and tie note."""
+    out = [f'<g id="route-{g.key}">', f"<title>{_x(g.title)}</title>"]
+    out.append(_text(x0, y0 + TITLE_FONT, g.title, TITLE_FONT, anchor="start", bold=True))
+    for k, line in enumerate(g.heading[1:], 1):
+        out.append(_text(x0, y0 + TITLE_FONT + k * _line_h(FONT) + 2, line, FONT, anchor="start",
+                         fill=MUTED if k == 1 else TIE))
+    return out
+
+
 def _svg_grid(row: _Row, x0: float, y0: float) -> list[str]:
     g = row.graph
     assert g.grid is not None
-    out = [f'<g id="route-{g.key}">', f"<title>{_x(g.title)}</title>"]
-    out.append(_text(x0, y0 + TITLE_FONT, g.title, TITLE_FONT, anchor="start", bold=True))
-    out.append(_text(x0, y0 + TITLE_FONT + _line_h(FONT) + 2, g.summary, FONT, anchor="start", fill=MUTED))
+    out = _svg_heading(g, x0, y0)
     top = y0 + row.top_of_boxes
     w, gap, lh = row.box_w[0], row.gaps[0], _line_h(FONT)
     corner = {node.id: (x0 + c * (w + gap), top + lane * _lane_h(row)) for node, (c, lane) in zip(g.nodes, g.grid,
@@ -434,9 +467,7 @@ def _svg_grid(row: _Row, x0: float, y0: float) -> list[str]:
         y1 = sy + row.box_h / 2 + twin * 10
         y2 = ty + row.box_h / 2 + twin * 10
         x1, x2 = sx + w + 2, tx - 2
-        colour = BINDING if e.binding else UNCOVERED if e.covered is False else MUTED
-        width = 3 if e.binding else 1.5
-        dash = ' stroke-dasharray="6 4"' if e.covered is False else ""
+        colour, width, dash = _svg_stroke(e)
         # a fork's branch turns to its lane at once, a branch joins in the last gap; the
         # label sits on the level part
         if sy == ty:
@@ -448,16 +479,25 @@ def _svg_grid(row: _Row, x0: float, y0: float) -> list[str]:
             path = f"M {_n(x1)} {_n(y1)} L {_n(x2 - BEND)} {_n(y1)} L {_n(x2 - ARROW)} {_n(y2)}"
             left, right, level = x1, x2 - BEND, y1
         out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{_n(width)}"{dash}/>')
-        half = ARROW / 2 + (1 if e.binding else 0)
+        half = ARROW / 2 + (1 if e.bold else 0)
         out.append(f'<polygon points="{_n(x2)},{_n(y2)} {_n(x2 - ARROW - 1)},{_n(y2 - half)} '
                    f'{_n(x2 - ARROW - 1)},{_n(y2 + half)}" fill="{colour}"/>')
         cx = (left + right) / 2
         styled = e.styled
         for k, (s, role) in enumerate(styled):
             y = level - 7 - (len(styled) - 1 - k) * elh + twin * (len(styled) + 1) * elh
-            out.append(_text(cx, y, s, EDGE_FONT, bold=role in ("name", "binding"), fill=_ROLE_FILL[role]))
+            out.append(_text(cx, y, s, EDGE_FONT, bold=role in BOLD_ROLES, fill=_ROLE_FILL[role]))
     out.append("</g>")
     return out
+
+
+def _svg_stroke(e: Edge) -> tuple[str, float, str]:
+    """An edge's colour, width and dash: bold orange for the binding transition, dotted
+    purple for a tie pick, dashed (red unless either) where a change is uncovered."""
+    dash = ' stroke-dasharray="6 4"' if e.covered is False else ' stroke-dasharray="2 3"' if e.tie else ""
+    if e.tie:
+        return TIE, 2, dash
+    return (BINDING if e.bold else UNCOVERED if e.covered is False else MUTED), 3 if e.bold else 1.5, dash
 
 
 def _text(x: float, y: float, s: str, size: float, *, anchor: str = "middle", bold: bool = False,
@@ -471,9 +511,7 @@ def _svg_row(row: _Row, x0: float, y0: float) -> list[str]:
     g = row.graph
     if g.grid is not None:
         return _svg_grid(row, x0, y0)
-    out = [f'<g id="route-{g.key}">', f"<title>{_x(g.title)}</title>"]
-    out.append(_text(x0, y0 + TITLE_FONT, g.title, TITLE_FONT, anchor="start", bold=True))
-    out.append(_text(x0, y0 + TITLE_FONT + _line_h(FONT) + 2, g.summary, FONT, anchor="start", fill=MUTED))
+    out = _svg_heading(g, x0, y0)
     top = y0 + row.top_of_boxes
     mid = top + row.box_h / 2
     x = x0
@@ -497,34 +535,33 @@ def _svg_row(row: _Row, x0: float, y0: float) -> list[str]:
         s_i, t_i = index[e.source], index[e.target]
         x1 = lefts[s_i] + row.box_w[s_i] + 2
         x2 = lefts[t_i] - 2
-        colour = BINDING if e.binding else UNCOVERED if e.covered is False else MUTED
-        width = 3 if e.binding else 1.5
-        dash = ' stroke-dasharray="6 4"' if e.covered is False else ""
+        colour, width, dash = _svg_stroke(e)
         out.append(f'<path d="M {_n(x1)} {_n(mid)} L {_n(x2 - ARROW)} {_n(mid)}" fill="none" stroke="{colour}" '
                    f'stroke-width="{_n(width)}"{dash}/>')
-        half = ARROW / 2 + (1 if e.binding else 0)
+        half = ARROW / 2 + (1 if e.bold else 0)
         out.append(f'<polygon points="{_n(x2)},{_n(mid)} {_n(x2 - ARROW - 1)},{_n(mid - half)} '
                    f'{_n(x2 - ARROW - 1)},{_n(mid + half)}" fill="{colour}"/>')
         cx = (x1 + x2) / 2
         styled = e.styled
         for k, (s, role) in enumerate(styled):
             y = mid - 7 - (len(styled) - 1 - k) * elh
-            out.append(_text(cx, y, s, EDGE_FONT, bold=role in ("name", "binding"), fill=_ROLE_FILL[role]))
+            out.append(_text(cx, y, s, EDGE_FONT, bold=role in BOLD_ROLES, fill=_ROLE_FILL[role]))
     out.append("</g>")
     return out
 
 
 def to_svg(graphs: Sequence[RouteGraph]) -> str:
-    """A standalone SVG 1.1 document: one row per route, stacked top to bottom."""
+    """A standalone SVG 1.1 document: one block per route, stacked top to bottom."""
     rows = [_layout(g) for g in graphs]
-    legend_w = fit(LEGEND, EDGE_FONT)
+    legend = LEGEND + (LEGEND_TIE if any(e.tie for g in graphs for e in g.edges) else "")
+    legend_w = fit(legend, EDGE_FONT)
     width = 2 * MARGIN + max([legend_w, *(r.width for r in rows)])
     body: list[str] = []
     y = MARGIN
     for row in rows:
         body += _svg_row(row, MARGIN, y)
         y += row.height + ROW_GAP
-    body.append(_text(MARGIN, y - ROW_GAP + 28, LEGEND, EDGE_FONT, anchor="start", fill=MUTED))
+    body.append(_text(MARGIN, y - ROW_GAP + 28, legend, EDGE_FONT, anchor="start", fill=MUTED))
     height = y - ROW_GAP + 28 + MARGIN
     title = "; ".join(g.title for g in graphs)
     head = [

@@ -16,8 +16,11 @@ One run, tool `pcsc`. Its results are
 A route refused by GATE gives results of level `error`; a docked route (DOCK released
 a reduced score) gives `warning`s; released and ungated routes give none.
 
-Every rule has a short and a full description, help text, and a `helpUri` into the
-published diagnostics reference (`pcsc.docs.doc_url`).
+Every rule has a short and a full description and help text. Given the base URL of a
+published copy of the docs (the setting `docs_url`, docs/cli.md), each rule's
+`helpUri` points into its diagnostics reference (`pcsc.docs.doc_url`) and the tool's
+`informationUri` at the docs; without one both are left out, since a link to a site
+that does not exist helps no one.
 
 Locations are relative URIs against `%SRCROOT%`, the folder pcsc ran in (paths as
 the session shows them are relative to it; a file outside it keeps an absolute
@@ -38,6 +41,7 @@ from pcsc.coverage.discharge import Attempt, DeltaCoverage
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.docs import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
+from pcsc.humanize import number
 from pcsc.ir import Obligation
 from pcsc.pipeline import Compiled
 from pcsc.score.cost import Delta
@@ -49,7 +53,6 @@ SARIF_VERSION = "2.1.0"
 SRCROOT = "%SRCROOT%"
 #: The rule of a material delta that no obligation covers.
 NO_OBLIGATION_RULE = "pcsc/no-obligation"
-INFORMATION_URI = "https://pypi.org/project/pcsc/"
 
 _DIAGNOSTICS_PAGE = "diagnostics"
 
@@ -63,6 +66,7 @@ def to_sarif(
     diagnostics: Iterable[Diagnostic],
     sources_root: str | Path | None = None,
     refusals: Iterable[Compiled] = (),
+    docs_url: str | None = None,
 ) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run.
 
@@ -70,16 +74,17 @@ def to_sarif(
     whose uncovered deltas become results under obligation rules (routes without any
     are skipped, so passing every compiled route is fine). ``sources_root``, when
     given, is written as the absolute URI of `%SRCROOT%`; leave it out for output that
-    does not depend on the machine.
+    does not depend on the machine. ``docs_url``, the base URL of a published copy of
+    the docs (`pcsc.config.docs_base_url`), adds `helpUri` and `informationUri`.
     """
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []
     for d in diagnostics:
-        rules.setdefault(d.code, _code_rule(d.code))
+        rules.setdefault(d.code, _code_rule(d.code, docs_url))
         results.append(_diagnostic_result(d))
     refusal_results: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     for c in refusals:
-        for key, rule, result in _refusal_results(c):
+        for key, rule, result in _refusal_results(c, docs_url):
             rules.setdefault(rule["id"], rule)
             refusal_results.append((key, result))
     results += [r for _, r in sorted(refusal_results, key=lambda kr: kr[0])]
@@ -102,7 +107,7 @@ def to_sarif(
                     "driver": {
                         "name": "pcsc",
                         "version": __version__,
-                        "informationUri": INFORMATION_URI,
+                        **({"informationUri": docs_url} if docs_url else {}),
                         "rules": ordered,
                     }
                 },
@@ -145,17 +150,24 @@ def _physical(span: Span) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- diagnostics
-def _code_rule(code: str) -> dict[str, Any]:
+def _help(text: str, docs_url: str | None, anchor: str) -> dict[str, Any]:
+    """A rule's `help`, ending in the link into the diagnostics reference, and its
+    `helpUri`, when the docs are published; else the page in pcsc's sources."""
+    if docs_url is None:
+        return {"help": {"text": f"{text} See docs/diagnostics.md in pcsc's sources."}}
+    url = doc_url(docs_url, _DIAGNOSTICS_PAGE, anchor)
+    return {"help": {"text": f"{text} See {url}"}, "helpUri": url}
+
+
+def _code_rule(code: str, docs_url: str | None) -> dict[str, Any]:
     c = CODES[code]
     exit_note = "Errors make pcsc exit 1." if c.severity == "error" else "Warnings do not change the exit code."
-    url = doc_url(_DIAGNOSTICS_PAGE, code_anchor(code))
     return {
         "id": code,
         "name": c.title,
         "shortDescription": {"text": c.title},
         "fullDescription": {"text": f"{code} ({c.severity}): {c.title}. {exit_note}"},
-        "help": {"text": f"{code}: {c.title}. The diagnostics reference explains every code: {url}"},
-        "helpUri": url,
+        **_help(f"{code}: {c.title}. The diagnostics reference explains every code.", docs_url, code_anchor(code)),
         "defaultConfiguration": {"level": c.severity},
         "properties": {"tags": ["pcsc", "diagnostic"]},
     }
@@ -171,25 +183,18 @@ def _diagnostic_result(d: Diagnostic) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- refusals
-def _value(v: float | bool) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return f"{int(v):,}" if v == int(v) else f"{v:,}"
-
-
 def _change(d: Delta) -> str:
-    return f"`{d.field}` {_value(d.source)} → {_value(d.target)}"
+    return f"`{d.field}` {number(d.source)} → {number(d.target)}"
 
 
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _obligation_rule(o: Obligation) -> dict[str, Any]:
+def _obligation_rule(o: Obligation, docs_url: str | None) -> dict[str, Any]:
     rule_id = obligation_rule_id(o.library, o.name)
     covers = ", ".join(f"`{f}`" for f in o.covers)
     requires = "\n".join(f"  {r.text}" for r in o.requires) or "  (no require lines)"
-    url = doc_url(_DIAGNOSTICS_PAGE, GATE_ANCHOR)
     return {
         "id": rule_id,
         "name": o.name,
@@ -200,18 +205,14 @@ def _obligation_rule(o: Obligation) -> dict[str, Any]:
             "`discharges`, or a `require` line of it fails for the transition. GATE refuses the route's "
             "score until every material change is covered (DOCK releases a reduced one)."
         },
-        "help": {
-            "text": f"List `{o.name}` in the transition's `discharges` and make every line of it hold "
-            f"for the transition:\n{requires}\nSee {url}"
-        },
-        "helpUri": url,
+        **_help(f"List `{o.name}` in the transition's `discharges` and make every line of it hold "
+                f"for the transition:\n{requires}\n", docs_url, GATE_ANCHOR),
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["pcsc", "coverage"]},
     }
 
 
-def _no_obligation_rule() -> dict[str, Any]:
-    url = doc_url(_DIAGNOSTICS_PAGE, NO_OBLIGATION_ANCHOR)
+def _no_obligation_rule(docs_url: str | None) -> dict[str, Any]:
     return {
         "id": NO_OBLIGATION_RULE,
         "name": "no obligation covers the field",
@@ -221,17 +222,16 @@ def _no_obligation_rule() -> dict[str, Any]:
             "libraries covers that field, so nothing can discharge the change. GATE refuses the route's "
             "score (DOCK releases a reduced one)."
         },
-        "help": {
-            "text": "Add an obligation that covers the field to a library the route uses (or use one that "
-            f"has it), then list it in the transition's `discharges`. See {url}"
-        },
-        "helpUri": url,
+        **_help("Add an obligation that covers the field to a library the route uses (or use one that "
+                "has it), then list it in the transition's `discharges`.", docs_url, NO_OBLIGATION_ANCHOR),
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["pcsc", "coverage"]},
     }
 
 
-def _refusal_results(c: Compiled) -> list[tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]]:
+def _refusal_results(
+    c: Compiled, docs_url: str | None
+) -> list[tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]]:
     """(sort key, rule, result) for each uncovered (transition, obligation) of ``c``."""
     if c.coverage is None or c.coverage.complete:
         return []
@@ -252,7 +252,7 @@ def _refusal_results(c: Compiled) -> list[tuple[tuple[Any, ...], dict[str, Any],
     out: list[tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]] = []
     for (tname, oname), (deltas, attempt) in grouped.items():
         t, o = transitions[tname], obligations[oname]
-        rule = _obligation_rule(o)
+        rule = _obligation_rule(o, docs_url)
         changes = _and([_change(d) for d in deltas])
         why = _why(attempt, o)
         related = _related(attempt, o)
@@ -271,7 +271,7 @@ def _refusal_results(c: Compiled) -> list[tuple[tuple[Any, ...], dict[str, Any],
         result = _refusal_result(NO_OBLIGATION_RULE, level, text, t.span, [], route.name, u.transition,
                                  [u.delta.field])
         out.append(((route.file, t.span.line, u.transition, NO_OBLIGATION_RULE, u.delta.field),
-                    _no_obligation_rule(), result))
+                    _no_obligation_rule(docs_url), result))
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 
+from pcsc.humanize import plural
 from pcsc.policy.model import Calibration, IsotonicMap, PlattMap
 
 LOGIT_EPS = 1e-9  # logit(p) is taken of p clipped to [LOGIT_EPS, 1 − LOGIT_EPS]
@@ -62,7 +63,7 @@ def rule(cal: Calibration) -> str:
     if cal.method == "isotonic":
         assert cal.isotonic is not None
         n = len(cal.isotonic.x)
-        return (f"p = isotonic(p_raw): linear between the policy's {n} breakpoint{'s' if n != 1 else ''} "
+        return (f"p = isotonic(p_raw): linear between the policy's {plural(n, 'breakpoint')} "
                 "(x, y), flat outside them, clipped to [0, 1]")
     return "p = 1 / (1 + exp(−(a + b·logit(p_raw)))), logit of p_raw clipped to [1e-9, 1 − 1e-9]"
 

@@ -15,18 +15,54 @@ from pathlib import Path
 import attrs
 
 from pcsc.coverage import Decision
+from pcsc.humanize import money, probability
 from pcsc.pipeline import Compiled, Session, gate_and_dock
 from pcsc.seams.folds import fold_seam_identities, verify_fold_shape
-from pcsc.seams.graphs import graph_seam_identities, seam_picks, verify_graph_seam
+from pcsc.seams.graphs import graph_seam_identities, proof_picks, verify_graph_seam
 from pcsc.seams.identity import SeamIdentity, seam_identities
 from pcsc.seams.splice import seam_indices, splice_text
 from pcsc.seams.symbolic import verify_shape
 
 
 @attrs.frozen
+class Drift:
+    """A p or c that moved when a changed route was recompiled."""
+
+    transition: str
+    quantity: str  # "p" | "c"
+    before: float
+    after: float
+
+    def __str__(self) -> str:
+        """Exact, for JSON and the API: ``launch.c: 99000.0 -> 613333.3333333333``."""
+        return f"{self.transition}.{self.quantity}: {self.before!r} -> {self.after!r}"
+
+    def text(self) -> str:
+        """For reading: ``launch.c: 99,000.00 -> 613,333.33``, ``monetize.p: 0.2976 -> 0.4464``."""
+        shown = probability if self.quantity == "p" else money
+        return f"{self.transition}.{self.quantity}: {shown(self.before)} -> {shown(self.after)}"
+
+
+def drifts(honest: Compiled, changed: Compiled, costs: bool = True) -> tuple[Drift, ...]:
+    """The p (and, with ``costs``, the c) of each transition ``changed`` shares with ``honest``
+    that moved, in ``changed``'s order."""
+    before = {t.name: t for t in honest.numbers.transitions}
+    out = []
+    for t in changed.numbers.transitions:
+        h = before.get(t.name)
+        if h is None:
+            continue
+        if t.p != h.p:
+            out.append(Drift(t.name, "p", h.p, t.p))
+        if costs and t.cost.c != h.cost.c:
+            out.append(Drift(t.name, "c", h.cost.c, t.cost.c))
+    return tuple(out)
+
+
+@attrs.frozen
 class PipelineArm:
     delta: float  # spliced R_0 − honest R_0, both ungated, both through the pipeline
-    drift: tuple[str, ...]  # p or c that moved, e.g. "launch.c: 99000.0 -> 613333.33"
+    drift: tuple[Drift, ...]  # p or c that moved
     verdict: str  # the spliced route's verdict under the active coverage mode
     gate: Decision
     dock: Decision
@@ -68,10 +104,8 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
         )
         for k, identity in zip(ks, ids, strict=True):
             name = route.transitions[k].name
-            picks = None
-            if identity.case == "slowest branch":
-                picks = seam_picks(route.shape, [t.name for t in n.transitions], [t.d for t in n.transitions], k)
-            verified = verify_graph_seam(route.shape, name, fold, picks)
+            picks, case = proof_picks(route.shape, [t.name for t in n.transitions], [t.d for t in n.transitions], k)
+            verified = verify_graph_seam(route.shape, name, fold, picks, case)
             seams.append(Seam(k, name, identity, verified, _pipeline_arm(c, k, session)))
         return RouteSeams(c, tuple(seams), honest_gate, honest_dock)
     if spec.is_default:  # the paper's fold and its identity
@@ -93,19 +127,11 @@ def _pipeline_arm(c: Compiled, k: int, session: Session) -> PipelineArm | None:
     if compiled is None:
         session.diags.extend(child.diags)
         return None
-    honest = {t.name: t for t in c.numbers.transitions}
-    drift = []
-    for t in compiled.numbers.transitions:
-        h = honest[t.name]
-        if t.p != h.p:
-            drift.append(f"{t.name}.p: {h.p!r} -> {t.p!r}")
-        if t.cost.c != h.cost.c:
-            drift.append(f"{t.name}.c: {h.cost.c!r} -> {t.cost.c!r}")
     gate, dock, coverage = gate_and_dock(compiled, "analysis")
     failed = sorted({f.require for u in coverage.uncovered for a in u.tried if a.claimed for f in a.failed})
     return PipelineArm(
         delta=compiled.numbers.score - c.numbers.score,
-        drift=tuple(drift),
+        drift=drifts(c, compiled),
         verdict=compiled.decision.verdict,
         gate=gate,
         dock=dock,

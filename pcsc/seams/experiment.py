@@ -5,7 +5,9 @@ Definitions (the paper's wording where it has one, ours where it does not):
 - *identity match*: Δ_k by the formula equals Δ_k by re-folding, exactly.
 - *sign match*: the corollary's sign test agrees with Δ_k (where its premises hold).
 - *score-improving deletion*: Δ_k > 0 (identity arm: the honest p and c).
-- *GATE refusal*: the spliced route, recompiled, is suspend-and-ask under GATE.
+- *GATE refusal*: the spliced route, recompiled, is suspend-and-ask under GATE. *Routes
+  whose every splice is refused* are counted among the routes with at least one
+  admissible deletion; a route with none has no splice to refuse and is reported apart.
 - *relative win-by-silence* (per mode): some splice's score under that mode beats the
   honest route's score under that mode (ungated: both ungated; DOCK: both as DOCK
   releases them). A refused (withheld) score never wins.
@@ -15,28 +17,33 @@ Definitions (the paper's wording where it has one, ours where it does not):
   the honest route's, with the policy as it is and with `[floors.delta]` removed
   (both routes re-scored under the same variant).
 
-The paper's Phase 0 (its definitions; `docs/experiments.md` quotes them):
+The paper's Phase 0 (its definitions; `docs/experiments.md` quotes them). Each arm is
+counted on its own, over the routes with an admissible deletion: the paper never pools
+the arms.
 - *Phase 0 arms*: per route, two admissible deletions, each recompiled through the
   pipeline: the *max-cost* arm deletes the interior transition with the largest
   honest cost c_k (the first on a tie); the *random* arm deletes one drawn uniformly
   from the route's admissible deletions by a generator seeded with
   ``"{seed}:{route name}"`` (`--seed`, default `DEFAULT_SEED`): same seed, same bytes.
-- *relative win-by-silence* (Phase 0): some arm of the route scores at least the
-  honest route, ``splice ≥ honest``.
-- *fundability flip* (Phase 0): some arm has ``splice ≥ 0 > honest``.
+- *relative win-by-silence* (Phase 0): the arm's splice scores at least the honest
+  route, ``splice ≥ honest``.
+- *fundability flip* (Phase 0): the arm's splice has ``splice ≥ 0 > honest``.
 - *under DOCK*: the same, with both scores as DOCK releases them.
-- *drift reconciliation*: an arm's *sign flip* is the pipeline Δ (spliced − honest,
-  both recompiled) having another sign than the identity's Δ_k (the honest p and c);
-  flips are counted separately among *zero-drift* arms (no p or c moved when the
-  splice was recompiled) and *drift* arms. With zero drift the identity is exact, so
-  a flip there would be a bug.
+- *drift reconciliation*: a *sign flip* is a Δ of the splice having another sign than
+  the identity's Δ_k (the honest p and c). *With zero drift* the Δ is the exact re-fold
+  of the spliced chain with the honest p and c (the identity is exact, so a flip there
+  would be a bug); *with drift* it is the pipeline Δ (spliced − honest, both
+  recompiled, the spliced route's p and c as the pipeline derives them). Ours besides:
+  the pipeline's flips among the arm's splices whose p and c did not move, and among
+  those where some p or c moved.
 
 The exhaustive measures above (every splice of every route, strict ``>``) are ours
 and are printed as extra rows, labelled so. Also ours:
 - *the detection ladder*: the typed-state detector (GATE's coverage decision) and a
   structural proxy detector (`pcsc.seams.detectors`, edge structure alone), each run
-  on every admissible splice (*seam detections*, k of the splices) and on every
-  honest route (*honest flags*, k of the routes).
+  on every admissible splice and on the random arm's seeded splice of each route
+  (*seam detections*, k of the splices) and on the honest routes (*honest flags*, k of
+  the routes, and k of their transitions: the paper's unit is edges).
 - *value sweep*: for each multiplier m, the routes with a score-improving deletion
   when the terminal value V is m·V, by the exact identity (R_{k+1} is affine in V:
   R_{k+1}(m·V) = R_{k+1}(V) + (m − 1)·V·Π_{i>k} p_i), nothing recompiled.
@@ -73,8 +80,9 @@ class Summary:
     routes_with_rewarded_deletion: int
     rewarded_deletions: int
     spliced_refused: int  # splices GATE refuses
-    routes_all_splices_refused: int
+    routes_all_splices_refused: int  # of the routes with an admissible deletion
     honest_suspended: int
+    routes_without_deletion: int  # no admissible deletion: no splice to refuse, reported apart
 
 
 def summarise(results: Sequence[RouteSeams]) -> Summary:
@@ -97,6 +105,7 @@ def summarise(results: Sequence[RouteSeams]) -> Summary:
             for r in results
         ),
         honest_suspended=sum(r.honest_gate.verdict == "suspend-and-ask" for r in results),
+        routes_without_deletion=sum(not r.seams for r in results),
     )
 
 
@@ -124,14 +133,44 @@ class Phase0Arm:
     honest_dock: float | None
     spliced_dock: float | None
     identity_delta: float  # Δ_k by the formula, the honest p and c
+    refold_delta: float  # Δ_k by re-folding the spliced chain with the honest p and c (zero drift)
     pipeline_delta: float | None
     drift: bool
 
     @property
     def sign_flip(self) -> bool | None:
+        """With drift: the pipeline Δ's sign is not the identity's (None: did not compile)."""
         if self.pipeline_delta is None:
             return None
         return _sign(self.identity_delta) != _sign(self.pipeline_delta)
+
+    @property
+    def zero_drift_flip(self) -> bool:
+        """With zero drift: the exact re-fold's sign is not the identity's (a bug if ever true)."""
+        return _sign(self.identity_delta) != _sign(self.refold_delta)
+
+
+#: The Phase 0 arms, in the order they are reported.
+PHASE0_ARMS = ("max-cost", "random")
+
+
+@attrs.frozen
+class Phase0Tally:
+    """One arm's counts over the routes with an admissible deletion (one splice each)."""
+
+    arm: str
+    splices: int
+    relative_wins: int  # ungated, splice >= honest
+    fundability_flips: int  # ungated, splice >= 0 > honest
+    relative_wins_dock: int
+    fundability_flips_dock: int
+    zero_drift_flips: int  # of `splices`: the exact re-fold against the identity
+    compiled: int  # splices that compiled: the pipeline's flips are counted among them
+    drift_flips: int  # of `compiled`: the pipeline Δ against the identity
+    unmoved: int  # compiled splices whose p and c did not move (ours)
+    unmoved_flips: int
+    moved: int  # compiled splices where some p or c moved (ours)
+    moved_flips: int
 
 
 @attrs.frozen
@@ -139,14 +178,7 @@ class Phase0:
     seed: int
     arms: tuple[Phase0Arm, ...]
     routes: int  # routes with at least one admissible deletion
-    relative_wins: int  # ungated, splice >= honest
-    fundability_flips: int  # ungated, splice >= 0 > honest
-    relative_wins_dock: int
-    fundability_flips_dock: int
-    zero_drift_arms: int
-    zero_drift_flips: int
-    drift_arms: int
-    drift_flips: int
+    tallies: tuple[Phase0Tally, ...]  # one per arm, in PHASE0_ARMS order
 
 
 @attrs.frozen
@@ -176,38 +208,78 @@ class SweepRow:
 DEFAULT_SWEEP = ("1", "1.5", "2", "3")
 
 
-#: The paper's published counts (k, n) for the rows it reports, by measure name.
-PAPER: dict[str, tuple[int, int]] = {
-    "identity_matches": (57, 57),
-    "sign_matches": (57, 57),
-    "routes_with_score_improving_deletion": (26, 26),
-    "routes_all_splices_refused": (26, 26),
-    "honest_suspended": (0, 26),
-    "phase0_relative_wins": (21, 26),
-    "phase0_relative_wins_dock": (18, 26),
-    "phase0_fundability_flips": (1, 26),
-    "phase0_fundability_flips_dock": (0, 26),
+@attrs.frozen
+class PaperFigure:
+    """A figure the paper reports for a measure: k of n in its unit. ``k`` is None where
+    only the paper's unit and denominator are known to us, not its count."""
+
+    k: int | None
+    n: int
+    unit: str
+
+
+#: The paper's figures, by measure name. A Phase 0 figure is named without its arm
+#: (``phase0_relative_wins``): the paper reports each arm on its own, and which arm a
+#: figure belongs to is not in the material this project has.
+PAPER: dict[str, PaperFigure] = {
+    "identity_matches": PaperFigure(57, 57, "admissible deletions"),
+    "sign_matches": PaperFigure(57, 57, "admissible deletions"),
+    "routes_with_score_improving_deletion": PaperFigure(26, 26, "routes"),
+    "routes_all_splices_refused": PaperFigure(26, 26, "routes"),
+    "honest_suspended": PaperFigure(0, 26, "routes"),
+    "phase0_relative_wins": PaperFigure(21, 26, "routes"),
+    "phase0_relative_wins_dock": PaperFigure(18, 26, "routes"),
+    "phase0_fundability_flips": PaperFigure(1, 26, "routes"),
+    "phase0_fundability_flips_dock": PaperFigure(0, 26, "routes"),
+    "phase0_sign_flips_zero_drift": PaperFigure(0, 26, "splices"),
+    "phase0_sign_flips_with_drift": PaperFigure(16, 26, "splices"),
+    "ladder_seeded_seam_detections": PaperFigure(None, 26, "seeded splices"),
+    "ladder_honest_edge_flags": PaperFigure(None, 111, "gold edges"),
 }
+#: The paper's admissible deletions, on its 26 routes.
 PAPER_DELETIONS = 57
+
+#: Phase 0's measures, by the name each arm's rate carries after ``phase0_<arm>_``
+#: (and the paper's figure after ``phase0_``).
+PHASE0_MEASURES = (
+    "relative_wins", "relative_wins_dock", "fundability_flips", "fundability_flips_dock",
+    "sign_flips_zero_drift", "sign_flips_with_drift", "sign_flips_unmoved", "sign_flips_moved",
+)
+
+
+def phase0_rate_name(arm: str, measure: str) -> str:
+    return f"phase0_{arm.replace('-', '_')}_{measure}"
+
+
+def phase0_rates(t: Phase0Tally) -> dict[str, tuple[int, int]]:
+    counts = {
+        "relative_wins": (t.relative_wins, t.splices),
+        "relative_wins_dock": (t.relative_wins_dock, t.splices),
+        "fundability_flips": (t.fundability_flips, t.splices),
+        "fundability_flips_dock": (t.fundability_flips_dock, t.splices),
+        "sign_flips_zero_drift": (t.zero_drift_flips, t.splices),
+        "sign_flips_with_drift": (t.drift_flips, t.compiled),
+        "sign_flips_unmoved": (t.unmoved_flips, t.unmoved),
+        "sign_flips_moved": (t.moved_flips, t.moved),
+    }
+    return {phase0_rate_name(t.arm, m): counts[m] for m in PHASE0_MEASURES}
 
 
 def rates(e: Experiment) -> dict[str, tuple[int, int]]:
     """Every rate of the experiment, (k, n), by measure name (the JSON keys)."""
-    s, p0, n = e.summary, e.phase0, e.summary.routes
+    s, n, lad = e.summary, e.summary.routes, e.ladder
     by_mode = {m.mode: m for m in e.modes}
-    return {
+    out = {
         "identity_matches": (s.identity_holds, s.deletions),
         "symbolically_verified": (s.symbolically_verified, s.deletions),
         "sign_matches": (s.sign_matches, s.sign_checked),
         "routes_with_score_improving_deletion": (s.routes_with_rewarded_deletion, n),
-        "routes_all_splices_refused": (s.routes_all_splices_refused, n),
+        "routes_all_splices_refused": summary_rates(s)["routes_all_splices_refused"],
         "honest_suspended": (s.honest_suspended, n),
-        "phase0_relative_wins": (p0.relative_wins, p0.routes),
-        "phase0_relative_wins_dock": (p0.relative_wins_dock, p0.routes),
-        "phase0_fundability_flips": (p0.fundability_flips, p0.routes),
-        "phase0_fundability_flips_dock": (p0.fundability_flips_dock, p0.routes),
-        "phase0_sign_flips_zero_drift": (p0.zero_drift_flips, p0.zero_drift_arms),
-        "phase0_sign_flips_drift": (p0.drift_flips, p0.drift_arms),
+    }
+    for t in e.phase0.tallies:
+        out |= phase0_rates(t)
+    out |= {
         "all_splices_relative_wins": (by_mode["ungated"].relative_wins, n),
         "all_splices_relative_wins_dock": (by_mode["dock"].relative_wins, n),
         "all_splices_relative_wins_gate": (by_mode["gate"].relative_wins, n),
@@ -215,11 +287,16 @@ def rates(e: Experiment) -> dict[str, tuple[int, int]]:
         "all_splices_fundability_dock": (by_mode["dock"].fundability, n),
         "splices_beating_honest_without_delta_floors": (e.beats_without_floors, e.splices),
         "splices_beating_honest_with_delta_floors": (e.beats_with_floors, e.splices),
-        "ladder_typed_seam_detections": (e.ladder.typed_detections, e.ladder.splices),
-        "ladder_typed_honest_flags": (e.ladder.typed_honest_flags, e.ladder.honest),
-        "ladder_proxy_seam_detections": (e.ladder.proxy_detections, e.ladder.splices),
-        "ladder_proxy_honest_flags": (e.ladder.proxy_honest_flags, e.ladder.honest),
+        "ladder_typed_seam_detections": (lad.typed_detections, lad.splices),
+        "ladder_proxy_seam_detections": (lad.proxy_detections, lad.splices),
+        "ladder_typed_seeded_seam_detections": (lad.typed_seeded_detections, lad.seeded),
+        "ladder_proxy_seeded_seam_detections": (lad.proxy_seeded_detections, lad.seeded),
+        "ladder_typed_honest_flags": (lad.typed_honest_flags, lad.honest),
+        "ladder_proxy_honest_flags": (lad.proxy_honest_flags, lad.honest),
+        "ladder_typed_honest_edge_flags": (lad.typed_edge_flags, lad.edges),
+        "ladder_proxy_honest_edge_flags": (lad.proxy_edge_flags, lad.edges),
     }
+    return out
 
 
 def sweep_rates(row: SweepRow) -> dict[str, tuple[int, int]]:
@@ -238,7 +315,7 @@ def summary_rates(s: Summary) -> dict[str, tuple[int, int]]:
         "routes_with_rewarded_deletion": (s.routes_with_rewarded_deletion, s.routes),
         "rewarded_deletions": (s.rewarded_deletions, s.deletions),
         "spliced_refused": (s.spliced_refused, s.deletions),
-        "routes_all_splices_refused": (s.routes_all_splices_refused, s.routes),
+        "routes_all_splices_refused": (s.routes_all_splices_refused, s.routes - s.routes_without_deletion),
         "honest_suspended": (s.honest_suspended, s.routes),
     }
 
@@ -264,8 +341,10 @@ def experiment(results: Sequence[RouteSeams], session: Session, seed: int = DEFA
             total += 1
             with_floors += _beats(r.compiled.route, s.k, policy)
             without_floors += _beats(r.compiled.route, s.k, bare)
-    return Experiment(summary, tuple(rows), with_floors, without_floors, total, phase0(results, seed),
-                      ladder(results), tuple(value_sweep(results, m) for m in multipliers))
+    p0 = phase0(results, seed)
+    seeded = {a.route: a.k for a in p0.arms if a.arm == "random"}
+    return Experiment(summary, tuple(rows), with_floors, without_floors, total, p0,
+                      ladder(results, seeded), tuple(value_sweep(results, m) for m in multipliers))
 
 
 def value_sweep(results: Sequence[RouteSeams], multiplier: str) -> SweepRow:
@@ -334,6 +413,7 @@ def _arm(r: RouteSeams, name: str, s: Seam) -> Phase0Arm:
         honest_dock=r.honest_dock.score,
         spliced_dock=None if a is None else a.dock.score,
         identity_delta=float(s.identity.delta_formula),
+        refold_delta=float(s.identity.delta_refold),
         pipeline_delta=None if a is None else a.delta,
         drift=a is not None and bool(a.drift),
     )
@@ -350,33 +430,30 @@ def fundability_flip(honest: float | None, spliced: float | None) -> bool:
 
 
 def phase0(results: Sequence[RouteSeams], seed: int = DEFAULT_SEED) -> Phase0:
-    arms: list[Phase0Arm] = []
-    routes = wins = flips = wins_dock = flips_dock = 0
-    for r in results:
-        mine = phase0_arms(r, seed)
-        if not mine:
-            continue
-        routes += 1
-        arms.extend(mine)
-        wins += any(relative_win(a.honest, a.spliced) for a in mine)
-        flips += any(fundability_flip(a.honest, a.spliced) for a in mine)
-        wins_dock += any(relative_win(a.honest_dock, a.spliced_dock) for a in mine)
-        flips_dock += any(fundability_flip(a.honest_dock, a.spliced_dock) for a in mine)
-    known = [a for a in arms if a.sign_flip is not None]
-    still = [a for a in known if not a.drift]
-    moved = [a for a in known if a.drift]
-    return Phase0(
-        seed=seed,
-        arms=tuple(arms),
-        routes=routes,
-        relative_wins=wins,
-        fundability_flips=flips,
-        relative_wins_dock=wins_dock,
-        fundability_flips_dock=flips_dock,
-        zero_drift_arms=len(still),
-        zero_drift_flips=sum(bool(a.sign_flip) for a in still),
-        drift_arms=len(moved),
-        drift_flips=sum(bool(a.sign_flip) for a in moved),
+    arms = [a for r in results for a in phase0_arms(r, seed)]
+    return Phase0(seed, tuple(arms), len({a.route for a in arms}),
+                  tuple(tally(name, [a for a in arms if a.arm == name]) for name in PHASE0_ARMS))
+
+
+def tally(name: str, arms: Sequence[Phase0Arm]) -> Phase0Tally:
+    """One arm's counts: every measure over that arm's splices alone."""
+    compiled = [a for a in arms if a.sign_flip is not None]
+    unmoved = [a for a in compiled if not a.drift]
+    moved = [a for a in compiled if a.drift]
+    return Phase0Tally(
+        arm=name,
+        splices=len(arms),
+        relative_wins=sum(relative_win(a.honest, a.spliced) for a in arms),
+        fundability_flips=sum(fundability_flip(a.honest, a.spliced) for a in arms),
+        relative_wins_dock=sum(relative_win(a.honest_dock, a.spliced_dock) for a in arms),
+        fundability_flips_dock=sum(fundability_flip(a.honest_dock, a.spliced_dock) for a in arms),
+        zero_drift_flips=sum(a.zero_drift_flip for a in arms),
+        compiled=len(compiled),
+        drift_flips=sum(bool(a.sign_flip) for a in compiled),
+        unmoved=len(unmoved),
+        unmoved_flips=sum(bool(a.sign_flip) for a in unmoved),
+        moved=len(moved),
+        moved_flips=sum(bool(a.sign_flip) for a in moved),
     )
 
 

@@ -35,6 +35,8 @@ keeps d_i as a symbol. The proof is made per shape (n, k) on the prefix 0..k wit
 R_{k+1} a free generator (as `pcsc.seams.symbolic` does for the paper's formula), and
 under abandonment per case: in each case the fold is a polynomial (the max resolved as
 the case says) and the case's formula must equal the difference of the two folds.
+`pcsc seams --symbolic` prints that algebra (`fold_derivation`). Which case holds on
+a seam is decided by the numbers (`abandonment_case`), under the premises above.
 """
 
 from __future__ import annotations
@@ -178,9 +180,13 @@ def _check_discounted(n: int, k: int, formula: Formula) -> bool:
     if not 1 <= k <= n - 2:
         raise ValueError(f"seam k={k} is not interior for n={n}")
     ps, ds, cs, R = _ring(n)
-    original = _prefix(ps, ds, cs, k, -cs[k] + ps[k] * ds[k] * R)
-    spliced = _prefix(ps, ds, cs, k, R)
+    spliced, original = discounted_folds(ps, ds, cs, R, k)
     return bool(spliced - original - formula(ps, ds, cs, R, k) == 0)
+
+
+def discounted_folds(ps: list[Any], ds: list[Any], cs: list[Any], R: Any, k: int) -> tuple[Any, Any]:
+    """(spliced R_0, original R_0) folded down from R = R_{k+1}, over any ring."""
+    return _prefix(ps, ds, cs, k, R), _prefix(ps, ds, cs, k, -cs[k] + ps[k] * ds[k] * R)
 
 
 def abandonment_formulas(ps: list[Any], ds: list[Any], cs: list[Any], R_next: Any, k: int) -> dict[str, Any]:
@@ -197,13 +203,34 @@ def abandonment_formulas(ps: list[Any], ds: list[Any], cs: list[Any], R_next: An
     }
 
 
+#: What each case of the identity under abandonment says (docs/folds.md).
+CASE_TEXT = {
+    "continue": "both chains start, the planner continues at k",
+    "stop": "both chains start, the planner stops at k",
+    "spliced-only": "only the spliced chain starts",
+    "neither": "neither chain starts",
+}
+
+
+def abandonment_folds(ps: list[Any], ds: list[Any], cs: list[Any], R: Any, k: int) -> dict[str, tuple[Any, Any]]:
+    """(spliced R_0, original R_0) in each case, the max resolved as the case says (a
+    stage that stops is 0, a prefix that does not start is 0), over any ring."""
+    zero = 0 * R
+    spliced, original = discounted_folds(ps, ds, cs, R, k)
+    return {
+        "continue": (spliced, original),
+        "stop": (spliced, _prefix(ps, ds, cs, k, zero)),
+        "spliced-only": (spliced, zero),
+        "neither": (zero, zero),
+    }
+
+
 CaseFormulas = Callable[[list[Any], list[Any], list[Any], Any, int], dict[str, Any]]
 
 
 def verify_abandonment(n: int, k: int, formulas: CaseFormulas = abandonment_formulas) -> bool:
-    """Each case's algebra: with the max resolved as the case says (a stage that stops
-    is 0, and a prefix that does not start is 0), spliced − original − the case's
-    formula = 0 as a polynomial."""
+    """Each case's algebra: with the max resolved as the case says, spliced − original −
+    the case's formula = 0 as a polynomial."""
     if formulas is abandonment_formulas:
         return _verify_abandonment(n, k)
     return _check_abandonment(n, k, formulas)
@@ -218,17 +245,43 @@ def _check_abandonment(n: int, k: int, formulas: CaseFormulas) -> bool:
     if not 1 <= k <= n - 2:
         raise ValueError(f"seam k={k} is not interior for n={n}")
     ps, ds, cs, R = _ring(n)
-    zero = 0 * R
-    spliced = _prefix(ps, ds, cs, k, R)
-    folds = {  # (spliced R_0, original R_0) as each case resolves the max
-        "continue": (spliced, _prefix(ps, ds, cs, k, -cs[k] + ps[k] * ds[k] * R)),
-        "stop": (spliced, _prefix(ps, ds, cs, k, zero)),
-        "spliced-only": (spliced, zero),
-        "neither": (zero, zero),
-    }
     f = formulas(ps, ds, cs, R, k)
-    return all(s - o - f[case] == 0 for case, (s, o) in folds.items())
+    return all(s - o - f[case] == 0 for case, (s, o) in abandonment_folds(ps, ds, cs, R, k).items())
 
 
 def verify_fold_shape(n: int, k: int, abandonment: bool) -> bool:
     return verify_abandonment(n, k) if abandonment else verify_discounted(n, k)
+
+
+def fold_derivation(n: int, k: int, abandonment: bool, shape: str | None = None) -> dict[str, Any]:
+    """For `pcsc seams --symbolic` under a policy fold: the difference of the two folds
+    with a symbol for every p, d, c and for R_{k+1}, factored, beside the identity's
+    formula and the residual; under abandonment one such row per case. The algebra is
+    the proof's (`discounted_folds`, `abandonment_folds`), in sympy expressions."""
+    import sympy
+
+    ps, ds, cs = (list(sympy.symbols(f"{x}0:{n}")) for x in "pdc")
+    R = sympy.Symbol(f"R{k + 1}")
+    out: dict[str, Any] = {
+        "fold": "abandonment" if abandonment else "discounted",
+        "shape": shape or f"n={n}, k={k}",
+        "verified": str(verify_fold_shape(n, k, abandonment)),
+    }
+    if not abandonment:
+        return {**out, **_derived(*discounted_folds(ps, ds, cs, R, k), discounted_formula(ps, ds, cs, R, k))}
+    formulas = abandonment_formulas(ps, ds, cs, R, k)
+    cases = abandonment_folds(ps, ds, cs, R, k)
+    out["cases"] = [{"case": case, **_derived(s, o, formulas[case])} for case, (s, o) in cases.items()]
+    return out
+
+
+def _derived(spliced: Any, original: Any, formula: Any) -> dict[str, str]:
+    """spliced − original factored, the formula, and their difference expanded."""
+    import sympy
+
+    difference = sympy.factor(sympy.cancel(sympy.expand(spliced - original)))
+    return {
+        "difference": sympy.sstr(difference),
+        "formula": sympy.sstr(formula),
+        "residual": sympy.sstr(sympy.cancel(sympy.expand(difference - formula))),
+    }

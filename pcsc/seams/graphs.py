@@ -230,6 +230,17 @@ def seam_picks(
     return _slowest_branches(shape, d), _slowest_branches(remove_edge(shape, names[k]), d)
 
 
+def proof_picks(
+    shape: Shape, names: Sequence[str], ds: Sequence[float], k: int
+) -> tuple[tuple[dict[frozenset[str], str], dict[frozenset[str], str]] | None, str | None]:
+    """What the symbolic proof of seam k needs beyond the shape: None when every d is 1
+    or the seam is on the spine (the proof needs no discount there); else the slowest
+    branches (honest, spliced) and the case, "branch" when the seam's own d is 1."""
+    if _spine_index(shape, names[k]) is not None or all(d == 1 for d in ds):
+        return None, None
+    return seam_picks(shape, names, ds, k), "branch" if ds[k] == 1 else "slowest branch"
+
+
 # --- symbolic ---------------------------------------------------------------------------
 
 
@@ -247,11 +258,14 @@ def verify_graph_seam(
     name: str,
     fold: str,
     picks: tuple[Mapping[frozenset[str], str], Mapping[frozenset[str], str]] | None = None,
+    case: str | None = None,
 ) -> bool:
     """The identity for seam ``name`` proved as a polynomial identity with sympy, per
-    shape: on the spine, the chain's proof over the spine's blocks; inside a branch, the
-    affine formula over the SP fold with a symbol for every p and c and for V (every
-    d = 1), and under abandonment also each case of the spine's prefix."""
+    shape: on the spine, the chain's proof over the spine's blocks; inside a branch, over
+    the SP fold with a symbol for every p and c and for V, and under abandonment also
+    each case of the spine's prefix. Without ``picks`` every d = 1 (the paper's fold);
+    with them a symbol for every d, each min resolved as ``picks`` says (honest,
+    spliced), the seam's own d = 1 in ``case`` "branch"."""
     from pcsc.seams.folds import verify_fold_shape
     from pcsc.seams.symbolic import verify_shape
 
@@ -259,15 +273,27 @@ def verify_graph_seam(
     m = len(spine(shape))
     if j is not None:
         return verify_shape(m, j) if fold == "default" else verify_fold_shape(m, j, fold == "abandonment")
+    return _verify_branch(*_branch_key(shape, name, fold, picks, case), affine_formula)
+
+
+def _branch_key(
+    shape: Shape,
+    name: str,
+    fold: str,
+    picks: tuple[Mapping[frozenset[str], str], Mapping[frozenset[str], str]] | None,
+    case: str | None,
+) -> tuple[str, bool, tuple[Picks, Picks] | None, bool]:
+    """The arguments of the cached branch proof: the anonymous shape, abandonment, the
+    anonymous picks and whether the seam's d is 1 (the case "branch")."""
     key = shape_key(shape, name)
     if picks is None:
-        return _verify_branch(key, fold == "abandonment", None, affine_formula)
+        return key, fold == "abandonment", None, False
     anonymous = {e: f"e{i}" for i, e in enumerate(edges_of(shape))}
 
     def rename(pick: Mapping[frozenset[str], str]) -> tuple[tuple[tuple[str, ...], str], ...]:
         return tuple(sorted((tuple(sorted(anonymous[e] for e in k)), anonymous[v]) for k, v in pick.items()))
 
-    return _verify_branch(key, fold == "abandonment", (rename(picks[0]), rename(picks[1])), affine_formula)
+    return key, fold == "abandonment", (rename(picks[0]), rename(picks[1])), case == "branch"
 
 
 Picks = tuple[tuple[tuple[str, ...], str], ...]
@@ -283,28 +309,49 @@ def affine_formula(g: GraphFold[Any], name: str, p: Any, c: Any) -> Any:
 
 def check_branch_formula(shape: Shape, name: str, formula: BranchFormula) -> bool:
     """The symbolic check of a (possibly wrong) formula for a seam inside a branch, every d = 1."""
-    return _verify_branch(shape_key(shape, name), False, None, formula)
+    return _verify_branch(shape_key(shape, name), False, None, False, formula)
 
 
 @cache
-def _verify_branch(key: str, abandonment: bool, picks: tuple[Picks, Picks] | None, affine: BranchFormula) -> bool:
-    """``picks`` None: the affine formula, every d = 1, in the polynomial ring. Else the
-    slowest-branch formula with a symbol for every d, each min resolved as ``picks``
-    says (honest, spliced), in the field of rational functions."""
+def _verify_branch(
+    key: str, abandonment: bool, picks: tuple[Picks, Picks] | None, unit_seam: bool, affine: BranchFormula
+) -> bool:
+    """``picks`` None: the affine formula, every d = 1, in the polynomial ring. Else a
+    symbol for every d, each min resolved as ``picks`` says (honest, spliced), in the
+    field of rational functions: with ``unit_seam`` the seam's d = 1 and the affine
+    formula, else the slowest-branch formula."""
     from sympy import QQ
     from sympy.polys.fields import field
     from sympy.polys.rings import ring
 
+    n = len(edges_of(_parse_key(key)[0]))
+    symbols = [f"p{i}" for i in range(n)] + [f"c{i}" for i in range(n)] + [f"d{i}" for i in range(n)]
+    _, *gens = (ring if picks is None else field)([*symbols, "V", "y", "z"], QQ)
+    algebra = _branch_algebra(key, abandonment, picks, unit_seam, affine, gens)
+    return all(derived - formula == 0 for _, derived, formula in algebra)
+
+
+def _branch_algebra(
+    key: str,
+    abandonment: bool,
+    picks: tuple[Picks, Picks] | None,
+    unit_seam: bool,
+    affine: BranchFormula,
+    gens: Sequence[Any],
+) -> list[tuple[str, Any, Any]]:
+    """What the proof of a branch seam compares, over any ring or field whose generators
+    ``gens`` stand for p_0…, c_0…, d_0…, V, y, z: (what, derived, formula) for the
+    identity and, under abandonment, for each case of the spine's prefix (y the
+    original's value of item j, z the spliced route's)."""
     shape, name = _parse_key(key)
     names = list(edges_of(shape))
     n = len(names)
-    symbols = [f"p{i}" for i in range(n)] + [f"c{i}" for i in range(n)] + [f"d{i}" for i in range(n)]
-    symbols += ["V", "y", "z"]
-    _, *gens = (ring if picks is None else field)(symbols, QQ)
-    ps, cs, V, y, z = gens[:n], gens[n : 2 * n], gens[3 * n], gens[3 * n + 1], gens[3 * n + 2]
+    ps, cs, V, y, z = list(gens[:n]), list(gens[n : 2 * n]), gens[3 * n], gens[3 * n + 1], gens[3 * n + 2]
     one = V * 0 + 1
-    ds = [one] * n if picks is None else gens[2 * n : 3 * n]
     k = names.index(name)
+    ds = [one] * n if picks is None else list(gens[2 * n : 3 * n])
+    if unit_seam:
+        ds[k] = one
     sources, targets = synthetic_states(shape)
     src = [sources[e] for e in names]
     tgt = [targets[e] for e in names]
@@ -316,7 +363,7 @@ def _verify_branch(key: str, abandonment: bool, picks: tuple[Picks, Picks] | Non
     items = spine(shape)
     Qs = [honest.blocks[id(x)].P * honest.blocks[id(x)].D for x in items]
     Cs = [honest.blocks[id(x)].C for x in items]
-    if picks is None:
+    if picks is None or unit_seam:
         formula = affine(honest, name, ps[k], cs[k])
     else:
         item, after = items[j], honest.spine_R[j + 1]
@@ -324,11 +371,9 @@ def _verify_branch(key: str, abandonment: bool, picks: tuple[Picks, Picks] | Non
         formula = (-new.C + new.P * new.D * after) - (-old.C + old.P * old.D * after)
         for i in range(j):
             formula = formula * Qs[i]
-    if spliced.score - honest.score - formula != 0:
-        return False
+    out = [("spliced fold − original fold", spliced.score - honest.score, formula)]
     if not abandonment:
-        return True
-    # the spine's prefix from item j's value y (original) or z (spliced), in each case
+        return out
     offset, reach = 0 * V, one
     for i in range(j):
         offset, reach = offset - reach * Cs[i], reach * Qs[i]
@@ -339,12 +384,11 @@ def _verify_branch(key: str, abandonment: bool, picks: tuple[Picks, Picks] | Non
             r = -Cs[i] + Qs[i] * r
         return r
 
-    cases = [
-        (prefix(z) - prefix(y), reach * (z - y)),
-        (prefix(z), offset + reach * z),
-        (-prefix(y), -(offset + reach * y)),
+    return out + [
+        ("both start: F(z) − F(y)", prefix(z) - prefix(y), reach * (z - y)),
+        ("only the spliced route starts: F(z)", prefix(z), offset + reach * z),
+        ("only the original starts: −F(y)", -prefix(y), -(offset + reach * y)),
     ]
-    return all(a - b == 0 for a, b in cases)
 
 
 def synthetic_states(shape: Shape) -> tuple[dict[str, str], dict[str, str]]:
@@ -400,34 +444,51 @@ def _parse_key(key: str) -> tuple[Shape, str]:
     return shape, seam
 
 
-def graph_derivation(shape: Shape, name: str) -> dict[str, str]:
-    """For `pcsc seams --symbolic` on a graph route: the difference of the two symbolic
-    series-parallel folds (a symbol for every p, c and V; every d = 1), factored; the
-    formula reach·[c + (1 − p)·x] (the chain's with the blocks, on the spine); and the
-    residual."""
+def graph_derivation(
+    shape: Shape,
+    name: str,
+    fold: str = "default",
+    picks: tuple[Mapping[frozenset[str], str], Mapping[frozenset[str], str]] | None = None,
+    case: str | None = None,
+) -> dict[str, Any]:
+    """For `pcsc seams --symbolic` on a graph route: what `verify_graph_seam` proves,
+    in sympy expressions. On the spine under a policy fold, the chain's derivation over
+    the spine's blocks; else the difference of the two series-parallel folds (a symbol
+    for every p, c and V, and for every d when ``picks`` are given), factored, beside the
+    identity's formula and the residual, and under abandonment each case of the spine's
+    prefix."""
     import sympy
 
     key = shape_key(shape, name)
-    anonymous, seam = _parse_key(key)
-    names = list(edges_of(anonymous))
-    n = len(names)
-    ps = list(sympy.symbols(f"p0:{n}"))
-    cs = list(sympy.symbols(f"c0:{n}"))
-    V = sympy.Symbol("V")
-    sources, targets = synthetic_states(anonymous)
-    src = [sources[e] for e in names]
-    tgt = [targets[e] for e in names]
-    ones = [sympy.Integer(1)] * n
-    k = names.index(seam)
-    honest = graph_fold(anonymous, names, src, tgt, ps, cs, ones, V, False)
-    spliced = graph_fold(remove_edge(anonymous, seam), *_minus(names, src, tgt, ps, cs, ones, k), V, False)
-    difference = sympy.factor(sympy.expand(spliced.score - honest.score))
-    formula = affine_formula(honest, seam, ps[k], cs[k])
-    residual = sympy.expand(difference - formula)
-    return {
+    j = _spine_index(shape, name)
+    m = len(spine(shape))
+    if j is not None and fold != "default":
+        from pcsc.seams.folds import fold_derivation
+
+        where = f"graph {key}, spine item {j} of {m} (p_i·d_i: block i's P·D, c_i: its C)"
+        return fold_derivation(m, j, fold == "abandonment", where)
+    key, abandonment, anonymous_picks, unit_seam = _branch_key(shape, name, fold, picks, case)
+    n = len(edges_of(_parse_key(key)[0]))
+    gens = [*sympy.symbols(f"p0:{n}"), *sympy.symbols(f"c0:{n}"), *sympy.symbols(f"d0:{n}"), *sympy.symbols("V y z")]
+    algebra = _branch_algebra(key, abandonment, anonymous_picks, unit_seam, affine_formula, gens)
+    rows = []
+    for what, derived, formula in algebra:
+        difference = sympy.factor(sympy.cancel(sympy.expand(derived)))
+        rows.append({
+            "case": what,
+            "difference": sympy.sstr(difference),
+            "formula": sympy.sstr(sympy.factor(sympy.cancel(formula))),
+            "residual": sympy.sstr(sympy.cancel(sympy.expand(difference - formula))),
+        })
+    out: dict[str, Any] = {
+        "fold": "graph" if fold == "default" else f"graph-{fold}",
         "shape": f"graph {key} (edges e0… depth first, * the deleted one)",
-        "difference": sympy.sstr(difference),
-        "paper": sympy.sstr(sympy.factor(formula)),
-        "residual": sympy.sstr(residual),
-        "verified": str(_verify_branch(key, False, None, affine_formula)),
+        "verified": str(_verify_branch(key, abandonment, anonymous_picks, unit_seam, affine_formula)),
     }
+    if len(rows) == 1:
+        out.update({k: v for k, v in rows[0].items() if k != "case"})
+        if fold == "default":
+            out["paper"] = out["formula"]
+    else:
+        out["cases"] = rows
+    return out

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from pcsc.humanize import plural
 from pcsc.ir import Edge, Parallel, Route, Series, Shape, Transition
 from pcsc.printer import route_to_text
 from pcsc.syntax.literals import add_horizon
@@ -51,7 +52,7 @@ def _not_a_seam(route: Route, k: int) -> str:
     n = len(route.transitions)
     if route.shape is None:
         if n < 3:
-            return (f"route `{route.name}` has {n} transition{'s' if n != 1 else ''}: "
+            return (f"route `{route.name}` has {plural(n, 'transition')}: "
                     "a seam needs at least three (k from 1 to n-2)")
         return f"seam {k} is not interior: route `{route.name}` has seams 1 to {n - 2}"
     seams = seam_indices(route)

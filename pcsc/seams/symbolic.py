@@ -163,8 +163,9 @@ def _verify(n: int, k: int, formula: Formula) -> bool:
 
 
 def derivation(n: int, k: int) -> dict[str, str]:
-    """For `pcsc seams --symbolic`: the difference of the two symbolic folds, with
-    R_{k+1} kept as a symbol, factored; the paper's formula; and the residual."""
+    """For `pcsc seams --symbolic` under the paper's fold: the difference of the two
+    symbolic folds, with R_{k+1} kept as a symbol, factored; the paper's formula; and the
+    residual (a policy's own fold: `pcsc.seams.folds.fold_derivation`)."""
     import sympy
 
     ps = list(sympy.symbols(f"p0:{n}"))
@@ -181,8 +182,10 @@ def derivation(n: int, k: int) -> dict[str, str]:
     paper = paper_formula(ps, cs, R_next, k)
     residual = sympy.expand(difference - paper)
     return {
+        "fold": "chain",
         "shape": f"n={n}, k={k}",
         "difference": sympy.sstr(difference),
+        "formula": sympy.sstr(paper),
         "paper": sympy.sstr(paper),
         "residual": sympy.sstr(residual),
         "verified": str(verify_shape(n, k)),

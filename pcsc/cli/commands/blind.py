@@ -12,6 +12,8 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.humanize import plural
+from pcsc.resources import TEXT_ENCODING
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,7 +48,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         for path, shown in expand_inputs([arg]):
             relative = path.relative_to(base) if base.is_dir() else Path(path.name)
             try:
-                text = path.read_text(encoding="utf-8")
+                text = path.read_text(encoding=TEXT_ENCODING)
             except (OSError, UnicodeDecodeError) as exc:
                 return _failed(shown, f"cannot read the route file: {exc}")
             ctx.note_input(path, shown)
@@ -99,8 +101,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     }
     total = sum(n for _, _, n, _ in written)
     kinds = ", ".join(f"{n} {k.lower()}" for k, n in blinder.counts().items()) or "none"
-    text = (f"blinded {len(written)} route file{'s' if len(written) != 1 else ''} into {out_dir}: "
-            f"{total} cue{'s' if total != 1 else ''} masked (distinct: {kinds}); private map: {map_path}")
+    text = (f"blinded {plural(len(written), 'route file')} into {out_dir}: "
+            f"{plural(total, 'cue')} masked (distinct: {kinds}); private map: {map_path}")
     return Outcome("blind", payload, text=text, diagnostics=left)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
+from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.pipeline import Session
@@ -32,7 +33,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.leakage:
         _leakage(ctx, session, args.leakage)
     n = ctx.loaded_count
-    notes = [] if session.diags.has_errors else [f"ok: {n} route{'s' if n != 1 else ''} checked"]
+    notes = [] if session.diags.has_errors else [f"ok: {plural(n, 'route')} checked"]
     return Outcome("check", {}, diagnostics=session.diags.items, notes=notes)
 
 

@@ -48,7 +48,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if text is not None and len(compiled) > 1:
         text += "\n\n" + compile_summary(compiled, len(session.inputs))
     payload = compile_packet(compiled, diags)
-    notes = list(whatif.note(overrides))
+    notes: list[str] = []
     text = whatif.record(payload, text, overrides)
     code = exit_code(session, compiled)
     if args.cert and not session.diags.has_errors:

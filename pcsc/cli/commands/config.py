@@ -4,6 +4,7 @@ configuration file, or the default)."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from pcsc.cli import options
@@ -19,6 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.config import DOCS_URL_ENV
     from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
     cfg = ctx.config
@@ -37,15 +39,21 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     settings = [
         setting("lib_path", paths(args.lib_path), paths(cfg.lib_path), []),
         setting("policy_path", paths(args.policy_path), paths(cfg.policy_path), []),
-        setting("coverage", args.coverage, cfg.coverage, "the policy's own mode"),
+        setting("coverage", args.coverage, cfg.coverage, "the policy's own mode"),  # a file's only raises it
         setting("format", args.format, cfg.format, "text"),
         setting("ledger", str(ledger_location(args.ledger)) if args.ledger else None,
                 str(ledger_location(cfg.ledger)) if cfg.ledger else None, str(DEFAULT_PATH)),
+        setting("docs_url", None, cfg.docs_url, None),
     ]
+    if os.environ.get(DOCS_URL_ENV):
+        settings[-1] = {"name": "docs_url", "value": ctx.docs_url, "from": f"environment ({DOCS_URL_ENV})"}
     lines = [f"# configuration file: {source or 'none (pcsc.toml or [tool.pcsc] in pyproject.toml)'}"]
     width = max(len(s["name"]) for s in settings)
     for s in settings:
         value = s["value"]
-        shown = ", ".join(value) if isinstance(value, list) else str(value)
-        lines.append(f"{s['name']:<{width}}  {shown or '(none)'}    # from {s['from']}")
+        shown = ", ".join(value) if isinstance(value, list) else "" if value is None else str(value)
+        origin = s["from"]
+        if s["name"] == "coverage" and origin not in ("command line", "default"):
+            origin += " (a policy's mode is only raised by it; --coverage may lower it)"
+        lines.append(f"{s['name']:<{width}}  {shown or '(none)'}    # from {origin}")
     return Outcome("config", {"file": source, "settings": settings}, text="\n".join(lines))

@@ -31,7 +31,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         c = session.compile_route(route) if route is not None else None
         diags.extend(d for d in session.diags.sorted() if d not in diags)
         if c is None:
-            return Outcome("diff", {"honest": None}, diagnostics=diags)
+            return Outcome("diff", {"ok": False, "honest": None}, diagnostics=diags)
         compiled.append(c)
     if not compiled[0].route.transitions:
         raise UsageError(f"route `{compiled[0].route.name}` has no transitions")

@@ -47,11 +47,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap resamples (default: 10,000)")
     p.add_argument("--seed", type=int, metavar="S", help="bootstrap seed (default: 20260710, the RouteCast paper's)")
     p.add_argument("--plot", metavar="FILE", help="with --scores: also draw the scores by outcome, one panel per "
-                   "scorer, as FILE (.png or .svg; needs the plots extra: pip install 'pcsc[plots]')")
+                   "scorer, as FILE (.png or .svg; needs the extra pcsc[plots])")
     p.add_argument("--bins", type=int, metavar="N",
                    help=f"equal-width calibration bins (default: {DEFAULT_BINS}; not with --scores)")
     p.add_argument("--plot-dir", metavar="DIR", help="write calibration.png and scores.png there "
-                   "(not with --scores; needs: pip install 'pcsc[plots]')")
+                   "(not with --scores; needs the extra pcsc[plots])")
     p.add_argument("--mode", choices=("prospective", "retrospective"),
                    help="grade only the forecasts frozen in this mode (needed when the ledger holds both; "
                    "the two are never pooled)")
@@ -77,12 +77,16 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import bootstrap, ledger_diagnostic, resolution_date
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.records import latest_forecasts, recorded_outcomes, stored_outcomes
-    from pcsc.forecast.report import GradingError, evaluate_report
+    from pcsc.forecast.report import GradingError, evaluate_report, pooled_policies
     from pcsc.forecast.views import evaluate_text
 
     bins = DEFAULT_BINS if args.bins is None else args.bins
     if bins < 1:
         raise UsageError("--bins must be at least 1")
+    if args.plot_dir:
+        from pcsc.forecast.plots import require_matplotlib
+
+        require_matplotlib()  # before any work: without the extra, PCSC-E115
     as_of = resolution_date(args.as_of)
     B, seed = bootstrap(args)
     path = ctx.ledger_path()
@@ -101,14 +105,15 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     except GradingError as exc:
         return _failed([ledger_diagnostic(path, m, exc.code) for m in exc.messages])
     if args.plot_dir:
-        from pcsc.forecast.plots import PlotsUnavailable
         from pcsc.forecast.report import report_plots
 
         try:
             report_plots(report, Path(args.plot_dir))
-        except (PlotsUnavailable, OSError) as exc:
+        except OSError as exc:
             return _failed([_plot_problem(args.plot_dir, exc)])
-    return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report))
+    pooled = pooled_policies(forecasts)
+    warnings = [] if pooled is None else [ledger_diagnostic(path, pooled, codes.W751)]
+    return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report), diagnostics=warnings)
 
 
 def _failed(diagnostics: list[Diagnostic]) -> Outcome:
@@ -118,13 +123,9 @@ def _failed(diagnostics: list[Diagnostic]) -> Outcome:
     return Outcome("evaluate", payload, diagnostics=diagnostics)
 
 
-def _plot_problem(target: str, exc: Exception) -> Diagnostic:
-    """PCSC-E743 at the plot's path: no matplotlib, or a file that cannot be written."""
-    if isinstance(exc, OSError):
-        message = f"cannot write the plot: {exc.strerror or exc}"
-    else:
-        message = str(exc)
-    return Diagnostic.of(codes.E743, message, Span.file_only(target))
+def _plot_problem(target: str, exc: OSError) -> Diagnostic:
+    """PCSC-E743 at the plot's path: a file that cannot be written."""
+    return Diagnostic.of(codes.E743, f"cannot write the plot: {exc.strerror or exc}", Span.file_only(target))
 
 
 # ---------------------------------------------------------------------- a score table
@@ -228,8 +229,8 @@ def _checksum(args: argparse.Namespace) -> dict[str, str] | Diagnostic | None:
 
 
 def _check_plot(path: Path) -> None:
-    """A usage error, before any work, when the plot cannot be written: wrong suffix, a
-    missing folder, or no matplotlib."""
+    """A usage error, before any work, when the plot cannot be written (wrong suffix, a
+    missing folder); without matplotlib, PCSC-E115."""
     from pcsc.forecast import plots
 
     if path.suffix.lower() not in plots.FORMATS:
@@ -237,7 +238,4 @@ def _check_plot(path: Path) -> None:
     folder = path.parent
     if not folder.is_dir():
         raise UsageError(f"--plot {path}: no such folder {folder}")
-    try:
-        plots.require_matplotlib()
-    except plots.PlotsUnavailable as exc:
-        raise UsageError(f"--plot: {exc}") from None
+    plots.require_matplotlib()

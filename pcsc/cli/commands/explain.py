@@ -38,5 +38,4 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         text=text,
         diagnostics=session.diags.sorted(),
         exit_code=exit_code(session),
-        notes=whatif.note(overrides),
     )

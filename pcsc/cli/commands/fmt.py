@@ -1,11 +1,16 @@
 """`pcsc fmt FILE…|DIR|-`: rewrite .route and .obl files in the canonical layout.
 
 - Files are rewritten in place, only when the layout changes (`formatted PATH`), and
-  the run ends with `N files unchanged`. Folders expand to their *.route and *.obl
-  files, recursively. `-` reads standard input and writes the result to standard output.
-- `--check` writes nothing, lists the files that would change and exits 1 if any
-  would; `--diff` prints a unified diff instead of writing (with `--check`, the exit
-  code says whether anything would change); the file list then goes to standard error.
+  the run ends with a summary in ruff's words (`1 file reformatted, 2 files left
+  unchanged`). Folders expand to their *.route and *.obl files, recursively. `-` reads
+  standard input and writes the result to standard output.
+- `--check` writes nothing, lists the files that would change (`would format PATH`,
+  then `1 file would be reformatted, 2 files already formatted`) and exits 1 if any
+  would; `--diff` prints a unified diff instead of writing, and also exits 1 when
+  anything would change; the file list and the summary then go to standard error.
+- A path that cannot be read (a missing file or folder) is an error diagnostic on the
+  path (no line), and the summary counts only the files that were read: none read,
+  no summary.
 - A file with a syntax error is reported (exit 1) and left untouched. Before anything
   is written, `pcsc.fmt.check_format` compares the comments, the parse tree and the
   lowered IR of the old and the new text; a difference is a bug in pcsc: the file is
@@ -31,6 +36,8 @@ from pcsc.cli.context import STDIN, STDIN_NAME, Context
 from pcsc.cli.outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.humanize import plural
+from pcsc.resources import BOM, TEXT_ENCODING
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,13 +50,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.search_paths(p)
 
 
-def expand_fmt_inputs(args: Sequence[str]) -> list[tuple[Path, str]]:
-    """Files as given; folders expand to their *.route and *.obl files, recursively, sorted."""
+def expand_fmt_inputs(args: Sequence[str], diags: Diagnostics) -> list[tuple[Path, str]]:
+    """Files as given; folders expand to their *.route and *.obl files, recursively,
+    sorted (a folder with neither is an error)."""
     out: list[tuple[Path, str]] = []
     for arg in args:
         p = Path(arg)
         if p.is_dir():
             found = [f for f in p.rglob("*") if f.suffix in (".route", ".obl") and f.is_file()]
+            if not found:
+                diags.add(codes.E106, f"no .route or .obl files in the folder {arg}", Span.file_only(arg),
+                          "route files end in .route, libraries in .obl; folders are searched recursively")
             out.extend((f, str(f)) for f in sorted(found))
         else:
             out.append((p, arg))
@@ -70,10 +81,10 @@ def read_stdin(stream: TextIO, diags: Diagnostics) -> str | None:
     """Standard input as UTF-8 text; a diagnostic (and None) when it is not."""
     binary = getattr(stream, "buffer", None)
     if binary is None:
-        return stream.read()
+        return stream.read().removeprefix(BOM)
     data: bytes = binary.read()
     try:
-        return data.decode("utf-8")
+        return data.decode(TEXT_ENCODING)
     except UnicodeDecodeError as exc:
         diags.add(
             codes.E105,
@@ -104,15 +115,20 @@ def unified_diff(before: str, after: str, shown: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def summary(changed: int, unchanged: int, would: bool) -> str | None:
+    """`1 file reformatted, 2 files left unchanged` (`would be reformatted`, `already
+    formatted` with --check or --diff), as ruff says it; None when no file was read."""
+    done, kept = ("would be reformatted", "already formatted") if would else ("reformatted", "left unchanged")
+    parts = [f"{plural(n, 'file')} {what}" for n, what in ((changed, done), (unchanged, kept)) if n]
+    return ", ".join(parts) or None
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    """Exit 0 when done, 1 on input errors or (with --check) when a file would change,
-    70 when the formatter would change a file's meaning (a bug in pcsc)."""
+    """Exit 0 when done, 1 on input errors or (with --check or --diff) when a file would
+    change, 70 when the formatter would change a file's meaning (a bug in pcsc)."""
     from pcsc.canonical import sha256_hex
-    from pcsc.fmt import check_format, format_source, semantics
+    from pcsc.fmt import check_format, format_source
+    from pcsc.meaning import semantics
 
     stdin = STDIN in args.files
     if stdin and len(args.files) > 1:
@@ -136,7 +152,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         elif not ctx.quiet:  # keep a diff on standard output clean
             ctx.stderr.write(line)
 
-    inputs = [(Path.cwd() / STDIN_NAME, STDIN_NAME)] if stdin else expand_fmt_inputs(args.files)
+    inputs = [(Path.cwd() / STDIN_NAME, STDIN_NAME)] if stdin else expand_fmt_inputs(args.files, session.diags)
     for path, shown in inputs:
         if stdin:
             text = read_stdin(ctx.stdin, session.diags)
@@ -192,17 +208,19 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
     if refused:
         code = EXIT_INTERNAL
-    elif session.diags.has_errors or (args.check and would_change):
+    elif session.diags.has_errors or ((args.check or args.diff) and would_change):
         code = EXIT_INPUT
     else:
         code = EXIT_OK
     notes: list[str] = []
-    if not stdin:
-        summary = f"{_plural(sum(1 for r in report if r['status'] == 'unchanged'), 'file')} unchanged"
+    statuses = [r["status"] for r in report]
+    line = summary(statuses.count("formatted") + statuses.count("changed"), statuses.count("unchanged"),
+                   args.check or args.diff)
+    if not stdin and line is not None:
         if args.diff:
-            notes.append(summary)
+            notes.append(line)
         else:
-            out.append(summary + "\n")
+            out.append(line + "\n")
     return Outcome(
         "fmt",
         {"files": report},

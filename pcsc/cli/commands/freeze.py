@@ -47,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     import datetime as dt
 
-    from pcsc.cli.forecasting import ledger_diagnostic
+    from pcsc.cli.forecasting import append_diagnostics
     from pcsc.forecast.freeze import Mode, freeze_inputs, freeze_records, in_input_order, not_in_the_past
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.stores import create_and_append
@@ -60,9 +60,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     ]
     diagnostics = session.diags.sorted()
 
-    def refuse(problem: Diagnostic) -> Outcome:
-        payload: dict[str, Any] = {"ledger": str(path), "ok": False, "error": problem.message, "entries": []}
-        return Outcome("freeze", payload, diagnostics=[*diagnostics, problem])
+    def refuse(*problems: Diagnostic) -> Outcome:
+        payload: dict[str, Any] = {"ledger": str(path), "ok": False, "error": problems[0].message, "entries": []}
+        return Outcome("freeze", payload, diagnostics=[*diagnostics, *problems])
 
     if session.diags.has_errors:
         return refuse(Diagnostic.of(codes.E715, "nothing frozen: the input has errors", Span.file_only(str(path))))
@@ -95,8 +95,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     try:
         entries = create_and_append(path, records, inputs=inputs)
     except LedgerError as exc:
-        problem = ledger_diagnostic(path, str(exc))
-        return refuse(Diagnostic(problem.code, f"nothing frozen: {problem.message}", problem.span))
+        return refuse(*append_diagnostics(path, exc, "nothing frozen"))
     for shown, sha256 in inputs[len(session.inputs):]:  # the libraries, after the route files
         ctx.note_hashed_input(shown, sha256)
     frozen = list(zip(entries, in_order, strict=True))

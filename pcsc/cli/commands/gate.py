@@ -10,6 +10,7 @@ from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, Outcome
 from pcsc.cli.verdicts import exit_code
+from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.ir import Route
@@ -73,8 +74,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         payload["suggestions"] = [_suggestion_json(i, s) for i, s in enumerate(found, 1)]
         if args.apply is not None:
             if not 1 <= args.apply <= len(found):
-                raise UsageError(f"--apply {args.apply}: there are {len(found)} suggestions")
-            return Outcome("gate", payload, diagnostics=diags, exit_code=code, raw=found[args.apply - 1].text)
+                raise UsageError(f"--apply {args.apply}: there are {plural(len(found), 'suggestion')}")
+            return Outcome("gate", payload, diagnostics=diags, exit_code=code, raw=found[args.apply - 1].text,
+                           notes=whatif.note(overrides))
         if text is not None:  # nothing compiled (errors only): no suggestion to speak of
             text += "\n\n" + _suggestions_text(found)
     return Outcome(
@@ -83,8 +85,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         text=whatif.record(None, text, overrides),
         diagnostics=diags,
         exit_code=code,
-        notes=whatif.note(overrides),
-        sarif=lambda: to_sarif(diags, refusals=compiled),
+        sarif=lambda: to_sarif(diags, refusals=compiled, docs_url=ctx.docs_url),
     )
 
 

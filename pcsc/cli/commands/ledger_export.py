@@ -13,6 +13,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.humanize import plural
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -73,5 +74,5 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             problem = Diagnostic.of(codes.E108, f"cannot write the checksum: {exc.strerror or exc}",
                                     Span.file_only(str(sidecar)))
             return Outcome("ledger-export", {**payload, "ok": False}, diagnostics=[problem])
-        notes.append(f"wrote {target} ({len(rows)} rows) and its checksum {sidecar}")
+        notes.append(f"wrote {target} ({plural(len(rows), 'row')}) and its checksum {sidecar}")
     return Outcome("ledger-export", payload, raw=text, notes=notes)

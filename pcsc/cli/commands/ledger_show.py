@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--route", help="only this route")
     options.formats(p, "text", "json")
     options.output(p, "the listing")
-    p.add_argument("--cert", type=int, metavar="SEQ",
+    p.add_argument("--cert", type=options.whole_number, metavar="SEQ",
                    help="write the decision certificate stored with forecast SEQ (`pcsc freeze --cert`) instead")
 
 
@@ -47,13 +47,13 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             "entries": [entry_json(e) for e in entries],
             "outcomes": [outcome_json(o) for o in outcomes],
         }
-        text = show_text(Path(path), route, entries, outcomes)
+        text = show_text(path, route, entries, outcomes)
     except (LedgerError, ValueError) as exc:  # a row edited behind the ledger's back
         cause = str(exc).removeprefix(f"{path}: ")
         message = f"cannot show the ledger: {cause}; `pcsc ledger verify` names the bad row"
         problem = ledger_diagnostic(path, message, codes.E714)
         return Outcome("ledger-show", {"ledger": str(path), "ok": False, "error": message}, diagnostics=[problem])
-    ctx.note_input(Path(path))
+    ctx.note_input(path)
     if args.cert is not None:
         return _certificate(path, payload, args.cert)
     return Outcome("ledger-show", payload, text=text)

@@ -9,12 +9,8 @@ import argparse
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, Outcome
-
-MISSING = (
-    "pcsc lsp needs pygls, which is not installed; install the extra: "
-    "python3 -m pip install 'pcsc[lsp]' (or: python3 -m pip install 'pygls>=2')\n"
-)
+from pcsc.cli.outcome import EXIT_OK, Outcome
+from pcsc.extras import require
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,17 +24,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    try:
-        from pcsc.lsp.server import Settings, serve
-    except ImportError as exc:
-        if exc.name is None or exc.name.split(".")[0] not in ("pygls", "lsprotocol"):
-            raise
-        ctx.stderr.write(MISSING)
-        return Outcome("lsp", exit_code=EXIT_INPUT)
+    require("lsp", "pcsc lsp")
+    from pcsc.lsp.server import Settings, serve
+
     settings = Settings(
         lib_path=tuple(ctx.search_path("lib_path")),
         policy_path=tuple(ctx.search_path("policy_path")),
         coverage=ctx.coverage,  # type: ignore[arg-type]
+        config_coverage=ctx.config.coverage,  # type: ignore[arg-type]
     )
     serve(settings)
     return Outcome("lsp", exit_code=EXIT_OK)

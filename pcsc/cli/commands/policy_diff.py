@@ -49,10 +49,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     edit = (lambda r: override_route(r, overrides)) if any(o.target == "route" for o in overrides) else None
     result = diff_policies(old, new, routes, ctx.search_path("policy_path"), edit)
     payload = to_json(result)
-    text = to_text(result, bool(args.files))
-    if overrides:
-        payload["overrides"] = [o.json() for o in overrides]
-        text = "what-if on NEW (never written back): " + ", ".join(o.text for o in overrides) + "\n" + text
+    text = whatif.record(payload, to_text(result, bool(args.files)), overrides, "what-if on NEW")
     return Outcome(
         "policy-diff",
         payload,

@@ -16,6 +16,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.records import History
@@ -86,6 +87,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     fitted = fit_policy(old.policy, mine, found.milestones, args.strength, args.holdout, gains=args.gains,
                         gain_strength=args.gain_strength, calibration=args.calibration)
     fits = fitted.classes
+    trained = sum(f.n for f in fits)
+    if not trained:  # a policy fitted to nothing would be the old one under a new version
+        return failed("policy-fit", [_nothing_to_fit(ctx, old.ref, len(mine), when)])
     doc = fitted_policy_document(old, args.version, fits, args.strength, str(ctx.ledger_path()), when,
                                  args.holdout, fitted)
     text = tomli_w.dumps(doc)
@@ -120,10 +124,13 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             "method": cal.method, "transitions": cal.n, "ece_before": cal.ece_before, "ece_after": cal.ece_after,
         }
     note = (
-        f"fitted {len(moved)} of {len(fits)} reference classes of {old.ref} from "
-        f"{sum(f.n for f in fits)} resolved training transitions" + (f"; wrote {args.toml}" if args.toml else "")
+        f"fitted {len(moved)} of {plural(len(fits), 'reference class', 'reference classes')} of {old.ref} from "
+        f"{plural(trained, 'resolved training transition')}"
+        + (f"; wrote {args.toml}" if args.toml else "")
     )
     notes = [note]
+    if args.toml:
+        notes += _where_found(ctx, Path(args.toml), old.policy.id, args.version)
     if fitted.gains_new is not None:
         notes.append(f"gains: corroborate {fitted.gains_old[0]:g} -> {fitted.gains_new[0]:g}, "
                      f"contradict {fitted.gains_old[1]:g} -> {fitted.gains_new[1]:g}")
@@ -132,3 +139,28 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         notes.append("calibration: no resolved training transition, no map written" if cal is None else
                      f"calibration ({cal.method}): training ECE {cal.ece_before:.4f} -> {cal.ece_after:.4f}")
     return Outcome("policy-fit", payload, text=None if args.toml else text, notes=notes)
+
+
+def _nothing_to_fit(ctx: Context, ref: str, forecasts: int, when: dt.date) -> Diagnostic:
+    ledger = str(ctx.ledger_path())
+    what = (f"no forecast in the ledger was frozen under {ref}" if not forecasts else
+            f"none of the {forecasts} forecasts frozen under {ref} has a resolved training transition "
+            f"as of {when.isoformat()}")
+    return Diagnostic.of(codes.E746, f"nothing to fit: {what}; no policy written", Span.file_only(ledger),
+                         "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of")
+
+
+def _where_found(ctx: Context, written: Path, policy_id: str, version: str) -> list[str]:
+    """A note when `pcsc policy compare` would not find the written policy by its
+    reference: it must be `<root>/<id>/<version>.toml` under a policy root."""
+    from pcsc.policy.load import PolicyStore
+
+    ref = f"{policy_id}@{version}"
+    root = written.parent.parent
+    if written.name != f"{version}.toml" or written.parent.name != policy_id:
+        return [f"note: `{ref}` is found by its reference only as <folder>/{policy_id}/{version}.toml; "
+                f"give the file's path to `pcsc policy compare`"]
+    store = PolicyStore(ctx.search_path("policy_path"))
+    if store.find(policy_id, version) == written or any(r.resolve() == root.resolve() for r in store.roots()):
+        return []
+    return [f"note: commands find `{ref}` with --policy-path {root} (or policy_path in pcsc.toml)"]

@@ -13,6 +13,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.humanize import plural
 from pcsc.redteam import DEFAULT_MAX_EDITS
 
 FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}
@@ -159,11 +160,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.search and args.emit is not None:
         problem = output_folder(Path(args.emit), "--emit")
         if problem is not None:
-            return Outcome("redteam-search", None, diagnostics=[problem])
+            return Outcome("redteam-search", {"ok": False}, diagnostics=[problem])
     overrides, problems = whatif.parse(args)
     if problems:
         kind = "redteam-search" if args.search else "redteam"
-        return Outcome(kind, None, diagnostics=problems, exit_code=EXIT_INPUT)
+        return Outcome(kind, {"ok": False}, diagnostics=problems, exit_code=EXIT_INPUT)
     session, routes = whatif.load(ctx, args.files, overrides)
     if args.route is not None:
         chosen = [r for r in routes if r.name == args.route]
@@ -190,7 +191,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         reports = map_routes(session, ctx.settings(session), job, compiled, ctx.executor())
     payload = report_json(reports, args.max_edits, args.depth, args.reclass)
     text = whatif.record(payload, report_text(reports) if reports else None, overrides)
-    return Outcome("redteam", payload, text=text, diagnostics=session.diags.sorted(), notes=whatif.note(overrides))
+    return Outcome("redteam", payload, text=text, diagnostics=session.diags.sorted())
 
 
 def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass: str) -> Any:
@@ -207,18 +208,17 @@ def _search_outcome(
     results = run_search(ctx, session, compiled, args, args.conditions)
     arms = FEEDBACK[args.feedback]
     settings = search_settings(args)
-    notes = list(whatif.note(overrides))
+    notes = []
     if args.emit is not None:
         try:
             written = emit_revisions(results, Path(args.emit))
         except OSError as exc:
             where = Path(exc.filename) if isinstance(exc.filename, str) else Path(args.emit)
-            return Outcome("redteam-search", None, diagnostics=[*session.diags.sorted(), cannot_write(where, exc)])
-        notes.append(f"wrote {len(written)} revision{'s' if len(written) != 1 else ''} to {args.emit}")
-    text = None
-    if results:
-        text = routes_text(results) + "\n\n" + tables_text(results, arms, settings)
+            problems = [*session.diags.sorted(), cannot_write(where, exc)]
+            return Outcome("redteam-search", {"ok": False}, diagnostics=problems)
+        notes.append(f"wrote {plural(len(written), 'revision')} to {args.emit}")
     payload = search_json(results, arms, settings)
+    text = routes_text(results) + "\n\n" + tables_text(payload) if results else None
     text = whatif.record(payload, text, overrides)
     return Outcome("redteam-search", payload, text=text, diagnostics=session.diags.sorted(), notes=notes)
 

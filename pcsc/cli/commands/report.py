@@ -1,7 +1,7 @@
 """`pcsc report FILE…`: the compiled routes as one self-contained HTML page (the route
 picture, the staged fold, coverage, undischarged obligations, seams; the ranking
 first for several routes). The page is the same bytes on standard output and in
-`-o PATH`; it needs Jinja2 (``pip install 'pcsc[report]'``)."""
+`-o PATH`; it needs Jinja2 (the extra ``pcsc[report]``)."""
 
 from __future__ import annotations
 
@@ -24,14 +24,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the page (a refused score is reported, not an error), 1 on input
-    errors or when no route compiled, 2 on a usage error or without Jinja2."""
+    errors, when no route compiled or without Jinja2 (PCSC-E115), 2 on a usage error."""
     from pcsc.forecast.rank import RankKeyConflict
-    from pcsc.report import ReportUnavailable, build, render_html, require_jinja2
+    from pcsc.report import build, render_html, require_jinja2
 
-    try:
-        require_jinja2()
-    except ReportUnavailable as exc:
-        raise UsageError(str(exc)) from None
+    require_jinja2()  # before any work: without the extra, PCSC-E115
     session, routes = ctx.load(args.files)
     routes = ctx.routes_named(routes, args.route, args.files)
     compiled = session.compile_routes(routes)

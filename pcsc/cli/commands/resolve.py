@@ -19,6 +19,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic
+from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.ledger import Ledger
@@ -135,7 +136,8 @@ def _store_and_resolve(
     ledger: Ledger, outcomes: Outcomes, text: bytes, args: argparse.Namespace, as_of: dt.date
 ) -> Outcome:
     from pcsc.canonical import sha256_hex
-    from pcsc.cli.forecasting import findings_diagnostics, ledger_diagnostic, packet_diagnostics
+    from pcsc.cli.forecasting import append_diagnostics, findings_diagnostics, ledger_diagnostic, packet_diagnostics
+    from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.records import latest_forecasts, merged_outcomes, new_outcome_records, stored_outcomes
     from pcsc.forecast.resolve import PacketError, check_outcomes, frozen_routes, resolve_all
 
@@ -152,7 +154,10 @@ def _store_and_resolve(
     if any(d.severity == "error" for d in diagnostics):
         return failed(diagnostics)
     records = new_outcome_records(ledger, outcomes, f"{args.outcomes} sha256 {sha256_hex(text)}")
-    stored = [] if args.dry_run else ledger.append_outcomes(records)
+    try:
+        stored = [] if args.dry_run else ledger.append_outcomes(records)
+    except LedgerError as exc:
+        return failed(append_diagnostics(ledger.path, exc, "nothing stored"))
     everything = merged_outcomes(ledger, outcomes) if args.dry_run else stored_outcomes(ledger)
     source = {
         "ledger": str(ledger.path),
@@ -160,5 +165,5 @@ def _store_and_resolve(
         "already_stored": len(outcomes.observations) + len(outcomes.labels) - len(records),
     }
     verb = "would store" if args.dry_run else "stored"
-    head = f"{verb} {len(records)} new outcome{'s' if len(records) != 1 else ''} in {ledger.path}\n"
+    head = f"{verb} {plural(len(records), 'new outcome')} in {ledger.path}\n"
     return _resolved(resolve_all(routes, everything, as_of), as_of, source, head, diagnostics)

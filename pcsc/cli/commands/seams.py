@@ -90,14 +90,14 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.artifacts is not None:
         problem = output_folder(Path(args.artifacts), "--artifacts")
         if problem is not None:
-            return Outcome("seams", None, diagnostics=[problem])
+            return Outcome("seams", {"ok": False}, diagnostics=[problem])
     overrides, problems = whatif.parse(args)
     if problems:
-        return Outcome("seams", None, diagnostics=problems, exit_code=EXIT_INPUT)
+        return Outcome("seams", {"ok": False}, diagnostics=problems, exit_code=EXIT_INPUT)
     session, routes = whatif.load(ctx, args.files, overrides)
     compiled = session.compile_routes(routes)
     if not compiled and session.diags.has_errors:
-        return Outcome("seams", None, diagnostics=session.diags.sorted())  # no route: no table of 0/0 rates
+        return Outcome("seams", {"ok": False}, diagnostics=session.diags.sorted())  # no route: no table of 0/0 rates
     if ctx.jobs == 1:
         results = [analyse(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
     else:
@@ -112,7 +112,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         found = run_search(ctx, session, compiled, args, conditions=True)
         arms = FEEDBACK[args.feedback]
         payload["experiment"]["search"] = search_json(found, arms, search_settings(args))
-        search_text = tables_text(found, arms, search_settings(args))
+        search_text = tables_text(payload["experiment"]["search"])
     whatif.record(payload, None, overrides)
     derivations = _derivations(results) if args.symbolic else None
     if derivations is not None:
@@ -120,15 +120,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     parts: list[str] = []
     if not args.experiment or args.verbose:
         parts.append(seams_text(results))
-    for d in derivations or ():
-        parts.append(
-            f"\nshape {d['shape']}: spliced fold − original fold, "
-            f"{'V' if d['shape'].startswith('graph') else 'R_k+1'} kept as a symbol, factored:\n"
-            f"  derived: {d['difference']}\n  paper:   {d['paper']}\n"
-            f"  derived − paper expands to {d['residual']}; full-chain identity verified: {d['verified']}"
-        )
+    parts += ["\n" + _derivation_text(d) for d in derivations or ()]
     if len(results) > 1 or args.experiment:
-        parts.append("\n" + summary_text(summary))
+        parts.append(("\n" if parts else "") + summary_text(summary))  # no blank line first
     if exp is not None:
         parts.append("\n" + experiment_text(exp))
     if search_text is not None:
@@ -141,7 +135,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             where = Path(exc.filename) if isinstance(exc.filename, str) else Path(args.artifacts)
             diagnostics = [*diagnostics, cannot_write(where, exc)]
     text = whatif.record(None, "\n".join(parts), overrides)
-    return Outcome("seams", payload, text=text, diagnostics=diagnostics, notes=whatif.note(overrides))
+    return Outcome("seams", payload, text=text, diagnostics=diagnostics)
 
 
 def _multipliers(text: str) -> tuple[str, ...]:
@@ -180,17 +174,58 @@ def _analyse(session: Any, compiled: Any) -> Any:
     return analyse(compiled, session)
 
 
-def _derivations(results: list[Any]) -> list[dict[str, str]]:
-    from pcsc.seams.graphs import graph_derivation, shape_key
+def _derivations(results: list[Any]) -> list[dict[str, Any]]:
+    """One derivation per fold and shape the seams of ``results`` use: the identity of
+    the fold each route's policy uses (pcsc.seams.symbolic, .folds, .graphs)."""
+    from pcsc.seams.folds import fold_derivation
+    from pcsc.seams.graphs import graph_derivation, proof_picks, shape_key
     from pcsc.seams.symbolic import derivation
 
-    chains = [r for r in results if r.compiled.route.shape is None]
-    shapes = sorted({(len(r.compiled.route.transitions), s.k) for r in chains for s in r.seams})
-    out = [derivation(n, k) for n, k in shapes]
-    graphs: dict[str, tuple[Any, str]] = {}
+    order = {"default": 0, "discounted": 1, "abandonment": 2}
+    chains: set[tuple[int, int, int]] = set()
+    graphs: dict[tuple[int, str], dict[str, Any]] = {}
     for r in results:
-        if r.compiled.route.shape is not None:
-            for s in r.seams:
-                shape = r.compiled.route.shape
-                graphs.setdefault(shape_key(shape, s.transition), (shape, s.transition))
-    return out + [graph_derivation(shape, name) for _, (shape, name) in sorted(graphs.items())]
+        route, numbers = r.compiled.route, r.compiled.numbers
+        spec = numbers.fold
+        fold = "default" if spec.is_default else "abandonment" if spec.abandonment else "discounted"
+        names, ds = [t.name for t in numbers.transitions], [t.d for t in numbers.transitions]
+        for s in r.seams:
+            if route.shape is None:
+                chains.add((order[fold], len(names), s.k))
+                continue
+            picks, case = proof_picks(route.shape, names, ds, s.k)
+            d = graph_derivation(route.shape, s.transition, fold, picks, case)
+            graphs.setdefault((order[fold], shape_key(route.shape, s.transition) + repr(sorted(d.items()))), d)
+    out = [derivation(n, k) if f == 0 else fold_derivation(n, k, f == 2) for f, n, k in sorted(chains)]
+    return out + [d for _, d in sorted(graphs.items(), key=lambda kv: kv[0])]
+
+
+def _derivation_text(d: dict[str, Any]) -> str:
+    """A derivation as `pcsc seams --symbolic` prints it."""
+    from pcsc.seams.folds import CASE_TEXT
+
+    kept = "V" if d["fold"].startswith("graph") else "R_k+1"
+    fold = {
+        "discounted": ", discounted (d_i kept as symbols)",
+        "graph-discounted": ", discounted (d_i kept as symbols)",
+        "abandonment": ", the option to stop (premises c_i ≥ 0, 0 ≤ p_i·d_i ≤ 1; d_i kept as symbols)",
+        "graph-abandonment": ", the option to stop (premises c_i ≥ 0, 0 ≤ p_i·d_i ≤ 1)",
+    }.get(d["fold"], "")
+    if "cases" not in d:
+        name = "paper" if "paper" in d else "formula"
+        what = "full-chain identity" if "paper" in d else "identity"
+        return (
+            f"shape {d['shape']}{fold}: spliced fold − original fold, {kept} kept as a symbol, factored:\n"
+            f"  derived: {d['difference']}\n  {name + ':':<8} {d['formula']}\n"
+            f"  derived − {name} expands to {d['residual']}; {what} verified: {d['verified']}"
+        )
+    lines = [f"shape {d['shape']}{fold}: in each case, the max resolved as it says, {kept} kept as a symbol:"]
+    for row in d["cases"]:
+        lines += [
+            f"  {row['case']}" + (f" ({CASE_TEXT[row['case']]})" if row["case"] in CASE_TEXT else "") + ":",
+            f"    derived: {row['difference']}",
+            f"    formula: {row['formula']}",
+            f"    derived − formula expands to {row['residual']}",
+        ]
+    lines.append(f"  identity verified in every case: {d['verified']}")
+    return "\n".join(lines)

@@ -25,13 +25,13 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
     overrides, problems = whatif.parse(args)
     if problems:
-        return Outcome("splice", {"route": None}, diagnostics=problems, exit_code=EXIT_INPUT)
+        return Outcome("splice", {"ok": False, "route": None}, diagnostics=problems, exit_code=EXIT_INPUT)
     session, routes = whatif.load(ctx, args.files, overrides)
     if session.diags.has_errors:
-        return Outcome("splice", {"route": None}, diagnostics=session.diags.sorted())
+        return Outcome("splice", {"ok": False, "route": None}, diagnostics=session.diags.sorted())
     route = ctx.choose_route(routes, args.route, args.files)
     if route is None:
-        return Outcome("splice", {"route": None}, diagnostics=session.diags.sorted())
+        return Outcome("splice", {"ok": False, "route": None}, diagnostics=session.diags.sorted())
     try:
         text = splice_text(route, args.seam)
     except SpliceError as exc:

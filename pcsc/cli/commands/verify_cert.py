@@ -25,16 +25,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.certcheck import Mismatch, verify
+    from pcsc.certcheck import MAX_CERTIFICATE_BYTES, Mismatch, Refused, read_bounded, verify
     from pcsc.diagnostics import codes
     from pcsc.diagnostics.model import Diagnostic, Span
     from pcsc.resources import data_dir
 
     path = Path(args.cert)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        message = f"cannot read {args.cert}: {getattr(exc, 'strerror', None) or exc}"
+        text = read_bounded(path, args.cert, MAX_CERTIFICATE_BYTES).decode("utf-8")
+    except (Mismatch, UnicodeDecodeError) as exc:
+        message = f"cannot read {args.cert}: {exc.message if isinstance(exc, Mismatch) else exc}"
         diag = Diagnostic.of(codes.E911, message, Span.file_only(args.cert))
         return Outcome("verify-cert", {"verified": False, "difference": None}, diagnostics=[diag],
                        exit_code=EXIT_INPUT)
@@ -53,6 +53,16 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             # a structure the checker cannot read: a key missing, a value of the wrong kind
             detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
             raise Mismatch("certificate", f"malformed, not as `pcsc compile --cert` writes it ({detail})") from None
+    except Refused as exc:
+        diag = Diagnostic.of(
+            codes.E913,
+            f"{args.cert}: {exc.what}: {exc.message}",
+            Span.file_only(args.cert),
+            "a certificate names only regular files inside its own folder (or shipped with PCSC); "
+            "give the file with --against to check it against another one",
+        )
+        payload = {"verified": False, "difference": {"what": exc.what, "message": exc.message}}
+        return Outcome("verify-cert", payload, diagnostics=[diag], exit_code=EXIT_INPUT)
     except Mismatch as exc:
         diag = Diagnostic.of(
             codes.E912,
@@ -65,7 +75,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         return Outcome("verify-cert", payload, diagnostics=[diag], exit_code=EXIT_INPUT)
     verdicts: dict[str, int] = {}
     for r in summary["routes"]:
-        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+        shown = r["verdict"]
+        if r["lowered_from"] is not None:
+            shown += f" (coverage {r['mode']}, lowered from the policy's {r['lowered_from']} on the command line)"
+        verdicts[shown] = verdicts.get(shown, 0) + 1
     routes = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
     text_out = (
         f"verified {args.cert}: {len(summary['routes'])} route(s) ({routes}); {summary['steps']} numbers recomputed, "

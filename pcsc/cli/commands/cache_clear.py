@@ -1,0 +1,34 @@
+"""`pcsc cache clear [--format text|json]`: remove every file pcsc caches (IR entries,
+parser tables, proof records); each is rebuilt when next needed. Only the names pcsc
+writes, and only in a folder private to this user (else PCSC-E113, exit 1)."""
+
+from __future__ import annotations
+
+import argparse
+
+from pcsc.cli import options
+from pcsc.cli.commands.cache_info import size_text
+from pcsc.cli.context import Context
+from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostic, Span
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.formats(p, "text", "json")
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.ircache import cache_location, clear
+
+    folder = cache_location().parent
+    try:
+        removed, freed = clear()
+    except OSError as exc:
+        problem = Diagnostic.of(codes.E113, f"the cache cannot be cleared: {exc.strerror or exc}",
+                                Span.file_only(str(folder)),
+                                "set XDG_CACHE_HOME to a folder of your own, or PCSC_NO_CACHE=1 to use none")
+        return Outcome("cache-clear", {"folder": str(folder), "removed": 0, "bytes": 0, "ok": False},
+                       diagnostics=[problem])
+    text = f"removed {removed:,} {'file' if removed == 1 else 'files'} ({size_text(freed)}) from {folder}"
+    return Outcome("cache-clear", {"folder": str(folder), "removed": removed, "bytes": freed, "ok": True}, text=text)

@@ -1,0 +1,49 @@
+"""`pcsc cache info [--format text|json]`: where the IR cache lives, whether it is used,
+what it holds and its bound (docs/cli.md, "The IR cache")."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from pcsc.cli import options
+from pcsc.cli.context import Context
+from pcsc.cli.exits import UsageError
+from pcsc.cli.outcome import Outcome
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    options.formats(p, "text", "json")
+
+
+def size_text(n: int) -> str:
+    """Bytes for a reader: `12.3 MB` (2^20 bytes), `4.0 KB`, `512 bytes`."""
+    if n >= 2**20:
+        return f"{n / 2**20:.1f} MB"
+    return f"{n / 2**10:.1f} KB" if n >= 2**10 else f"{n} bytes"
+
+
+def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    from pcsc.ircache import ENV_MAX_ENTRIES, ENV_MAX_MB, CacheSettingError, Limits, usage
+
+    try:
+        limits = Limits.from_environment()
+    except CacheSettingError as exc:
+        raise UsageError(str(exc)) from None
+    u = usage(limits)
+    payload: dict[str, Any] = {
+        "folder": str(u.folder),
+        "enabled": u.enabled,
+        "disabled_by": u.why_off,
+        "entries": u.entries,
+        "bytes": u.bytes,
+        "limits": {"entries": limits.entries, "bytes": limits.bytes},
+        "other_files": u.other_files,
+        "other_bytes": u.other_bytes,
+    }
+    lines = [f"IR cache: {u.folder}" + ("" if u.enabled else f"  (off: {u.why_off})")]
+    lines.append(f"  entries  {u.entries:,} of at most {limits.entries:,} ({ENV_MAX_ENTRIES})")
+    lines.append(f"  size     {size_text(u.bytes)} of at most {size_text(limits.bytes)} ({ENV_MAX_MB})")
+    lines.append(f"  beside   {u.other_files:,} {'file' if u.other_files == 1 else 'files'}, "
+                 f"{size_text(u.other_bytes)} (parser tables, proof records)")
+    return Outcome("cache-info", payload, text="\n".join(lines))
