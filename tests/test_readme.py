@@ -65,8 +65,10 @@ SETUP = {"bad.route": _BAD_ROUTE, "broken.toml": _broken_policy()}
 
 #: Lines of the README's plain command lists (```sh blocks) that are not run, and why.
 ILLUSTRATIVE = {
-    "python3 -m pip install . && pcsc compile examples/": "installs PCSC; test_set_up_commands_come_first checks it",
-    "python3 -m pip install -q -e '.[test]' && python3 -m pytest -q": "the test suite itself",
+    "python3 -m pip install -c constraints.txt . && pcsc compile examples/":
+        "installs PCSC; test_set_up_commands_come_first and tests/test_lock.py check it",
+    "python3 -m pip install -q -c constraints.txt -e '.[test]' && python3 -m pytest -q":
+        "the test suite itself; .ci/run runs it as written (tests/test_lock.py)",
     "pcsc resolve outcomes.toml": "needs outcomes recorded after the freeze; docs/tutorial.md runs resolve, checked",
     "pcsc evaluate": "needs resolved outcomes; docs/tutorial.md runs evaluate with its output checked",
     "pcsc policy fit --policy venture@1.1.0 --version 1.2.0 -o learned/venture/1.2.0.toml":
@@ -153,9 +155,8 @@ def test_every_listed_command_is_run_or_explained() -> None:
 def test_set_up_commands_come_first() -> None:
     text = _readme()
     blocks = re.findall(r"```sh\n(.*?)\n```", text, re.S)
-    assert blocks[0] == "python3 -m pip install . && pcsc compile examples/"
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert blocks[1] in ci, ".ci/run must run the README's test command"
+    assert blocks[0] == "python3 -m pip install -c constraints.txt . && pcsc compile examples/"
+    assert blocks[1] == "python3 -m pip install -q -c constraints.txt -e '.[test]' && python3 -m pytest -q"
 
 
 def test_python_example_runs() -> None:
