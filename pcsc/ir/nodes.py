@@ -165,16 +165,18 @@ class Route:
     obligations: tuple[Obligation, ...]  # from the libraries in `uses`
     span: Span
     shape: Shape | None = None  # None for a chain; the series-parallel tree of a graph route
+    # the states by name, filled on first use: a lookup per transition stays linear
+    _state_index: dict[str, State] = attrs.field(init=False, eq=False, repr=False, hash=False, factory=dict)
 
     @property
     def is_graph(self) -> bool:
         return self.shape is not None
 
     def state(self, name: str) -> State:
-        for s in self.states:
-            if s.name == name:
-                return s
-        raise KeyError(name)
+        index = self._state_index
+        if not index:
+            index.update((s.name, s) for s in reversed(self.states))  # the first of a name wins
+        return index[name]
 
     def arrival(self, t: Transition) -> State:
         """The target state as transition ``t`` brings it about: on a chain, the target
