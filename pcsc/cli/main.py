@@ -120,7 +120,9 @@ def run(command: Command, args: argparse.Namespace) -> int:
     try:
         outcome: Outcome = module.run(ctx, args)
     except UsageError as exc:
-        sys.stderr.write(f"pcsc {command.name}: error: {exc}\n")
+        from pcsc.escape import escape_controls
+
+        sys.stderr.write(escape_controls(f"pcsc {command.name}: error: {exc}") + "\n")
         return EXIT_USAGE
     except Exception as exc:
         failure = input_failure(exc, ctx, command)
@@ -183,8 +185,14 @@ def finish(ctx: Any, code: int) -> int:
 
 def fit_terminal(text: str, wide: bool) -> str:
     """Cut lines to the terminal's width when standard output is a terminal (``--wide``
-    keeps them whole); pipes and files always get whole lines."""
-    if wide or not sys.stdout.isatty():
+    keeps them whole), and escape the control characters a file's content (a route, a
+    picture) may still hold; pipes and files always get whole lines, as written."""
+    if not sys.stdout.isatty():
+        return text
+    from pcsc.escape import escape_controls
+
+    text = escape_controls(text)
+    if wide:
         return text
     import shutil
 

@@ -4,8 +4,25 @@ chooses a route, writes a report or opens the ledger spells the option the same 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 COVERAGE_MODES = ("gate", "dock", "off")
+MAX_DIAGNOSTICS = 100  # diagnostics printed on standard error by default (docs/diagnostics.md)
+
+
+def _count(zero: str) -> Callable[[str], int]:
+    """An argparse type: a whole number, 0 (meaning ``zero``) or more."""
+
+    def count(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+        if n < 0:
+            raise argparse.ArgumentTypeError(f"must be 0 ({zero}) or more")
+        return n
+
+    return count
 
 
 def files(p: argparse.ArgumentParser, *, stdin: bool = False, one: bool = False) -> None:
@@ -80,19 +97,10 @@ def jobs(p: argparse.ArgumentParser) -> None:
     processes; the output is the same as with one. ``--scheduler ADDRESS`` sends that
     work to a Dask cluster instead."""
 
-    def count(value: str) -> int:
-        try:
-            n = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-        if n < 0:
-            raise argparse.ArgumentTypeError("must be 0 (one per CPU) or more")
-        return n
-
     p.add_argument(
         "-j",
         "--jobs",
-        type=count,
+        type=_count("one per CPU"),
         default=1,
         metavar="N",
         help="worker processes (default 1; 0: one per CPU); the output does not depend on it",
@@ -116,3 +124,11 @@ def global_options(p: argparse.ArgumentParser) -> None:
         help="colour on standard error (auto: a terminal, unless NO_COLOR is set; FORCE_COLOR forces it)",
     )
     p.add_argument("--wide", action="store_true", help="do not cut text tables to the terminal's width")
+    p.add_argument(
+        "--max-diagnostics",
+        type=_count("all"),
+        default=MAX_DIAGNOSTICS,
+        metavar="N",
+        help=f"print at most N diagnostics on standard error, then say how many more there are (default "
+        f"{MAX_DIAGNOSTICS}; 0 prints all; JSON and SARIF always carry every one)",
+    )

@@ -48,6 +48,7 @@ E109 = _register("PCSC-E109", "unknown unit")
 E110 = _register("PCSC-E110", "NUL character in the text")
 E111 = _register("PCSC-E111", "expression nested too deeply")
 E112 = _register("PCSC-E112", "file too large")
+E126 = _register("PCSC-E126", "line too long")
 
 # names and structure
 E201 = _register("PCSC-E201", "unknown state")
@@ -147,6 +148,7 @@ W605 = _register("PCSC-W605", "evidence below the policy's minimum tier")
 W606 = _register("PCSC-W606", "bidirectional control character in the text")
 W607 = _register("PCSC-W607", "evidence repeats another item's source or excerpt")
 W608 = _register("PCSC-W608", "unverified evidence is excluded")
+W620 = _register("PCSC-W620", "control character in the text")
 
 # forecast warnings
 W701 = _register("PCSC-W701", "outcome ignored or suspect")
