@@ -9,6 +9,7 @@ over `MAX_LINE` characters is refused before it is lexed."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -17,7 +18,8 @@ import pytest
 from pcsc.cli import main
 from pcsc.syntax import parser
 from pcsc.syntax.limits import MAX_LINE
-from tests.conftest import EXAMPLES
+from tests import docrun
+from tests.conftest import EXAMPLES, ROOT
 
 BASE = (EXAMPLES / "log_search.route").read_text(encoding="utf-8")
 THRESHOLD = "threshold  developers >= 1.5k\n"
@@ -139,3 +141,46 @@ def test_output_stops_at_max_diagnostics_and_says_what_was_cut(
     _, out, _ = run(capsys, "check", "--format", "json", "--max-diagnostics", "3", str(path))
     assert sum(d["code"] == "PCSC-E301" for d in json.loads(out)["diagnostics"]) == 150
     assert main(["check", "--max-diagnostics", "-1", str(path)]) == 2
+
+
+# ---------------------------------------------------------------------- the documentation
+
+OUTPUT_PAGE = ROOT / "docs" / "output.md"
+
+
+def test_the_output_page_runs_as_written(tmp_path: Path) -> None:
+    steps = docrun.steps(OUTPUT_PAGE.read_text(encoding="utf-8"))
+    assert sum(s.kind == "command" for s in steps) == 2
+    for step in steps:
+        if step.kind == "file":
+            (tmp_path / step.path).write_text(step.text, encoding="utf-8")
+        else:
+            assert step.command is not None
+            docrun.check_command(step.command, tmp_path)
+
+
+def test_the_pages_state_the_limits_the_code_has() -> None:
+    from pcsc.cli.options import MAX_DIAGNOSTICS
+    from pcsc.render.diagnostics import _BEFORE, MESSAGE, SNIPPET
+    from pcsc.syntax.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_ROUTES, MAX_TRANSITIONS
+
+    page = " ".join(OUTPUT_PAGE.read_text(encoding="utf-8").split())
+    for claim in (
+        f"Standard error shows at most {MAX_DIAGNOSTICS} diagnostics",
+        f"A source line longer than {SNIPPET + SNIPPET // 5} characters is shown as the {SNIPPET} characters",
+        f"longer than {MESSAGE:,} characters is cut there",
+        f"## Lines of at most {MAX_LINE:,} characters",
+        f"longer than {MAX_LINE:,} characters is refused before it is lexed",
+        f"up to the limit of {MAX_TRANSITIONS:,} transitions",
+    ):
+        assert claim in page, claim
+    assert 0 < _BEFORE < SNIPPET
+    cli = " ".join((ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split())
+    assert f"`--max-diagnostics N` prints at most N diagnostics on standard error (default {MAX_DIAGNOSTICS};" in cli
+    limits = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+?) \| PCSC-E[12]\d\d \|$",
+                             (ROOT / "docs" / "language.md").read_text(encoding="utf-8"), re.M))
+    assert limits["operators nested in one expression (parentheses alone do not count)"] == str(MAX_DEPTH)
+    assert limits["size of a route or library file"] == f"10 MB ({MAX_FILE_BYTES:,} bytes)"
+    assert limits["characters in one line (refused before it is lexed)"] == f"{MAX_LINE:,}"
+    assert limits["transitions in one route"] == f"{MAX_TRANSITIONS:,}"
+    assert limits["routes in one file"] == f"{MAX_ROUTES:,}"

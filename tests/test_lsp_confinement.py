@@ -20,7 +20,6 @@ from tests.conftest import ROOT, SPEC_ROUTE
 pytest.importorskip("pytest_lsp")
 pytest.importorskip("pygls")
 
-import pytest_asyncio  # noqa: E402
 import pytest_lsp  # noqa: E402
 from lsprotocol import types as lsp  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402

@@ -3,7 +3,8 @@
 Every open document is compiled in memory on open and on each change
 (`pcsc.lsp.analysis`); its diagnostics, coverage included, are published at once.
 Hover, go-to-definition and completion query the latest analysis; formatting runs
-`pcsc fmt`'s formatter and its safety check.
+`pcsc fmt`'s formatter and its safety check. A request may name only a document the
+client opened or a file inside its workspace folders (`PcscServer.readable`).
 
 Positions: PCSC spans are 1-based lines and 1-based columns counted in characters;
 LSP positions are 0-based lines and columns in the negotiated encoding (UTF-16 unless
