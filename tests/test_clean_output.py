@@ -110,6 +110,10 @@ def test_a_diagnostic_escapes_its_file_name_message_and_snippet(
 def test_a_usage_error_escapes_what_the_user_typed(route: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "explain", "--route", "x\x1b]0;owned\x07", route.name)
     assert code == 2 and not RAW.search(err) and "x\\x1b]0;owned\\x07" in err
+    code, _, err = run(capsys, "check", "--format", "\x1b[2J", route.name)  # argparse's own message
+    assert code == 2 and not RAW.search(err) and "\\x1b[2J" in err
+    code, _, err = run(capsys, "compile", route.name, "-o", "out\x07/")  # an output that cannot be written
+    assert code == 1 and not RAW.search(err) and "out\\x07/: error: cannot write the output" in err
 
 
 def test_file_content_goes_to_a_pipe_as_written_and_to_a_terminal_escaped(

@@ -148,6 +148,22 @@ class Criterion:
     span: Span
 
 
+_SCAN = 16  # states looked up by a scan; a longer route's by an index (one lookup per transition stays linear)
+_INDEXES: dict[int, tuple[tuple[State, ...], dict[str, State]]] = {}  # by the id of a route's states
+
+
+def _state_index(states: tuple[State, ...]) -> dict[str, State]:
+    """The states by name (the first of a name wins), kept for the last few routes: the
+    IR is frozen and its fields are the route's data, so the index lives beside it."""
+    cached = _INDEXES.get(id(states))
+    if cached is None or cached[0] is not states:
+        if len(_INDEXES) >= 64:
+            _INDEXES.pop(next(iter(_INDEXES)))
+        cached = (states, {s.name: s for s in reversed(states)})
+        _INDEXES[id(states)] = cached
+    return cached[1]
+
+
 @attrs.frozen
 class Route:
     name: str
@@ -165,18 +181,18 @@ class Route:
     obligations: tuple[Obligation, ...]  # from the libraries in `uses`
     span: Span
     shape: Shape | None = None  # None for a chain; the series-parallel tree of a graph route
-    # the states by name, filled on first use: a lookup per transition stays linear
-    _state_index: dict[str, State] = attrs.field(init=False, eq=False, repr=False, hash=False, factory=dict)
 
     @property
     def is_graph(self) -> bool:
         return self.shape is not None
 
     def state(self, name: str) -> State:
-        index = self._state_index
-        if not index:
-            index.update((s.name, s) for s in reversed(self.states))  # the first of a name wins
-        return index[name]
+        if len(self.states) <= _SCAN:
+            for s in self.states:
+                if s.name == name:
+                    return s
+            raise KeyError(name)
+        return _state_index(self.states)[name]
 
     def arrival(self, t: Transition) -> State:
         """The target state as transition ``t`` brings it about: on a chain, the target
