@@ -93,9 +93,12 @@ def graph_steps(c: Compiled) -> list[Step]:
             )
         )
     spine_states = {g.entry(x) for x in items} | {g.exit_of(items[-1])}
+    into_state = {}
+    for t in reversed(ts):  # the first transition into each state
+        into_state[t.target] = t
     for st, value in zip(r.states, n.R, strict=True):
         if st.name not in spine_states:
-            into = next(t for t in ts if t.target == st.name)
+            into = into_state[st.name]
             steps.append(
                 Step(
                     f"R({st.name})", value,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -40,6 +41,7 @@ from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
 from pcsc.syntax import nodes as syn
 from pcsc.syntax import parse_source
 from pcsc.syntax.limits import MAX_ROUTES, normalize_newlines, too_large
+from pcsc.walk import folder_files
 
 
 @attrs.frozen
@@ -473,17 +475,14 @@ class Session:
         no .route file is an error."""
         routes: list[Route] = []
         for arg in args:
-            found = expand_inputs([arg])
-            if Path(arg).is_dir() and not found:
-                self.diags.add(
-                    codes.E106,
-                    f"no .route files in the folder {arg}",
-                    Span.file_only(arg),
-                    "route files end in .route; folders are searched recursively",
-                )
-            for path, shown in found:
+            for path, shown in self.route_files(arg):
                 routes.extend(self.load_routes(path, shown))
         return routes
+
+    def route_files(self, arg: str) -> list[tuple[Path, str]]:
+        """The route files an argument names (`expand_inputs`, its errors reported here);
+        a folder with none is an error."""
+        return expand_inputs([arg], self.diags)
 
     def routes_from_text(self, text: str, shown: str, route_dir: Path) -> list[Route]:
         """Parse and lower route text that is not (or not only) a file, e.g. a splice;
@@ -829,14 +828,24 @@ def gate_and_dock(c: Compiled, source: str) -> tuple[Decision, Decision, Coverag
     return gate, dock, coverage
 
 
-def expand_inputs(args: list[str]) -> list[tuple[Path, str]]:
-    """Files as given; folders expand to their *.route files, recursively, sorted."""
+def expand_inputs(
+    args: Sequence[str], diags: Diagnostics, suffixes: Sequence[str] = (".route",)
+) -> list[tuple[Path, str]]:
+    """Files as given; folders expand to their files with ``suffixes``, recursively,
+    sorted, never leaving the folder (`pcsc.walk`: a link that leads out of it is an
+    error in ``diags``, and is not read); a folder with none of them is an error."""
     out: list[tuple[Path, str]] = []
     for arg in args:
         p = Path(arg)
         if p.is_dir():
-            for f in sorted(p.rglob("*.route")):
-                out.append((f, str(f)))
+            found, refused = folder_files(p, suffixes)
+            diags.items.extend(refused)
+            if not found and not refused:
+                kinds = " or ".join(suffixes)
+                diags.add(codes.E106, f"no {kinds} files in the folder {arg}", Span.file_only(arg),
+                          "route files end in .route" + (", libraries in .obl" if ".obl" in suffixes else "")
+                          + "; folders are searched recursively")
+            out.extend((f, str(f)) for f in found)
         else:
             out.append((p, arg))
     return out

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import attrs
 
 from pcsc.canonical import sha256_hex
-from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.humanize import money as _money
 from pcsc.humanize import plural
 from pcsc.ir import PolicyRef, Route
@@ -43,6 +43,7 @@ from pcsc.policy_diff import PinnedStore
 from pcsc.redteam import DEFAULT_MAX_EDITS, redteam
 from pcsc.resources import TEXT_ENCODING, display_path
 from pcsc.seams.splice import SpliceError, splice_text
+from pcsc.walk import folder_files
 
 SUFFIX = ".pcsctest.toml"
 VERDICTS = ("released", "suspend-and-ask", "docked", "ungated")
@@ -294,9 +295,10 @@ def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
     return PolicyTestFile(path, shown, sha256_hex(data), tuple(cases))
 
 
-def find_test_files(folder: Path) -> list[Path]:
-    """The test files under ``folder``, recursively, sorted."""
-    return sorted(p for p in folder.rglob("*" + SUFFIX) if p.is_file())
+def find_test_files(folder: Path) -> tuple[list[Path], list[Diagnostic]]:
+    """The test files under ``folder``, recursively, sorted, and an error for each link
+    that leads out of the folder (not read: `pcsc.walk`)."""
+    return folder_files(folder, (SUFFIX,))
 
 
 # ---------------------------------------------------------------------- running

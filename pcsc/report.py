@@ -23,6 +23,7 @@ import attrs
 
 from pcsc._version import __version__
 from pcsc.coverage import Coverage
+from pcsc.escape import escape_controls
 from pcsc.extras import require
 from pcsc.forecast.rank import Ranked, choose_key, rank
 from pcsc.humanize import money
@@ -206,11 +207,13 @@ def build(compiled: Sequence[Compiled], session: Session) -> Report:
 
 
 def render_html(report: Report) -> str:
-    """The page: the template filled with ``report`` (autoescaped; deterministic)."""
+    """The page: the template filled with ``report`` (autoescaped, control characters of
+    the inputs escaped too; deterministic)."""
     jinja2 = require_jinja2()
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
+        finalize=lambda value: escape_controls(value) if isinstance(value, str) else value,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -398,7 +398,8 @@ def test_plots_without_matplotlib_say_what_to_install(tmp_path: Path, monkeypatc
     with pytest.raises(ExtraMissing, match=r"install 'matplotlib>=3.7' \(the extra pcsc\[plots\]\)"):
         plots.calibration_plot(metrics.calibration_table(P, Y), tmp_path / "c.png")
     code, _, err = grade(["--scores", str(TABLE_A1), *A1_ARGS, "--plot", str(tmp_path / "s.png")])
-    assert code == 1 and re.search(r"plotting needs matplotlib.*install 'matplotlib>=3.7' \(the extra pcsc\[plots\]\) \[PCSC-E115\]", err)
+    said = r"plotting needs matplotlib.*install 'matplotlib>=3.7' \(the extra pcsc\[plots\]\) \[PCSC-E115\]"
+    assert code == 1 and re.search(said, err)
     assert not (tmp_path / "s.png").exists()
 
 

@@ -207,7 +207,6 @@ class Context:
         number in ``loaded_count`` (`pcsc check` needs no more)."""
         from pcsc.canonical import sha256_hex
         from pcsc.cohort import load_files
-        from pcsc.pipeline import expand_inputs
 
         session = self.session()
         routes: list[Route] = []
@@ -234,10 +233,8 @@ class Context:
                     for route in got:
                         session.check_route(route)
                 take(got, len(got))
-            elif Path(arg).is_dir() and not expand_inputs([arg]):
-                session.load_paths([arg])  # reports the empty folder
             else:
-                pending.extend(expand_inputs([arg]))
+                pending.extend(session.route_files(arg))
         take(*load_files(session, settings, pending, run))
         return session, routes
 
@@ -355,12 +352,16 @@ class Context:
         return "".join(self._out)
 
     def show_diagnostics(self, diagnostics: Sequence[Diagnostic]) -> None:
-        """Diagnostics in text form on standard error, coloured when allowed."""
+        """Diagnostics in text form on standard error, coloured when allowed: at most
+        ``--max-diagnostics`` of them, then a line that says how many more there are."""
         if not diagnostics:
             return
-        from pcsc.render.diagnostics import to_text
+        from pcsc.render.diagnostics import cut_note, to_text
 
-        text = to_text(diagnostics, self.sources)
+        limit: int = getattr(self.args, "max_diagnostics", 0) or len(diagnostics)
+        text = to_text(diagnostics[:limit], self.sources)
+        if len(diagnostics) > limit:
+            text += "\n" + cut_note(diagnostics[limit:], "--max-diagnostics 0 prints them all")
         if not self.colour:
             self.stderr.write(text + "\n")
             return

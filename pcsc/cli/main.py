@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 from pcsc._version import __version__
 from pcsc.cli.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError
 from pcsc.cli.registry import COMMANDS, GROUPS, Command, find
+from pcsc.escape import escape_controls
 
 EPILOG = (
     "exit codes: 0 success, 1 errors in the input, 2 usage error, 3 score refused by GATE, "
@@ -30,7 +31,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.stderr.write(escape_controls(f"{self.prog}: error: {message}") + "\n")
         raise SystemExit(EXIT_USAGE)
 
 
@@ -132,7 +133,7 @@ def run(command: Command, args: argparse.Namespace) -> int:
         ctx.docs_url  # noqa: B018 - a bad PCSC_DOCS_URL is a usage error before any work
         outcome: Outcome = module.run(ctx, args)
     except UsageError as exc:
-        sys.stderr.write(f"pcsc {command.name}: error: {exc}\n")
+        sys.stderr.write(escape_controls(f"pcsc {command.name}: error: {exc}") + "\n")
         return EXIT_USAGE
     except Exception as exc:
         failure = input_failure(exc, ctx, command)
@@ -188,7 +189,7 @@ def finish(ctx: Any, code: int) -> int:
                 out.write(text)
         except OSError as exc:
             why = "-o takes a file, and this names a folder" if target.endswith("/") else exc.strerror or exc
-            sys.stderr.write(f"{target}: error: cannot write the output: {why} [PCSC-E108]\n")
+            sys.stderr.write(escape_controls(f"{target}: error: cannot write the output: {why} [PCSC-E108]") + "\n")
             return EXIT_INPUT
         return code
     if text:
@@ -199,8 +200,12 @@ def finish(ctx: Any, code: int) -> int:
 
 def fit_terminal(text: str, wide: bool) -> str:
     """Cut lines to the terminal's width when standard output is a terminal (``--wide``
-    keeps them whole); pipes and files always get whole lines."""
-    if wide or not sys.stdout.isatty():
+    keeps them whole), and escape the control characters a file's content (a route, a
+    picture) may still hold; pipes and files always get whole lines, as written."""
+    if not sys.stdout.isatty():
+        return text
+    text = escape_controls(text)
+    if wide:
         return text
     import shutil
 
@@ -216,7 +221,7 @@ def internal_error(exc: Exception) -> int:
     if os.environ.get("PCSC_DEBUG"):
         raise exc
     sys.stderr.write(
-        f"pcsc: internal error: {type(exc).__name__}: {hide_credentials(str(exc))}\n"
+        escape_controls(f"pcsc: internal error: {type(exc).__name__}: {hide_credentials(str(exc))}") + "\n"
         "This is a bug in pcsc, not in your input. Please report it with the command and its inputs;\n"
         "set PCSC_DEBUG=1 to see the traceback.\n"
     )

@@ -4,8 +4,22 @@ chooses a route, writes a report or opens the ledger spells the option the same 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 COVERAGE_MODES = ("gate", "dock", "off")
+MAX_DIAGNOSTICS = 100  # diagnostics printed on standard error by default (docs/diagnostics.md)
+
+
+def _count(zero: str) -> Callable[[str], int]:
+    """An argparse type: a whole number, 0 (meaning ``zero``) or more."""
+
+    def count(value: str) -> int:
+        if not (value.isascii() and value.isdigit()) or len(value) > 19:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number in ASCII digits (0-9; 0 is {zero}), got {value!r}")
+        return int(value)
+
+    return count
 
 
 def whole_number(value: str) -> int:
@@ -115,3 +129,11 @@ def global_options(p: argparse.ArgumentParser) -> None:
         help="colour on standard error (auto: a terminal, unless NO_COLOR is set; FORCE_COLOR forces it)",
     )
     p.add_argument("--wide", action="store_true", help="do not cut text tables to the terminal's width")
+    p.add_argument(
+        "--max-diagnostics",
+        type=_count("all"),
+        default=MAX_DIAGNOSTICS,
+        metavar="N",
+        help=f"print at most N diagnostics on standard error, then say how many more there are (default "
+        f"{MAX_DIAGNOSTICS}; 0 prints all; JSON and SARIF always carry every one)",
+    )

@@ -60,39 +60,44 @@ class Outcome:
 
 def emit(ctx: Context, outcome: Outcome) -> int:
     """Write ``outcome`` as ``ctx`` asks; return its exit code."""
+    from pcsc.diagnostics.model import condense
+    from pcsc.escape import escape_controls
     from pcsc.render.diagnostics import to_json
 
     fmt = ctx.format
-    diagnostics = sorted(outcome.diagnostics, key=lambda d: (d.span.file, d.span.line, d.span.column))
+    diagnostics = condense(sorted(outcome.diagnostics, key=lambda d: (d.span.file, d.span.line, d.span.column)))
     if outcome.raw is not None and fmt not in ("json", "sarif"):
         ctx.show_diagnostics(diagnostics)
         ctx.write(outcome.raw)
         ctx.wide = True  # a route, a picture or a diff is never cut to the terminal's width
         _notes(ctx, outcome)
-    elif fmt == "json":
+    elif fmt in ("json", "sarif"):
         from pcsc import canonical
-        from pcsc.render.envelope import envelope
 
-        payload = dict(outcome.payload or {})
-        payload.setdefault("diagnostics", [to_json(d) for d in diagnostics])
-        if outcome.raw is not None:
-            payload.setdefault("output", outcome.raw)
-        ctx.write(canonical.dumps(envelope(outcome.kind, payload, ctx.inputs), pretty=True) + "\n")
-    elif fmt == "sarif":
-        from pcsc import canonical
-        from pcsc.render.sarif import to_sarif
+        if fmt == "json":
+            from pcsc.render.envelope import envelope
 
-        log = outcome.sarif() if outcome.sarif is not None else to_sarif(diagnostics, docs_url=ctx.docs_url)
-        ctx.write(canonical.dumps(log, pretty=True) + "\n")
+            payload = dict(outcome.payload or {})
+            payload.setdefault("diagnostics", [to_json(d) for d in diagnostics])
+            if outcome.raw is not None:
+                payload.setdefault("output", outcome.raw)
+            document = envelope(outcome.kind, payload, ctx.inputs)
+        else:
+            from pcsc.render.sarif import to_sarif
+
+            document = outcome.sarif() if outcome.sarif is not None else to_sarif(diagnostics, docs_url=ctx.docs_url)
+        ctx.write(escape_controls(canonical.dumps(document, pretty=True), json=True) + "\n")
     else:
         ctx.show_diagnostics(diagnostics)
         if outcome.text:
-            ctx.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+            ctx.write(escape_controls(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n"))
         _notes(ctx, outcome)
     return outcome.code()
 
 
 def _notes(ctx: Context, outcome: Outcome) -> None:
+    from pcsc.escape import escape_controls
+
     if not ctx.quiet:
         for note in outcome.notes:
-            ctx.stderr.write(note + "\n")
+            ctx.stderr.write(escape_controls(note) + "\n")

@@ -50,6 +50,7 @@ E111 = _register("PCSC-E111", "expression nested too deeply")
 E112 = _register("PCSC-E112", "file too large")
 E113 = _register("PCSC-E113", "cache cannot be cleared")
 E115 = _register("PCSC-E115", "optional extra not installed")
+E126 = _register("PCSC-E126", "line too long")
 
 # names and structure
 E201 = _register("PCSC-E201", "unknown state")
@@ -156,6 +157,7 @@ W606 = _register("PCSC-W606", "bidirectional control character in the text")
 W607 = _register("PCSC-W607", "evidence repeats another item's source or excerpt")
 W608 = _register("PCSC-W608", "unverified evidence is excluded")
 W610 = _register("PCSC-W610", "ratio over 1, written as a plain number")
+W620 = _register("PCSC-W620", "control character in the text")
 
 # forecast warnings
 W701 = _register("PCSC-W701", "outcome ignored or suspect")

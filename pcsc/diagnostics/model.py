@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 import attrs
@@ -62,6 +62,7 @@ class Diagnostic:
     message: str = attrs.field(converter=hide_credentials)
     span: Span = attrs.field(converter=_hidden_file)
     help: str | None = attrs.field(default=None, converter=_hidden_help)
+    repeats: int = 0  # the same diagnostic at this many more places of its line (`condense`)
 
     @classmethod
     def of(cls, code: Code, message: str, span: Span, help: str | None = None) -> Diagnostic:
@@ -101,3 +102,20 @@ class Diagnostics:
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+def condense(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Each diagnostic once per line: the same code, message and help at several places
+    of one line (a unit error in every conjunct of a long threshold) is the first of
+    them, with the number of the others in ``repeats``; the order is kept."""
+    out: list[Diagnostic] = []
+    at: dict[tuple[str, str, str | None, str, int], int] = {}
+    for d in diagnostics:
+        key = (d.code, d.message, d.help, d.span.file, d.span.line)
+        i = at.get(key)
+        if i is None:
+            at[key] = len(out)
+            out.append(d)
+        else:
+            out[i] = attrs.evolve(out[i], repeats=out[i].repeats + 1 + d.repeats)
+    return out

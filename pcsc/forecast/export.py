@@ -15,6 +15,7 @@ import csv
 import datetime as dt
 import hashlib
 import io
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -65,16 +66,31 @@ def export_rows(forecasts: Sequence[Entry], outcomes: Outcomes, as_of: dt.date) 
     return rows
 
 
+#: What a spreadsheet reads as the start of a formula when a cell begins with it.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A text cell as no spreadsheet evaluates it: one that begins with `=`, `+`, `-`,
+    `@`, a tab or a carriage return gets a leading `'` (which a spreadsheet shows as
+    text and does not print), unless the whole cell is a plain number."""
+    if text.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
         return repr(value)
-    return str(value)
+    return spreadsheet_safe(str(value))
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """The rows as CSV (``\\n`` line ends, a header row; null is an empty cell)."""
+    """The rows as CSV (``\\n`` line ends, a header row; null is an empty cell; a text
+    cell a spreadsheet would evaluate is neutralised by `spreadsheet_safe`)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)

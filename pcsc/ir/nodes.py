@@ -148,6 +148,22 @@ class Criterion:
     span: Span
 
 
+_SCAN = 16  # states looked up by a scan; a longer route's by an index (one lookup per transition stays linear)
+_INDEXES: dict[int, tuple[tuple[State, ...], dict[str, State]]] = {}  # by the id of a route's states
+
+
+def _state_index(states: tuple[State, ...]) -> dict[str, State]:
+    """The states by name (the first of a name wins), kept for the last few routes: the
+    IR is frozen and its fields are the route's data, so the index lives beside it."""
+    cached = _INDEXES.get(id(states))
+    if cached is None or cached[0] is not states:
+        if len(_INDEXES) >= 64:
+            _INDEXES.pop(next(iter(_INDEXES)))
+        cached = (states, {s.name: s for s in reversed(states)})
+        _INDEXES[id(states)] = cached
+    return cached[1]
+
+
 @attrs.frozen
 class Route:
     name: str
@@ -171,10 +187,12 @@ class Route:
         return self.shape is not None
 
     def state(self, name: str) -> State:
-        for s in self.states:
-            if s.name == name:
-                return s
-        raise KeyError(name)
+        if len(self.states) <= _SCAN:
+            for s in self.states:
+                if s.name == name:
+                    return s
+            raise KeyError(name)
+        return _state_index(self.states)[name]
 
     def arrival(self, t: Transition) -> State:
         """The target state as transition ``t`` brings it about: on a chain, the target

@@ -8,9 +8,8 @@ start state, one end state, and every fork's branches meet again at one join.
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from collections.abc import Sequence
-
-import attrs
 
 from pcsc.ir.shape import Edge, Parallel, Series, Shape
 
@@ -98,71 +97,97 @@ def topological(pairs: Sequence[Pair]) -> tuple[list[int], list[str]]:
     return order, states
 
 
-@attrs.frozen
 class _Piece:
-    source: str
-    target: str
-    shape: Shape
-    first: int  # the smallest transition index inside
+    """A block of the reduction: its ends, the index of its first transition, and its
+    shape in the making (an edge's index, or the items of a series or the branches of a
+    parallel, kept in deques so that joining two blocks moves the smaller)."""
+
+    __slots__ = ("source", "target", "first", "kind", "parts")
+
+    def __init__(self, source: str, target: str, first: int, kind: str, parts: deque[_Piece] | int) -> None:
+        self.source, self.target, self.first, self.kind, self.parts = source, target, first, kind, parts
+
+    def children(self, kind: str) -> deque[_Piece]:
+        """The parts of this block inside a block of ``kind`` (a series in a series, a
+        parallel in a parallel are flattened)."""
+        if self.kind == kind:
+            assert isinstance(self.parts, deque)
+            return self.parts
+        return deque((self,))
+
+    def shape(self) -> Shape:
+        """The finished shape: a parallel's branches in source order (the branch whose
+        first transition is written first comes first)."""
+        if isinstance(self.parts, int):
+            return Edge(str(self.parts))
+        if self.kind == "series":
+            return Series(tuple(p.shape() for p in self.parts))
+        return Parallel(tuple(p.shape() for p in sorted(self.parts, key=lambda p: p.first)))
 
 
-def _series(a: _Piece, b: _Piece) -> _Piece:
-    items: list[Shape] = []
-    for part in (a.shape, b.shape):
-        items.extend(part.items if isinstance(part, Series) else (part,))
-    return _Piece(a.source, b.target, Series(tuple(items)), min(a.first, b.first))
-
-
-def _parallel(pieces: list[_Piece]) -> _Piece:
-    branches: list[Shape] = []
-    for p in pieces:
-        branches.extend(p.shape.branches if isinstance(p.shape, Parallel) else (p.shape,))
-    branches.sort(key=_min_index)  # source order: the branch written first comes first
-    first = min(p.first for p in pieces)
-    return _Piece(pieces[0].source, pieces[0].target, Parallel(tuple(branches)), first)
+def _join(kind: str, a: _Piece, b: _Piece, source: str, target: str) -> _Piece:
+    """``a`` then ``b`` in series, or ``a`` beside ``b``, flattened; linear overall: the
+    smaller side's parts move into the larger side's deque."""
+    left, right = a.children(kind), b.children(kind)
+    if len(left) >= len(right):
+        left.extend(right)
+        parts = left
+    else:
+        right.extendleft(reversed(left))
+        parts = right
+    return _Piece(source, target, min(a.first, b.first), kind, parts)
 
 
 def decompose(pairs: Sequence[Pair], start: str, end: str) -> Shape | list[str]:
     """The series-parallel tree of a DAG from ``start`` to ``end`` (every state on a
     path between them), or the states where the reduction is stuck (the forks and
-    joins that do not nest), in topological order."""
-    pieces: list[_Piece] = [_Piece(s, t, Edge(str(i)), i) for i, (s, t) in enumerate(pairs)]
-    changed = True
-    while changed and len(pieces) > 1:
-        changed = False
-        groups: dict[Pair, list[_Piece]] = {}
-        for p in pieces:
-            groups.setdefault((p.source, p.target), []).append(p)
-        if any(len(g) > 1 for g in groups.values()):
-            merged = [g[0] if len(g) == 1 else _parallel(g) for g in groups.values()]
-            pieces = sorted(merged, key=lambda p: p.first)
-            changed = True
+    joins that do not nest), in topological order.
+
+    Series and parallel reductions until none applies: two blocks with the same ends
+    become one parallel block; a state other than the start and the end with one block
+    in and one out joins them in series. The reductions are confluent, so the order
+    they run in changes nothing, and each runs once per block it removes: linear in the
+    transitions (n log n with the moves of `_join`)."""
+    alive: dict[int, _Piece] = {}  # by the id of the piece
+    between: dict[Pair, int] = {}  # the one block between two states
+    into: dict[str, dict[int, None]] = {}
+    out: dict[str, dict[int, None]] = {}
+    todo: list[str] = []
+
+    def add(piece: _Piece) -> None:
+        key = (piece.source, piece.target)
+        other = alive.get(between.get(key, -1))
+        if other is not None:  # a second block with the same ends: one parallel block
+            remove(other)
+            piece = _join("parallel", other, piece, *key)
+        alive[id(piece)] = piece
+        between[key] = id(piece)
+        out.setdefault(piece.source, {})[id(piece)] = None
+        into.setdefault(piece.target, {})[id(piece)] = None
+        todo.extend(key)
+
+    def remove(piece: _Piece) -> None:
+        del alive[id(piece)]
+        del between[(piece.source, piece.target)]
+        del out[piece.source][id(piece)]
+        del into[piece.target][id(piece)]
+
+    for i, (s, t) in enumerate(pairs):
+        add(_Piece(s, t, i, "edge", i))
+    while todo:
+        state = todo.pop()
+        ins, outs = into.get(state, {}), out.get(state, {})
+        if state in (start, end) or len(ins) != 1 or len(outs) != 1:
             continue
-        into: dict[str, list[_Piece]] = {}
-        out: dict[str, list[_Piece]] = {}
-        for p in pieces:
-            into.setdefault(p.target, []).append(p)
-            out.setdefault(p.source, []).append(p)
-        for state, ins in into.items():
-            outs = out.get(state, [])
-            if state in (start, end) or len(ins) != 1 or len(outs) != 1:
-                continue
-            a, b = ins[0], outs[0]
-            joined = _series(a, b)
-            pieces = sorted([p for p in pieces if p is not a and p is not b] + [joined], key=lambda p: p.first)
-            changed = True
-            break
+        a, b = alive[next(iter(ins))], alive[next(iter(outs))]
+        remove(a)
+        remove(b)
+        add(_join("series", a, b, a.source, b.target))
+    pieces = sorted(alive.values(), key=lambda p: p.first)
     if len(pieces) == 1 and pieces[0].source == start and pieces[0].target == end:
-        return pieces[0].shape
+        return pieces[0].shape()
     _, order = topological([(p.source, p.target) for p in pieces])
     return [s for s in order if s not in (start, end)]
-
-
-def _min_index(shape: Shape) -> int:
-    if isinstance(shape, Edge):
-        return int(shape.transition)
-    parts = shape.items if isinstance(shape, Series) else shape.branches
-    return min(_min_index(p) for p in parts)
 
 
 def rename(shape: Shape, names: Sequence[str]) -> Shape:

@@ -3,7 +3,8 @@
 Every open document is compiled in memory on open and on each change
 (`pcsc.lsp.analysis`); its diagnostics, coverage included, are published at once.
 Hover, go-to-definition and completion query the latest analysis; formatting runs
-`pcsc fmt`'s formatter and its safety check.
+`pcsc fmt`'s formatter and its safety check. A request may name only a document the
+client opened or a file inside its workspace folders (`PcscServer.readable`).
 
 Positions: PCSC spans are 1-based lines and 1-based columns counted in characters;
 LSP positions are 0-based lines and columns in the negotiated encoding (UTF-16 unless
@@ -13,8 +14,10 @@ position codec.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import unquote
 
 import attrs
 from lsprotocol import types as lsp
@@ -78,8 +81,24 @@ class PcscServer(LanguageServer):
         path = to_fs_path(uri) if uri.startswith("file:") else None
         return Path(path) if path else None
 
-    def analysis(self, uri: str) -> Analysis:
-        """The analysis of the document's current text (computed when it is stale)."""
+    def readable(self, uri: str) -> bool:
+        """Whether a request may read the document ``uri``: one the client opened, or a
+        file inside one of the client's workspace folders (links followed). A request
+        naming any other file (`/etc/passwd`) gets nothing, and the file is not read."""
+        if unquote(uri) in self.workspace.text_documents:
+            return True
+        path = self.document_path(uri)
+        if path is None:
+            return False
+        real = Path(os.path.realpath(path))
+        folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()] + [self.workspace.root_path]
+        return any(real.is_relative_to(os.path.realpath(f)) for f in folders if f)
+
+    def analysis(self, uri: str) -> Analysis | None:
+        """The analysis of the document's current text (computed when it is stale);
+        None for a document the server may not read (`readable`)."""
+        if not self.readable(uri):
+            return None
         doc = self.workspace.get_text_document(uri)
         current = self.analyses.get(uri)
         if current is not None and current.text == doc.source:
@@ -99,7 +118,6 @@ class PcscServer(LanguageServer):
 
     def refresh(self, uri: str) -> None:
         """Analyse the document and publish its diagnostics."""
-        doc = self.workspace.get_text_document(uri)
         try:
             result = self.analysis(uri)
         except Exception as exc:  # a bug in pcsc must not take the editor's server down
@@ -107,6 +125,9 @@ class PcscServer(LanguageServer):
                 lsp.LogMessageParams(lsp.MessageType.Error, f"pcsc: internal error analysing {uri}: {exc!r}")
             )
             return
+        if result is None:
+            return
+        doc = self.workspace.get_text_document(uri)
         lines = _lines(doc.source)
         codec = self.workspace.position_codec
         diagnostics = [to_lsp_diagnostic(d, lines, codec) for d in result.diagnostics]
@@ -184,6 +205,8 @@ def create_server(settings: Settings | None = None) -> PcscServer:
     def hover(ls: PcscServer, params: lsp.HoverParams) -> lsp.Hover | None:
         uri = params.text_document.uri
         result = ls.analysis(uri)
+        if result is None:
+            return None
         line, column = from_position(params.position, _lines(result.text), ls.workspace.position_codec)
         text = result.hover(line, column)
         if text is None:
@@ -194,6 +217,8 @@ def create_server(settings: Settings | None = None) -> PcscServer:
     def definition(ls: PcscServer, params: lsp.DefinitionParams) -> lsp.Location | None:
         uri = params.text_document.uri
         result = ls.analysis(uri)
+        if result is None:
+            return None
         line, column = from_position(params.position, _lines(result.text), ls.workspace.position_codec)
         where = result.definition(line, column)
         return None if where is None else ls.location(uri, where)
@@ -202,6 +227,8 @@ def create_server(settings: Settings | None = None) -> PcscServer:
     def completion(ls: PcscServer, params: lsp.CompletionParams) -> lsp.CompletionList:
         uri = params.text_document.uri
         result = ls.analysis(uri)
+        if result is None:
+            return lsp.CompletionList(is_incomplete=False, items=[])
         lines = _lines(result.text)
         codec = ls.workspace.position_codec
         line, column = from_position(params.position, lines, codec)
@@ -221,6 +248,8 @@ def create_server(settings: Settings | None = None) -> PcscServer:
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     def formatting(ls: PcscServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
         uri = params.text_document.uri
+        if not ls.readable(uri):
+            return []
         text = ls.workspace.get_text_document(uri).source
         path = ls.document_path(uri)
         settings = ls.settings.for_folder(path.parent if path else Path.cwd())

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from pcsc.escape import escape_controls
+
 if TYPE_CHECKING:  # drawing needs no pipeline: keep this module light
     from pcsc.pipeline import Compiled
 
@@ -156,7 +158,7 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
             f"D {compact(t.D)}"
         numbers = f"p {t.p:.4f} · c {compact(t.cost.c)}"
         edges.append(Edge(ids[t.source], ids[t.target], t.name, numbers, covered, uncovered, binding, tie))
-    title = route.name + (f" — {route.title}" if route.title else "")
+    title = escape_controls(route.name + (f" — {route.title}" if route.title else ""))
     if d.score is None:
         score = f"score withheld (ungated {n.score:,.2f} USD)"
     elif d.docked:
@@ -248,7 +250,7 @@ def _dot_edge_style(e: Edge) -> list[str]:
 
 
 # ---------------------------------------------------------------------- Mermaid
-_MERMAID_ENTITIES = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;"}
+_MERMAID_ENTITIES = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;", "\n": "<br/>"}
 
 
 def _mm(s: str) -> str:

@@ -39,7 +39,7 @@ from urllib.parse import quote
 from pcsc._version import __version__
 from pcsc.coverage.discharge import Attempt, DeltaCoverage
 from pcsc.diagnostics.codes import CODES
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Diagnostic, Span, condense
 from pcsc.docs import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
 from pcsc.humanize import number
 from pcsc.ir import Obligation
@@ -79,7 +79,7 @@ def to_sarif(
     """
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []
-    for d in diagnostics:
+    for d in condense(diagnostics):
         rules.setdefault(d.code, _code_rule(d.code, docs_url))
         results.append(_diagnostic_result(d))
     refusal_results: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
@@ -174,12 +174,15 @@ def _code_rule(code: str, docs_url: str | None) -> dict[str, Any]:
 
 
 def _diagnostic_result(d: Diagnostic) -> dict[str, Any]:
-    return {
+    result: dict[str, Any] = {
         "ruleId": d.code,
         "level": d.severity,
         "message": {"text": d.message + (f"\nhelp: {d.help}" if d.help else "")},
         "locations": [{"physicalLocation": _physical(d.span)}],
     }
+    if d.repeats:  # the same on its line this many more times: one result, counted
+        result["occurrenceCount"] = d.repeats + 1
+    return result
 
 
 # ---------------------------------------------------------------------- refusals

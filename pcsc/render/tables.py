@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 
+from pcsc.escape import escape_controls
+
 
 def table(rows: Sequence[Sequence[str]], left: Container[int] = (0,), indent: str = "  ") -> list[str]:
-    """Aligned columns: the ``left`` columns flush left, the others flush right."""
+    """Aligned columns: the ``left`` columns flush left, the others flush right; control
+    characters in a cell are escaped first, so the columns line up as printed."""
+    rows = [[escape_controls(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = []
     for row in rows:

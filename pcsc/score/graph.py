@@ -78,10 +78,14 @@ class GraphFold(Generic[Num]):
         # given as `pick`, it resolves each min (the symbolic proof, pcsc.seams.graphs)
         self.pick = pick
         self.picked: dict[frozenset[str], str] = {}
-        self.reach: dict[str, Num] = {}
-        self.local: dict[str, Num] = {}  # the weight from the entry of the edge's spine item
-        self.next: dict[str, Num] = {}
-        self.R: dict[str, Num] = {}  # per state, where defined
+        # each edge's reach, weight from the entry of its spine item and continuation, and
+        # R per state where defined: made by the walk down, on first use (an exact fold
+        # that only scores, or refolds a few edges, never pays for every edge)
+        self._reach: dict[str, Num] = {}
+        self._local: dict[str, Num] = {}
+        self._next: dict[str, Num] = {}
+        self._R: dict[str, Num] = {}
+        self._walked = False
         self.spine_items = spine(shape)
         self.spine_R: list[Num] = []
         self.stops_at: int | None = None  # the spine item before which the planner stops
@@ -90,7 +94,7 @@ class GraphFold(Generic[Num]):
             for name in edges_of(item):
                 self.item_of[name] = i
         self.block(shape)
-        self.top_down()
+        self.fold_spine()
 
     def block(self, s: Shape) -> Block[Num]:
         if id(s) in self.blocks:
@@ -112,7 +116,7 @@ class GraphFold(Generic[Num]):
             for x in parts:
                 P, C = P * x.P, _finite(C + x.C, "the expected cost of a parallel block")
             key = frozenset(edges_of(s))
-            heads = [edges_of(br)[0] for br in s.branches]
+            heads = [first_edge(br) for br in s.branches]
             if self.pick is not None:
                 slowest = heads.index(self.pick[key])
             elif all(x.D == parts[0].D for x in parts):  # no comparison needed (also on symbols)
@@ -125,7 +129,8 @@ class GraphFold(Generic[Num]):
         self.blocks[id(s)] = b
         return b
 
-    def top_down(self) -> None:
+    def fold_spine(self) -> None:
+        """R at each spine state, and where the planner stops."""
         items = self.spine_items
         R = [self.value] * (len(items) + 1)
         for i in range(len(items) - 1, -1, -1):
@@ -141,20 +146,46 @@ class GraphFold(Generic[Num]):
                 if -b.C + b.P * b.D * R[i + 1] < 0:
                     self.stops_at = i
                     break
+
+    @property
+    def reach(self) -> dict[str, Num]:
+        return self._walk()._reach
+
+    @property
+    def local(self) -> dict[str, Num]:
+        """Each edge's weight from the entry of its spine item."""
+        return self._walk()._local
+
+    @property
+    def next(self) -> dict[str, Num]:
+        return self._walk()._next
+
+    @property
+    def R(self) -> dict[str, Num]:
+        """R per state, where defined."""
+        return self._walk()._R
+
+    def _walk(self) -> GraphFold[Num]:
+        """Weights and continuations top down, once: linear in the edges."""
+        if self._walked:
+            return self
+        self._walked = True
+        items, R = self.spine_items, self.spine_R
         w = self.one
         for i, item in enumerate(items):
-            self.R[self.entry(item)] = R[i]
+            self._R[self.entry(item)] = R[i]
             self.down(item, self.one, R[i + 1])
             for name in edges_of(item):
-                self.reach[name] = w * self.local[name]
+                self._reach[name] = w * self._local[name]
             b = self.blocks[id(item)]
             w = w * b.P * b.D
-        self.R[self.exit_of(items[-1])] = R[-1]
+        self._R[self.exit_of(items[-1])] = R[-1]
+        return self
 
     def down(self, s: Shape, w: Num, x: Num) -> None:
         if isinstance(s, Edge):
-            self.local[s.transition] = w
-            self.next[s.transition] = x
+            self._local[s.transition] = w
+            self._next[s.transition] = x
         elif isinstance(s, Series):
             parts = [self.blocks[id(item)] for item in s.items]
             after = [x] * len(parts)  # the value after each item
@@ -162,20 +193,32 @@ class GraphFold(Generic[Num]):
                 after[i - 1] = _finite(-parts[i].C + parts[i].P * parts[i].D * after[i], "a value inside a branch")
             for i, item in enumerate(s.items):
                 if i < len(parts) - 1:
-                    self.R[self.exit_of(item)] = after[i]
+                    self._R[self.exit_of(item)] = after[i]
                 self.down(item, w, after[i])
                 w = w * parts[i].P * parts[i].D
         else:
             D = self.blocks[id(s)].D
             parts = [self.blocks[id(br)] for br in s.branches]
+            others_of = self._others(self.blocks[id(s)].P, [x.P for x in parts])
             for j, br in enumerate(s.branches):
-                others = self.one
-                for k, x_k in enumerate(parts):
-                    if k != j:
-                        others = others * x_k.P
+                others = others_of(j)
                 own = parts[j].D
                 ratio = self.one if own == D else D / own if own != 0 else self.zero
                 self.down(br, w, _finite(others * ratio * x, "a branch's continuation"))
+
+    def _others(self, total: Num, ps: list[Num]) -> Callable[[int], Num]:
+        """j -> Π_{k≠j} ps[k], linear in the branches. Exact: the block's P over ps[j]
+        (a small divisor; no product of two long rationals). Floats (and symbols): a
+        product before j times one after j, no division (a P may be 0)."""
+        if isinstance(total, Fraction):
+            return lambda j: total / ps[j] if ps[j] != 0 else math.prod(ps[:j] + ps[j + 1 :], start=self.one)
+        after = [self.one] * (len(ps) + 1)
+        for k in range(len(ps) - 1, -1, -1):
+            after[k] = ps[k] * after[k + 1]
+        before = [self.one] * len(ps)
+        for k in range(1, len(ps)):
+            before[k] = before[k - 1] * ps[k - 1]
+        return lambda j: before[j] * after[j + 1]
 
     @property
     def score(self) -> Num:
@@ -214,6 +257,13 @@ class GraphFold(Generic[Num]):
         i = self.item_of[name]
         b = self.blocks[id(self.spine_items[i])]
         return source == self.entry(self.spine_items[i]) and -b.C + b.P * b.D * self.spine_R[i + 1] < 0
+
+
+def first_edge(s: Shape) -> str:
+    """The transition a block starts with (a branch is named by it)."""
+    while not isinstance(s, Edge):
+        s = s.items[0] if isinstance(s, Series) else s.branches[0]
+    return s.transition
 
 
 def edges_of(s: Shape) -> list[str]:

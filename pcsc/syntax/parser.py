@@ -40,7 +40,7 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.gcpause import paused_gc
 from pcsc.resources import data_dir
-from pcsc.syntax.limits import MAX_DEPTH, check_characters, normalize_newlines
+from pcsc.syntax.limits import MAX_DEPTH, check_characters, check_lines, normalize_newlines
 from pcsc.syntax.nodes import Expression, SourceFile
 from pcsc.syntax.transform import ToSyntax
 
@@ -407,9 +407,10 @@ def parse_expression(text: str, file: str, diags: Diagnostics) -> Expression | N
 
 
 def _prepare(text: str, file: str, diags: Diagnostics) -> str | None:
-    """The text with its line breaks read as LF, or None when it holds a NUL."""
+    """The text with its line breaks read as LF, or None when it holds a NUL or a line
+    over the length limit."""
     text = normalize_newlines(text)
-    return text if check_characters(text, file, diags) else None
+    return text if check_lines(text, file, diags) and check_characters(text, file, diags) else None
 
 
 def _parse_typed(text: str, file: str, start: str) -> tuple[object | None, Span | None]:

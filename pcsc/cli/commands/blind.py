@@ -11,7 +11,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.humanize import plural
 from pcsc.resources import TEXT_ENCODING
 
@@ -43,9 +43,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         ctx.note_input(Path(args.names), args.names)
     blinder = Blinder(names)
     inputs: list[tuple[Path, str, Path, str]] = []
+    walked = Diagnostics()  # a link out of a folder: not read, not copied
     for arg in args.files:
         base = Path(arg)
-        for path, shown in expand_inputs([arg]):
+        for path, shown in expand_inputs([arg], walked):
             relative = path.relative_to(base) if base.is_dir() else Path(path.name)
             try:
                 text = path.read_text(encoding=TEXT_ENCODING)
@@ -54,6 +55,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             ctx.note_input(path, shown)
             inputs.append((path, shown, relative, text))
             blinder.reserved |= words_of(text)
+    if walked.has_errors:
+        return Outcome("blind", {"ok": False, "error": walked.items[0].message}, diagnostics=walked.items)
     written: list[tuple[str, Path, int, dict[str, str]]] = []
     left: list[Diagnostic] = []
     for _path, shown, relative, text in inputs:

@@ -72,6 +72,7 @@ def _ir(ctx: Context, args: argparse.Namespace) -> Outcome:
     """The IR is a JSON document whatever the format; diagnostics go to standard error
     in text mode."""
     from pcsc import canonical
+    from pcsc.escape import escape_controls
     from pcsc.render.diagnostics import to_json
     from pcsc.render.envelope import envelope
     from pcsc.serialize import ir_json
@@ -81,5 +82,5 @@ def _ir(ctx: Context, args: argparse.Namespace) -> Outcome:
     payload = {"routes": [ir_json(r) for r in routes], "diagnostics": [to_json(d) for d in diags]}
     if ctx.format == "json":
         return Outcome("ir", payload, diagnostics=diags)
-    document = canonical.dumps(envelope("ir", payload, ctx.inputs), pretty=True) + "\n"
+    document = escape_controls(canonical.dumps(envelope("ir", payload, ctx.inputs), pretty=True), json=True) + "\n"
     return Outcome("ir", payload, diagnostics=diags, raw=document)

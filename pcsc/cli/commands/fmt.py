@@ -27,7 +27,6 @@ import difflib
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -39,6 +38,8 @@ from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.humanize import plural
 from pcsc.resources import BOM, TEXT_ENCODING
 
+SOURCES = (".route", ".obl")  # what a folder stands for
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -48,23 +49,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--diff", action="store_true", help="print a unified diff instead of writing")
     options.formats(p, "text", "json")
     options.search_paths(p)
-
-
-def expand_fmt_inputs(args: Sequence[str], diags: Diagnostics) -> list[tuple[Path, str]]:
-    """Files as given; folders expand to their *.route and *.obl files, recursively,
-    sorted (a folder with neither is an error)."""
-    out: list[tuple[Path, str]] = []
-    for arg in args:
-        p = Path(arg)
-        if p.is_dir():
-            found = [f for f in p.rglob("*") if f.suffix in (".route", ".obl") and f.is_file()]
-            if not found:
-                diags.add(codes.E106, f"no .route or .obl files in the folder {arg}", Span.file_only(arg),
-                          "route files end in .route, libraries in .obl; folders are searched recursively")
-            out.extend((f, str(f)) for f in sorted(found))
-        else:
-            out.append((p, arg))
-    return out
 
 
 def is_library(text: str, shown: str) -> bool:
@@ -127,8 +111,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 when done, 1 on input errors or (with --check or --diff) when a file would
     change, 70 when the formatter would change a file's meaning (a bug in pcsc)."""
     from pcsc.canonical import sha256_hex
+    from pcsc.escape import escape_controls
     from pcsc.fmt import check_format, format_source
     from pcsc.meaning import semantics
+    from pcsc.pipeline import expand_inputs
 
     stdin = STDIN in args.files
     if stdin and len(args.files) > 1:
@@ -150,9 +136,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         if not args.diff:
             out.append(line)
         elif not ctx.quiet:  # keep a diff on standard output clean
-            ctx.stderr.write(line)
+            ctx.stderr.write(escape_controls(line))
 
-    inputs = [(Path.cwd() / STDIN_NAME, STDIN_NAME)] if stdin else expand_fmt_inputs(args.files, session.diags)
+    inputs = [(Path.cwd() / STDIN_NAME, STDIN_NAME)] if stdin else expand_inputs(args.files, session.diags, SOURCES)
     for path, shown in inputs:
         if stdin:
             text = read_stdin(ctx.stdin, session.diags)
@@ -179,10 +165,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             if reason is not None:
                 refused += 1
                 note(shown, "refused", reason=reason)
-                ctx.stderr.write(
+                ctx.stderr.write(escape_controls(
                     f"pcsc: internal error: fmt refused {shown}: {reason}; the file is left untouched.\n"
                     "This is a bug in pcsc, not in your input. Please report it with the file.\n"
-                )
+                ))
                 continue
         extra: dict[str, str] = {}
         if stdin and not args.check and not args.diff:

@@ -108,7 +108,7 @@ def gate_verdicts(
             loaded[key] = (digest, got)
         return loaded[key]
 
-    extra = expand_inputs(list(given))
+    extra = expand_inputs(list(given), loader.diags)
     verdicts: dict[str, tuple[str, str]] = {}
     unchecked: list[tuple[str, str]] = []
     sessions = [

@@ -55,8 +55,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     for arg in args.paths:
         path = Path(arg)
         if path.is_dir():
-            found = find_test_files(path)
-            if not found:
+            found, refused = find_test_files(path)
+            diagnostics += refused
+            if not found and not refused:
                 diagnostics.append(
                     Diagnostic.of(
                         codes.E803,
