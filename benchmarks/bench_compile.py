@@ -5,11 +5,11 @@
 Prints, for routes generated here and valid under the shipped policy venture@1.0.0:
 
 (a) parse throughput: a large generated .route file (many competing 12-transition
-    routes) through ``pcsc.syntax.parse_source``, in lines per second;
+    routes) through ``pcsc.lang.syntax.parse_source``, in lines per second;
 (b) lowering + policy binding + scoring throughput, in routes per second, on the
     trees parsed in (a);
 (c) a full in-process compile of one 12-transition route (read text -> parse -> lower
-    -> bind policy -> score, a fresh ``pcsc.pipeline.Session`` per iteration) against
+    -> bind policy -> score, a fresh ``pcsc.compiler.session.Session`` per iteration) against
     the raw float fold of the same 12 (p, c) pairs (``pcsc.score.route.fold``).
 
 Every timing is the best of several repeats after a warm-up, with time.perf_counter.
@@ -29,16 +29,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.ir import Library
-from pcsc.lower.route import lower_route
-from pcsc.pipeline import Compiled, Session
+from pcsc.lang.ir import Library
+from pcsc.lang.lower.route import lower_route
+from pcsc.lang.syntax import nodes as syn
+from pcsc.lang.syntax import parse_source
+from pcsc.lang.syntax.parser import get_parser
 from pcsc.policy.load import PolicyStore
 from pcsc.score.cost import piecewise_floor
 from pcsc.score.route import fold
-from pcsc.syntax import nodes as syn
-from pcsc.syntax import parse_source
-from pcsc.syntax.parser import get_parser
 
 POLICY = "venture@1.0.0"
 CLASSES = ("devtools/first-users", "devtools/first-revenue", "devtools/scale")

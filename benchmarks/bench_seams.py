@@ -9,7 +9,7 @@ covered under the shipped policy venture@1.0.0):
     12-transition route, as a ratio to the raw float fold of the same route
     (``pcsc.score.route.fold``): first the identity arm alone (Δ_k by the formula and
     by re-folding, in ``Fraction``s, plus the cached sympy proof lookup for (n, k)),
-    then the whole ``pcsc.seams.analysis.analyse`` (the identity arm and, per seam,
+    then the whole ``pcsc.analysis.seams.analysis.analyse`` (the identity arm and, per seam,
     the pipeline arm: splice, print as .route text, parse, lower, bind, score,
     discharge). The proofs are cached before any timing.
 (b) the cold proof time for every seam of a 50-transition chain (k = 1..48) in a
@@ -32,12 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from pcsc.pipeline import Compiled, Session
+from pcsc.analysis.seams.analysis import analyse
+from pcsc.analysis.seams.identity import seam_identity
+from pcsc.analysis.seams.splice import seam_indices
+from pcsc.analysis.seams.symbolic import verify_shape
+from pcsc.compiler.session import Compiled, Session
 from pcsc.score.route import fold
-from pcsc.seams.analysis import analyse
-from pcsc.seams.identity import seam_identity
-from pcsc.seams.splice import seam_indices
-from pcsc.seams.symbolic import verify_shape
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_compile import best_of, generate_route  # noqa: E402  (a sibling script, not a package)
@@ -50,7 +50,7 @@ import json, time
 t0 = time.perf_counter()
 import sympy
 t1 = time.perf_counter()
-from pcsc.seams.symbolic import verify_shape
+from pcsc.analysis.seams.symbolic import verify_shape
 t2 = time.perf_counter()
 first = verify_shape({COLD_N}, 1)
 t3 = time.perf_counter()

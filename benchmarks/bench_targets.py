@@ -107,19 +107,19 @@ Row = tuple[str, str, str, bool | None, str]  # measure, value, target, met, not
 
 
 def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Row]:
+    from pcsc.analysis.seams.analysis import analyse
+    from pcsc.analysis.seams.identity import seam_identities
+    from pcsc.analysis.seams.splice import seam_indices
+    from pcsc.analysis.seams.symbolic import verify_shape
+    from pcsc.compiler.ircache import IRCache
+    from pcsc.compiler.session import Session
     from pcsc.diagnostics.model import Diagnostics, Span
-    from pcsc.ir import Library
-    from pcsc.ircache import IRCache
-    from pcsc.lower.route import lower_route
-    from pcsc.pipeline import Session
+    from pcsc.lang.ir import Library
+    from pcsc.lang.lower.route import lower_route
+    from pcsc.lang.syntax import nodes as syn
+    from pcsc.lang.syntax import parse_source
+    from pcsc.lang.syntax.parser import _typed_parser, get_parser
     from pcsc.score.route import fold
-    from pcsc.seams.analysis import analyse
-    from pcsc.seams.identity import seam_identities
-    from pcsc.seams.splice import seam_indices
-    from pcsc.seams.symbolic import verify_shape
-    from pcsc.syntax import nodes as syn
-    from pcsc.syntax import parse_source
-    from pcsc.syntax.parser import _typed_parser, get_parser
 
     get_parser()
     _typed_parser()
@@ -198,9 +198,9 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Ro
     fifty.write_text(route_text("fifty", 50), encoding="utf-8")
     cold_code = (
         "import time; t0 = time.perf_counter()\n"
-        "from pcsc.pipeline import Session\n"
-        "from pcsc.seams.identity import seam_identities\n"
-        "from pcsc.seams.symbolic import remember_proofs, verify_shape\n"
+        "from pcsc.compiler.session import Session\n"
+        "from pcsc.analysis.seams.identity import seam_identities\n"
+        "from pcsc.analysis.seams.symbolic import remember_proofs, verify_shape\n"
         "remember_proofs()\n"
         "from pathlib import Path\n"
         f"s = Session(); (rt,) = s.load_routes(Path({str(fifty)!r}), 'fifty.route'); c = s.compile_route(rt)\n"

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcsc.resources import data_dir
+from pcsc.base.resources import data_dir
 from tests.conftest import ROOT
 
 ELLIPSIS = "..."

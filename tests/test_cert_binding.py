@@ -70,8 +70,8 @@ def test_a_fifo_or_device_is_refused_before_it_is_read(run: Run, project: Path) 
 
 
 def test_a_file_over_the_size_limit_is_refused(run: Run, project: Path) -> None:
-    from pcsc.certcheck import MAX_FILE_BYTES
-    from pcsc.syntax.limits import MAX_FILE_BYTES as COMPILER_LIMIT
+    from pcsc.certify.check import MAX_FILE_BYTES
+    from pcsc.lang.syntax.limits import MAX_FILE_BYTES as COMPILER_LIMIT
 
     assert MAX_FILE_BYTES == COMPILER_LIMIT
     cert = certify(run, project)
@@ -246,7 +246,7 @@ def test_a_library_that_is_not_the_pinned_one_fails(run: Run, refused: Path) -> 
     # the same under a policy that pins nothing: the library must be the one PCSC ships
     policy = project / "policies" / "venture" / "1.0.0.toml"
     policy.write_text(policy.read_text().replace("[libraries.venture]", "[unpinned]"))
-    from pcsc.certcheck import Files, canonical, policy_document
+    from pcsc.certify.check import Files, canonical, policy_document
 
     record = doc["policies"][0]
     files = Files({"certificate": project}, [])
@@ -439,9 +439,9 @@ def _graph_operand(g: tuple[str, ...]) -> bool:
 
 
 def _forge_all(cert: Path, donors: bool) -> None:
-    from pcsc.certcheck import Mismatch
-    from pcsc.certcheck import verify as check
-    from pcsc.resources import data_dir
+    from pcsc.base.resources import data_dir
+    from pcsc.certify.check import Mismatch
+    from pcsc.certify.check import verify as check
 
     doc = json.loads(cert.read_text())
     bases = {"certificate": cert.parent, "shipped-obligations": data_dir("obligations"),

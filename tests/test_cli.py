@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.base.config import ConfigError, load_config
 from pcsc.cli import main
 from pcsc.cli.context import colour_enabled
 from pcsc.cli.main import fit_terminal
-from pcsc.config import ConfigError, load_config
 from tests.conftest import ROOT, SPEC_ROUTE
 
 
@@ -94,7 +94,7 @@ def test_commands_are_imported_only_when_they_run() -> None:
         "        main(argv)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = ('lark', 'sympy', 'numpy', 'pcsc.pipeline', 'rich')\n"
+        "heavy = ('lark', 'sympy', 'numpy', 'pcsc.compiler.session', 'rich')\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('pcsc.cli.commands.') or m in heavy)\n"
         "print(loaded)\n"
     )

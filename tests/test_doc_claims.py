@@ -59,7 +59,7 @@ def test_an_unlisted_tier_is_refused_as_the_docs_say(capsys: pytest.CaptureFixtu
 def test_the_checker_refuses_a_certificate_that_weighs_an_unlisted_tier_0() -> None:
     """The compiler never certifies such an item (it refuses it), so a certificate that
     cites a tier weight the policy lacks is forged, even at 0."""
-    from pcsc.certcheck import Mismatch, RouteCheck
+    from pcsc.certify.check import Mismatch, RouteCheck
 
     check = RouteCheck({"route": "r", "steps": []}, {"evidence": {"tier_weight": {"2": 0.8}}})
     check.policy_value(["evidence", "tier_weight", "2"], Fraction(0.8), "w")
@@ -96,7 +96,7 @@ def _boxes(svg: str) -> list[tuple[str, float, float, float]]:
 def test_graph_routes_are_drawn_in_columns_and_lanes_as_graph_md_says(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, path: Path
 ) -> None:
-    from pcsc.pipeline import Session
+    from pcsc.compiler.session import Session
 
     said = paragraph(DOCS / "graph.md", "is drawn in columns and lanes")
     assert "longest" in said and "topmost lane" in said and "same width" in said

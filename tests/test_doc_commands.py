@@ -3,7 +3,7 @@
 Every `$ pcsc …` line of a page's blocks runs, page by page and in order, in a fresh
 folder that sees the checkout's `examples/` and `policies/` (rules: tests/docrun.py; the
 pages show excerpts, so the shown lines must be one run of the printed ones). The
-tutorial runs as a whole in tests/test_tutorial.py, and the blocks `python -m pcsc.docs`
+tutorial runs as a whole in tests/test_tutorial.py, and the blocks `python -m pcsc.tools.docs`
 writes are checked whole in tests/test_docblocks.py; both are left out here."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pcsc import docblocks
+from pcsc.tools import docblocks
 from tests import docrun
 from tests.conftest import ROOT
 

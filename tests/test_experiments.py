@@ -14,13 +14,9 @@ from typing import Any
 
 import pytest
 
-from pcsc.cli import main
-from pcsc.cli.exits import EXIT_USAGE
-from pcsc.pipeline import Session
-from pcsc.policy.load import PolicyStore
-from pcsc.seams.analysis import RouteSeams, analyse
-from pcsc.seams.detectors import JUMP_MULTIPLE, class_jumps, jumps, ladder, proxy_flagged, proxy_flags
-from pcsc.seams.experiment import (
+from pcsc.analysis.seams.analysis import RouteSeams, analyse
+from pcsc.analysis.seams.detectors import JUMP_MULTIPLE, class_jumps, jumps, ladder, proxy_flagged, proxy_flags
+from pcsc.analysis.seams.experiment import (
     PAPER,
     PAPER_DELETIONS,
     PHASE0_ARMS,
@@ -33,10 +29,14 @@ from pcsc.seams.experiment import (
     summary_rates,
     value_sweep,
 )
-from pcsc.seams.identity import fold_exact
-from pcsc.seams.splice import splice
-from pcsc.stats import rate, rate_text, wilson95
-from pcsc.textout import EXPERIMENT_ROWS
+from pcsc.analysis.seams.identity import fold_exact
+from pcsc.analysis.seams.splice import splice
+from pcsc.base.stats import rate, rate_text, wilson95
+from pcsc.cli import main
+from pcsc.cli.exits import EXIT_USAGE
+from pcsc.compiler.session import Session
+from pcsc.policy.load import PolicyStore
+from pcsc.render.text import EXPERIMENT_ROWS
 from tests.conftest import EXAMPLES, ROOT
 
 COHORT = EXAMPLES / "cohort"
@@ -425,9 +425,9 @@ def test_the_pages_counts_of_the_cohort_are_the_programs(
     """The counts the README and the docs state in prose, beside the tables, computed."""
     import attrs
 
+    from pcsc.analysis.seams import detectors
+    from pcsc.analysis.search import ungrounded
     from pcsc.score.cost import deltas
-    from pcsc.seams import detectors
-    from pcsc.search import ungrounded
 
     results, _ = cohort
     readme, experiments, redteam = (" ".join((ROOT / page).read_text(encoding="utf-8").split())

@@ -1,5 +1,5 @@
 """The policy-selected folds (`[fold]`): discounting and the option to stop, each with
-its own deletion identity, exact and symbolic (pcsc/seams/folds.py)."""
+its own deletion identity, exact and symbolic (pcsc/analysis/seams/folds.py)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcsc.policy.model import FoldPolicy, PolicyValueError
-from pcsc.score.route import discount_factor, fold, fold_policy, horizon_years
-from pcsc.seams.folds import (
+from pcsc.analysis.seams.folds import (
     abandonment_formulas,
     fold_exact_policy,
     fold_seam_identities,
     verify_abandonment,
     verify_discounted,
 )
+from pcsc.policy.model import FoldPolicy, PolicyValueError
+from pcsc.score.route import discount_factor, fold, fold_policy, horizon_years
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "folds"
@@ -59,7 +59,7 @@ def test_identity_equals_refold_exactly(chain: Chain, stop: bool) -> None:
 @settings(max_examples=100, deadline=None)
 @given(chains())
 def test_discounted_identity_is_the_papers_when_d_is_one(chain: Chain) -> None:
-    from pcsc.seams.identity import seam_identities
+    from pcsc.analysis.seams.identity import seam_identities
 
     ps, cs, _, v = chain
     ks = range(1, len(ps) - 1)
@@ -231,7 +231,7 @@ def test_symbolic_under_a_discount_prints_the_discounted_identity() -> None:
     identity `-p0*(R2*p1 - R2 - c1)`, no d_i."""
     import sympy
 
-    from pcsc import schemas
+    from pcsc.render import schemas
 
     doc, text = _seams_symbolic("examples/domains/solid_electrolyte.route")
     schemas.validate(doc)
@@ -277,8 +277,8 @@ def test_a_derivation_shows_a_wrong_identity_as_a_residual() -> None:
     discount leaves a residual, and the proof rejects it."""
     import sympy
 
-    from pcsc.seams.folds import _derived, discounted_folds
-    from pcsc.seams.symbolic import paper_formula
+    from pcsc.analysis.seams.folds import _derived, discounted_folds
+    from pcsc.analysis.seams.symbolic import paper_formula
 
     n, k = 4, 1
     ps, ds, cs = (list(sympy.symbols(f"{x}0:{n}")) for x in "pdc")
@@ -298,9 +298,9 @@ def test_a_derivation_shows_a_wrong_identity_as_a_residual() -> None:
 
 
 def test_graph_seams_under_a_discount_keep_every_d() -> None:
-    from pcsc.ir import Edge, Parallel, Series
+    from pcsc.analysis.seams.graphs import _branch_key, _verify_branch, graph_derivation, proof_picks
+    from pcsc.lang.ir import Edge, Parallel, Series
     from pcsc.score.graph import edges_of
-    from pcsc.seams.graphs import _branch_key, _verify_branch, graph_derivation, proof_picks
 
     fork = Series((Edge("a"), Parallel((Series((Edge("b"), Edge("c"), Edge("d"))), Edge("x"))), Edge("f"), Edge("g")))
     names = list(edges_of(fork))

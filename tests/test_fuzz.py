@@ -1,4 +1,4 @@
-"""Fuzzing kept in the suite: a seeded slice of `python -m pcsc.fuzz` (CI), hypothesis
+"""Fuzzing kept in the suite: a seeded slice of `python -m pcsc.tools.fuzz` (CI), hypothesis
 strategies over the same grammar-aware generator and its mutations, and a larger run
 marked slow (`pytest -m slow`)."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcsc.fuzz import STRANGE, Generator, Input, fuzz, main, run_input
+from pcsc.tools.fuzz import STRANGE, Generator, Input, fuzz, main, run_input
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pcsc.cli import main
-from pcsc.scaffold import Project, files
+from pcsc.cli.scaffold import Project, files
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pcsc import schemas
 from pcsc.cli import main
-from pcsc.ircache import MAX_ENTRIES, MAX_MB, Entry, IRCache, Limits, cache_folder
+from pcsc.compiler.ircache import MAX_ENTRIES, MAX_MB, Entry, IRCache, Limits, cache_folder
+from pcsc.render import schemas
 from tests.conftest import EXAMPLES, ROOT
 
 

@@ -13,8 +13,8 @@ from tests.conftest import ROOT
 PCSC = ROOT / "pcsc"
 # built on policies: a policy module importing one of these would be a cycle of layers
 ABOVE_POLICIES = (
-    "pcsc.pipeline", "pcsc.policy_diff", "pcsc.score", "pcsc.coverage", "pcsc.seams", "pcsc.redteam",
-    "pcsc.forecast", "pcsc.packet", "pcsc.explain", "pcsc.textout", "pcsc.cli",
+    "pcsc.compiler.session", "pcsc.analysis.policy_diff", "pcsc.score", "pcsc.coverage", "pcsc.analysis.seams", "pcsc.analysis.redteam",
+    "pcsc.forecast", "pcsc.render.packet", "pcsc.analysis.explain", "pcsc.render.text", "pcsc.cli",
 )
 
 

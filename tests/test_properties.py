@@ -1,7 +1,7 @@
 """Invariants of lowering and of the numbers (docs/language.md, docs/formulas.md), checked with hypothesis.
 
 Two kinds of input: routes generated as `.route` text and compiled through the real
-pipeline (`pcsc.pipeline.Session`), and direct calls of the pure functions in
+pipeline (`pcsc.compiler.session.Session`), and direct calls of the pure functions in
 `pcsc.score`. Budgets are small (see SETTINGS) so the suite stays fast.
 """
 
@@ -21,17 +21,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcsc import canonical
+from pcsc.base import canonical
+from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics.model import Span
-from pcsc.ir import CostItem, Evidence, FieldDecl, Material, Route, Transition
-from pcsc.pipeline import Compiled, Session
+from pcsc.lang.ir import CostItem, Evidence, FieldDecl, Material, Route, Transition
+from pcsc.lang.serialize import ir_from_json, ir_json
+from pcsc.lang.syntax.literals import parse_number
 from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import FloorTable, Policy, Reweighting
 from pcsc.score.cost import Delta, cost, deltas, is_material, piecewise_floor
 from pcsc.score.evidence import admissible, effective_weight, reweight
 from pcsc.score.route import fold
-from pcsc.serialize import ir_from_json, ir_json
-from pcsc.syntax.literals import parse_number
 from tests.conftest import EXAMPLES
 
 # When a property fails, hypothesis's pytest plugin imports libcst to suggest an

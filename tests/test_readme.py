@@ -7,7 +7,7 @@ one run of the printed ones; the shipped libraries' folder reads `obligations`, 
 does when PCSC runs from the checkout. A command shown without output is checked for
 its exit code only. The files the README's commands read but does not show are written
 by this test (`SETUP`), and the README's plain command lists (```` ```sh ```` blocks,
-without `$`) are run where they can be (`LISTED`). The blocks `python -m pcsc.docs`
+without `$`) are run where they can be (`LISTED`). The blocks `python -m pcsc.tools.docs`
 writes (`<!-- pcsc:begin NAME -->`) are left to tests/test_docblocks.py, which checks
 each one whole."""
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pcsc import docblocks
+from pcsc.tools import docblocks
 from tests import docrun
 from tests.conftest import ROOT
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pcsc.cli import main
-from pcsc.syntax.limits import MAX_DEPTH, MAX_ROUTES, MAX_TRANSITIONS
+from pcsc.lang.syntax.limits import MAX_DEPTH, MAX_ROUTES, MAX_TRANSITIONS
 from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
 SPEC = SPEC_ROUTE.read_text(encoding="utf-8")
@@ -328,11 +328,11 @@ def test_invalid_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 # ---------------------------------------------------------------------- limits
 def test_file_size_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import pcsc.pipeline
+    import pcsc.compiler.session
 
-    monkeypatch.setattr(pcsc.syntax.limits, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(pcsc.lang.syntax.limits, "MAX_FILE_BYTES", 1000)
     path = route_file(tmp_path, SPEC)
-    monkeypatch.setattr(pcsc.pipeline, "too_large", pcsc.syntax.limits.too_large)
+    monkeypatch.setattr(pcsc.compiler.session, "too_large", pcsc.lang.syntax.limits.too_large)
     expect(capsys, path, "PCSC-E112", 1, (["check"], ["compile"]))
 
 

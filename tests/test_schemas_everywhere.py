@@ -30,10 +30,10 @@ import attrs
 import pytest
 from jsonschema import Draft4Validator
 
-from pcsc import schemas
 from pcsc.cli import main
 from pcsc.cli.main import command_parser
 from pcsc.cli.registry import COMMANDS, Command
+from pcsc.render import schemas
 from tests import docrun
 from tests.conftest import EXAMPLES, ROOT
 from tests.test_sarif import sarif_schema
@@ -93,7 +93,7 @@ def _policy_refs(routes: list[Path]) -> tuple[str, ...]:
 def _labels(routes: list[Path]) -> tuple[str, str]:
     """One label per route, after its as_of, alternating positive and negative; the
     resolution date after all of them."""
-    from pcsc.pipeline import Session
+    from pcsc.compiler.session import Session
 
     session = Session()
     rows: list[str] = []

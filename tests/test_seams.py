@@ -17,16 +17,16 @@ import sympy
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from pcsc.analysis.seams.analysis import analyse
+from pcsc.analysis.seams.identity import seam_identity
+from pcsc.analysis.seams.splice import SpliceError, seam_indices, splice, splice_text
+from pcsc.analysis.seams.symbolic import derivation, paper_formula, verify_shape
 from pcsc.cli import main
+from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics.model import Span
-from pcsc.ir import Route
-from pcsc.pipeline import Compiled, Session
+from pcsc.lang.ir import Route
+from pcsc.lang.printer import expression, route_to_text
 from pcsc.policy.load import PolicyStore
-from pcsc.printer import expression, route_to_text
-from pcsc.seams.analysis import analyse
-from pcsc.seams.identity import seam_identity
-from pcsc.seams.splice import SpliceError, seam_indices, splice, splice_text
-from pcsc.seams.symbolic import derivation, paper_formula, verify_shape
 from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE, pin_libraries
 from tests.test_spec_numbers import hand_computation
 

@@ -12,15 +12,15 @@ from typing import Any
 import attrs
 import pytest
 
+from pcsc.analysis.redteam import Edit, apply_edit, enumerate_edits
+from pcsc.analysis.search import CONDITIONS, Settings, _restate, condition_policy, search_route
 from pcsc.cli import main
 from pcsc.cli.exits import EXIT_USAGE
+from pcsc.compiler.session import Compiled, Session
 from pcsc.coverage import discharge_route
-from pcsc.ir import Route
-from pcsc.pipeline import Compiled, Session
-from pcsc.printer import route_to_text
-from pcsc.redteam import Edit, apply_edit, enumerate_edits
+from pcsc.lang.ir import Route
+from pcsc.lang.printer import route_to_text
 from pcsc.score.cost import deltas
-from pcsc.search import CONDITIONS, Settings, _restate, condition_policy, search_route
 from tests.conftest import EXAMPLES
 
 COHORT = EXAMPLES / "cohort"

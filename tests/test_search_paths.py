@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 import pcsc
-from pcsc import schemas
 from pcsc.cli import main
-from pcsc.pipeline import library_sha256
+from pcsc.compiler.session import library_sha256
 from pcsc.policy.load import PolicyStore
+from pcsc.render import schemas
 from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
 SHIPPED_VENTURE = ROOT / "obligations" / "venture.obl"
@@ -515,7 +515,7 @@ def test_a_lax_library_of_the_pinned_name_and_another_version_stays_refused(
 
 
 def test_a_lax_library_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
-    from pcsc.syntax.limits import MAX_FILE_BYTES
+    from pcsc.lang.syntax.limits import MAX_FILE_BYTES
 
     big = write(tmp_path / "r" / "ventura.obl", lax_library())
     with big.open("a", encoding="utf-8") as f:

@@ -1,4 +1,4 @@
-"""Writing a decision certificate for `pcsc compile --cert PATH` (`pcsc.certificate`)."""
+"""Writing a decision certificate for `pcsc compile --cert PATH` (`pcsc.certify.emit`)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
+    from pcsc.compiler.session import Compiled, Session
     from pcsc.forecast.ledger import ForecastRecord
-    from pcsc.overrides import Override
-    from pcsc.pipeline import Compiled, Session
+    from pcsc.policy.overrides import Override
 
 
 def write_certificate(
     ctx: Context, session: Session, compiled: Sequence[Compiled], overrides: Sequence[Override], target: str
 ) -> Diagnostic | None:
     """Write the certificate; a PCSC-E911 diagnostic when it cannot be."""
-    from pcsc.certificate import CertificateError, build, dumps
+    from pcsc.certify.emit import CertificateError, build, dumps
 
     path = Path(target)
     try:
@@ -44,7 +44,7 @@ def certify_records(
     `CertificateError`."""
     import attrs
 
-    from pcsc.certificate import build
+    from pcsc.certify.emit import build
 
     here = Path.cwd() / "certificate.json"
     by_file: dict[str, Any] = {}

@@ -14,17 +14,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from pcsc.base.config import Config
+from pcsc.base.resources import BOM
 from pcsc.cli.exits import UsageError
-from pcsc.config import Config
-from pcsc.resources import BOM
 
 if TYPE_CHECKING:
-    from pcsc.cohort import Settings
+    from pcsc.compiler.cohort import Settings
+    from pcsc.compiler.parallel import Executor
+    from pcsc.compiler.session import Compiled, Session
     from pcsc.diagnostics.model import Diagnostic
     from pcsc.forecast.ledger import Ledger
-    from pcsc.ir import Route
-    from pcsc.parallel import Executor
-    from pcsc.pipeline import Compiled, Session
+    from pcsc.lang.ir import Route
     from pcsc.policy.model import LoadedPolicy
 
 T = TypeVar("T")
@@ -104,7 +104,7 @@ class Context:
     def docs_url(self) -> str | None:
         """The published docs' base URL: `PCSC_DOCS_URL`, else the configuration's
         `docs_url`, else None (links into the docs are left out)."""
-        from pcsc.config import DOCS_URL_ENV, docs_base_url
+        from pcsc.base.config import DOCS_URL_ENV, docs_base_url
 
         given = os.environ.get(DOCS_URL_ENV)
         if not given:
@@ -136,8 +136,8 @@ class Context:
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
         """A new compiler session with this run's search paths and coverage mode."""
-        from pcsc.ircache import CacheSettingError, IRCache
-        from pcsc.pipeline import Session
+        from pcsc.compiler.ircache import CacheSettingError, IRCache
+        from pcsc.compiler.session import Session
         from pcsc.policy.load import PolicyStore
 
         try:
@@ -164,16 +164,16 @@ class Context:
         return jobs
 
     def executor(self) -> Executor:
-        """The executor for ``--jobs`` or ``--scheduler`` (`pcsc.parallel`), made once."""
+        """The executor for ``--jobs`` or ``--scheduler`` (`pcsc.compiler.parallel`), made once."""
         if self._executor is None:
-            from pcsc.parallel import executor
+            from pcsc.compiler.parallel import executor
 
             scheduler: str | None = getattr(self.args, "scheduler", None)
             jobs: int = getattr(self.args, "jobs", 1)
             if scheduler and jobs != 1:
                 raise UsageError("--scheduler and --jobs exclude each other: the cluster's workers do the work")
             if scheduler:
-                from pcsc.parallel_dask import SchedulerError
+                from pcsc.compiler.parallel_dask import SchedulerError
 
                 try:
                     self._executor = executor(1, scheduler)
@@ -184,8 +184,8 @@ class Context:
         return self._executor
 
     def settings(self, session: Session, *, bind: bool = False, keep_routes: bool = True) -> Settings:
-        """What a worker needs to rebuild ``session`` (`pcsc.cohort`)."""
-        from pcsc.cohort import Settings
+        """What a worker needs to rebuild ``session`` (`pcsc.compiler.cohort`)."""
+        from pcsc.compiler.cohort import Settings
 
         return Settings(
             lib_path=tuple(session.lib_path),
@@ -205,8 +205,8 @@ class Context:
         input), with ``--jobs`` workers. ``bind`` also binds each route to its policy
         (for its diagnostics); ``keep_routes=False`` returns no routes, only their
         number in ``loaded_count`` (`pcsc check` needs no more)."""
-        from pcsc.canonical import sha256_hex
-        from pcsc.cohort import load_files
+        from pcsc.base.canonical import sha256_hex
+        from pcsc.compiler.cohort import load_files
 
         session = self.session()
         routes: list[Route] = []
@@ -265,7 +265,7 @@ class Context:
         for r in routes:
             if r.name == name:
                 return r
-        from pcsc.lower.common import suggest
+        from pcsc.lang.lower.common import suggest
 
         hint = suggest(name, names)
         raise UsageError(f"no route `{name}` in {', '.join(where)}" + (f"; {hint}" if hint else ""))
@@ -306,7 +306,7 @@ class Context:
 
     def note_input(self, path: Path, shown: str | None = None) -> None:
         """Record a file this run read (for the envelope's ``inputs``), if it can be read."""
-        from pcsc.canonical import sha256_hex
+        from pcsc.base.canonical import sha256_hex
 
         try:
             data = path.read_bytes()

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from pcsc._version import __version__
+from pcsc.base.escape import escape_controls
 from pcsc.cli.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError
 from pcsc.cli.registry import COMMANDS, GROUPS, Command, find
-from pcsc.escape import escape_controls
 
 EPILOG = (
     "exit codes: 0 success, 1 errors in the input, 2 usage error, 3 score refused by GATE, "
@@ -107,9 +107,9 @@ def _main(argv: list[str]) -> int:
 
 def run(command: Command, args: argparse.Namespace) -> int:
     """Run ``command`` with parsed ``args``; every failure becomes output and an exit code."""
+    from pcsc.base.config import ConfigError, load_config
     from pcsc.cli.context import Context
     from pcsc.cli.outcome import Outcome, emit
-    from pcsc.config import ConfigError, load_config
 
     try:
         config = load_config()
@@ -118,7 +118,7 @@ def run(command: Command, args: argparse.Namespace) -> int:
 
             check_configured_policies(config)
     except ConfigError as exc:  # in the format asked for, like any other input error
-        from pcsc.config import Config
+        from pcsc.base.config import Config
         from pcsc.diagnostics import codes
         from pcsc.diagnostics.model import Diagnostic, Span
 
@@ -150,11 +150,11 @@ def run(command: Command, args: argparse.Namespace) -> int:
 def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     """An exception that reports bad input (a policy, a ledger, …) as diagnostics; None
     for anything else, which is a bug."""
+    from pcsc.base.extras import ExtraMissing
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.outcome import Outcome
     from pcsc.diagnostics import codes
     from pcsc.diagnostics.model import Diagnostic, Span
-    from pcsc.extras import ExtraMissing
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
     from pcsc.score.finite import NotFinite
@@ -216,7 +216,7 @@ def fit_terminal(text: str, wide: bool) -> str:
 
 
 def internal_error(exc: Exception) -> int:
-    from pcsc.config import hide_credentials
+    from pcsc.base.config import hide_credentials
 
     if os.environ.get("PCSC_DEBUG"):
         raise exc

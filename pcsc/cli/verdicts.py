@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pcsc.cli.exits import EXIT_INPUT, EXIT_OK, EXIT_REFUSED
 
 if TYPE_CHECKING:
-    from pcsc.pipeline import Compiled, Session
+    from pcsc.compiler.session import Compiled, Session
 
 
 def exit_code(session: Session, compiled: Sequence[Compiled] = ()) -> int:

@@ -14,7 +14,7 @@ from pcsc.coverage.discharge import Coverage, DeltaCoverage
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.ir import Route, Transition
+from pcsc.lang.ir import Route, Transition
 
 
 def report_uncovered(route: Route, coverage: Coverage, mode: Mode, text: str | None, diags: Diagnostics) -> None:

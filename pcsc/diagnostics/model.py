@@ -7,7 +7,7 @@ from typing import Literal
 
 import attrs
 
-from pcsc.config import hide_credentials
+from pcsc.base.config import hide_credentials
 from pcsc.diagnostics.codes import CODES, Code
 
 Severity = Literal["error", "warning"]

@@ -43,8 +43,8 @@ from typing import Any, Protocol
 
 import attrs
 
+from pcsc.base.humanize import plural
 from pcsc.forecast.calibrate import Bounds, GainCase, fit_gains, pava, platt_fit, weights_of
-from pcsc.humanize import plural
 from pcsc.policy.model import Calibration, IsotonicMap, LoadedPolicy, PlattMap, Policy
 from pcsc.score.calibration import calibrate
 from pcsc.score.route import discount_factor, fold, fold_policy
@@ -432,9 +432,9 @@ def refold(packet: Mapping[str, Any], ps: Sequence[float], policy: Policy) -> fl
                           else (t["horizon"]["amount"], t["horizon"]["unit"])) for t in ts]
     graph = packet.get("graph")
     if graph is not None:
-        from pcsc.ir import Shape
+        from pcsc.lang.ir import Shape
+        from pcsc.lang.serialize import converter
         from pcsc.score.graph import graph_fold
-        from pcsc.serialize import converter
 
         shape: Shape = converter().get_structure_hook(Shape)(graph["shape"], Shape)
         return graph_fold(shape, [t["name"] for t in ts], [t["from"] for t in ts], [t["to"] for t in ts],

@@ -78,8 +78,8 @@ from typing import Any, Literal
 import attrs
 
 from pcsc._version import __version__
-from pcsc.canonical import dumps, hash_json, sha256_hex
-from pcsc.config import DATABASE_SCHEMES, hide_credentials
+from pcsc.base.canonical import dumps, hash_json, sha256_hex
+from pcsc.base.config import DATABASE_SCHEMES, hide_credentials
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x50435343  # "PCSC"

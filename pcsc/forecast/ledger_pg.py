@@ -41,8 +41,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pcsc.config import hide_credentials
-from pcsc.extras import require
+from pcsc.base.config import hide_credentials
+from pcsc.base.extras import require
 from pcsc.forecast.ledger import (
     _ENTRY_COLUMNS,
     _OUTCOME_COLUMNS,

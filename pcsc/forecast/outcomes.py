@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 import attrs
 
-from pcsc.printer import number as literal_number
-from pcsc.resources import TEXT_ENCODING
+from pcsc.base.resources import TEXT_ENCODING
+from pcsc.lang.printer import number as literal_number
 
 Value = float | bool
 LabelOutcome = Literal["positive", "negative", "mixed"]
@@ -271,7 +271,7 @@ def _string_hint(raw: str) -> str:
     match = _SUFFIXED.match(text)
     if match is None:
         return ""
-    from pcsc.syntax.literals import parse_number
+    from pcsc.lang.syntax.literals import parse_number
 
     number, suffix = match.group(1), match.group(2) or ""
     value, _ = parse_number(number + suffix)

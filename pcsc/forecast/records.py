@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from pcsc.canonical import dumps
+from pcsc.base.canonical import dumps
 from pcsc.forecast.ledger import Entry, Ledger, OutcomeKind, OutcomeRecord
 from pcsc.forecast.outcomes import Outcomes, outcomes_from_records
 from pcsc.forecast.resolve import (

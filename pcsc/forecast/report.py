@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcsc.base.humanize import plural
 from pcsc.diagnostics import codes
 from pcsc.forecast.ledger import Entry
 from pcsc.forecast.outcomes import Outcomes
 from pcsc.forecast.records import Recorded
-from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.resolve import RouteOutcome
@@ -126,7 +126,7 @@ def pooled_policies(forecasts: Sequence[Entry]) -> str | None:
     """The warning (PCSC-W751, as `pcsc rank` gives) when the forecasts graded together
     come from several policies: one AUC, lift and calibration then pool numbers made by
     different rules. None for one policy."""
-    from pcsc.forecast.rank import policy_label
+    from pcsc.analysis.rank import policy_label
 
     by_policy: dict[str, list[str]] = {}
     for e in forecasts:
@@ -272,7 +272,7 @@ def evaluate_report(
 
 def report_plots(report: dict[str, Any], folder: Path) -> list[Path]:
     """Draw calibration.png and scores.png of ``report`` into ``folder`` (created if
-    missing); the paths written. Raises ``pcsc.extras.ExtraMissing`` and ``OSError``."""
+    missing); the paths written. Raises ``pcsc.base.extras.ExtraMissing`` and ``OSError``."""
     from pcsc.forecast import plots
     from pcsc.forecast.metrics import CalibrationBin
 

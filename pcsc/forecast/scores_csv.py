@@ -28,9 +28,9 @@ from pathlib import Path
 
 import attrs
 
+from pcsc.base.humanize import plural
 from pcsc.forecast import metrics
 from pcsc.forecast.metrics import BootstrapCI
-from pcsc.humanize import plural
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 

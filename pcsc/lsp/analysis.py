@@ -19,15 +19,15 @@ from pathlib import Path
 
 import attrs
 
+from pcsc.base.resources import BOM, TEXT_ENCODING, data_dir
+from pcsc.compiler.session import Session
 from pcsc.coverage import Coverage, discharge_route
 from pcsc.coverage.diagnose import report_uncovered, show_value
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
-from pcsc.ir import FieldDecl, Library, Obligation, Route, Transition
-from pcsc.pipeline import Session
+from pcsc.lang.ir import FieldDecl, Library, Obligation, Route, Transition
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
-from pcsc.resources import BOM, TEXT_ENCODING, data_dir
 from pcsc.score.route import RouteNumbers, TransitionNumbers, score_route
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -471,9 +471,9 @@ def format_document(
 ) -> str | None:
     """The document in `pcsc fmt`'s canonical layout; None when it is already
     canonical, does not parse, or when formatting would change its comments or IR
-    (`pcsc.fmt.check_format` refuses it)."""
-    from pcsc.fmt import Semantics, check_format, format_source
-    from pcsc.meaning import semantics
+    (`pcsc.lang.fmt.check_format` refuses it)."""
+    from pcsc.compiler.meaning import semantics
+    from pcsc.lang.fmt import Semantics, check_format, format_source
 
     shown = str(path) if path is not None else "<untitled>"
     folder = path.parent if path is not None else Path.cwd()

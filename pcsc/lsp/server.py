@@ -26,12 +26,12 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec, ServerTextPosition, ServerTextRange
 
 from pcsc._version import __version__
-from pcsc.config import ConfigError, load_config
+from pcsc.base.config import ConfigError, load_config
+from pcsc.base.resources import TEXT_ENCODING
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
 from pcsc.policy.load import check_configured_policies
-from pcsc.resources import TEXT_ENCODING
 
 _KINDS = {
     "field": lsp.CompletionItemKind.Field,

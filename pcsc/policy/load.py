@@ -26,19 +26,19 @@ from cattrs.errors import (
     IterableValidationNote,
 )
 
-from pcsc.canonical import hash_json
-from pcsc.config import Config, ConfigError
+from pcsc.base.canonical import hash_json
+from pcsc.base.config import Config, ConfigError
+from pcsc.base.resources import TEXT_ENCODING, data_dir
+from pcsc.base.resources import display_path as _display
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.interp import BASE_FUNCTIONS
-from pcsc.ir import expr as ex
-from pcsc.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
-from pcsc.ir.visit import walk
-from pcsc.lower.expr import lower_expression
-from pcsc.lower.units import GATE_DIMENSIONS, unit_problems
+from pcsc.lang.interp import BASE_FUNCTIONS
+from pcsc.lang.ir import expr as ex
+from pcsc.lang.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
+from pcsc.lang.ir.visit import walk
+from pcsc.lang.lower.expr import lower_expression
+from pcsc.lang.lower.units import GATE_DIMENSIONS, unit_problems
+from pcsc.lang.syntax import parse_expression
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
-from pcsc.resources import TEXT_ENCODING, data_dir
-from pcsc.resources import display_path as _display
-from pcsc.syntax import parse_expression
 
 MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
 

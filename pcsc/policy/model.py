@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from pcsc.ir.expr import Expr
+from pcsc.lang.ir.expr import Expr
 
 
 class PolicyValueError(ValueError):

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import attrs
 
-from pcsc.ir import FieldDecl, Route, Transition
+from pcsc.lang.ir import FieldDecl, Route, Transition
 from pcsc.policy.model import Policy
 from pcsc.score.exact import common
 from pcsc.score.finite import NotFinite, checked, show

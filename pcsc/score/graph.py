@@ -29,7 +29,7 @@ from typing import Generic, TypeVar
 
 import attrs
 
-from pcsc.ir.shape import Edge, Series, Shape
+from pcsc.lang.ir.shape import Edge, Series, Shape
 from pcsc.score.finite import checked
 
 Num = TypeVar("Num", float, Fraction)
@@ -75,7 +75,7 @@ class GraphFold(Generic[Num]):
         self.entry, self.exit_of = entry, exit_of
         self.blocks: dict[int, Block[Num]] = {}
         # the slowest branch of each parallel block (by its edges), named by its first edge;
-        # given as `pick`, it resolves each min (the symbolic proof, pcsc.seams.graphs)
+        # given as `pick`, it resolves each min (the symbolic proof, pcsc.analysis.seams.graphs)
         self.pick = pick
         self.picked: dict[frozenset[str], str] = {}
         # each edge's reach, weight from the entry of its spine item and continuation, and

@@ -11,8 +11,8 @@ import attrs
 
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
-from pcsc.ir import Route, Transition
+from pcsc.lang.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
+from pcsc.lang.ir import Route, Transition
 from pcsc.policy.model import FoldPolicy, Policy
 from pcsc.score.calibration import calibrate
 from pcsc.score.cost import Cost, Delta, cost, deltas

@@ -1,5 +1,5 @@
 """`pcsc blind FILE…|DIR -o OUTDIR --map MAP.json [--names NAMES.txt]`: blinded copies of
-route files, identity cues masked (`pcsc.blind`), and the private map from masks to
+route files, identity cues masked (`pcsc.analysis.blind`), and the private map from masks to
 cues written to its own file, never inside OUTDIR and never printed."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pcsc.base.humanize import plural
+from pcsc.base.resources import TEXT_ENCODING
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
-from pcsc.humanize import plural
-from pcsc.resources import TEXT_ENCODING
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,9 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc import canonical
-    from pcsc.blind import Blinder, leakage_cues, read_names, words_of
-    from pcsc.pipeline import expand_inputs
+    from pcsc.analysis.blind import Blinder, leakage_cues, read_names, words_of
+    from pcsc.base import canonical
+    from pcsc.compiler.session import expand_inputs
 
     out_dir, map_path = Path(args.out_dir), Path(args.map)
     if map_path.resolve().is_relative_to(out_dir.resolve()):

@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.ircache import cache_location, clear
+    from pcsc.compiler.ircache import cache_location, clear
 
     folder = cache_location().parent
     try:

@@ -24,7 +24,7 @@ def size_text(n: int) -> str:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.ircache import ENV_MAX_ENTRIES, ENV_MAX_MB, CacheSettingError, Limits, usage
+    from pcsc.compiler.ircache import ENV_MAX_ENTRIES, ENV_MAX_MB, CacheSettingError, Limits, usage
 
     try:
         limits = Limits.from_environment()

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.humanize import plural
 
 if TYPE_CHECKING:
-    from pcsc.pipeline import Session
+    from pcsc.compiler.session import Session
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,7 +41,7 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
     """A PCSC-W702 warning at every identity cue left in the route files read."""
     from pathlib import Path
 
-    from pcsc.blind import in_identifier, leakage_cues, read_names, renamable
+    from pcsc.analysis.blind import in_identifier, leakage_cues, read_names, renamable
     from pcsc.cli.outcome import UsageError
     from pcsc.diagnostics import codes
     from pcsc.diagnostics.model import Span

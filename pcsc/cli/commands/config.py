@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.config import DOCS_URL_ENV
+    from pcsc.base.config import DOCS_URL_ENV
     from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
     cfg = ctx.config

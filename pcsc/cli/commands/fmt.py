@@ -12,11 +12,11 @@
   path (no line), and the summary counts only the files that were read: none read,
   no summary.
 - A file with a syntax error is reported (exit 1) and left untouched. Before anything
-  is written, `pcsc.fmt.check_format` compares the comments, the parse tree and the
+  is written, `pcsc.lang.fmt.check_format` compares the comments, the parse tree and the
   lowered IR of the old and the new text; a difference is a bug in pcsc: the file is
   left untouched and the run exits 70.
 
-The formatter itself is `pcsc.fmt`; this module finds the files, reads standard input,
+The formatter itself is `pcsc.lang.fmt`; this module finds the files, reads standard input,
 writes files safely and reports.
 """
 
@@ -30,13 +30,13 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+from pcsc.base.humanize import plural
+from pcsc.base.resources import BOM, TEXT_ENCODING
 from pcsc.cli import options
 from pcsc.cli.context import STDIN, STDIN_NAME, Context
 from pcsc.cli.outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.humanize import plural
-from pcsc.resources import BOM, TEXT_ENCODING
 
 SOURCES = (".route", ".obl")  # what a folder stands for
 
@@ -55,7 +55,7 @@ def is_library(text: str, shown: str) -> bool:
     """An .obl file; on standard input, text whose first statement is a library's."""
     if shown != STDIN_NAME:
         return shown.endswith(".obl")
-    from pcsc.printer import lex
+    from pcsc.lang.printer import lex
 
     words = [t.text for t in lex(text)[0][:1]]
     return words in (["library"], ["field"], ["obligation"])
@@ -110,11 +110,11 @@ def summary(changed: int, unchanged: int, would: bool) -> str | None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 when done, 1 on input errors or (with --check or --diff) when a file would
     change, 70 when the formatter would change a file's meaning (a bug in pcsc)."""
-    from pcsc.canonical import sha256_hex
-    from pcsc.escape import escape_controls
-    from pcsc.fmt import check_format, format_source
-    from pcsc.meaning import semantics
-    from pcsc.pipeline import expand_inputs
+    from pcsc.base.canonical import sha256_hex
+    from pcsc.base.escape import escape_controls
+    from pcsc.compiler.meaning import semantics
+    from pcsc.compiler.session import expand_inputs
+    from pcsc.lang.fmt import check_format, format_source
 
     stdin = STDIN in args.files
     if stdin and len(args.files) > 1:

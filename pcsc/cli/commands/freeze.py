@@ -85,7 +85,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     inputs = freeze_inputs(session)
     records = freeze_records(in_order, mode)
     if args.cert:
-        from pcsc.certificate import CertificateError
+        from pcsc.certify.emit import CertificateError
         from pcsc.cli.certify import certify_records
 
         try:

@@ -1,5 +1,5 @@
 """`pcsc init [DIR]`: scaffold a project: a route, an obligation library, a policy
-that extends the shipped one, and a `pcsc.toml` pointing at them (`pcsc.scaffold`).
+that extends the shipped one, and a `pcsc.toml` pointing at them (`pcsc.cli.scaffold`).
 
 Existing files are never overwritten unless `--force` is given: the run lists them
 (PCSC-E811) and writes nothing. `pcsc check routes/` and `pcsc gate routes/` pass on
@@ -14,9 +14,9 @@ from pathlib import Path
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.cli.scaffold import DEFAULT_NAME, Project, existing, files, valid_name
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.scaffold import DEFAULT_NAME, Project, existing, files, valid_name
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -61,7 +61,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
 def _certificate(path: str | Path, payload: dict[str, Any], seq: int) -> Outcome:
     """The certificate stored with forecast ``seq``, as its own bytes (`raw`)."""
-    from pcsc.certificate import dumps
+    from pcsc.certify.emit import dumps
     from pcsc.diagnostics.model import Diagnostic, Span
 
     entry = next((e for e in payload["entries"] if e["seq"] == seq), None)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 
+from pcsc.base.extras import require
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_OK, Outcome
-from pcsc.extras import require
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -18,8 +18,8 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
-    from pcsc.ir import Route
-    from pcsc.pipeline import LibraryUse
+    from pcsc.compiler.session import LibraryUse
+    from pcsc.lang.ir import Route
     from pcsc.policy.model import LoadedPolicy
 
 DEFAULT_HOLDOUT = 0.3
@@ -89,10 +89,10 @@ def gate_verdicts(
     was frozen from: the file it was frozen from, or one of ``given``, whose SHA-256 is
     the frozen input's (and whose libraries are those frozen). Routes whose text cannot be
     found are returned with why."""
+    from pcsc.analysis.policy_diff import PinnedSession, PinnedStore
+    from pcsc.compiler.session import Session, expand_inputs
     from pcsc.diagnostics.model import Diagnostics
-    from pcsc.pipeline import Session, expand_inputs
     from pcsc.policy.load import PolicyStore
-    from pcsc.policy_diff import PinnedSession, PinnedStore
 
     lib_path = ctx.search_path("lib_path")
     policy_path = ctx.search_path("policy_path")

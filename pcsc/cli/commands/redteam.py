@@ -1,6 +1,6 @@
 """`pcsc redteam FILE…`: search edits that raise each route's score, recompiled through
 the whole pipeline, and report which of them the coverage check catches; with
-`--search`, the seeded beam search over multi-edit revisions (`pcsc.search`)."""
+`--search`, the seeded beam search over multi-edit revisions (`pcsc.analysis.search`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pcsc.analysis.redteam import DEFAULT_MAX_EDITS
+from pcsc.base.humanize import plural
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.humanize import plural
-from pcsc.redteam import DEFAULT_MAX_EDITS
 
 FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}
 
@@ -61,7 +61,7 @@ def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> N
     """The search's options; `pcsc seams --experiment --search` takes them without
     `--search`, `--seed` and `--conditions` (it has its own `--seed`, and always runs
     the conditions)."""
-    from pcsc.search import DEFAULT_BEAM, DEFAULT_BRANCH, DEFAULT_BUDGET, DEFAULT_STEPS
+    from pcsc.analysis.search import DEFAULT_BEAM, DEFAULT_BRANCH, DEFAULT_BUDGET, DEFAULT_STEPS
 
     if with_flag:
         p.add_argument(
@@ -100,8 +100,8 @@ def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> N
 
 
 def search_settings(args: argparse.Namespace) -> Any:
-    from pcsc.seams.experiment import DEFAULT_SEED
-    from pcsc.search import Settings
+    from pcsc.analysis.seams.experiment import DEFAULT_SEED
+    from pcsc.analysis.search import Settings
 
     for name in ("budget", "beam", "steps", "branch"):
         if getattr(args, name) < 1:
@@ -135,11 +135,11 @@ def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.N
     settings = search_settings(args)
     arms = FEEDBACK[args.feedback]
     if ctx.jobs == 1:
-        from pcsc.search import search_all
+        from pcsc.analysis.search import search_all
 
         return [search_all(c, session, arms, conditions, settings)
                 for c in ctx.progress(compiled, len(compiled), "search")]
-    from pcsc.cohort import map_routes
+    from pcsc.compiler.cohort import map_routes
 
     job = partial(_search, arms=arms, conditions=conditions, settings=settings)
     return map_routes(session, ctx.settings(session), job, compiled, ctx.executor())
@@ -148,7 +148,7 @@ def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.N
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the report (a score-raising edit is a finding, not an error), 1 on
     input errors."""
-    from pcsc.redteam import redteam, report_json, report_text
+    from pcsc.analysis.redteam import redteam, report_json, report_text
 
     if args.max_edits < 1:
         raise UsageError("--max-edits must be at least 1")
@@ -169,7 +169,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.route is not None:
         chosen = [r for r in routes if r.name == args.route]
         if not chosen and not session.diags.has_errors:
-            from pcsc.lower.common import suggest
+            from pcsc.lang.lower.common import suggest
 
             hint = suggest(args.route, [r.name for r in routes])
             raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
@@ -185,7 +185,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     else:
         from functools import partial
 
-        from pcsc.cohort import map_routes
+        from pcsc.compiler.cohort import map_routes
 
         job = partial(_redteam, max_edits=args.max_edits, depth=args.depth, reclass=args.reclass)
         reports = map_routes(session, ctx.settings(session), job, compiled, ctx.executor())
@@ -195,7 +195,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
 
 def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass: str) -> Any:
-    from pcsc.redteam import redteam
+    from pcsc.analysis.redteam import redteam
 
     return redteam(compiled, session, max_edits, depth, reclass)
 
@@ -203,7 +203,7 @@ def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass
 def _search_outcome(
     ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace, overrides: tuple[Any, ...]
 ) -> Outcome:
-    from pcsc.search import emit_revisions, routes_text, search_json, tables_text
+    from pcsc.analysis.search import emit_revisions, routes_text, search_json, tables_text
 
     results = run_search(ctx, session, compiled, args, args.conditions)
     arms = FEEDBACK[args.feedback]
@@ -224,6 +224,6 @@ def _search_outcome(
 
 
 def _search(session: Any, compiled: Any, *, arms: tuple[str, ...], conditions: bool, settings: Any) -> Any:
-    from pcsc.search import search_all
+    from pcsc.analysis.search import search_all
 
     return search_all(compiled, session, arms, conditions, settings)

@@ -25,8 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the page (a refused score is reported, not an error), 1 on input
     errors, when no route compiled or without Jinja2 (PCSC-E115), 2 on a usage error."""
-    from pcsc.forecast.rank import RankKeyConflict
-    from pcsc.report import build, render_html, require_jinja2
+    from pcsc.analysis.rank import RankKeyConflict
+    from pcsc.render.report import build, render_html, require_jinja2
 
     require_jinja2()  # before any work: without the extra, PCSC-E115
     session, routes = ctx.load(args.files)

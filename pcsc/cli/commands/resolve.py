@@ -14,12 +14,12 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic
-from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.ledger import Ledger
@@ -135,7 +135,7 @@ def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
 def _store_and_resolve(
     ledger: Ledger, outcomes: Outcomes, text: bytes, args: argparse.Namespace, as_of: dt.date
 ) -> Outcome:
-    from pcsc.canonical import sha256_hex
+    from pcsc.base.canonical import sha256_hex
     from pcsc.cli.forecasting import append_diagnostics, findings_diagnostics, ledger_diagnostic, packet_diagnostics
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.records import latest_forecasts, merged_outcomes, new_outcome_records, stored_outcomes

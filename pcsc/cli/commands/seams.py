@@ -71,14 +71,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.cohort import map_routes
-    from pcsc.seams.symbolic import remember_proofs
+    from pcsc.analysis.seams.symbolic import remember_proofs
+    from pcsc.compiler.cohort import map_routes
 
-    remember_proofs()  # a shape proved by an earlier run is not proved again (see pcsc.seams.symbolic)
-    from pcsc.packet import seams_packet
-    from pcsc.seams.analysis import analyse
-    from pcsc.seams.experiment import DEFAULT_SEED, DEFAULT_SWEEP, experiment, summarise
-    from pcsc.textout import experiment_text, seams_text, summary_text
+    remember_proofs()  # a shape proved by an earlier run is not proved again (see pcsc.analysis.seams.symbolic)
+    from pcsc.analysis.seams.analysis import analyse
+    from pcsc.analysis.seams.experiment import DEFAULT_SEED, DEFAULT_SWEEP, experiment, summarise
+    from pcsc.render.packet import seams_packet
+    from pcsc.render.text import experiment_text, seams_text, summary_text
 
     for flag, given in (("--search", args.search), ("--artifacts", args.artifacts is not None)):
         if given and not args.experiment:
@@ -107,7 +107,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     payload = seams_packet(results, summary, exp)
     search_text = None
     if args.search and exp is not None:
-        from pcsc.search import search_json, tables_text
+        from pcsc.analysis.search import search_json, tables_text
 
         found = run_search(ctx, session, compiled, args, conditions=True)
         arms = FEEDBACK[args.feedback]
@@ -155,7 +155,7 @@ def _multipliers(text: str) -> tuple[str, ...]:
 def _write_artifacts(ctx: Context, folder: Path, payload: dict[str, Any], diagnostics: list[Any]) -> None:
     """experiment.json: the document `--format json` prints (envelope, input hashes);
     experiment.json.sha256: its digest in sha256sum's format."""
-    from pcsc import canonical
+    from pcsc.base import canonical
     from pcsc.render.diagnostics import to_json
     from pcsc.render.envelope import envelope
 
@@ -169,17 +169,17 @@ def _write_artifacts(ctx: Context, folder: Path, payload: dict[str, Any], diagno
 
 
 def _analyse(session: Any, compiled: Any) -> Any:
-    from pcsc.seams.analysis import analyse
+    from pcsc.analysis.seams.analysis import analyse
 
     return analyse(compiled, session)
 
 
 def _derivations(results: list[Any]) -> list[dict[str, Any]]:
     """One derivation per fold and shape the seams of ``results`` use: the identity of
-    the fold each route's policy uses (pcsc.seams.symbolic, .folds, .graphs)."""
-    from pcsc.seams.folds import fold_derivation
-    from pcsc.seams.graphs import graph_derivation, proof_picks, shape_key
-    from pcsc.seams.symbolic import derivation
+    the fold each route's policy uses (pcsc.analysis.seams.symbolic, .folds, .graphs)."""
+    from pcsc.analysis.seams.folds import fold_derivation
+    from pcsc.analysis.seams.graphs import graph_derivation, proof_picks, shape_key
+    from pcsc.analysis.seams.symbolic import derivation
 
     order = {"default": 0, "discounted": 1, "abandonment": 2}
     chains: set[tuple[int, int, int]] = set()
@@ -202,7 +202,7 @@ def _derivations(results: list[Any]) -> list[dict[str, Any]]:
 
 def _derivation_text(d: dict[str, Any]) -> str:
     """A derivation as `pcsc seams --symbolic` prints it."""
-    from pcsc.seams.folds import CASE_TEXT
+    from pcsc.analysis.seams.folds import CASE_TEXT
 
     kept = "V" if d["fold"].startswith("graph") else "R_k+1"
     fold = {

@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.seams.splice import SpliceError, splice_text
+    from pcsc.analysis.seams.splice import SpliceError, splice_text
 
     overrides, problems = whatif.parse(args)
     if problems:

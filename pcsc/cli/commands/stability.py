@@ -1,16 +1,16 @@
 """`pcsc stability FILE… --draws K --seed S`: draw the routes' model-mediated inputs
 again within stated bounds (estimates, evidence weights, classes), recompile every draw
 through the pipeline, and report how stable the ranking and each route's score are
-(see `pcsc.stability`)."""
+(see `pcsc.analysis.stability`)."""
 
 from __future__ import annotations
 
 import argparse
 
+from pcsc.analysis.stability import DEFAULT_CLASS_SWAP, DEFAULT_DRAWS, DEFAULT_SEED, DEFAULT_WEIGHT_SPREAD
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
-from pcsc.stability import DEFAULT_CLASS_SWAP, DEFAULT_DRAWS, DEFAULT_SEED, DEFAULT_WEIGHT_SPREAD
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,8 +35,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the report, 1 on input errors or when no route compiles, 2 on bad options."""
     import math
 
+    from pcsc.analysis.stability import Bounds, probe, stability_text
     from pcsc.cli.commands.rank import nothing, ranked
-    from pcsc.stability import Bounds, probe, stability_text
 
     if args.draws < 1:
         raise UsageError("--draws must be at least 1")

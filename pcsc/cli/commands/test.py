@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pcsc.analysis.policy_tests import SUFFIX
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.policy_tests import SUFFIX
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.policy_tests import (
+    from pcsc.analysis.policy_tests import (
         FileReport,
         PolicyTestError,
         Runner,

@@ -1,5 +1,5 @@
 """`pcsc verify-cert CERT [--against FILE…]`: re-check a decision certificate with the
-independent checker (`pcsc.certcheck`); exit 1 naming the first difference."""
+independent checker (`pcsc.certify.check`); exit 1 naming the first difference."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.certcheck import MAX_CERTIFICATE_BYTES, Mismatch, Refused, read_bounded, verify
+    from pcsc.base.resources import data_dir
+    from pcsc.certify.check import MAX_CERTIFICATE_BYTES, Mismatch, Refused, read_bounded, verify
     from pcsc.diagnostics import codes
     from pcsc.diagnostics.model import Diagnostic, Span
-    from pcsc.resources import data_dir
 
     path = Path(args.cert)
     try:

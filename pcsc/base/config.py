@@ -1,0 +1,197 @@
+"""Project configuration: ``[tool.pcsc]`` in ``pyproject.toml`` or a ``pcsc.toml``.
+
+The first of ``pcsc.toml`` or a ``pyproject.toml`` holding a ``[tool.pcsc]`` table,
+found from the working folder upward, configures a run. A ``pcsc.toml`` holds the
+keys at its top level (or under ``[tool.pcsc]``, so one table can be moved between
+the two files unchanged). Paths in it are relative to the file's folder. Keys:
+
+    lib_path    = ["obligations"]          # extra folders of .obl libraries
+    policy_path = ["policies"]             # extra folders of <id>/<version>.toml
+    coverage    = "gate"                   # gate | dock | off: override the policy's mode
+    format      = "text"                   # text | json | sarif: the default --format
+    ledger      = ".pcsc/ledger.sqlite"    # the default --ledger (or a postgresql:// address)
+    docs_url    = "https://docs.example/pcsc/"   # where the docs are published (SARIF links)
+
+Command-line flags override the file; ``pcsc config`` prints the effective settings
+and where each came from. Unknown keys and wrong types are errors, never ignored.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from pcsc.base.resources import TEXT_ENCODING
+
+CONFIG_FILE = "pcsc.toml"
+#: A ledger given as one of these is a database server's address, not a file path.
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+#: The password of an address: in its user part (``scheme://user:PASSWORD@host``, also
+#: after a path squeezed ``//`` to ``/``; up to the last ``@``, since libpq's own
+#: messages quote an address it could not split) or a ``password=`` parameter.
+_USER_PASSWORD = re.compile(r"""(\b[a-zA-Z][a-zA-Z0-9+.-]*:/{1,2}[^\s:/?#@"'<>]*):[^\s"'<>]*@""")
+_PASSWORD_PARAMETER = re.compile(r"""(\b(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&"'<>]*)""", re.I)
+COVERAGE_MODES = ("gate", "dock", "off")
+FORMATS = ("text", "json", "sarif")
+Origin = Literal["default", "config", "command line"]
+
+
+def hide_credentials(text: str) -> str:
+    """``text`` with the password of every address in it shown as ``***``: what PCSC
+    prints of a ledger address, a diagnostic or an error message passes through here."""
+    return _PASSWORD_PARAMETER.sub(r"\1***", _USER_PASSWORD.sub(r"\1:***@", text))
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used: ``path`` and what is wrong."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+@attrs.frozen
+class Setting:
+    """One effective setting, with where its value came from."""
+
+    value: Any
+    origin: Origin
+    source: str | None = None  # the config file, when origin == "config"
+
+
+@attrs.frozen
+class Config:
+    """The settings of a configuration file (empty when there is none)."""
+
+    path: Path | None = None
+    lib_path: tuple[Path, ...] = ()
+    policy_path: tuple[Path, ...] = ()
+    coverage: str | None = None
+    format: str | None = None
+    ledger: Path | str | None = None  # a file, or a database address (str) kept as written
+    docs_url: str | None = None  # the published docs' base URL, ending in "/"
+
+    def keys_set(self) -> Mapping[str, Any]:
+        """The keys the file sets, with their resolved values."""
+        values = {
+            "lib_path": self.lib_path,
+            "policy_path": self.policy_path,
+            "coverage": self.coverage,
+            "format": self.format,
+            "ledger": self.ledger,
+            "docs_url": self.docs_url,
+        }
+        return {k: v for k, v in values.items() if v not in (None, ())}
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``pcsc.toml``, or ``pyproject.toml`` with ``[tool.pcsc]``, at or above ``start``."""
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and _tool_table(pyproject, required=False) is not None:
+            return pyproject
+    return None
+
+
+def load_config(start: Path | None = None) -> Config:
+    """The configuration that applies in ``start`` (default: the working folder)."""
+    path = find_config((start or Path.cwd()).resolve())
+    if path is None:
+        return Config()
+    table = _tool_table(path, required=True)
+    assert table is not None
+    return _structure(path, table)
+
+
+def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
+    try:
+        doc = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
+    except (OSError, UnicodeDecodeError) as exc:
+        if not required:
+            return None
+        raise ConfigError(path, f"cannot read: {exc}") from None
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:  # deep nesting; 4300-digit integers
+        if not required:
+            return None
+        reason = "arrays or tables nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise ConfigError(path, f"not valid TOML: {reason}") from None
+    tool = doc.get("tool")
+    table = tool.get("pcsc") if isinstance(tool, dict) else None
+    if path.name == CONFIG_FILE:
+        if table is None:
+            table = {k: v for k, v in doc.items() if k != "tool"}
+        elif set(doc) - {"tool"}:
+            raise ConfigError(path, "keys both at the top level and under [tool.pcsc]; use one")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(path, "[tool.pcsc] must be a table")
+    return table
+
+
+def _structure(path: Path, table: dict[str, Any]) -> Config:
+    base = path.parent
+    known = ("lib_path", "policy_path", "coverage", "format", "ledger", "docs_url")
+    for key in table:
+        if key not in known:
+            raise ConfigError(path, f"unknown key `{key}` in the pcsc settings (known: {', '.join(known)})")
+
+    def paths(key: str) -> tuple[Path, ...]:
+        value = table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(path, f"`{key}` must be a list of folder paths")
+        return tuple(base / v for v in value)
+
+    def choice(key: str, options: tuple[str, ...]) -> str | None:
+        value = table.get(key)
+        if value is not None and value not in options:
+            raise ConfigError(path, f"`{key}` must be one of {', '.join(options)}, not {value!r}")
+        return value
+
+    ledger = table.get("ledger")
+    if ledger is not None and not isinstance(ledger, str):
+        raise ConfigError(path, "`ledger` must be a file path or a postgresql:// address")
+    docs_url = table.get("docs_url")
+    if docs_url is not None:
+        try:
+            docs_url = docs_base_url(docs_url)
+        except ValueError as exc:
+            raise ConfigError(path, f"`docs_url` {exc}") from None
+    return Config(
+        path=path,
+        docs_url=docs_url,
+        lib_path=paths("lib_path"),
+        policy_path=paths("policy_path"),
+        coverage=choice("coverage", COVERAGE_MODES),
+        format=choice("format", FORMATS),
+        ledger=(ledger if ledger.startswith(DATABASE_SCHEMES) else base / ledger) if ledger else None,
+    )
+
+
+#: The environment variable that sets the published docs' base URL (over `docs_url`).
+DOCS_URL_ENV = "PCSC_DOCS_URL"
+
+
+def docs_base_url(value: object) -> str:
+    """``value`` as the base URL of a published copy of the docs: http(s), a host, and a
+    trailing slash added when missing. Raises ValueError saying what is wrong."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str):
+        raise ValueError("must be a URL (a string)")
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ValueError(f"must be an http:// or https:// URL with a host and no query, not {value!r}")
+    url = value.strip()
+    return url if url.endswith("/") else url + "/"

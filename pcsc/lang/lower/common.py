@@ -1,0 +1,134 @@
+"""Helpers shared by the route and library lowerings."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.lang.syntax import nodes as syn
+from pcsc.lang.syntax.literals import parse_number
+
+FIELD_TYPES = ("count", "number", "ratio", "usd", "bool")
+
+
+class Quantity(NamedTuple):
+    value: float
+    unit: str | None
+    percent: bool
+    span: Span
+
+
+def quantity(node: syn.Quantity, diags: Diagnostics) -> Quantity:
+    """Lower a `quantity` (`-`? NUMBER UNIT?); a non-finite number is reported."""
+    value, percent = parse_number(node.number)
+    if not math.isfinite(value):
+        diags.add(codes.E302, f"`{node.number}` is not a finite number", node.span)
+        value = 0.0
+    if node.minus:
+        value = -value
+    return Quantity(value, node.unit, percent, node.span)
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    """A "did you mean" help line, or None."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def policy_help(ref: str, available: Iterable[str]) -> str | None:
+    """The help line of an unknown policy ``ref`` (`id@version`): the versions of its
+    id when the id exists; else a "did you mean" for a close id (compared without the
+    version, which every reference shares, so `myv` never suggests `venture`); else
+    the available policies."""
+    ident, _, version = ref.partition("@")
+    versions: dict[str, list[str]] = {}
+    for other in sorted(set(available)):
+        other_id, _, other_version = other.partition("@")
+        versions.setdefault(other_id, []).append(other_version)
+    if ident in versions:
+        known = versions[ident]
+        return f"policy `{ident}` has version{'s' if len(known) > 1 else ''} " + ", ".join(known)
+    close = difflib.get_close_matches(ident, sorted(versions), n=1, cutoff=0.6)
+    if close:
+        best = version if version in versions[close[0]] else versions[close[0]][-1]
+        return f"did you mean `{close[0]}@{best}`?"
+    if not versions:
+        return None
+    shown = [f"{i}@{v}" for i, vs in versions.items() for v in vs]
+    more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+    return "available policies: " + ", ".join(shown[:10]) + more
+
+
+def check_statement_lines(items: Sequence[syn.Node], diags: Diagnostics, what: str = "statements") -> None:
+    """One statement a line: two statements on a line need a `;` between them.
+    Cost items take no `;`: each goes on its own line (`what="cost items"`)."""
+    previous_end: int | None = None
+    for item in items:
+        if isinstance(item, syn.Semi):
+            previous_end = None
+            continue
+        span = item.span
+        if previous_end is not None and span.line == previous_end:
+            diags.add(
+                codes.E104,
+                f"two {what} on one line",
+                span,
+                "start the statement on a new line, or separate them with `;`"
+                if what == "statements"
+                else f"put each of the {what} on its own line",
+            )
+        previous_end = span.end_line
+
+
+def describe_unit(q: Quantity) -> str:
+    if q.percent:
+        return "a percentage"
+    return f"`{q.unit}`" if q.unit else "a plain number"
+
+
+def warn_ratio_over_one(field_type: str, q: Quantity, what: str, diags: Diagnostics) -> None:
+    """A ratio is a fraction: `retention 45` is 4,500%. Allowed (a ratio may pass 1),
+    but most likely a percentage without its `%`, so say so where it is written."""
+    if field_type == "ratio" and not q.percent and q.value > 1:
+        shown = f"{q.value:g}"
+        diags.add(
+            codes.W610,
+            f"{what} is a ratio, written as a fraction: {shown} is {q.value * 100:,g}%",
+            q.span,
+            f"if you meant {shown} percent, write `{shown}%`",
+        )
+
+
+def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostics) -> bool:
+    """Type/unit check of a number against a field type; True when it fits."""
+    if field_type == "bool":
+        diags.add(codes.E301, f"{what} is a bool; expected `true` or `false`", q.span)
+        return False
+    if q.percent and field_type != "ratio":
+        diags.add(
+            codes.E309,
+            f"{what} is of type {field_type}; `%` is only for ratios",
+            q.span,
+        )
+        return False
+    if field_type == "usd":
+        if q.unit not in ("usd", None) or (q.unit is None and q.value != 0):
+            diags.add(
+                codes.E301,
+                f"{what} is in usd but the value is {describe_unit(q)}",
+                q.span,
+                "write the amount with its unit, e.g. `1.2M usd`",
+            )
+            return False
+        return True
+    if q.unit is not None:
+        diags.add(codes.E301, f"{what} is of type {field_type}; it takes no unit `{q.unit}`", q.span)
+        return False
+    if field_type == "count" and q.value < 0:
+        diags.add(codes.E307, f"{what} is a count and cannot be negative", q.span)
+        return False
+    return True
