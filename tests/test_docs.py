@@ -23,8 +23,9 @@ from pcsc.policy.model import (
     Reweighting,
     Uncertainty,
 )
+from pcsc.render.doclinks import code_anchor
 from pcsc.render.envelope import SCHEMA_VERSIONS
-from pcsc.tools.docs import code_anchor, diagnostics_markdown, json_markdown, policy_reference_markdown
+from pcsc.tools.docs import diagnostics_markdown, json_markdown, policy_reference_markdown
 from tests.conftest import ROOT
 
 
@@ -59,7 +60,8 @@ def test_every_diagnostic_code_has_its_anchor() -> None:
 
 def test_policy_reference_is_current() -> None:
     on_disk = (ROOT / "docs" / "policy-reference.md").read_text(encoding="utf-8")
-    assert on_disk == policy_reference_markdown(), "run `python -m pcsc.tools.docs` to regenerate docs/policy-reference.md"
+    assert on_disk == policy_reference_markdown(), \
+        "run `python -m pcsc.tools.docs` to regenerate docs/policy-reference.md"
 
 
 def test_policy_reference_lists_every_key_of_the_model() -> None:

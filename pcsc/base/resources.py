@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # pcsc/, this module being pcsc/base/resources.py
 #: How PCSC decodes the files it reads: UTF-8, a leading byte order mark (some editors
 #: write one) dropped, so line 1, column 1 is the first character after it.
 TEXT_ENCODING = "utf-8-sig"

@@ -141,7 +141,7 @@ def compiler_fingerprint() -> str:
     """The grammar, the pcsc package's source, the version, and Python's."""
     h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version_info[:3]}\0".encode())
     h.update((data_dir("grammar") / "pcsc.lark").read_bytes())
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # all of pcsc/, not only pcsc/compiler/
     for source in sorted(package.rglob("*.py")):
         h.update(str(source.relative_to(package)).encode() + b"\0")
         h.update(source.read_bytes())

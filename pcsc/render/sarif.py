@@ -18,7 +18,7 @@ a reduced score) gives `warning`s; released and ungated routes give none.
 
 Every rule has a short and a full description and help text. Given the base URL of a
 published copy of the docs (the setting `docs_url`, docs/cli.md), each rule's
-`helpUri` points into its diagnostics reference (`pcsc.tools.docs.doc_url`) and the tool's
+`helpUri` points into its diagnostics reference (`pcsc.render.doclinks.doc_url`) and the tool's
 `informationUri` at the docs; without one both are left out, since a link to a site
 that does not exist helps no one.
 
@@ -43,8 +43,8 @@ from pcsc.coverage.discharge import Attempt, DeltaCoverage
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span, condense
 from pcsc.lang.ir import Obligation
+from pcsc.render.doclinks import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
 from pcsc.score.cost import Delta
-from pcsc.tools.docs import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
 
 #: The official schema of the format, as published by OASIS (errata 01).
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

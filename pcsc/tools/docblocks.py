@@ -87,7 +87,7 @@ def run(command: str, root: Path) -> subprocess.CompletedProcess[str]:
     argv = shlex.split(command)
     if not argv or argv[0] != "pcsc":
         raise BlockError(f"not a pcsc command: {command}")
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     env.pop("FORCE_COLOR", None)
     return subprocess.run([sys.executable, "-m", "pcsc", *argv[1:]], cwd=root, env=env, capture_output=True,
                           text=True, check=False)
