@@ -1,9 +1,9 @@
 """PCSC: a proof-carrying strategy compiler.
 
-The pipeline, one module per arrow (see docs/):
+The pipeline, one package per stage (docs/architecture.md):
 
-    syntax (parse) -> lower (IR + checks) -> policy (load, pin) -> score (numbers)
-                   -> packet (JSON contract) -> cli
+    lang (parse, lower: IR + checks) -> policy (load, pin) -> score (numbers)
+        -> coverage (GATE / DOCK) -> compiler (the session) -> analysis -> render -> cli, api
 
 As a library (docs/api.md)::
 

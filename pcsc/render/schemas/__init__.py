@@ -43,7 +43,7 @@ def filename(kind: str, version: int | None = None) -> str:
 def kinds() -> dict[str, int]:
     """Every document kind with a shipped schema, and its newest major version, by name.
     (`pcsc.render.envelope.SCHEMA_VERSIONS` is what the commands write; a test keeps the
-    two the same. This module imports nothing of pcsc, so any layer may use it.)"""
+    two the same. This module imports nothing else of pcsc.)"""
     out: dict[str, int] = {}
     for name in names():
         stem, _, version = name.removesuffix(".json").rpartition(".v")
