@@ -249,7 +249,7 @@ def validate(text: str, fmt: str, kind: str | None) -> None:
         assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]]
         return
     if fmt == "jsonl":
-        row = {"$ref": schemas.schema_id("ledger-export", 1) + "#/properties/rows/items"}
+        row = {"$ref": f"{schemas.URN_PREFIX}ledger-export.v1#/properties/rows/items"}
         from jsonschema import Draft202012Validator
 
         validator = Draft202012Validator(row, registry=schemas.registry())

@@ -184,12 +184,6 @@ class RouteSearch:
     repaired: int  # of those, with a repair GATE releases
     invalid: int
 
-    @property
-    def objective_best(self) -> float | None:
-        if self.best is None:
-            return None
-        return self.best.ungated if self.arm == "none" else self.best.released
-
 
 # ---------------------------------------------------------------------- conditions
 def condition_policy(policy: Policy, condition: Condition) -> Policy:

@@ -273,15 +273,13 @@ class Evaluator:
 
 
 # ---------------------------------------------------------------------- margins
-#: Why a rank moved: the route passed the rival (or the rival passed it) on the rank key;
-#: the rival moved to another tier (refused, ineligible, released again); the route
-#: itself did; the rival no longer compiles, or compiles where it did not.
-RANK_CAUSES = ("passed", "rival-tier", "route-tier", "rival-gone", "rival-new")
-
-
 @attrs.frozen
 class RankChange:
-    cause: str  # one of RANK_CAUSES
+    # Why a rank moved: the route passed the rival (or the rival passed it) on the rank
+    # key ("passed"); the rival moved to another tier ("rival-tier": refused, ineligible,
+    # released again); the route itself did ("route-tier"); the rival no longer compiles
+    # ("rival-gone"), or compiles where it did not ("rival-new").
+    cause: str
     rival: str | None  # None: the route itself
     tier: str | None = None  # for a tier cause: the tier it moved to
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
@@ -38,7 +37,6 @@ _USER_PASSWORD = re.compile(r"""(\b[a-zA-Z][a-zA-Z0-9+.-]*:/{1,2}[^\s:/?#@"'<>]*
 _PASSWORD_PARAMETER = re.compile(r"""(\b(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&"'<>]*)""", re.I)
 COVERAGE_MODES = ("gate", "dock", "off")
 FORMATS = ("text", "json", "sarif")
-Origin = Literal["default", "config", "command line"]
 
 
 def hide_credentials(text: str) -> str:
@@ -57,15 +55,6 @@ class ConfigError(Exception):
 
 
 @attrs.frozen
-class Setting:
-    """One effective setting, with where its value came from."""
-
-    value: Any
-    origin: Origin
-    source: str | None = None  # the config file, when origin == "config"
-
-
-@attrs.frozen
 class Config:
     """The settings of a configuration file (empty when there is none)."""
 
@@ -76,18 +65,6 @@ class Config:
     format: str | None = None
     ledger: Path | str | None = None  # a file, or a database address (str) kept as written
     docs_url: str | None = None  # the published docs' base URL, ending in "/"
-
-    def keys_set(self) -> Mapping[str, Any]:
-        """The keys the file sets, with their resolved values."""
-        values = {
-            "lib_path": self.lib_path,
-            "policy_path": self.policy_path,
-            "coverage": self.coverage,
-            "format": self.format,
-            "ledger": self.ledger,
-            "docs_url": self.docs_url,
-        }
-        return {k: v for k, v in values.items() if v not in (None, ())}
 
 
 def find_config(start: Path) -> Path | None:

@@ -265,14 +265,6 @@ class Source:
         self._transitions: dict[tuple[str, str], dict[str, Any]] | None = None
         self.lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         self.squeezed = " " + squeeze(text) + " "
-        self.quoted: set[tuple[str, str]] = set()
-        before = ""
-        for piece in _PIECES.findall(text):
-            if piece.isspace() or piece.startswith("#"):
-                continue
-            if len(piece) > 1 and piece.startswith('"') and piece.endswith('"'):
-                self.quoted.add((before, unquote(piece)))
-            before = piece
 
     def states(self, key: str, text: str) -> bool:
         """`key text` is written, `text` ending where a statement may end."""
@@ -283,10 +275,6 @@ class Source:
                 return True
             at = self.squeezed.find(needle, at + 1)
         return False
-
-    def quotes(self, key: str, value: str) -> bool:
-        """`key "value"` is written."""
-        return (key, value) in self.quoted
 
     def transition(self, route: str, transition: str) -> dict[str, Any] | None:
         """What the route's transition states that the checker looks up: the obligations

@@ -154,8 +154,6 @@ class IRCache:
     def __init__(self, folder: Path, limits: Limits | None = None) -> None:
         self.folder = folder
         self.limits = limits or Limits(MAX_ENTRIES, MAX_MB * _MB)
-        self.hits = 0
-        self.misses = 0
         # every entry's (last use, size), read from the folder at this cache's first write
         self._index: dict[Path, tuple[float, int]] | None = None
 
@@ -247,7 +245,6 @@ class IRCache:
             except Exception:
                 routes = None
             if isinstance(routes, tuple) and self._replay(session, entry, text, shown, route_dir, routes):
-                self.hits += 1
                 return list(routes)
         return self._lower(session, key, text, shown, route_dir)
 
@@ -261,7 +258,6 @@ class IRCache:
 
     def _lower(self, session: Session, key: str, text: str, shown: str, route_dir: Path) -> list[Route]:
         """A miss: lower the text in ``session``; store it when it is clean."""
-        self.misses += 1
         before = len(session.diags)
         resolutions_before = len(session.resolutions)
         routes: list[Route] = session.routes_from_text(text, shown, route_dir)

@@ -55,7 +55,6 @@ E126 = _register("PCSC-E126", "line too long")
 # names and structure
 E201 = _register("PCSC-E201", "unknown state")
 E202 = _register("PCSC-E202", "unknown transition")
-E203 = _register("PCSC-E203", "unknown evidence")
 E204 = _register("PCSC-E204", "unknown obligation")
 E205 = _register("PCSC-E205", "unknown field")
 E206 = _register("PCSC-E206", "unknown library")

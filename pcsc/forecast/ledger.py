@@ -892,11 +892,6 @@ class Ledger:
             rows = list(self._conn.execute(sql + " ORDER BY seq", params))
         return [_outcome(row) for row in rows]
 
-    def forecast_head(self) -> tuple[int, str]:
-        """(seq, entry_sha256) of the last frozen forecast; (0, 64 zeros) when there is none."""
-        with self._reading("the head"):
-            return self._head("entries")
-
     def head(self) -> Head:
         """The last row of both chains, read in one snapshot (not verified: `verify` is)."""
         with self._reading("the head"):

@@ -519,10 +519,6 @@ class PostgresLedger(Ledger):
         rows = self._select(f"SELECT {_OUTCOME_COLUMNS} FROM outcomes", {"route": route}, "the outcomes")
         return [_outcome(row) for row in rows]
 
-    def forecast_head(self) -> tuple[int, str]:
-        with self._snapshot("the head"):
-            return self._head("entries")
-
     def head(self) -> Head:
         with self._snapshot("the head"):
             (e_seq, e_sha), (o_seq, o_sha) = self._head("entries"), self._head("outcomes")

@@ -223,12 +223,6 @@ def render_html(report: Report) -> str:
     return page
 
 
-def report_html(compiled: Sequence[Compiled], session: Session) -> str:
-    """`build` then `render_html`."""
-    require_jinja2()
-    return render_html(build(compiled, session))
-
-
 def _verdict_kind(c: Compiled) -> str:
     d = c.decision
     if d.score is None:

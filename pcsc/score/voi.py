@@ -50,7 +50,6 @@ from pcsc.score.graph import GraphFold
 
 SPREAD_ESTIMATES = "estimates"
 SPREAD_DEFAULT = "policy default"
-NO_COST_NOTE = "no learning_cost stated: counted as 0"
 
 
 @attrs.frozen

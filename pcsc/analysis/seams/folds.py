@@ -48,8 +48,6 @@ from typing import Any
 
 from pcsc.analysis.seams.identity import SeamIdentity
 
-CASES = ("continue", "stop", "spliced-only", "neither")
-
 
 def fold_exact_policy(
     qs: Sequence[Fraction], cs: Sequence[Fraction], value: Fraction, abandonment: bool

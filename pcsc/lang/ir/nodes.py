@@ -182,10 +182,6 @@ class Route:
     span: Span
     shape: Shape | None = None  # None for a chain; the series-parallel tree of a graph route
 
-    @property
-    def is_graph(self) -> bool:
-        return self.shape is not None
-
     def state(self, name: str) -> State:
         if len(self.states) <= _SCAN:
             for s in self.states:

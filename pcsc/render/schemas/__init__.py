@@ -52,10 +52,6 @@ def kinds() -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def schema_id(kind: str, version: int) -> str:
-    return f"{URN_PREFIX}{kind}.v{version}"
-
-
 def names() -> list[str]:
     """Every schema file shipped, sorted (the common definitions included)."""
     return sorted(p.name for p in files(__name__).iterdir() if p.name.endswith(".json"))
