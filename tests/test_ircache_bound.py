@@ -171,3 +171,16 @@ def test_the_pages_cache_lines_are_what_the_program_prints(cache: Path, capsys: 
     code, out, _ = run(capsys, "cache", "clear")
     assert code == 0
     assert [_shape(x) for x in shown_clear.splitlines()] == [_shape(x) for x in out.splitlines()]
+
+
+@pytest.mark.parametrize(("n", "text"), [
+    (999, "999 bytes"), (1000, "1.0 KB"), (4 * 2**10, "4.0 KB"), (999 * 2**10, "999.0 KB"),
+    (1002 * 2**10 + 700, "1.0 MB"), (2**20 - 1, "1.0 MB"), (64 * 2**20, "64.0 MB"), (2**30 - 1, "1.0 GB"),
+    (1500 * 2**30, "1,500.0 GB"),
+])
+def test_a_size_reads_under_1000_of_its_unit(n: int, text: str) -> None:
+    """`cache info` and `cache clear` print sizes with no number of four digits or more
+    without a separator (a cache of 1,002 KB read `1002.7 KB`)."""
+    from pcsc.cli.commands.cache_info import size_text
+
+    assert size_text(n) == text
