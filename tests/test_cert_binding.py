@@ -235,11 +235,13 @@ def test_a_library_that_is_not_the_pinned_one_fails(run: Run, refused: Path) -> 
     """The spliced route judged by a lax `venture.obl` beside it, the certificate made
     again around it (the library's hash, its path, the coverage decisions, the verdict):
     the policy pins other content under `venture`."""
+    from pcsc.pipeline import library_sha256
+
     project = refused.parent
     (project / "venture.obl").write_text(LAX)
     doc = json.loads(refused.read_text())
-    doc["libraries"][0].update(base="certificate", path="venture.obl",
-                               sha256=hashlib.sha256(LAX.encode()).hexdigest())
+    doc["libraries"][0].update(base="certificate", path="venture.obl", sha256=hashlib.sha256(LAX.encode()).hexdigest(),
+                               canonical_sha256=library_sha256(project / "venture.obl"))
     write(refused, doc)
     code, out = verify(run, refused)
     assert code == 1 and "library venture (libraries[0]): has sha256" in out and "but policy venture@1.0.0 pins" in out
@@ -254,7 +256,13 @@ def test_a_library_that_is_not_the_pinned_one_fails(run: Run, refused: Path) -> 
     record.update(sha256=digest, file_sha256=digest)
     write(refused, doc)
     code, out = verify(run, refused)
+    assert code == 1 and "libraries[0].pin: is" in out and 'admits `venture` by {"by":"shipped"' in out, out
+    shipped = library_sha256(ROOT / "obligations" / "venture.obl")
+    doc["libraries"][0]["pin"] = {"by": "shipped", "version": None, "sha256": shipped}
+    write(refused, doc)
+    code, out = verify(run, refused)
     assert code == 1 and "pins no library `venture` and allows no local library" in out, out
+    assert f"ships under that name has sha256 {shipped}" in out, out
 
 
 def test_a_library_of_another_name_fails(run: Run, project: Path) -> None:
