@@ -2634,13 +2634,25 @@ class _LibraryReader:
         while pos < len(text):
             m = _OBL_TOKEN.match(text, pos)
             if m is None:
-                raise NotALibrary(f"cannot read {text[pos:pos + 10]!r}")
+                self.text = text
+                raise NotALibrary(f"{self.place(pos)}: `{text[pos]}` is no token of the language")
             kind, pos = m.lastgroup or "", m.end()
             if kind == "comment":
                 self.comments.append((m.group().rstrip(), m.start(), m.end()))
             elif kind != "space":
                 self.toks.append((kind, m.group(), m.start(), m.end()))
-        self.i = 0
+        self.text, self.i = text, 0
+
+    def place(self, pos: int) -> str:
+        return f"line {self.text.count(chr(10), 0, pos) + 1}, column {pos - self.text.rfind(chr(10), 0, pos)}"
+
+    def fail(self, expected: str) -> NotALibrary:
+        t = self.peek()
+        if t is None:
+            return NotALibrary(f"the file ends where {expected} is expected")
+        glued = any(t[1].startswith(k) and t[1] != k for k in re.findall(r"`(\w+)`", expected))
+        return NotALibrary(f"{self.place(t[2])}: `{t[1]}` where {expected} is expected"
+                           + (" (a keyword is a whole word)" if glued else ""))
 
     def peek(self, ahead: int = 0) -> Lexeme | None:
         return self.toks[self.i + ahead] if self.i + ahead < len(self.toks) else None
@@ -2652,7 +2664,7 @@ class _LibraryReader:
     def take(self, kind: str | None = None, text: str | None = None) -> Lexeme:
         t = self.peek()
         if t is None or (kind is not None and t[0] != kind) or (text is not None and t[1] != text):
-            raise NotALibrary(f"expected {text or kind} at {t[2] if t else 'the end'}")
+            raise self.fail(f"`{text}`" if text else {"word": "a name", "string": "a text"}.get(kind or "", "more"))
         self.i += 1
         return t
 
@@ -2694,12 +2706,12 @@ class _LibraryReader:
                     self.take("word", "require")
                     self.expression()
                     if not self.at("require", ";", "}"):
-                        raise NotALibrary(f"a `require` line goes on at {self.peek()}")
+                        raise self.fail("`require`, `;` or `}` (one expression a line)")
                     requires.append(self.toks[first:self.i])
                 self.take("op", "}")
                 out.append(("obligation", self.toks[start:self.i], requires))
             else:
-                raise NotALibrary(f"{self.peek()} starts no item of a library")
+                raise self.fail("`library`, `field` or `obligation`")
         return out
 
     def quantity(self) -> None:
@@ -2707,7 +2719,7 @@ class _LibraryReader:
             self.take()
         t = self.peek()
         if t is None or not (t[0] == "number" or (t[0] == "word" and t[1].lower() in _NUMBER_WORDS)):
-            raise NotALibrary("a quantity is a number")
+            raise self.fail("a number")
         self.take()
         if self.at(*_UNITS):
             self.take()
@@ -2754,7 +2766,7 @@ class _LibraryReader:
             return
         t, after = self.peek(), self.peek(1)
         if t is None:
-            raise NotALibrary("an expression ends early")
+            raise self.fail("an operand")
         word = t[0] == "word"
         if word and after is not None and after[1] == "(" and t[1] not in _LITERAL_WORDS \
                 and t[1].lower() not in _NUMBER_WORDS:
@@ -2777,7 +2789,7 @@ class _LibraryReader:
             self.expression()
             self.take("op", ")")
         else:
-            raise NotALibrary(f"{t} starts no operand")
+            raise self.fail("an operand")
         while self.at("."):
             self.take()
             self.take("word")
@@ -2901,6 +2913,21 @@ def library_sha256(text: str) -> str | None:
         return sha256_text(canonical_library(text))
     except NotALibrary:
         return None
+
+
+def why_not_a_library(text: str) -> str:
+    try:
+        canonical_library(text)
+    except NotALibrary as exc:
+        return str(exc)
+    return "it does"
+
+
+def library_file(path: Path, what: str, field: str) -> tuple[str, str, str | None]:
+    """A library file's text (UTF-8, a byte order mark dropped, CRLF read as LF), the
+    SHA-256 of that text and of its canonical text (None when it is not a library)."""
+    text = text_of(path, what, field).replace("\r\n", "\n")
+    return text, sha256_text(text), library_sha256(text)
 
 
 # ---------------------------------------------------------------------- files, routes and libraries
@@ -3110,14 +3137,12 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
         texts["input", entry["path"]] = text_in
     for i, entry in enumerate(cert["libraries"]):
         what, at = f"library {entry['name']} ({entry['path']})", f"libraries[{i}]"
-        text_lib = text_of(files.locate(entry, at), what, at).replace("\r\n", "\n")
-        digest = sha256_text(text_lib)
+        text_lib, digest, canonical_digest = library_file(files.locate(entry, at), what, at)
         if digest != entry["sha256"]:
             raise Mismatch(what, f"has sha256 {digest}, the certificate records {entry['sha256']}")
-        try:
-            digest = sha256_text(canonical_library(text_lib))
-        except NotALibrary as exc:
-            raise Mismatch(what, f"does not read as a library: {exc}") from None
+        if canonical_digest is None:
+            raise Mismatch(what, f"does not read as a library: {why_not_a_library(text_lib)}")
+        digest = canonical_digest
         if digest != entry["canonical_sha256"]:
             raise Mismatch(f"{at}.canonical_sha256", f"its canonical text has sha256 {digest}, the certificate "
                                                      f"records {entry['canonical_sha256']}")
@@ -3139,8 +3164,8 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
             return None  # a name is a word: nothing else is looked for in the shipped folder
         if name not in shipped_hashes:
             path = Path(folder) / f"{name}.obl"
-            shipped_hashes[name] = library_sha256(text_of(path, f"the shipped library {name}",
-                                                          f"the shipped library {name}")) if path.is_file() else None
+            what = f"the shipped library {name}"
+            shipped_hashes[name] = library_file(path, what, what)[2] if path.is_file() else None
         return shipped_hashes[name]
 
     check_routes_of_files(cert, texts)
