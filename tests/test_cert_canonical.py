@@ -225,3 +225,30 @@ def test_an_expression_is_spaced_as_the_compiler_spaces_it(expression: str) -> N
     expected = compiler_canonical(text)
     assert expected is not None
     assert checked(text) == expected
+
+
+H = 'library x version "1"\n'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "# only a comment\n\n\n# and another\n",
+        H + "obligation o covers a {\n    require a\n    # the end of the block\n\n}\n",
+        H + "obligation o covers a {\n\n    # before\n\n    require a\n}\n\n\n# the end of the file\n\n",
+        H + "obligation o # inside the header\n covers a, # and here\n b { # after the brace\n require a } # after\n",
+        H + "obligation o covers a {\n    require a and # inside the line\n        b # at its end\n}\n",
+        H + "obligation o covers a { # a comment in an empty block\n ; }\nobligation p covers b {}\n",
+        H + "field a count field b usd material 5 # two on a line\nfield # inside\n c bool\n# between\nfield d ratio\n",
+        H + "obligation o covers a {\n    require a ; # a semicolon before it\n;}\n",
+        H + "obligation o covers a {\n    require a ; require b # shared line\n"
+        + "    require " + "x and " * 10 + "y # long\n}\n",
+        "# header\n\nlibrary x version \"1\" # trailing\nlibrary y version \"2\"\n\n\n# before fields\nfield a count\n",
+    ],
+    ids=range(11),
+)
+def test_comments_and_blank_lines_are_placed_as_the_compiler_places_them(text: str) -> None:
+    expected = compiler_canonical(text)
+    assert expected is not None
+    assert checked(text) == expected
