@@ -2388,7 +2388,7 @@ def expected_steps(c: RouteCheck, structure: Structure) -> tuple[set[str], dict[
     label(shape, "")
     items = shape[1] if shape[0] == "series" else [shape]
     for name, node in blocks.items():
-        if node is not shape:
+        if node is not shape or shape[0] == "parallel":  # a route that is one parallel block: its one spine item
             out.update((f"{name}.w", f"{name}.x"))
     states = [structure.ends[_edges_of(x)[0]][0] for x in items] + [structure.exit_of(items[-1])]
     out.update(f"R({x})" for x in states)
@@ -2398,6 +2398,112 @@ def expected_steps(c: RouteCheck, structure: Structure) -> tuple[set[str], dict[
             if any(node is x for x in items):
                 out.update((f"{name}.stops", f"{name}.walking"))
     return out, blocks
+
+
+Reads = dict[str, Any]  # operand -> the step it reads, a list of steps, or None (the constant true)
+
+
+def expected_operands(c: RouteCheck, structure: Structure) -> dict[str, Reads]:
+    """The steps each rule of the fold reads, by operand, from the route's shape. A
+    chain under the option to stop: where the planner stops and whether it walks each
+    stage. A route that forks and joins: each block's P, D and C from its parts, R
+    along the spine (and where the planner stops), each block's w and x from its
+    parent and its neighbours, each transition's reach from the earlier spine items
+    and its D from its own w and x and its spine item's walking."""
+    paper, stop = c.fold_kind == "paper", c.fold_kind == "stop"
+    out: dict[str, Reads] = {}
+    shape = structure.shape
+    if not _forks(shape):
+        for i, t in enumerate(structure.order if stop else ()):
+            out[f"{t}.stops"] = {"c": f"{t}.c", "p": f"{t}.p", "d": f"{t}.d", "R_next": f"R_{i + 1}"}
+            out[f"{t}.walking"] = {"before": f"{structure.order[i - 1]}.walking" if i else None,
+                                   "stops": f"{t}.stops"}
+            out[f"{t}.D"] = {"walking": f"{t}.walking"}
+        return out
+    _, blocks = expected_steps(c, structure)
+    label = {id(node): name for name, node in blocks.items()}
+
+    def of(node: Shape, quantity: str) -> str:
+        """A part's P, C or D: a transition's p, c, d."""
+        return f"{label[id(node)]}.{quantity.lower() if node[0] == 'edge' else quantity}"
+
+    def pcd(node: Shape) -> Reads:
+        return {"c": of(node, "C"), "p": of(node, "P"), **({} if paper else {"d": of(node, "D")})}
+
+    def products(parts: Sequence[Shape]) -> Reads:
+        return {"p": [of(x, "P") for x in parts], **({} if paper else {"d": [of(x, "D") for x in parts]})}
+
+    def up(node: Shape) -> None:
+        if node[0] == "edge":
+            return
+        for part in node[1]:
+            up(part)
+        k = label[id(node)]
+        out[f"{k}.P"] = {"p": [of(x, "P") for x in node[1]]}
+        if not paper:
+            out[f"{k}.D"] = {"d": [of(x, "D") for x in node[1]]}
+        out[f"{k}.C"] = {"c": [of(x, "C") for x in node[1]], **(products(node[1]) if node[0] == "series" else {})}
+
+    def down(node: Shape) -> None:
+        k = label[id(node)]
+        parts = node[1] if node[0] != "edge" else []
+        for i, part in enumerate(parts):
+            kp = label[id(part)]
+            if node[0] == "series":
+                out[f"{kp}.w"] = {"w": f"{k}.w", **products(parts[:i])}
+                out[f"{kp}.x"] = {"x": f"{k}.x"} if i == len(parts) - 1 else \
+                    {**pcd(parts[i + 1]), "R_next": f"{label[id(parts[i + 1])]}.x"}
+            else:
+                out[f"{kp}.w"] = {"w": f"{k}.w"}
+                out[f"{kp}.x"] = {"p": [of(y, "P") for y in parts if y is not part], "x": f"{k}.x",
+                                  **({} if paper else {"D": of(node, "D"), "D_b": of(part, "D")})}
+            down(part)
+
+    up(shape)
+    items = shape[1] if shape[0] == "series" else [shape]
+    states = [structure.ends[_edges_of(x)[0]][0] for x in items] + [structure.exit_of(items[-1])]
+    out[f"R({states[-1]})"] = {"V": "V"}
+    for prefix in ("", "docked "):
+        for i, item in enumerate(items):
+            out[f"{prefix}R({states[i]})"] = {**pcd(item), "R_next": f"{prefix}R({states[i + 1]})"}
+    out["score"], out["docked_score"] = {"R": f"R({states[0]})"}, {"R": f"docked R({states[0]})"}
+    for i, item in enumerate(items):
+        k = label[id(item)]
+        out[f"{k}.w"], out[f"{k}.x"] = {}, {"R": f"R({states[i + 1]})"}
+        down(item)
+        if stop:
+            out[f"{k}.stops"] = out[f"R({states[i]})"]
+            out[f"{k}.walking"] = {"before": f"{label[id(items[i - 1])]}.walking" if i else None,
+                                   "stops": f"{k}.stops"}
+    for i, item in enumerate(items):
+        for t in _edges_of(item):
+            out[f"{t}.reach"] = {**products(items[:i]), "w": f"{t}.w"}
+            out[f"{t}.D"] = {"reach": f"{t}.reach", "R_next": f"{t}.x",
+                             **({"walking": f"{label[id(item)]}.walking"} if stop else {})}
+    return out
+
+
+def _steps_read(o: Any) -> Any:
+    if isinstance(o, list):
+        return [x.get("step") if isinstance(x, Mapping) else None for x in o]
+    return o.get("step") if isinstance(o, Mapping) else None
+
+
+def check_operand_names(c: RouteCheck, structure: Structure) -> None:
+    """Each operand of the fold's rules names the step the rule reads there (its value
+    is that step's, as `run` checked): a same-valued or same-kind other step does not
+    pass, nor a constant where a step is read, nor anything but true where the first
+    stage's `before` is."""
+    want = expected_operands(c, structure)
+    for s in c.route["steps"]:
+        for name, expected in want.get(s["symbol"], {}).items():
+            o = s["operands"].get(name)
+            got = _steps_read(o)
+            if got != expected or (expected is None and not (isinstance(o, Mapping) and o.get("v") is True)):
+                shown = "the constant true" if expected is None else f"`{expected}`" if isinstance(expected, str) \
+                    else ", ".join(expected) or "no step"
+                raise c.fail(f"{s['symbol']} ({s['rule']})", f"operand `{name}` is {canonical(o)}, but the rule "
+                                                              f"reads {shown}")
 
 
 def check_step_symbols(c: RouteCheck, structure: Structure) -> None:
@@ -2465,6 +2571,7 @@ def check_coverage_rows(c: RouteCheck, declared: Mapping[str, Any]) -> None:
     must be in that order."""
     structure = Structure(c, route_fields(c, declared))
     check_step_symbols(c, structure)
+    check_operand_names(c, structure)
     if c.transitions() != structure.order:
         raise c.fail("transitions", f"are {', '.join(c.transitions())} in the certificate, but in the order the "
                                     f"compiler folds them {', '.join(structure.order)}")
