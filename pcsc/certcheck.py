@@ -15,7 +15,9 @@ the fold may appear.
 It also checks that each operand taken from another step is that step's value, that
 each operand taken from the policy is the value of that key in the policy document it
 reads and hashes itself (TOML, `extends` merged, the recorded overrides set), that the
-route files and libraries hash to what was recorded, that every gate rule and every
+route files and libraries hash to what was recorded, that each library's canonical
+text (laid out by the checker's own reader of `.obl` files, as `pcsc fmt` lays it out)
+hashes to what the route's policy pins, that every gate rule and every
 `require` line, parsed and evaluated again by its own small evaluator of the
 expression language from the recorded operands (each tied to a step, to the coverage
 rows, or to what the hashed route or library file writes), gives the recorded result,
