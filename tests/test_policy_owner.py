@@ -1,0 +1,293 @@
+"""The maintainer, not the route's author, chooses the policy that judges a route.
+
+The attacker writes a route and any file beside it (its folder and below, a `pcsc.toml`
+there included); the maintainer writes the policy folders, the configuration file above
+the routes and the command line. Each attack is the refused splice of the reference
+route under a policy the author brought along: `ventura@1.0.0`, a copy of venture@1.0.0
+that releases whatever it judges.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pcsc import schemas
+from tests.test_search_paths import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    SHIPPED_POLICY,
+    cli,
+    codes_of,
+    reference_text,
+    spliced_text,
+    write,
+)
+
+LAX = "ventura@1.0.0"
+
+
+def lax_policy(root: Path, policy_id: str = "ventura", version: str = "1.0.0") -> Path:
+    """venture@1.0.0 filed as ``policy_id@version``, with coverage off: the same prices,
+    and no obligation is ever asked for."""
+    text = SHIPPED_POLICY.read_text(encoding="utf-8")
+    lax = text.replace('id = "venture"', f'id = "{policy_id}"').replace('version = "1.0.0"', f'version = "{version}"')
+    lax = lax.replace('coverage = "gate"', 'coverage = "off"')
+    assert lax.count("off") == 1 and f'id = "{policy_id}"' in lax
+    return write(root / policy_id / f"{version}.toml", lax)
+
+
+def lax_route(folder: Path, policy: str = LAX) -> Path:
+    return write(folder / "s.route", spliced_text(policy))
+
+
+def released(code: int, out: str) -> bool:
+    return code == EXIT_OK and ("released" in out or "ungated" in out or '"verdict": "ungated"' in out)
+
+
+# ---------------------------------------------------------------------- (a) a configuration beside the route
+CONFIG_FILES = {
+    "pcsc.toml": 'policy_path = ["p"]\n',
+    "pyproject.toml": '[project]\nname = "x"\n\n[tool.pcsc]\npolicy_path = ["p"]\n',
+}
+
+
+@pytest.mark.parametrize("config", sorted(CONFIG_FILES))
+@pytest.mark.parametrize("where", ["beside", "below"])
+def test_a_configuration_file_beside_the_route_adds_no_policy_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: str, where: str
+) -> None:
+    """The attack: a pcsc.toml beside the route (or in a folder below it, run from
+    there) adds a policy folder holding ventura@1.0.0, and the route names it. Before,
+    `pcsc gate` run in that folder released the refused splice (exit 0, "ungated")."""
+    folder = tmp_path / "routes" / "team"
+    route = lax_route(folder)
+    home = folder if where == "beside" else folder / "deeper"
+    lax_policy(home / "p")
+    write(home / config, CONFIG_FILES[config])
+    monkeypatch.chdir(home)
+    for command in ("gate", "compile", "check"):
+        code, out, err = cli(command, route)
+        assert code == EXIT_ERRORS and not released(code, out), (command, out, err)
+        assert codes_of(err) == {"PCSC-E407"}, err
+        assert f"{config}:" in err and "`policy_path`" in err and "may not add policy or library folders" in err
+        assert "ventura" not in out
+    code, out, _ = cli("gate", route, "--format", "json")
+    assert code == EXIT_ERRORS and json.loads(out)["routes"] == []
+
+
+def test_the_same_configuration_above_the_routes_folder_is_the_maintainers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A configuration file above the route's folder is the maintainer's: its folders
+    count, and the packet says the policy came from there. (The maintainer pins the
+    policy with `require_policy`, below.)"""
+    lax_policy(tmp_path / "p")
+    write(tmp_path / "pcsc.toml", 'policy_path = ["p"]\n')
+    route = lax_route(tmp_path / "routes")
+    for cwd in (tmp_path, tmp_path / "routes"):  # found upward from the routes' folder too
+        monkeypatch.chdir(cwd)
+        code, out, err = cli("gate", route, "--format", "json")
+        assert code == EXIT_OK, err
+        (packet,) = json.loads(out)["routes"]
+        assert packet["verdict"] == "ungated"
+        shown = "pcsc.toml" if cwd == tmp_path else str(tmp_path / "pcsc.toml")
+        assert packet["policy_found"] == [
+            {"policy": LAX, "in": "config", "file": str(Path(shown).parent / "p" / "ventura" / "1.0.0.toml")
+             if cwd != tmp_path else "p/ventura/1.0.0.toml", "config": shown}]
+
+
+def test_library_folders_from_a_configuration_beside_the_route_are_refused_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    route = write(tmp_path / "s.route", spliced_text())
+    (tmp_path / "libs").mkdir()
+    write(tmp_path / "pcsc.toml", '# the project\n\nlib_path = ["libs"]\n')
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("check", route)
+    assert code == EXIT_ERRORS and codes_of(err) == {"PCSC-E407"}, err
+    assert "pcsc.toml:3: error: `lib_path`: pcsc.toml sits in the folder of the route s.route" in err
+
+
+def test_a_route_read_from_standard_input_has_no_folder_to_be_beside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Standard input is not a file an author placed: the configuration of the folder
+    pcsc runs in keeps its folders."""
+    import io
+    import sys
+
+    (tmp_path / "libs").mkdir()
+    write(tmp_path / "pcsc.toml", 'lib_path = ["libs"]\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(spliced_text()))
+    code, _, err = cli("gate", "-")
+    assert code == EXIT_REFUSED and "PCSC-E407" not in err, err
+
+
+def test_a_policies_folder_beside_the_route_is_never_searched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lax_policy(tmp_path / "policies")
+    lax_policy(tmp_path)
+    route = lax_route(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for command in ("gate", "compile", "check"):
+        code, out, err = cli(command, route)
+        assert code == EXIT_ERRORS and codes_of(err) - {"PCSC-W604"} == {"PCSC-E401"}, (command, err)
+
+
+# ---------------------------------------------------------------------- (b) --require-policy
+def test_require_policy_refuses_a_route_naming_another_policy(tmp_path: Path) -> None:
+    """Even with the lax policy on the maintainer's own policy path, a run that requires
+    venture refuses the route: a located E414 on its `policy` line, exit 3."""
+    roots = tmp_path / "roots"
+    lax_policy(roots)
+    route = lax_route(tmp_path)
+    assert released(*cli("gate", route, "--policy-path", roots)[:2])  # the hole --require-policy closes
+    for required in (["venture"], ["venture@1.0.0"], ["venture@1.0.0", "planner"]):
+        flags = [a for r in required for a in ("--require-policy", r)]
+        for command in ("gate", "compile"):
+            code, out, err = cli(command, route, "--policy-path", roots, *flags)
+            assert code == EXIT_REFUSED and not released(code, out), (command, out, err)
+            assert codes_of(err) - {"PCSC-W604"} == {"PCSC-E414"}, err
+            assert f"s.route:6:5: error: route names policy {LAX}, but this run requires " in err
+            assert "(--require-policy)" in err
+        code, _, err = cli("check", route, "--policy-path", roots, *flags)
+        assert code == EXIT_ERRORS and "PCSC-E414" in codes_of(err), err
+    code, out, _ = cli("gate", route, "--policy-path", roots, "--require-policy", "venture", "--format", "json")
+    doc = json.loads(out)
+    schemas.validate(doc)
+    assert doc["routes"] == [] and [d["code"] for d in doc["diagnostics"] if d["severity"] == "error"] == [
+        "PCSC-E414"]
+
+
+def test_require_policy_admits_the_named_policy_and_an_id_admits_every_version(tmp_path: Path) -> None:
+    reference = write(tmp_path / "r.route", reference_text())
+    newer = write(tmp_path / "n.route", reference.read_text(encoding="utf-8").replace(
+        '"venture@1.0.0"', '"venture@1.1.0"'))
+    assert cli("gate", reference, "--require-policy", "venture@1.0.0")[0] == EXIT_OK
+    assert cli("gate", newer, "--require-policy", "venture")[0] == EXIT_OK
+    code, _, err = cli("gate", newer, "--require-policy", "venture@1.0.0")
+    assert code == EXIT_REFUSED and "route names policy venture@1.1.0" in err
+    assert cli("gate", newer, "--require-policy", "venture@1.0.0", "--require-policy", "venture@1.1.0")[0] == EXIT_OK
+
+
+@pytest.mark.parametrize("bad", ["Venture", "venture@", "../venture", "venture@1.0.0/x", "", "v\u0435nture"])
+def test_require_policy_takes_a_policy_name(bad: str) -> None:
+    code, _, err = cli("gate", SHIPPED_POLICY, "--require-policy", bad)
+    assert code == EXIT_USAGE and "--require-policy: expected a policy id or id@version" in err
+
+
+def test_require_policy_holds_in_worker_processes(tmp_path: Path) -> None:
+    roots = tmp_path / "roots"
+    lax_policy(roots)
+    lax_route(tmp_path / "a")
+    lax_route(tmp_path / "b")
+    for command in ("gate", "check"):
+        code, _, err = cli(command, tmp_path / "a", tmp_path / "b", "--jobs", "2", "--policy-path", roots,
+                           "--require-policy", "venture")
+        assert code in (EXIT_REFUSED, EXIT_ERRORS) and err.count("[PCSC-E414]") == 2, (command, err)
+
+
+def test_require_policy_in_the_maintainers_configuration_is_never_loosened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`require_policy` is read from every configuration file from the working folder up,
+    and each holds: a file nearer the routes (the author's) only narrows it, and a flag
+    adds to it."""
+    roots = tmp_path / "roots"
+    lax_policy(roots)
+    write(tmp_path / "pcsc.toml", 'require_policy = ["venture@1.0.0"]\n')
+    folder = tmp_path / "routes"
+    route = lax_route(folder)
+    monkeypatch.chdir(folder)
+    for nearer in (None, 'require_policy = ["ventura"]\n', f'require_policy = ["{LAX}", "venture"]\n', "\n"):
+        if nearer is not None:
+            write(folder / "pcsc.toml", nearer)
+        code, out, err = cli("gate", route, "--policy-path", roots)
+        assert code == EXIT_REFUSED and not released(code, out), (nearer, err)
+        assert f"`require_policy` in {tmp_path / 'pcsc.toml'}" in err, err
+    code, _, err = cli("gate", route, "--policy-path", roots, "--require-policy", "ventura")  # a flag adds
+    assert code == EXIT_REFUSED and "(--require-policy)" not in err and "PCSC-E414" in codes_of(err)
+    (folder / "pcsc.toml").unlink()
+    (tmp_path / "pcsc.toml").write_text(f'require_policy = ["{LAX}"]\n', encoding="utf-8")
+    assert released(*cli("gate", route, "--policy-path", roots)[:2])  # the maintainer's own choice
+    code, _, err = cli("gate", route, "--policy-path", roots, "--require-policy", "venture")
+    assert code == EXIT_REFUSED and "(--require-policy)" in err
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ('["Venture"]', "'Venture' is not a policy id or id@version"),
+    ("[]", "`require_policy` lists no policy"),
+    ("[1]", "`require_policy` must be a list of policies"),
+])
+def test_a_malformed_require_policy_is_an_error_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, message: str
+) -> None:
+    write(tmp_path / "pcsc.toml", f"require_policy = {value}\n")
+    route = write(tmp_path / "r" / "s.route", spliced_text())
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("gate", route)
+    assert code == EXIT_ERRORS and "PCSC-E407" in codes_of(err) and message in err, err
+
+
+def test_a_configuration_nearer_the_routes_never_drops_a_raised_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`coverage` too is read from every file up: the most demanding one wins."""
+    roots = tmp_path / "roots"
+    lax_policy(roots)
+    write(tmp_path / "pcsc.toml", 'coverage = "gate"\n')
+    folder = tmp_path / "routes"
+    route = lax_route(folder)
+    monkeypatch.chdir(folder)
+    for nearer in (None, 'coverage = "off"\n', 'coverage = "dock"\n', "format = \"text\"\n"):
+        if nearer is not None:
+            write(folder / "pcsc.toml", nearer)
+        code, out, _ = cli("gate", route, "--policy-path", roots)
+        assert code == EXIT_REFUSED, (nearer, out)
+        assert "suspend-and-ask  (coverage gate, from the configuration file)" in out
+        code, out, _ = cli("config")
+        assert f"coverage        gate    # from {tmp_path / 'pcsc.toml'}" in out, out
+
+
+# ---------------------------------------------------------------------- (c) where each file was found
+def test_the_packet_says_where_each_policy_and_library_was_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For each policy of the chain and each library: shipped, a folder of the command
+    line, a configuration file's folder (and which file), or the route's own folder."""
+    cli_roots, cfg_roots = tmp_path / "cli-roots", tmp_path / "cfg-roots"
+    write(cfg_roots / "child" / "1.0.0.toml",
+          '[policy]\nid = "child"\nversion = "1.0.0"\nextends = "mid@1.0.0"\nlocal_libraries = true\n'
+          '[libraries.venture]\n')
+    write(cli_roots / "mid" / "1.0.0.toml", '[policy]\nid = "mid"\nversion = "1.0.0"\nextends = "venture@1.0.0"\n')
+    write(tmp_path / "pcsc.toml", 'policy_path = ["cfg-roots"]\nlib_path = ["libs"]\n')
+    route = write(tmp_path / "routes" / "r.route", reference_text("child@1.0.0"))
+    library = write(tmp_path / "libs" / "venture.obl", SHIPPED_POLICY.parent.parent.parent.joinpath(
+        "obligations", "venture.obl").read_text(encoding="utf-8"))
+    monkeypatch.chdir(tmp_path)
+    for command in ("compile", "gate"):
+        code, out, err = cli(command, route, "--policy-path", cli_roots, "--format", "json")
+        assert code == EXIT_OK, err
+        doc = json.loads(out)
+        schemas.validate(doc)
+        (packet,) = doc["routes"]
+        assert packet["policy_found"] == [
+            {"policy": "child@1.0.0", "in": "config", "file": "cfg-roots/child/1.0.0.toml", "config": "pcsc.toml"},
+            {"policy": "mid@1.0.0", "in": "command line", "file": "cli-roots/mid/1.0.0.toml", "config": None},
+            {"policy": "venture@1.0.0", "in": "shipped", "file": None, "config": None},
+        ]
+        if command == "compile":
+            (use,) = packet["libraries"]
+            assert use["found"] == {"in": "config", "file": "libs/venture.obl", "config": "pcsc.toml"}
+    code, out, _ = cli("compile", route, "--policy-path", cli_roots, "--lib-path", library.parent, "--format", "json")
+    (use,) = json.loads(out)["routes"][0]["libraries"]
+    assert use["found"] == {"in": "command line", "file": "libs/venture.obl", "config": None}
+    library.unlink()
+    code, out, _ = cli("compile", route, "--policy-path", cli_roots, "--format", "json")
+    (use,) = json.loads(out)["routes"][0]["libraries"]
+    assert use["found"] == {"in": "shipped", "file": None, "config": None} and use["shipped"] is True
