@@ -20,11 +20,15 @@ from tests.test_search_paths import (
     EXIT_OK,
     EXIT_REFUSED,
     EXIT_USAGE,
+    POLICIES,
     SHIPPED_POLICY,
     cli,
     codes_of,
+    lax_library,
+    lax_splice,
     reference_text,
     spliced_text,
+    stays_refused,
     write,
 )
 
@@ -291,3 +295,81 @@ def test_the_packet_says_where_each_policy_and_library_was_found(
     code, out, _ = cli("compile", route, "--policy-path", cli_roots, "--format", "json")
     (use,) = json.loads(out)["routes"][0]["libraries"]
     assert use["found"] == {"in": "shipped", "file": None, "config": None} and use["shipped"] is True
+
+
+# ---------------------------------------------------------------------- the lax-library splice, more variants
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("used", [
+    "\U0001d42fenture",  # MATHEMATICAL BOLD SMALL V: NFKC folds it to `v`
+    "\u24e5enture",  # CIRCLED LATIN SMALL LETTER V
+    "\u1d5benture",  # MODIFIER LETTER SMALL V
+    "ven\u200dture",  # a zero-width joiner: invisible
+    "ven\u00adture",  # a soft hyphen: invisible
+    "v\u0435ntur\u0435",  # two Cyrillic е
+    "\u0475enture",  # CYRILLIC SMALL LETTER IZHITSA, a look-alike v
+])
+def test_a_look_alike_name_is_not_a_name(tmp_path: Path, policy: str, used: str) -> None:
+    """Names are ASCII: a name NFKC would fold to `venture`, or that looks like it, does
+    not lex, whatever file of that name sits beside the route."""
+    extra = POLICIES[policy](tmp_path)
+    write(tmp_path / f"{used}.obl", lax_library())
+    assert stays_refused(lax_splice(tmp_path, used), *extra) == {"PCSC-E102"}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_a_lax_library_in_a_subfolder_of_the_routes_folder_is_never_searched(tmp_path: Path, policy: str) -> None:
+    extra = POLICIES[policy](tmp_path)
+    for sub in ("obligations", "lib", "venture"):
+        write(tmp_path / sub / "ventura.obl", lax_library())
+        write(tmp_path / sub / "venture.obl", lax_library("venture"))
+    assert stays_refused(lax_splice(tmp_path), *extra) == {"PCSC-E206"}  # not found: never read
+    code, out, err = cli("gate", write(tmp_path / "v.route", spliced_text()), *extra)  # the shipped venture judges
+    assert code == EXIT_REFUSED and "suspend-and-ask" in out, err
+    # only a folder the maintainer names is searched, and it admits no other name or content
+    for sub in ("obligations", "lib", "venture"):
+        assert stays_refused(lax_splice(tmp_path), "--lib-path", tmp_path / sub, *extra) == {"PCSC-E413"}
+        assert stays_refused(tmp_path / "v.route", "--lib-path", tmp_path / sub, *extra) == {"PCSC-E409"}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_a_lax_library_used_beside_the_pinned_one_stays_refused(tmp_path: Path, policy: str) -> None:
+    """`uses venture, ventura`: the pinned library, and a lax one that claims to cover
+    the same changes. The policy never named `ventura`."""
+    extra = POLICIES[policy](tmp_path)
+    write(tmp_path / "ventura.obl", lax_library())
+    text = spliced_text()
+    route = write(tmp_path / "s.route", text.replace("uses    venture\n", "uses    venture, ventura\n"))
+    assert "venture, ventura" in route.read_text(encoding="utf-8")
+    assert "PCSC-E413" in stays_refused(route, *extra)
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_a_file_of_the_pinned_name_that_declares_another_library_stays_refused(tmp_path: Path, policy: str) -> None:
+    extra = POLICIES[policy](tmp_path)
+    write(tmp_path / "venture.obl", lax_library("ventura"))  # venture.obl, declaring `library ventura`
+    assert stays_refused(write(tmp_path / "s.route", spliced_text()), *extra) & {"PCSC-E404", "PCSC-E409"}
+
+
+def test_a_lax_library_through_a_configuration_beside_the_route_stays_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "libs" / "ventura.obl", lax_library())
+    write(tmp_path / "libs" / "venture.obl", lax_library("venture"))
+    lax, pinned = lax_splice(tmp_path), write(tmp_path / "v.route", spliced_text())
+    write(tmp_path / "pcsc.toml", 'lib_path = ["libs"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert stays_refused(lax) == {"PCSC-E407"}
+    assert stays_refused(pinned) == {"PCSC-E407"}
+
+
+@pytest.mark.parametrize("ref", ["v\u0435nture@1.0.0", "Venture@1.0.0", "\uff56enture@1.0.0", "venture@1.0.0\u200d"])
+def test_a_look_alike_policy_name_is_not_a_policy_reference(tmp_path: Path, ref: str) -> None:
+    """The lax policy filed under a look-alike id in the maintainer's own policy folder:
+    the route's reference is not well formed, so nothing is looked up."""
+    roots = tmp_path / "roots"
+    lax_policy(roots, ref.split("@")[0])
+    route = lax_route(tmp_path / "r", ref)
+    for command in ("gate", "compile", "check"):
+        code, out, err = cli(command, route, "--policy-path", roots)
+        assert code == EXIT_ERRORS and not released(code, out), (command, err)
+        assert codes_of(err) - {"PCSC-W604"} == {"PCSC-E406"}, err
