@@ -404,6 +404,7 @@ def _session(policy_path: PathLike | Iterable[PathLike], lib_path: PathLike | It
         lib_path=libraries,
         policies=PolicyStore(policies, {p: ("api argument", None) for p in policies}),
         coverage_mode=coverage,
+        coverage_source="api argument",
         lib_origins={p: ("api argument", None) for p in libraries},
     )
 

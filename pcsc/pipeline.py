@@ -158,7 +158,8 @@ class Session:
     diags: Diagnostics = attrs.field(factory=Diagnostics)
     sources: dict[str, str] = attrs.field(factory=dict)
     inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
-    coverage_mode: Mode | None = None  # a command-line override of the policy's mode
+    coverage_mode: Mode | None = None  # an override of the policy's mode, which may lower it
+    coverage_source: str = "command line"  # who set `coverage_mode`: the packets' `mode_source`
     config_coverage: Mode | None = None  # a configuration file's mode: it may only raise the policy's
     # every route's policy must be one each of these allows (none: any policy on the path)
     required_policies: tuple[PolicyRequirement, ...] = ()
@@ -630,11 +631,13 @@ class Session:
         return loaded
 
     def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
-        """The coverage mode and where it came from: a command-line flag, which may set
-        any mode; else the policy's, unless a configuration file asks for a more
-        demanding one (a file beside the routes never weakens their policy)."""
+        """The coverage mode and where it came from: an explicit override (a command-line
+        flag, a policy test case's `coverage`, the Python API's argument:
+        `coverage_source`), which may set any mode; else the policy's, unless a
+        configuration file asks for a more demanding one (a file beside the routes never
+        weakens their policy)."""
         if self.coverage_mode is not None:
-            return self.coverage_mode, "command line"
+            return self.coverage_mode, self.coverage_source
         own = loaded.policy.policy.coverage
         if self.config_coverage is not None and lowers(own, self.config_coverage):
             return self.config_coverage, "config"
@@ -760,6 +763,7 @@ class Session:
             lib_path=lib_path,
             policies=self.policies,
             coverage_mode=self.coverage_mode,
+            coverage_source=self.coverage_source,
             config_coverage=self.config_coverage,
             required_policies=self.required_policies,
             lib_origins={**{p: ("route folder", None) for p in used}, **self.lib_origins},

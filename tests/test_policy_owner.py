@@ -373,3 +373,50 @@ def test_a_look_alike_policy_name_is_not_a_policy_reference(tmp_path: Path, ref:
         code, out, err = cli(command, route, "--policy-path", roots)
         assert code == EXIT_ERRORS and not released(code, out), (command, err)
         assert codes_of(err) - {"PCSC-W604"} == {"PCSC-E406"}, err
+
+
+# ---------------------------------------------------------------------- where the coverage mode came from
+@pytest.mark.parametrize(("coverage", "source"), [(None, "policy"), ("off", "api argument"),
+                                                   ("dock", "api argument"), ("gate", "api argument")])
+def test_the_api_says_its_argument_set_the_mode(tmp_path: Path, coverage: str | None, source: str) -> None:
+    import pcsc
+
+    route = write(tmp_path / "s.route", spliced_text())
+    result = pcsc.compile(route, coverage=coverage)  # type: ignore[arg-type]
+    (packet,) = result.routes
+    assert (packet.coverage_mode, packet.coverage_mode_source) == (coverage or "gate", source)
+    doc = result.to_json()
+    schemas.validate(doc)
+    assert doc["routes"][0]["coverage"] == {"mode": coverage or "gate", "mode_source": source, "policy_mode": "gate"}
+
+
+def test_a_policy_test_case_says_it_set_the_mode(tmp_path: Path) -> None:
+    route = write(tmp_path / "s.route", spliced_text())
+    write(tmp_path / "r.route", reference_text())
+    tests = write(tmp_path / "t.pcsctest.toml", f'[defaults]\nroute = "{route.name}"\n\n'
+                  '[[case]]\nname = "as the policy says"\nexpect.verdict = "suspend-and-ask"\n\n'
+                  '[[case]]\nname = "lowered"\ncoverage = "off"\nexpect.verdict = "ungated"\n\n'
+                  '[[case]]\nname = "lowered, spliced"\nroute = "r.route"\nsplice = 1\ncoverage = "dock"\n'
+                  'expect.verdict = "docked"\n')
+    code, out, err = cli("test", tests, "--format", "json")
+    assert code == EXIT_OK, out + err
+    doc = json.loads(out)
+    schemas.validate(doc)
+    observed = [c["observed"]["coverage"] for c in doc["files"][0]["cases"]]
+    assert observed == [
+        {"mode": "gate", "mode_source": "policy", "policy_mode": "gate"},
+        {"mode": "off", "mode_source": "test case", "policy_mode": "gate"},
+        {"mode": "dock", "mode_source": "test case", "policy_mode": "gate"},
+    ]
+
+
+@pytest.mark.parametrize("command", ["gate", "compile"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_lowered_mode_says_so_in_the_verdict_line(tmp_path: Path, command: str, jobs: str) -> None:
+    write(tmp_path / "a" / "s.route", spliced_text())
+    write(tmp_path / "b" / "s.route", spliced_text())
+    code, out, err = cli(command, tmp_path / "a", tmp_path / "b", "--coverage", "off", "--jobs", jobs)
+    assert code == EXIT_OK, err
+    assert out.count("ungated  (coverage off, from the command line: lowered from the policy's gate)") == 2, out
+    code, out, err = cli(command, tmp_path / "a", "--coverage", "gate", "--jobs", jobs)
+    assert code == EXIT_REFUSED and "suspend-and-ask  (coverage gate, from the command line)" in out, out
