@@ -420,3 +420,33 @@ def test_a_lowered_mode_says_so_in_the_verdict_line(tmp_path: Path, command: str
     assert out.count("ungated  (coverage off, from the command line: lowered from the policy's gate)") == 2, out
     code, out, err = cli(command, tmp_path / "a", "--coverage", "gate", "--jobs", jobs)
     assert code == EXIT_REFUSED and "suspend-and-ask  (coverage gate, from the command line)" in out, out
+
+
+@pytest.mark.parametrize("command", ["rank", "explain", "seams", "sensitivity", "freeze", "report"])
+def test_the_configurations_require_policy_holds_for_every_command_that_reads_routes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """`--require-policy` belongs to gate, compile and check; the project's
+    `require_policy` holds wherever a route is compiled (a ranking, a report, …)."""
+    lax_policy(tmp_path / "roots")
+    route = write(tmp_path / "routes" / "r.route", reference_text(LAX))
+    write(tmp_path / "pcsc.toml", 'require_policy = ["venture@1.0.0"]\n')
+    monkeypatch.chdir(tmp_path)
+    extra = {"report": ["-o", tmp_path / "r.html"], "freeze": ["--ledger", tmp_path / "l.sqlite"]}.get(command, [])
+    code, out, err = cli(command, route, "--policy-path", tmp_path / "roots", *extra)
+    assert code in (EXIT_ERRORS, EXIT_REFUSED) and "PCSC-E414" in codes_of(err), (code, out, err)
+    (tmp_path / "pcsc.toml").unlink()
+    assert cli(command, route, "--policy-path", tmp_path / "roots", *extra)[0] == EXIT_OK
+
+
+def test_a_refusal_and_a_release_share_the_ir_cache_without_leaking(tmp_path: Path) -> None:
+    """Lowered under a refused policy (its libraries resolved as under none), a route
+    cached then is checked again under its policy's pins when it is read without the
+    requirement."""
+    write(tmp_path / "ventura.obl", lax_library())
+    route = lax_splice(tmp_path)
+    for _ in range(2):
+        code, _, err = cli("gate", route, "--require-policy", "planner")
+        assert code == EXIT_REFUSED and codes_of(err) - {"PCSC-W604"} == {"PCSC-E414"}, err
+        code, _, err = cli("gate", route)
+        assert code == EXIT_ERRORS and codes_of(err) - {"PCSC-W604"} == {"PCSC-E413"}, err

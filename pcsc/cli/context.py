@@ -91,15 +91,13 @@ class Context:
         return chosen
 
     def policy_requirements(self) -> tuple[PolicyRequirement, ...]:
-        """What a command that takes `--require-policy` demands of every route's policy:
-        the flags' list, and each configuration file's `require_policy` (the nearest and
-        every one above it); all of them hold. Other commands demand nothing."""
-        if not hasattr(self.args, "require_policy"):
-            return ()
+        """What the run demands of every route's policy: `--require-policy` (on the
+        commands that take it) and each configuration file's `require_policy` (the
+        nearest and every one above it, on every command); all of them hold."""
         from pcsc.pipeline import PolicyRequirement
         from pcsc.resources import display_path
 
-        given: list[str] = self.args.require_policy or []
+        given: list[str] = getattr(self.args, "require_policy", None) or []
         flags = (PolicyRequirement(tuple(given), "command line"),) if given else ()
         return flags + tuple(
             PolicyRequirement(allowed, display_path(path)) for path, allowed in self.config.policy_requirements()
