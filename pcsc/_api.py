@@ -399,10 +399,13 @@ def _session(policy_path: PathLike | Iterable[PathLike], lib_path: PathLike | It
              coverage: CoverageSetting) -> Session:
     if coverage not in _COVERAGE_MODES:
         raise ValueError(f"coverage must be None, 'gate', 'dock' or 'off', not {coverage!r}")
+    libraries, policies = _folders(lib_path, "lib_path"), _folders(policy_path, "policy_path")
     return Session(
-        lib_path=_folders(lib_path, "lib_path"),
-        policies=PolicyStore(_folders(policy_path, "policy_path")),
+        lib_path=libraries,
+        policies=PolicyStore(policies, {p: ("api argument", None) for p in policies}),
         coverage_mode=coverage,
+        coverage_source="api argument",
+        lib_origins={p: ("api argument", None) for p in libraries},
     )
 
 

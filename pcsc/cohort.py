@@ -26,7 +26,8 @@ from pcsc.diagnostics.model import Diagnostic
 from pcsc.ir import Library, Route
 from pcsc.ircache import Limits
 from pcsc.parallel import Executor
-from pcsc.pipeline import LibraryUse, Session
+from pcsc.pipeline import LibraryUse, PolicyRequirement, Session
+from pcsc.policy.model import FoundIn
 from pcsc.resources import shown_from
 
 T = TypeVar("T")
@@ -46,6 +47,9 @@ class Settings:
     policy_path: tuple[Path, ...] = ()
     coverage_mode: str | None = None
     config_coverage: str | None = None
+    required_policies: tuple[PolicyRequirement, ...] = ()
+    lib_origins: tuple[tuple[Path, tuple[FoundIn, str | None]], ...] = ()  # Session.lib_origins
+    policy_origins: tuple[tuple[Path, tuple[FoundIn, str | None]], ...] = ()  # PolicyStore.origins
     ir_cache: bool = False
     cache_limits: Limits | None = None  # the client's bound (a worker's environment may differ)
     bind: bool = False  # bind each route to its policy (`pcsc check`)
@@ -55,6 +59,8 @@ class Settings:
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "lib_path", _absolute(self.lib_path, self.cwd))
         object.__setattr__(self, "policy_path", _absolute(self.policy_path, self.cwd))
+        object.__setattr__(self, "lib_origins", tuple((self.cwd / p, o) for p, o in self.lib_origins))
+        object.__setattr__(self, "policy_origins", tuple((self.cwd / p, o) for p, o in self.policy_origins))
 
     def session(self) -> Session:
         from pcsc.ircache import IRCache, cache_folder
@@ -63,9 +69,11 @@ class Settings:
         folder = cache_folder() if self.ir_cache else None
         return Session(
             lib_path=list(self.lib_path),
-            policies=PolicyStore(list(self.policy_path)),
+            policies=PolicyStore(list(self.policy_path), dict(self.policy_origins)),
             coverage_mode=self.coverage_mode,  # type: ignore[arg-type]
             config_coverage=self.config_coverage,  # type: ignore[arg-type]
+            required_policies=self.required_policies,
+            lib_origins=dict(self.lib_origins),
             ir_cache=None if folder is None else IRCache(folder, self.cache_limits),
         )
 

@@ -210,7 +210,7 @@ def override_policy(loaded: LoadedPolicy, overrides: Sequence[Override]) -> Load
         policy = structure(document, f"{loaded.path} with --set")
     except PolicyError as exc:
         raise OverrideError(list(exc.messages)) from None
-    return LoadedPolicy(policy, loaded.path, hash_json(document), document)
+    return LoadedPolicy(policy, loaded.path, hash_json(document), document, loaded.found)
 
 
 @attrs.define

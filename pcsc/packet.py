@@ -14,6 +14,7 @@ from pcsc.coverage import DeltaCoverage
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.ir import Shape
 from pcsc.pipeline import Compiled
+from pcsc.policy.model import Found
 from pcsc.printer import expression
 from pcsc.render.diagnostics import to_json
 from pcsc.score.cost import Delta
@@ -44,6 +45,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "as_of": r.as_of.isoformat(),
         "fields": [{"name": f.name, "type": f.type} for f in r.fields],
         "policy": policy_identity(c),
+        "policy_found": policy_found(c),
         "libraries": library_uses(c),
         "local_libraries": c.policy.policy.policy.local_libraries,
         "verdict": c.decision.verdict,
@@ -256,9 +258,16 @@ def library_uses(c: Compiled) -> list[dict[str, Any]]:
             "shipped": u.shipped,
             "file": None if u.shipped else u.file,
             "replaces": u.replaces,
+            "found": (u.found or Found("search path", u.file)).as_json(),
         }
         for u in c.libraries
     ]
+
+
+def policy_found(c: Compiled) -> list[dict[str, str | None]]:
+    """Where the route's policy, then each policy it extends, was found: shipped, a
+    folder of the command line, a configuration file's `policy_path` (named), …"""
+    return [{"policy": ref, **found.as_json()} for ref, found in c.policy.found]
 
 
 def compile_packet(compiled: list[Compiled], diagnostics: list[Diagnostic]) -> dict[str, Any]:
@@ -355,6 +364,7 @@ def gate_packet(compiled: list[Compiled]) -> dict[str, Any]:
                 "route": c.route.name,
                 "file": c.route.file,
                 "policy": policy_identity(c),
+                "policy_found": policy_found(c),
                 "verdict": c.decision.verdict,
                 "coverage": coverage_mode(c),
                 "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],

@@ -27,13 +27,13 @@ from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.fmt import canonical_library
 from pcsc.gcpause import paused_gc
 from pcsc.ir import Evidence, Library, Route
-from pcsc.ir.names import is_name, split_policy_ref
+from pcsc.ir.names import is_name, split_policy_ref, split_requirement
 from pcsc.lower.common import policy_help, suggest
 from pcsc.lower.expr import unquote
 from pcsc.lower.library import lower_library
 from pcsc.lower.route import PolicyFacts, lower_route_facts
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
-from pcsc.policy.model import LoadedPolicy
+from pcsc.policy.model import Found, FoundIn, LoadedPolicy
 from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.resources import display_path as display
 from pcsc.score.finite import NotFinite
@@ -66,7 +66,7 @@ class LibraryUse:
     and certificates record files) and of its canonical text (``canonical_sha256``,
     what a pin compares), the pin that admitted it, and whether it is a local file (beside
     the route or on --lib-path) that the policy's `local_libraries = true` let replace
-    the pinned or shipped content of that name."""
+    the pinned or shipped content of that name; ``found`` says which folder it came from."""
 
     name: str
     version: str
@@ -76,6 +76,24 @@ class LibraryUse:
     file: str
     shipped: bool
     replaces: bool = False
+    found: Found | None = None
+
+
+@attrs.frozen
+class PolicyRequirement:
+    """The policies a run lets its routes name (`--require-policy`, `require_policy`):
+    each of ``allowed`` is an `id` (any version of it) or an `id@version`; ``source``
+    says who asked ("command line", or a configuration file's path)."""
+
+    allowed: tuple[str, ...]
+    source: str
+
+    def admits(self, ref: str) -> bool:
+        parts = split_policy_ref(ref)
+        return parts is not None and any(split_requirement(a) in (parts, (parts[0], None)) for a in self.allowed)
+
+    def __str__(self) -> str:
+        return ", ".join(f"`{a}`" for a in self.allowed)
 
 
 @attrs.frozen
@@ -140,8 +158,13 @@ class Session:
     diags: Diagnostics = attrs.field(factory=Diagnostics)
     sources: dict[str, str] = attrs.field(factory=dict)
     inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
-    coverage_mode: Mode | None = None  # a command-line override of the policy's mode
+    coverage_mode: Mode | None = None  # an override of the policy's mode, which may lower it
+    coverage_source: str = "command line"  # who set `coverage_mode`: the packets' `mode_source`
     config_coverage: Mode | None = None  # a configuration file's mode: it may only raise the policy's
+    # every route's policy must be one each of these allows (none: any policy on the path)
+    required_policies: tuple[PolicyRequirement, ...] = ()
+    # who gave each --lib-path/lib_path folder (`FoundIn`, the configuration file), for the packet
+    lib_origins: dict[Path, tuple[FoundIn, str | None]] = attrs.field(factory=dict)
     _libraries: dict[Path, Library | None] = attrs.field(factory=dict)
     # the libraries each route used, by (file, route), for the packet
     library_uses: dict[tuple[str, str], tuple[LibraryUse, ...]] = attrs.field(factory=dict)
@@ -254,10 +277,23 @@ class Session:
             )
             return None
         if lib is not None and used is not None:
-            used.append(
-                LibraryUse(name, lib.version, digest.text, digest.canonical, pin, display(chosen), shipped, replaces)
-            )
+            found_in = self.library_found(name, chosen, roots, route_dir)
+            used.append(LibraryUse(name, lib.version, digest.text, digest.canonical, pin, display(chosen), shipped,
+                                   replaces, found_in))
         return lib
+
+    def library_found(self, name: str, chosen: Path, roots: list[Path], route_dir: Path) -> Found:
+        """Where the library file ``chosen`` (resolved) was found among ``roots``."""
+        if chosen.parent == data_dir("obligations").resolve():
+            return Found("shipped", None)
+        for root in roots:
+            candidate = root / f"{name}.obl"
+            if candidate.is_file() and candidate.resolve() == chosen:
+                if root == route_dir:
+                    return Found("route folder", display(chosen))
+                where, config = self.lib_origins.get(root, ("search path", None))
+                return Found(where, display(chosen), config)
+        return Found("search path", display(chosen))
 
     def _find_library(self, name: str, span: Span, roots: list[Path]) -> list[Path] | None:
         """Every `<root>/<name>.obl` of ``roots``, resolved, in order, each once; None,
@@ -549,10 +585,7 @@ class Session:
         """Resolve the libraries of a route taken from the IR cache as lowering would
         (the policy's pins checked today, the uses recorded for the packet); False, with
         the diagnostics left for the caller to drop, when any resolution complains."""
-        try:
-            policy: LoadedPolicy | None = self.policies.load_ref(str(route.policy))
-        except PolicyError:
-            policy = None
+        policy = self.named_policy(str(route.policy))
         before = len(self.diags)
         used: list[LibraryUse] = []
         for name in route.uses:
@@ -565,14 +598,18 @@ class Session:
         route's `uses` resolve. Errors are left for `check_policy` to report."""
         for statement in item.items:
             if isinstance(statement, syn.PolicyPin):
-                ref = unquote(statement.ref.text)
-                if split_policy_ref(ref) is None:
-                    return None
-                try:
-                    return self.policies.load_ref(ref)
-                except PolicyError:
-                    return None
+                return self.named_policy(unquote(statement.ref.text))
         return None
+
+    def named_policy(self, ref: str) -> LoadedPolicy | None:
+        """The policy ``ref`` when it is well formed, one the run's requirements allow, and
+        loads; else None (`check_policy` reports why)."""
+        if split_policy_ref(ref) is None or not all(r.admits(ref) for r in self.required_policies):
+            return None
+        try:
+            return self.policies.load_ref(ref)
+        except PolicyError:
+            return None
 
     def bind(self, route: Route) -> LoadedPolicy | None:
         """Load the route's policy and check what depends on it; None on errors."""
@@ -594,11 +631,13 @@ class Session:
         return loaded
 
     def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
-        """The coverage mode and where it came from: a command-line flag, which may set
-        any mode; else the policy's, unless a configuration file asks for a more
-        demanding one (a file beside the routes never weakens their policy)."""
+        """The coverage mode and where it came from: an explicit override (a command-line
+        flag, a policy test case's `coverage`, the Python API's argument:
+        `coverage_source`), which may set any mode; else the policy's, unless a
+        configuration file asks for a more demanding one (a file beside the routes never
+        weakens their policy)."""
         if self.coverage_mode is not None:
-            return self.coverage_mode, "command line"
+            return self.coverage_mode, self.coverage_source
         own = loaded.policy.policy.coverage
         if self.config_coverage is not None and lowers(own, self.config_coverage):
             return self.config_coverage, "config"
@@ -609,6 +648,17 @@ class Session:
         point-in-time evidence against it; None when there is no policy or an error."""
         ref = facts.policy
         if ref is None:
+            return None
+        refused = next((r for r in self.required_policies if not r.admits(str(ref))), None)
+        if refused is not None:  # refused before its file is read: the run never consults it
+            by = "--require-policy" if refused.source == "command line" else f"`require_policy` in {refused.source}"
+            self.diags.add(
+                codes.E414,
+                f"route names policy {ref}, but this run requires {refused} ({by})",
+                ref.span,
+                "the policy that judges a route is the maintainer's choice, not the route's: name a required "
+                "policy, or ask the maintainer to require this one",
+            )
             return None
         before = len(self.diags)
         try:
@@ -713,7 +763,10 @@ class Session:
             lib_path=lib_path,
             policies=self.policies,
             coverage_mode=self.coverage_mode,
+            coverage_source=self.coverage_source,
             config_coverage=self.config_coverage,
+            required_policies=self.required_policies,
+            lib_origins={**{p: ("route folder", None) for p in used}, **self.lib_origins},
         )
 
     def compile_routes(self, routes: list[Route]) -> list[Compiled]:

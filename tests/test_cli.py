@@ -235,7 +235,7 @@ def test_configuration_is_found_upward_and_flags_override(
 
     code, out, _ = run(capsys, "config", "--coverage", "off", "--format", "text")
     assert code == 0
-    assert "coverage     off    # from command line" in out
+    assert "coverage        off    # from command line" in out
 
 
 def test_the_configuration_example_of_the_docs_is_what_pcsc_config_prints(

@@ -113,6 +113,7 @@ def run(command: Command, args: argparse.Namespace) -> int:
 
     try:
         config = load_config()
+        check_requirements(config)
         if config.policy_path:  # imported only then: most runs configure no policy folder
             from pcsc.policy.load import check_configured_policies
 
@@ -145,6 +146,19 @@ def run(command: Command, args: argparse.Namespace) -> int:
     except Exception as exc:  # rendering is pcsc's own code: a failure here is a bug
         return internal_error(exc)
     return finish(ctx, code)
+
+
+def check_requirements(config: Any) -> None:
+    """Each `require_policy` entry of the configuration files is a policy id or
+    `id@version`; raises ConfigError naming the file otherwise."""
+    from pcsc.config import ConfigError
+    from pcsc.ir.names import split_requirement
+
+    for path, allowed in config.policy_requirements():
+        for entry in allowed:
+            if split_requirement(entry) is None:
+                raise ConfigError(path, f"`require_policy`: {entry!r} is not a policy id or id@version "
+                                  "(lowercase letters, digits, `_` and `-`; e.g. venture@1.0.0)")
 
 
 def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:

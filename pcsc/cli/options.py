@@ -74,6 +74,29 @@ def coverage(p: argparse.ArgumentParser) -> None:
     )
 
 
+def policy_requirement(value: str) -> str:
+    """An argparse type: a policy id (any version) or `id@version`, as a route names it."""
+    from pcsc.ir.names import split_requirement
+
+    if split_requirement(value) is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a policy id or id@version (lowercase letters, digits, `_` and `-`; e.g. venture@1.0.0), "
+            f"got {value!r}")
+    return value
+
+
+def require_policy(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--require-policy",
+        action="append",
+        type=policy_requirement,
+        default=None,
+        metavar="ID[@VERSION]",
+        help="refuse (PCSC-E414, exit 3) a route whose policy is not one of these (repeatable; adds to "
+        "`require_policy` of the configuration files, which it cannot loosen)",
+    )
+
+
 def route(p: argparse.ArgumentParser, what: str = "the route", *, default: str | None = None) -> None:
     """``--route``; without ``default`` it is required when the file holds several routes."""
     tail = f"default: {default}" if default else "required when the file holds several"

@@ -49,3 +49,11 @@ def is_version(text: str) -> bool:
 def is_sha256(text: str) -> bool:
     """64 lowercase hexadecimal digits."""
     return _HEX64.fullmatch(text) is not None
+
+
+def split_requirement(text: str) -> tuple[str, str | None] | None:
+    """``(id, version)`` of a policy requirement, `id` (any version) or `id@version`
+    (that one); None when it is neither."""
+    if is_name(text):
+        return text, None
+    return split_policy_ref(text)

@@ -59,8 +59,9 @@ class Settings:
         except ConfigError:
             return self
         configured = self.config_coverage
-        if config.coverage in ("gate", "dock", "off"):
-            configured = config.coverage  # type: ignore[assignment]
+        strictest = config.strictest_coverage()  # the nearest file's, or a more demanding one above it
+        if strictest is not None:
+            configured = strictest[0]  # type: ignore[assignment]
         return Settings(
             (*self.lib_path, *(p for p in config.lib_path if p not in self.lib_path)),
             (*self.policy_path, *(p for p in config.policy_path if p not in self.policy_path)),

@@ -35,7 +35,7 @@ from pcsc.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_
 from pcsc.ir.visit import walk
 from pcsc.lower.expr import lower_expression
 from pcsc.lower.units import GATE_DIMENSIONS, unit_problems
-from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
+from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
 from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.resources import display_path as _display
 from pcsc.syntax import parse_expression
@@ -344,13 +344,28 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
 
 @attrs.define
 class PolicyStore:
-    """Finds `policies/<id>/<version>.toml` on the search path, then in the shipped folder."""
+    """Finds `policies/<id>/<version>.toml` on the search path, then in the shipped
+    folder. ``origins`` says who gave each search folder (`FoundIn`, and the
+    configuration file that named it), for the packet's record of where each policy was
+    found; a folder it does not list is a plain "search path"."""
 
     search_path: list[Path] = attrs.field(factory=list)
+    origins: dict[Path, tuple[FoundIn, str | None]] = attrs.field(factory=dict)
     _cache: dict[str, LoadedPolicy] = attrs.field(factory=dict)
 
     def roots(self) -> list[Path]:
         return [*self.search_path, data_dir("policies")]
+
+    def found(self, path: Path) -> Found:
+        """Where the policy file at ``path`` was found: the search folder it is filed in
+        (`<root>/<id>/<version>.toml`), else a file given by its path."""
+        for root in self.roots():
+            if path.parent.parent == root:
+                if root == data_dir("policies"):
+                    return Found("shipped", None)
+                where, config = self.origins.get(root, ("search path", None))
+                return Found(where, _display(path), config)
+        return Found("file", _display(path))
 
     def find(self, policy_id: str, version: str) -> Path | None:
         """The first `<root>/<id>/<version>.toml`; raises `OutsideRoots` when that file
@@ -442,6 +457,7 @@ class PolicyStore:
         own = f"{header['id']}@{header['version']}"
         chain = _chain if _chain[-1:] == (own,) else (*_chain, own)
         resolved = document
+        inherited: tuple[tuple[str, Found], ...] = ()  # where each policy it extends was found
         parent_ref = header.get("extends")
         if parent_ref is not None:
             if not isinstance(parent_ref, str):
@@ -466,8 +482,10 @@ class PolicyStore:
             assert isinstance(parent_header, dict)
             base["policy"] = {k: v for k, v in parent_header.items() if k not in ("extends", "description")}
             resolved = merge(base, document)
+            inherited = parent.found
         policy = structure(resolved, shown)
-        return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved)
+        found = ((own, self.found(path)), *inherited)
+        return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved, found)
 
 
 def check_configured_policies(config: Config) -> None:

@@ -20,6 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.formats(p, "text", "json", "sarif")
     options.search_paths(p)
     options.coverage(p)
+    options.require_policy(p)
     options.jobs(p)
     p.add_argument("--leakage", metavar="NAMES.txt",
                    help="also flag identity cues left in the routes: these names (one per line; an empty file "
