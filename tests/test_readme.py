@@ -204,3 +204,19 @@ def test_every_benchmark_is_described() -> None:
     assert "benchmarks/README.md" in row
     described = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
     assert [p.name for p in sorted((ROOT / "benchmarks").glob("bench_*.py")) if f"`{p.name}`" not in described] == []
+
+
+def test_the_cohorts_routes_and_categories_are_counted() -> None:
+    """"30 hand-written routes in 8 categories": one route per file, each route's
+    reference classes all of one category (the prefix before `/`)."""
+    from pcsc.pipeline import Session
+
+    session = Session()
+    files = sorted((ROOT / "examples" / "cohort").glob("*.route"))
+    categories = set()
+    for path in files:
+        (route,) = session.routes_from_text(path.read_text(encoding="utf-8"), path.name, path.parent)
+        (category,) = {t.ref_class.split("/")[0] for t in route.transitions}
+        categories.add(category)
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"`examples/cohort/`: {len(files)} hand-written routes in {len(categories)} categories" in readme
