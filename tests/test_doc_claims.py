@@ -305,27 +305,27 @@ def test_no_page_installs_pcsc_from_a_package_index() -> None:
 
 
 # ---------------------------------------------------------------------- docs/policy-tests.md
-def test_the_policy_tests_example_has_the_shipped_files_and_cases(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The example shows one failed case among the shipped ones: every other line is
-    a line the program prints, and the counts are the shipped suite's."""
-    monkeypatch.chdir(ROOT)
-    code, out, _ = run(capsys, "test", "policies/")
-    printed = out.splitlines()
-    block = _block_after(DOCS / "policy-tests.md", "After a change that moves a binding step").splitlines()
-    assert code == 0 and block[0] == "$ pcsc test policies/"
-    for line in block[1:]:
-        if line.strip() in ("…",) or line.strip().startswith("expected "):
-            continue
-        if line.startswith("  FAIL   "):
-            assert "  pass   " + line.removeprefix("  FAIL   ") in printed
-        elif re.match(r"\d+ cases in", line):
-            m = re.match(r"(\d+) cases in (\d+) files: (\d+) passed, 1 failed, 0 could not run", line)
-            assert m and int(m[3]) == int(m[1]) - 1
-            assert printed[-1] == f"{m[1]} cases in {m[2]} files: {m[1]} passed, 0 failed, 0 could not run"
-        else:
-            assert line in printed, line
+def test_the_policy_tests_failure_is_what_pcsc_test_prints_after_the_edit(tmp_path: Path) -> None:
+    """The page showed a failure no change could give (`expected binding launch`, a
+    state's name, on a route without such a transition): now it shows the edit, and
+    this runs it on copies of the shipped examples and policies."""
+    import shutil
+
+    from tests import docrun
+
+    for name in ("examples", "policies"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    page = DOCS / "policy-tests.md"
+    (command,) = docrun.workspace(page, tmp_path)  # the page's edit, applied to the copy
+    assert command.line == "pcsc test policies/" and command.exit_code == 1
+    docrun.check_command(command, tmp_path, shipped="obligations")
+    said = paragraph(page, "After a change that moves a binding step")
+    assert "0.7 × 11.9M" in said and "0.1 × 73.3M" in said
+    out = docrun.run("pcsc compile examples/feature_flags.route --format json", tmp_path).stdout
+    (self_serve,) = [r for r in json.loads(out)["routes"] if r["route"] == "self_serve"]
+    moved = {t["name"]: t for t in self_serve["transitions"]}
+    assert f"{round(moved['team_plan']['U'], 4):g} × {moved['team_plan']['D'] / 1e6:.1f}M" == "0.7 × 11.9M"
+    assert f"{round(moved['platform_play']['U'], 4):g} × {moved['platform_play']['D'] / 1e6:.1f}M" == "0.1 × 73.3M"
 
 
 def test_the_coverage_at_check_example_is_what_check_prints(tmp_path: Path) -> None:
