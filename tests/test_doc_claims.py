@@ -355,3 +355,36 @@ def test_policy_diff_of_the_shipped_versions_is_as_policy_md_says(
 def test_the_index_links_every_page() -> None:
     index = (DOCS / "index.md").read_text(encoding="utf-8")
     assert [p.name for p in sorted(DOCS.glob("*.md")) if p.name != "index.md" and f"]({p.name}" not in index] == []
+
+
+# ---------------------------------------------------------------------- the papers' figures in prose
+def test_the_experiments_pages_paper_figures_are_the_programs() -> None:
+    """Each figure of the paper the page states in prose is `PAPER`'s (the table's
+    paper column), with its unit and denominator."""
+    from pcsc.seams.experiment import PAPER
+
+    page = " ".join((DOCS / "experiments.md").read_text(encoding="utf-8").split())
+
+    def fig(name: str) -> str:
+        return f"{PAPER[name].k}/{PAPER[name].n}"
+
+    routes = [fig(f"phase0_{m}") for m in ("relative_wins", "relative_wins_dock", "fundability_flips",
+                                            "fundability_flips_dock")]
+    splices = [fig(f"phase0_sign_flips_{m}") for m in ("zero_drift", "with_drift")]
+    assert {PAPER[f"phase0_{m}"].unit for m in ("relative_wins", "fundability_flips_dock")} == {"routes"}
+    assert (f"The paper's Phase 0 figures ({', '.join(routes[:3])} and {routes[3]} routes; {' and '.join(splices)} "
+            "splices for the drift reconciliation)") in page
+    seeded, edges = PAPER["ladder_seeded_seam_detections"], PAPER["ladder_honest_edge_flags"]
+    assert f"The paper counts its ladder in {seeded.n} {seeded.unit} and {edges.n} {edges.unit}" in page
+    assert seeded.k is edges.k is None and "Its detection and flag counts are not in the material" in page
+
+
+def test_the_readmes_table_2_counts_are_the_tables() -> None:
+    import csv
+
+    with (ROOT / "examples" / "routecast_table_a1.csv").open(encoding="utf-8", newline="") as f:
+        buckets = [row["outcome_bucket"] for row in csv.DictReader(f)]
+    positive, negative = sum(b in ("S+", "+") for b in buckets), buckets.count("-")
+    said = paragraph(ROOT / "README.md", "This is the grading of the RouteCast paper's Table 2")
+    assert f"(its {positive + negative} cases: {positive} positive, {negative} negative)" in said
+    assert "not in the material this project ships" in said
