@@ -224,6 +224,30 @@ def test_the_config_example_is_what_pcsc_config_prints(
     assert code == 0 and out.rstrip("\n").replace(str(project), "/work/project") == shown
 
 
+def test_the_config_files_example_is_a_configuration_with_every_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/cli.md's `pcsc.toml`, written as it is: accepted, and it sets every setting
+    `pcsc config` lists, each from the file, with the documented value."""
+    project = tmp_path / "project"
+    for folder in ("obligations", "policies", "forecasts"):
+        (project / folder).mkdir(parents=True)
+    text = _block_after(DOCS / "cli.md", "Paths in it are relative to the file's own folder.")
+    assert text.startswith("# pcsc.toml")
+    (project / "pcsc.toml").write_text(text + "\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("PCSC_DOCS_URL", raising=False)
+    code, out, err = run(capsys, "config")  # JSON: the example's `format`
+    assert code == 0, err
+    settings = {s["name"]: s for s in json.loads(out)["settings"]}
+    written = re.findall(r"^(\w+)\s*=", text, re.M)
+    assert sorted(written) == sorted(settings), "the example sets every setting, and only those"
+    assert {s["from"] for s in settings.values()} == {str(project / "pcsc.toml")}
+    assert settings["lib_path"]["value"] == [str(project / "obligations")]  # relative to the file's folder
+    assert settings["ledger"]["value"] == str(project / "forecasts" / "ledger.sqlite")
+    assert settings["docs_url"]["value"] == "https://docs.example/pcsc/"
+
+
 # ---------------------------------------------------------------------- the README's learning loop
 def _readme_line(start: str) -> str:
     (line,) = [raw.split("  #")[0].strip() for raw in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
