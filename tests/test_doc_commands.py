@@ -24,7 +24,8 @@ EXIT = {("cli.md", "pcsc check spliced.route"): 1}
 
 #: Commands a page shows that this test does not run, and why.
 NOT_RUN = {
-    ("cli.md", "pcsc config"): "shows the settings of a reader's own project (/work/project/pcsc.toml)",
+    ("cli.md", "pcsc config"): "shows the settings of a reader's own project (/work/project/pcsc.toml): "
+                               "tests/test_doc_claims.py makes that project and compares what it prints",
     ("cli.md", "pcsc cache info"): "shows a reader's own cache (folder and counts); its lines' shape is checked "
                                    "against the program in tests/test_ircache_bound.py",
     ("cli.md", "pcsc cache clear"): "likewise (tests/test_ircache_bound.py)",
