@@ -65,8 +65,8 @@ def test_wilson_matches_the_papers_published_intervals(k: int, n: int, published
 
 def test_the_pages_rate_example_is_the_programs() -> None:
     low, high = rate(21, 26)["wilson95"]
-    assert f'{{"k": 21, "n": 26, "wilson95": [{low:.4f}, {high:.4f}]}}' in (ROOT / "docs" / "experiments.md").read_text(
-        encoding="utf-8")
+    assert f'{{"k": 21, "n": 26, "wilson95": [{low!r}, {high!r}]}}' in (ROOT / "docs" / "experiments.md").read_text(
+        encoding="utf-8")  # as printed: the bounds unrounded
 
 
 def test_wilson_edges() -> None:
