@@ -2403,24 +2403,40 @@ def expected_steps(c: RouteCheck, structure: Structure) -> tuple[set[str], dict[
 
 
 Reads = dict[str, Any]  # operand -> the step it reads, a list of steps, or None (the constant true)
+_BY_FOLD = ("paper", "discount", "stop")
 
 
-def expected_operands(c: RouteCheck, structure: Structure) -> dict[str, Reads]:
-    """The steps each rule of the fold reads, by operand, from the route's shape. A
-    chain under the option to stop: where the planner stops and whether it walks each
-    stage. A route that forks and joins: each block's P, D and C from its parts, R
+def _of_fold(c: RouteCheck, *rules: str) -> str:
+    """The rule of the policy's fold among the paper's, the discounted and the option to stop's."""
+    return rules[_BY_FOLD.index(c.fold_kind)] if len(rules) == 3 else rules[c.fold_kind != "paper"]
+
+
+def expected_fold(c: RouteCheck, structure: Structure) -> dict[str, tuple[str, Reads]]:
+    """The rule of each step of the fold and the steps it reads, by operand, from the
+    route's shape and the policy's fold. A chain: R_i, reach, D, the docked score
+    (with the option to stop: where the planner stops and whether it walks each
+    stage). A route that forks and joins: each block's P, D and C from its parts, R
     along the spine (and where the planner stops), each block's w and x from its
     parent and its neighbours, each transition's reach from the earlier spine items
     and its D from its own w and x and its spine item's walking."""
     paper, stop = c.fold_kind == "paper", c.fold_kind == "stop"
-    out: dict[str, Reads] = {}
-    shape = structure.shape
+    out: dict[str, tuple[str, Reads]] = {"flat_product": ("flat product = Π p_i", {})}
+    shape, order = structure.shape, structure.order
     if not _forks(shape):
-        for i, t in enumerate(structure.order if stop else ()):
-            out[f"{t}.stops"] = {"c": f"{t}.c", "p": f"{t}.p", "d": f"{t}.d", "R_next": f"R_{i + 1}"}
-            out[f"{t}.walking"] = {"before": f"{structure.order[i - 1]}.walking" if i else None,
-                                   "stops": f"{t}.stops"}
-            out[f"{t}.D"] = {"walking": f"{t}.walking"}
+        out[f"R_{len(order)}"] = ("R_n = V", {"V": "V"})
+        out["score"] = ("score = R_0", {"R_0": "R_0"})
+        out["docked_score"] = (_of_fold(c, "docked = R_0 refolded with R_n = 0",
+                                        "docked = R_0 refolded with R_n = 0: R_i = −c_i + p_i · d_i · R_{i+1}",
+                                        "docked = R_0 refolded with R_n = 0: R_i = max(0, −c_i + p_i · d_i · R_{i+1})"),
+                               {})
+        for i, t in enumerate(order):
+            out[f"R_{i}"] = (_of_fold(c, *_CHAIN_FOLDS), {})
+            out[f"{t}.reach"] = (_of_fold(c, *_CHAIN_REACH), {})
+            out[f"{t}.D"] = (_of_fold(c, *_CHAIN_D[:1] * 2, _CHAIN_D[1]), {"walking": f"{t}.walking"} if stop else {})
+            if stop:
+                out[f"{t}.stops"] = (STOPS_RULE, {"c": f"{t}.c", "p": f"{t}.p", "d": f"{t}.d", "R_next": f"R_{i + 1}"})
+                out[f"{t}.walking"] = (WALKING_RULE, {"before": f"{order[i - 1]}.walking" if i else None,
+                                                      "stops": f"{t}.stops"})
         return out
     _, blocks = expected_steps(c, structure)
     label = {id(node): name for name, node in blocks.items()}
@@ -2440,11 +2456,15 @@ def expected_operands(c: RouteCheck, structure: Structure) -> dict[str, Reads]:
             return
         for part in node[1]:
             up(part)
-        k = label[id(node)]
-        out[f"{k}.P"] = {"p": [of(x, "P") for x in node[1]]}
+        k, kind, parts = label[id(node)], node[0], node[1]
+        out[f"{k}.P"] = (f"{kind}: P = Π P_i", {"p": [of(x, "P") for x in parts]})
         if not paper:
-            out[f"{k}.D"] = {"d": [of(x, "D") for x in node[1]]}
-        out[f"{k}.C"] = {"c": [of(x, "C") for x in node[1]], **(products(node[1]) if node[0] == "series" else {})}
+            out[f"{k}.D"] = ("series: D = Π D_i" if kind == "series" else
+                             "parallel: D = min D_b (the join waits for the slowest branch)",
+                             {"d": [of(x, "D") for x in parts]})
+        out[f"{k}.C"] = (_of_fold(c, "series: C = Σ_i (Π_{j<i} P_j)·C_i", "series: C = Σ_i (Π_{j<i} P_j · D_j)·C_i"),
+                         {"c": [of(x, "C") for x in parts], **products(parts)}) if kind == "series" else \
+            ("parallel: C = Σ C_b", {"c": [of(x, "C") for x in parts]})
 
     def down(node: Shape) -> None:
         k = label[id(node)]
@@ -2452,36 +2472,51 @@ def expected_operands(c: RouteCheck, structure: Structure) -> dict[str, Reads]:
         for i, part in enumerate(parts):
             kp = label[id(part)]
             if node[0] == "series":
-                out[f"{kp}.w"] = {"w": f"{k}.w", **products(parts[:i])}
-                out[f"{kp}.x"] = {"x": f"{k}.x"} if i == len(parts) - 1 else \
-                    {**pcd(parts[i + 1]), "R_next": f"{label[id(parts[i + 1])]}.x"}
+                out[f"{kp}.w"] = (_of_fold(c, "w = w(parent) · Π P of the earlier items (series item)",
+                                           "w = w(parent) · Π P · D of the earlier items (series item)"),
+                                  {"w": f"{k}.w", **products(parts[:i])})
+                out[f"{kp}.x"] = ("x = x(parent) (the last item of a series)", {"x": f"{k}.x"}) \
+                    if i == len(parts) - 1 else \
+                    (_of_fold(c, "x = −C_next + P_next · x_next (series item)",
+                              "x = −C_next + P_next · D_next · x_next (series item)"),
+                     {**pcd(parts[i + 1]), "R_next": f"{label[id(parts[i + 1])]}.x"})
             else:
-                out[f"{kp}.w"] = {"w": f"{k}.w"}
-                out[f"{kp}.x"] = {"p": [of(y, "P") for y in parts if y is not part], "x": f"{k}.x",
-                                  **({} if paper else {"D": of(node, "D"), "D_b": of(part, "D")})}
+                out[f"{kp}.w"] = ("w = w(parent) (parallel branch)", {"w": f"{k}.w"})
+                out[f"{kp}.x"] = (_of_fold(c, "x = (Π P of the other branches) · x(parent) (parallel branch)",
+                                           "x = (Π P of the other branches) · (D / D_b) · x(parent) (parallel branch)"),
+                                  {"p": [of(y, "P") for y in parts if y is not part], "x": f"{k}.x",
+                                   **({} if paper else {"D": of(node, "D"), "D_b": of(part, "D")})})
             down(part)
 
     up(shape)
     items = shape[1] if shape[0] == "series" else [shape]
     states = [structure.ends[_edges_of(x)[0]][0] for x in items] + [structure.exit_of(items[-1])]
-    out[f"R({states[-1]})"] = {"V": "V"}
+    spine = _of_fold(c, "R = −C + P · R(next) (spine)", "R = −C + P · D · R(next) (spine)",
+                     "R = max(0, −C + P · D · R(next)) (spine)")
+    out[f"R({states[-1]})"] = ("R(end) = V", {"V": "V"})
+    out[f"docked R({states[-1]})"] = ("docked R(end) = 0", {})
     for prefix in ("", "docked "):
         for i, item in enumerate(items):
-            out[f"{prefix}R({states[i]})"] = {**pcd(item), "R_next": f"{prefix}R({states[i + 1]})"}
-    out["score"], out["docked_score"] = {"R": f"R({states[0]})"}, {"R": f"docked R({states[0]})"}
+            out[f"{prefix}R({states[i]})"] = (spine, {**pcd(item), "R_next": f"{prefix}R({states[i + 1]})"})
+    out["score"] = ("score = R(start)", {"R": f"R({states[0]})"})
+    out["docked_score"] = ("docked = R(start) refolded with V = 0", {"R": f"docked R({states[0]})"})
     for i, item in enumerate(items):
         k = label[id(item)]
-        out[f"{k}.w"], out[f"{k}.x"] = {}, {"R": f"R({states[i + 1]})"}
+        out[f"{k}.w"], out[f"{k}.x"] = ("w = 1 (a spine item)", {}), \
+            ("x = R(exit) (a spine item)", {"R": f"R({states[i + 1]})"})
         down(item)
         if stop:
-            out[f"{k}.stops"] = out[f"R({states[i]})"]
-            out[f"{k}.walking"] = {"before": f"{label[id(items[i - 1])]}.walking" if i else None,
-                                   "stops": f"{k}.stops"}
+            out[f"{k}.stops"] = (STOPS_RULE, out[f"R({states[i]})"][1])
+            out[f"{k}.walking"] = (WALKING_RULE, {"before": f"{label[id(items[i - 1])]}.walking" if i else None,
+                                                  "stops": f"{k}.stops"})
     for i, item in enumerate(items):
         for t in _edges_of(item):
-            out[f"{t}.reach"] = {**products(items[:i]), "w": f"{t}.w"}
-            out[f"{t}.D"] = {"reach": f"{t}.reach", "R_next": f"{t}.x",
-                             **({"walking": f"{label[id(item)]}.walking"} if stop else {})}
+            out[f"{t}.reach"] = (_of_fold(c, "reach = (Π P of the earlier spine items) · w",
+                                          "reach = (Π P · D of the earlier spine items) · w"),
+                                 {**products(items[:i]), "w": f"{t}.w"})
+            out[f"{t}.D"] = (_CHAIN_D[1] if stop else _CHAIN_D[0],
+                             {"reach": f"{t}.reach", "R_next": f"{t}.x",
+                              **({"walking": f"{label[id(item)]}.walking"} if stop else {})})
     return out
 
 
@@ -2491,14 +2526,19 @@ def _steps_read(o: Any) -> Any:
     return o.get("step") if isinstance(o, Mapping) else None
 
 
-def check_operand_names(c: RouteCheck, structure: Structure) -> None:
-    """Each operand of the fold's rules names the step the rule reads there (its value
-    is that step's, as `run` checked): a same-valued or same-kind other step does not
-    pass, nor a constant where a step is read, nor anything but true where the first
-    stage's `before` is."""
-    want = expected_operands(c, structure)
+def check_fold_steps(c: RouteCheck, structure: Structure) -> None:
+    """Each step of the fold is computed by its rule (another rule of the same
+    arithmetic does not pass), and each operand names the step the rule reads there
+    (its value is that step's, as `run` checked): a same-valued or same-kind other
+    step does not pass, nor a constant where a step is read, nor anything but true
+    where the first stage's `before` is."""
+    want = expected_fold(c, structure)
     for s in c.route["steps"]:
-        for name, expected in want.get(s["symbol"], {}).items():
+        rule, reads = want.get(s["symbol"], (s["rule"], {}))
+        if s["rule"] != rule:
+            raise c.fail(f"{s['symbol']} ({s['rule']})", f"is not the rule of `{s['symbol']}`: the route's fold "
+                                                          f"computes it by `{rule}`")
+        for name, expected in reads.items():
             o = s["operands"].get(name)
             got = _steps_read(o)
             if got != expected or (expected is None and not (isinstance(o, Mapping) and o.get("v") is True)):
@@ -2573,7 +2613,7 @@ def check_coverage_rows(c: RouteCheck, declared: Mapping[str, Any]) -> None:
     must be in that order."""
     structure = Structure(c, route_fields(c, declared))
     check_step_symbols(c, structure)
-    check_operand_names(c, structure)
+    check_fold_steps(c, structure)
     if c.transitions() != structure.order:
         raise c.fail("transitions", f"are {', '.join(c.transitions())} in the certificate, but in the order the "
                                     f"compiler folds them {', '.join(structure.order)}")

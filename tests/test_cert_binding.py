@@ -436,6 +436,43 @@ def forgeries(doc: dict[str, Any], donors: bool) -> list[tuple[tuple[str, ...], 
     return out
 
 
+def rule_swaps(doc: dict[str, Any]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """Each step's rule (its first step) replaced by every other rule that computes
+    the same arithmetic (the checker's handler of the same code), the digest made
+    again: the values and operands stay right, only the claim of how changes."""
+    import copy
+
+    from pcsc.certcheck import RULES
+
+    def code(rule: str) -> Any:
+        return getattr(RULES[rule], "__code__", RULES[rule])
+
+    out, seen = [], set()
+    for r, route in enumerate(doc["routes"]):
+        for i, step in enumerate(route["steps"]):
+            if step["rule"] in seen or step["rule"] not in RULES:
+                continue
+            seen.add(step["rule"])
+            for other in RULES:
+                if other != step["rule"] and code(other) == code(step["rule"]):
+                    forged = copy.deepcopy(doc)
+                    forged["routes"][r]["steps"][i]["rule"] = other
+                    resign(forged)
+                    out.append((step["symbol"], step["rule"], other, forged))
+    return out
+
+
+def _verifies(forged: dict[str, Any], bases: dict[str, Path]) -> bool:
+    from pcsc.certcheck import Mismatch
+    from pcsc.certcheck import verify as check
+
+    try:
+        check(json.dumps(forged), bases)
+    except Mismatch:
+        return False
+    return True
+
+
 def _operand(g: tuple[str, ...]) -> bool:
     """A field of a step's operands (which step a rule reads, and its value)."""
     return len(g) > 4 and g[2] == "steps" and g[4] == "operands"
@@ -463,6 +500,8 @@ def _forge_all(cert: Path, donors: bool, only: Callable[[tuple[str, ...]], bool]
             continue
         if g not in FREE:
             survived.append(f"{kind} {'/'.join(g)}")
+    survived += [f"rule {symbol}: {rule} -> {other}" for symbol, rule, other, forged in rule_swaps(doc)
+                 if only(("routes", "[]", "steps", f"[{rule}]", "operands")) and _verifies(forged, bases)]
     assert tried > 100 and not survived, survived
     listed = {g for g in FREE if g in fields}
     assert listed, "the free fields listed are fields a certificate carries"
