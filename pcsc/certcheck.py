@@ -2270,8 +2270,8 @@ def transition_text(c: RouteCheck, t: str, key: str) -> str | None:
 
 def route_evidence(c: RouteCheck) -> list[dict[str, Any]]:
     """The route's evidence items in the order written, each as its block writes it:
-    `source`, `captured`, `tier`, `weight`, `supports`, `contradicts`, `excerpt` and
-    `unverified` (bare: true)."""
+    `source`, `captured`, `tier`, `weight`, `supports`, `contradicts`, `excerpt` (absent:
+    empty, as the language reads it) and `unverified` (bare: true)."""
     if c.evidence is not None:
         return c.evidence
     toks, route = _layout(c).toks, f"route {c.name}"
@@ -2282,7 +2282,7 @@ def route_evidence(c: RouteCheck) -> list[dict[str, Any]]:
         name = toks[i + 1][1]
         block = [q for q in toks if q[4] == (route, f"evidence {name}")]
         item: dict[str, Any] = {"name": name, "source": None, "captured": None, "tier": None, "weight": None,
-                                "supports": [], "contradicts": [], "excerpt": None, "unverified": False}
+                                "supports": [], "contradicts": [], "excerpt": "", "unverified": False}
         j = 0
         while j < len(block):
             kw, nxt = block[j][1], block[j + 1] if j + 1 < len(block) else ("", "", 0, 0, ())

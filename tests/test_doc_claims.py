@@ -10,16 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.cli import main
-from tests.conftest import ROOT, SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE, run_cli
 
 DOCS = ROOT / "docs"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def paragraph(page: Path, needle: str) -> str:
@@ -50,7 +43,7 @@ def test_an_unlisted_tier_is_refused_as_the_docs_say(capsys: pytest.CaptureFixtu
     text = SPEC_ROUTE.read_text(encoding="utf-8")
     route.write_text(text.replace("tier      2", "tier      4", 1), encoding="utf-8")
     for command in ("check", "compile"):
-        code, out, err = run(capsys, command, str(route), "--format", "json")
+        code, out, err = run_cli(capsys, command, str(route), "--format", "json")
         assert code == 1, (command, out, err)
         found = [d for d in json.loads(out)["diagnostics"] if d["code"] == "PCSC-E307"]
         assert found and "gives no weight" in found[0]["message"], out
@@ -101,7 +94,7 @@ def test_graph_routes_are_drawn_in_columns_and_lanes_as_graph_md_says(
     said = paragraph(DOCS / "graph.md", "is drawn in columns and lanes")
     assert "longest" in said and "topmost lane" in said and "same width" in said
     monkeypatch.chdir(ROOT)
-    code, svg, err = run(capsys, "graph", str(path.relative_to(ROOT)), "--format", "svg")
+    code, svg, err = run_cli(capsys, "graph", str(path.relative_to(ROOT)), "--format", "svg")
     assert code == 0, err
     (route,) = Session().routes_from_text(path.read_text(encoding="utf-8"), path.name, path.parent)
     states = [s.name for s in route.states]
@@ -135,7 +128,7 @@ def test_graph_routes_are_drawn_in_columns_and_lanes_as_graph_md_says(
 
 def test_a_chain_is_one_row(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    code, svg, _ = run(capsys, "graph", "examples/devtools_api.route", "--format", "svg")
+    code, svg, _ = run_cli(capsys, "graph", "examples/devtools_api.route", "--format", "svg")
     boxes = _boxes(svg)
     assert code == 0 and len({b[2] for b in boxes}) == 1
     assert [b[1] for b in boxes] == sorted(b[1] for b in boxes)
@@ -171,8 +164,8 @@ def test_the_cache_info_example_has_the_programs_lines(
     base.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_CACHE_HOME", str(base))
     monkeypatch.chdir(ROOT)
-    assert run(capsys, "check", "-q", "examples/cohort")[0] == 0
-    printed = run(capsys, "cache", "info")[1] + "$ pcsc cache clear\n" + run(capsys, "cache", "clear")[1]
+    assert run_cli(capsys, "check", "-q", "examples/cohort")[0] == 0
+    printed = run_cli(capsys, "cache", "info")[1] + "$ pcsc cache clear\n" + run_cli(capsys, "cache", "clear")[1]
     block = _block_after(DOCS / "cli.md", "(documents `cache-info` and `cache-clear`")
 
     def shape(text: str, home: str) -> list[str]:
@@ -219,7 +212,7 @@ def test_the_config_example_is_what_pcsc_config_prints(
     (project / "pcsc.toml").write_text('lib_path = ["obligations"]\ncoverage = "gate"\n', encoding="utf-8")
     monkeypatch.chdir(project)
     monkeypatch.delenv("PCSC_DOCS_URL", raising=False)
-    code, out, _ = run(capsys, "config")
+    code, out, _ = run_cli(capsys, "config")
     shown = _block_after(DOCS / "cli.md", "each came from:").removeprefix("$ pcsc config\n")
     assert code == 0 and out.rstrip("\n").replace(str(project), "/work/project") == shown
 
@@ -237,7 +230,7 @@ def test_the_config_files_example_is_a_configuration_with_every_setting(
     (project / "pcsc.toml").write_text(text + "\n", encoding="utf-8")
     monkeypatch.chdir(project)
     monkeypatch.delenv("PCSC_DOCS_URL", raising=False)
-    code, out, err = run(capsys, "config")  # JSON: the example's `format`
+    code, out, err = run_cli(capsys, "config")  # JSON: the example's `format`
     assert code == 0, err
     settings = {s["name"]: s for s in json.loads(out)["settings"]}
     written = re.findall(r"^(\w+)\s*=", text, re.M)
@@ -309,13 +302,14 @@ def test_fit_with_nothing_resolved_refuses_and_writes_nothing(
     """It wrote a policy fitted to 0 resolved transitions and exited 0."""
     monkeypatch.chdir(pilot)
     target = pilot / "refused" / "venture" / "1.2.0.toml"
-    code, out, err = run(capsys, "policy", "fit", "--policy", "venture@1.1.0", "--version", "1.2.0", "-o", str(target),
-                         "--as-of", "2012-06-02", "--format", "json")
+    code, out, err = run_cli(capsys, "policy", "fit", "--policy", "venture@1.1.0",
+                             "--version", "1.2.0", "-o", str(target),
+                             "--as-of", "2012-06-02", "--format", "json")
     assert code == 1 and not target.exists(), err
     doc = json.loads(out)
     (d,) = doc["diagnostics"]
     assert d["code"] == "PCSC-E746" and d["file"].endswith("ledger.sqlite") and "no policy written" in d["message"]
-    code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.2.0")
+    code, _, err = run_cli(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.2.0")
     assert code == 1 and "no forecast in the ledger was frozen under venture@1.0.0" in err
 
 
@@ -367,7 +361,7 @@ def test_policy_diff_of_the_shipped_versions_is_as_policy_md_says(
 ) -> None:
     said = paragraph(DOCS / "policy.md", "lists the reference classes")
     assert "nothing changed or removed" in said
-    code, out, _ = run(capsys, "policy", "diff", "venture@1.0.0", "venture@1.1.0", "--format", "json")
+    code, out, _ = run_cli(capsys, "policy", "diff", "venture@1.0.0", "venture@1.1.0", "--format", "json")
     doc = json.loads(out)
     assert code == 0 and doc["summary"]["changed"] == doc["summary"]["removed"] == 0
     paths = [c["path"] for c in doc["changes"]]
