@@ -325,8 +325,8 @@ class Result:
 
 @attrs.frozen(slots=True)
 class CheckResult:
-    """What `check` returns: diagnostics only (routes parsed, lowered and bound to their
-    policies, not scored)."""
+    """What `check` returns: diagnostics only (routes parsed, lowered, bound to their
+    policies and scored, as `compile` would; no packet)."""
 
     diagnostics: tuple[Diagnostic, ...]
     inputs: tuple[Input, ...]
@@ -538,7 +538,8 @@ def check(
     coverage: CoverageSetting = None,
 ) -> CheckResult:
     """Parse, lower and check ``source`` (as `compile` reads it) against the pinned
-    policies, without scoring; return a `CheckResult` (diagnostics and route names).
+    policies, reporting whatever `compile` refuses (an overflowing score too); return
+    a `CheckResult` (diagnostics and route names).
     ``coverage`` overrides every policy's coverage mode, as in `compile`: an uncovered
     material change is an error under ``"gate"``, a warning under ``"dock"``, and not
     checked under ``"off"``."""

@@ -458,18 +458,6 @@ class Session:
             return self.ir_cache.routes(self, text, digest, shown, path.parent)
         return self.routes_from_text(text, shown, path.parent)
 
-    def load_facts(self, path: Path, shown: str) -> list[PolicyFacts]:
-        """`PolicyFacts.of` each route `load_routes` would return, with the same
-        diagnostics: from the IR cache without unpickling the routes (`pcsc check`)."""
-        if self.ir_cache is None:
-            return [PolicyFacts.of(r) for r in self.load_routes(path, shown)]
-        text = self.read(path, shown)
-        if text is None:
-            return []
-        digest = sha256_hex(text)
-        self.inputs.append((shown, digest))
-        return self.ir_cache.facts(self, text, digest, shown, path.parent)
-
     def load_paths(self, args: list[str]) -> list[Route]:
         """The routes of files and folders (folders recursively, sorted); a folder with
         no .route file is an error."""
@@ -582,11 +570,13 @@ class Session:
         return loaded
 
     def check_route(self, route: Route) -> LoadedPolicy | None:
-        """What `pcsc check` checks: bind the policy, then discharge coverage (no
-        scoring); each uncovered material change is a diagnostic on its transition
-        (PCSC-E501 under gate, PCSC-W501 under dock, none when coverage is off)."""
+        """What `pcsc check` checks: everything `compile_route` refuses (the policy
+        bound, the route scored: an overflow is PCSC-E311), and each uncovered material
+        change as a diagnostic on its transition (PCSC-E501 under gate, PCSC-W501 under
+        dock, none when coverage is off)."""
         loaded = self.bind(route)
         if loaded is not None:
+            self.score(route, loaded)
             mode, _ = self.mode_for(loaded)
             if mode != "off":
                 coverage = discharge_route(route, loaded.policy)
@@ -716,14 +706,9 @@ class Session:
             config_coverage=self.config_coverage,
         )
 
-    def compile_routes(self, routes: list[Route]) -> list[Compiled]:
-        """Every route that compiles without errors, in order (the others left diagnostics)."""
-        return [c for c in (self.compile_route(r) for r in routes) if c is not None]
-
-    def compile_route(self, route: Route) -> Compiled | None:
-        loaded = self.bind(route)
-        if loaded is None:
-            return None
+    def score(self, route: Route, loaded: LoadedPolicy) -> RouteNumbers | None:
+        """Every number of ``route`` under ``loaded``; None when scoring reported an
+        error, or a number overflowed (PCSC-E311: nothing is released)."""
         before = len(self.diags)
         try:
             numbers = score_route(route, loaded.policy, self.diags)
@@ -732,6 +717,19 @@ class Session:
             self.diags.add(codes.E311, f"route `{route.name}`: {exc.message}", exc.span or route.span, OVERFLOW_HELP)
             return None
         if any(d.severity == "error" for d in self.diags.items[before:]):
+            return None
+        return numbers
+
+    def compile_routes(self, routes: list[Route]) -> list[Compiled]:
+        """Every route that compiles without errors, in order (the others left diagnostics)."""
+        return [c for c in (self.compile_route(r) for r in routes) if c is not None]
+
+    def compile_route(self, route: Route) -> Compiled | None:
+        loaded = self.bind(route)
+        if loaded is None:
+            return None
+        numbers = self.score(route, loaded)
+        if numbers is None:
             return None
         mode, source = self.mode_for(loaded)
         coverage = None if mode == "off" else discharge_route(route, loaded.policy)

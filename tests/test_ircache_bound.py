@@ -39,7 +39,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def entry(i: int, size: int = 100) -> Entry:
     key = hashlib.sha256(str(i).encode()).hexdigest()
-    return Entry(key, b"x" * size, (), (), ())
+    return Entry(key, b"x" * size, (), ())
 
 
 def stored(folder: Path) -> set[str]:

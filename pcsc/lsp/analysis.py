@@ -28,7 +28,7 @@ from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.resources import BOM, TEXT_ENCODING, data_dir
-from pcsc.score.route import RouteNumbers, TransitionNumbers, score_route
+from pcsc.score.route import RouteNumbers, TransitionNumbers
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _USES = re.compile(r"^\s*uses\s+([^#\n]*)", re.M)
@@ -311,11 +311,7 @@ def analyse(
         mode: Mode | None = None
         if loaded is not None:
             mode, _ = session.mode_for(loaded)
-            scored = Diagnostics()
-            numbers = score_route(route, loaded.policy, scored)
-            session.diags.extend(scored)
-            if scored.has_errors:
-                numbers = None
+            numbers = session.score(route, loaded)
             cov = discharge_route(route, loaded.policy)
             report_uncovered(route, cov, mode, text, session.diags)
         facts.append(RouteFacts(route, loaded, numbers, cov, mode))

@@ -1,5 +1,6 @@
-"""`pcsc check FILE…`: parse, lower, bind the policy and discharge coverage;
-diagnostics only (no scoring, no sympy, no numpy)."""
+"""`pcsc check FILE…`: parse, lower, bind the policy, score and discharge coverage,
+reporting whatever `pcsc compile` would refuse; diagnostics only (no packet, no sympy,
+no numpy)."""
 
 from __future__ import annotations
 
