@@ -688,13 +688,13 @@ def analyse_seams(
     `SeamsResult`."""
     from pcsc.packet import seams_packet
     from pcsc.render.diagnostics import to_json
-    from pcsc.seams.analysis import analyse
+    from pcsc.seams.analysis import seams_of
     from pcsc.seams.experiment import experiment as run_experiment
     from pcsc.seams.experiment import summarise
 
     session = _session(policy_path, lib_path, coverage)
     compiled = session.compile_routes(_load(source, session))
-    results = [analyse(c, session) for c in compiled]
+    results = [r for r in (seams_of(c, session) for c in compiled) if r is not None]  # else PCSC-E311
     summary = summarise(results)
     exp = run_experiment(results, session) if experiment else None
     public, internal = _diagnostics(session)
