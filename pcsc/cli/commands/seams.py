@@ -99,10 +99,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if not compiled and session.diags.has_errors:
         return Outcome("seams", {"ok": False}, diagnostics=session.diags.sorted())  # no route: no table of 0/0 rates
     if ctx.jobs == 1:
-        found = [seams_of(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
+        analysed = [seams_of(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
     else:
-        found = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
-    results = [r for r in found if r is not None]  # the others overflowed (PCSC-E311)
+        analysed = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
+    results = [r for r in analysed if r is not None]  # the others overflowed (PCSC-E311)
     summary = summarise(results)
     exp = experiment(results, session, seed, sweep) if args.experiment else None
     payload = seams_packet(results, summary, exp)
