@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pcsc.cli import main
-from tests.conftest import SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE
 
 SPEC = SPEC_ROUTE.read_text(encoding="utf-8")
 
@@ -73,3 +73,75 @@ def test_stability_median_of_two_huge_scores(tmp_path: Path, capsys: pytest.Capt
     assert code == 0, err
     score = strict_json(out)["routes"][0]["score"]  # type: ignore[index]
     assert score["median"] == pytest.approx(-1.5e308)
+
+
+# ---------------------------------------------------------------------- --set and policy files
+def _numeric_keys() -> list[str]:
+    """Every numeric key of the shipped policy, as `--set` names it."""
+    import tomllib
+
+    from pcsc.overrides import format_path
+
+    doc = tomllib.loads((ROOT / "policies" / "venture" / "1.0.0.toml").read_text(encoding="utf-8"))
+    keys: list[str] = []
+
+    def walk(node: object, path: tuple[str, ...]) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, (*path, k))
+        elif isinstance(node, (int, float, list)) and not isinstance(node, bool) and path[0] != "gates":
+            keys.append(format_path(path))
+
+    walk(doc, ())
+    return keys
+
+
+NUMERIC_KEYS = _numeric_keys()
+ROUTE_KEYS = ["vision.tam", "vision.capture", "route.transitions.launch.cost.engineers",
+              "route.evidence.hn_launch.weight"]
+
+
+def test_the_policy_has_numeric_keys() -> None:
+    assert len(NUMERIC_KEYS) >= 20 and 'priors."devtools/first-users".floor_usd' in NUMERIC_KEYS
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "+inf", "1e309", "[[1e5, nan]]", "5e308k"])
+def test_set_refuses_non_finite_values(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    for key in NUMERIC_KEYS + ROUTE_KEYS:
+        code, out, err = run(capsys, "compile", str(SPEC_ROUTE), "--set", f"{key}={value}", "--format", "json")
+        assert code == 1, (key, err)
+        document = strict_json(out)
+        (problem,) = document["diagnostics"]  # type: ignore[index]
+        assert problem["code"] == "PCSC-E901" and "not a finite number" in problem["message"], (key, problem)
+
+
+@pytest.mark.parametrize("command", [["seams"], ["gate"], ["explain"], ["redteam"], ["splice", "--seam", "1"],
+                                     ["policy", "diff", "venture@1.0.0", "venture@1.0.0"]])
+def test_every_set_command_refuses_nan(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    code, out, err = run(capsys, *command, str(SPEC_ROUTE), "--set", "reweighting.decay=nan")
+    assert code == 1, err
+    assert "PCSC-E901" in out + err and "not a finite number" in out + err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_the_policy_loader_refuses_non_finite_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    """(It did before; kept as a guard beside `--set`.)"""
+    text = (ROOT / "policies" / "venture" / "1.0.0.toml").read_text(encoding="utf-8")
+    folder = tmp_path / "policies" / "venture"
+    folder.mkdir(parents=True)
+    for key, line in (("p", "p = 0.45"), ("decay", "decay = 0.5")):
+        assert line in text
+        policy = text.replace(line, line.split("=")[0] + f"= {value}", 1).replace('version = "1.0.0"',
+                                                                               'version = "9.0.0"', 1)
+        (folder / "9.0.0.toml").write_text(policy, encoding="utf-8")
+        path = route(tmp_path, "venture@1.0.0", "venture@9.0.0")
+        code, out, err = run(capsys, "compile", str(path), "--policy-path", str(tmp_path / "policies"),
+                             "--format", "json")
+        assert code == 1
+        (problem,) = strict_json(out)["diagnostics"]  # type: ignore[index]
+        assert problem["code"] == "PCSC-E403" and f".{key}: expected a finite number" in problem["message"]
+        assert problem["file"] == "r.route" or problem["file"].endswith("r.route") and problem["line"] == 4
+        code, _, err = run(capsys, "policy", "check", str(folder / "9.0.0.toml"))
+        assert code == 1 and "PCSC-E403" in err and "9.0.0.toml" in err
