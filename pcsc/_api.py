@@ -373,7 +373,7 @@ def _paths(value: PathLike | Iterable[PathLike], what: str) -> list[Path]:
 
 def _exists(text: str) -> bool:
     try:
-        return Path(text).exists()
+        return os.path.exists(text)
     except (OSError, ValueError):  # too long for a file name, or a NUL byte
         return False
 
@@ -390,7 +390,7 @@ def _folders(value: PathLike | Iterable[PathLike], what: str) -> list[Path]:
     would silently search nothing): a ValueError names the first that does not."""
     folders = _paths(value, what)
     for folder in folders:
-        if not folder.is_dir():
+        if not os.path.isdir(folder):
             raise ValueError(f"{what}: {os.fspath(folder)!r} is not a folder (no such folder)")
     return folders
 
@@ -777,7 +777,7 @@ def load_policy(ref_or_path: PathLike, *, policy_path: PathLike | Iterable[PathL
     roots = _folders(policy_path, "policy_path")
     target = os.fspath(ref_or_path)
     path = Path(target)
-    if isinstance(ref_or_path, os.PathLike) or target.endswith(".toml") or path.is_file():
+    if isinstance(ref_or_path, os.PathLike) or target.endswith(".toml") or os.path.isfile(path):
         loaded = PolicyStore([path.parent.parent, *roots]).load_path(path)
     else:
         loaded = PolicyStore(roots).load_ref(target)

@@ -10,6 +10,7 @@ libraries and loaded policies so that a cohort parses each only once.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections.abc import Sequence
 from functools import cache, partial
@@ -27,7 +28,7 @@ from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.fmt import canonical_library
 from pcsc.gcpause import paused_gc
 from pcsc.ir import Evidence, Library, Route
-from pcsc.ir.names import is_name, split_policy_ref
+from pcsc.ir.names import MAX_NAME, is_name, split_policy_ref
 from pcsc.lower.common import policy_help, suggest
 from pcsc.lower.expr import unquote
 from pcsc.lower.library import lower_library
@@ -200,6 +201,10 @@ class Session:
         local libraries. Each use is appended to ``used``."""
         shipped_root = data_dir("obligations").resolve()
         roots = self.library_roots(route_dir)
+        if len(name) > MAX_NAME:
+            self.diags.add(codes.E206, f"`{name[:40]}…` ({len(name):,} characters) is not a library name", span,
+                           f"a library name is at most {MAX_NAME} characters")
+            return None
         if not is_name(name):
             self.diags.add(
                 codes.E206,
@@ -213,7 +218,7 @@ class Session:
             return None
         if not found:
             self.resolutions.append((name, None))
-            known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
+            known = sorted({p.stem for r in roots if os.path.isdir(r) for p in r.glob("*.obl")})
             self.diags.add(
                 codes.E206,
                 f"unknown library `{name}`",
@@ -265,7 +270,7 @@ class Session:
         found: list[Path] = []
         for root in roots:
             candidate = root / f"{name}.obl"
-            if not candidate.is_file():
+            if not os.path.isfile(candidate):  # False, not OSError, for a name too long
                 continue
             real = candidate.resolve()
             if not real.is_relative_to(root.resolve()):
@@ -835,7 +840,7 @@ def expand_inputs(
     out: list[tuple[Path, str]] = []
     for arg in args:
         p = Path(arg)
-        if p.is_dir():
+        if os.path.isdir(p):  # False, not OSError, for a name too long: reading it says why
             found, refused = folder_files(p, suffixes)
             diags.items.extend(refused)
             if not found and not refused:

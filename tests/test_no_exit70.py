@@ -145,3 +145,47 @@ def test_the_policy_loader_refuses_non_finite_values(
         assert problem["file"] == "r.route" or problem["file"].endswith("r.route") and problem["line"] == 4
         code, _, err = run(capsys, "policy", "check", str(folder / "9.0.0.toml"))
         assert code == 1 and "PCSC-E403" in err and "9.0.0.toml" in err
+
+
+# ---------------------------------------------------------------------- names too long for a file system
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize(("old", "new", "code"), [
+    ("uses    venture", f"uses    {LONG}", "PCSC-E206"),
+    ("venture@1.0.0", f"{LONG}@1.0.0", "PCSC-E406"),
+    ("venture@1.0.0", f"venture@1.0.{'1' * 300}", "PCSC-E406"),
+])
+@pytest.mark.parametrize("command", ["check", "compile", "seams", "explain", "gate"])
+def test_long_uses_and_policy_names_are_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, code: str, command: str
+) -> None:
+    path = route(tmp_path, old, new)
+    got, out, err = run(capsys, command, str(path))
+    assert got == 1 and code in err, err
+    line = 5 if old.startswith("uses") else 4
+    assert re.search(rf"r\.route:{line}:\d+: error: .*\[{code}\]", err), err
+    assert "at most 100 characters" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", f"{LONG}.route"], ["compile", f"{LONG}/x.route"], ["fmt", f"{LONG}.route"], ["fmt", "--check", LONG],
+    ["seams", f"{LONG}.route"], ["graph", f"{LONG}.route"], ["rank", f"{LONG}.route"], ["test", f"{LONG}.toml"],
+    ["policy", "show", f"{LONG}@1.0.0"], ["policy", "show", f"venture@{LONG}"], ["policy", "check", f"{LONG}.toml"],
+    ["ledger", "show", "--ledger", f"{LONG}.db"], ["init", LONG], ["check", "--lib-path", LONG, str(SPEC_ROUTE)],
+    ["check", "--policy-path", LONG, str(SPEC_ROUTE)],
+])
+def test_paths_too_long_are_diagnostics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    got, _, err = run(capsys, *argv)
+    assert got in (1, 2), err
+    assert got == 2 or re.search(r"\[PCSC-E[0-9]{3}\]", err), err
+
+
+def test_the_name_limit_is_documented() -> None:
+    from pcsc.ir.names import MAX_NAME
+
+    language = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    assert f"| characters in a policy id, a version or a library name (they name files) | {MAX_NAME} |" in language

@@ -94,7 +94,7 @@ class Context:
         """``--lib-path``/``--policy-path`` folders, then the configuration's; each must exist."""
         given = [Path(p) for p in getattr(self.args, name, None) or []]
         for folder in given:
-            if not folder.is_dir():
+            if not os.path.isdir(folder):  # False, not OSError, for a name too long
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(f"{flag} {folder}: no such folder")
         configured: tuple[Path, ...] = getattr(self.config, name)
@@ -299,7 +299,7 @@ class Context:
 
         roots = self.search_path("policy_path")
         path = Path(target)
-        if target.endswith(".toml") or path.is_file():
+        if target.endswith(".toml") or os.path.isfile(path):
             self.note_input(path)
             return PolicyStore([path.parent.parent, *roots]).load_path(path)
         return PolicyStore(roots).load_ref(target)

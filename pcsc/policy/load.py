@@ -8,6 +8,7 @@ Numbers are never coerced from strings.
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 import typing
@@ -357,7 +358,7 @@ class PolicyStore:
         resolves, through a symbolic link, outside its root."""
         for root in self.roots():
             candidate = root / policy_id / f"{version}.toml"
-            if candidate.is_file():
+            if os.path.isfile(candidate):  # False, not OSError, for a name too long
                 real = candidate.resolve()
                 if not real.is_relative_to(root.resolve()):
                     raise OutsideRoots(
@@ -373,7 +374,7 @@ class PolicyStore:
     def available(self) -> list[str]:
         refs = set()
         for root in self.roots():
-            if root.is_dir():
+            if os.path.isdir(root):
                 for f in root.glob("*/*.toml"):
                     refs.add(f"{f.parent.name}@{f.stem}")
         return sorted(refs)
