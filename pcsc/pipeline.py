@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TextIO
 
 import attrs
 
@@ -39,9 +39,9 @@ from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.resources import display_path as display
 from pcsc.score.finite import NotFinite
 from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
+from pcsc.syntax import limits, parse_source
 from pcsc.syntax import nodes as syn
-from pcsc.syntax import parse_source
-from pcsc.syntax.limits import MAX_ROUTES, normalize_newlines, too_large
+from pcsc.syntax.limits import MAX_ROUTES, FileTooLarge, normalize_newlines, read_file, too_large
 from pcsc.walk import folder_files
 
 
@@ -114,9 +114,7 @@ def library_hash(path: Path) -> LibraryHash | None:
     """Both hashes of the library file at ``path``; None when it cannot be read as UTF-8
     or is over the size limit (loading it says which)."""
     try:
-        if too_large(path.stat().st_size) is not None:
-            return None
-        text = path.read_bytes().decode(TEXT_ENCODING)
+        text = read_file(path).decode(TEXT_ENCODING)
     except (OSError, UnicodeDecodeError):
         return None
     text = text.replace("\r\n", "\n")
@@ -155,11 +153,37 @@ class Session:
 
     # ------------------------------------------------------------------ reading
     def read(self, path: Path, shown: str) -> str | None:
+        """The text of the file at ``path`` (`read_file`: a regular file within the size
+        limit), or None after a diagnostic."""
         try:
-            data = path.read_bytes()
+            data = read_file(path)
+        except FileTooLarge as exc:
+            self.diags.add(codes.E112, f"{shown}: {too_large(exc.size)}", Span.whole_file(shown),
+                           "split it into several files")
+            return None
         except OSError as exc:
             self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.file_only(shown))
             return None
+        return self.decode(data, shown)
+
+    def read_stream(self, stream: TextIO, shown: str) -> str | None:
+        """Standard input as `read` reads a file: its bytes (up to the size limit), as
+        UTF-8; None after a diagnostic."""
+        binary = getattr(stream, "buffer", None)
+        limit = limits.MAX_FILE_BYTES
+        if binary is not None:
+            data: bytes = binary.read(limit + 1)
+        else:  # a text stream (tests, the API): its characters, invalid UTF-8 kept invalid
+            data = stream.read(limit + 1).encode("utf-8", "surrogateescape")
+        if len(data) > limit:
+            self.diags.add(codes.E112, f"{shown}: more than {limit:,} bytes; the limit is {limit:,} bytes",
+                           Span.whole_file(shown), "split it into several files")
+            return None
+        return self.decode(data, shown)
+
+    def decode(self, data: bytes, shown: str) -> str | None:
+        """``data`` as UTF-8 text (a byte order mark dropped), kept as the source of
+        ``shown``; None after a located PCSC-E105 when it is not UTF-8."""
         large = too_large(len(data))
         if large is not None:
             self.diags.add(codes.E112, f"{shown}: {large}", Span.whole_file(shown), "split it into several files")

@@ -189,3 +189,123 @@ def test_the_name_limit_is_documented() -> None:
 
     language = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
     assert f"| characters in a policy id, a version or a library name (they name files) | {MAX_NAME} |" in language
+
+
+# ---------------------------------------------------------------------- invalid UTF-8 on standard input
+BAD = b'route r "x" {\n  \xff\xfe }\n'
+
+
+@pytest.mark.parametrize("command", ["check", "compile", "fmt", "seams", "explain", "gate", "graph"])
+def test_invalid_utf8_on_standard_input(command: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pcsc", command, "-"], input=BAD, capture_output=True, timeout=120)
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 1, err
+    assert "<stdin>:2:3: error: <stdin> is not UTF-8 text: byte 0xFF cannot be decoded [PCSC-E105]" in err
+    assert "internal error" not in err
+
+
+def test_invalid_utf8_from_a_text_stream(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    # what a text stream with surrogateescape (Python's standard input) gives for those bytes
+    monkeypatch.setattr("sys.stdin", io.StringIO(BAD.decode("utf-8", "surrogateescape")))
+    code, _, err = run(capsys, "check", "-")
+    assert code == 1 and "<stdin>:2:3: error" in err and "PCSC-E105" in err
+
+
+@pytest.mark.parametrize("command", ["check", "compile", "fmt", "seams"])
+def test_invalid_utf8_in_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    path = tmp_path / "bad.route"
+    path.write_bytes(BAD)
+    code, _, err = run(capsys, command, str(path))
+    assert code == 1 and "bad.route:2:3: error" in err and "PCSC-E105" in err
+
+
+def test_standard_input_over_the_size_limit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    import pcsc.syntax.limits
+
+    monkeypatch.setattr(pcsc.syntax.limits, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr("sys.stdin", io.StringIO(SPEC))
+    code, _, err = run(capsys, "check", "-")
+    assert code == 1 and "PCSC-E112" in err and "<stdin>" in err
+
+
+# ---------------------------------------------------------------------- what is not a regular file
+def _pcsc(*argv: str, cwd: Path) -> tuple[int, str]:
+    """`pcsc` in a process of its own, bounded in time: a read that never ends fails the test."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pcsc", *argv], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert "internal error" not in done.stderr
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize("command", [["check"], ["compile"], ["fmt", "--check"], ["seams"], ["explain"]])
+def test_a_link_to_dev_zero_is_refused_unread(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "zero.route").symlink_to("/dev/zero")
+    code, err = _pcsc(*command, "zero.route", cwd=tmp_path)
+    assert code == 1 and "zero.route: it is a device, not a regular file: it is not read [PCSC-E105]" in err
+
+
+@pytest.mark.parametrize("command", [["check"], ["compile"], ["fmt", "--check"]])
+def test_a_fifo_is_refused_without_waiting(tmp_path: Path, command: list[str]) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe.route")
+    code, err = _pcsc(*command, "pipe.route", cwd=tmp_path)
+    assert code == 1 and "pipe.route: it is a FIFO (named pipe), not a regular file" in err
+    code, err = _pcsc(*command, ".", cwd=tmp_path)  # met in a folder walk too
+    assert code == 1 and "pipe.route: it is a FIFO" in err
+
+
+def test_a_fifo_as_a_policy_outcomes_or_library_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "o.toml")
+    code, err = _pcsc("resolve", "o.toml", "--ledger", "l.db", cwd=tmp_path)
+    assert code == 1 and "it is a FIFO" in err
+    code, err = _pcsc("policy", "check", "o.toml", cwd=tmp_path)
+    assert code == 1 and "it is a FIFO" in err and "PCSC-E403" in err
+    os.mkfifo(tmp_path / "venture.obl")  # beside the route: not a library file, so the shipped one is used
+    (tmp_path / "r.route").write_text(SPEC, encoding="utf-8")
+    code, err = _pcsc("check", "r.route", cwd=tmp_path)
+    assert code == 0, err
+
+
+def test_a_folder_link_named_as_a_route_is_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "routes").mkdir()
+    (tmp_path / "routes" / "r.route").write_text(SPEC, encoding="utf-8")
+    (tmp_path / "linked.route").symlink_to(tmp_path / "routes")
+    code, _, err = run(capsys, "check", str(tmp_path / "linked.route"))
+    assert code == 0 and "ok: 1 route checked" in err
+    (tmp_path / "linked.toml").symlink_to(tmp_path / "routes")
+    code, _, err = run(capsys, "policy", "check", str(tmp_path / "linked.toml"))
+    assert code == 1 and "it is a folder, not a regular file" in err
+
+
+def test_a_file_over_the_limit_is_refused_before_reading(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from pcsc.syntax.limits import MAX_FILE_BYTES
+
+    path = tmp_path / "huge.route"
+    with open(path, "wb") as f:
+        f.truncate(MAX_FILE_BYTES * 100)  # 1 GB, sparse: reading it would take seconds and the memory
+    reads: list[int] = []
+    real_read = os.read
+    monkeypatch.setattr(os, "read", lambda fd, n: reads.append(n) or real_read(fd, n))
+    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(-1) or b"")
+    for command in ("check", "compile", "fmt"):
+        code, _, err = run(capsys, command, str(path))
+        assert code == 1 and "PCSC-E112" in err and f"the file is {MAX_FILE_BYTES * 100:,} bytes" in err
+    assert reads == []

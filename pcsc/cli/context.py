@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pcsc.cli.exits import UsageError
 from pcsc.config import Config
-from pcsc.resources import BOM
 
 if TYPE_CHECKING:
     from pcsc.cohort import Settings
@@ -226,7 +225,9 @@ class Context:
             if arg == STDIN:
                 take(*load_files(session, settings, pending, run))
                 pending.clear()
-                text = self.stdin.read().removeprefix(BOM)
+                text = session.read_stream(self.stdin, STDIN_NAME)
+                if text is None:
+                    continue
                 session.inputs.append((STDIN_NAME, sha256_hex(text)))
                 got = session.routes_from_text(text, STDIN_NAME, Path.cwd())
                 if bind:
@@ -307,9 +308,10 @@ class Context:
     def note_input(self, path: Path, shown: str | None = None) -> None:
         """Record a file this run read (for the envelope's ``inputs``), if it can be read."""
         from pcsc.canonical import sha256_hex
+        from pcsc.syntax.limits import read_file
 
         try:
-            data = path.read_bytes()
+            data = read_file(path)
         except OSError:
             return
         self._extra_inputs.append((shown or str(path), sha256_hex(data)))

@@ -31,7 +31,7 @@ from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
 from pcsc.policy.load import check_configured_policies
-from pcsc.resources import TEXT_ENCODING
+from pcsc.syntax.limits import read_text
 
 _KINDS = {
     "field": lsp.CompletionItemKind.Field,
@@ -142,7 +142,7 @@ class PcscServer(LanguageServer):
         else:
             target_uri = from_fs_path(str(where.path)) or where.path.as_uri()
             try:
-                text = where.path.read_text(encoding=TEXT_ENCODING)
+                text = read_text(where.path)
             except (OSError, UnicodeDecodeError):
                 text = ""
         span = (where.line, where.column, where.end_line, where.end_column)

@@ -37,9 +37,10 @@ from pcsc.ir.visit import walk
 from pcsc.lower.expr import lower_expression
 from pcsc.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
-from pcsc.resources import TEXT_ENCODING, data_dir
+from pcsc.resources import data_dir
 from pcsc.resources import display_path as _display
 from pcsc.syntax import parse_expression
+from pcsc.syntax.limits import read_text
 
 MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
 
@@ -404,7 +405,7 @@ class PolicyStore:
     ) -> LoadedPolicy:
         shown = _display(path)
         try:
-            document = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
+            document = tomllib.loads(read_text(path))
         except OSError as exc:
             raise PolicyError(shown, [f"cannot be read: {exc.strerror}"]) from None
         except tomllib.TOMLDecodeError as exc:
@@ -493,7 +494,7 @@ def check_configured_policies(config: Config) -> None:
 
 def _document_or_none(path: Path) -> dict[str, Any] | None:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_text(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
         return None
 
