@@ -309,3 +309,34 @@ def test_a_file_over_the_limit_is_refused_before_reading(tmp_path: Path, capsys:
         code, _, err = run(capsys, command, str(path))
         assert code == 1 and "PCSC-E112" in err and f"the file is {MAX_FILE_BYTES * 100:,} bytes" in err
     assert reads == []
+
+
+# ---------------------------------------------------------------------- numeric options
+def _numeric_options() -> list[tuple[str, str, object]]:
+    """(command, option, type) of every option of every command that takes a number."""
+    from pcsc.cli.main import command_parser
+    from pcsc.cli.registry import COMMANDS
+
+    found = []
+    for command in COMMANDS:
+        for action in command_parser(command)._actions:
+            if action.option_strings and action.type is not None and action.type is not str:
+                name = getattr(action.type, "__name__", "")
+                if action.type in (int, float) or name in ("whole_number", "count", "decimal_number"):
+                    found.append((command.name, action.option_strings[-1], action.type))
+    return found
+
+
+NUMERIC_OPTIONS = _numeric_options()
+
+
+def test_no_option_is_parsed_by_int_or_float() -> None:
+    assert len(NUMERIC_OPTIONS) > 20
+    assert not [(c, o) for c, o, t in NUMERIC_OPTIONS if t in (int, float)]
+
+
+@pytest.mark.parametrize(("command", "option"), [(c, o) for c, o, _ in NUMERIC_OPTIONS])
+def test_numeric_options_take_ascii_digits_only(capsys: pytest.CaptureFixture[str], command: str, option: str) -> None:
+    for value in ("٤", "４", "nan", "inf", "1_0", " 4", "+4"):
+        code, _, err = run(capsys, *command.split(), option, value)
+        assert code == 2 and "in ASCII digits" in err, (command, option, value, err)

@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=options.whole_number,
         default=None,
         help="with --experiment, the seed of the Phase 0 random arm (default: fixed; same seed, same bytes)",
     )
