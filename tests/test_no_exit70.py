@@ -340,3 +340,21 @@ def test_numeric_options_take_ascii_digits_only(capsys: pytest.CaptureFixture[st
     for value in ("٤", "４", "nan", "inf", "1_0", " 4", "+4"):
         code, _, err = run(capsys, *command.split(), option, value)
         assert code == 2 and "in ASCII digits" in err, (command, option, value, err)
+
+
+# ---------------------------------------------------------------------- found by the mutation fuzzer
+def test_fmt_drops_a_control_character_between_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """(seed 1, input 709) A form feed in the whitespace of a line: the formatter lays
+    the line out without it, so its PCSC-W620 goes; the safety check called that a
+    changed meaning (exit 70). One in a string stays, with its warning."""
+    path = route(tmp_path, "tam            10B usd", "tam        \x0c    10B usd")
+    text = path.read_text(encoding="utf-8").replace('"Developer API for SMS"', '"Developer\x0cAPI"')
+    path.write_text(text, encoding="utf-8")
+    code, out, err = run(capsys, "fmt", "--check", str(path))
+    assert code == 1 and "would format" in out + err
+    code, _, err = run(capsys, "fmt", str(path))
+    assert code == 0, err
+    formatted = path.read_text(encoding="utf-8")
+    assert formatted.count("\x0c") == 1 and '"Developer\x0cAPI"' in formatted
+    code, _, err = run(capsys, "check", str(path))
+    assert code == 0 and err.count("PCSC-W620") == 1
