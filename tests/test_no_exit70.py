@@ -358,3 +358,21 @@ def test_fmt_drops_a_control_character_between_tokens(tmp_path: Path, capsys: py
     assert formatted.count("\x0c") == 1 and '"Developer\x0cAPI"' in formatted
     code, _, err = run(capsys, "check", str(path))
     assert code == 0 and err.count("PCSC-W620") == 1
+
+
+@pytest.mark.parametrize(("old", "new", "word"), [
+    ("estimates  0.55 0.7 0.6", "estimates0.15 0.3", "estimates0"),  # the issue's case
+    ("developers >= 5k and paying_teams", "developers >= 5k and1.5k and paying_teams", "and1"),  # seed 2, input 5076
+    ("horizon    90 days", "horizon90 days", "horizon90"),
+])
+def test_a_keyword_glued_to_a_number_is_one_word(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, word: str
+) -> None:
+    """A keyword is a whole word: glued to a number it was read as the keyword and the
+    number (check passed), and `pcsc fmt`, spacing them apart, made text that does not
+    parse (exit 70)."""
+    path = route(tmp_path, old, new)
+    for command in (["check"], ["compile"], ["fmt", "--check"], ["fmt"]):
+        code, _, err = run(capsys, *command, str(path))
+        assert code == 1 and f"`{word}`" in err, (command, err)
+    assert path.read_text(encoding="utf-8") == SPEC.replace(old, new, 1)  # fmt left it as written

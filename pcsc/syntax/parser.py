@@ -26,6 +26,7 @@ import sys
 import threading
 import unicodedata
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -63,9 +64,22 @@ _DESCRIBE = {
 }
 
 
+class _Words(lark.lark.PostLex):
+    """Every state's lexer also matches names, so that a keyword is a whole word: a
+    keyword glued to what follows (`estimates0.15`, `and1.5k`) is read as one name, a
+    syntax error, never as the keyword and a number (which `pcsc fmt`, putting a space
+    between them, would change). Tokens pass unchanged."""
+
+    always_accept = ("NAME",)
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        return stream
+
+
 _OPTIONS: dict[str, Any] = {
     "parser": "lalr",
     "lexer": "contextual",
+    "postlex": _Words(),
     "strict": True,
     "propagate_positions": True,
     "maybe_placeholders": True,
