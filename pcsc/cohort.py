@@ -113,13 +113,8 @@ def load_file(task: tuple[Settings, Path, str]) -> FileLoad:
 
 
 def _load(session: Session, settings: Settings, path: Path, shown: str) -> tuple[list[Route], int]:
-    """One file's routes (none unless kept) and their number; bound when asked. A
-    check that keeps no route reads only what binding needs (`Session.load_facts`)."""
-    if settings.bind and not settings.keep_routes and session.coverage_mode == "off":
-        facts = session.load_facts(path, shown)  # no coverage to discharge: the facts suffice
-        for f in facts:
-            session.check_policy(f)
-        return [], len(facts)
+    """One file's routes (none unless kept) and their number; checked when asked
+    (`Session.check_route`)."""
     routes = session.load_routes(path, shown)
     if settings.bind:
         for route in routes:

@@ -10,11 +10,12 @@ libraries and loaded policies so that a cohort parses each only once.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections.abc import Sequence
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TextIO
 
 import attrs
 
@@ -27,7 +28,7 @@ from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.fmt import canonical_library
 from pcsc.gcpause import paused_gc
 from pcsc.ir import Evidence, Library, Route
-from pcsc.ir.names import is_name, split_policy_ref, split_requirement
+from pcsc.ir.names import MAX_NAME, is_name, split_policy_ref, split_requirement
 from pcsc.lower.common import policy_help, suggest
 from pcsc.lower.expr import unquote
 from pcsc.lower.library import lower_library
@@ -38,9 +39,9 @@ from pcsc.resources import TEXT_ENCODING, data_dir
 from pcsc.resources import display_path as display
 from pcsc.score.finite import NotFinite
 from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
+from pcsc.syntax import limits, parse_source
 from pcsc.syntax import nodes as syn
-from pcsc.syntax import parse_source
-from pcsc.syntax.limits import MAX_ROUTES, normalize_newlines, too_large
+from pcsc.syntax.limits import MAX_ROUTES, FileTooLarge, normalize_newlines, read_file, too_large
 from pcsc.walk import folder_files
 
 
@@ -131,9 +132,7 @@ def library_hash(path: Path) -> LibraryHash | None:
     """Both hashes of the library file at ``path``; None when it cannot be read as UTF-8
     or is over the size limit (loading it says which)."""
     try:
-        if too_large(path.stat().st_size) is not None:
-            return None
-        text = path.read_bytes().decode(TEXT_ENCODING)
+        text = read_file(path).decode(TEXT_ENCODING)
     except (OSError, UnicodeDecodeError):
         return None
     text = text.replace("\r\n", "\n")
@@ -177,11 +176,37 @@ class Session:
 
     # ------------------------------------------------------------------ reading
     def read(self, path: Path, shown: str) -> str | None:
+        """The text of the file at ``path`` (`read_file`: a regular file within the size
+        limit), or None after a diagnostic."""
         try:
-            data = path.read_bytes()
+            data = read_file(path)
+        except FileTooLarge as exc:
+            self.diags.add(codes.E112, f"{shown}: {too_large(exc.size)}", Span.whole_file(shown),
+                           "split it into several files")
+            return None
         except OSError as exc:
             self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.file_only(shown))
             return None
+        return self.decode(data, shown)
+
+    def read_stream(self, stream: TextIO, shown: str) -> str | None:
+        """Standard input as `read` reads a file: its bytes (up to the size limit), as
+        UTF-8; None after a diagnostic."""
+        binary = getattr(stream, "buffer", None)
+        limit = limits.MAX_FILE_BYTES
+        if binary is not None:
+            data: bytes = binary.read(limit + 1)
+        else:  # a text stream (tests, the API): its characters, invalid UTF-8 kept invalid
+            data = stream.read(limit + 1).encode("utf-8", "surrogateescape")
+        if len(data) > limit:
+            self.diags.add(codes.E112, f"{shown}: more than {limit:,} bytes; the limit is {limit:,} bytes",
+                           Span.whole_file(shown), "split it into several files")
+            return None
+        return self.decode(data, shown)
+
+    def decode(self, data: bytes, shown: str) -> str | None:
+        """``data`` as UTF-8 text (a byte order mark dropped), kept as the source of
+        ``shown``; None after a located PCSC-E105 when it is not UTF-8."""
         large = too_large(len(data))
         if large is not None:
             self.diags.add(codes.E112, f"{shown}: {large}", Span.whole_file(shown), "split it into several files")
@@ -223,6 +248,10 @@ class Session:
         local libraries. Each use is appended to ``used``."""
         shipped_root = data_dir("obligations").resolve()
         roots = self.library_roots(route_dir)
+        if len(name) > MAX_NAME:
+            self.diags.add(codes.E206, f"`{name[:40]}…` ({len(name):,} characters) is not a library name", span,
+                           f"a library name is at most {MAX_NAME} characters")
+            return None
         if not is_name(name):
             self.diags.add(
                 codes.E206,
@@ -236,7 +265,7 @@ class Session:
             return None
         if not found:
             self.resolutions.append((name, None))
-            known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
+            known = sorted({p.stem for r in roots if os.path.isdir(r) for p in r.glob("*.obl")})
             self.diags.add(
                 codes.E206,
                 f"unknown library `{name}`",
@@ -301,7 +330,7 @@ class Session:
         found: list[Path] = []
         for root in roots:
             candidate = root / f"{name}.obl"
-            if not candidate.is_file():
+            if not os.path.isfile(candidate):  # False, not OSError, for a name too long
                 continue
             real = candidate.resolve()
             if not real.is_relative_to(root.resolve()):
@@ -494,18 +523,6 @@ class Session:
             return self.ir_cache.routes(self, text, digest, shown, path.parent)
         return self.routes_from_text(text, shown, path.parent)
 
-    def load_facts(self, path: Path, shown: str) -> list[PolicyFacts]:
-        """`PolicyFacts.of` each route `load_routes` would return, with the same
-        diagnostics: from the IR cache without unpickling the routes (`pcsc check`)."""
-        if self.ir_cache is None:
-            return [PolicyFacts.of(r) for r in self.load_routes(path, shown)]
-        text = self.read(path, shown)
-        if text is None:
-            return []
-        digest = sha256_hex(text)
-        self.inputs.append((shown, digest))
-        return self.ir_cache.facts(self, text, digest, shown, path.parent)
-
     def load_paths(self, args: list[str]) -> list[Route]:
         """The routes of files and folders (folders recursively, sorted); a folder with
         no .route file is an error."""
@@ -619,11 +636,13 @@ class Session:
         return loaded
 
     def check_route(self, route: Route) -> LoadedPolicy | None:
-        """What `pcsc check` checks: bind the policy, then discharge coverage (no
-        scoring); each uncovered material change is a diagnostic on its transition
-        (PCSC-E501 under gate, PCSC-W501 under dock, none when coverage is off)."""
+        """What `pcsc check` checks: everything `compile_route` refuses (the policy
+        bound, the route scored: an overflow is PCSC-E311), and each uncovered material
+        change as a diagnostic on its transition (PCSC-E501 under gate, PCSC-W501 under
+        dock, none when coverage is off)."""
         loaded = self.bind(route)
         if loaded is not None:
+            self.score(route, loaded)
             mode, _ = self.mode_for(loaded)
             if mode != "off":
                 coverage = discharge_route(route, loaded.policy)
@@ -769,14 +788,9 @@ class Session:
             lib_origins={**{p: ("route folder", None) for p in used}, **self.lib_origins},
         )
 
-    def compile_routes(self, routes: list[Route]) -> list[Compiled]:
-        """Every route that compiles without errors, in order (the others left diagnostics)."""
-        return [c for c in (self.compile_route(r) for r in routes) if c is not None]
-
-    def compile_route(self, route: Route) -> Compiled | None:
-        loaded = self.bind(route)
-        if loaded is None:
-            return None
+    def score(self, route: Route, loaded: LoadedPolicy) -> RouteNumbers | None:
+        """Every number of ``route`` under ``loaded``; None when scoring reported an
+        error, or a number overflowed (PCSC-E311: nothing is released)."""
         before = len(self.diags)
         try:
             numbers = score_route(route, loaded.policy, self.diags)
@@ -785,6 +799,19 @@ class Session:
             self.diags.add(codes.E311, f"route `{route.name}`: {exc.message}", exc.span or route.span, OVERFLOW_HELP)
             return None
         if any(d.severity == "error" for d in self.diags.items[before:]):
+            return None
+        return numbers
+
+    def compile_routes(self, routes: list[Route]) -> list[Compiled]:
+        """Every route that compiles without errors, in order (the others left diagnostics)."""
+        return [c for c in (self.compile_route(r) for r in routes) if c is not None]
+
+    def compile_route(self, route: Route) -> Compiled | None:
+        loaded = self.bind(route)
+        if loaded is None:
+            return None
+        numbers = self.score(route, loaded)
+        if numbers is None:
             return None
         mode, source = self.mode_for(loaded)
         coverage = None if mode == "off" else discharge_route(route, loaded.policy)
@@ -890,7 +917,7 @@ def expand_inputs(
     out: list[tuple[Path, str]] = []
     for arg in args:
         p = Path(arg)
-        if p.is_dir():
+        if os.path.isdir(p):  # False, not OSError, for a name too long: reading it says why
             found, refused = folder_files(p, suffixes)
             diags.items.extend(refused)
             if not found and not refused:

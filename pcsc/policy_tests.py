@@ -44,6 +44,7 @@ from pcsc.policy_diff import PinnedStore
 from pcsc.redteam import DEFAULT_MAX_EDITS, redteam
 from pcsc.resources import TEXT_ENCODING, display_path
 from pcsc.seams.splice import SpliceError, splice_text
+from pcsc.syntax.limits import read_file
 from pcsc.walk import folder_files
 
 SUFFIX = ".pcsctest.toml"
@@ -237,7 +238,7 @@ class _Reader:
 def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
     """Read and validate a test file; raises ``PolicyTestError`` (and ``OSError``)."""
     shown = shown or str(path)
-    data = path.read_bytes()
+    data = read_file(path)
     try:
         doc = tomllib.loads(data.decode(TEXT_ENCODING))
     except UnicodeDecodeError:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import random
-import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,7 +41,7 @@ from pcsc.forecast.rank import TIERS, RankKey, key_value, rank, tier_of
 from pcsc.humanize import plural
 from pcsc.ir import Route
 from pcsc.pipeline import Compiled, Session
-from pcsc.stats import rate, rate_text
+from pcsc.stats import median, rate, rate_text
 
 DEFAULT_DRAWS = 100
 DEFAULT_SEED = 0
@@ -170,7 +169,7 @@ class RouteStability:
             "score": {
                 "honest": self.honest_score,
                 "min": min(self.scores) if n else None,
-                "median": float(statistics.median(self.scores)) if n else None,
+                "median": median(self.scores) if n else None,
                 "max": max(self.scores) if n else None,
                 "same_sign": same / n if n else None,
             },

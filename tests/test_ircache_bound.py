@@ -32,7 +32,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def entry(i: int, size: int = 100) -> Entry:
     key = hashlib.sha256(str(i).encode()).hexdigest()
-    return Entry(key, b"x" * size, (), (), ())
+    return Entry(key, b"x" * size, (), ())
 
 
 def stored(folder: Path) -> set[str]:

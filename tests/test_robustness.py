@@ -66,12 +66,20 @@ OVERFLOW = {
     "two costs of 1e308": (
         replace("engineers  2 * 45k usd", "a 1e308 usd\n            b 1e308 usd"),
         "PCSC-E311",
-        COMMANDS[1:],
+        COMMANDS,
+    ),
+    "two costs of 1 * 1.7e308": (
+        replace("engineers  2 * 45k usd", "a 1 * 1.7e308 usd\n            b 1 * 1.7e308 usd"),
+        "PCSC-E311",
+        COMMANDS,
     ),
     "state 1e308 past the floor table": (
         replace("state wedge  { developers 500 }", "state wedge  { developers 500 paying_teams 1e308 }"),
         "PCSC-E311",
-        COMMANDS[1:],
+        COMMANDS,
+    ),
+    "a start state of 1e307 past the floor table": (
+        replace("paying_teams 0", "paying_teams 1e307"), "PCSC-E311", COMMANDS,
     ),
     "exponent 1e1000000": (replace("engineers  2 * 45k usd", "company 10 * 1e1000000 usd"), "PCSC-E302", COMMANDS),
     "threshold 1e1000000": (replace("developers >= 500", "developers >= 1e1000000"), "PCSC-E302", COMMANDS),
@@ -113,7 +121,7 @@ def test_policy_numbers_end_in_a_diagnostic(tmp_path: Path, capsys: pytest.Captu
     edit, code, exit_code = POLICY_NUMBERS[name]
     folder = policy_folder(tmp_path, edit)
     path = route_file(tmp_path, SPEC.replace("venture@1.0.0", "venture@9.0.0"))
-    expect(capsys, path, code, exit_code, COMMANDS[1:], ("--policy-path", str(folder)))
+    expect(capsys, path, code, exit_code, COMMANDS, ("--policy-path", str(folder)))
 
 
 def test_extends_chain_of_500_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pcsc.cli.exits import UsageError
 from pcsc.config import Config
-from pcsc.resources import BOM
 
 if TYPE_CHECKING:
     from pcsc.cohort import Settings
@@ -148,7 +147,7 @@ class Context:
         """``--lib-path``/``--policy-path`` folders, then the configuration's; each must exist."""
         given = [Path(p) for p in getattr(self.args, name, None) or []]
         for folder in given:
-            if not folder.is_dir():
+            if not os.path.isdir(folder):  # False, not OSError, for a name too long
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(f"{flag} {folder}: no such folder")
         configured: tuple[Path, ...] = getattr(self.config, name)
@@ -295,7 +294,9 @@ class Context:
             if arg == STDIN:
                 take(*load_files(session, settings, pending, run))
                 pending.clear()
-                text = self.stdin.read().removeprefix(BOM)
+                text = session.read_stream(self.stdin, STDIN_NAME)
+                if text is None:
+                    continue
                 session.inputs.append((STDIN_NAME, sha256_hex(text)))
                 got = session.routes_from_text(text, STDIN_NAME, Path.cwd())
                 if bind:
@@ -368,7 +369,7 @@ class Context:
 
         roots = self.search_path("policy_path")
         path = Path(target)
-        if target.endswith(".toml") or path.is_file():
+        if target.endswith(".toml") or os.path.isfile(path):
             self.note_input(path)
             return PolicyStore([path.parent.parent, *roots]).load_path(path)
         return PolicyStore(roots).load_ref(target)
@@ -376,9 +377,10 @@ class Context:
     def note_input(self, path: Path, shown: str | None = None) -> None:
         """Record a file this run read (for the envelope's ``inputs``), if it can be read."""
         from pcsc.canonical import sha256_hex
+        from pcsc.syntax.limits import read_file
 
         try:
-            data = path.read_bytes()
+            data = read_file(path)
         except OSError:
             return
         self._extra_inputs.append((shown or str(path), sha256_hex(data)))

@@ -184,6 +184,11 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     if isinstance(exc, ExtraMissing):  # the same code, exit and message for every extra
         missing = Diagnostic.of(codes.E115, str(exc), Span.file_only(f"pcsc[{exc.extra}]"))
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, missing])
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+        # the system refused a path the input names (a name too long, a folder not searchable)
+        where = exc.filename if isinstance(exc.filename, str) else "pcsc"
+        problem = Diagnostic.of(codes.E105, f"cannot use {where}: {exc.strerror or exc}", Span.file_only(where))
+        return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
     if isinstance(exc, NotFinite):  # an overflow in a derived computation (a splice, a red-team edit)
         span = exc.span or Span.file_only("pcsc")
         overflow = Diagnostic.of(codes.E311, exc.message, span)

@@ -8,6 +8,7 @@ Numbers are never coerced from strings.
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 import typing
@@ -36,9 +37,10 @@ from pcsc.ir.visit import walk
 from pcsc.lower.expr import lower_expression
 from pcsc.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
-from pcsc.resources import TEXT_ENCODING, data_dir
+from pcsc.resources import data_dir
 from pcsc.resources import display_path as _display
 from pcsc.syntax import parse_expression
+from pcsc.syntax.limits import read_text
 
 MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
 
@@ -372,7 +374,7 @@ class PolicyStore:
         resolves, through a symbolic link, outside its root."""
         for root in self.roots():
             candidate = root / policy_id / f"{version}.toml"
-            if candidate.is_file():
+            if os.path.isfile(candidate):  # False, not OSError, for a name too long
                 real = candidate.resolve()
                 if not real.is_relative_to(root.resolve()):
                     raise OutsideRoots(
@@ -388,7 +390,7 @@ class PolicyStore:
     def available(self) -> list[str]:
         refs = set()
         for root in self.roots():
-            if root.is_dir():
+            if os.path.isdir(root):
                 for f in root.glob("*/*.toml"):
                     refs.add(f"{f.parent.name}@{f.stem}")
         return sorted(refs)
@@ -418,7 +420,7 @@ class PolicyStore:
     ) -> LoadedPolicy:
         shown = _display(path)
         try:
-            document = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
+            document = tomllib.loads(read_text(path))
         except OSError as exc:
             raise PolicyError(shown, [f"cannot be read: {exc.strerror}"]) from None
         except tomllib.TOMLDecodeError as exc:
@@ -510,7 +512,7 @@ def check_configured_policies(config: Config) -> None:
 
 def _document_or_none(path: Path) -> dict[str, Any] | None:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_text(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
         return None
 

@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--apply",
-        type=int,
+        type=options.whole_number,
         metavar="N",
         help="with --suggest: write the route edited by suggestion N (to -o FILE, or standard output)",
     )
