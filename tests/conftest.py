@@ -64,3 +64,18 @@ def pin_libraries(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines), encoding="utf-8")
     return f"{policy_id}@{version}"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """`pcsc ARGV…` in this process: the exit code, standard output and standard error."""
+    from pcsc.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the test from the repository's root, as the docs' commands are run."""
+    monkeypatch.chdir(ROOT)

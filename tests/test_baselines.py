@@ -14,7 +14,8 @@ import pytest
 from pcsc.forecast import baselines, metrics
 from pcsc.forecast.learn import fit, held_out, w_aware_prior
 from pcsc.policy.load import PolicyStore
-from tests.test_forecast_loop import FAR, loop, outcomes, run  # noqa: F401  (loop is a fixture)
+from tests.conftest import run_cli
+from tests.test_forecast_loop import FAR, loop, outcomes  # noqa: F401  (loop is a fixture)
 
 
 def _packet(route: str, ps: list[float], cs: list[float], value: float, t: float | None) -> dict[str, object]:
@@ -89,9 +90,9 @@ def test_bootstrap_many_pairs_are_the_paired_bootstrap() -> None:
 def test_evaluate_prints_the_baselines_beside_the_score(
     loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]  # noqa: F811
 ) -> None:
-    run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
-    code, out, err = run(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat(),
-                         "--bootstrap", "300", "--seed", "7", "--format", "json")
+    run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat(),
+                             "--bootstrap", "300", "--seed", "7", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
     assert [s["name"] for s in doc["scorers"]][2:] == ["flat_product", "flat_npv"]
@@ -101,7 +102,7 @@ def test_evaluate_prints_the_baselines_beside_the_score(
     logistic = next(b for b in doc["baselines"] if b["name"] == "logistic")
     assert logistic["fitted"] is False and "too few cases" in logistic["why"]
     assert all("flat_product" in c and "flat_npv" in c for c in doc["cases"])
-    code, out, _ = run(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat(), "--bootstrap", "300")
+    code, out, _ = run_cli(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat(), "--bootstrap", "300")
     assert code == 0
     assert "paired ΔAUC score − flat_product" in out and "baseline logistic: not fitted" in out
 
@@ -147,21 +148,21 @@ def test_with_every_w_one_the_fit_is_the_beta_binomial_update() -> None:
 def test_fit_records_the_holdout_and_compare_uses_it(
     loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]  # noqa: F811
 ) -> None:
-    run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
+    run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
     target = tmp_path / "policies" / "venture" / "1.0.1.toml"
-    code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.1", "--ledger",
-                       str(loop), "--as-of", FAR.isoformat(), "--holdout", "0.75", "-o", str(target))
+    code, _, err = run_cli(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.1", "--ledger",
+                           str(loop), "--as-of", FAR.isoformat(), "--holdout", "0.75", "-o", str(target))
     assert code == 0, err
     assert tomllib.loads(target.read_text(encoding="utf-8"))["fit"] == {"holdout": 0.75, "strength": 20.0}
-    code, out, _ = run(capsys, "policy", "check", str(target))
+    code, out, _ = run_cli(capsys, "policy", "check", str(target))
     assert code == 0, out
     args = ("policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path", str(tmp_path / "policies"),
             "--ledger", str(loop), "--as-of", FAR.isoformat(), "--format", "json")
-    code, out, err = run(capsys, *args)
+    code, out, err = run_cli(capsys, *args)
     doc = json.loads(out)
     assert code == (0 if doc["promote"] else 3), err  # 3: NEW not promoted
     assert doc["holdout"] == 0.75
-    code, out, err = run(capsys, *args, "--holdout", "1")
+    code, out, err = run_cli(capsys, *args, "--holdout", "1")
     doc = json.loads(out)
     assert code == (0 if doc["promote"] else 3), err
     assert doc["holdout"] == 1.0 and doc["routes"] == 2

@@ -20,18 +20,12 @@ import pytest
 from pcsc.base.escape import escape_controls
 from pcsc.cli import main
 from pcsc.forecast.export import spreadsheet_safe
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, run_cli
 
 BASE = (EXAMPLES / "log_search.route").read_text(encoding="utf-8")
 TITLE = "Hosted \x1b]0;owned\x07 log \u202esearch\x9b2J \x7f"
 #: what a terminal obeys: C0 but tab and line feed, DEL, C1, bidi overrides and isolates
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -65,7 +59,7 @@ TEXT_COMMANDS = [
 def test_no_text_output_carries_a_control_character(
     route: Path, capsys: pytest.CaptureFixture[str], command: list[str]
 ) -> None:
-    code, out, err = run(capsys, *command, route.name)
+    code, out, err = run_cli(capsys, *command, route.name)
     assert code == 0, err
     assert not RAW.search(out), RAW.findall(out)
     assert not RAW.search(err), RAW.findall(err)
@@ -81,7 +75,7 @@ def test_no_text_output_carries_a_control_character(
 def test_json_keeps_the_text_as_json_escapes(
     route: Path, capsys: pytest.CaptureFixture[str], command: list[str]
 ) -> None:
-    code, out, _ = run(capsys, *command, "--format", "json", route.name)
+    code, out, _ = run_cli(capsys, *command, "--format", "json", route.name)
     assert code == 0
     assert not RAW.search(out)
     doc = json.loads(out)
@@ -95,7 +89,7 @@ def test_a_diagnostic_escapes_its_file_name_message_and_snippet(
 ) -> None:
     text = route.read_text(encoding="utf-8").replace("developers < 200  # \x1b[8m", "developers < 200 usd  # \x1b[8m")
     route.write_text(text, encoding="utf-8")
-    code, _, err = run(capsys, "check", ".")  # a folder: the name comes from the walk
+    code, _, err = run_cli(capsys, "check", ".")  # a folder: the name comes from the walk
     assert code == 1 and not RAW.search(err)
     lines = err.splitlines()
     i = next(i for i, line in enumerate(lines) if "[PCSC-E301]" in line)
@@ -108,11 +102,11 @@ def test_a_diagnostic_escapes_its_file_name_message_and_snippet(
 
 
 def test_a_usage_error_escapes_what_the_user_typed(route: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "explain", "--route", "x\x1b]0;owned\x07", route.name)
+    code, _, err = run_cli(capsys, "explain", "--route", "x\x1b]0;owned\x07", route.name)
     assert code == 2 and not RAW.search(err) and "x\\x1b]0;owned\\x07" in err
-    code, _, err = run(capsys, "check", "--format", "\x1b[2J", route.name)  # argparse's own message
+    code, _, err = run_cli(capsys, "check", "--format", "\x1b[2J", route.name)  # argparse's own message
     assert code == 2 and not RAW.search(err) and "\\x1b[2J" in err
-    code, _, err = run(capsys, "compile", route.name, "-o", "out\x07/")  # an output that cannot be written
+    code, _, err = run_cli(capsys, "compile", route.name, "-o", "out\x07/")  # an output that cannot be written
     assert code == 1 and not RAW.search(err) and "out\\x07/: error: cannot write the output" in err
 
 
@@ -125,11 +119,11 @@ def test_file_content_goes_to_a_pipe_as_written_and_to_a_terminal_escaped(
 
     text = route.read_text(encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8"))
-    code, out, _ = run(capsys, "fmt", "-")
+    code, out, _ = run_cli(capsys, "fmt", "-")
     assert code == 0 and TITLE in out
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8"))
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    code, out, _ = run(capsys, "fmt", "-")
+    code, out, _ = run_cli(capsys, "fmt", "-")
     assert code == 0 and not RAW.search(out) and escape_controls(TITLE) in out
 
 
@@ -168,11 +162,12 @@ def test_ledger_export_neutralises_a_file_name_and_keeps_the_numbers(
     (tmp_path / "-9.route").write_text(BASE.replace("route log_search", "route rival"), encoding="utf-8")
     assert main(["freeze", "--ledger", "l.sqlite", "-q", "--", name, "-9.route"]) == 0
     capsys.readouterr()
-    code, out, _ = run(capsys, "ledger", "export", "--ledger", "l.sqlite", "--as-of", "2030-01-01")
+    code, out, _ = run_cli(capsys, "ledger", "export", "--ledger", "l.sqlite", "--as-of", "2030-01-01")
     assert code == 0
     rows = {r["route"]: r for r in csv.DictReader(io.StringIO(out))}
     assert rows["log_search"]["file"] == "'" + name
     assert rows["rival"]["file"] == "'-9.route"  # not a number: a file name
     assert float(rows["log_search"]["score"]) == float(rows["rival"]["score"]) > 0
-    code, out, _ = run(capsys, "ledger", "export", "--ledger", "l.sqlite", "--as-of", "2030-01-01", "--format", "jsonl")
+    code, out, _ = run_cli(capsys, "ledger", "export", "--ledger", "l.sqlite", "--as-of", "2030-01-01",
+                           "--format", "jsonl")
     assert {json.loads(line)["file"] for line in out.splitlines()} == {name, "-9.route"}  # JSON: as written

@@ -13,21 +13,9 @@ from pathlib import Path
 import pytest
 
 from pcsc.base.config import ConfigError, load_config
-from pcsc.cli import main
 from pcsc.cli.context import colour_enabled
 from pcsc.cli.main import fit_terminal
-from tests.conftest import ROOT, SPEC_ROUTE
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
+from tests.conftest import ROOT, SPEC_ROUTE, run_cli
 
 
 # ---------------------------------------------------------------------- standard input
@@ -36,7 +24,7 @@ def test_dash_reads_standard_input(
     at_root: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(SPEC_ROUTE.read_text(encoding="utf-8")))
-    code, out, _ = run(capsys, command, "-", "--format", "json")
+    code, out, _ = run_cli(capsys, command, "-", "--format", "json")
     assert code == 0
     doc = json.loads(out)
     assert doc["inputs"][0]["path"] == "<stdin>"
@@ -50,38 +38,38 @@ def test_errors_in_standard_input_are_located_in_it(
 ) -> None:
     text = SPEC_ROUTE.read_text(encoding="utf-8").replace("launch: garage", "launch: garag")
     monkeypatch.setattr(sys, "stdin", io.StringIO(text))
-    code, _, err = run(capsys, "check", "-")
+    code, _, err = run_cli(capsys, "check", "-")
     assert code == 1
     assert err.startswith("<stdin>:18:24: error: unknown state `garag`")
 
 
 def test_standard_input_is_read_once(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "check", "-", "-")
+    code, _, err = run_cli(capsys, "check", "-", "-")
     assert code == 2 and "standard input (`-`) can be read only once" in err
 
 
 # ---------------------------------------------------------------------- usage
 def test_unknown_option_prints_the_subcommands_usage(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "check", "--bogus", str(SPEC_ROUTE))
+    code, out, err = run_cli(capsys, "check", "--bogus", str(SPEC_ROUTE))
     assert code == 2 and out == ""
     assert err.startswith("usage: pcsc check ")
     assert "pcsc check: error: unrecognized arguments: --bogus" in err
 
 
 def test_no_command_and_a_bare_group_print_help(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys)
+    code, _, err = run_cli(capsys)
     assert code == 2 and "check" in err and "compile" in err
-    code, _, err = run(capsys, "policy")
+    code, _, err = run_cli(capsys, "policy")
     assert code == 2 and "usage: pcsc policy" in err and "hash" in err
 
 
 def test_unknown_command_names_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "complie", "x")
+    code, _, err = run_cli(capsys, "complie", "x")
     assert code == 2 and "invalid choice: 'complie'" in err
 
 
 def test_a_missing_search_folder_is_an_error(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "check", str(SPEC_ROUTE), "--lib-path", "no/such/folder")
+    code, _, err = run_cli(capsys, "check", str(SPEC_ROUTE), "--lib-path", "no/such/folder")
     assert code == 2 and "--lib-path no/such/folder: no such folder" in err
 
 
@@ -104,8 +92,8 @@ def test_commands_are_imported_only_when_they_run() -> None:
 
 # ---------------------------------------------------------------------- quiet, colour, width
 def test_quiet_drops_the_ok_note(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "check", str(SPEC_ROUTE))[2] == "ok: 1 route checked\n"
-    assert run(capsys, "check", "--quiet", str(SPEC_ROUTE))[2] == ""
+    assert run_cli(capsys, "check", str(SPEC_ROUTE))[2] == "ok: 1 route checked\n"
+    assert run_cli(capsys, "check", "--quiet", str(SPEC_ROUTE))[2] == ""
 
 
 class _Terminal(io.StringIO):
@@ -137,9 +125,9 @@ def test_forced_colour_colours_errors(
     bad = tmp_path / "r.route"
     bad.write_text(SPEC_ROUTE.read_text(encoding="utf-8").replace("launch: garage", "launch: garag"))
     monkeypatch.setenv("FORCE_COLOR", "1")
-    _, _, err = run(capsys, "check", str(bad))
+    _, _, err = run_cli(capsys, "check", str(bad))
     assert "\x1b[" in err
-    _, _, err = run(capsys, "check", "--color", "never", str(bad))
+    _, _, err = run_cli(capsys, "check", "--color", "never", str(bad))
     assert "\x1b[" not in err and ": error: unknown state `garag`" in err
 
 
@@ -159,15 +147,15 @@ def test_output_to_a_missing_folder_is_a_clear_error(
     at_root: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "missing" / "out.json"
-    code, out, err = run(capsys, "compile", str(SPEC_ROUTE), "--format", "json", "-o", str(target))
+    code, out, err = run_cli(capsys, "compile", str(SPEC_ROUTE), "--format", "json", "-o", str(target))
     assert code == 1 and out == ""
     assert err.startswith(f"{target}: error: cannot write the output") and "[PCSC-E108]" in err
 
 
 def test_output_file_holds_what_stdout_would(at_root: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _, printed, _ = run(capsys, "compile", str(SPEC_ROUTE), "--format", "json")
+    _, printed, _ = run_cli(capsys, "compile", str(SPEC_ROUTE), "--format", "json")
     target = tmp_path / "out.json"
-    code, out, _ = run(capsys, "compile", str(SPEC_ROUTE), "--format", "json", "-o", str(target))
+    code, out, _ = run_cli(capsys, "compile", str(SPEC_ROUTE), "--format", "json", "-o", str(target))
     assert code == 0 and out == ""
     assert target.read_text(encoding="utf-8") == printed
 
@@ -186,7 +174,7 @@ def test_output_file_holds_what_stdout_would(at_root: None, tmp_path: Path, caps
 def test_every_document_has_the_envelope(
     at_root: None, capsys: pytest.CaptureFixture[str], argv: list[str], kind: str
 ) -> None:
-    code, out, _ = run(capsys, *argv, "examples/devtools_api.route", "--format", "json")
+    code, out, _ = run_cli(capsys, *argv, "examples/devtools_api.route", "--format", "json")
     assert code == 0
     doc = json.loads(out)
     assert doc["schema"] == {"kind": kind, "version": 1}
@@ -203,10 +191,10 @@ def test_policy_errors_are_diagnostics_in_every_format(
     folder.mkdir(parents=True)
     (folder / "1.0.0.toml").write_text('[policy]\nid = "broken"\nversion = "1.0.0"\ncoverage = "maybe"\n')
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(capsys, "policy", "show", "policies/broken/1.0.0.toml")
+    code, _, err = run_cli(capsys, "policy", "show", "policies/broken/1.0.0.toml")
     assert code == 1
     assert err.startswith("policies/broken/1.0.0.toml: error: ") and err.rstrip().endswith("[PCSC-E403]")
-    code, out, _ = run(capsys, "policy", "show", "policies/broken/1.0.0.toml", "--format", "json")
+    code, out, _ = run_cli(capsys, "policy", "show", "policies/broken/1.0.0.toml", "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["schema"]["kind"] == "policy-show"
     assert {d["code"] for d in doc["diagnostics"]} == {"PCSC-E403"}
@@ -226,16 +214,16 @@ def test_configuration_is_found_upward_and_flags_override(
     assert config.path == tmp_path / "pcsc.toml"
     assert config.lib_path == (tmp_path / "libs",) and config.coverage == "dock"
 
-    code, out, _ = run(capsys, "config")
+    code, out, _ = run_cli(capsys, "config")
     assert code == 0
     doc = json.loads(out)  # the configured default format
     settings = {s["name"]: s for s in doc["settings"]}
     assert settings["coverage"] == {"name": "coverage", "value": "dock", "from": str(tmp_path / "pcsc.toml")}
     assert settings["ledger"]["from"] == "default"
 
-    code, out, _ = run(capsys, "config", "--coverage", "off", "--format", "text")
+    code, out, _ = run_cli(capsys, "config", "--coverage", "off", "--format", "text")
     assert code == 0
-    assert "coverage     off    # from command line" in out
+    assert "coverage        off    # from command line" in out
 
 
 def test_the_configuration_example_of_the_docs_is_what_pcsc_config_prints(
@@ -247,7 +235,7 @@ def test_the_configuration_example_of_the_docs_is_what_pcsc_config_prints(
     (project / "obligations").mkdir(parents=True)
     (project / "pcsc.toml").write_text('lib_path = ["obligations"]\ncoverage = "gate"\n')
     monkeypatch.chdir(project)
-    code, out, _ = run(capsys, "config")
+    code, out, _ = run_cli(capsys, "config")
     assert code == 0 and out.replace(str(tmp_path), "") == block[1]
 
 
@@ -262,11 +250,11 @@ def test_a_configured_postgresql_ledger_is_an_address_not_a_path(
     (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path / "sub")
     assert load_config().ledger == address  # not joined to the file's folder
-    code, out, _ = run(capsys, "config", "--format", "json")
+    code, out, _ = run_cli(capsys, "config", "--format", "json")
     settings = {s["name"]: s for s in json.loads(out)["settings"]}
     assert code == 0 and settings["ledger"] == {"name": "ledger", "value": shown, "from": str(tmp_path / "pcsc.toml")}
     for argv in (["ledger", "head"], ["ledger", "head", "--ledger", address]):
-        code, out, err = run(capsys, *argv)
+        code, out, err = run_cli(capsys, *argv)
         assert code == 1 and "PCSC-E711" in err, err
         assert err.startswith(shown) and "secret" not in err and "no ledger at" not in err, err
     file_ledger = tmp_path / "pcsc.toml"
@@ -282,12 +270,12 @@ def test_pyproject_tool_table_configures_the_compiler(
     table = '[tool.pcsc]\nformat = "json"\ncoverage = "off"\n'
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n' + table)
     monkeypatch.chdir(tmp_path)
-    code, out, _ = run(capsys, "compile", "r.route")
+    code, out, _ = run_cli(capsys, "compile", "r.route")
     assert code == 0
     (packet,) = json.loads(out)["routes"]  # JSON: the table's `format`
     # ... but a configuration file never lowers the policy's coverage mode
     assert packet["verdict"] == "released" and packet["coverage"]["mode_source"] == "policy"
-    code, out, _ = run(capsys, "compile", "r.route", "--coverage", "off")
+    code, out, _ = run_cli(capsys, "compile", "r.route", "--coverage", "off")
     assert json.loads(out)["routes"][0]["verdict"] == "ungated"
 
 
@@ -312,6 +300,6 @@ def test_bad_configuration_is_an_error(
     with pytest.raises(ConfigError, match=message):
         load_config(tmp_path)
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(capsys, "check", str(SPEC_ROUTE))
+    code, _, err = run_cli(capsys, "check", str(SPEC_ROUTE))
     assert code == 1
     assert err.startswith(f"{tmp_path / 'pcsc.toml'}: error: ") and "[PCSC-E407]" in err

@@ -16,17 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.cli import main
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, run_cli
 
 SECRET = "aws_secret_access_key = AKIAEXAMPLESECRET"
 ROUTE = (EXAMPLES / "log_search.route").read_text(encoding="utf-8")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -56,14 +49,14 @@ RUNS = [["check"], ["compile"], ["gate"], ["check", "--jobs", "2"], ["compile", 
 def test_a_link_out_of_a_route_folder_is_refused_and_never_read(
     tree: Path, capsys: pytest.CaptureFixture[str], command: list[str]
 ) -> None:
-    code, out, err = run(capsys, *command, "routes")
+    code, out, err = run_cli(capsys, *command, "routes")
     assert code == 1
     assert "AKIAEXAMPLESECRET" not in out + err
     assert "routes/creds.route: error: routes/creds.route is a link to" in err and "[PCSC-E408]" in err
     assert "other" not in out  # the linked folder is not entered
     if command[0] == "report":
         return  # HTML only
-    code, out, err = run(capsys, *command, "--format", "json", "routes")
+    code, out, err = run_cli(capsys, *command, "--format", "json", "routes")
     assert "AKIAEXAMPLESECRET" not in out + err
     doc = json.loads(out)
     assert [d["code"] for d in doc["diagnostics"] if d["severity"] == "error"] == ["PCSC-E408"]
@@ -72,25 +65,25 @@ def test_a_link_out_of_a_route_folder_is_refused_and_never_read(
 
 def test_a_link_inside_the_folder_is_read(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tree / "routes" / "creds.route").unlink()
-    code, _, err = run(capsys, "check", "routes")
+    code, _, err = run_cli(capsys, "check", "routes")
     assert code == 0 and "ok: 2 routes checked" in err  # a.route and its link
 
 
 def test_a_file_named_on_the_command_line_is_read_as_named(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     link = tree / "mine.route"
     link.symlink_to(tree / "elsewhere" / "other.route")
-    assert run(capsys, "check", str(link))[0] == 0
+    assert run_cli(capsys, "check", str(link))[0] == 0
 
 
 def test_a_loop_of_links_is_no_crash(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     loop = tree / "routes" / "loop.route"
     loop.symlink_to(loop)
-    code, _, err = run(capsys, "check", "routes")
+    code, _, err = run_cli(capsys, "check", "routes")
     assert code == 1 and "PCSC-E105" in err and "internal error" not in err
 
 
 def test_blind_copies_nothing_through_a_link_out(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "blind", "routes", "-o", "blinded", "--map", "map.json")
+    code, out, err = run_cli(capsys, "blind", "routes", "-o", "blinded", "--map", "map.json")
     assert code == 1 and "[PCSC-E408]" in err
     assert not (tree / "blinded").exists() and not (tree / "map.json").exists()
     assert "AKIAEXAMPLESECRET" not in out + err
@@ -103,7 +96,7 @@ def test_fmt_neither_reads_nor_rewrites_a_file_through_a_link_out(
     messy = "route other {\nas_of 2014-01-15\n}\n"
     outside.write_text(messy, encoding="utf-8")
     (tree / "routes" / "messy.route").symlink_to(outside)
-    code, out, err = run(capsys, "fmt", "routes")
+    code, out, err = run_cli(capsys, "fmt", "routes")
     assert code == 1 and err.count("[PCSC-E408]") == 2  # creds.route and messy.route
     assert outside.read_text(encoding="utf-8") == messy
     assert "AKIAEXAMPLESECRET" not in out + err
@@ -114,7 +107,7 @@ def test_policy_test_folders_refuse_a_link_out(tree: Path, capsys: pytest.Captur
     tests.mkdir(parents=True)
     shutil.copy(ROOT / "policies" / "venture" / "1.0.0.toml", tree / "policies" / "venture" / "1.0.0.toml")
     (tests / "leak.pcsctest.toml").symlink_to(tree / "home" / ".aws" / "credentials")
-    code, out, err = run(capsys, "test", str(tests))
+    code, out, err = run_cli(capsys, "test", str(tests))
     assert code == 1 and "[PCSC-E408]" in err and "AKIAEXAMPLESECRET" not in out + err
 
 

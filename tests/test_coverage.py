@@ -23,12 +23,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pcsc.analysis.seams.splice import splice, splice_text
-from pcsc.cli import main
 from pcsc.compiler.session import Compiled, Session
 from pcsc.coverage import Coverage, DeltaCoverage
 from pcsc.policy.load import PolicyStore
 from pcsc.render.packet import compile_packet
-from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE, pin_libraries
+from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE, pin_libraries, run_cli
 
 pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
 
@@ -68,12 +67,6 @@ def row(c: Compiled, transition: str, field: str) -> DeltaCoverage:
 
 def coverage_set(cov: Coverage) -> set[tuple[str, str, bool | None, str | None]]:
     return {(d.transition, d.delta.field, d.covered, d.by) for _, ds in cov.transitions for d in ds}
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def spec_hand() -> dict[str, float]:
@@ -269,7 +262,6 @@ def test_gate_mode_from_the_command_line_on_a_covered_route() -> None:
     assert c is not None
     assert c.decision.verdict == "released" and c.decision.score == c.numbers.score
     assert (c.decision.mode, c.decision.mode_source) == ("dock", "command line")
-
 
 
 def test_cli_coverage_dock(spliced_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,16 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.cli import main
-from tests.conftest import ROOT, SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE, run_cli
 
 DOCS = ROOT / "docs"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def paragraph(page: Path, needle: str) -> str:
@@ -50,7 +43,7 @@ def test_an_unlisted_tier_is_refused_as_the_docs_say(capsys: pytest.CaptureFixtu
     text = SPEC_ROUTE.read_text(encoding="utf-8")
     route.write_text(text.replace("tier      2", "tier      4", 1), encoding="utf-8")
     for command in ("check", "compile"):
-        code, out, err = run(capsys, command, str(route), "--format", "json")
+        code, out, err = run_cli(capsys, command, str(route), "--format", "json")
         assert code == 1, (command, out, err)
         found = [d for d in json.loads(out)["diagnostics"] if d["code"] == "PCSC-E307"]
         assert found and "gives no weight" in found[0]["message"], out
@@ -101,7 +94,7 @@ def test_graph_routes_are_drawn_in_columns_and_lanes_as_graph_md_says(
     said = paragraph(DOCS / "graph.md", "is drawn in columns and lanes")
     assert "longest" in said and "topmost lane" in said and "same width" in said
     monkeypatch.chdir(ROOT)
-    code, svg, err = run(capsys, "graph", str(path.relative_to(ROOT)), "--format", "svg")
+    code, svg, err = run_cli(capsys, "graph", str(path.relative_to(ROOT)), "--format", "svg")
     assert code == 0, err
     (route,) = Session().routes_from_text(path.read_text(encoding="utf-8"), path.name, path.parent)
     states = [s.name for s in route.states]
@@ -135,7 +128,7 @@ def test_graph_routes_are_drawn_in_columns_and_lanes_as_graph_md_says(
 
 def test_a_chain_is_one_row(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    code, svg, _ = run(capsys, "graph", "examples/devtools_api.route", "--format", "svg")
+    code, svg, _ = run_cli(capsys, "graph", "examples/devtools_api.route", "--format", "svg")
     boxes = _boxes(svg)
     assert code == 0 and len({b[2] for b in boxes}) == 1
     assert [b[1] for b in boxes] == sorted(b[1] for b in boxes)
@@ -171,8 +164,8 @@ def test_the_cache_info_example_has_the_programs_lines(
     base.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_CACHE_HOME", str(base))
     monkeypatch.chdir(ROOT)
-    assert run(capsys, "check", "-q", "examples/cohort")[0] == 0
-    printed = run(capsys, "cache", "info")[1] + "$ pcsc cache clear\n" + run(capsys, "cache", "clear")[1]
+    assert run_cli(capsys, "check", "-q", "examples/cohort")[0] == 0
+    printed = run_cli(capsys, "cache", "info")[1] + "$ pcsc cache clear\n" + run_cli(capsys, "cache", "clear")[1]
     block = _block_after(DOCS / "cli.md", "(documents `cache-info` and `cache-clear`")
 
     def shape(text: str, home: str) -> list[str]:
@@ -219,9 +212,33 @@ def test_the_config_example_is_what_pcsc_config_prints(
     (project / "pcsc.toml").write_text('lib_path = ["obligations"]\ncoverage = "gate"\n', encoding="utf-8")
     monkeypatch.chdir(project)
     monkeypatch.delenv("PCSC_DOCS_URL", raising=False)
-    code, out, _ = run(capsys, "config")
+    code, out, _ = run_cli(capsys, "config")
     shown = _block_after(DOCS / "cli.md", "each came from:").removeprefix("$ pcsc config\n")
     assert code == 0 and out.rstrip("\n").replace(str(project), "/work/project") == shown
+
+
+def test_the_config_files_example_is_a_configuration_with_every_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/cli.md's `pcsc.toml`, written as it is: accepted, and it sets every setting
+    `pcsc config` lists, each from the file, with the documented value."""
+    project = tmp_path / "project"
+    for folder in ("obligations", "policies", "forecasts"):
+        (project / folder).mkdir(parents=True)
+    text = _block_after(DOCS / "cli.md", "Paths in it are relative to the file's own folder.")
+    assert text.startswith("# pcsc.toml")
+    (project / "pcsc.toml").write_text(text + "\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("PCSC_DOCS_URL", raising=False)
+    code, out, err = run_cli(capsys, "config")  # JSON: the example's `format`
+    assert code == 0, err
+    settings = {s["name"]: s for s in json.loads(out)["settings"]}
+    written = re.findall(r"^(\w+)\s*=", text, re.M)
+    assert sorted(written) == sorted(settings), "the example sets every setting, and only those"
+    assert {s["from"] for s in settings.values()} == {str(project / "pcsc.toml")}
+    assert settings["lib_path"]["value"] == [str(project / "obligations")]  # relative to the file's folder
+    assert settings["ledger"]["value"] == str(project / "forecasts" / "ledger.sqlite")
+    assert settings["docs_url"]["value"] == "https://docs.example/pcsc/"
 
 
 # ---------------------------------------------------------------------- the README's learning loop
@@ -285,13 +302,14 @@ def test_fit_with_nothing_resolved_refuses_and_writes_nothing(
     """It wrote a policy fitted to 0 resolved transitions and exited 0."""
     monkeypatch.chdir(pilot)
     target = pilot / "refused" / "venture" / "1.2.0.toml"
-    code, out, err = run(capsys, "policy", "fit", "--policy", "venture@1.1.0", "--version", "1.2.0", "-o", str(target),
-                         "--as-of", "2012-06-02", "--format", "json")
+    code, out, err = run_cli(capsys, "policy", "fit", "--policy", "venture@1.1.0",
+                             "--version", "1.2.0", "-o", str(target),
+                             "--as-of", "2012-06-02", "--format", "json")
     assert code == 1 and not target.exists(), err
     doc = json.loads(out)
     (d,) = doc["diagnostics"]
     assert d["code"] == "PCSC-E746" and d["file"].endswith("ledger.sqlite") and "no policy written" in d["message"]
-    code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.2.0")
+    code, _, err = run_cli(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.2.0")
     assert code == 1 and "no forecast in the ledger was frozen under venture@1.0.0" in err
 
 
@@ -305,27 +323,27 @@ def test_no_page_installs_pcsc_from_a_package_index() -> None:
 
 
 # ---------------------------------------------------------------------- docs/policy-tests.md
-def test_the_policy_tests_example_has_the_shipped_files_and_cases(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The example shows one failed case among the shipped ones: every other line is
-    a line the program prints, and the counts are the shipped suite's."""
-    monkeypatch.chdir(ROOT)
-    code, out, _ = run(capsys, "test", "policies/")
-    printed = out.splitlines()
-    block = _block_after(DOCS / "policy-tests.md", "After a change that moves a binding step").splitlines()
-    assert code == 0 and block[0] == "$ pcsc test policies/"
-    for line in block[1:]:
-        if line.strip() in ("…",) or line.strip().startswith("expected "):
-            continue
-        if line.startswith("  FAIL   "):
-            assert "  pass   " + line.removeprefix("  FAIL   ") in printed
-        elif re.match(r"\d+ cases in", line):
-            m = re.match(r"(\d+) cases in (\d+) files: (\d+) passed, 1 failed, 0 could not run", line)
-            assert m and int(m[3]) == int(m[1]) - 1
-            assert printed[-1] == f"{m[1]} cases in {m[2]} files: {m[1]} passed, 0 failed, 0 could not run"
-        else:
-            assert line in printed, line
+def test_the_policy_tests_failure_is_what_pcsc_test_prints_after_the_edit(tmp_path: Path) -> None:
+    """The page showed a failure no change could give (`expected binding launch`, a
+    state's name, on a route without such a transition): now it shows the edit, and
+    this runs it on copies of the shipped examples and policies."""
+    import shutil
+
+    from tests import docrun
+
+    for name in ("examples", "policies"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    page = DOCS / "policy-tests.md"
+    (command,) = docrun.workspace(page, tmp_path)  # the page's edit, applied to the copy
+    assert command.line == "pcsc test policies/" and command.exit_code == 1
+    docrun.check_command(command, tmp_path, shipped="obligations")
+    said = paragraph(page, "After a change that moves a binding step")
+    assert "0.7 × 11.9M" in said and "0.1 × 73.3M" in said
+    out = docrun.run("pcsc compile examples/feature_flags.route --format json", tmp_path).stdout
+    (self_serve,) = [r for r in json.loads(out)["routes"] if r["route"] == "self_serve"]
+    moved = {t["name"]: t for t in self_serve["transitions"]}
+    assert f"{round(moved['team_plan']['U'], 4):g} × {moved['team_plan']['D'] / 1e6:.1f}M" == "0.7 × 11.9M"
+    assert f"{round(moved['platform_play']['U'], 4):g} × {moved['platform_play']['D'] / 1e6:.1f}M" == "0.1 × 73.3M"
 
 
 def test_the_coverage_at_check_example_is_what_check_prints(tmp_path: Path) -> None:
@@ -343,7 +361,7 @@ def test_policy_diff_of_the_shipped_versions_is_as_policy_md_says(
 ) -> None:
     said = paragraph(DOCS / "policy.md", "lists the reference classes")
     assert "nothing changed or removed" in said
-    code, out, _ = run(capsys, "policy", "diff", "venture@1.0.0", "venture@1.1.0", "--format", "json")
+    code, out, _ = run_cli(capsys, "policy", "diff", "venture@1.0.0", "venture@1.1.0", "--format", "json")
     doc = json.loads(out)
     assert code == 0 and doc["summary"]["changed"] == doc["summary"]["removed"] == 0
     paths = [c["path"] for c in doc["changes"]]
@@ -355,3 +373,36 @@ def test_policy_diff_of_the_shipped_versions_is_as_policy_md_says(
 def test_the_index_links_every_page() -> None:
     index = (DOCS / "index.md").read_text(encoding="utf-8")
     assert [p.name for p in sorted(DOCS.glob("*.md")) if p.name != "index.md" and f"]({p.name}" not in index] == []
+
+
+# ---------------------------------------------------------------------- the papers' figures in prose
+def test_the_experiments_pages_paper_figures_are_the_programs() -> None:
+    """Each figure of the paper the page states in prose is `PAPER`'s (the table's
+    paper column), with its unit and denominator."""
+    from pcsc.analysis.seams.experiment import PAPER
+
+    page = " ".join((DOCS / "experiments.md").read_text(encoding="utf-8").split())
+
+    def fig(name: str) -> str:
+        return f"{PAPER[name].k}/{PAPER[name].n}"
+
+    routes = [fig(f"phase0_{m}") for m in ("relative_wins", "relative_wins_dock", "fundability_flips",
+                                            "fundability_flips_dock")]
+    splices = [fig(f"phase0_sign_flips_{m}") for m in ("zero_drift", "with_drift")]
+    assert {PAPER[f"phase0_{m}"].unit for m in ("relative_wins", "fundability_flips_dock")} == {"routes"}
+    assert (f"The paper's Phase 0 figures ({', '.join(routes[:3])} and {routes[3]} routes; {' and '.join(splices)} "
+            "splices for the drift reconciliation)") in page
+    seeded, edges = PAPER["ladder_seeded_seam_detections"], PAPER["ladder_honest_edge_flags"]
+    assert f"The paper counts its ladder in {seeded.n} {seeded.unit} and {edges.n} {edges.unit}" in page
+    assert seeded.k is edges.k is None and "Its detection and flag counts are not in the material" in page
+
+
+def test_the_readmes_table_2_counts_are_the_tables() -> None:
+    import csv
+
+    with (ROOT / "examples" / "routecast_table_a1.csv").open(encoding="utf-8", newline="") as f:
+        buckets = [row["outcome_bucket"] for row in csv.DictReader(f)]
+    positive, negative = sum(b in ("S+", "+") for b in buckets), buckets.count("-")
+    said = paragraph(ROOT / "README.md", "This is the grading of the RouteCast paper's Table 2")
+    assert f"(its {positive + negative} cases: {positive} positive, {negative} negative)" in said
+    assert "not in the material this project ships" in said

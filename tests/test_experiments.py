@@ -65,8 +65,8 @@ def test_wilson_matches_the_papers_published_intervals(k: int, n: int, published
 
 def test_the_pages_rate_example_is_the_programs() -> None:
     low, high = rate(21, 26)["wilson95"]
-    assert f'{{"k": 21, "n": 26, "wilson95": [{low:.4f}, {high:.4f}]}}' in (ROOT / "docs" / "experiments.md").read_text(
-        encoding="utf-8")
+    assert f'{{"k": 21, "n": 26, "wilson95": [{low!r}, {high!r}]}}' in (ROOT / "docs" / "experiments.md").read_text(
+        encoding="utf-8")  # as printed: the bounds unrounded
 
 
 def test_wilson_edges() -> None:
@@ -141,7 +141,17 @@ def test_phase0_arms(cohort: tuple[list[RouteSeams], Session]) -> None:
         costs = {t.name: t.cost.c for t in r.compiled.numbers.transitions}
         assert by_cost.arm == "max-cost" and costs[by_cost.transition] == max(costs[s.transition] for s in r.seams)
         assert drawn.arm == "random" and drawn.k in {s.k for s in r.seams}
-    assert phase0(results, 7) == phase0(results, 7), "same seed, same arms"
+    # Same seed, same arms: each route's draw depends on the seed and that route alone,
+    # not on the other routes or their order (a generator shared along the list would
+    # draw otherwise for a route compiled alone or in reverse order).
+    seeded = phase0(results, 7)
+    assert seeded.seed == 7
+    random_arm = {a.route: a.k for a in seeded.arms if a.arm == "random"}
+    assert len(random_arm) == len([r for r in results if r.seams]) > 1
+    assert {a.route: a.k for a in phase0(results[::-1], 7).arms if a.arm == "random"} == random_arm
+    for r in results:
+        alone = [a.k for a in phase0([r], 7).arms if a.arm == "random"]
+        assert alone == ([random_arm[r.compiled.route.name]] if r.seams else [])
     drawn_by = {seed: [a.k for a in phase0(results, seed).arms if a.arm == "random"] for seed in (1, 2, 3)}
     assert len({tuple(v) for v in drawn_by.values()}) > 1, "the seed chooses the random arm"
 

@@ -19,17 +19,11 @@ from pcsc.cli import main
 from pcsc.lang.syntax import parser
 from pcsc.lang.syntax.limits import MAX_LINE
 from tests import docrun
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, run_cli
 
 BASE = (EXAMPLES / "log_search.route").read_text(encoding="utf-8")
 THRESHOLD = "threshold  developers >= 1.5k\n"
 CONJUNCT = "developers >= 1.5k usd"  # E301: a count takes no unit
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def with_threshold(tmp_path: Path, conjuncts: int, name: str = "flood.route") -> Path:
@@ -44,17 +38,17 @@ def test_a_diagnostic_at_every_conjunct_of_a_line_is_reported_once_with_a_count(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = with_threshold(tmp_path, 360)  # a line of 9,743 characters: under the limit
-    code, out, err = run(capsys, "check", str(path))
+    code, out, err = run_cli(capsys, "check", str(path))
     assert code == 1
     assert err.count("[PCSC-E301]") == 1
     assert f"{path}:29:34: error: field `developers` is of type count" in err  # the first site, located
     assert "note: the same 359 more times on this line" in err
     assert len(err) < 2_000  # before: 360 copies of the line, 3.5 MB
     # JSON and SARIF say it once too, with the count
-    code, out, _ = run(capsys, "check", "--format", "json", str(path))
+    code, out, _ = run_cli(capsys, "check", "--format", "json", str(path))
     (e301,) = [d for d in json.loads(out)["diagnostics"] if d["code"] == "PCSC-E301"]
     assert e301["repeats"] == 359 and (e301["line"], e301["column"]) == (29, 34)
-    code, out, _ = run(capsys, "check", "--format", "sarif", str(path))
+    code, out, _ = run_cli(capsys, "check", "--format", "sarif", str(path))
     (result,) = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == "PCSC-E301"]
     assert result["occurrenceCount"] == 360
 
@@ -68,7 +62,7 @@ def test_a_long_route_of_such_lines_gives_little_output(tmp_path: Path, capsys: 
     path = tmp_path / "long.route"
     path.write_text(head + copies + sep + tail, encoding="utf-8")
     assert path.stat().st_size > 200_000
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 1 and err.count("[PCSC-E301]") == 25
     assert len(err) < 20_000, len(err)  # before: about 80 MB
 
@@ -85,7 +79,7 @@ def test_a_line_over_the_limit_is_refused_before_it_is_lexed(
     monkeypatch.setattr(parser, "_parse_typed", no_lexing)
     monkeypatch.setattr(parser, "get_parser", no_lexing)
     start = time.process_time()
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert time.process_time() - start < 3  # before: 27 s
     assert code == 1
     assert f"{path}:2:{MAX_LINE + 1}: error: line 2 is 9,900,000 characters long; the limit is 10,000" in err
@@ -98,9 +92,9 @@ def test_every_long_line_is_counted_and_a_line_at_the_limit_is_read(
     comment = "# " + "c" * (MAX_LINE - 2) + "\n"  # exactly MAX_LINE characters
     path = tmp_path / "at.route"
     path.write_text(comment + BASE, encoding="utf-8")
-    assert run(capsys, "check", str(path))[0] == 0
+    assert run_cli(capsys, "check", str(path))[0] == 0
     path.write_text(comment.replace("#", "##", 1) * 3 + BASE, encoding="utf-8")
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 1 and "line 1 is 10,001 characters long; the limit is 10,000 (2 more lines are too)" in err
 
 
@@ -110,7 +104,7 @@ def test_a_snippet_is_cut_around_its_span(tmp_path: Path, capsys: pytest.Capture
     padding = " and ".join(["developers >= 1"] * 300)
     path = tmp_path / "far.route"
     path.write_text(BASE.replace(THRESHOLD, f"threshold  {padding} and developers >= 7 usd\n", 1), encoding="utf-8")
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 1
     lines = err.splitlines()
     i = next(i for i, line in enumerate(lines) if "[PCSC-E301]" in line)
@@ -129,16 +123,16 @@ def test_output_stops_at_max_diagnostics_and_says_what_was_cut(
     text = BASE.replace("            storage   4 * 3k usd\n", "            storage   4 * 3k usd\n" + items, 1)
     path = tmp_path / "many.route"
     path.write_text(text, encoding="utf-8")
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 1
     assert err.count("[PCSC-E301]") == 100
     assert err.rstrip().endswith("pcsc: 52 more diagnostics not shown (50 errors and 2 warnings): "
                                  "--max-diagnostics 0 prints them all")
-    _, _, every = run(capsys, "check", "--max-diagnostics", "0", str(path))
+    _, _, every = run_cli(capsys, "check", "--max-diagnostics", "0", str(path))
     assert every.count("[PCSC-E301]") == 150 and "not shown" not in every
-    _, _, few = run(capsys, "check", "--max-diagnostics", "3", str(path))
+    _, _, few = run_cli(capsys, "check", "--max-diagnostics", "3", str(path))
     assert few.count("[PCSC-E301]") == 3 and "149 more diagnostics not shown (147 errors and 2 warnings)" in few
-    _, out, _ = run(capsys, "check", "--format", "json", "--max-diagnostics", "3", str(path))
+    _, out, _ = run_cli(capsys, "check", "--format", "json", "--max-diagnostics", "3", str(path))
     assert sum(d["code"] == "PCSC-E301" for d in json.loads(out)["diagnostics"]) == 150
     assert main(["check", "--max-diagnostics", "-1", str(path)]) == 2
 

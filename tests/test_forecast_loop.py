@@ -17,7 +17,7 @@ import pytest
 from pcsc.cli import main
 from pcsc.forecast.learn import Comparison, compare, fit, held_out, w_aware_prior
 from pcsc.policy.load import PolicyStore
-from tests.conftest import SPEC_ROUTE
+from tests.conftest import SPEC_ROUTE, run_cli
 
 TODAY = dt.datetime.now(dt.UTC).date()
 AS_OF = TODAY - dt.timedelta(days=30)
@@ -71,16 +71,10 @@ outcome = "-"
     return str(path)
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture
 def loop(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     ledger = tmp_path / "ledger.sqlite"
-    code, _, err = run(capsys, "freeze", *write_routes(tmp_path), "--ledger", str(ledger))
+    code, _, err = run_cli(capsys, "freeze", *write_routes(tmp_path), "--ledger", str(ledger))
     assert code == 0, err
     return ledger
 
@@ -89,8 +83,8 @@ def test_resolve_stores_outcomes_once_and_resolves_every_status(
     loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = outcomes(tmp_path)
-    code, out, err = run(capsys, "resolve", path, "--ledger", str(loop), "--as-of", FAR.isoformat(),
-                         "--format", "json")
+    code, out, err = run_cli(capsys, "resolve", path, "--ledger", str(loop), "--as-of", FAR.isoformat(),
+                             "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["stored"] == 5
@@ -99,16 +93,17 @@ def test_resolve_stores_outcomes_once_and_resolves_every_status(
     assert status[("devtools_api", "monetize")] == "positive"
     assert status[("rival_api", "launch")] == "negative"
     assert status[("rival_api", "monetize")] == "censored"
-    code, out, _ = run(capsys, "resolve", path, "--ledger", str(loop), "--as-of", FAR.isoformat(), "--format", "json")
+    code, out, _ = run_cli(capsys, "resolve", path, "--ledger", str(loop), "--as-of", FAR.isoformat(),
+                           "--format", "json")
     assert code == 0 and json.loads(out)["stored"] == 0  # nothing is stored twice
-    code, out, _ = run(capsys, "ledger", "verify", "--ledger", str(loop))
+    code, out, _ = run_cli(capsys, "ledger", "verify", "--ledger", str(loop))
     assert code == 0 and "intact" in out
 
 
 def test_evaluate_grades_the_frozen_forecasts(loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
-    code, out, err = run(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat(),
-                         "--bootstrap", "500", "--seed", "7", "--format", "json")
+    run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat(),
+                             "--bootstrap", "500", "--seed", "7", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
     names = [s["name"] for s in doc["scorers"]]
@@ -136,9 +131,9 @@ def test_evaluate_refuses_a_forecast_frozen_after_its_outcome(
     loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     early = outcomes(tmp_path, first=-20)  # observations and labels dated before the freeze
-    code, _, err = run(capsys, "resolve", early, "--ledger", str(loop), "--as-of", FAR.isoformat())
+    code, _, err = run_cli(capsys, "resolve", early, "--ledger", str(loop), "--as-of", FAR.isoformat())
     assert code == 0, err
-    code, out, err = run(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat())
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(loop), "--as-of", FAR.isoformat())
     assert code == 1
     assert "Traceback" not in err
     frozen = re.search(r"forecast frozen (\S+Z)", err)
@@ -148,41 +143,42 @@ def test_evaluate_refuses_a_forecast_frozen_after_its_outcome(
 
 def test_evaluate_refuses_options_of_the_score_table_mode(loop: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for extra, flag in ((["--plot", "x.png"], "--plot"), (["--id", "x"], "--id"), (["--positive", "+"], "--positive")):
-        code, out, err = run(capsys, "evaluate", "--ledger", str(loop), *extra)
+        code, out, err = run_cli(capsys, "evaluate", "--ledger", str(loop), *extra)
         assert (code, out) == (2, "") and f"{flag} does not apply without --scores" in err
 
 
 def test_ledger_errors_are_diagnostics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "none.sqlite"
-    code, out, err = run(capsys, "evaluate", "--ledger", str(missing))
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(missing))
     assert (code, out) == (1, "")
     assert err == f"{missing}: error: no ledger at {missing} (`pcsc freeze` creates one) [PCSC-E711]\n"
-    code, out, err = run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(missing), "--format", "json")
+    code, out, err = run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", str(missing), "--format", "json")
     doc = json.loads(out)
     assert (code, err, doc["ok"]) == (1, "", False) and doc["schema"]["kind"] == "resolve"
     assert [d["code"] for d in doc["diagnostics"]] == ["PCSC-E711"] and len(doc["errors"]) == 1
 
 
 def test_nothing_to_grade_and_the_envelope(loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "evaluate", "--ledger", str(loop))
+    code, _, err = run_cli(capsys, "evaluate", "--ledger", str(loop))
     assert code == 1 and err.startswith(f"{loop}: error: nothing to grade") and err.endswith("[PCSC-E742]\n")
     path = outcomes(tmp_path)
-    code, out, _ = run(capsys, "resolve", path, "--ledger", str(loop), "--as-of", FAR.isoformat(), "--format", "json")
+    code, out, _ = run_cli(capsys, "resolve", path, "--ledger", str(loop), "--as-of", FAR.isoformat(),
+                           "--format", "json")
     doc = json.loads(out)
     assert code == 0 and doc["ok"] is True and doc["errors"] == [] and doc["warnings"] == []
     assert [i["path"] for i in doc["inputs"]] == [path]
     report = tmp_path / "shown.txt"
-    code, out, _ = run(capsys, "ledger", "show", "--ledger", str(loop), "-o", str(report))
+    code, out, _ = run_cli(capsys, "ledger", "show", "--ledger", str(loop), "-o", str(report))
     assert (code, out) == (0, "") and report.read_text(encoding="utf-8").startswith(f"{loop}: 2 forecasts")
 
 
 def test_policy_fit_is_a_beta_binomial_update_and_compare_decides(
     loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
+    run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", str(loop), "--as-of", FAR.isoformat())
     target = tmp_path / "policies" / "venture" / "1.0.1.toml"
-    code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.1",
-                       "--ledger", str(loop), "--as-of", FAR.isoformat(), "--holdout", "0", "-o", str(target))
+    code, _, err = run_cli(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.1",
+                           "--ledger", str(loop), "--as-of", FAR.isoformat(), "--holdout", "0", "-o", str(target))
     assert code == 0, err
     doc = tomllib.loads(target.read_text(encoding="utf-8"))
     assert doc["policy"]["extends"] == "venture@1.0.0"
@@ -202,11 +198,11 @@ def test_policy_fit_is_a_beta_binomial_update_and_compare_decides(
     assert doc["priors"]["devtools/first-revenue"]["p"] == pytest.approx(
         w_aware_prior([W["monetize"]], [True], 0.30, 20), abs=1e-6)
     assert "devtools/scale" not in doc["priors"]  # nothing resolved: unchanged, not written
-    code, out, _ = run(capsys, "policy", "check", str(target))
+    code, out, _ = run_cli(capsys, "policy", "check", str(target))
     assert code == 0 and "venture@1.0.1" in out
-    code, out, err = run(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path",
-                         str(tmp_path / "policies"), "--ledger", str(loop), "--as-of", FAR.isoformat(),
-                         "--holdout", "1", "--format", "json")
+    code, out, err = run_cli(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path",
+                             str(tmp_path / "policies"), "--ledger", str(loop), "--as-of", FAR.isoformat(),
+                             "--holdout", "1", "--format", "json")
     assert code == 0, err
     result = json.loads(out)
     assert result["transitions"] == 3 and result["brier_new"] < result["brier_old"] and result["promote"] is True
@@ -273,10 +269,10 @@ def test_evaluate_warns_when_it_pools_forecasts_of_several_policies(
     rules together: evaluate says so (PCSC-W751), as `pcsc rank` does; one policy: no warning."""
     a, b = write_routes(tmp_path)
     ledger = tmp_path / "ledger.sqlite"
-    assert run(capsys, "freeze", a, b, "--ledger", str(ledger))[0] == 0
-    run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(ledger), "--as-of", FAR.isoformat())
+    assert run_cli(capsys, "freeze", a, b, "--ledger", str(ledger))[0] == 0
+    run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", str(ledger), "--as-of", FAR.isoformat())
     argv = ("evaluate", "--ledger", str(ledger), "--as-of", FAR.isoformat(), "--bootstrap", "200")
-    code, _, err = run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 0 and "PCSC-W751" not in err
 
     other = tmp_path / "other"
@@ -284,12 +280,12 @@ def test_evaluate_warns_when_it_pools_forecasts_of_several_policies(
     a, b = write_routes(other)
     Path(b).write_text(Path(b).read_text(encoding="utf-8").replace('"venture@1.0.0"', '"venture@1.1.0"'), "utf-8")
     pooled = other / "ledger.sqlite"
-    assert run(capsys, "freeze", a, b, "--ledger", str(pooled))[0] == 0
-    run(capsys, "resolve", outcomes(other), "--ledger", str(pooled), "--as-of", FAR.isoformat())
-    code, out, err = run(capsys, "evaluate", "--ledger", str(pooled), *argv[3:])
+    assert run_cli(capsys, "freeze", a, b, "--ledger", str(pooled))[0] == 0
+    run_cli(capsys, "resolve", outcomes(other), "--ledger", str(pooled), "--as-of", FAR.isoformat())
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(pooled), *argv[3:])
     assert code == 0 and "AUC" in out  # still graded: a warning, as rank's
     [warning] = [line for line in err.splitlines() if "PCSC-W751" in line]
     assert warning.startswith(f"{pooled}: warning: forecasts graded together use 2 policies: venture@1.0.0 (sha256 ")
     assert "venture@1.1.0 (sha256 " in warning and "(devtools_api)" in warning and "(rival_api)" in warning
-    code, out, _ = run(capsys, "evaluate", "--ledger", str(pooled), *argv[3:], "--format", "json")
+    code, out, _ = run_cli(capsys, "evaluate", "--ledger", str(pooled), *argv[3:], "--format", "json")
     assert [d["code"] for d in json.loads(out)["diagnostics"]] == ["PCSC-W751"]

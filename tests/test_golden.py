@@ -19,12 +19,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_cli
 from tests.regen_golden import GOLDEN, KINDS, examples, golden_path, render
 
 EXAMPLES = examples()
@@ -61,6 +64,50 @@ def test_golden_packets_are_well_formed() -> None:
         for route in packet["routes"]:
             assert route["file"] == example
             assert len(route["transitions"]) >= 1
+
+
+def _steps(route: dict[str, Any]) -> dict[str, Any]:
+    """A certificate route's step values by symbol: a number's float, else the value."""
+    return {s["symbol"]: s["value"]["f"] if "f" in s["value"] else s["value"]["v"] for s in route["steps"]}
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_golden_packet_numbers_are_the_independent_checkers(example: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The golden packet's numbers are not only what the compiler wrote last time: each
+    one is the value the certificate checker (pcsc/certify/check.py, which imports nothing
+    of pcsc and recomputes every step from the route text and the policy file in exact
+    rationals) accepts for that step. The certificate is written beside a copy of the
+    example; `verify-cert` must pass, then every golden number must be its step's."""
+    route_file = tmp_path / Path(example).name
+    shutil.copy(ROOT / example, route_file)
+    cert = tmp_path / "cert.json"
+    code, _, err = run_cli(capsys, "compile", str(route_file), "--cert", str(cert))
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "verify-cert", str(cert))
+    assert code == 0 and out.startswith("verified"), out + err
+    checked = {r["route"]: r for r in json.loads(cert.read_text(encoding="utf-8"))["routes"]}
+    packet = json.loads(golden_path(example, "packet").read_text(encoding="utf-8"))
+    assert sorted(checked) == sorted(r["route"] for r in packet["routes"])
+    for route in packet["routes"]:
+        cert_route = checked[route["route"]]
+        steps = _steps(cert_route)
+        names = [t["name"] for t in route["transitions"]]
+        n = len(names)
+        decision = cert_route["decision"]
+        assert (route["verdict"], route["score"]) == (decision["verdict"], (decision["score"] or {}).get("f"))
+        assert route["ungated_score"] == steps["score"] == steps["R_0"]
+        assert route["value"] == steps["V"] == steps[f"R_{n}"]
+        assert route["flat_product"] == steps["flat_product"]
+        assert (route["criteria_score"], route["bucket"], route["eligible"]) == (
+            steps.get("T"), steps.get("bucket"), steps["eligible"])
+        assert route["binding"]["transition"] == names[steps["binding"]]
+        assert [e["name"] for e in route["evidence"] if e["admitted"]] == cert_route["admissible_evidence"]
+        for i, t in enumerate(route["transitions"]):
+            k = t["name"]
+            for key in ("p_prior", "W", "p", "budget", "floor_class", "floor_delta", "c", "U", "D"):
+                assert t[key] == steps[f"{k}.{key}"], (route["route"], k, key)
+            assert t["R_next"] == steps[f"R_{i + 1}"], (route["route"], k)
 
 
 def _run(args: list[str], hash_seed: str) -> bytes:

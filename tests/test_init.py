@@ -9,15 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.cli import main
 from pcsc.cli.scaffold import Project, files
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
+from tests.conftest import run_cli
 
 EXPECTED = (
     "pcsc.toml",
@@ -32,7 +25,7 @@ def test_init_scaffolds_a_project_that_checks_gates_and_compiles(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = tmp_path / "proj"
-    code, out, err = run(capsys, "init", str(project))
+    code, out, err = run_cli(capsys, "init", str(project))
     assert code == 0, err
     for rel in EXPECTED:
         assert (project / rel).is_file(), rel
@@ -45,38 +38,38 @@ def test_init_scaffolds_a_project_that_checks_gates_and_compiles(
     assert f'[libraries.myproject]\nversion = "1.0.0"\nsha256 = "{library}"\n' in policy
 
     monkeypatch.chdir(project)  # so that its pcsc.toml applies
-    code, _, err = run(capsys, "check", "routes/")
+    code, _, err = run_cli(capsys, "check", "routes/")
     assert code == 0, err
     assert "error" not in err
-    code, out, err = run(capsys, "gate", "routes/")
+    code, out, err = run_cli(capsys, "gate", "routes/")
     assert code == 0, err
     assert "example: released" in out
-    code, out, err = run(capsys, "compile", "--format", "json", "routes/")
+    code, out, err = run_cli(capsys, "compile", "--format", "json", "routes/")
     assert code == 0, err
     (route,) = json.loads(out)["routes"]
     assert route["verdict"] == "released"
     assert route["policy"]["id"] == "myproject"
     assert isinstance(route["score"], float) and route["score"] > 0
-    code, out, err = run(capsys, "fmt", "--check", "routes/", "obligations/")
+    code, out, err = run_cli(capsys, "fmt", "--check", "routes/", "obligations/")
     assert code == 0, out + err
-    code, out, err = run(capsys, "test", "policies/")
+    code, out, err = run_cli(capsys, "test", "policies/")
     assert code == 0, out + err
     assert "2 passed, 0 failed" in out
-    code, out, err = run(capsys, "policy", "check", "myproject@1.0.0")
+    code, out, err = run_cli(capsys, "policy", "check", "myproject@1.0.0")
     assert code == 0, err
 
 
 def test_init_twice_refuses_and_names_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "init", str(tmp_path))[0] == 0
+    assert run_cli(capsys, "init", str(tmp_path))[0] == 0
     route = tmp_path / "routes" / "example.route"
     route.write_text("# mine\n", encoding="utf-8")
-    code, out, err = run(capsys, "init", str(tmp_path))
+    code, out, err = run_cli(capsys, "init", str(tmp_path))
     assert code == 1
     assert "PCSC-E811" in err
     for rel in EXPECTED:
         assert str(tmp_path / rel) in err
     assert route.read_text(encoding="utf-8") == "# mine\n", "an existing file was overwritten"
-    code, out, err = run(capsys, "init", str(tmp_path), "--format", "json")
+    code, out, err = run_cli(capsys, "init", str(tmp_path), "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["schema"]["kind"] == "init" and doc["ok"] is False
     assert sorted(doc["existing"]) == sorted(str(tmp_path / rel) for rel in EXPECTED)
@@ -87,7 +80,7 @@ def test_force_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     route = tmp_path / "routes" / "example.route"
     route.parent.mkdir()
     route.write_text("# mine\n", encoding="utf-8")
-    code, out, err = run(capsys, "init", str(tmp_path), "--force")
+    code, out, err = run_cli(capsys, "init", str(tmp_path), "--force")
     assert code == 0, err
     assert f"overwrote {route}" in err
     assert route.read_text(encoding="utf-8").startswith("# routes/example.route")
@@ -96,7 +89,7 @@ def test_force_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_name_sets_the_library_policy_and_classes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run(capsys, "init", str(tmp_path), "--name", "acme-labs")
+    code, _, err = run_cli(capsys, "init", str(tmp_path), "--name", "acme-labs")
     assert code == 0, err
     assert (tmp_path / "obligations" / "acme_labs.obl").is_file()  # libraries are named by identifiers
     assert (tmp_path / "policies" / "acme-labs" / "1.0.0.toml").is_file()
@@ -104,12 +97,12 @@ def test_name_sets_the_library_policy_and_classes(
     assert 'policy  "acme-labs@1.0.0"' in text and "uses    acme_labs" in text
     assert '"acme-labs/first-users"' in text
     monkeypatch.chdir(tmp_path)
-    assert run(capsys, "gate", "routes/")[0] == 0
+    assert run_cli(capsys, "gate", "routes/")[0] == 0
 
 
 @pytest.mark.parametrize("name", ["Acme", "a b", "", "x/y", "é"])
 def test_a_bad_name_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
-    code, _, err = run(capsys, "init", str(tmp_path), "--name", name)
+    code, _, err = run_cli(capsys, "init", str(tmp_path), "--name", name)
     assert code == 2
     assert "--name" in err
     assert not any(tmp_path.iterdir())
@@ -118,7 +111,7 @@ def test_a_bad_name_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_a_file_as_dir_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "file"
     target.write_text("", encoding="utf-8")
-    assert run(capsys, "init", str(target))[0] == 2
+    assert run_cli(capsys, "init", str(target))[0] == 2
 
 
 def test_a_leading_digit_gives_an_identifier() -> None:

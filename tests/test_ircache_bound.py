@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.cli import main
 from pcsc.compiler.ircache import MAX_ENTRIES, MAX_MB, Entry, IRCache, Limits, cache_folder
 from pcsc.render import schemas
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, run_cli
 
 
 @pytest.fixture
@@ -31,15 +30,9 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def entry(i: int, size: int = 100) -> Entry:
     key = hashlib.sha256(str(i).encode()).hexdigest()
-    return Entry(key, b"x" * size, (), (), ())
+    return Entry(key, b"x" * size, (), ())
 
 
 def stored(folder: Path) -> set[str]:
@@ -76,18 +69,18 @@ def test_a_run_over_a_cohort_stays_within_the_bound(
     monkeypatch.setenv("PCSC_CACHE_MAX_ENTRIES", "5")
     routes = sorted(str(p.relative_to(ROOT)) for p in (EXAMPLES / "cohort").glob("*.route"))
     assert len(routes) > 5
-    code, _, err = run(capsys, "check", "-q", *routes)
+    code, _, err = run_cli(capsys, "check", "-q", *routes)
     assert code == 0, err
     assert 0 < len(stored(cache)) <= 5
     # the last files read are the ones kept
-    code, out, _ = run(capsys, "cache", "info", "--format", "json")
+    code, out, _ = run_cli(capsys, "cache", "info", "--format", "json")
     doc = json.loads(out)
     schemas.validate(doc)
     assert code == 0 and doc["entries"] == len(stored(cache)) and doc["limits"]["entries"] == 5
 
 
 def test_the_defaults_are_the_documented_ones(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "cache", "info", "--format", "json")
+    code, out, _ = run_cli(capsys, "cache", "info", "--format", "json")
     doc = json.loads(out)
     assert doc["limits"] == {"entries": MAX_ENTRIES, "bytes": MAX_MB * 2**20}
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
@@ -100,7 +93,7 @@ def test_a_bad_bound_is_a_usage_error(
     cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
     monkeypatch.setenv("PCSC_CACHE_MAX_MB", value)
-    code, _, err = run(capsys, "check", str(EXAMPLES / "devtools_api.route"))
+    code, _, err = run_cli(capsys, "check", str(EXAMPLES / "devtools_api.route"))
     assert code == 2 and "PCSC_CACHE_MAX_MB" in err and "Traceback" not in err
 
 
@@ -108,7 +101,7 @@ def test_clear_removes_what_pcsc_caches_and_nothing_else(
     cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
-    run(capsys, "check", "-q", "examples/devtools_api.route")
+    run_cli(capsys, "check", "-q", "examples/devtools_api.route")
     before = stored(cache)
     assert before
     tables = cache.parent / f"grammar-typed-{'0' * 20}.cache"  # (this process made its own elsewhere)
@@ -117,14 +110,14 @@ def test_clear_removes_what_pcsc_caches_and_nothing_else(
     mine.write_text("not pcsc's")
     (cache / "ab").mkdir(exist_ok=True)
     (cache / "ab" / "keep.pickle").write_bytes(b"a name pcsc does not write")
-    code, out, _ = run(capsys, "cache", "clear", "--format", "json")
+    code, out, _ = run_cli(capsys, "cache", "clear", "--format", "json")
     doc = json.loads(out)
     schemas.validate(doc)
     assert code == 0 and doc["ok"] and doc["removed"] == len(before) + 1 and doc["bytes"] > 0
     assert stored(cache) == {"keep"} and mine.read_text() == "not pcsc's" and not tables.exists()
-    code, out, _ = run(capsys, "cache", "clear")
+    code, out, _ = run_cli(capsys, "cache", "clear")
     assert code == 0 and out.startswith("removed 0 files (0 bytes) from ")
-    code, out, _ = run(capsys, "check", "examples/devtools_api.route")
+    code, out, _ = run_cli(capsys, "check", "examples/devtools_api.route")
     assert code == 0 and stored(cache) >= {"keep"} and len(stored(cache)) == 2  # rebuilt when next needed
 
 
@@ -132,11 +125,11 @@ def test_clear_refuses_a_folder_others_can_write(cache: Path, capsys: pytest.Cap
     shutil.copy(EXAMPLES / "devtools_api.route", cache / "x")
     cache.chmod(0o777)
     try:
-        code, out, err = run(capsys, "cache", "clear", "--format", "json")
+        code, out, err = run_cli(capsys, "cache", "clear", "--format", "json")
         doc = json.loads(out)
         schemas.validate(doc)
         assert code == 1 and not doc["ok"] and doc["diagnostics"][0]["code"] == "PCSC-E113"
-        code, out, _ = run(capsys, "cache", "info", "--format", "json")
+        code, out, _ = run_cli(capsys, "cache", "info", "--format", "json")
         assert json.loads(out)["disabled_by"] == "the folder is not private to this user"
     finally:
         cache.chmod(0o700)
@@ -146,7 +139,7 @@ def test_info_says_when_the_cache_is_off(
     cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PCSC_NO_CACHE", "1")
-    code, out, _ = run(capsys, "cache", "info")
+    code, out, _ = run_cli(capsys, "cache", "info")
     assert code == 0 and "(off: PCSC_NO_CACHE is set)" in out.splitlines()[0]
 
 
@@ -164,11 +157,11 @@ def test_the_pages_cache_lines_are_what_the_program_prints(cache: Path, capsys: 
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     block = page.split("$ pcsc cache info\n", 1)[1].split("```", 1)[0]
     shown_info, shown_clear = block.split("$ pcsc cache clear\n")
-    assert run(capsys, "check", str(EXAMPLES / "devtools_api.route"))[0] == 0
-    code, out, _ = run(capsys, "cache", "info")
+    assert run_cli(capsys, "check", str(EXAMPLES / "devtools_api.route"))[0] == 0
+    code, out, _ = run_cli(capsys, "cache", "info")
     assert code == 0
     assert [_shape(x) for x in shown_info.splitlines()] == [_shape(x) for x in out.splitlines()]
-    code, out, _ = run(capsys, "cache", "clear")
+    code, out, _ = run_cli(capsys, "cache", "clear")
     assert code == 0
     assert [_shape(x) for x in shown_clear.splitlines()] == [_shape(x) for x in out.splitlines()]
 

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcsc.cli import main
 from pcsc.compiler.session import Session
 from pcsc.forecast.calibrate import pava, platt_fit
 from pcsc.forecast.learn import compare, fit_policy, held_out, rescore, weight_under
@@ -25,7 +24,7 @@ from pcsc.policy.model import Calibration, IsotonicMap, Policy, Reweighting
 from pcsc.render import schemas
 from pcsc.score.calibration import calibrate
 from pcsc.score.evidence import exact_W
-from tests.conftest import ROOT, SPEC_ROUTE
+from tests.conftest import ROOT, SPEC_ROUTE, run_cli
 from tests.test_forecast_loop import FAR, outcomes, write_routes
 
 TRUTH = {"devtools/first-users": 0.30, "devtools/first-revenue": 0.20, "devtools/scale": 0.12}
@@ -38,12 +37,6 @@ class _R:
 
 def venture() -> Policy:
     return PolicyStore().load_ref("venture@1.0.0").policy
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ---------------------------------------------------------------------- gains
@@ -234,7 +227,8 @@ def test_a_calibrated_policy_scores_explains_and_hashes(tmp_path: Path, capsys: 
     route = tmp_path / "a.route"
     route.write_text(SPEC_ROUTE.read_text(encoding="utf-8").replace("venture@1.0.0", "venture@1.0.6"),
                      encoding="utf-8")
-    code, out, err = run(capsys, "compile", str(route), "--policy-path", str(tmp_path / "policies"), "--format", "json")
+    code, out, err = run_cli(capsys, "compile", str(route), "--policy-path", str(tmp_path / "policies"),
+                             "--format", "json")
     assert code == 0, err
     packet = json.loads(out)["routes"][0]
     assert packet["calibration"] == {"method": "isotonic"}
@@ -245,10 +239,11 @@ def test_a_calibrated_policy_scores_explains_and_hashes(tmp_path: Path, capsys: 
         expected = 0.4 * raw if raw <= 0.5 else 0.2 + 1.4 * (raw - 0.5)
         assert t["p"] == pytest.approx(expected, abs=1e-12) and t["p"] < raw
     schemas.validate(json.loads(out))
-    code, out, _ = run(capsys, "explain", str(route), "--policy-path", str(tmp_path / "policies"))
+    code, out, _ = run_cli(capsys, "explain", str(route), "--policy-path", str(tmp_path / "policies"))
     assert code == 0
     assert "p = isotonic(p_raw): linear between the policy's 3 breakpoints" in out and "launch.p_raw" in out
-    code, out, _ = run(capsys, "explain", str(route), "--policy-path", str(tmp_path / "policies"), "--format", "json")
+    code, out, _ = run_cli(capsys, "explain", str(route), "--policy-path", str(tmp_path / "policies"),
+                           "--format", "json")
     doc = json.loads(out)
     schemas.validate(doc)
     steps = {s["symbol"]: s for s in doc["explain"]["steps"]}
@@ -259,11 +254,11 @@ def test_a_calibrated_policy_scores_explains_and_hashes(tmp_path: Path, capsys: 
     plain_route = tmp_path / "b.route"
     plain_route.write_text(SPEC_ROUTE.read_text(encoding="utf-8").replace("venture@1.0.0", "venture@1.0.7"),
                            encoding="utf-8")
-    code, out, _ = run(capsys, "compile", str(plain_route), "--policy-path", str(tmp_path / "policies"),
-                       "--format", "json")
+    code, out, _ = run_cli(capsys, "compile", str(plain_route), "--policy-path", str(tmp_path / "policies"),
+                           "--format", "json")
     plain_packet = json.loads(out)["routes"][0]
     assert "calibration" not in plain_packet and all("p_raw" not in t for t in plain_packet["transitions"])
-    code, out, _ = run(capsys, "compile", str(SPEC_ROUTE), "--format", "json")
+    code, out, _ = run_cli(capsys, "compile", str(SPEC_ROUTE), "--format", "json")
     assert [t["p"] for t in json.loads(out)["routes"][0]["transitions"]] == [
         t["p"] for t in plain_packet["transitions"]]
 
@@ -279,9 +274,10 @@ def test_a_calibrated_score_is_certified_and_checked(tmp_path: Path, capsys: pyt
     route.write_text(SPEC_ROUTE.read_text(encoding="utf-8").replace("venture@1.0.0", "venture@1.0.6"),
                      encoding="utf-8")
     cert = tmp_path / "a.cert"
-    code, _, err = run(capsys, "compile", str(route), "--policy-path", str(tmp_path / "policies"), "--cert", str(cert))
+    code, _, err = run_cli(capsys, "compile", str(route), "--policy-path", str(tmp_path / "policies"),
+                           "--cert", str(cert))
     assert code == 0, err
-    code, out, err = run(capsys, "verify-cert", str(cert))
+    code, out, err = run_cli(capsys, "verify-cert", str(cert))
     assert code == 0, out + err
     doc = json.loads(cert.read_text(encoding="utf-8"))
     steps = {s["symbol"]: s for s in doc["routes"][0]["steps"]}
@@ -296,7 +292,7 @@ def test_a_calibrated_score_is_certified_and_checked(tmp_path: Path, capsys: pyt
     value["q"] = f"{x.numerator}/{x.denominator}"
     cert.write_text(json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n",
                     encoding="utf-8")
-    code, out, err = run(capsys, "verify-cert", str(cert))
+    code, out, err = run_cli(capsys, "verify-cert", str(cert))
     assert code == 1 and "launch.p (p = " in out + err
 
 
@@ -369,19 +365,19 @@ def test_compare_promotes_a_genuinely_better_policy_and_refuses_a_gate_flip() ->
 @pytest.fixture
 def resolved_loop(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     ledger = tmp_path / "ledger.sqlite"
-    assert run(capsys, "freeze", *write_routes(tmp_path), "--ledger", str(ledger))[0] == 0
-    assert run(capsys, "resolve", outcomes(tmp_path), "--ledger", str(ledger), "--as-of", FAR.isoformat())[0] == 0
+    assert run_cli(capsys, "freeze", *write_routes(tmp_path), "--ledger", str(ledger))[0] == 0
+    assert run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", str(ledger), "--as-of", FAR.isoformat())[0] == 0
     target = tmp_path / "policies" / "venture" / "1.0.1.toml"
-    code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.1", "--ledger",
-                       str(ledger), "--as-of", FAR.isoformat(), "--holdout", "0", "-o", str(target))
+    code, _, err = run_cli(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.1", "--ledger",
+                           str(ledger), "--as-of", FAR.isoformat(), "--holdout", "0", "-o", str(target))
     assert code == 0, err
     return ledger
 
 
 def _compare(capsys: pytest.CaptureFixture[str], tmp: Path, ledger: Path, new: str, *extra: str) -> tuple[int, Any]:
-    code, out, _ = run(capsys, "policy", "compare", "venture@1.0.0", new, "--policy-path", str(tmp / "policies"),
-                       "--ledger", str(ledger), "--as-of", FAR.isoformat(), "--holdout", "1", "--format", "json",
-                       *extra)
+    code, out, _ = run_cli(capsys, "policy", "compare", "venture@1.0.0", new, "--policy-path", str(tmp / "policies"),
+                           "--ledger", str(ledger), "--as-of", FAR.isoformat(), "--holdout", "1", "--format", "json",
+                           *extra)
     return code, json.loads(out)
 
 
@@ -401,9 +397,9 @@ def test_compare_recompiles_held_out_routes_and_refuses_a_gate_flip(
                                       for r in ("devtools_api", "rival_api")]
     assert doc["regressions"] == [f"GATE verdict of held-out route `{r}` changes (released -> suspend-and-ask)"
                                   for r in ("devtools_api", "rival_api")]
-    code, out, _ = run(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.2", "--policy-path",
-                       str(tmp_path / "policies"), "--ledger", str(resolved_loop), "--as-of", FAR.isoformat(),
-                       "--holdout", "1")
+    code, out, _ = run_cli(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.2", "--policy-path",
+                           str(tmp_path / "policies"), "--ledger", str(resolved_loop), "--as-of", FAR.isoformat(),
+                           "--holdout", "1")
     assert code == 3 and "keep venture@1.0.0: not promoted" in out
     assert "devtools_api: released -> suspend-and-ask" in out
 
@@ -430,9 +426,9 @@ def test_fit_with_gains_and_calibration_writes_a_policy_that_loads(
     resolved_loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "policies" / "venture" / "1.0.3.toml"
-    code, out, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.3", "--ledger",
-                         str(resolved_loop), "--as-of", FAR.isoformat(), "--holdout", "0", "--gains",
-                         "--calibration", "platt", "-o", str(target), "--format", "json")
+    code, out, err = run_cli(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.3", "--ledger",
+                             str(resolved_loop), "--as-of", FAR.isoformat(), "--holdout", "0", "--gains",
+                             "--calibration", "platt", "-o", str(target), "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["gains"]["old"] == {"corroborate_gain": 0.5, "contradict_gain": 0.5}
@@ -442,8 +438,8 @@ def test_fit_with_gains_and_calibration_writes_a_policy_that_loads(
     assert loaded.fit is not None and (loaded.fit.gain_strength, loaded.fit.calibration) == (10.0, "platt")
     assert (loaded.reweighting.corroborate_gain, loaded.reweighting.contradict_gain) == (
         doc["gains"]["new"]["corroborate_gain"], doc["gains"]["new"]["contradict_gain"])
-    code, out, _ = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.4", "--ledger",
-                       str(resolved_loop), "--as-of", FAR.isoformat(), "--strength", "0")
+    code, out, _ = run_cli(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.4", "--ledger",
+                           str(resolved_loop), "--as-of", FAR.isoformat(), "--strength", "0")
     assert code == 2
 
 
@@ -453,11 +449,11 @@ def test_fit_refuses_its_own_version_and_compare_a_missing_routes_path(
     """A refit written as the version it extends would extend itself and could not load;
     a --routes path that does not exist is an error, not a silent "not checked"."""
     target = tmp_path / "policies" / "venture" / "1.0.0.toml"
-    code, _, err = run(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.0", "--ledger",
-                       str(resolved_loop), "--as-of", FAR.isoformat(), "-o", str(target))
+    code, _, err = run_cli(capsys, "policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.0", "--ledger",
+                           str(resolved_loop), "--as-of", FAR.isoformat(), "-o", str(target))
     assert code == 2 and "--version 1.0.0" in err and "needs a new version" in err
     assert not target.exists()
-    code, _, err = run(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path",
-                       str(tmp_path / "policies"), "--ledger", str(resolved_loop), "--as-of", FAR.isoformat(),
-                       "--routes", str(tmp_path / "no-such-folder"))
+    code, _, err = run_cli(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path",
+                           str(tmp_path / "policies"), "--ledger", str(resolved_loop), "--as-of", FAR.isoformat(),
+                           "--routes", str(tmp_path / "no-such-folder"))
     assert code == 2 and "no-such-folder: no such file or folder" in err

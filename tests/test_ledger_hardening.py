@@ -25,7 +25,6 @@ from typing import Any
 
 import pytest
 
-from pcsc.cli import main as pcsc_main
 from pcsc.forecast import ledger as ledger_module
 from pcsc.forecast.ledger import (
     GUARDS,
@@ -38,7 +37,7 @@ from pcsc.forecast.ledger import (
     guard_sql,
     head_hash,
 )
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, run_cli
 
 POLICY = PolicyId("venture", "1.0.0", "ab" * 32)
 T0 = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
@@ -63,14 +62,8 @@ def build(path: Path, tag: str = "") -> Path:
     return path
 
 
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = pcsc_main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def head_of(capsys: pytest.CaptureFixture[str], path: Path) -> str:
-    code, out, err = cli(capsys, "ledger", "head", "--ledger", str(path))
+    code, out, err = run_cli(capsys, "ledger", "head", "--ledger", str(path))
     assert code == 0, err
     return out.strip()
 
@@ -98,7 +91,7 @@ def test_head_is_one_token_covering_both_chains(tmp_path: Path, capsys: pytest.C
         e, o = ledger.entries()[-1], ledger.outcomes()[-1]
         assert str(ledger.head().token) == token
     assert token.split(":")[1] == head_hash(4, e.entry_sha256, 2, o.entry_sha256)
-    code, out, _ = cli(capsys, "ledger", "head", "--ledger", str(path), "--format", "json")
+    code, out, _ = run_cli(capsys, "ledger", "head", "--ledger", str(path), "--format", "json")
     doc = json.loads(out)
     assert (code, doc["schema"]["kind"], doc["token"]) == (0, "ledger-head", token)
     assert doc["entries"] == {"seq": 4, "entry_sha256": e.entry_sha256}
@@ -112,7 +105,7 @@ def test_head_of_an_empty_ledger_and_a_token_that_is_not_one(tmp_path: Path,
     token = head_of(capsys, path)
     assert token.startswith("0.0:")
     assert HeadToken.parse(token) == HeadToken(0, 0, token[4:])
-    code, _, err = cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", "4:abc")
+    code, _, err = run_cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", "4:abc")
     assert code == 2 and "expected E.O:HASH" in err
 
 
@@ -129,10 +122,10 @@ def test_verify_head_catches_deleting_the_tail(tmp_path: Path, capsys: pytest.Ca
     path = build(tmp_path / "l.sqlite")
     token = head_of(capsys, path)
     attack(path, *statements)
-    code, out, _ = cli(capsys, "ledger", "verify", "--ledger", str(path))
+    code, out, _ = run_cli(capsys, "ledger", "verify", "--ledger", str(path))
     assert code == 0 and "is intact" in out  # the file alone cannot tell ...
     assert "cannot be detected without a recorded head" in out  # ... and says so
-    code, out, err = cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token)
+    code, out, err = run_cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token)
     assert code == 1 and out == ""
     assert "[PCSC-E716]" in err and "were deleted" in err, deleted
 
@@ -142,8 +135,8 @@ def test_verify_head_catches_a_rewritten_chain(tmp_path: Path, capsys: pytest.Ca
     token = head_of(capsys, path)
     forged = build(tmp_path / "forged.sqlite", tag="forged")  # every hash recomputed, every link valid
     shutil.copyfile(forged, path)
-    assert cli(capsys, "ledger", "verify", "--ledger", str(path))[0] == 0
-    code, out, _ = cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token, "--format", "json")
+    assert run_cli(capsys, "ledger", "verify", "--ledger", str(path))[0] == 0
+    code, out, _ = run_cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token, "--format", "json")
     doc = json.loads(out)
     assert code == 1 and not doc["ok"]
     assert doc["checked"]["recorded_head"]["held"] is False
@@ -156,7 +149,7 @@ def test_rewriting_one_row_at_or_before_the_head_is_caught(tmp_path: Path,
     path = build(tmp_path / "l.sqlite")
     token = head_of(capsys, path)
     attack(path, "UPDATE entries SET route = 'other' WHERE seq = 1")
-    code, _, err = cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token)
+    code, _, err = run_cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token)
     assert code == 1 and "entries seq 1: entry_sha256 does not match" in err
 
 
@@ -167,11 +160,11 @@ def test_appending_after_the_head_still_verifies_and_is_counted(tmp_path: Path,
     with Ledger.open(path) as ledger:
         ledger.append_outcomes(observations(1, 5))
         ledger.append_forecasts(records(3, 10), inputs=[])
-    code, out, err = cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token)
+    code, out, err = run_cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token)
     assert code == 0, err
     assert f"recorded head {token} holds" in out and "3 forecasts and 1 outcome appended since" in out
     assert "not checked" not in out
-    code, out, _ = cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token, "--format", "json")
+    code, out, _ = run_cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", token, "--format", "json")
     doc = json.loads(out)
     assert doc["checked"]["recorded_head"] == {"token": token, "held": True,
                                                "appended": {"entries": 3, "outcomes": 1}}
@@ -186,7 +179,7 @@ def test_a_no_op_guard_of_the_same_name_is_caught(tmp_path: Path, capsys: pytest
     conn.execute("CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries BEGIN SELECT 1; END")
     conn.execute("CREATE TRIGGER helpful AFTER INSERT ON outcomes BEGIN SELECT 1; END")
     conn.close()
-    code, out, err = cli(capsys, "ledger", "verify", "--ledger", str(path))
+    code, out, err = run_cli(capsys, "ledger", "verify", "--ledger", str(path))
     assert code == 1 and out == ""
     assert "guard trigger entries_no_delete has been altered" in err
     assert "unknown trigger helpful on outcomes" in err
@@ -207,13 +200,13 @@ def test_guards_are_compared_by_sql_with_whitespace_normalised(tmp_path: Path) -
 # ---------------------------------------------------------------------- what verify says it checked
 def test_verify_states_what_it_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = build(tmp_path / "l.sqlite")
-    code, out, _ = cli(capsys, "ledger", "verify", "--ledger", str(path))
+    code, out, _ = run_cli(capsys, "ledger", "verify", "--ledger", str(path))
     assert code == 0
     assert "checked: 4 rows of entries and 2 rows of outcomes" in out
     assert "payload hashes, entry hashes, links and outcome anchors recomputed" in out
     assert "10 schema objects (6 guard triggers) compared by their full SQL in sqlite_master" in out
     assert "record one with `pcsc ledger head`" in out
-    code, out, _ = cli(capsys, "ledger", "verify", "--ledger", str(path), "--format", "json")
+    code, out, _ = run_cli(capsys, "ledger", "verify", "--ledger", str(path), "--format", "json")
     doc = json.loads(out)
     for key in ("ok", "entries", "outcomes", "heads", "first_bad", "problems"):  # the keys kept
         assert key in doc
@@ -232,7 +225,7 @@ def test_verify_states_what_it_checked(tmp_path: Path, capsys: pytest.CaptureFix
 @pytest.fixture
 def keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path]:
     pytest.importorskip("cryptography")
-    code, out, err = cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "signer"))
+    code, out, err = run_cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "signer"))
     assert code == 0, err
     return tmp_path / "signer.pem", tmp_path / "signer.pub.pem"
 
@@ -242,7 +235,7 @@ def test_keygen_writes_a_private_key_only_its_owner_reads(keys: tuple[Path, Path
     private, public = keys
     assert stat.S_IMODE(private.stat().st_mode) == 0o600
     assert b"PRIVATE KEY" in private.read_bytes() and b"PUBLIC KEY" in public.read_bytes()
-    code, _, err = cli(capsys, "ledger", "keygen", "-o", str(private.with_suffix("")))
+    code, _, err = run_cli(capsys, "ledger", "keygen", "-o", str(private.with_suffix("")))
     assert code == 1 and "is never replaced" in err and "[PCSC-E717]" in err
 
 
@@ -251,8 +244,8 @@ def test_a_signed_checkpoint_verifies_then_proves_the_head(tmp_path: Path, keys:
     private, public = keys
     path = build(tmp_path / "l.sqlite")
     checkpoint = tmp_path / "checkpoint.json"
-    code, out, err = cli(capsys, "ledger", "checkpoint", "--ledger", str(path), "--key", str(private),
-                         "-o", str(checkpoint))
+    code, out, err = run_cli(capsys, "ledger", "checkpoint", "--ledger", str(path), "--key", str(private),
+                             "-o", str(checkpoint))
     assert code == 0, err
     doc = json.loads(checkpoint.read_text(encoding="utf-8"))
     assert doc["head"]["token"] == head_of(capsys, path) and doc["signature"]["algorithm"] == "ed25519"
@@ -260,11 +253,11 @@ def test_a_signed_checkpoint_verifies_then_proves_the_head(tmp_path: Path, keys:
     with Ledger.open(path) as ledger:
         ledger.append_outcomes(observations(1, 9))
     verify = ["ledger", "verify", "--ledger", str(path), "--checkpoint", str(checkpoint), "--public-key", str(public)]
-    code, out, err = cli(capsys, *verify)
+    code, out, err = run_cli(capsys, *verify)
     assert code == 0, err
     assert "signature verified" in out and "0 forecasts and 1 outcome appended since" in out
     attack(path, "DELETE FROM outcomes WHERE seq >= 2")  # below the signed head
-    code, _, err = cli(capsys, *verify)
+    code, _, err = run_cli(capsys, *verify)
     assert code == 1 and "[PCSC-E716]" in err and "were deleted" in err
 
 
@@ -273,21 +266,21 @@ def test_a_tampered_checkpoint_or_a_wrong_key_is_refused(tmp_path: Path, keys: t
     private, public = keys
     path = build(tmp_path / "l.sqlite")
     checkpoint = tmp_path / "checkpoint.json"
-    assert cli(capsys, "ledger", "checkpoint", "--ledger", str(path), "--key", str(private),
-               "-o", str(checkpoint))[0] == 0
+    assert run_cli(capsys, "ledger", "checkpoint", "--ledger", str(path), "--key", str(private),
+                   "-o", str(checkpoint))[0] == 0
     other_private, other_public = tmp_path / "other.pem", tmp_path / "other.pub.pem"
-    assert cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "other"))[0] == 0
+    assert run_cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "other"))[0] == 0
     verify = ["ledger", "verify", "--ledger", str(path), "--checkpoint", str(checkpoint), "--public-key"]
-    code, out, err = cli(capsys, *verify, str(other_public))
+    code, out, err = run_cli(capsys, *verify, str(other_public))
     assert (code, out) == (1, "") and "signature does not verify" in err and "[PCSC-E717]" in err
     doc = json.loads(checkpoint.read_text(encoding="utf-8"))
     doc["head"]["entries"]["seq"] = 2  # claim an earlier head
     checkpoint.write_text(json.dumps(doc), encoding="utf-8")
-    code, _, err = cli(capsys, *verify, str(public))
+    code, _, err = run_cli(capsys, *verify, str(public))
     assert code == 1 and "signature does not verify" in err
-    code, _, err = cli(capsys, *verify, str(other_private))
+    code, _, err = run_cli(capsys, *verify, str(other_private))
     assert code == 1 and "not an unencrypted PEM public key" in err
-    code, _, err = cli(capsys, "ledger", "verify", "--ledger", str(path), "--checkpoint", str(checkpoint))
+    code, _, err = run_cli(capsys, "ledger", "verify", "--ledger", str(path), "--checkpoint", str(checkpoint))
     assert code == 2 and "--checkpoint needs --public-key" in err
 
 
@@ -296,7 +289,7 @@ def test_without_cryptography_the_message_names_the_extra(tmp_path: Path, capsys
     for name in [m for m in sys.modules if m == "cryptography" or m.startswith("cryptography.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "cryptography", None)
-    code, out, err = cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "k"))
+    code, out, err = run_cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "k"))
     assert code == 1 and "pip install 'cryptography>=42' (the extra pcsc[sign])" in err
     assert not list(tmp_path.iterdir())
 
@@ -328,7 +321,11 @@ def full_disk(monkeypatch: pytest.MonkeyPatch, pages: int | None = None, rollbac
             ledger = cls(conn, shown)
             if rollback_fails:
                 ledger._conn = RollbackFails(conn)  # type: ignore[assignment]
-            ledger._prepare(create)
+            try:
+                ledger._prepare(create)
+            except BaseException:
+                conn.close()  # as the real _connect does: an open connection would leak
+                raise
             return ledger
         ledger = real(cls, file, shown, create, read_only=read_only)
         count = ledger._conn.execute("PRAGMA page_count").fetchone()[0]
@@ -343,9 +340,9 @@ def full_disk(monkeypatch: pytest.MonkeyPatch, pages: int | None = None, rollbac
 def test_a_full_disk_during_freeze_reports_the_real_cause(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "l.sqlite"
-    assert cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))[0] == 0
+    assert run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))[0] == 0
     full_disk(monkeypatch)
-    code, out, err = cli(capsys, "freeze", str(FLAGS), "--ledger", str(path), "--format", "json")
+    code, out, err = run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path), "--format", "json")
     doc = json.loads(out)
     assert code == 1 and not doc["ok"] and "database or disk is full" in doc["error"]
     assert "nothing frozen" in doc["error"] and "cannot rollback" not in doc["error"]
@@ -359,11 +356,11 @@ def test_a_failed_first_freeze_leaves_no_file_and_no_folder(tmp_path: Path, caps
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "new" / "deeper" / "l.sqlite"
     full_disk(monkeypatch)
-    code, _, err = cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))
+    code, _, err = run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))
     assert code == 1 and "database or disk is full" in err and "[PCSC-E711]" in err
     assert list(tmp_path.iterdir()) == []
     full_disk(monkeypatch, pages=5)  # room for the schema, not for the forecasts
-    code, _, err = cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))
+    code, _, err = run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))
     assert code == 1 and "database or disk is full" in err
     assert list(tmp_path.iterdir()) == []
 
@@ -382,7 +379,7 @@ def damaged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """A frozen ledger with the headers of its table b-tree pages (past the schema page)
     overwritten: whatever the payloads' size, the rows cannot be read."""
     path = tmp_path / "l.sqlite"
-    assert cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))[0] == 0
+    assert run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))[0] == 0
     data = path.read_bytes()
     with open(path, "r+b") as f:
         for page in range(1, len(data) // 4096):
@@ -396,7 +393,7 @@ def damaged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 def test_a_damaged_page_is_a_diagnostic_not_a_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                     command: list[str]) -> None:
     path = damaged(tmp_path, capsys)
-    code, out, err = cli(capsys, *command, "--ledger", str(path))
+    code, out, err = run_cli(capsys, *command, "--ledger", str(path))
     assert code == 1 and "internal error" not in err
     assert "malformed" in err and "[PCSC-E7" in err
 
@@ -406,14 +403,14 @@ def test_resolve_on_a_read_only_ledger_says_so(tmp_path: Path, capsys: pytest.Ca
     from tests.test_forecast_loop import outcomes, write_routes
 
     path = tmp_path / "l.sqlite"
-    assert cli(capsys, "freeze", *write_routes(tmp_path), "--ledger", str(path))[0] == 0
+    assert run_cli(capsys, "freeze", *write_routes(tmp_path), "--ledger", str(path))[0] == 0
     real = sqlite3.connect
 
     def read_only(file: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
         return real(f"file:{file}?mode=ro", *args, uri=True, **kwargs)
 
     monkeypatch.setattr(ledger_module.sqlite3, "connect", read_only)
-    code, out, err = cli(capsys, "resolve", outcomes(tmp_path), "--ledger", str(path))
+    code, out, err = run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", str(path))
     assert code == 1 and "attempt to write a readonly database" in err and "read-only" in err
     assert "[PCSC-E711]" in err
 
@@ -465,7 +462,7 @@ def test_resolve_on_a_read_only_ledger_file(tmp_path: Path, capsys: pytest.Captu
     from tests.test_forecast_loop import outcomes, write_routes
 
     path = tmp_path / "l.sqlite"
-    assert cli(capsys, "freeze", *write_routes(tmp_path), "--ledger", str(path))[0] == 0
+    assert run_cli(capsys, "freeze", *write_routes(tmp_path), "--ledger", str(path))[0] == 0
     path.chmod(0o444)
     done = pcsc_limited("resolve", outcomes(tmp_path), "--ledger", str(path), cwd=tmp_path)
     assert done.returncode == 1, done.stderr

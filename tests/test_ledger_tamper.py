@@ -30,8 +30,8 @@ from pcsc.forecast.ledger import (
     forecast_hash,
     outcome_hash,
 )
-from tests.conftest import ROOT
-from tests.test_ledger_hardening import FLAGS, build, cli, observations, records
+from tests.conftest import ROOT, run_cli
+from tests.test_ledger_hardening import FLAGS, build, observations, records
 
 Corruption = Callable[[sqlite3.Connection], None]
 FROZE = re.compile(r"\bfroze\b")
@@ -142,7 +142,7 @@ def rows(path: Path) -> tuple[int, int]:
 
 def assert_freeze_refuses(capsys: pytest.CaptureFixture[str], path: Path, problem: str) -> None:
     before = rows(path), path.read_bytes()
-    code, out, err = cli(capsys, "freeze", str(FLAGS), "--ledger", str(path), "--format", "json")
+    code, out, err = run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path), "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["ok"] is False and doc["entries"] == [], err
     refusals = [d for d in doc["diagnostics"] if d["code"] == "PCSC-E718"]
@@ -159,7 +159,7 @@ def test_a_corrupted_ledger_fails_verify_and_freeze_refuses_it(tmp_path: Path, c
     change, problem = CATALOGUE[name]
     path = build(tmp_path / "l.sqlite")
     corrupt(path, change)
-    code, out, err = cli(capsys, "ledger", "verify", "--ledger", str(path))
+    code, out, err = run_cli(capsys, "ledger", "verify", "--ledger", str(path))
     assert code == 1 and out == "" and problem in err and "[PCSC-E712]" in err, err
     assert_freeze_refuses(capsys, path, problem)
 
@@ -254,7 +254,7 @@ def test_every_schema_object_is_compared_by_its_sql(tmp_path: Path, capsys: pyte
     statements, problem = SCHEMA_CHANGES[name]
     path = build(tmp_path / "l.sqlite")
     execute(path, *statements)
-    code, out, err = cli(capsys, "ledger", "verify", "--ledger", str(path))
+    code, out, err = run_cli(capsys, "ledger", "verify", "--ledger", str(path))
     assert code == 1 and out == "" and f"schema: {problem}" in err, err
     assert_freeze_refuses(capsys, path, problem)
 
@@ -263,9 +263,9 @@ def test_a_swallowing_trigger_never_gets_a_forecast_reported_as_frozen(tmp_path:
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """The attack as first found: freeze said `froze 2 forecasts` and stored none."""
     path = tmp_path / "l.sqlite"
-    assert cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))[0] == 0
+    assert run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))[0] == 0
     execute(path, SWALLOW)
-    code, out, err = cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))
+    code, out, err = run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))
     assert code == 1 and not FROZE.search(out + err) and "nothing frozen" in err and "[PCSC-E718]" in err
     assert rows(path) == (2, 0)
 
@@ -286,7 +286,7 @@ def test_the_docs_show_what_verify_says_it_checked(tmp_path: Path, capsys: pytes
     shown = (ROOT / "docs" / "forecast.md").read_text(encoding="utf-8")
     example = shown.split("ok: .pcsc/ledger.sqlite is intact: 4 forecasts, 2 outcomes\n", 1)[1].split("```")[0]
     path = build(tmp_path / "l.sqlite")
-    code, out, _ = cli(capsys, "ledger", "verify", "--ledger", str(path))
+    code, out, _ = run_cli(capsys, "ledger", "verify", "--ledger", str(path))
     printed = out.splitlines()[1:]
     assert code == 0 and len(printed) == len(example.splitlines())
     for doc_line, line in zip(example.splitlines(), printed, strict=True):
@@ -320,7 +320,7 @@ def test_a_row_stored_otherwise_than_written_is_refused(tmp_path: Path, monkeypa
         real(self, table, columns, (*values[:2], "someone_else", *values[3:]))
 
     monkeypatch.setattr(Ledger, "_insert", rewriting)
-    code, out, err = cli(capsys, "freeze", str(FLAGS), "--ledger", str(path), "--format", "json")
+    code, out, err = run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path), "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["entries"] == [] and not doc["ok"]
     assert [d["code"] for d in doc["diagnostics"]] == ["PCSC-E719"]
@@ -334,7 +334,7 @@ def test_a_write_that_stores_nothing_fails_loudly(tmp_path: Path, monkeypatch: p
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     path = build(tmp_path / "l.sqlite")
     monkeypatch.setattr(Ledger, "_insert", lambda self, table, columns, values: None)
-    code, out, err = cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))
+    code, out, err = run_cli(capsys, "freeze", str(FLAGS), "--ledger", str(path))
     assert code == 1 and out == "" and not FROZE.search(err)
     assert "nothing frozen: " in err and "entries seq 5 was not stored" in err and "[PCSC-E719]" in err
     monkeypatch.undo()
@@ -350,7 +350,7 @@ def test_a_head_token_takes_ascii_digits_only(tmp_path: Path, capsys: pytest.Cap
     with pytest.raises(ValueError, match="expected E.O:HASH"):
         HeadToken.parse(text)
     path = build(tmp_path / "l.sqlite")
-    code, out, err = cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", text)
+    code, out, err = run_cli(capsys, "ledger", "verify", "--ledger", str(path), "--head", text)
     assert code == 2 and "expected E.O:HASH" in err and "Traceback" not in err
 
 
@@ -363,7 +363,7 @@ def test_a_head_token_round_trips(tmp_path: Path) -> None:
 @pytest.mark.parametrize("seq", ["٤", "+1", "1_0", " 1", "１"])
 def test_show_cert_takes_a_seq_in_ascii_digits(tmp_path: Path, capsys: pytest.CaptureFixture[str], seq: str) -> None:
     path = build(tmp_path / "l.sqlite")
-    code, _, err = cli(capsys, "ledger", "show", "--ledger", str(path), "--cert", seq)
+    code, _, err = run_cli(capsys, "ledger", "show", "--ledger", str(path), "--cert", seq)
     assert code == 2 and "ASCII digits" in err and "Traceback" not in err
 
 
@@ -371,7 +371,7 @@ def test_show_cert_takes_a_seq_in_ascii_digits(tmp_path: Path, capsys: pytest.Ca
 def test_export_as_of_takes_an_iso_date_in_ascii_digits(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         date: str) -> None:
     path = build(tmp_path / "l.sqlite")
-    code, _, err = cli(capsys, "ledger", "export", "--ledger", str(path), "--as-of", date)
+    code, _, err = run_cli(capsys, "ledger", "export", "--ledger", str(path), "--as-of", date)
     assert code == 2 and "expected a date (YYYY-MM-DD, ASCII digits)" in err
 
 
@@ -393,7 +393,7 @@ def test_a_checkpoint_version_is_a_whole_number(tmp_path: Path, capsys: pytest.C
     pytest.importorskip("cryptography")
     from pcsc.forecast.checkpoint import FORMAT, CheckpointError, read_checkpoint
 
-    assert cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "k"))[0] == 0
+    assert run_cli(capsys, "ledger", "keygen", "-o", str(tmp_path / "k"))[0] == 0
     checkpoint = tmp_path / "c.json"
     checkpoint.write_text(json.dumps({"format": FORMAT, "version": version}), encoding="utf-8")
     with pytest.raises(CheckpointError, match="a checkpoint of version"):

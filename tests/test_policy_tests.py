@@ -14,21 +14,10 @@ import pytest
 from pcsc.analysis.policy_tests import PolicyTestError, load_test_file
 from pcsc.cli import main
 from pcsc.policy.load import PolicyStore
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, run_cli
 
 SHIPPED = ROOT / "policies" / "venture" / "tests"
 SPEC = (EXAMPLES / "devtools_api.route").as_posix()
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
 
 
 def write(folder: Path, text: str, name: str = "t.pcsctest.toml") -> Path:
@@ -38,11 +27,11 @@ def write(folder: Path, text: str, name: str = "t.pcsctest.toml") -> Path:
 
 
 def test_the_shipped_policy_tests_pass(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "test", "policies/")
+    code, out, err = run_cli(capsys, "test", "policies/")
     assert code == 0, out + err
     assert sorted(p.name for p in SHIPPED.glob("*.pcsctest.toml")) == ["1.0.0.pcsctest.toml", "1.1.0.pcsctest.toml"]
     assert "FAIL" not in out and "0 failed, 0 could not run" in out
-    code, out, _ = run(capsys, "test", "--format", "json", "policies/")
+    code, out, _ = run_cli(capsys, "test", "--format", "json", "policies/")
     doc = json.loads(out)
     assert doc["schema"] == {"kind": "test", "version": 1}
     assert doc["ok"] is True and doc["summary"]["failed"] == 0
@@ -76,7 +65,7 @@ def test_a_wrong_expectation_fails_naming_it(tmp_path: Path, capsys: pytest.Capt
     assert wrong != text
     shipped.write_text(wrong, encoding="utf-8")
     (copy / "1.1.0.pcsctest.toml").unlink()
-    code, out, err = run(capsys, "test", str(copy))
+    code, out, err = run_cli(capsys, "test", str(copy))
     assert code == 1
     assert "FAIL   the reference route is released, with its score, T, bucket and binding step" in out
     assert "expected binding launch, got expand" in out
@@ -142,7 +131,7 @@ policy = "venture@1.0.0"
 expect.verdict = "released"
 """,
     )
-    code, out, _ = run(capsys, "test", "--format", "json", str(path))
+    code, out, _ = run_cli(capsys, "test", "--format", "json", str(path))
     assert code == 1
     cases = {c["name"]: c for c in json.loads(out)["files"][0]["cases"]}
     status = {name: c["status"] for name, c in cases.items()}
@@ -184,7 +173,7 @@ def test_junit_xml_is_well_formed(tmp_path: Path, capsys: pytest.CaptureFixture[
     gone_text = '[[case]]\nname = "gone"\nroute = "nowhere.route"\nexpect.verdict = "released"\n'
     missing = write(tmp_path, gone_text, "d.pcsctest.toml")
     report = tmp_path / "junit.xml"
-    code, out, err = run(capsys, "test", str(tmp_path), "--junit-xml", str(report))
+    code, out, err = run_cli(capsys, "test", str(tmp_path), "--junit-xml", str(report))
     assert code == 1
     root = ET.parse(report).getroot()
     assert root.tag == "testsuites"
@@ -203,7 +192,7 @@ def test_junit_xml_is_well_formed(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "PCSC-E801" in err and "PCSC-E802" in err
     # deterministic: the same run writes the same bytes
     first = report.read_bytes()
-    run(capsys, "test", str(tmp_path), "--junit-xml", str(report))
+    run_cli(capsys, "test", str(tmp_path), "--junit-xml", str(report))
     assert report.read_bytes() == first
 
 
@@ -233,7 +222,7 @@ def test_a_malformed_test_file_is_a_diagnostic(
     with pytest.raises(PolicyTestError) as info:
         load_test_file(path)
     assert any(message in m for m in info.value.messages), info.value.messages
-    code, out, err = run(capsys, "test", "--format", "json", str(path))
+    code, out, err = run_cli(capsys, "test", "--format", "json", str(path))
     assert code == 1
     doc = json.loads(out)
     assert doc["ok"] is False
@@ -243,14 +232,14 @@ def test_a_malformed_test_file_is_a_diagnostic(
 
 
 def test_a_folder_without_test_files_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "test", str(tmp_path))
+    code, _, err = run_cli(capsys, "test", str(tmp_path))
     assert code == 1 and "PCSC-E803" in err
 
 
 def test_several_routes_need_route_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     flags = (EXAMPLES / "feature_flags.route").as_posix()
     path = write(tmp_path, f'[[case]]\nname = "x"\nroute = "{flags}"\nexpect.verdict = "released"\n')
-    code, out, err = run(capsys, "test", str(path))
+    code, out, err = run_cli(capsys, "test", str(path))
     assert code == 1
     assert "ERROR  x" in out and "choose one with route_name: self_serve, enterprise_first" in out
     assert "PCSC-E802" in err
@@ -258,7 +247,7 @@ def test_several_routes_need_route_name(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_a_seam_that_is_not_interior_cannot_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, f'[[case]]\nname = "x"\nroute = "{SPEC}"\nsplice = 2\nexpect.verdict = "released"\n')
-    code, out, _ = run(capsys, "test", str(path))
+    code, out, _ = run_cli(capsys, "test", str(path))
     assert code == 1 and "splice 2: seam 2 is not interior" in out
 
 
@@ -272,5 +261,5 @@ def test_a_policy_given_by_path(tmp_path: Path, capsys: pytest.CaptureFixture[st
         tmp_path,
         f'[[case]]\nname = "x"\nroute = "{SPEC}"\npolicy = "mine/2.0.0.toml"\nsplice = 1\nexpect.verdict = "docked"\n',
     )
-    code, out, err = run(capsys, "test", str(path))
+    code, out, err = run_cli(capsys, "test", str(path))
     assert code == 0, out + err

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from pcsc.cli import main
 from pcsc.forecast.ledger import ForecastRecord, LedgerError, PolicyId
 from pcsc.forecast.stores import open_ledger
+from tests.conftest import run_cli
 from tests.test_forecast_loop import FAR, outcomes, write_routes
 
 DSN = os.environ.get("PCSC_TEST_POSTGRES", "")
@@ -69,14 +69,8 @@ def url(schema: str) -> str:
     return _with_schema(DSN, schema)
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def verified(capsys: pytest.CaptureFixture[str], url: str, *more: str) -> dict[str, Any]:
-    code, out, err = run(capsys, "ledger", "verify", "--ledger", url, "--format", "json", *more)
+    code, out, err = run_cli(capsys, "ledger", "verify", "--ledger", url, "--format", "json", *more)
     doc: dict[str, Any] = json.loads(out)
     doc["_code"] = code
     doc["_err"] = err + json.dumps(doc.get("diagnostics", []))
@@ -89,14 +83,14 @@ def test_freeze_resolve_verify_round_trip(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     routes = write_routes(tmp_path)
-    code, out, err = run(capsys, "freeze", *routes, "--ledger", url)
+    code, out, err = run_cli(capsys, "freeze", *routes, "--ledger", url)
     assert code == 0, err
     assert "froze 2 prospective forecasts into postgresql://" in out
-    code, head, _ = run(capsys, "ledger", "head", "--ledger", url)
+    code, head, _ = run_cli(capsys, "ledger", "head", "--ledger", url)
     assert code == 0 and head.startswith("2.0:")
-    code, out, err = run(capsys, "resolve", outcomes(tmp_path), "--ledger", url, "--as-of", FAR.isoformat())
+    code, out, err = run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", url, "--as-of", FAR.isoformat())
     assert code == 0, err
-    code, out, err = run(capsys, "freeze", routes[0], "--ledger", url)
+    code, out, err = run_cli(capsys, "freeze", routes[0], "--ledger", url)
     assert code == 0, err
     doc = verified(capsys, url, "--head", head.strip())
     assert doc["_code"] == 0 and doc["ok"], doc
@@ -106,9 +100,9 @@ def test_freeze_resolve_verify_round_trip(
 
     # the same chain as a SQLite ledger: every stored hash recomputes (verify), and
     # evaluate and show read it like a file
-    code, out, err = run(capsys, "evaluate", "--ledger", url, "--as-of", FAR.isoformat(), "--format", "json")
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", url, "--as-of", FAR.isoformat(), "--format", "json")
     assert code == 0, err
-    code, out, err = run(capsys, "ledger", "show", "--ledger", url)
+    code, out, err = run_cli(capsys, "ledger", "show", "--ledger", url)
     assert code == 0 and "devtools_api" in out and "rival_api" in out, err
 
 
@@ -117,14 +111,14 @@ def test_the_password_is_never_printed(url: str, capsys: pytest.CaptureFixture[s
 
     shown = str(ledger_location("postgresql://someone:s3cret@127.0.0.1:1/db"))
     assert "s3cret" not in shown and shown.startswith("postgresql://someone:***@")
-    code, _, err = run(capsys, "ledger", "verify", "--ledger", url)  # nothing frozen yet: no ledger
+    code, _, err = run_cli(capsys, "ledger", "verify", "--ledger", url)  # nothing frozen yet: no ledger
     assert code == 1 and "no ledger at postgresql://" in err
     assert ":pcsc@" not in err or "***" in err
 
 
 def test_a_missing_ledger_is_not_created_by_readers(url: str, capsys: pytest.CaptureFixture[str], admin: Any,
                                                     schema: str) -> None:
-    code, _, err = run(capsys, "ledger", "head", "--ledger", url)
+    code, _, err = run_cli(capsys, "ledger", "head", "--ledger", url)
     assert code == 1 and "no ledger" in err
     tables = admin.execute("SELECT count(*) FROM pg_tables WHERE schemaname = %s", (schema,)).fetchone()[0]
     assert tables == 0
@@ -274,10 +268,10 @@ def test_freeze_into_a_ledger_that_swallows_inserts_fails_loudly(url: str, admin
                                                                  problem: str) -> None:
     monkeypatch.chdir(tmp_path)
     routes = write_routes(tmp_path)
-    assert run(capsys, "freeze", routes[0], "--ledger", url)[0] == 0
+    assert run_cli(capsys, "freeze", routes[0], "--ledger", url)[0] == 0
     _tamper(admin, schema, "CREATE FUNCTION pcsc_nothing() RETURNS trigger LANGUAGE plpgsql AS "
             "$$ BEGIN RETURN NULL; END $$", swallow)
-    code, out, err = run(capsys, "freeze", *routes, "--ledger", url, "--format", "json")
+    code, out, err = run_cli(capsys, "freeze", *routes, "--ledger", url, "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["ok"] is False and doc["entries"] == [], err
     assert any(d["code"] == "PCSC-E718" and problem in d["message"] for d in doc["diagnostics"]), doc["diagnostics"]
@@ -441,7 +435,7 @@ def test_a_ledger_is_not_created_beside_other_objects(url: str, admin: Any, sche
     """Where it would never verify: nothing is created, and the schema is left as it was."""
     monkeypatch.chdir(tmp_path)
     _tamper(admin, schema, "CREATE TABLE app_users (id int)")
-    code, _, err = run(capsys, "freeze", write_routes(tmp_path)[0], "--ledger", url)
+    code, _, err = run_cli(capsys, "freeze", write_routes(tmp_path)[0], "--ledger", url)
     assert code == 1 and "no ledger created" in err and "unknown table app_users" in err
     tables = admin.execute("SELECT count(*) FROM pg_tables WHERE schemaname = %s", (schema,)).fetchone()[0]
     assert tables == 1
@@ -498,7 +492,7 @@ def _hold_a_write(url: str, ready: Any) -> None:
 
 def test_verify_after_a_writer_killed_mid_transaction(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     _freeze(url, "a", 1)
-    code, head, _ = run(capsys, "ledger", "head", "--ledger", url)
+    code, head, _ = run_cli(capsys, "ledger", "head", "--ledger", url)
     context = multiprocessing.get_context("fork")
     ready = context.Event()
     child = context.Process(target=_hold_a_write, args=(url, ready))
@@ -520,7 +514,7 @@ def test_verify_after_a_writer_killed_mid_transaction(url: str, capsys: pytest.C
 def test_without_psycopg_the_message_names_the_extra(monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "psycopg", None)
-    code, _, err = run(capsys, "ledger", "verify", "--ledger", "postgresql://nobody@127.0.0.1:1/none")
+    code, _, err = run_cli(capsys, "ledger", "verify", "--ledger", "postgresql://nobody@127.0.0.1:1/none")
     assert code == 1 and "pcsc[postgres]" in err
 
 
@@ -531,7 +525,7 @@ def test_an_unreachable_server_is_an_error_not_a_crash(capsys: pytest.CaptureFix
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    code, _, err = run(capsys, "ledger", "verify", "--ledger", f"postgresql://nobody:pw@127.0.0.1:{port}/none")
+    code, _, err = run_cli(capsys, "ledger", "verify", "--ledger", f"postgresql://nobody:pw@127.0.0.1:{port}/none")
     assert code == 1 and "cannot connect" in err and "internal error" not in err and ":pw@" not in err
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pcsc.base import canonical
@@ -292,8 +292,17 @@ def with_reweighting(rw: Reweighting) -> Policy:
     return attrs.evolve(venture(), reweighting=rw)
 
 
+# Gains of 2 and one item of weight 1 (sat = 1/2) put the unclipped W at 2 and at 0:
+# the shipped policy's gains of 0.5 never reach its bounds.
+STEEP = Reweighting(corroborate_gain=2.0, contradict_gain=2.0, w_min=0.3, w_max=1.5, decay=0.5)
+ONE_FOR = Evidence("one", None, AS_OF, 3, 1.0, ("t",), (), "", False, SPAN)
+ONE_AGAINST = Evidence("one", None, AS_OF, 3, 1.0, (), ("t",), "", False, SPAN)
+
+
 @SETTINGS
 @given(reweightings(), evidence_lists())
+@example(STEEP, (ONE_FOR,)).via("W clipped to w_max")
+@example(STEEP, (ONE_AGAINST,)).via("W clipped to w_min")
 def test_W_stays_within_bounds(rw: Reweighting, evidence: tuple[Evidence, ...]) -> None:
     result = reweight("t", evidence, AS_OF, with_reweighting(rw))
     assert rw.w_min <= result.W <= rw.w_max
@@ -340,6 +349,8 @@ def exact_reference_W(sup: list[float], con: list[float], rw: Reweighting) -> Fr
 
 @SETTINGS
 @given(reweightings(), evidence_lists())
+@example(STEEP, (ONE_FOR,)).via("W clipped to w_max")
+@example(STEEP, (ONE_AGAINST,)).via("W clipped to w_min")
 def test_W_is_the_exact_value_rounded_once(rw: Reweighting, evidence: tuple[Evidence, ...]) -> None:
     policy = with_reweighting(rw)
     result = reweight("t", evidence, AS_OF, policy)

@@ -10,19 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.cli import main
 from pcsc.lang.syntax.limits import MAX_DEPTH, MAX_ROUTES, MAX_TRANSITIONS
-from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
+from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries, run_cli
 
 SPEC = SPEC_ROUTE.read_text(encoding="utf-8")
 POLICY = (ROOT / "policies" / "venture" / "1.0.0.toml").read_text(encoding="utf-8")
 COMMANDS = (["check"], ["compile"], ["seams"], ["explain"], ["redteam"], ["gate"])
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def codes_of(out: str, err: str) -> set[str]:
@@ -58,7 +51,7 @@ def expect(
         for fmt in ("text", "json"):
             if command == ["explain"] and fmt == "json":
                 continue
-            got, out, err = run(capsys, *command, str(path), "--format", fmt, *extra)
+            got, out, err = run_cli(capsys, *command, str(path), "--format", fmt, *extra)
             assert got == exit_code, (command, fmt, got, err[-500:])
             assert code in codes_of(out, err), (command, fmt, out[-500:], err[-500:])
             assert "internal error" not in err
@@ -73,12 +66,20 @@ OVERFLOW = {
     "two costs of 1e308": (
         replace("engineers  2 * 45k usd", "a 1e308 usd\n            b 1e308 usd"),
         "PCSC-E311",
-        COMMANDS[1:],
+        COMMANDS,
+    ),
+    "two costs of 1 * 1.7e308": (
+        replace("engineers  2 * 45k usd", "a 1 * 1.7e308 usd\n            b 1 * 1.7e308 usd"),
+        "PCSC-E311",
+        COMMANDS,
     ),
     "state 1e308 past the floor table": (
         replace("state wedge  { developers 500 }", "state wedge  { developers 500 paying_teams 1e308 }"),
         "PCSC-E311",
-        COMMANDS[1:],
+        COMMANDS,
+    ),
+    "a start state of 1e307 past the floor table": (
+        replace("paying_teams 0", "paying_teams 1e307"), "PCSC-E311", COMMANDS,
     ),
     "exponent 1e1000000": (replace("engineers  2 * 45k usd", "company 10 * 1e1000000 usd"), "PCSC-E302", COMMANDS),
     "threshold 1e1000000": (replace("developers >= 500", "developers >= 1e1000000"), "PCSC-E302", COMMANDS),
@@ -93,7 +94,7 @@ def test_overflow_is_a_diagnostic(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_overflow_names_the_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = route_file(tmp_path, replace("engineers  2 * 45k usd", "company 10 * 1e308 usd")(SPEC))
-    _, _, err = run(capsys, "check", str(path))
+    _, _, err = run_cli(capsys, "check", str(path))
     assert "cost `company` overflows: 10 × 1e+308 usd" in err
 
 
@@ -120,7 +121,7 @@ def test_policy_numbers_end_in_a_diagnostic(tmp_path: Path, capsys: pytest.Captu
     edit, code, exit_code = POLICY_NUMBERS[name]
     folder = policy_folder(tmp_path, edit)
     path = route_file(tmp_path, SPEC.replace("venture@1.0.0", "venture@9.0.0"))
-    expect(capsys, path, code, exit_code, COMMANDS[1:], ("--policy-path", str(folder)))
+    expect(capsys, path, code, exit_code, COMMANDS, ("--policy-path", str(folder)))
 
 
 def test_extends_chain_of_500_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -134,7 +135,7 @@ def test_extends_chain_of_500_is_refused(tmp_path: Path, capsys: pytest.CaptureF
         (folder / f"8.0.{i}.toml").write_text(body, encoding="utf-8")
     path = route_file(tmp_path, SPEC.replace("venture@1.0.0", "venture@8.0.0"))
     expect(capsys, path, "PCSC-E403", 1, (["check"], ["compile"]), ("--policy-path", str(tmp_path / "policies")))
-    _, _, err = run(capsys, "check", str(path), "--policy-path", str(tmp_path / "policies"))
+    _, _, err = run_cli(capsys, "check", str(path), "--policy-path", str(tmp_path / "policies"))
     assert "a chain of more than 32 policies" in err
 
 
@@ -153,7 +154,7 @@ def test_outcomes_file_with_huge_integer_through_resolve(tmp_path: Path, capsys:
         f'[[observation]]\nroute = "devtools_api"\ndate = 2020-01-01\nfields = {{ developers = {"9" * 400} }}\n',
         encoding="utf-8",
     )
-    code, out, err = run(
+    code, out, err = run_cli(
         capsys, "resolve", str(outcomes), "--ledger", str(tmp_path / "l.sqlite"), "--as-of", "2021-01-01"
     )
     assert code == 1, err
@@ -175,20 +176,20 @@ def test_deep_expressions_are_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     path = route_file(tmp_path, DEEP[name](SPEC))
     expect(capsys, path, "PCSC-E111", 1)
     for command in (["fmt", "--check"], ["graph"]):
-        code, out, err = run(capsys, *command, str(path))
+        code, out, err = run_cli(capsys, *command, str(path))
         assert code == 1 and "PCSC-E111" in err
 
 
 def test_depth_at_the_limit_is_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # `>=` is one level: MAX_DEPTH - 1 additions under it make MAX_DEPTH
     path = route_file(tmp_path, replace("developers >= 500", "developers >= " + "0 + " * (MAX_DEPTH - 1) + "500")(SPEC))
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 0, err
 
 
 def test_a_thousand_parentheses_are_not_nesting(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = route_file(tmp_path, replace("developers >= 500", "(" * 1000 + "developers >= 500" + ")" * 1000)(SPEC))
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 0, err
 
 
@@ -201,7 +202,7 @@ def test_deep_require_line_in_a_library(tmp_path: Path, capsys: pytest.CaptureFi
     (tmp_path / "deep.obl").write_text(deep.replace("library venture", "library deep"), encoding="utf-8")
     ref = pin_libraries(tmp_path / "policies", [tmp_path / "deep.obl"], local=True)
     path = route_file(tmp_path, SPEC.replace("uses    venture", "uses    deep").replace("venture@1.0.0", ref))
-    code, out, err = run(capsys, "check", str(path), "--policy-path", str(tmp_path / "policies"))
+    code, out, err = run_cli(capsys, "check", str(path), "--policy-path", str(tmp_path / "policies"))
     assert code == 1 and {"PCSC-E111", "PCSC-E404"} <= codes_of(out, err)
 
 
@@ -209,7 +210,7 @@ def test_deep_gate_rule_in_a_policy(tmp_path: Path, capsys: pytest.CaptureFixtur
     rule = 'rule = "count(evidence.admissible) >= 1"'
     folder = policy_folder(tmp_path, replace(rule, 'rule = "' + "not " * 1000 + 'score > 0"'))
     path = route_file(tmp_path, SPEC.replace("venture@1.0.0", "venture@9.0.0"))
-    code, out, err = run(capsys, "compile", str(path), "--policy-path", str(folder))
+    code, out, err = run_cli(capsys, "compile", str(path), "--policy-path", str(folder))
     assert code == 1 and "PCSC-E403" in codes_of(out, err), err
     assert "nests operators more than" in err
 
@@ -243,7 +244,7 @@ def test_threshold_types_are_checked(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_kill_types_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = route_file(tmp_path, replace("developers < 100", 'developers < "100"')(SPEC))
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 1 and "in the kill: `<` compares field `developers` (a count) with a string" in err
 
 
@@ -251,7 +252,7 @@ def test_well_typed_conditions_still_pass(tmp_path: Path, capsys: pytest.Capture
     threshold = ("developers >= 500 and arr / 2 >= 600k usd and arr / arr >= 1 and max(developers, 5) >= 500"
                  " and -developers < 0")
     path = route_file(tmp_path, replace("developers >= 500", threshold)(SPEC))
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 0, err
 
 
@@ -263,7 +264,7 @@ def test_nul_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_nul_outside_a_string_is_one_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = route_file(tmp_path, "\x00" + SPEC)
-    code, out, err = run(capsys, "check", str(path), "--format", "json")
+    code, out, err = run_cli(capsys, "check", str(path), "--format", "json")
     assert code == 1
     assert [d["code"] for d in json.loads(out)["diagnostics"]] == ["PCSC-E110"]
 
@@ -272,21 +273,21 @@ def test_bidi_control_is_a_warning_naming_it(tmp_path: Path, capsys: pytest.Capt
     path = route_file(tmp_path, replace('actor      "', 'actor      "\u202e')(SPEC))
     for command in COMMANDS[:2]:
         for fmt in ("text", "json"):
-            code, out, err = run(capsys, *command, str(path), "--format", fmt)
+            code, out, err = run_cli(capsys, *command, str(path), "--format", fmt)
             assert code == 0 and "PCSC-W606" in codes_of(out, err)
-    _, _, err = run(capsys, "check", str(path))
+    _, _, err = run_cli(capsys, "check", str(path))
     assert "U+202E (RIGHT-TO-LEFT OVERRIDE)" in err
 
 
 def test_bidi_control_outside_strings_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = route_file(tmp_path, replace("threshold  developers", "threshold  \u2066developers")(SPEC))
-    code, out, err = run(capsys, "check", str(path))
+    code, out, err = run_cli(capsys, "check", str(path))
     assert code == 1 and {"PCSC-W606", "PCSC-E102"} <= codes_of(out, err)
 
 
 def test_confusable_letter_in_a_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = route_file(tmp_path, replace("threshold  developers", "threshold  d\u0435velopers")(SPEC))
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 1 and "PCSC-E102" in err
     assert "CYRILLIC SMALL LETTER IE, which looks like the ASCII `e`" in err
 
@@ -294,29 +295,29 @@ def test_confusable_letter_in_a_name(tmp_path: Path, capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize("newline", ["\r", "\r\n"])
 def test_cr_line_breaks_are_line_breaks(tmp_path: Path, capsys: pytest.CaptureFixture[str], newline: str) -> None:
     path = route_file(tmp_path, SPEC.replace("\n", newline))
-    code, out, err = run(capsys, "compile", str(path), "--format", "json")
+    code, out, err = run_cli(capsys, "compile", str(path), "--format", "json")
     assert code == 0, err
     assert round(json.loads(out)["routes"][0]["score"], 4) == 885626.1726
-    code, _, err = run(capsys, "fmt", "--check", str(path))
+    code, _, err = run_cli(capsys, "fmt", "--check", str(path))
     assert "internal error" not in err and code in (0, 1)
 
 
 def test_cr_only_file_errors_point_at_the_right_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = route_file(tmp_path, replace("launch: garage", "launch: garag")(SPEC).replace("\n", "\r"))
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 1 and ":18:24:" in err and "unknown state `garag`" in err
 
 
 def test_unknown_unit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = route_file(tmp_path, replace("arr 0 usd }", "arr 0 eur }")(SPEC))
     expect(capsys, path, "PCSC-E109", 1, (["check"], ["compile"]))
-    _, _, err = run(capsys, "check", str(path))
+    _, _, err = run_cli(capsys, "check", str(path))
     assert "unknown unit `eur`; units are usd, days, months, years, %" in err
 
 
 def test_unknown_unit_of_a_horizon(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = route_file(tmp_path, replace("horizon    90 days", "horizon    90 weeks")(SPEC))
-    code, _, err = run(capsys, "check", str(path))
+    code, _, err = run_cli(capsys, "check", str(path))
     assert code == 1 and "unknown unit `weeks`" in err
 
 

@@ -16,7 +16,7 @@ import pytest
 from pcsc.cli import main
 from pcsc.forecast import metrics
 from pcsc.forecast.ledger import Ledger
-from tests.conftest import EXAMPLES, SPEC_ROUTE
+from tests.conftest import EXAMPLES, SPEC_ROUTE, run_cli
 
 COHORT = EXAMPLES / "cohort"
 PILOT = COHORT / "outcomes_pilot.toml"
@@ -24,14 +24,8 @@ RESOLVED = "2019-01-01"  # every pilot label (2018-06-01) is known by then
 TODAY = dt.datetime.now(dt.UTC).date()
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    code, out, err = run(capsys, *argv, "--format", "json")
+    code, out, err = run_cli(capsys, *argv, "--format", "json")
     assert out, err
     doc: dict[str, Any] = json.loads(out)
     return code, doc
@@ -72,7 +66,7 @@ def test_a_retrospective_pilot_of_the_shipped_cohort_is_graded_and_labelled_retr
     assert {s["name"] for s in doc["scorers"]} == {"score", "criteria_score", "flat_product", "flat_npv", "logistic"}
     assert [w["days"] for w in doc["windows"]] == [30, 90, 180]
     assert all(w["routes"] == 30 for w in doc["windows"])
-    code, out, _ = run(capsys, "evaluate", "--ledger", str(pilot), "--as-of", RESOLVED, "--bootstrap", "200")
+    code, out, _ = run_cli(capsys, "evaluate", "--ledger", str(pilot), "--as-of", RESOLVED, "--bootstrap", "200")
     assert code == 0
     assert "30 retrospective forecasts" in out
     assert "mode: retrospective" in out
@@ -85,7 +79,7 @@ def test_a_retrospective_forecast_is_not_graded_on_outcomes_recorded_before_it(
     ledger = copy_ledger(pilot, tmp_path)
     route = str(COHORT / "api_monitoring.route")
     assert main(["freeze", "--retrospective", route, "--ledger", str(ledger), "-q"]) == 0  # seq 31, after the outcomes
-    code, out, err = run(capsys, "evaluate", "--ledger", str(ledger), "--as-of", RESOLVED, "--bootstrap", "50")
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(ledger), "--as-of", RESOLVED, "--bootstrap", "50")
     assert code == 1
     assert "PCSC-E741" in err
     assert "route api_monitoring: retrospective forecast frozen" in err and "(seq 31)" in err
@@ -96,7 +90,7 @@ def test_a_retrospective_forecast_is_not_graded_on_outcomes_recorded_before_it(
 def test_the_two_modes_never_pool(pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ledger = copy_ledger(pilot, tmp_path)
     assert main(["freeze", str(COHORT / "api_monitoring.route"), "--ledger", str(ledger), "-q"]) == 0
-    code, out, err = run(capsys, "evaluate", "--ledger", str(ledger), "--as-of", RESOLVED, "--bootstrap", "50")
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(ledger), "--as-of", RESOLVED, "--bootstrap", "50")
     assert code == 1
     assert "PCSC-E745" in err
     assert "29 retrospective (frozen" in err and "1 prospective (frozen" in err
@@ -106,15 +100,15 @@ def test_the_two_modes_never_pool(pilot: Path, tmp_path: Path, capsys: pytest.Ca
                          "--mode", "retrospective")
     assert code == 0 and doc["mode"] == "retrospective" and len(doc["forecasts"]) == 30
     # ... and a prospective forecast frozen after its outcome is still refused
-    code, out, err = run(capsys, "evaluate", "--ledger", str(ledger), "--as-of", RESOLVED, "--bootstrap", "50",
-                         "--mode", "prospective")
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(ledger), "--as-of", RESOLVED, "--bootstrap", "50",
+                             "--mode", "prospective")
     assert code == 1
     assert "PCSC-E741" in err and "route api_monitoring" in err
     assert "is not before the" in err and "dated after the day it was frozen" in err
 
 
 def test_a_mode_the_ledger_has_no_forecast_of_is_named(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "evaluate", "--ledger", str(pilot), "--as-of", RESOLVED, "--mode", "prospective")
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(pilot), "--as-of", RESOLVED, "--mode", "prospective")
     assert code == 1
     assert "PCSC-E742" in err and "no prospective forecast in the ledger" in err
 
@@ -130,14 +124,15 @@ def test_a_freeze_records_its_mode_and_a_retrospective_one_needs_a_past_as_of(
     future = tmp_path / "future.route"
     text = SPEC_ROUTE.read_text(encoding="utf-8")
     future.write_text(text.replace("as_of   2012-06-01", f"as_of   {TODAY + dt.timedelta(days=3)}"), encoding="utf-8")
-    code, out, err = run(capsys, "freeze", "--retrospective", str(future), "--ledger", str(tmp_path / "x.sqlite"))
+    code, out, err = run_cli(capsys, "freeze", "--retrospective", str(future), "--ledger", str(tmp_path / "x.sqlite"))
     assert code == 1
     assert "PCSC-E715" in err and "as_of is in the past" in err
     assert not (tmp_path / "x.sqlite").exists()
 
 
 def test_a_ledger_mode_option_is_refused_with_a_score_table(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "evaluate", "--scores", "x.csv", "--id", "a", "--outcome", "b", "--mode", "prospective")
+    code, _, err = run_cli(capsys, "evaluate", "--scores", "x.csv", "--id", "a", "--outcome", "b",
+                           "--mode", "prospective")
     assert code == 2 and "--mode does not apply with --scores" in err
 
 
@@ -146,7 +141,7 @@ def test_the_export_is_a_score_table_evaluate_grades_with_its_checksum(
     pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     table = tmp_path / "pilot.csv"
-    code, _, err = run(capsys, "ledger", "export", "--ledger", str(pilot), "--as-of", RESOLVED, "-o", str(table))
+    code, _, err = run_cli(capsys, "ledger", "export", "--ledger", str(pilot), "--as-of", RESOLVED, "-o", str(table))
     assert code == 0, err
     data = table.read_bytes()
     sidecar = (tmp_path / "pilot.csv.sha256").read_text(encoding="utf-8")
@@ -175,8 +170,8 @@ def test_the_export_is_a_score_table_evaluate_grades_with_its_checksum(
         assert by_name[s["name"]] == pytest.approx(s["auc"])
 
     table.write_bytes(data.replace(b"retrospective", b"prospective", 1))
-    code, _, err = run(capsys, "evaluate", "--scores", str(table), "--id", "route", "--outcome", "outcome",
-                       "--positive", "positive", "--negative", "negative", "--bootstrap", "50")
+    code, _, err = run_cli(capsys, "evaluate", "--scores", str(table), "--id", "route", "--outcome", "outcome",
+                           "--positive", "positive", "--negative", "negative", "--bootstrap", "50")
     assert code == 1 and "PCSC-E732" in err and "does not match its checksum" in err
 
 
@@ -189,7 +184,7 @@ def test_a_score_table_with_a_mode_column_states_its_mode_and_never_pools(
             "--bootstrap", "50")
     code, doc = run_json(capsys, *base, "--scores", str(table))
     assert code == 0 and doc["mode"] == "retrospective" and "frozen before outcome join" in doc["rule"]
-    code, out, _ = run(capsys, *base, "--scores", str(table))
+    code, out, _ = run_cli(capsys, *base, "--scores", str(table))
     assert out.splitlines()[1].startswith("mode: retrospective: ")
     # two exports put together: one graded prospective row is enough to refuse
     lines = table.read_text(encoding="utf-8").splitlines()
@@ -198,7 +193,7 @@ def test_a_score_table_with_a_mode_column_states_its_mode_and_never_pools(
     mixed = tmp_path / "mixed.csv"
     mixed.write_text("\n".join([*lines, row.replace("api_monitoring,", "api_again,", 1)
                                  .replace(",retrospective,", ",prospective,")]) + "\n", encoding="utf-8")
-    code, _, err = run(capsys, *base, "--scores", str(mixed))
+    code, _, err = run_cli(capsys, *base, "--scores", str(mixed))
     assert code == 1 and "PCSC-E745" in err and "mixes prospective and retrospective rows" in err
     # a table without a mode column (Table A1) states none
     code, doc = run_json(capsys, "evaluate", "--scores", str(EXAMPLES / "routecast_table_a1.csv"), "--id",
@@ -219,12 +214,12 @@ def test_an_explicit_sidecar_is_checked_and_must_name_the_table(
             "--positive", "S+,+", "--negative", "-", "--bootstrap", "50")
     code, doc = run_json(capsys, *base, "--sha256", str(good))
     assert code == 0 and doc["checksum"]["sha256"] == digest
-    code, _, err = run(capsys, *base, "--sha256", str(other))
+    code, _, err = run_cli(capsys, *base, "--sha256", str(other))
     assert code == 1 and "not of routecast_table_a1.csv" in err
 
 
 def test_the_jsonl_export_carries_the_packets(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "ledger", "export", "--ledger", str(pilot), "--as-of", RESOLVED, "--format", "jsonl")
+    code, out, _ = run_cli(capsys, "ledger", "export", "--ledger", str(pilot), "--as-of", RESOLVED, "--format", "jsonl")
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert len(rows) == 30
@@ -242,12 +237,12 @@ def test_the_export_never_pools_modes_nor_carries_a_label_its_rule_refuses(
     mixed = copy_ledger(pilot, tmp_path / "mixed")
     assert main(["freeze", str(COHORT / "api_monitoring.route"), "--ledger", str(mixed), "-q"]) == 0
     table = tmp_path / "mixed.csv"
-    code, _, err = run(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED, "-o", str(table))
+    code, _, err = run_cli(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED, "-o", str(table))
     assert code == 1 and "PCSC-E745" in err and "never pooled" in err
     assert not table.exists() and not (tmp_path / "mixed.csv.sha256").exists()
     # one mode at a time: the retrospective forecasts export as before ...
-    code, out, err = run(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED,
-                         "--mode", "retrospective")
+    code, out, err = run_cli(capsys, "ledger", "export", "--ledger", str(mixed), "--as-of", RESOLVED,
+                             "--mode", "retrospective")
     assert code == 0, err
     assert len(out.splitlines()) == 31 and ",prospective," not in out
     # ... and the prospective one, frozen after its label's date, is refused with both dates
@@ -261,12 +256,12 @@ def test_the_export_never_pools_modes_nor_carries_a_label_its_rule_refuses(
     assert main(["freeze", "--retrospective", str(COHORT / "api_monitoring.route"), "--ledger", str(refrozen),
                  "-q"]) == 0  # seq 31: after the outcomes were recorded
     capsys.readouterr()
-    code, out, err = run(capsys, "ledger", "export", "--ledger", str(refrozen), "--as-of", RESOLVED)
+    code, out, err = run_cli(capsys, "ledger", "export", "--ledger", str(refrozen), "--as-of", RESOLVED)
     assert code == 1 and out == ""
     assert "PCSC-E741" in err and "route api_monitoring: retrospective forecast frozen" in err
     assert "the label dated 2018-06-01" in err and "(seq 31)" in err
     # with no label known yet (as of before any), there is nothing to refuse
-    code, out, err = run(capsys, "ledger", "export", "--ledger", str(refrozen), "--as-of", "2015-01-01")
+    code, out, err = run_cli(capsys, "ledger", "export", "--ledger", str(refrozen), "--as-of", "2015-01-01")
     assert code == 0, err
     assert len(out.splitlines()) == 31
 
@@ -288,7 +283,7 @@ def test_the_packet_carries_every_evidence_item_and_each_transitions_actor(capsy
 
 def test_explain_shows_excluded_evidence_with_its_reason(capsys: pytest.CaptureFixture[str]) -> None:
     route = str(EXAMPLES / "db_gui_subscription.route")
-    code, out, err = run(capsys, "explain", route)
+    code, out, err = run_cli(capsys, "explain", route)
     assert "evidence deck_claim = excluded" in out and "reason=marked unverified" in out
     assert "PCSC-W608" in err  # an unverified item excluded gets a note, not silence
     _, doc = run_json(capsys, "explain", route)
@@ -333,7 +328,7 @@ def test_a_duplicated_evidence_item_counts_once_and_warns(
 
 
 def test_no_shipped_example_repeats_a_source_or_an_excerpt(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "check", str(EXAMPLES))
+    code, out, err = run_cli(capsys, "check", str(EXAMPLES))
     assert code == 0 and "PCSC-W607" not in err
 
 
@@ -362,7 +357,7 @@ def test_blinding_masks_the_cues_and_keeps_the_numbers(tmp_path: Path, capsys: p
     names = tmp_path / "names.txt"
     names.write_text("# companies and people\nSmsly\nTelvora\n", encoding="utf-8")
 
-    code, out, err = run(capsys, "check", str(routes), "--leakage", str(names))
+    code, out, err = run_cli(capsys, "check", str(routes), "--leakage", str(names))
     assert code == 0
     flagged = re.findall(r"identity cue `([^`]*)`", err)
     assert {"Smsly", "Telvora", "jane@telvora.com", "Y Combinator", "Sequoia"} <= set(flagged)
@@ -380,7 +375,7 @@ def test_blinding_masks_the_cues_and_keeps_the_numbers(tmp_path: Path, capsys: p
     assert masks["[NAME-1]"] == "Smsly" and "[EMAIL-1]" in masks and "[INVESTOR-1]" in masks
     assert 'policy  "venture@1.0.0"' in blinded and 'class      "devtools/first-users"' in blinded
 
-    code, out, err = run(capsys, "check", str(out_dir), "--leakage", str(names))
+    code, out, err = run_cli(capsys, "check", str(out_dir), "--leakage", str(names))
     assert "PCSC-W702" not in err
     _, a = run_json(capsys, "compile", str(routes))
     _, b = run_json(capsys, "compile", str(out_dir))
@@ -411,7 +406,7 @@ def test_a_name_in_an_identifier_is_renamed_everywhere_and_only_what_cannot_be_i
     (routes / "smsly_api.route").write_text(text, encoding="utf-8")
     names = tmp_path / "names.txt"
     names.write_text("Smsly\n", encoding="utf-8")
-    code, out, err = run(capsys, "check", str(routes), "--leakage", str(names))
+    code, out, err = run_cli(capsys, "check", str(routes), "--leakage", str(names))
     assert code == 0
     assert "identity cue `smsly` in the file name smsly_api.route" in err
     assert re.search(r"smsly_api\.route:2:7: warning: identity cue `smsly`: a name from .*; blind it with `pcsc "
@@ -437,7 +432,7 @@ def test_a_name_in_an_identifier_is_renamed_everywhere_and_only_what_cannot_be_i
     line = next(i for i, t in enumerate(blinded.splitlines(), 1) if "smsly_box" in t)
     assert [(d["line"], d["message"].split("`")[1]) for d in left] == [(line, "smsly")]
     assert "left in the blinded copy" in left[0]["message"] and "cost items" in left[0]["message"]
-    code, out, err = run(capsys, "check", str(out_dir), "--leakage", str(names))
+    code, out, err = run_cli(capsys, "check", str(out_dir), "--leakage", str(names))
     assert err.count("PCSC-W702") == 1 and "identity cue `smsly`" in err  # the cost item, still there
     _, a = run_json(capsys, "compile", str(routes))
     _, b = run_json(capsys, "compile", str(out_dir))
@@ -447,8 +442,9 @@ def test_a_name_in_an_identifier_is_renamed_everywhere_and_only_what_cannot_be_i
         assert a["routes"][0][key] == b["routes"][0][key]
     # two files whose names differ only in a masked cue's case would be blinded onto one copy
     (routes / "SMSLY_api.route").write_text(text, encoding="utf-8")
-    code, out, err = run(capsys, "blind", str(routes), "-o", str(tmp_path / "b2"), "--map", str(tmp_path / "m2.json"),
-                         "--names", str(names))
+    code, out, err = run_cli(capsys, "blind", str(routes), "-o", str(tmp_path / "b2"),
+                             "--map", str(tmp_path / "m2.json"),
+                             "--names", str(names))
     assert code == 1 and "PCSC-E105" in err and "would be" in err and "rename one" in err
 
 
@@ -491,7 +487,7 @@ def test_a_blinded_cohort_compiles_to_the_same_numbers_and_joins_back_through_th
 
 
 def test_the_private_map_is_never_written_with_the_copies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "blind", str(SPEC_ROUTE), "-o", str(tmp_path), "--map", str(tmp_path / "map.json"))
+    code, _, err = run_cli(capsys, "blind", str(SPEC_ROUTE), "-o", str(tmp_path), "--map", str(tmp_path / "map.json"))
     assert code == 2 and "must not be written inside" in err
 
 
@@ -512,7 +508,7 @@ def test_evaluate_grades_within_each_recognition_risk_stratum(capsys: pytest.Cap
         cases = [r for r in graded if r[7] == group["value"]]
         want = metrics.auc([float(r[2]) for r in cases], [int(r[6] != "-") for r in cases])
         assert group["scorers"][0] == {"name": "routecast_score", "auc": pytest.approx(want)}
-    code, out, _ = run(capsys, *base, "--strata", "recognition_risk")
+    code, out, _ = run_cli(capsys, *base, "--strata", "recognition_risk")
     assert "within each stratum of `recognition_risk`" in out and "overall" in out
 
 
@@ -529,7 +525,7 @@ def test_resolve_reports_each_fixed_window(pilot: Path, capsys: pytest.CaptureFi
 
 
 def test_a_window_not_yet_reached_is_open(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, packets, _ = run(capsys, "compile", str(COHORT / "api_monitoring.route"), "--format", "json")
+    code, packets, _ = run_cli(capsys, "compile", str(COHORT / "api_monitoring.route"), "--format", "json")
     assert code == 0
     path = tmp_path / "api_monitoring.json"
     path.write_text(packets, encoding="utf-8")

@@ -21,13 +21,12 @@ from pcsc.analysis.seams.analysis import analyse
 from pcsc.analysis.seams.identity import seam_identity
 from pcsc.analysis.seams.splice import SpliceError, seam_indices, splice, splice_text
 from pcsc.analysis.seams.symbolic import derivation, paper_formula, verify_shape
-from pcsc.cli import main
 from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics.model import Span
 from pcsc.lang.ir import Route
 from pcsc.lang.printer import expression, route_to_text
 from pcsc.policy.load import PolicyStore
-from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE, pin_libraries
+from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE, pin_libraries, run_cli
 from tests.test_spec_numbers import hand_computation
 
 pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
@@ -410,17 +409,6 @@ SEAM_KEYS = {"k", "transition", "delta", "delta_exact", "delta_refold", "identit
              "threshold", "sign_matches", "removed_cost", "retained_value", "silence_rewarded", "pipeline"}
 SUMMARY_KEYS = {"routes", "deletions", "identity_holds", "sign_matches", "routes_with_rewarded_deletion",
                 "rewarded_deletions", "spliced_refused", "honest_suspended"}
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
 
 
 def spec_seam_by_hand() -> dict[str, float]:

@@ -13,12 +13,12 @@ import attrs
 import pytest
 
 from pcsc.analysis.redteam import Edit, apply_edit, enumerate_edits
-from pcsc.analysis.search import CONDITIONS, Settings, _restate, condition_policy, search_route
+from pcsc.analysis.search import CONDITIONS, Settings, _restate, condition_policy, search_route, ungrounded
 from pcsc.cli import main
 from pcsc.cli.exits import EXIT_USAGE
 from pcsc.compiler.session import Compiled, Session
 from pcsc.coverage import discharge_route
-from pcsc.lang.ir import Route
+from pcsc.lang.ir import Route, Transition
 from pcsc.lang.printer import route_to_text
 from pcsc.score.cost import deltas
 from tests.conftest import EXAMPLES
@@ -191,23 +191,43 @@ def _claims(route: Route) -> set[tuple[str, str]]:
     return {(t.source, t.target) for t in route.transitions}
 
 
-@pytest.mark.parametrize("condition", ["v1.5a", "v1.5a+b"])
-def test_grounding_conditions_release_only_grounded_new_claims(condition: str) -> None:
+def _quoted(route: Route, t: Transition) -> bool:
+    """Is ``t``'s asset quoted in the excerpt of some evidence supporting it? (Read from
+    the route as docs/language.md words `grounded(asset)`, not through `pcsc.analysis.search`.)"""
+    asset = (t.asset or "\0").casefold()
+    return any(t.name in e.supports and asset in " ".join(e.excerpt.casefold().split()) for e in route.evidence)
+
+
+def _new_material_claims(revised: Route, honest: Route) -> list[Transition]:
+    return [t for t in revised.transitions
+            if (t.source, t.target) not in _claims(honest) and any(d.material for d in deltas(revised, t))]
+
+
+@pytest.mark.parametrize(("condition", "without_grounding"), [("v1.5a", "v1"), ("v1.5a+b", "v1.5b")])
+def test_grounding_conditions_release_only_grounded_new_claims(condition: str, without_grounding: str) -> None:
     """The rule, checked here on the text: a material transition the revision gave a new
-    source or target is released only when its asset is quoted in supporting evidence."""
-    chosen = next(x for x in CONDITIONS if x.name == condition)
+    source or target is released only when its asset is quoted in supporting evidence.
+
+    Not vacuous: the same search without the grounding rule releases revisions with a
+    new, unquoted material claim (so there is something to refuse), the rule names
+    each of them, and the grounded search releases a revision of every route."""
+    grounded, ungated = (next(x for x in CONDITIONS if x.name == name) for name in (condition, without_grounding))
     session = Session()
+    released = unquoted = 0
     for c in session.compile_routes(session.load_paths(SLICE)):
-        found = search_route(c, session, "gate", chosen, Settings(budget=12))
-        if found.best is None or found.best.released is None:
-            continue
-        revised = found.best.route
-        for t in revised.transitions:
-            if (t.source, t.target) in _claims(c.route) or not any(d.material for d in deltas(revised, t)):
-                continue
-            quoted = [e for e in revised.evidence if t.name in e.supports
-                      and (t.asset or "\0").casefold() in " ".join(e.excerpt.casefold().split())]
-            assert quoted, f"{c.route.name}: {t.name} released ungrounded under {condition}"
+        found = search_route(c, session, "gate", grounded, Settings(budget=12))
+        assert found.best is not None and found.best.released is not None, c.route.name
+        released += 1
+        for t in _new_material_claims(found.best.route, c.route):
+            assert _quoted(found.best.route, t), f"{c.route.name}: {t.name} released ungrounded under {condition}"
+        loose = search_route(c, session, "gate", ungated, Settings(budget=12)).best
+        assert loose is not None and loose.released is not None
+        claims = [t for t in _new_material_claims(loose.route, c.route) if not _quoted(loose.route, t)]
+        policy = condition_policy(c.policy.policy, grounded)
+        assert set(ungrounded(loose.route, c.route, policy)) >= {t.name for t in claims}
+        unquoted += len(claims)
+    assert released == len(SLICE)
+    assert unquoted >= 1, f"without grounding ({without_grounding}) no revision made a new unquoted claim"
 
 
 def test_restate_rewrites_later_states_that_carried_the_value() -> None:

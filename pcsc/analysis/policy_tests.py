@@ -39,10 +39,11 @@ from pcsc.base.canonical import sha256_hex
 from pcsc.base.humanize import money as _money
 from pcsc.base.humanize import plural
 from pcsc.base.resources import TEXT_ENCODING, display_path
-from pcsc.compiler.session import Compiled, Session, gate_and_dock
+from pcsc.compiler.session import Compiled, Session, coverage_mode, gate_and_dock
 from pcsc.compiler.walk import folder_files
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.lang.ir import PolicyRef, Route
+from pcsc.lang.syntax.limits import read_file
 from pcsc.policy.load import PolicyError, PolicyStore
 
 SUFFIX = ".pcsctest.toml"
@@ -236,7 +237,7 @@ class _Reader:
 def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
     """Read and validate a test file; raises ``PolicyTestError`` (and ``OSError``)."""
     shown = shown or str(path)
-    data = path.read_bytes()
+    data = read_file(path)
     try:
         doc = tomllib.loads(data.decode(TEXT_ENCODING))
     except UnicodeDecodeError:
@@ -356,7 +357,8 @@ class Runner:
         roots = self.roots(tf)
         mode = case.coverage
         if case.policy is None:
-            return Session(lib_path=list(self.lib_path), policies=self.store(roots), coverage_mode=mode), None  # type: ignore[arg-type]
+            return Session(lib_path=list(self.lib_path), policies=self.store(roots), coverage_mode=mode,  # type: ignore[arg-type]
+                           coverage_source=TEST_CASE), None
         try:
             if case.policy.endswith(".toml"):
                 path = tf.resolve(case.policy)
@@ -368,7 +370,8 @@ class Runner:
         except PolicyError as exc:
             raise CaseError(f"policy {case.policy}: " + "; ".join(exc.messages)) from None
         ref = PolicyRef(loaded.policy.id, loaded.policy.version, None, _NOWHERE)
-        return Session(lib_path=list(self.lib_path), policies=store, coverage_mode=mode), ref  # type: ignore[arg-type]
+        return Session(lib_path=list(self.lib_path), policies=store, coverage_mode=mode,  # type: ignore[arg-type]
+                       coverage_source=TEST_CASE), ref
 
     def _run(self, tf: PolicyTestFile, case: Case) -> CaseResult:
         path = tf.resolve(case.route)
@@ -452,6 +455,8 @@ class Runner:
         return CaseResult(tf.shown, case, "fail", tuple(lines), observed)
 
 
+#: The `mode_source` of a case that sets `coverage`.
+TEST_CASE = "test case"
 _NOWHERE = Span.whole_file("")  # replaced by the route's own `policy` span
 
 
@@ -489,6 +494,7 @@ def _observe(c: Compiled) -> dict[str, Any]:
         "binding": n.transitions[n.binding].name,
         "eligible": n.eligible,
         "uncovered": sorted(f"{u.transition}.{u.delta.field}" for u in coverage.uncovered),
+        "coverage": coverage_mode(c),
     }
 
 

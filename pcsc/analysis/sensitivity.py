@@ -236,7 +236,8 @@ class Evaluator:
 
     def _compile(self, route: Route, store: PolicyStore) -> Compiled | None:
         child = Session(
-            policies=store, coverage_mode=self.session.coverage_mode, config_coverage=self.session.config_coverage
+            policies=store, coverage_mode=self.session.coverage_mode, coverage_source=self.session.coverage_source,
+            config_coverage=self.session.config_coverage
         )
         return child.compile_route(route)
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import random
-import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,7 +39,7 @@ import attrs
 
 from pcsc.analysis.rank import TIERS, RankKey, key_value, rank, tier_of
 from pcsc.base.humanize import plural
-from pcsc.base.stats import rate, rate_text
+from pcsc.base.stats import median, rate, rate_text
 from pcsc.compiler.session import Compiled, Session
 from pcsc.lang.ir import Route
 
@@ -170,7 +169,7 @@ class RouteStability:
             "score": {
                 "honest": self.honest_score,
                 "min": min(self.scores) if n else None,
-                "median": float(statistics.median(self.scores)) if n else None,
+                "median": median(self.scores) if n else None,
                 "max": max(self.scores) if n else None,
                 "same_sign": same / n if n else None,
             },

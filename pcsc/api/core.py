@@ -325,8 +325,8 @@ class Result:
 
 @attrs.frozen(slots=True)
 class CheckResult:
-    """What `check` returns: diagnostics only (routes parsed, lowered and bound to their
-    policies, not scored)."""
+    """What `check` returns: diagnostics only (routes parsed, lowered, bound to their
+    policies and scored, as `compile` would; no packet)."""
 
     diagnostics: tuple[Diagnostic, ...]
     inputs: tuple[Input, ...]
@@ -373,7 +373,7 @@ def _paths(value: PathLike | Iterable[PathLike], what: str) -> list[Path]:
 
 def _exists(text: str) -> bool:
     try:
-        return Path(text).exists()
+        return os.path.exists(text)
     except (OSError, ValueError):  # too long for a file name, or a NUL byte
         return False
 
@@ -390,7 +390,7 @@ def _folders(value: PathLike | Iterable[PathLike], what: str) -> list[Path]:
     would silently search nothing): a ValueError names the first that does not."""
     folders = _paths(value, what)
     for folder in folders:
-        if not folder.is_dir():
+        if not os.path.isdir(folder):
             raise ValueError(f"{what}: {os.fspath(folder)!r} is not a folder (no such folder)")
     return folders
 
@@ -399,10 +399,13 @@ def _session(policy_path: PathLike | Iterable[PathLike], lib_path: PathLike | It
              coverage: CoverageSetting) -> Session:
     if coverage not in _COVERAGE_MODES:
         raise ValueError(f"coverage must be None, 'gate', 'dock' or 'off', not {coverage!r}")
+    libraries, policies = _folders(lib_path, "lib_path"), _folders(policy_path, "policy_path")
     return Session(
-        lib_path=_folders(lib_path, "lib_path"),
-        policies=PolicyStore(_folders(policy_path, "policy_path")),
+        lib_path=libraries,
+        policies=PolicyStore(policies, {p: ("api argument", None) for p in policies}),
         coverage_mode=coverage,
+        coverage_source="api argument",
+        lib_origins={p: ("api argument", None) for p in libraries},
     )
 
 
@@ -538,7 +541,8 @@ def check(
     coverage: CoverageSetting = None,
 ) -> CheckResult:
     """Parse, lower and check ``source`` (as `compile` reads it) against the pinned
-    policies, without scoring; return a `CheckResult` (diagnostics and route names).
+    policies, reporting whatever `compile` refuses (an overflowing score too); return
+    a `CheckResult` (diagnostics and route names).
     ``coverage`` overrides every policy's coverage mode, as in `compile`: an uncovered
     material change is an error under ``"gate"``, a warning under ``"dock"``, and not
     checked under ``"off"``."""
@@ -685,7 +689,7 @@ def analyse_seams(
     route: the deletion identity (checked exactly, and symbolically with sympy) and the
     spliced route recompiled. With ``experiment``, also run experiment A. Returns a
     `SeamsResult`."""
-    from pcsc.analysis.seams.analysis import analyse
+    from pcsc.analysis.seams.analysis import seams_of
     from pcsc.analysis.seams.experiment import experiment as run_experiment
     from pcsc.analysis.seams.experiment import summarise
     from pcsc.render.diagnostics import to_json
@@ -693,7 +697,7 @@ def analyse_seams(
 
     session = _session(policy_path, lib_path, coverage)
     compiled = session.compile_routes(_load(source, session))
-    results = [analyse(c, session) for c in compiled]
+    results = [r for r in (seams_of(c, session) for c in compiled) if r is not None]  # else PCSC-E311
     summary = summarise(results)
     exp = run_experiment(results, session) if experiment else None
     public, internal = _diagnostics(session)
@@ -776,7 +780,7 @@ def load_policy(ref_or_path: PathLike, *, policy_path: PathLike | Iterable[PathL
     roots = _folders(policy_path, "policy_path")
     target = os.fspath(ref_or_path)
     path = Path(target)
-    if isinstance(ref_or_path, os.PathLike) or target.endswith(".toml") or path.is_file():
+    if isinstance(ref_or_path, os.PathLike) or target.endswith(".toml") or os.path.isfile(path):
         loaded = PolicyStore([path.parent.parent, *roots]).load_path(path)
     else:
         loaded = PolicyStore(roots).load_ref(target)

@@ -7,13 +7,19 @@ the two files unchanged). Paths in it are relative to the file's folder. Keys:
 
     lib_path    = ["obligations"]          # extra folders of .obl libraries
     policy_path = ["policies"]             # extra folders of <id>/<version>.toml
-    coverage    = "gate"                   # gate | dock | off: override the policy's mode
+    coverage    = "gate"                   # gate | dock | off: raise the policy's mode
+    require_policy = ["venture@1.0.0"]     # the only policies routes may name (id or id@version)
     format      = "text"                   # text | json | sarif: the default --format
     ledger      = ".pcsc/ledger.sqlite"    # the default --ledger (or a postgresql:// address)
     docs_url    = "https://docs.example/pcsc/"   # where the docs are published (SARIF links)
 
 Command-line flags override the file; ``pcsc config`` prints the effective settings
 and where each came from. Unknown keys and wrong types are errors, never ignored.
+
+The two keys that only tighten a run, ``coverage`` and ``require_policy``, are also
+read from every configuration file above the nearest one (`Config.above`), so a file
+nearer the working folder (one a route's author could have put beside the route)
+never drops what a file further up demands.
 """
 
 from __future__ import annotations
@@ -65,28 +71,59 @@ class Config:
     format: str | None = None
     ledger: Path | str | None = None  # a file, or a database address (str) kept as written
     docs_url: str | None = None  # the published docs' base URL, ending in "/"
+    require_policy: tuple[str, ...] = ()  # `id` or `id@version`, as written (checked by the caller)
+    #: the configuration files above this one, nearest first: only their tightening keys count
+    above: tuple[Config, ...] = ()
+
+    def chain(self) -> tuple[Config, ...]:
+        """This file's settings, then those of every file above it (none without a file)."""
+        return (self, *self.above) if self.path is not None else ()
+
+    def strictest_coverage(self) -> tuple[str, Path] | None:
+        """The most demanding `coverage` any file of the chain asks for, and that file."""
+        asked = [(COVERAGE_MODES.index(c.coverage), c.coverage, c.path) for c in self.chain()
+                 if c.coverage is not None and c.path is not None]
+        if not asked:
+            return None
+        _, mode, path = min(asked, key=lambda a: a[0])  # nearest first among equals
+        return mode, path
+
+    def policy_requirements(self) -> tuple[tuple[Path, tuple[str, ...]], ...]:
+        """Each file of the chain that sets `require_policy`, with its list: a route must
+        satisfy every one of them."""
+        return tuple((c.path, c.require_policy) for c in self.chain() if c.path is not None and c.require_policy)
 
 
 def find_config(start: Path) -> Path | None:
     """The nearest ``pcsc.toml``, or ``pyproject.toml`` with ``[tool.pcsc]``, at or above ``start``."""
+    return next(iter(find_configs(start)), None)
+
+
+def find_configs(start: Path) -> list[Path]:
+    """Every ``pcsc.toml``, or ``pyproject.toml`` with ``[tool.pcsc]``, at or above
+    ``start``, nearest first (one per folder: a ``pcsc.toml`` before a ``pyproject.toml``)."""
+    found = []
     for folder in (start, *start.parents):
         candidate = folder / CONFIG_FILE
-        if candidate.is_file():
-            return candidate
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and _tool_table(pyproject, required=False) is not None:
-            return pyproject
-    return None
+        if candidate.is_file():
+            found.append(candidate)
+        elif pyproject.is_file() and _tool_table(pyproject, required=False) is not None:
+            found.append(pyproject)
+    return found
 
 
 def load_config(start: Path | None = None) -> Config:
-    """The configuration that applies in ``start`` (default: the working folder)."""
-    path = find_config((start or Path.cwd()).resolve())
-    if path is None:
+    """The configuration that applies in ``start`` (default: the working folder): the
+    nearest file's settings, with the files above it in ``above``."""
+    configs = []
+    for path in find_configs((start or Path.cwd()).resolve()):
+        table = _tool_table(path, required=True)
+        assert table is not None
+        configs.append(_structure(path, table))
+    if not configs:
         return Config()
-    table = _tool_table(path, required=True)
-    assert table is not None
-    return _structure(path, table)
+    return attrs.evolve(configs[0], above=tuple(configs[1:]))
 
 
 def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
@@ -117,7 +154,7 @@ def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
 
 def _structure(path: Path, table: dict[str, Any]) -> Config:
     base = path.parent
-    known = ("lib_path", "policy_path", "coverage", "format", "ledger", "docs_url")
+    known = ("lib_path", "policy_path", "coverage", "format", "ledger", "docs_url", "require_policy")
     for key in table:
         if key not in known:
             raise ConfigError(path, f"unknown key `{key}` in the pcsc settings (known: {', '.join(known)})")
@@ -136,6 +173,13 @@ def _structure(path: Path, table: dict[str, Any]) -> Config:
             raise ConfigError(path, f"`{key}` must be one of {', '.join(options)}, not {value!r}")
         return value
 
+    required = table.get("require_policy", [])
+    if isinstance(required, str):
+        required = [required]
+    if not isinstance(required, list) or not all(isinstance(v, str) for v in required):
+        raise ConfigError(path, "`require_policy` must be a list of policies (`id` or `id@version`)")
+    if "require_policy" in table and not required:
+        raise ConfigError(path, "`require_policy` lists no policy: name those routes may use, or remove the key")
     ledger = table.get("ledger")
     if ledger is not None and not isinstance(ledger, str):
         raise ConfigError(path, "`ledger` must be a file path or a postgresql:// address")
@@ -152,8 +196,20 @@ def _structure(path: Path, table: dict[str, Any]) -> Config:
         policy_path=paths("policy_path"),
         coverage=choice("coverage", COVERAGE_MODES),
         format=choice("format", FORMATS),
+        require_policy=tuple(required),
         ledger=(ledger if ledger.startswith(DATABASE_SCHEMES) else base / ledger) if ledger else None,
     )
+
+
+def key_line(path: Path, key: str) -> int | None:
+    """The line of ``path`` that sets ``key`` (its first `key =`), for a diagnostic; None
+    when no line does (or the file cannot be read)."""
+    try:
+        lines = path.read_text(encoding=TEXT_ENCODING).splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
+    return next((i for i, line in enumerate(lines, 1) if pattern.match(line)), None)
 
 
 #: The environment variable that sets the published docs' base URL (over `docs_url`).

@@ -4,7 +4,8 @@ JSON keeps exact values (the shortest float repr, `pcsc.base.canonical`); text s
 person what a number is, without the noise of a binary float (`613333.3333333333`,
 `0.29759615384615384`, `99000.0`): every text view formats numbers through here.
 
-- `money`: an amount in USD, always two decimals (`613,333.33`);
+- `money`: an amount in USD, two decimals (`613,333.33`), from 1e15 on in exponent
+  form (`-1.5e+308`, not 309 digits);
 - `probability`: a p, four decimals, as the compile table shows it (`0.2976`);
 - `number`: any other value: a whole number with thousands separators (`4,800`,
   `900,000`), at least 1,000 with two decimals (`613,333.33`), below that six
@@ -21,8 +22,8 @@ from __future__ import annotations
 
 
 def money(x: float) -> str:
-    """``613,333.33``: an amount, two decimals."""
-    return f"{x:,.2f}"
+    """``613,333.33``: an amount, two decimals (exponent form from 1e15 on)."""
+    return f"{x:.6g}" if abs(x) >= 1e15 else f"{x:,.2f}"
 
 
 def probability(p: float) -> str:

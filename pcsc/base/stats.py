@@ -8,6 +8,7 @@ unrounded), so that tools read any rate the same way.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 #: The two-sided 95% normal quantile, Φ⁻¹(0.975).
@@ -39,3 +40,15 @@ def rate_text(k: int, n: int) -> str:
     """``21/26 [62.1, 91.5]``: the count and its interval in percent, one decimal."""
     low, high = wilson95(k, n)
     return f"{k}/{n} [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def median(xs: Sequence[float]) -> float:
+    """The median of ``xs`` (not empty), as `statistics.median` gives it, except that
+    the mean of the two middle values never overflows (two scores near −1.8e308)."""
+    ordered = sorted(xs)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[mid])
+    a, b = ordered[mid - 1], ordered[mid]
+    mean = (a + b) / 2
+    return float(mean if math.isfinite(mean) else a / 2 + b / 2)

@@ -15,7 +15,9 @@ the fold may appear.
 It also checks that each operand taken from another step is that step's value, that
 each operand taken from the policy is the value of that key in the policy document it
 reads and hashes itself (TOML, `extends` merged, the recorded overrides set), that the
-route files and libraries hash to what was recorded, that every gate rule and every
+route files and libraries hash to what was recorded, that each library's canonical
+text (laid out by the checker's own reader of `.obl` files, as `pcsc fmt` lays it out)
+hashes to what the route's policy pins, that every gate rule and every
 `require` line, parsed and evaluated again by its own small evaluator of the
 expression language from the recorded operands (each tied to a step, to the coverage
 rows, or to what the hashed route or library file writes), gives the recorded result,
@@ -2256,8 +2258,8 @@ def transition_text(c: RouteCheck, t: str, key: str) -> str | None:
 
 def route_evidence(c: RouteCheck) -> list[dict[str, Any]]:
     """The route's evidence items in the order written, each as its block writes it:
-    `source`, `captured`, `tier`, `weight`, `supports`, `contradicts`, `excerpt` and
-    `unverified` (bare: true)."""
+    `source`, `captured`, `tier`, `weight`, `supports`, `contradicts`, `excerpt` (absent:
+    empty, as the language reads it) and `unverified` (bare: true)."""
     if c.evidence is not None:
         return c.evidence
     toks, route = _layout(c).toks, f"route {c.name}"
@@ -2268,7 +2270,7 @@ def route_evidence(c: RouteCheck) -> list[dict[str, Any]]:
         name = toks[i + 1][1]
         block = [q for q in toks if q[4] == (route, f"evidence {name}")]
         item: dict[str, Any] = {"name": name, "source": None, "captured": None, "tier": None, "weight": None,
-                                "supports": [], "contradicts": [], "excerpt": None, "unverified": False}
+                                "supports": [], "contradicts": [], "excerpt": "", "unverified": False}
         j = 0
         while j < len(block):
             kw, nxt = block[j][1], block[j + 1] if j + 1 < len(block) else ("", "", 0, 0, ())
@@ -2376,7 +2378,7 @@ def expected_steps(c: RouteCheck, structure: Structure) -> tuple[set[str], dict[
     label(shape, "")
     items = shape[1] if shape[0] == "series" else [shape]
     for name, node in blocks.items():
-        if node is not shape:
+        if node is not shape or shape[0] == "parallel":  # a route that is one parallel block: its one spine item
             out.update((f"{name}.w", f"{name}.x"))
     states = [structure.ends[_edges_of(x)[0]][0] for x in items] + [structure.exit_of(items[-1])]
     out.update(f"R({x})" for x in states)
@@ -2386,6 +2388,152 @@ def expected_steps(c: RouteCheck, structure: Structure) -> tuple[set[str], dict[
             if any(node is x for x in items):
                 out.update((f"{name}.stops", f"{name}.walking"))
     return out, blocks
+
+
+Reads = dict[str, Any]  # operand -> the step it reads, a list of steps, or None (the constant true)
+_BY_FOLD = ("paper", "discount", "stop")
+
+
+def _of_fold(c: RouteCheck, *rules: str) -> str:
+    """The rule of the policy's fold among the paper's, the discounted and the option to stop's."""
+    return rules[_BY_FOLD.index(c.fold_kind)] if len(rules) == 3 else rules[c.fold_kind != "paper"]
+
+
+def expected_fold(c: RouteCheck, structure: Structure) -> dict[str, tuple[str, Reads]]:
+    """The rule of each step of the fold and the steps it reads, by operand, from the
+    route's shape and the policy's fold. A chain: R_i, reach, D, the docked score
+    (with the option to stop: where the planner stops and whether it walks each
+    stage). A route that forks and joins: each block's P, D and C from its parts, R
+    along the spine (and where the planner stops), each block's w and x from its
+    parent and its neighbours, each transition's reach from the earlier spine items
+    and its D from its own w and x and its spine item's walking."""
+    paper, stop = c.fold_kind == "paper", c.fold_kind == "stop"
+    out: dict[str, tuple[str, Reads]] = {"flat_product": ("flat product = Π p_i", {})}
+    shape, order = structure.shape, structure.order
+    if not _forks(shape):
+        out[f"R_{len(order)}"] = ("R_n = V", {"V": "V"})
+        out["score"] = ("score = R_0", {"R_0": "R_0"})
+        out["docked_score"] = (_of_fold(c, "docked = R_0 refolded with R_n = 0",
+                                        "docked = R_0 refolded with R_n = 0: R_i = −c_i + p_i · d_i · R_{i+1}",
+                                        "docked = R_0 refolded with R_n = 0: R_i = max(0, −c_i + p_i · d_i · R_{i+1})"),
+                               {})
+        for i, t in enumerate(order):
+            out[f"R_{i}"] = (_of_fold(c, *_CHAIN_FOLDS), {})
+            out[f"{t}.reach"] = (_of_fold(c, *_CHAIN_REACH), {})
+            out[f"{t}.D"] = (_of_fold(c, *_CHAIN_D[:1] * 2, _CHAIN_D[1]), {"walking": f"{t}.walking"} if stop else {})
+            if stop:
+                out[f"{t}.stops"] = (STOPS_RULE, {"c": f"{t}.c", "p": f"{t}.p", "d": f"{t}.d", "R_next": f"R_{i + 1}"})
+                out[f"{t}.walking"] = (WALKING_RULE, {"before": f"{order[i - 1]}.walking" if i else None,
+                                                      "stops": f"{t}.stops"})
+        return out
+    _, blocks = expected_steps(c, structure)
+    label = {id(node): name for name, node in blocks.items()}
+
+    def of(node: Shape, quantity: str) -> str:
+        """A part's P, C or D: a transition's p, c, d."""
+        return f"{label[id(node)]}.{quantity.lower() if node[0] == 'edge' else quantity}"
+
+    def pcd(node: Shape) -> Reads:
+        return {"c": of(node, "C"), "p": of(node, "P"), **({} if paper else {"d": of(node, "D")})}
+
+    def products(parts: Sequence[Shape]) -> Reads:
+        return {"p": [of(x, "P") for x in parts], **({} if paper else {"d": [of(x, "D") for x in parts]})}
+
+    def up(node: Shape) -> None:
+        if node[0] == "edge":
+            return
+        for part in node[1]:
+            up(part)
+        k, kind, parts = label[id(node)], node[0], node[1]
+        out[f"{k}.P"] = (f"{kind}: P = Π P_i", {"p": [of(x, "P") for x in parts]})
+        if not paper:
+            out[f"{k}.D"] = ("series: D = Π D_i" if kind == "series" else
+                             "parallel: D = min D_b (the join waits for the slowest branch)",
+                             {"d": [of(x, "D") for x in parts]})
+        out[f"{k}.C"] = (_of_fold(c, "series: C = Σ_i (Π_{j<i} P_j)·C_i", "series: C = Σ_i (Π_{j<i} P_j · D_j)·C_i"),
+                         {"c": [of(x, "C") for x in parts], **products(parts)}) if kind == "series" else \
+            ("parallel: C = Σ C_b", {"c": [of(x, "C") for x in parts]})
+
+    def down(node: Shape) -> None:
+        k = label[id(node)]
+        parts = node[1] if node[0] != "edge" else []
+        for i, part in enumerate(parts):
+            kp = label[id(part)]
+            if node[0] == "series":
+                out[f"{kp}.w"] = (_of_fold(c, "w = w(parent) · Π P of the earlier items (series item)",
+                                           "w = w(parent) · Π P · D of the earlier items (series item)"),
+                                  {"w": f"{k}.w", **products(parts[:i])})
+                out[f"{kp}.x"] = ("x = x(parent) (the last item of a series)", {"x": f"{k}.x"}) \
+                    if i == len(parts) - 1 else \
+                    (_of_fold(c, "x = −C_next + P_next · x_next (series item)",
+                              "x = −C_next + P_next · D_next · x_next (series item)"),
+                     {**pcd(parts[i + 1]), "R_next": f"{label[id(parts[i + 1])]}.x"})
+            else:
+                out[f"{kp}.w"] = ("w = w(parent) (parallel branch)", {"w": f"{k}.w"})
+                out[f"{kp}.x"] = (_of_fold(c, "x = (Π P of the other branches) · x(parent) (parallel branch)",
+                                           "x = (Π P of the other branches) · (D / D_b) · x(parent) (parallel branch)"),
+                                  {"p": [of(y, "P") for y in parts if y is not part], "x": f"{k}.x",
+                                   **({} if paper else {"D": of(node, "D"), "D_b": of(part, "D")})})
+            down(part)
+
+    up(shape)
+    items = shape[1] if shape[0] == "series" else [shape]
+    states = [structure.ends[_edges_of(x)[0]][0] for x in items] + [structure.exit_of(items[-1])]
+    spine = _of_fold(c, "R = −C + P · R(next) (spine)", "R = −C + P · D · R(next) (spine)",
+                     "R = max(0, −C + P · D · R(next)) (spine)")
+    out[f"R({states[-1]})"] = ("R(end) = V", {"V": "V"})
+    out[f"docked R({states[-1]})"] = ("docked R(end) = 0", {})
+    for prefix in ("", "docked "):
+        for i, item in enumerate(items):
+            out[f"{prefix}R({states[i]})"] = (spine, {**pcd(item), "R_next": f"{prefix}R({states[i + 1]})"})
+    out["score"] = ("score = R(start)", {"R": f"R({states[0]})"})
+    out["docked_score"] = ("docked = R(start) refolded with V = 0", {"R": f"docked R({states[0]})"})
+    for i, item in enumerate(items):
+        k = label[id(item)]
+        out[f"{k}.w"], out[f"{k}.x"] = ("w = 1 (a spine item)", {}), \
+            ("x = R(exit) (a spine item)", {"R": f"R({states[i + 1]})"})
+        down(item)
+        if stop:
+            out[f"{k}.stops"] = (STOPS_RULE, out[f"R({states[i]})"][1])
+            out[f"{k}.walking"] = (WALKING_RULE, {"before": f"{label[id(items[i - 1])]}.walking" if i else None,
+                                                  "stops": f"{k}.stops"})
+    for i, item in enumerate(items):
+        for t in _edges_of(item):
+            out[f"{t}.reach"] = (_of_fold(c, "reach = (Π P of the earlier spine items) · w",
+                                          "reach = (Π P · D of the earlier spine items) · w"),
+                                 {**products(items[:i]), "w": f"{t}.w"})
+            out[f"{t}.D"] = (_CHAIN_D[1] if stop else _CHAIN_D[0],
+                             {"reach": f"{t}.reach", "R_next": f"{t}.x",
+                              **({"walking": f"{label[id(item)]}.walking"} if stop else {})})
+    return out
+
+
+def _steps_read(o: Any) -> Any:
+    if isinstance(o, list):
+        return [x.get("step") if isinstance(x, Mapping) else None for x in o]
+    return o.get("step") if isinstance(o, Mapping) else None
+
+
+def check_fold_steps(c: RouteCheck, structure: Structure) -> None:
+    """Each step of the fold is computed by its rule (another rule of the same
+    arithmetic does not pass), and each operand names the step the rule reads there
+    (its value is that step's, as `run` checked): a same-valued or same-kind other
+    step does not pass, nor a constant where a step is read, nor anything but true
+    where the first stage's `before` is."""
+    want = expected_fold(c, structure)
+    for s in c.route["steps"]:
+        rule, reads = want.get(s["symbol"], (s["rule"], {}))
+        if s["rule"] != rule:
+            raise c.fail(f"{s['symbol']} ({s['rule']})", f"is not the rule of `{s['symbol']}`: the route's fold "
+                                                          f"computes it by `{rule}`")
+        for name, expected in reads.items():
+            o = s["operands"].get(name)
+            got = _steps_read(o)
+            if got != expected or (expected is None and not (isinstance(o, Mapping) and o.get("v") is True)):
+                shown = "the constant true" if expected is None else f"`{expected}`" if isinstance(expected, str) \
+                    else ", ".join(expected) or "no step"
+                raise c.fail(f"{s['symbol']} ({s['rule']})", f"operand `{name}` is {canonical(o)}, but the rule "
+                                                              f"reads {shown}")
 
 
 def check_step_symbols(c: RouteCheck, structure: Structure) -> None:
@@ -2453,6 +2601,7 @@ def check_coverage_rows(c: RouteCheck, declared: Mapping[str, Any]) -> None:
     must be in that order."""
     structure = Structure(c, route_fields(c, declared))
     check_step_symbols(c, structure)
+    check_fold_steps(c, structure)
     if c.transitions() != structure.order:
         raise c.fail("transitions", f"are {', '.join(c.transitions())} in the certificate, but in the order the "
                                     f"compiler folds them {', '.join(structure.order)}")
@@ -2561,6 +2710,363 @@ def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any],
             raise c.fail(f"{where} ({at})", f"is `{o['v']}`, but the file writes `{o['written']['text']}`")
 
 
+# ---------------------------------------------------------------------- a library's canonical text
+# A policy pins a library by the SHA-256 of its canonical text, the text `pcsc fmt` writes
+# (docs/fmt.md), so that layout never moves a pin. The checker lays the library file out
+# itself, from those rules, with its own reader of the library grammar: the text it
+# writes holds every token of the file, in order (`;` aside), and every comment, so two
+# files with one canonical text state the same library.
+
+_OBL_TOKEN = re.compile(
+    r"(?P<space>[ \t\n\f]+)"
+    r"|(?P<comment>#[^\n]*)"
+    r'|(?P<string>"(?:[^"\\\n]|\\[^\n])*")'
+    r"|(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2}(?![0-9]))"
+    r"|(?P<number>(?:[0-9][0-9_]*(?:\.[0-9][0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?[kMB]?%?)"
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<op>>=|<=|==|!=|[<>+\-*/(),.;{}])"
+)
+_COMPARE = frozenset({">=", "<=", "==", "!=", "<", ">"})
+_WORD_OPS = frozenset({"and", "or", "not"})
+_LITERAL_WORDS = frozenset({"true", "false", "none"})
+_NUMBER_WORDS = frozenset({"nan", "inf", "infinity"})  # numbers, in any case
+_INDENT = "    "
+_COMMENT_COLUMN = 46  # an end-of-line comment starts after this many characters, or two spaces after the code
+
+Lexeme = tuple[str, str, int, int]  # kind, text, start, end
+
+
+class NotALibrary(Exception):
+    """The text does not read as a library (the compiler could not have loaded it)."""
+
+
+def _spaced(toks: Sequence[Lexeme], expression: bool = False) -> str:
+    """Tokens on one line: a space between two, except before `,` `)` `.`, after `(`
+    `.` and a sign, and between a function name and its `(`. A `-` is a sign outside
+    expressions; inside, where an operand starts: first, after an operator but `)`,
+    after `and`, `or`, `not`."""
+    out = ""
+    for k, (_, text, _, _) in enumerate(toks):
+        if k:
+            before_kind, before = toks[k - 1][0], toks[k - 1][1]
+            earlier = toks[k - 2] if k >= 2 else None
+            sign = before == "-" and (not expression or earlier is None or earlier[1] in _WORD_OPS
+                                      or (earlier[0] == "op" and earlier[1] != ")"))
+            call = text == "(" and before_kind == "word" and before not in _WORD_OPS
+            if not (text in (",", ")", ".") or before in ("(", ".") or sign or call):
+                out += " "
+        out += text
+    return out
+
+
+class _LibraryReader:
+    """The items of a library file, read by the grammar of `.obl` files. A word is a
+    keyword only where the grammar expects that keyword (`require kill`, `field p
+    count`: `kill` and `p` are names there)."""
+
+    def __init__(self, text: str) -> None:
+        self.toks: list[Lexeme] = []
+        self.comments: list[tuple[str, int, int]] = []
+        pos = 0
+        while pos < len(text):
+            m = _OBL_TOKEN.match(text, pos)
+            if m is None:
+                self.text = text
+                raise NotALibrary(f"{self.place(pos)}: `{text[pos]}` is no token of the language")
+            kind, pos = m.lastgroup or "", m.end()
+            if kind == "comment":
+                self.comments.append((m.group().rstrip(), m.start(), m.end()))
+            elif kind != "space":
+                self.toks.append((kind, m.group(), m.start(), m.end()))
+        self.text, self.i = text, 0
+
+    def place(self, pos: int) -> str:
+        return f"line {self.text.count(chr(10), 0, pos) + 1}, column {pos - self.text.rfind(chr(10), 0, pos)}"
+
+    def fail(self, expected: str) -> NotALibrary:
+        t = self.peek()
+        if t is None:
+            return NotALibrary(f"the file ends where {expected} is expected")
+        glued = any(t[1].startswith(k) and t[1] != k for k in re.findall(r"`(\w+)`", expected))
+        return NotALibrary(f"{self.place(t[2])}: `{t[1]}` where {expected} is expected"
+                           + (" (a keyword is a whole word)" if glued else ""))
+
+    def peek(self, ahead: int = 0) -> Lexeme | None:
+        return self.toks[self.i + ahead] if self.i + ahead < len(self.toks) else None
+
+    def at(self, *texts: str) -> bool:
+        t = self.peek()
+        return t is not None and t[0] in ("word", "op") and t[1] in texts
+
+    def take(self, kind: str | None = None, text: str | None = None) -> Lexeme:
+        t = self.peek()
+        if t is None or (kind is not None and t[0] != kind) or (text is not None and t[1] != text):
+            raise self.fail(f"`{text}`" if text else {"word": "a name", "string": "a text"}.get(kind or "", "more"))
+        self.i += 1
+        return t
+
+    # ------------------------------------------------------------------ items
+    def items(self) -> list[tuple[str, list[Lexeme], Any]]:
+        """Each top-level item: (kind, its tokens, for an obligation its `require` lines)."""
+        out: list[tuple[str, list[Lexeme], Any]] = []
+        while self.peek() is not None:
+            start = self.i
+            if self.at("library"):
+                self.take()
+                self.take("word")
+                self.take("word", "version")
+                self.take("string")
+                out.append(("library", self.toks[start:self.i], None))
+            elif self.at("field"):
+                self.take()
+                self.take("word")
+                self.take("word")
+                if self.at("material"):
+                    self.take()
+                    self.quantity()
+                out.append(("field", self.toks[start:self.i], None))
+            elif self.at("obligation"):
+                self.take()
+                self.take("word")
+                self.take("word", "covers")
+                self.take("word")
+                while self.at(","):
+                    self.take()
+                    self.take("word")
+                self.take("op", "{")
+                requires: list[list[Lexeme]] = []
+                while not self.at("}"):
+                    if self.at(";"):
+                        self.take()
+                        continue
+                    first = self.i
+                    self.take("word", "require")
+                    self.expression()
+                    if not self.at("require", ";", "}"):
+                        raise self.fail("`require`, `;` or `}` (one expression a line)")
+                    requires.append(self.toks[first:self.i])
+                self.take("op", "}")
+                out.append(("obligation", self.toks[start:self.i], requires))
+            else:
+                raise self.fail("`library`, `field` or `obligation`")
+        return out
+
+    def quantity(self) -> None:
+        if self.at("-"):
+            self.take()
+        t = self.peek()
+        if t is None or not (t[0] == "number" or (t[0] == "word" and t[1].lower() in _NUMBER_WORDS)):
+            raise self.fail("a number")
+        self.take()
+        if self.at(*_UNITS):
+            self.take()
+
+    # ------------------------------------------------------------------ expressions
+    def expression(self) -> None:
+        self.conjunction()
+        while self.at("or"):
+            self.take()
+            self.conjunction()
+
+    def conjunction(self) -> None:
+        self.negation()
+        while self.at("and"):
+            self.take()
+            self.negation()
+
+    def negation(self) -> None:
+        if self.at("not"):
+            self.take()
+            self.negation()
+            return
+        self.sum()
+        if self.at(*_COMPARE):
+            self.take()
+            self.sum()
+
+    def sum(self) -> None:
+        self.product()
+        while self.at("+", "-"):
+            self.take()
+            self.product()
+
+    def product(self) -> None:
+        self.signed()
+        while self.at("*", "/"):
+            self.take()
+            self.signed()
+
+    def signed(self) -> None:
+        if self.at("-"):
+            self.take()
+            self.signed()
+            return
+        t, after = self.peek(), self.peek(1)
+        if t is None:
+            raise self.fail("an operand")
+        word = t[0] == "word"
+        if word and after is not None and after[1] == "(" and t[1] not in _LITERAL_WORDS \
+                and t[1].lower() not in _NUMBER_WORDS:
+            self.take()
+            self.take("op", "(")
+            if not self.at(")"):
+                self.expression()
+                while self.at(","):
+                    self.take()
+                    self.expression()
+            self.take("op", ")")
+        elif t[0] == "number" or (word and t[1].lower() in _NUMBER_WORDS):
+            self.take()
+            if self.at(*_UNITS):
+                self.take()
+        elif t[0] in ("string", "date") or word:
+            self.take()
+        elif t[1] == "(":
+            self.take()
+            self.expression()
+            self.take("op", ")")
+        else:
+            raise self.fail("an operand")
+        while self.at("."):
+            self.take()
+            self.take("word")
+
+
+class _CanonicalWriter:
+    """Writes the lines of the canonical text and places the comments by position: one
+    before a line goes above it (a blank line next to it in the source is kept), one
+    inside a line's construct goes above it too, one after it on the same line (only
+    spaces or `;` between) stays at its end, one before a `}` stays inside the block."""
+
+    def __init__(self, text: str, comments: Sequence[tuple[str, int, int]]) -> None:
+        self.text, self.comments = text, comments
+        self.next = 0  # the first comment not yet written
+        self.lines: list[str] = []
+        self.gap = False  # a blank line is due before the next line
+        self.opened = False  # the last line opens a block: no blank line after it
+        self.written = 0  # where the source written so far ends
+
+    def _blank(self, start: int, end: int) -> bool:
+        return re.search(r"\n[ \t\f]*\n", self.text[start:end]) is not None
+
+    def _emit(self, depth: int, body: str, opens: bool = False) -> None:
+        if self.gap and self.lines and not self.opened:
+            self.lines.append("")
+        self.gap = False
+        self.lines.append(_INDENT * depth + body)
+        self.opened = opens
+
+    def _above(self, depth: int, start: int) -> None:
+        wrote = False
+        while self.next < len(self.comments) and self.comments[self.next][1] < start:
+            text, at, end = self.comments[self.next]
+            self.next += 1
+            if self._blank(self.written, at):
+                self.gap = True
+            self._emit(depth, text)
+            self.written, wrote = end, True
+        if wrote and self._blank(self.written, start):
+            self.gap = True
+
+    def _after(self, end: int, width: int) -> str:
+        if self.next < len(self.comments):
+            text, at, to = self.comments[self.next]
+            if re.fullmatch(r"[ \t\f;]*", self.text[end:at]):
+                self.next += 1
+                self.written = to
+                return " " * (max(_COMMENT_COLUMN, width + 2) - width) + text
+        return ""
+
+    def line(self, depth: int, body: str, start: int, end: int, opens: bool = False) -> None:
+        self._above(depth, start)
+        while self.next < len(self.comments) and self.comments[self.next][1] < end:
+            self._emit(depth, self.comments[self.next][0])
+            self.next += 1
+        self.written = end
+        self._emit(depth, body + self._after(end, len(_INDENT) * depth + len(body)), opens)
+
+    def close(self, depth: int, brace: int) -> None:
+        self._above(depth + 1, brace)
+        self.gap = False  # never a blank line before `}`
+        self.written = brace + 1
+        self._emit(depth, "}" + self._after(brace + 1, len(_INDENT) * depth + 1))
+
+    def blank(self) -> None:
+        self.gap = True
+
+    def finish(self) -> str:
+        self._above(0, len(self.text) + 1)
+        return "\n".join(self.lines) + "\n" if self.lines else ""
+
+
+def canonical_library(text: str) -> str:
+    """The canonical text of a library file's text (its `pcsc fmt` layout): one item a
+    line, a blank line between the `library` line, the run of `field` lines and each
+    obligation; the field lines a table; tokens spaced by the spacing rule. Raises
+    `NotALibrary` when the text does not read as a library."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    reader = _LibraryReader(text)
+    items = reader.items()
+    out = _CanonicalWriter(text, reader.comments)
+    runs: list[list[tuple[str, list[Lexeme], Any]]] = []
+    for item in items:
+        if runs and item[0] == runs[-1][0][0] != "obligation":
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    for n, run in enumerate(runs):
+        if n:
+            out.blank()
+        kind = run[0][0]
+        if kind == "library":
+            for _, toks, _ in run:
+                out.line(0, _spaced(toks), toks[0][2], toks[-1][3])
+        elif kind == "field":
+            names = max(len(toks[1][1]) for _, toks, _ in run)
+            types = max((len(toks[2][1]) for _, toks, _ in run if len(toks) > 3), default=0)
+            for _, toks, _ in run:
+                head = f"field {toks[1][1].ljust(names)}  "
+                rest = _spaced(toks[3:])
+                out.line(0, head + (f"{toks[2][1].ljust(types)}  {rest}" if rest else toks[2][1]),
+                         toks[0][2], toks[-1][3])
+        else:
+            _, toks, requires = run[0]
+            brace = next(k for k, t in enumerate(toks) if t[1] == "{")
+            header = _spaced(toks[:brace])
+            if not requires:
+                out.line(0, header + " {}", toks[0][2], toks[-1][3])
+                continue
+            out.line(0, header + " {", toks[0][2], toks[brace][3], opens=True)
+            for line in requires:
+                out.line(1, "require " + _spaced(line[1:], expression=True), line[0][2], line[-1][3])
+            out.close(0, toks[-1][2])
+    return out.finish()
+
+
+def library_sha256(text: str) -> str | None:
+    """What a policy's pin compares: the SHA-256 of the canonical text; None when the
+    text does not read as a library."""
+    try:
+        return sha256_text(canonical_library(text))
+    except NotALibrary:
+        return None
+
+
+def why_not_a_library(text: str) -> str:
+    try:
+        canonical_library(text)
+    except NotALibrary as exc:
+        return str(exc)
+    return "it does"
+
+
+def library_file(path: Path, what: str, field: str) -> tuple[str, str, str | None]:
+    """A library file's text (UTF-8, a byte order mark dropped, CRLF read as LF), the
+    SHA-256 of that text and of its canonical text (None when it is not a library)."""
+    text = text_of(path, what, field).replace("\r\n", "\n")
+    return text, sha256_text(text), library_sha256(text)
+
+
 # ---------------------------------------------------------------------- files, routes and libraries
 def declared_routes(text: str) -> list[str]:
     """The names of the routes a route file declares (`route NAME …` at the top level)."""
@@ -2640,14 +3146,35 @@ def library_header(text: str) -> tuple[str, str] | None:
     return None
 
 
+def expected_pin(policy: Mapping[str, Any], ref: str, name: str, shipped: Callable[[str], str | None],
+                 what: str) -> dict[str, Any]:
+    """The pin under which ``policy`` (``ref``) lets a route use library ``name``: its
+    `[libraries.<name>]` entry; under a policy that pins no library, the library PCSC
+    ships under that name (its canonical hash). Any other name judges no route."""
+    pins = lookup(policy, ["libraries"])
+    pins = pins if isinstance(pins, dict) else {}
+    entry = pins.get(name)
+    if isinstance(entry, dict):
+        return {"by": "policy", "version": entry.get("version"), "sha256": entry.get("sha256")}
+    ships = shipped(name)
+    if not pins and ships is not None:
+        return {"by": "shipped", "version": None, "sha256": ships}
+    local = " and allows no local library" if lookup(policy, ["policy", "local_libraries"]) is not True else \
+        " (a policy that allows local libraries must still name each under [libraries])"
+    why = f"it pins only {', '.join(f'`{n}`' for n in sorted(pins))}" if pins else \
+        "PCSC ships no library of that name"
+    raise Mismatch(what, f"policy {ref} pins no library `{name}`{local}; {why}")
+
+
 def check_libraries(cert: Mapping[str, Any], policies: Mapping[str, Mapping[str, Any]],
                     texts: Mapping[tuple[str, str], str], shipped: Callable[[str], str | None]) -> None:
     """Each library is the one its file declares and the one the route's policy lets
-    judge it: the content the policy pins under that name (`[libraries.<name>]`
-    sha256 and version); for a name the policy does not pin, the library PCSC ships
-    under that name (the shipped policies' root, `obligations/<name>.obl`); anything
-    else only under a policy with `local_libraries = true`. ``shipped(name)`` is the
-    sha256 of the shipped library of that name, or None."""
+    judge it: its canonical text (recomputed here) has the hash the policy pins under
+    that name (`[libraries.<name>]` sha256, and its version); for a name the policy
+    does not pin, under a policy that pins none, the library PCSC ships under that name;
+    other content only from a local file under a policy with `local_libraries = true`.
+    The recorded pin is the one the first route using the library was admitted by.
+    ``shipped(name)`` is the canonical hash of the shipped library of that name, or None."""
     unique(cert["libraries"], lambda e: e["name"], "libraries")
     unique(cert["policies"], lambda p: p["ref"], "policies")
     by_name = {e["name"]: (i, e) for i, e in enumerate(cert["libraries"])}
@@ -2663,6 +3190,7 @@ def check_libraries(cert: Mapping[str, Any], policies: Mapping[str, Mapping[str,
                                               f"writes {stated}")
     for ref in {p["ref"] for p in cert["policies"]} - {r["policy"] for r in cert["routes"]}:
         raise Mismatch("policies", f"no route is decided under policy {ref}")
+    bound: set[str] = set()
     for r in cert["routes"]:
         policy, ref = policies[r["policy"]], r["policy"]
         local = lookup(policy, ["policy", "local_libraries"]) is True
@@ -2671,23 +3199,25 @@ def check_libraries(cert: Mapping[str, Any], policies: Mapping[str, Mapping[str,
                 raise Mismatch(f"route {r['route']}: library {name}", "is not among the certificate's libraries")
             i, e = by_name[name]
             what = f"route {r['route']}: library {name} (libraries[{i}])"
-            pin = lookup(policy, ["libraries", name])
-            if isinstance(pin, dict):
-                if (e["sha256"], e["version"]) == (pin.get("sha256"), pin.get("version")):
-                    continue
+            pin = expected_pin(policy, ref, name, shipped, what)
+            if name not in bound:
+                bound.add(name)
+                if e["pin"] != pin:
+                    raise Mismatch(f"libraries[{i}].pin", f"is {canonical(e['pin'])}, but route {r['route']}'s "
+                                                          f"policy {ref} admits `{name}` by {canonical(pin)}")
+            expected = pin["sha256"] if pin["sha256"] is not None else shipped(name)
+            if expected is not None and e["canonical_sha256"] != expected:
                 if local and e["base"] != "shipped-obligations":
-                    continue  # a local library the policy lets replace its pin
-                raise Mismatch(what, f"has sha256 {e['sha256']} (version {e['version']}), but policy {ref} pins "
-                                     f"{pin.get('sha256')} (version {pin.get('version')})")
-            ships = shipped(name)
-            if ships is not None and e["sha256"] == ships:
-                continue
-            if local and e["base"] != "shipped-obligations":
-                continue  # a local library, under a policy that allows them
-            whose = f"the library PCSC ships under that name has sha256 {ships}" if ships else \
-                "PCSC ships no library of that name"
-            raise Mismatch(what, f"policy {ref} pins no library `{name}` and allows no local library; {whose}, "
-                                 f"this one {e['sha256']}")
+                    continue  # a local library the policy lets replace what it pins or PCSC ships
+                if pin["by"] == "shipped":
+                    raise Mismatch(what, f"policy {ref} pins no library `{name}` and allows no local library; "
+                                         f"the library PCSC ships under that name has sha256 {expected}, this one "
+                                         f"{e['canonical_sha256']} (canonical text)")
+                raise Mismatch(what, f"has sha256 {e['canonical_sha256']} (canonical text; version {e['version']}), "
+                                     f"but policy {ref} pins {expected} (version {pin['version']})")
+            if pin["version"] is not None and e["version"] != pin["version"]:
+                raise Mismatch(what, f"is version {e['version']}, but policy {ref} pins version {pin['version']} "
+                                     "with its content")
 
 
 # ---------------------------------------------------------------------- the certificate
@@ -2744,10 +3274,15 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
         texts["input", entry["path"]] = text_in
     for i, entry in enumerate(cert["libraries"]):
         what, at = f"library {entry['name']} ({entry['path']})", f"libraries[{i}]"
-        text_lib = text_of(files.locate(entry, at), what, at).replace("\r\n", "\n")
-        digest = sha256_text(text_lib)
+        text_lib, digest, canonical_digest = library_file(files.locate(entry, at), what, at)
         if digest != entry["sha256"]:
             raise Mismatch(what, f"has sha256 {digest}, the certificate records {entry['sha256']}")
+        if canonical_digest is None:
+            raise Mismatch(what, f"does not read as a library: {why_not_a_library(text_lib)}")
+        digest = canonical_digest
+        if digest != entry["canonical_sha256"]:
+            raise Mismatch(f"{at}.canonical_sha256", f"its canonical text has sha256 {digest}, the certificate "
+                                                     f"records {entry['canonical_sha256']}")
         texts["library", entry["name"]] = text_lib
     sources: dict[tuple[str, str], Source] = {}
 
@@ -2758,13 +3293,17 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
             sources[kind, name] = Source(texts[kind, name])
         return sources[kind, name]
 
+    shipped_hashes: dict[str, str | None] = {}
+
     def shipped(name: str) -> str | None:
         folder = bases.get("shipped-obligations")
-        path = None if folder is None else Path(folder) / f"{name}.obl"
-        if path is None or not path.is_file():
-            return None
-        return sha256_text(text_of(path, f"the shipped library {name}", f"the shipped library {name}")
-                           .replace("\r\n", "\n"))
+        if folder is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            return None  # a name is a word: nothing else is looked for in the shipped folder
+        if name not in shipped_hashes:
+            path = Path(folder) / f"{name}.obl"
+            what = f"the shipped library {name}"
+            shipped_hashes[name] = library_file(path, what, what)[2] if path.is_file() else None
+        return shipped_hashes[name]
 
     check_routes_of_files(cert, texts)
     records = {p["ref"]: p for p in cert["policies"]}

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pcsc.base.config import Config
-from pcsc.base.resources import BOM
 from pcsc.cli.exits import UsageError
 
 if TYPE_CHECKING:
     from pcsc.compiler.cohort import Settings
     from pcsc.compiler.parallel import Executor
-    from pcsc.compiler.session import Compiled, Session
+    from pcsc.compiler.session import Compiled, PolicyRequirement, Session
     from pcsc.diagnostics.model import Diagnostic
     from pcsc.forecast.ledger import Ledger
     from pcsc.lang.ir import Route
@@ -90,11 +89,65 @@ class Context:
         chosen: str | None = getattr(self.args, "coverage", None)
         return chosen
 
+    def policy_requirements(self) -> tuple[PolicyRequirement, ...]:
+        """What the run demands of every route's policy: `--require-policy` (on the
+        commands that take it) and each configuration file's `require_policy` (the
+        nearest and every one above it, on every command); all of them hold."""
+        from pcsc.base.resources import display_path
+        from pcsc.compiler.session import PolicyRequirement
+
+        given: list[str] = getattr(self.args, "require_policy", None) or []
+        flags = (PolicyRequirement(tuple(given), "command line"),) if given else ()
+        return flags + tuple(
+            PolicyRequirement(allowed, display_path(path)) for path, allowed in self.config.policy_requirements()
+        )
+
+    def root_origins(self, name: str) -> dict[Path, tuple[Any, str | None]]:
+        """Who gave each folder of `search_path` ``name``: the command line, or the
+        configuration file (for the packet's record of where each file was found)."""
+        from pcsc.base.resources import display_path
+
+        configured: tuple[Path, ...] = getattr(self.config, name)
+        origins: dict[Path, tuple[Any, str | None]] = {
+            p: ("config", display_path(self.config.path)) for p in configured if self.config.path is not None
+        }
+        origins.update({Path(p): ("command line", None) for p in getattr(self.args, name, None) or []})
+        return origins
+
+    def config_beside_routes(self, route_files: Iterable[Path]) -> Diagnostic | None:
+        """PCSC-E407 when the configuration file that adds policy or library folders sits
+        in the folder of a route the run reads, or below it: whoever wrote the route could
+        have written the file, and the folders it names would decide who judges the
+        route. None when it sits above every route's folder (or adds no folder)."""
+        cfg = self.config
+        keys = [k for k in ("policy_path", "lib_path") if getattr(cfg, k)]
+        if cfg.path is None or not keys:
+            return None
+        home = cfg.path.parent.resolve()
+        route = next((f for f in route_files if home.is_relative_to(f.resolve().parent)), None)
+        if route is None:
+            return None
+        from pcsc.base.config import key_line
+        from pcsc.base.resources import display_path
+        from pcsc.diagnostics import codes
+        from pcsc.diagnostics.model import Diagnostic, Span
+
+        shown = display_path(cfg.path)
+        return Diagnostic.of(
+            codes.E407,
+            f"{' and '.join(f'`{k}`' for k in keys)}: {shown} sits in the folder of the route {display_path(route)} "
+            "(or below it), where the route's author could have written it; a configuration file there may not "
+            "add policy or library folders",
+            Span.file_only(shown, key_line(cfg.path, keys[0]) or 0),
+            "keep the project's pcsc.toml above the routes' folders and run pcsc there (or below it, outside the "
+            "routes' folders), or give the folders with --policy-path and --lib-path",
+        )
+
     def search_path(self, name: str) -> list[Path]:
         """``--lib-path``/``--policy-path`` folders, then the configuration's; each must exist."""
         given = [Path(p) for p in getattr(self.args, name, None) or []]
         for folder in given:
-            if not folder.is_dir():
+            if not os.path.isdir(folder):  # False, not OSError, for a name too long
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(f"{flag} {folder}: no such folder")
         configured: tuple[Path, ...] = getattr(self.config, name)
@@ -144,11 +197,14 @@ class Context:
             ir_cache = IRCache.default()
         except CacheSettingError as exc:
             raise UsageError(str(exc)) from None
+        strictest = self.config.strictest_coverage()
         session = Session(
             lib_path=self.search_path("lib_path"),
-            policies=PolicyStore(self.search_path("policy_path")),
+            policies=PolicyStore(self.search_path("policy_path"), self.root_origins("policy_path")),
             coverage_mode=self.coverage,  # type: ignore[arg-type]
-            config_coverage=self.config.coverage,  # type: ignore[arg-type]
+            config_coverage=None if strictest is None else strictest[0],  # type: ignore[arg-type]
+            required_policies=self.policy_requirements(),
+            lib_origins=self.root_origins("lib_path"),
             ir_cache=ir_cache,
         )
         self.sessions.append(session)
@@ -192,6 +248,9 @@ class Context:
             policy_path=tuple(session.policies.search_path),
             coverage_mode=session.coverage_mode,
             config_coverage=session.config_coverage,
+            required_policies=session.required_policies,
+            lib_origins=tuple(session.lib_origins.items()),
+            policy_origins=tuple(session.policies.origins.items()),
             ir_cache=session.ir_cache is not None,
             cache_limits=None if session.ir_cache is None else session.ir_cache.limits,
             bind=bind,
@@ -212,6 +271,15 @@ class Context:
         routes: list[Route] = []
         if list(files).count(STDIN) > 1:
             raise UsageError("standard input (`-`) can be read only once")
+        from pcsc.compiler.session import expand_inputs
+        from pcsc.diagnostics.model import Diagnostics
+
+        beside = self.config_beside_routes(p for arg in files if arg != STDIN
+                                           for p, _ in expand_inputs([arg], Diagnostics()))
+        if beside is not None:  # nothing is read under folders the routes' author chose
+            session.diags.items.append(beside)
+            self.loaded_count = 0
+            return session, routes
         settings = self.settings(session, bind=bind, keep_routes=keep_routes)
         run = self.executor()
         self.loaded_count = 0
@@ -226,7 +294,9 @@ class Context:
             if arg == STDIN:
                 take(*load_files(session, settings, pending, run))
                 pending.clear()
-                text = self.stdin.read().removeprefix(BOM)
+                text = session.read_stream(self.stdin, STDIN_NAME)
+                if text is None:
+                    continue
                 session.inputs.append((STDIN_NAME, sha256_hex(text)))
                 got = session.routes_from_text(text, STDIN_NAME, Path.cwd())
                 if bind:
@@ -299,7 +369,7 @@ class Context:
 
         roots = self.search_path("policy_path")
         path = Path(target)
-        if target.endswith(".toml") or path.is_file():
+        if target.endswith(".toml") or os.path.isfile(path):
             self.note_input(path)
             return PolicyStore([path.parent.parent, *roots]).load_path(path)
         return PolicyStore(roots).load_ref(target)
@@ -307,9 +377,10 @@ class Context:
     def note_input(self, path: Path, shown: str | None = None) -> None:
         """Record a file this run read (for the envelope's ``inputs``), if it can be read."""
         from pcsc.base.canonical import sha256_hex
+        from pcsc.lang.syntax.limits import read_file
 
         try:
-            data = path.read_bytes()
+            data = read_file(path)
         except OSError:
             return
         self._extra_inputs.append((shown or str(path), sha256_hex(data)))

@@ -113,6 +113,7 @@ def run(command: Command, args: argparse.Namespace) -> int:
 
     try:
         config = load_config()
+        check_requirements(config)
         if config.policy_path:  # imported only then: most runs configure no policy folder
             from pcsc.policy.load import check_configured_policies
 
@@ -147,6 +148,19 @@ def run(command: Command, args: argparse.Namespace) -> int:
     return finish(ctx, code)
 
 
+def check_requirements(config: Any) -> None:
+    """Each `require_policy` entry of the configuration files is a policy id or
+    `id@version`; raises ConfigError naming the file otherwise."""
+    from pcsc.base.config import ConfigError
+    from pcsc.lang.ir.names import split_requirement
+
+    for path, allowed in config.policy_requirements():
+        for entry in allowed:
+            if split_requirement(entry) is None:
+                raise ConfigError(path, f"`require_policy`: {entry!r} is not a policy id or id@version "
+                                  "(lowercase letters, digits, `_` and `-`; e.g. venture@1.0.0)")
+
+
 def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     """An exception that reports bad input (a policy, a ledger, …) as diagnostics; None
     for anything else, which is a bug."""
@@ -170,6 +184,11 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     if isinstance(exc, ExtraMissing):  # the same code, exit and message for every extra
         missing = Diagnostic.of(codes.E115, str(exc), Span.file_only(f"pcsc[{exc.extra}]"))
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, missing])
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+        # the system refused a path the input names (a name too long, a folder not searchable)
+        where = exc.filename if isinstance(exc.filename, str) else "pcsc"
+        problem = Diagnostic.of(codes.E105, f"cannot use {where}: {exc.strerror or exc}", Span.file_only(where))
+        return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
     if isinstance(exc, NotFinite):  # an overflow in a derived computation (a splice, a red-team edit)
         span = exc.span or Span.file_only("pcsc")
         overflow = Diagnostic.of(codes.E311, exc.message, span)

@@ -25,9 +25,10 @@ import attrs
 from pcsc.base.resources import shown_from
 from pcsc.compiler.ircache import Limits
 from pcsc.compiler.parallel import Executor
-from pcsc.compiler.session import LibraryUse, Session
+from pcsc.compiler.session import LibraryUse, PolicyRequirement, Session
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.lang.ir import Library, Route
+from pcsc.policy.model import FoundIn
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -46,6 +47,9 @@ class Settings:
     policy_path: tuple[Path, ...] = ()
     coverage_mode: str | None = None
     config_coverage: str | None = None
+    required_policies: tuple[PolicyRequirement, ...] = ()
+    lib_origins: tuple[tuple[Path, tuple[FoundIn, str | None]], ...] = ()  # Session.lib_origins
+    policy_origins: tuple[tuple[Path, tuple[FoundIn, str | None]], ...] = ()  # PolicyStore.origins
     ir_cache: bool = False
     cache_limits: Limits | None = None  # the client's bound (a worker's environment may differ)
     bind: bool = False  # bind each route to its policy (`pcsc check`)
@@ -55,6 +59,8 @@ class Settings:
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "lib_path", _absolute(self.lib_path, self.cwd))
         object.__setattr__(self, "policy_path", _absolute(self.policy_path, self.cwd))
+        object.__setattr__(self, "lib_origins", tuple((self.cwd / p, o) for p, o in self.lib_origins))
+        object.__setattr__(self, "policy_origins", tuple((self.cwd / p, o) for p, o in self.policy_origins))
 
     def session(self) -> Session:
         from pcsc.compiler.ircache import IRCache, cache_folder
@@ -63,9 +69,11 @@ class Settings:
         folder = cache_folder() if self.ir_cache else None
         return Session(
             lib_path=list(self.lib_path),
-            policies=PolicyStore(list(self.policy_path)),
+            policies=PolicyStore(list(self.policy_path), dict(self.policy_origins)),
             coverage_mode=self.coverage_mode,  # type: ignore[arg-type]
             config_coverage=self.config_coverage,  # type: ignore[arg-type]
+            required_policies=self.required_policies,
+            lib_origins=dict(self.lib_origins),
             ir_cache=None if folder is None else IRCache(folder, self.cache_limits),
         )
 
@@ -105,13 +113,8 @@ def load_file(task: tuple[Settings, Path, str]) -> FileLoad:
 
 
 def _load(session: Session, settings: Settings, path: Path, shown: str) -> tuple[list[Route], int]:
-    """One file's routes (none unless kept) and their number; bound when asked. A
-    check that keeps no route reads only what binding needs (`Session.load_facts`)."""
-    if settings.bind and not settings.keep_routes and session.coverage_mode == "off":
-        facts = session.load_facts(path, shown)  # no coverage to discharge: the facts suffice
-        for f in facts:
-            session.check_policy(f)
-        return [], len(facts)
+    """One file's routes (none unless kept) and their number; checked when asked
+    (`Session.check_route`)."""
     routes = session.load_routes(path, shown)
     if settings.bind:
         for route in routes:

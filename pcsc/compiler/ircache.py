@@ -53,7 +53,6 @@ from pcsc.base.resources import data_dir
 from pcsc.base.resources import display_path as display
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.lang.ir import Route
-from pcsc.lang.lower.route import PolicyFacts
 
 # `Session` (pcsc.compiler.session) uses this module; annotated `Any` here to keep the import one-way
 Session = Any
@@ -109,7 +108,6 @@ class LibraryDep:
 class Entry:
     key: str
     routes: bytes  # the pickled tuple of routes: unpickled only by a command that needs the IR
-    facts: tuple[PolicyFacts, ...]  # what binding each route reads (`pcsc check` needs no more)
     diagnostics: tuple[Diagnostic, ...]
     libraries: tuple[LibraryDep, ...]
 
@@ -248,14 +246,6 @@ class IRCache:
                 return list(routes)
         return self._lower(session, key, text, shown, route_dir)
 
-    def facts(
-        self, session: Session, text: str, text_sha256: str, shown: str, route_dir: Path
-    ) -> list[PolicyFacts]:
-        """What binding reads of each route of the file, as `PolicyFacts.of` gives it
-        for the routes `routes` returns (their diagnostics replayed or reported the
-        same way), without unpickling the routes on a hit."""
-        return [PolicyFacts.of(r) for r in self.routes(session, text, text_sha256, shown, route_dir)]
-
     def _lower(self, session: Session, key: str, text: str, shown: str, route_dir: Path) -> list[Route]:
         """A miss: lower the text in ``session``; store it when it is clean."""
         before = len(session.diags)
@@ -274,8 +264,7 @@ class IRCache:
         if any(d.span.file != shown for d in own):
             return routes  # a library's own diagnostics: not the file's to replay
         blob = pickle.dumps(tuple(routes), protocol=pickle.HIGHEST_PROTOCOL)
-        facts = tuple(PolicyFacts.of(r) for r in routes)
-        self.put(Entry(key, blob, facts, tuple(own), tuple(libraries)))
+        self.put(Entry(key, blob, tuple(own), tuple(libraries)))
         return routes
 
     @staticmethod

@@ -10,11 +10,12 @@ libraries and loaded policies so that a cohort parses each only once.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections.abc import Sequence
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TextIO
 
 import attrs
 
@@ -30,16 +31,16 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.fmt import canonical_library
 from pcsc.lang.ir import Evidence, Library, Route
-from pcsc.lang.ir.names import is_name, split_policy_ref
+from pcsc.lang.ir.names import MAX_NAME, is_name, split_policy_ref, split_requirement
 from pcsc.lang.lower.common import policy_help, suggest
 from pcsc.lang.lower.expr import unquote
 from pcsc.lang.lower.library import lower_library
 from pcsc.lang.lower.route import PolicyFacts, lower_route_facts
+from pcsc.lang.syntax import limits, parse_source
 from pcsc.lang.syntax import nodes as syn
-from pcsc.lang.syntax import parse_source
-from pcsc.lang.syntax.limits import MAX_ROUTES, normalize_newlines, too_large
+from pcsc.lang.syntax.limits import MAX_ROUTES, FileTooLarge, normalize_newlines, read_file, too_large
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
-from pcsc.policy.model import LoadedPolicy
+from pcsc.policy.model import Found, FoundIn, LoadedPolicy
 from pcsc.score.finite import NotFinite
 from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
 
@@ -66,7 +67,7 @@ class LibraryUse:
     and certificates record files) and of its canonical text (``canonical_sha256``,
     what a pin compares), the pin that admitted it, and whether it is a local file (beside
     the route or on --lib-path) that the policy's `local_libraries = true` let replace
-    the pinned or shipped content of that name."""
+    the pinned or shipped content of that name; ``found`` says which folder it came from."""
 
     name: str
     version: str
@@ -76,6 +77,24 @@ class LibraryUse:
     file: str
     shipped: bool
     replaces: bool = False
+    found: Found | None = None
+
+
+@attrs.frozen
+class PolicyRequirement:
+    """The policies a run lets its routes name (`--require-policy`, `require_policy`):
+    each of ``allowed`` is an `id` (any version of it) or an `id@version`; ``source``
+    says who asked ("command line", or a configuration file's path)."""
+
+    allowed: tuple[str, ...]
+    source: str
+
+    def admits(self, ref: str) -> bool:
+        parts = split_policy_ref(ref)
+        return parts is not None and any(split_requirement(a) in (parts, (parts[0], None)) for a in self.allowed)
+
+    def __str__(self) -> str:
+        return ", ".join(f"`{a}`" for a in self.allowed)
 
 
 @attrs.frozen
@@ -113,9 +132,7 @@ def library_hash(path: Path) -> LibraryHash | None:
     """Both hashes of the library file at ``path``; None when it cannot be read as UTF-8
     or is over the size limit (loading it says which)."""
     try:
-        if too_large(path.stat().st_size) is not None:
-            return None
-        text = path.read_bytes().decode(TEXT_ENCODING)
+        text = read_file(path).decode(TEXT_ENCODING)
     except (OSError, UnicodeDecodeError):
         return None
     text = text.replace("\r\n", "\n")
@@ -140,8 +157,13 @@ class Session:
     diags: Diagnostics = attrs.field(factory=Diagnostics)
     sources: dict[str, str] = attrs.field(factory=dict)
     inputs: list[tuple[str, str]] = attrs.field(factory=list)  # (path, sha256)
-    coverage_mode: Mode | None = None  # a command-line override of the policy's mode
+    coverage_mode: Mode | None = None  # an override of the policy's mode, which may lower it
+    coverage_source: str = "command line"  # who set `coverage_mode`: the packets' `mode_source`
     config_coverage: Mode | None = None  # a configuration file's mode: it may only raise the policy's
+    # every route's policy must be one each of these allows (none: any policy on the path)
+    required_policies: tuple[PolicyRequirement, ...] = ()
+    # who gave each --lib-path/lib_path folder (`FoundIn`, the configuration file), for the packet
+    lib_origins: dict[Path, tuple[FoundIn, str | None]] = attrs.field(factory=dict)
     _libraries: dict[Path, Library | None] = attrs.field(factory=dict)
     # the libraries each route used, by (file, route), for the packet
     library_uses: dict[tuple[str, str], tuple[LibraryUse, ...]] = attrs.field(factory=dict)
@@ -154,11 +176,37 @@ class Session:
 
     # ------------------------------------------------------------------ reading
     def read(self, path: Path, shown: str) -> str | None:
+        """The text of the file at ``path`` (`read_file`: a regular file within the size
+        limit), or None after a diagnostic."""
         try:
-            data = path.read_bytes()
+            data = read_file(path)
+        except FileTooLarge as exc:
+            self.diags.add(codes.E112, f"{shown}: {too_large(exc.size)}", Span.whole_file(shown),
+                           "split it into several files")
+            return None
         except OSError as exc:
             self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.file_only(shown))
             return None
+        return self.decode(data, shown)
+
+    def read_stream(self, stream: TextIO, shown: str) -> str | None:
+        """Standard input as `read` reads a file: its bytes (up to the size limit), as
+        UTF-8; None after a diagnostic."""
+        binary = getattr(stream, "buffer", None)
+        limit = limits.MAX_FILE_BYTES
+        if binary is not None:
+            data: bytes = binary.read(limit + 1)
+        else:  # a text stream (tests, the API): its characters, invalid UTF-8 kept invalid
+            data = stream.read(limit + 1).encode("utf-8", "surrogateescape")
+        if len(data) > limit:
+            self.diags.add(codes.E112, f"{shown}: more than {limit:,} bytes; the limit is {limit:,} bytes",
+                           Span.whole_file(shown), "split it into several files")
+            return None
+        return self.decode(data, shown)
+
+    def decode(self, data: bytes, shown: str) -> str | None:
+        """``data`` as UTF-8 text (a byte order mark dropped), kept as the source of
+        ``shown``; None after a located PCSC-E105 when it is not UTF-8."""
         large = too_large(len(data))
         if large is not None:
             self.diags.add(codes.E112, f"{shown}: {large}", Span.whole_file(shown), "split it into several files")
@@ -200,6 +248,10 @@ class Session:
         local libraries. Each use is appended to ``used``."""
         shipped_root = data_dir("obligations").resolve()
         roots = self.library_roots(route_dir)
+        if len(name) > MAX_NAME:
+            self.diags.add(codes.E206, f"`{name[:40]}…` ({len(name):,} characters) is not a library name", span,
+                           f"a library name is at most {MAX_NAME} characters")
+            return None
         if not is_name(name):
             self.diags.add(
                 codes.E206,
@@ -213,7 +265,7 @@ class Session:
             return None
         if not found:
             self.resolutions.append((name, None))
-            known = sorted({p.stem for r in roots if r.is_dir() for p in r.glob("*.obl")})
+            known = sorted({p.stem for r in roots if os.path.isdir(r) for p in r.glob("*.obl")})
             self.diags.add(
                 codes.E206,
                 f"unknown library `{name}`",
@@ -254,10 +306,23 @@ class Session:
             )
             return None
         if lib is not None and used is not None:
-            used.append(
-                LibraryUse(name, lib.version, digest.text, digest.canonical, pin, display(chosen), shipped, replaces)
-            )
+            found_in = self.library_found(name, chosen, roots, route_dir)
+            used.append(LibraryUse(name, lib.version, digest.text, digest.canonical, pin, display(chosen), shipped,
+                                   replaces, found_in))
         return lib
+
+    def library_found(self, name: str, chosen: Path, roots: list[Path], route_dir: Path) -> Found:
+        """Where the library file ``chosen`` (resolved) was found among ``roots``."""
+        if chosen.parent == data_dir("obligations").resolve():
+            return Found("shipped", None)
+        for root in roots:
+            candidate = root / f"{name}.obl"
+            if candidate.is_file() and candidate.resolve() == chosen:
+                if root == route_dir:
+                    return Found("route folder", display(chosen))
+                where, config = self.lib_origins.get(root, ("search path", None))
+                return Found(where, display(chosen), config)
+        return Found("search path", display(chosen))
 
     def _find_library(self, name: str, span: Span, roots: list[Path]) -> list[Path] | None:
         """Every `<root>/<name>.obl` of ``roots``, resolved, in order, each once; None,
@@ -265,7 +330,7 @@ class Session:
         found: list[Path] = []
         for root in roots:
             candidate = root / f"{name}.obl"
-            if not candidate.is_file():
+            if not os.path.isfile(candidate):  # False, not OSError, for a name too long
                 continue
             real = candidate.resolve()
             if not real.is_relative_to(root.resolve()):
@@ -458,18 +523,6 @@ class Session:
             return self.ir_cache.routes(self, text, digest, shown, path.parent)
         return self.routes_from_text(text, shown, path.parent)
 
-    def load_facts(self, path: Path, shown: str) -> list[PolicyFacts]:
-        """`PolicyFacts.of` each route `load_routes` would return, with the same
-        diagnostics: from the IR cache without unpickling the routes (`pcsc check`)."""
-        if self.ir_cache is None:
-            return [PolicyFacts.of(r) for r in self.load_routes(path, shown)]
-        text = self.read(path, shown)
-        if text is None:
-            return []
-        digest = sha256_hex(text)
-        self.inputs.append((shown, digest))
-        return self.ir_cache.facts(self, text, digest, shown, path.parent)
-
     def load_paths(self, args: list[str]) -> list[Route]:
         """The routes of files and folders (folders recursively, sorted); a folder with
         no .route file is an error."""
@@ -549,10 +602,7 @@ class Session:
         """Resolve the libraries of a route taken from the IR cache as lowering would
         (the policy's pins checked today, the uses recorded for the packet); False, with
         the diagnostics left for the caller to drop, when any resolution complains."""
-        try:
-            policy: LoadedPolicy | None = self.policies.load_ref(str(route.policy))
-        except PolicyError:
-            policy = None
+        policy = self.named_policy(str(route.policy))
         before = len(self.diags)
         used: list[LibraryUse] = []
         for name in route.uses:
@@ -565,14 +615,18 @@ class Session:
         route's `uses` resolve. Errors are left for `check_policy` to report."""
         for statement in item.items:
             if isinstance(statement, syn.PolicyPin):
-                ref = unquote(statement.ref.text)
-                if split_policy_ref(ref) is None:
-                    return None
-                try:
-                    return self.policies.load_ref(ref)
-                except PolicyError:
-                    return None
+                return self.named_policy(unquote(statement.ref.text))
         return None
+
+    def named_policy(self, ref: str) -> LoadedPolicy | None:
+        """The policy ``ref`` when it is well formed, one the run's requirements allow, and
+        loads; else None (`check_policy` reports why)."""
+        if split_policy_ref(ref) is None or not all(r.admits(ref) for r in self.required_policies):
+            return None
+        try:
+            return self.policies.load_ref(ref)
+        except PolicyError:
+            return None
 
     def bind(self, route: Route) -> LoadedPolicy | None:
         """Load the route's policy and check what depends on it; None on errors."""
@@ -582,11 +636,13 @@ class Session:
         return loaded
 
     def check_route(self, route: Route) -> LoadedPolicy | None:
-        """What `pcsc check` checks: bind the policy, then discharge coverage (no
-        scoring); each uncovered material change is a diagnostic on its transition
-        (PCSC-E501 under gate, PCSC-W501 under dock, none when coverage is off)."""
+        """What `pcsc check` checks: everything `compile_route` refuses (the policy
+        bound, the route scored: an overflow is PCSC-E311), and each uncovered material
+        change as a diagnostic on its transition (PCSC-E501 under gate, PCSC-W501 under
+        dock, none when coverage is off)."""
         loaded = self.bind(route)
         if loaded is not None:
+            self.score(route, loaded)
             mode, _ = self.mode_for(loaded)
             if mode != "off":
                 coverage = discharge_route(route, loaded.policy)
@@ -594,11 +650,13 @@ class Session:
         return loaded
 
     def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
-        """The coverage mode and where it came from: a command-line flag, which may set
-        any mode; else the policy's, unless a configuration file asks for a more
-        demanding one (a file beside the routes never weakens their policy)."""
+        """The coverage mode and where it came from: an explicit override (a command-line
+        flag, a policy test case's `coverage`, the Python API's argument:
+        `coverage_source`), which may set any mode; else the policy's, unless a
+        configuration file asks for a more demanding one (a file beside the routes never
+        weakens their policy)."""
         if self.coverage_mode is not None:
-            return self.coverage_mode, "command line"
+            return self.coverage_mode, self.coverage_source
         own = loaded.policy.policy.coverage
         if self.config_coverage is not None and lowers(own, self.config_coverage):
             return self.config_coverage, "config"
@@ -609,6 +667,17 @@ class Session:
         point-in-time evidence against it; None when there is no policy or an error."""
         ref = facts.policy
         if ref is None:
+            return None
+        refused = next((r for r in self.required_policies if not r.admits(str(ref))), None)
+        if refused is not None:  # refused before its file is read: the run never consults it
+            by = "--require-policy" if refused.source == "command line" else f"`require_policy` in {refused.source}"
+            self.diags.add(
+                codes.E414,
+                f"route names policy {ref}, but this run requires {refused} ({by})",
+                ref.span,
+                "the policy that judges a route is the maintainer's choice, not the route's: name a required "
+                "policy, or ask the maintainer to require this one",
+            )
             return None
         before = len(self.diags)
         try:
@@ -713,8 +782,25 @@ class Session:
             lib_path=lib_path,
             policies=self.policies,
             coverage_mode=self.coverage_mode,
+            coverage_source=self.coverage_source,
             config_coverage=self.config_coverage,
+            required_policies=self.required_policies,
+            lib_origins={**{p: ("route folder", None) for p in used}, **self.lib_origins},
         )
+
+    def score(self, route: Route, loaded: LoadedPolicy) -> RouteNumbers | None:
+        """Every number of ``route`` under ``loaded``; None when scoring reported an
+        error, or a number overflowed (PCSC-E311: nothing is released)."""
+        before = len(self.diags)
+        try:
+            numbers = score_route(route, loaded.policy, self.diags)
+            docked_score(numbers)  # DOCK's score, which GATE and DOCK reports show, must be finite too
+        except NotFinite as exc:
+            self.diags.add(codes.E311, f"route `{route.name}`: {exc.message}", exc.span or route.span, OVERFLOW_HELP)
+            return None
+        if any(d.severity == "error" for d in self.diags.items[before:]):
+            return None
+        return numbers
 
     def compile_routes(self, routes: list[Route]) -> list[Compiled]:
         """Every route that compiles without errors, in order (the others left diagnostics)."""
@@ -724,14 +810,8 @@ class Session:
         loaded = self.bind(route)
         if loaded is None:
             return None
-        before = len(self.diags)
-        try:
-            numbers = score_route(route, loaded.policy, self.diags)
-            docked_score(numbers)  # DOCK's score, which GATE and DOCK reports show, must be finite too
-        except NotFinite as exc:
-            self.diags.add(codes.E311, f"route `{route.name}`: {exc.message}", exc.span or route.span, OVERFLOW_HELP)
-            return None
-        if any(d.severity == "error" for d in self.diags.items[before:]):
+        numbers = self.score(route, loaded)
+        if numbers is None:
             return None
         mode, source = self.mode_for(loaded)
         coverage = None if mode == "off" else discharge_route(route, loaded.policy)
@@ -837,7 +917,7 @@ def expand_inputs(
     out: list[tuple[Path, str]] = []
     for arg in args:
         p = Path(arg)
-        if p.is_dir():
+        if os.path.isdir(p):  # False, not OSError, for a name too long: reading it says why
             found, refused = folder_files(p, suffixes)
             diags.items.extend(refused)
             if not found and not refused:
@@ -849,3 +929,9 @@ def expand_inputs(
         else:
             out.append((p, arg))
     return out
+
+
+def coverage_mode(c: Compiled) -> dict[str, str]:
+    """The mode a route was decided under, where it came from, and the policy's own."""
+    d = c.decision
+    return {"mode": d.mode, "mode_source": d.mode_source, "policy_mode": c.policy.policy.policy.coverage}

@@ -72,7 +72,9 @@ def transition_name_span(t: Transition, text: str | None) -> Span:
 
 
 def show_value(x: float | bool) -> str:
-    """A field value as the gate report writes it (`5,000`, `0.25`, `true`)."""
+    """A field value as the gate report writes it (`5,000`, `0.25`, `true`, `1e+307`)."""
     if isinstance(x, bool):
         return "true" if x else "false"
+    if abs(x) >= 1e15:
+        return f"{x:.6g}"
     return f"{x:,.0f}" if x == int(x) else f"{x:,.4g}"

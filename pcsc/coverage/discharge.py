@@ -14,6 +14,7 @@ prices each of them with the policy's delta-indexed floors.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
@@ -176,7 +177,10 @@ class _TransitionContext:
         for d in ds.deltas:
             table = self.policy.floors.delta.get(d.field)
             if table is not None:
-                total += piecewise_floor(table.points, d.magnitude)
+                try:
+                    total += piecewise_floor(table.points, d.magnitude)
+                except OverflowError:  # beyond the floats: +inf compares as the true floor would
+                    return math.inf
         return total
 
     def _grounded(self, it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:

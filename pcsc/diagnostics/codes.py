@@ -104,6 +104,7 @@ E408 = _register("PCSC-E408", "file resolves outside its search folder")
 E409 = _register("PCSC-E409", "library replaces a pinned or shipped library")
 E410 = _register("PCSC-E410", "library does not match the policy's pin")
 E413 = _register("PCSC-E413", "library not named by the route's policy")
+E414 = _register("PCSC-E414", "policy not one the run requires")
 
 # coverage
 E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")

@@ -19,16 +19,17 @@ from pathlib import Path
 
 import attrs
 
-from pcsc.base.resources import BOM, TEXT_ENCODING, data_dir
+from pcsc.base.resources import BOM, data_dir
 from pcsc.compiler.session import Session
 from pcsc.coverage import Coverage, discharge_route
 from pcsc.coverage.diagnose import report_uncovered, show_value
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.lang.ir import FieldDecl, Library, Obligation, Route, Transition
+from pcsc.lang.syntax.limits import read_text
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
-from pcsc.score.route import RouteNumbers, TransitionNumbers, score_route
+from pcsc.score.route import RouteNumbers, TransitionNumbers
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _USES = re.compile(r"^\s*uses\s+([^#\n]*)", re.M)
@@ -240,8 +241,8 @@ class Analysis:
             while path is not None and path not in seen and path.is_file():
                 seen.add(path)
                 try:
-                    text = path.read_text(encoding=TEXT_ENCODING)
-                except OSError:
+                    text = read_text(path)
+                except (OSError, UnicodeDecodeError):
                     break
                 m = header.search(text)
                 if m is not None:
@@ -311,11 +312,7 @@ def analyse(
         mode: Mode | None = None
         if loaded is not None:
             mode, _ = session.mode_for(loaded)
-            scored = Diagnostics()
-            numbers = score_route(route, loaded.policy, scored)
-            session.diags.extend(scored)
-            if scored.has_errors:
-                numbers = None
+            numbers = session.score(route, loaded)
             cov = discharge_route(route, loaded.policy)
             report_uncovered(route, cov, mode, text, session.diags)
         facts.append(RouteFacts(route, loaded, numbers, cov, mode))
@@ -373,7 +370,7 @@ def _decl_location(span: Span, name: str) -> Location:
     library's `obligation NAME` or `field NAME`); the whole span if it is not found."""
     path = Path(span.file).resolve()
     try:
-        line = path.read_text(encoding=TEXT_ENCODING).split("\n")[span.line - 1]
+        line = read_text(path).split("\n")[span.line - 1]
     except (OSError, UnicodeDecodeError, IndexError):
         return Location(path, span.line, span.column, span.end_line, span.end_column)
     m = re.search(r"\b" + re.escape(name) + r"\b", line[max(span.column - 1, 0) :])

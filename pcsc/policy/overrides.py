@@ -19,6 +19,7 @@ route overrides replace the vision values of every route compiled.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -122,19 +123,30 @@ def parse_value(text: str) -> Any:
     raise OverrideError([f"`{text}` is not a value: write a TOML literal or a number such as 5B, 12% or 1.5M usd"])
 
 
+def finite_value(key: str, value: Any) -> Any:
+    """``value``, when every number in it is finite; else an `OverrideError` (TOML reads
+    `nan`, `inf` and `1e309` as floats, and no policy or route number may be one)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OverrideError([f"{key}: `{value}` is not a finite number (no policy or route value may be NaN or "
+                             "infinite, nor beyond about 1.8e308)"])
+    for item in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+        finite_value(key, item)
+    return value
+
+
 def parse_override(text: str) -> Override:
     key, eq, value = text.partition("=")
     key = key.strip()
     if not eq or not key:
         raise OverrideError([f"`{text}`: expected KEY=VALUE, e.g. priors.\"devtools/scale\".p=0.2"])
     path = split_key(key)
+    parsed = finite_value(key, parse_value(value.strip()))
     if path[0] == "route":
         path = path[1:]
         if path and path[0] in ("transitions", "evidence"):
-            return _route_item(text, key, ("route", *path), parse_value(value.strip()))
+            return _route_item(text, key, ("route", *path), parsed)
         if not path or path[0] != "vision":
             raise OverrideError([f"{key}: {ROUTE_HELP}"])
-    parsed = parse_value(value.strip())
     if path[0] == "vision":
         if len(path) != 2 or path[1] not in ROUTE_KEYS:
             raise OverrideError([f"{key}: unknown key (a route's vision has tam, capture, defensibility)"])
@@ -210,7 +222,7 @@ def override_policy(loaded: LoadedPolicy, overrides: Sequence[Override]) -> Load
         policy = structure(document, f"{loaded.path} with --set")
     except PolicyError as exc:
         raise OverrideError(list(exc.messages)) from None
-    return LoadedPolicy(policy, loaded.path, hash_json(document), document)
+    return LoadedPolicy(policy, loaded.path, hash_json(document), document, loaded.found)
 
 
 @attrs.define

@@ -15,11 +15,12 @@ from pcsc.analysis.seams.detectors import JUMP_MULTIPLE
 from pcsc.analysis.seams.experiment import PAPER, Experiment, Summary, rates, summary_rates, sweep_rates
 from pcsc.analysis.seams.identity import fraction_text
 from pcsc.base.stats import rate
-from pcsc.compiler.session import Compiled
+from pcsc.compiler.session import Compiled, coverage_mode
 from pcsc.coverage import DeltaCoverage
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.lang.ir import Shape
 from pcsc.lang.printer import expression
+from pcsc.policy.model import Found
 from pcsc.render.diagnostics import to_json
 from pcsc.score.cost import Delta
 from pcsc.score.route import RouteNumbers
@@ -44,6 +45,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "as_of": r.as_of.isoformat(),
         "fields": [{"name": f.name, "type": f.type} for f in r.fields],
         "policy": policy_identity(c),
+        "policy_found": policy_found(c),
         "libraries": library_uses(c),
         "local_libraries": c.policy.policy.policy.local_libraries,
         "verdict": c.decision.verdict,
@@ -231,12 +233,6 @@ def _uncovered(u: DeltaCoverage) -> dict[str, Any]:
     }
 
 
-def coverage_mode(c: Compiled) -> dict[str, str]:
-    """The mode a route was decided under, where it came from, and the policy's own."""
-    d = c.decision
-    return {"mode": d.mode, "mode_source": d.mode_source, "policy_mode": c.policy.policy.policy.coverage}
-
-
 def policy_identity(c: Compiled) -> dict[str, str]:
     return {"id": c.policy.policy.id, "version": c.policy.policy.version, "sha256": c.policy.sha256}
 
@@ -256,9 +252,16 @@ def library_uses(c: Compiled) -> list[dict[str, Any]]:
             "shipped": u.shipped,
             "file": None if u.shipped else u.file,
             "replaces": u.replaces,
+            "found": (u.found or Found("search path", u.file)).as_json(),
         }
         for u in c.libraries
     ]
+
+
+def policy_found(c: Compiled) -> list[dict[str, str | None]]:
+    """Where the route's policy, then each policy it extends, was found: shipped, a
+    folder of the command line, a configuration file's `policy_path` (named), …"""
+    return [{"policy": ref, **found.as_json()} for ref, found in c.policy.found]
 
 
 def compile_packet(compiled: list[Compiled], diagnostics: list[Diagnostic]) -> dict[str, Any]:
@@ -355,6 +358,7 @@ def gate_packet(compiled: list[Compiled]) -> dict[str, Any]:
                 "route": c.route.name,
                 "file": c.route.file,
                 "policy": policy_identity(c),
+                "policy_found": policy_found(c),
                 "verdict": c.decision.verdict,
                 "coverage": coverage_mode(c),
                 "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],

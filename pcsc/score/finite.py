@@ -9,6 +9,7 @@ pipeline reports it as PCSC-E311 and releases nothing for the route.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from pcsc.diagnostics.model import Span
 
@@ -36,6 +37,16 @@ def checked(value: float, what: str, *operands: float) -> float:
     numbers = ", ".join(show(o) for o in operands)
     of = f" (from {numbers})" if operands else ""
     raise NotFinite(f"{what} overflows{of}: the result is beyond {LARGEST}")
+
+
+def fits(value: Fraction, what: str) -> Fraction:
+    """``value``, an exact result that is shown as a float (JSON, text), or NotFinite
+    naming ``what`` when no float holds it."""
+    try:
+        float(value)
+    except OverflowError:
+        raise NotFinite(f"{what} overflows: the result is beyond {LARGEST}") from None
+    return value
 
 
 def ratio(num: int, den: int, what: str) -> float:

@@ -1,22 +1,35 @@
-"""A grammar-aware fuzzer: every input ends in a result or in diagnostics, never in an
-exception.
+"""Two fuzzers: every input ends in a result or in diagnostics, never in an exception
+or exit 70.
 
     python -m pcsc.tools.fuzz -n 100000 --seed 1 [--out fuzz-crashes]
+    python -m pcsc.tools.fuzz --mutate -n 100000 --seed 1 --jobs 2 [--out fuzz-crashes]
 
-`Generator` writes routes from the grammar (states, vision, transitions with
-thresholds, kills and costs, evidence, criteria), the shipped `venture` library, the
-shipped policy and outcomes files, then mutates them: token edits (delete, repeat,
-swap, replace), byte edits (flips, invalid UTF-8, truncation), extreme numbers
-(`1e308`, `1e1000000`, 400-digit integers, `nan`), deep nesting (operators and
-brackets past the depth limit), bidi controls, NUL, CR-only and CRLF line breaks. It
-uses only a seeded `random.Random`, so a seed gives the same inputs on every run and
-the command needs no test dependency (tests/ wraps it in hypothesis strategies).
+The grammar fuzzer: `Generator` writes routes from the grammar (states, vision,
+transitions with thresholds, kills and costs, evidence, criteria), the shipped
+`venture` library, the shipped policy and outcomes files, then mutates them: token
+edits (delete, repeat, swap, replace), byte edits (flips, invalid UTF-8, truncation),
+extreme numbers (`1e308`, `1e1000000`, 400-digit integers, `nan`), deep nesting
+(operators and brackets past the depth limit), bidi controls, NUL, CR-only and CRLF
+line breaks. `run_input` puts one input through the whole pipeline in-process: read,
+parse, lower, check the policy, score, coverage, the JSON packet and the text report,
+`explain`, the formatter with its safety check, and, for short routes, the seams.
 
-`run_input` puts one input through the whole pipeline in-process, as the commands do:
-read, parse, lower, check the policy, score, coverage, the JSON packet and the text
-report, `explain`, the formatter with its safety check, and, for short routes, the
-seams. Diagnostics are fine; an exception that escapes is a crash, and its input is
-written to ``--out`` for reproduction (`pcsc check FILE` on it).
+The mutation fuzzer (`--mutate`): `Mutator` starts from the routes PCSC ships
+(`examples/`) and edits them at the byte level (bit flips; byte runs inserted,
+deleted or duplicated; two routes spliced; edge numbers, control characters and
+invalid UTF-8 inserted; truncation) and at the token level (tokens dropped,
+duplicated, swapped, replaced by edge numbers such as `1e308`, `-0`, `nan`, `1e-400`,
+`9999999999999999999999`, by keywords or by tokens of other routes), so it reaches
+inputs the grammar never writes. `run_entry_points` runs each through the commands a
+user runs, as `pcsc` runs them (`pcsc.cli.main`): `check`, `compile --format json`
+and `fmt --check`, then, when it compiles, `explain`, `graph` and `seams --format
+json`; each must exit 0, 1, 2 or 3, print no internal error and print strict JSON.
+
+Both use only seeded `random.Random`s, so a seed gives the same inputs on every run
+(the mutator's input i depends on the seed and i alone, in any process), and need no
+test dependency (tests/ wraps the grammar fuzzer in hypothesis strategies). A crashing
+input is written to ``--out`` with its traceback or output beside it (`pcsc check
+FILE` on it reproduces it).
 """
 
 from __future__ import annotations
@@ -28,8 +41,9 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -338,6 +352,259 @@ def _format(text: str, shown: str, folder: Path, policies: Path) -> None:
         check_format(text, formatted, shown, lambda t: semantics(t, shown, False, folder, (), (policies,)))
 
 
+# ---------------------------------------------------------------------- the mutation fuzzer
+# Numbers at the edges of the floats and of the language: the largest float and past it,
+# negative zero, below the smallest subnormal, more digits than a 64-bit integer holds.
+EDGE_NUMBERS = (
+    "1e308", "1.7e308", "1.7976931348623157e308", "1e309", "-1e308", "-0", "-0.0", "nan", "inf", "1e-400",
+    "4.9e-324", "1e-320", "9999999999999999999999", "9" * 40, "0", "-1", "0.0000001", "1e308k", "1e308%",
+    "1e307", "1.5e308", "1_000_000_000_000", "100%", "1e400%",
+)
+CONTROL_BYTES = (b"\x00", b"\x07", b"\x08", b"\x0c", b"\x1b", b"\x1b[31m", b"\x1b]0;title\x07", b"\x7f", b"\r",
+                 b"\x85", b"\xe2\x80\xae", b"\xef\xbb\xbf")
+INVALID_UTF8 = (b"\xff", b"\xfe\xff", b"\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82",
+                b"\x80", b"\xf8\x88\x80\x80\x80")
+KEYWORDS = ("route", "state", "vision", "transition", "evidence", "criteria", "cost", "threshold", "kill", "uses",
+            "policy", "as_of", "and", "or", "not", "true", "false", "usd", "days", "->", "{", "}", "(", ")", ":",
+            ",", "*", "/", "-", "%", "k", "M", "B", '"', "#", ">=", "==")
+TOKEN = re.compile(
+    r'\s+|#[^\n]*|"(?:[^"\\\n]|\\.)*"|[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?[kMB%]?'
+    r"|->|>=|<=|==|!=|."
+)
+MAX_INPUT_BYTES = 64_000  # a mutant is cut there: the limits (10 MB, lines of 10,000) have their own tests
+
+
+def corpus() -> tuple[bytes, ...]:
+    """The routes PCSC ships (`examples/`, sorted), each as written and lean (`lean`),
+    or, in an installation without them, routes from the grammar."""
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    found = [p.read_bytes() for p in sorted(examples.rglob("*.route"))] if examples.is_dir() else []
+    if not found:
+        return tuple(Generator(i).route().encode("utf-8") for i in range(20))
+    return tuple(found + [lean(route) for route in found])
+
+
+def lean(route: bytes) -> bytes:
+    """``route`` without its comment lines and with one evidence block: a third smaller,
+    so that the parser, which costs most of an input, costs less (every construct is
+    still there)."""
+    text = route.decode("utf-8")
+    blocks = re.findall(r"^    evidence .*?^    }\n", text, re.M | re.S)
+    for block in blocks[1:]:
+        text = text.replace(block, "", 1)
+    return "".join(line for line in text.splitlines(keepends=True) if not line.lstrip().startswith("#")).encode()
+
+
+class Mutator:
+    """The second generator: shipped routes mutated at the byte level (bit flips, byte
+    runs inserted, deleted or duplicated, two routes spliced, edge numbers, control
+    characters and invalid UTF-8 inserted, truncation) and at the token level (tokens
+    dropped, duplicated, swapped, replaced by edge numbers, keywords or tokens of other
+    routes). Input ``i`` is a function of (seed, i) alone, so any slice of a run, in any
+    process, makes the same inputs."""
+
+    def __init__(self, seed: int, routes: tuple[bytes, ...] | None = None) -> None:
+        self.seed = seed
+        self.routes = routes if routes is not None else corpus()
+        self._tokens: dict[int, list[str]] = {}
+
+    def tokens_of(self, which: int) -> list[str]:
+        if which not in self._tokens:
+            self._tokens[which] = TOKEN.findall(self.routes[which].decode("utf-8", "surrogateescape"))
+        return self._tokens[which]
+
+    def input(self, index: int) -> Input:
+        r = random.Random(f"{self.seed}:{index}")
+        half = len(self.routes) // 2  # the lean half (see `corpus`), three times in four
+        data = self.routes[r.randrange(half, len(self.routes)) if r.random() < 0.75 else r.randrange(len(self.routes))]
+        how = []
+        for _ in range(r.choice((1, 1, 2, 2, 3, 4))):
+            if r.random() < 0.5:
+                data, what = self.token_edit(r, data)
+            else:
+                data, what = self.byte_edit(r, data)
+            how.append(what)
+        return Input("route", data[:MAX_INPUT_BYTES], "+".join(how))
+
+    def token_edit(self, r: random.Random, data: bytes) -> tuple[bytes, str]:
+        tokens = TOKEN.findall(data.decode("utf-8", "surrogateescape"))
+        if not tokens:
+            return data, "token:none"
+        words = [i for i, t in enumerate(tokens) if not t.isspace()] or [0]
+        i = r.choice(words)
+        run = r.randint(1, 6)
+        action = r.choice(("drop", "drop-run", "duplicate", "duplicate-run", "swap", "number", "number", "keyword",
+                           "foreign"))
+        if action == "drop":
+            del tokens[i]
+        elif action == "drop-run":
+            del tokens[i : i + run]
+        elif action == "duplicate":
+            tokens.insert(r.randrange(len(tokens) + 1), tokens[i])
+        elif action == "duplicate-run":
+            tokens[i:i] = tokens[i : i + run]
+        elif action == "swap":
+            j = r.choice(words)
+            tokens[i], tokens[j] = tokens[j], tokens[i]
+        elif action == "number":
+            numbers = [k for k, t in enumerate(tokens) if t[:1].isdigit()] or [i]
+            tokens[r.choice(numbers)] = r.choice(EDGE_NUMBERS)
+        elif action == "keyword":
+            tokens[i] = r.choice(KEYWORDS)
+        else:  # a token of another shipped route
+            other = self.tokens_of(r.randrange(len(self.routes)))
+            tokens[i] = r.choice(other) if other else tokens[i]
+        return "".join(tokens).encode("utf-8", "surrogateescape"), f"token:{action}"
+
+    def byte_edit(self, r: random.Random, data: bytes) -> tuple[bytes, str]:
+        b = bytearray(data)
+        at = r.randrange(len(b) + 1)
+        run = r.randint(1, 64)
+        action = r.choice(("flip", "insert", "delete", "duplicate", "splice", "number", "control", "utf8",
+                           "truncate"))
+        if action == "flip" and b:
+            for _ in range(r.randint(1, 8)):
+                k = r.randrange(len(b))
+                b[k] ^= 1 << r.randrange(8)
+        elif action == "insert":
+            b[at:at] = bytes(r.randrange(256) for _ in range(r.randint(1, 16)))
+        elif action == "delete":
+            del b[at : at + run]
+        elif action == "duplicate":
+            b[r.randrange(len(b) + 1) : r.randrange(len(b) + 1)] = b[at : at + run * 4]
+        elif action == "splice":
+            other = self.routes[r.randrange(len(self.routes))]
+            b = b[:at] + other[r.randrange(len(other) + 1) :]
+        elif action == "number":
+            b[at:at] = r.choice(EDGE_NUMBERS).encode()
+        elif action == "control":
+            b[at:at] = r.choice(CONTROL_BYTES)
+        elif action == "utf8":
+            b[at:at] = r.choice(INVALID_UTF8)
+        else:
+            del b[at:]
+        return bytes(b), f"bytes:{action}"
+
+
+# Every command a user runs on a route file, in process, as `pcsc` runs it; the last three
+# only on inputs that compile (on the others they stop at the same errors as compile).
+ENTRY_POINTS = (("check",), ("compile", "--format", "json"), ("fmt", "--check"))
+COMPILED_ENTRY_POINTS = (("explain",), ("graph",), ("seams", "--format", "json"))
+DOCUMENTED_EXITS = frozenset({0, 1, 2, 3})  # pcsc.cli.exits: ok, input errors, usage, refused
+
+
+class Crash(Exception):
+    """An entry point that left the documented exits, printed an internal error or
+    printed JSON that is not strict (NaN, Infinity)."""
+
+
+def run_entry_points(item: Input, folder: Path) -> str:
+    """Put one route file through every entry point (`ENTRY_POINTS`, then, when it
+    compiles, `COMPILED_ENTRY_POINTS`); the outcome is compile's ("ok", "refused",
+    "diagnostics", "usage"). Raises `Crash`."""
+    path = folder / "fuzz.route"
+    path.write_bytes(item.data)
+    compiled = None
+    for argv in ENTRY_POINTS:
+        code = _entry_point(argv, path)
+        if argv[0] == "compile":
+            compiled = code
+    if compiled in (0, 3):
+        for argv in COMPILED_ENTRY_POINTS:
+            _entry_point(argv, path)
+    return {0: "ok", 3: "refused", 1: "diagnostics"}.get(compiled or 0, "usage") if compiled is not None else "usage"
+
+
+def _entry_point(argv: tuple[str, ...], path: Path) -> int:
+    import contextlib
+    import io
+    import json
+
+    from pcsc.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([argv[0], str(path), *argv[1:]])
+    errors = err.getvalue()
+    if code not in DOCUMENTED_EXITS or "internal error" in errors:
+        raise Crash(f"pcsc {' '.join(argv)}: exit {code}\n{errors[-2000:]}")
+    if "--format" in argv and out.getvalue():
+        def refuse(word: str) -> None:
+            raise Crash(f"pcsc {' '.join(argv)}: {word} in the JSON output")
+
+        json.loads(out.getvalue(), parse_constant=refuse)
+    return code
+
+
+def mutation_fuzz(
+    n: int, seed: int, out: Path | None = None, jobs: int = 1, start: int = 0,
+    progress: Callable[[int, Report], None] | None = None,
+) -> Report:
+    """Inputs ``start`` … ``start + n − 1`` of `Mutator(seed)` through every entry point,
+    in ``jobs`` processes; crashing inputs go to ``out`` (when given)."""
+    report = Report()
+    begin = time.monotonic()
+    chunk = 500
+    slices = [(seed, i, min(chunk, start + n - i)) for i in range(start, start + n, chunk)]
+    results: Iterator[tuple[Counter[str], list[tuple[int, Input, str]]]]
+    if jobs == 1:
+        results = map(_mutation_slice, slices)
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(jobs)
+        results = pool.map(_mutation_slice, slices)
+    done = 0
+    for counts, crashes in results:
+        report.counts.update(counts)
+        for index, item, message in crashes:
+            if out is not None:
+                report.crashes.append(_save(out, seed, index, item, Crash(message)))
+        done += sum(counts.values())
+        if progress is not None:
+            report.seconds = time.monotonic() - begin
+            progress(done, report)
+    if jobs != 1:
+        pool.shutdown()
+    report.seconds = time.monotonic() - begin
+    return report
+
+
+def _mutation_slice(task: tuple[int, int, int]) -> tuple[Counter[str], list[tuple[int, Input, str]]]:
+    """Run inputs ``first`` … ``first + count − 1`` in a folder of their own, with the
+    IR cache in a folder of its own (never the user's) and the folder as the working one
+    (no `pcsc.toml` of the caller applies)."""
+    import contextlib
+    import os
+
+    seed, first, count = task
+    mutator = Mutator(seed)
+    counts: Counter[str] = Counter()
+    crashes: list[tuple[int, Input, str]] = []
+    saved = os.environ.get("XDG_CACHE_HOME")
+    with tempfile.TemporaryDirectory(prefix="pcsc-mutate-") as tmp:
+        folder = Path(tmp) / "routes"
+        folder.mkdir()
+        cache = Path(tmp) / "cache"
+        cache.mkdir(mode=0o700)
+        os.environ["XDG_CACHE_HOME"] = str(cache)
+        try:
+            with contextlib.chdir(folder):
+                for index in range(first, first + count):
+                    item = mutator.input(index)
+                    try:
+                        counts[run_entry_points(item, folder)] += 1
+                    except Crash as exc:
+                        counts["crash"] += 1
+                        crashes.append((index, item, str(exc)))
+        finally:
+            if saved is None:
+                os.environ.pop("XDG_CACHE_HOME", None)
+            else:
+                os.environ["XDG_CACHE_HOME"] = saved
+    return counts, crashes
+
+
 # ---------------------------------------------------------------------- the command
 @attrs.define
 class Report:
@@ -381,35 +648,46 @@ def _save(out: Path, seed: int, index: int, item: Input, exc: BaseException) -> 
     return path
 
 
-USAGE = "usage: python -m pcsc.tools.fuzz [-n N] [--seed S] [--out FOLDER] [--progress]"
+USAGE = "usage: python -m pcsc.tools.fuzz [--mutate] [-n N] [--seed S] [--jobs J] [--out FOLDER] [--progress]"
 
 
-def _options(argv: list[str]) -> tuple[int, int, Path, bool]:
-    """-n, --seed, --out and --progress (no argparse: the library leaves that to the CLI)."""
-    n, seed, out, progress = 1000, 0, Path("fuzz-crashes"), False
+@attrs.frozen
+class Options:
+    n: int = 1000
+    seed: int = 0
+    out: Path = Path("fuzz-crashes")
+    progress: bool = False
+    mutate: bool = False
+    jobs: int = 1
+
+
+def _options(argv: list[str]) -> Options:
+    """-n, --seed, --jobs, --out, --mutate and --progress (no argparse: the library
+    leaves that to the CLI)."""
+    found: dict[str, Any] = {}
     args = iter(argv)
     for arg in args:
-        if arg == "--progress":
-            progress = True
-        elif arg in ("-n", "--seed", "--out"):
+        if arg in ("--progress", "--mutate"):
+            found[arg[2:]] = True
+        elif arg in ("-n", "--seed", "--out", "--jobs"):
             value = next(args, None)
             if value is None:
                 raise ValueError(f"{arg} needs a value")
             if arg == "--out":
-                out = Path(value)
-            elif arg == "-n":
-                n = int(value)
+                found["out"] = Path(value)
+            elif not (value.isascii() and value.isdigit()):
+                raise ValueError(f"{arg} takes a whole number, got {value!r}")
             else:
-                seed = int(value)
+                found[arg.lstrip("-")] = int(value)
         else:
             raise ValueError(f"unknown argument {arg}")
-    return n, seed, out, progress
+    return Options(**found)
 
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m pcsc.tools.fuzz`: print the counts by outcome; exit 1 when anything crashed."""
     try:
-        n, seed, out, progress = _options(sys.argv[1:] if argv is None else argv)
+        options = _options(sys.argv[1:] if argv is None else argv)
     except ValueError as exc:
         sys.stderr.write(f"{USAGE}\nerror: {exc}\n")
         return 2
@@ -417,10 +695,17 @@ def main(argv: list[str] | None = None) -> int:
     def show(i: int, r: Report) -> None:
         sys.stderr.write(f"{i} inputs, {dict(r.counts)}, {r.seconds:.0f} s\n")
 
-    report = fuzz(n, seed, out, show if progress else None)
+    shown = show if options.progress else None
+    if options.mutate:
+        report = mutation_fuzz(options.n, options.seed, options.out, options.jobs, progress=shown)
+        outcomes: tuple[str, ...] = ("ok", "refused", "diagnostics", "usage", "crash")
+    else:
+        report = fuzz(options.n, options.seed, options.out, shown)
+        outcomes = ("ok", "diagnostics", "crash")
     total = sum(report.counts.values())
-    print(f"{total} inputs (seed {seed}) in {report.seconds:.1f} s")
-    for outcome in ("ok", "diagnostics", "crash"):
+    kind = "mutated " if options.mutate else ""
+    print(f"{total} {kind}inputs (seed {options.seed}) in {report.seconds:.1f} s")
+    for outcome in outcomes:
         print(f"  {outcome:<12}{report.counts[outcome]}")
     for path in report.crashes:
         print(f"  crash input: {path}")

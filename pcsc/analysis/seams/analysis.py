@@ -22,6 +22,8 @@ from pcsc.analysis.seams.symbolic import verify_shape
 from pcsc.base.humanize import money, probability
 from pcsc.compiler.session import Compiled, Session, gate_and_dock
 from pcsc.coverage import Decision
+from pcsc.diagnostics import codes
+from pcsc.score.finite import NotFinite, fits
 
 
 @attrs.frozen
@@ -88,7 +90,34 @@ class RouteSeams:
     honest_dock: Decision
 
 
+SEAM_OVERFLOW_HELP = "the route's numbers are too large for its seams to be shown; smaller costs or values analyse"
+
+
+def seams_of(c: Compiled, session: Session) -> RouteSeams | None:
+    """`analyse`, or None with PCSC-E311 on the route when a number of a seam does not
+    fit a float (a cost near 1.8e308 has a threshold −c/(1 − p) beyond it)."""
+    try:
+        return analyse(c, session)
+    except NotFinite as exc:
+        session.diags.add(codes.E311, f"route `{c.route.name}`: {exc.message}", exc.span or c.route.span,
+                          SEAM_OVERFLOW_HELP)
+        return None
+
+
+def _finite(seams: list[Seam]) -> tuple[Seam, ...]:
+    """``seams``; NotFinite when an exact number of one does not fit a float."""
+    for s in seams:
+        i = s.identity
+        for name in ("delta_formula", "delta_refold", "reach", "removed_cost", "retained_value", "threshold",
+                     "R_next", "local"):
+            value = getattr(i, name)
+            if value is not None:
+                fits(value, f"seam {s.k} (`{s.transition}`): {name}")
+    return tuple(seams)
+
+
 def analyse(c: Compiled, session: Session) -> RouteSeams:
+    """The seams of ``c``; NotFinite when one of their numbers does not fit a float."""
     route, n = c.route, c.numbers
     ps = [t.p for t in n.transitions]
     cs = [t.cost.c for t in n.transitions]
@@ -107,7 +136,7 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
             picks, case = proof_picks(route.shape, [t.name for t in n.transitions], [t.d for t in n.transitions], k)
             verified = verify_graph_seam(route.shape, name, fold, picks, case)
             seams.append(Seam(k, name, identity, verified, _pipeline_arm(c, k, session)))
-        return RouteSeams(c, tuple(seams), honest_gate, honest_dock)
+        return RouteSeams(c, _finite(seams), honest_gate, honest_dock)
     if spec.is_default:  # the paper's fold and its identity
         identities = seam_identities(ps, cs, n.value, ks)
     else:  # the policy's fold and its own identity (pcsc/analysis/seams/folds.py)
@@ -115,7 +144,7 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
     for k, identity in zip(ks, identities, strict=True):
         verified = verify_shape(len(ps), k) if spec.is_default else verify_fold_shape(len(ps), k, spec.abandonment)
         seams.append(Seam(k, route.transitions[k].name, identity, verified, _pipeline_arm(c, k, session)))
-    return RouteSeams(c, tuple(seams), honest_gate, honest_dock)
+    return RouteSeams(c, _finite(seams), honest_gate, honest_dock)
 
 
 def _pipeline_arm(c: Compiled, k: int, session: Session) -> PipelineArm | None:

@@ -8,12 +8,12 @@ import argparse
 from pathlib import Path
 
 from pcsc.base.humanize import plural
-from pcsc.base.resources import TEXT_ENCODING
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
+from pcsc.lang.syntax.limits import read_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,7 +37,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     names: list[str] = []
     if args.names:
         try:
-            names = read_names(Path(args.names).read_text(encoding="utf-8"))
+            names = read_names(read_text(args.names))
         except (OSError, UnicodeDecodeError) as exc:
             return _failed(args.names, f"cannot read the names: {exc}")
         ctx.note_input(Path(args.names), args.names)
@@ -49,7 +49,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         for path, shown in expand_inputs([arg], walked):
             relative = path.relative_to(base) if base.is_dir() else Path(path.name)
             try:
-                text = path.read_text(encoding=TEXT_ENCODING)
+                text = read_text(path)
             except (OSError, UnicodeDecodeError) as exc:
                 return _failed(shown, f"cannot read the route file: {exc}")
             ctx.note_input(path, shown)

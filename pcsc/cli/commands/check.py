@@ -1,5 +1,6 @@
-"""`pcsc check FILE…`: parse, lower, bind the policy and discharge coverage;
-diagnostics only (no scoring, no sympy, no numpy)."""
+"""`pcsc check FILE…`: parse, lower, bind the policy, score and discharge coverage,
+reporting whatever `pcsc compile` would refuse; diagnostics only (no packet, no sympy,
+no numpy)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
+from pcsc.lang.syntax.limits import read_text
 
 if TYPE_CHECKING:
     from pcsc.compiler.session import Session
@@ -20,6 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.formats(p, "text", "json", "sarif")
     options.search_paths(p)
     options.coverage(p)
+    options.require_policy(p)
     options.jobs(p)
     p.add_argument("--leakage", metavar="NAMES.txt",
                    help="also flag identity cues left in the routes: these names (one per line; an empty file "
@@ -47,7 +50,7 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
     from pcsc.diagnostics.model import Span
 
     try:
-        names = read_names(Path(names_file).read_text(encoding="utf-8"))
+        names = read_names(read_text(names_file))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--leakage {names_file}: cannot read the names: {exc}") from None
     ctx.note_input(Path(names_file), names_file)

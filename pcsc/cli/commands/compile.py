@@ -23,6 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.search_paths(p)
     options.jobs(p)
     options.coverage(p)
+    options.require_policy(p)
     options.output(p)
     whatif.add_set_option(p, "(repeatable)")
     p.add_argument(

@@ -44,11 +44,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--negative", metavar="LABELS",
                    help=f'with --scores: outcome labels counted negative, e.g. "-" (default: {DEFAULT_NEGATIVE}); '
                    "rows in neither set are left out")
-    p.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap resamples (default: 10,000)")
-    p.add_argument("--seed", type=int, metavar="S", help="bootstrap seed (default: 20260710, the RouteCast paper's)")
+    p.add_argument("--bootstrap", type=options.whole_number, metavar="B", help="bootstrap resamples (default: 10,000)")
+    p.add_argument("--seed", type=options.whole_number, metavar="S",
+                   help="bootstrap seed (default: 20260710, the RouteCast paper's)")
     p.add_argument("--plot", metavar="FILE", help="with --scores: also draw the scores by outcome, one panel per "
                    "scorer, as FILE (.png or .svg; needs the extra pcsc[plots])")
-    p.add_argument("--bins", type=int, metavar="N",
+    p.add_argument("--bins", type=options.whole_number, metavar="N",
                    help=f"equal-width calibration bins (default: {DEFAULT_BINS}; not with --scores)")
     p.add_argument("--plot-dir", metavar="DIR", help="write calibration.png and scores.png there "
                    "(not with --scores; needs the extra pcsc[plots])")

@@ -28,15 +28,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from pcsc.base.humanize import plural
-from pcsc.base.resources import BOM, TEXT_ENCODING
 from pcsc.cli import options
 from pcsc.cli.context import STDIN, STDIN_NAME, Context
 from pcsc.cli.outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, Outcome, UsageError
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostics, Span
 
 SOURCES = (".route", ".obl")  # what a folder stands for
 
@@ -59,23 +56,6 @@ def is_library(text: str, shown: str) -> bool:
 
     words = [t.text for t in lex(text)[0][:1]]
     return words in (["library"], ["field"], ["obligation"])
-
-
-def read_stdin(stream: TextIO, diags: Diagnostics) -> str | None:
-    """Standard input as UTF-8 text; a diagnostic (and None) when it is not."""
-    binary = getattr(stream, "buffer", None)
-    if binary is None:
-        return stream.read().removeprefix(BOM)
-    data: bytes = binary.read()
-    try:
-        return data.decode(TEXT_ENCODING)
-    except UnicodeDecodeError as exc:
-        diags.add(
-            codes.E105,
-            f"{STDIN_NAME} is not UTF-8 text: byte 0x{data[exc.start]:02X} cannot be decoded",
-            Span.whole_file(STDIN_NAME),
-        )
-        return None
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -141,9 +121,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     inputs = [(Path.cwd() / STDIN_NAME, STDIN_NAME)] if stdin else expand_inputs(args.files, session.diags, SOURCES)
     for path, shown in inputs:
         if stdin:
-            text = read_stdin(ctx.stdin, session.diags)
-            if text is not None:
-                session.sources[shown] = text
+            text = session.read_stream(ctx.stdin, shown)
         else:
             text = session.read(path, shown)
         if text is None:

@@ -23,6 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.search_paths(p)
     options.jobs(p)
     options.coverage(p)
+    options.require_policy(p)
     options.output(p)
     whatif.add_set_option(p, "(repeatable; with --suggest, each suggestion is checked under them too)")
     p.add_argument(
@@ -32,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--apply",
-        type=int,
+        type=options.whole_number,
         metavar="N",
         help="with --suggest: write the route edited by suggestion N (to -o FILE, or standard output)",
     )

@@ -28,7 +28,8 @@ DEFAULT_HOLDOUT = 0.3
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("old", metavar="OLD", help="id@version, or a path to a .toml file")
     p.add_argument("new", metavar="NEW", help="id@version, or a path to a .toml file")
-    p.add_argument("--holdout", type=float, help="the share of routes held out (default: the share NEW's `[fit]` "
+    p.add_argument("--holdout", type=options.decimal_number,
+                   help="the share of routes held out (default: the share NEW's `[fit]` "
                    f"section records, as `policy fit` wrote it; else {DEFAULT_HOLDOUT})")
     p.add_argument("--routes", nargs="+", action="extend", default=[], metavar="PATH",
                    help="route files or folders holding the held-out routes' frozen text, for the GATE check "

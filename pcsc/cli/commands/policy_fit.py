@@ -25,11 +25,13 @@ if TYPE_CHECKING:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", required=True, metavar="ID@VERSION", help="the policy to refit")
     p.add_argument("--version", required=True, help="the new version, e.g. 1.2.0")
-    p.add_argument("--strength", type=float, default=20.0, help="prior strength in pseudo-transitions (default: 20)")
-    p.add_argument("--holdout", type=float, default=0.3, help="share of routes held out for compare (default: 0.3)")
+    p.add_argument("--strength", type=options.decimal_number, default=20.0,
+                   help="prior strength in pseudo-transitions (default: 20)")
+    p.add_argument("--holdout", type=options.decimal_number, default=0.3,
+                   help="share of routes held out for compare (default: 0.3)")
     p.add_argument("--gains", action="store_true",
                    help="also refit the reweighting gains (corroborate_gain, contradict_gain) from the frozen evidence")
-    p.add_argument("--gain-strength", type=float, default=10.0, metavar="S",
+    p.add_argument("--gain-strength", type=options.decimal_number, default=10.0, metavar="S",
                    help="the penalty (S/2)·Σ(g − g_old)² holding the gains toward the old ones (default: 10)")
     p.add_argument("--calibration", choices=("isotonic", "platt"),
                    help="also fit a calibration map applied to p after the prior and W")

@@ -24,14 +24,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.route(p, "only the route of this name", default="every route")
     p.add_argument(
         "--max-edits",
-        type=int,
+        type=options.whole_number,
         default=DEFAULT_MAX_EDITS,
         metavar="N",
         help=f"compile at most N edited routes per route (default: {DEFAULT_MAX_EDITS})",
     )
     p.add_argument(
         "--depth",
-        type=int,
+        type=options.whole_number,
         choices=(1, 2),
         default=1,
         help="2: also try pairs of score-raising edits (within --max-edits)",
@@ -71,7 +71,7 @@ def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> N
         )
         p.add_argument(
             "--seed",
-            type=int,
+            type=options.whole_number,
             default=None,
             help="with --search, the seed of the search's generator (default: fixed; same seed, same bytes)",
         )
@@ -88,13 +88,13 @@ def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> N
             action="store_true",
             help="with --search, also run the co-author conditions v1, v1.5a, v1.5b and v1.5a+b (EXP C)",
         )
-    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="N",
+    p.add_argument("--budget", type=options.whole_number, default=DEFAULT_BUDGET, metavar="N",
                    help=f"with --search, compile at most N revisions per route and arm (default: {DEFAULT_BUDGET})")
-    p.add_argument("--beam", type=int, default=DEFAULT_BEAM, metavar="N",
+    p.add_argument("--beam", type=options.whole_number, default=DEFAULT_BEAM, metavar="N",
                    help=f"with --search, the revisions kept per step (default: {DEFAULT_BEAM})")
-    p.add_argument("--steps", type=int, default=DEFAULT_STEPS, metavar="N",
+    p.add_argument("--steps", type=options.whole_number, default=DEFAULT_STEPS, metavar="N",
                    help=f"with --search, the most edits in a revision (default: {DEFAULT_STEPS})")
-    p.add_argument("--branch", type=int, default=DEFAULT_BRANCH, metavar="N",
+    p.add_argument("--branch", type=options.whole_number, default=DEFAULT_BRANCH, metavar="N",
                    help=f"with --search, the new revisions each kept revision proposes per step "
                    f"(default: {DEFAULT_BRANCH})")
 

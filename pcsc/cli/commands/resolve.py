@@ -20,6 +20,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic
+from pcsc.lang.syntax.limits import read_file
 
 if TYPE_CHECKING:
     from pcsc.forecast.ledger import Ledger
@@ -121,7 +122,7 @@ def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
 
     try:
         outcomes = load_outcomes(args.outcomes)
-        text = Path(args.outcomes).read_bytes()
+        text = read_file(args.outcomes)
     except OutcomesError as exc:
         return failed(outcomes_diagnostics(exc))
     path = ctx.ledger_path()

@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=options.whole_number,
         default=None,
         help="with --experiment, the seed of the Phase 0 random arm (default: fixed; same seed, same bytes)",
     )
@@ -75,7 +75,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.compiler.cohort import map_routes
 
     remember_proofs()  # a shape proved by an earlier run is not proved again (see pcsc.analysis.seams.symbolic)
-    from pcsc.analysis.seams.analysis import analyse
+    from pcsc.analysis.seams.analysis import seams_of
     from pcsc.analysis.seams.experiment import DEFAULT_SEED, DEFAULT_SWEEP, experiment, summarise
     from pcsc.render.packet import seams_packet
     from pcsc.render.text import experiment_text, seams_text, summary_text
@@ -99,9 +99,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if not compiled and session.diags.has_errors:
         return Outcome("seams", {"ok": False}, diagnostics=session.diags.sorted())  # no route: no table of 0/0 rates
     if ctx.jobs == 1:
-        results = [analyse(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
+        analysed = [seams_of(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
     else:
-        results = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
+        analysed = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
+    results = [r for r in analysed if r is not None]  # the others overflowed (PCSC-E311)
     summary = summarise(results)
     exp = experiment(results, session, seed, sweep) if args.experiment else None
     payload = seams_packet(results, summary, exp)
@@ -169,9 +170,9 @@ def _write_artifacts(ctx: Context, folder: Path, payload: dict[str, Any], diagno
 
 
 def _analyse(session: Any, compiled: Any) -> Any:
-    from pcsc.analysis.seams.analysis import analyse
+    from pcsc.analysis.seams.analysis import seams_of
 
-    return analyse(compiled, session)
+    return seams_of(compiled, session)
 
 
 def _derivations(results: list[Any]) -> list[dict[str, Any]]:

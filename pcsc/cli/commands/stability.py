@@ -15,14 +15,14 @@ from pcsc.cli.outcome import Outcome, UsageError
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p)
-    p.add_argument("--draws", type=int, default=DEFAULT_DRAWS, metavar="K",
+    p.add_argument("--draws", type=options.whole_number, default=DEFAULT_DRAWS, metavar="K",
                    help=f"the number of perturbed draws (default: {DEFAULT_DRAWS})")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="S",
+    p.add_argument("--seed", type=options.whole_number, default=DEFAULT_SEED, metavar="S",
                    help=f"the seed of the draws (default: {DEFAULT_SEED}); the same seed gives the same report")
-    p.add_argument("--weight-spread", type=float, default=DEFAULT_WEIGHT_SPREAD, metavar="H",
+    p.add_argument("--weight-spread", type=options.decimal_number, default=DEFAULT_WEIGHT_SPREAD, metavar="H",
                    help="each evidence weight w is drawn within [w − H, w + H], clipped to [0, 1] "
                    f"(default: {DEFAULT_WEIGHT_SPREAD:g})")
-    p.add_argument("--class-swap", type=float, default=DEFAULT_CLASS_SWAP, metavar="P",
+    p.add_argument("--class-swap", type=options.decimal_number, default=DEFAULT_CLASS_SWAP, metavar="P",
                    help="the probability that a transition's class is swapped for another of its category "
                    f"(default: {DEFAULT_CLASS_SWAP:g}; 0 keeps every class)")
     options.formats(p, "text", "json")

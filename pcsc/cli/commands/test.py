@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--junit-xml", metavar="FILE", help="also write a JUnit XML report here")
     p.add_argument(
         "--max-edits",
-        type=int,
+        type=options.whole_number,
         default=None,
         metavar="N",
         help="red-team expectations compile at most N edited routes per case (default: as `pcsc redteam`)",

@@ -35,7 +35,7 @@ from pcsc.lang.ir import (
     Vision,
 )
 from pcsc.lang.ir import expr as ex
-from pcsc.lang.ir.names import REFERENCE_RULE, split_policy_ref
+from pcsc.lang.ir.names import MAX_NAME, REFERENCE_RULE, split_policy_ref
 from pcsc.lang.ir.visit import Visitor, children, walk
 from pcsc.lang.lower.common import (
     Quantity,
@@ -312,9 +312,10 @@ class RouteLowerer:
         ref = unquote(node.ref.text)
         parts = split_policy_ref(ref)
         if parts is None:
+            shown = ref if len(ref) <= 2 * MAX_NAME + 1 else f"{ref[:40]}…"
             self.error(
                 codes.E406,
-                f"policy reference `{ref}` is not of the form `id@version`",
+                f"policy reference `{shown}` is not of the form `id@version`",
                 node.ref,
                 f'{REFERENCE_RULE}; write e.g. `policy "venture@1.0.0"`',
             )

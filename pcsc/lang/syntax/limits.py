@@ -20,10 +20,15 @@ the end of its line, so dropping it moves no column: spans are lines and columns
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 import unicodedata
+from pathlib import Path
 
 from pcsc.base.escape import CONTROLS, escape_controls
+from pcsc.base.resources import TEXT_ENCODING
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 
@@ -43,6 +48,59 @@ def normalize_newlines(text: str) -> str:
     if "\r" not in text:
         return text
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class NotAFile(OSError):
+    """A path that names a folder, a device, a FIFO or a socket: never read (a device
+    or a FIFO may never end)."""
+
+
+class FileTooLarge(OSError):
+    """A file over `MAX_FILE_BYTES`, refused before it is read."""
+
+    def __init__(self, path: str, size: int) -> None:
+        super().__init__(errno.EFBIG, too_large(size) or "the file is too large", path)
+        self.size = size
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_file(path: Path | str) -> bytes:
+    """The bytes of the regular file at ``path``, at most `MAX_FILE_BYTES` of them.
+    What is not a regular file (`NotAFile`: a link to /dev/zero, a FIFO, a folder) or is
+    larger than the limit (`FileTooLarge`) is refused before anything is read, and a
+    file that grows while it is read is refused at the limit; both are OSErrors, as
+    open's own errors are. The FIFO is opened without waiting for a writer."""
+    limit = MAX_FILE_BYTES
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
+            raise NotAFile(errno.EINVAL, f"it is {kind}, not a regular file: it is not read", str(path))
+        if info.st_size > limit:
+            raise FileTooLarge(str(path), info.st_size)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise FileTooLarge(str(path), size)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path | str) -> str:
+    """`read_file` as UTF-8 text (a byte order mark dropped, CRLF and CR read as LF);
+    raises OSError and UnicodeDecodeError."""
+    return normalize_newlines(read_file(path).decode(TEXT_ENCODING))
 
 
 def too_large(size: int) -> str | None:

@@ -25,6 +25,8 @@ import re
 import sys
 import threading
 import unicodedata
+from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -39,7 +41,7 @@ from lark.parsers.lalr_analysis import Shift
 from pcsc.base.gcpause import paused_gc
 from pcsc.base.resources import data_dir
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.lang.syntax.limits import MAX_DEPTH, check_characters, check_lines, normalize_newlines
 from pcsc.lang.syntax.nodes import Expression, SourceFile
 from pcsc.lang.syntax.transform import ToSyntax
@@ -62,9 +64,22 @@ _DESCRIBE = {
 }
 
 
+class _Words(lark.lark.PostLex):
+    """Every state's lexer also matches names, so that a keyword is a whole word: a
+    keyword glued to what follows (`estimates0.15`, `and1.5k`) is read as one name, a
+    syntax error, never as the keyword and a number (which `pcsc fmt`, putting a space
+    between them, would change). Tokens pass unchanged."""
+
+    always_accept = ("NAME",)
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        return stream
+
+
 _OPTIONS: dict[str, Any] = {
     "parser": "lalr",
     "lexer": "contextual",
+    "postlex": _Words(),
     "strict": True,
     "propagate_positions": True,
     "maybe_placeholders": True,
@@ -353,14 +368,19 @@ def parse_tree(text: str, file: str, diags: Diagnostics, *, prepared: bool = Fal
         if checked is None:
             return None
         text = checked
+    known, _ = _remembered("tree", text, file, diags)
+    if known:  # only failures are remembered
+        return None
     try:
         tree = get_parser().parse(text, start="file")
     except UnexpectedInput as err:
+        before = len(diags.items)
         syntax_error(err, file, text, diags)
         try:
             _Recovery(text, file, diags).run(err)
         except Exception:  # it relies on Lark's parser internals: never fatal, the first error is reported
             pass
+        _remember("tree", text, file, None, diags.items[before:])
         return None
     deep = _too_deep(tree)
     if deep is not None:
@@ -369,9 +389,44 @@ def parse_tree(text: str, file: str, diags: Diagnostics, *, prepared: bool = Fal
     return tree
 
 
+# The last texts this process parsed, by (file, text), with what the parse reported: a
+# parse is a function of both alone and its nodes are frozen, so the entry points that
+# meet the same text again in one process (the language server re-analysing a document,
+# the API, the fuzzer's commands on one input) parse it once. A failed `parse_tree` is
+# kept too (its diagnostics only: a successful tree is the formatter's to lay out).
+_PARSED: OrderedDict[tuple[str, str, str], tuple[SourceFile | None, tuple[Diagnostic, ...]]] = OrderedDict()
+_PARSED_MAX = 16
+
+
+def _remembered(kind: str, text: str, file: str, diags: Diagnostics) -> tuple[bool, SourceFile | None]:
+    """(True, the node) with the diagnostics replayed into ``diags`` when this parse is
+    remembered; (False, None) when it is not."""
+    found = _PARSED.get((kind, file, text))
+    if found is None:
+        return False, None
+    diags.items.extend(found[1])
+    return True, found[0]
+
+
+def _remember(kind: str, text: str, file: str, node: SourceFile | None, reported: list[Diagnostic]) -> None:
+    _PARSED[(kind, file, text)] = (node, tuple(reported))
+    while len(_PARSED) > _PARSED_MAX:
+        _PARSED.popitem(last=False)
+
+
 def parse_source(text: str, file: str, diags: Diagnostics) -> SourceFile | None:
     """Parse a .route or .obl text into typed nodes. On syntax errors report them as
     `parse_tree` does (the tree parser meets the same first error) and return None."""
+    known, node = _remembered("source", text, file, diags)
+    if known:
+        return node
+    before = len(diags.items)
+    node = _parse_source(text, file, diags)
+    _remember("source", text, file, node, diags.items[before:])
+    return node
+
+
+def _parse_source(text: str, file: str, diags: Diagnostics) -> SourceFile | None:
     checked = _prepare(text, file, diags)
     if checked is None:
         return None
