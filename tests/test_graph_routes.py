@@ -520,11 +520,12 @@ def test_resolution_follows_the_branches() -> None:
 
 def test_dock_removes_the_value_of_a_graph_route() -> None:
     """DOCK's score is the fold with V = 0: minus the expected cost, Σ reach_e·c_e."""
-    from pcsc.compiler.session import docked_score
+    from pcsc.score.route import docked_score
 
     c = compile_file(LOCK)
     expected = -sum(t.reach * t.cost.c for t in c.numbers.transitions)
     assert docked_score(c.numbers) == pytest.approx(expected, rel=1e-12)
+    assert c.docked == docked_score(c.numbers)  # the score pass's, computed once
     assert c.numbers.score == pytest.approx(expected + c.numbers.flat_product * c.numbers.value, rel=1e-9)
 
 

@@ -304,6 +304,20 @@ def _score_graph(
     return _finish(route, policy, diags, value, numbers, R, flat, voi)
 
 
+def docked_score(numbers: RouteNumbers) -> float:
+    """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it
+    (by the policy's fold: discounted, and with the option to stop, as the score was)."""
+    ts = numbers.transitions
+    ps, cs = [t.p for t in ts], [t.cost.c for t in ts]
+    shape = numbers.route.shape
+    if shape is not None:  # a graph route: the series-parallel fold with V = 0
+        return graph_fold(shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts], ps, cs,
+                          [t.d for t in ts], 0.0, numbers.fold.abandonment).score
+    if numbers.fold.is_default:
+        return fold(ps, cs, 0.0)[0]
+    return fold_policy(ps, cs, [t.d for t in ts], 0.0, numbers.fold.abandonment)[0]
+
+
 def criteria_score(route: Route, policy: Policy) -> tuple[float | None, tuple[tuple[str, float, float], ...]]:
     """T = Σ w_i·clip(s_i, 0, 100) / Σ w_i over the criteria present."""
     rows = [
