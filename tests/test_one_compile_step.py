@@ -125,6 +125,47 @@ def test_and_on_what_compile_refuses(capsys: pytest.CaptureFixture[str], tmp_pat
     assert _analysed(route, (policies,)) == sorted(_in_document(d, str(route)) for d in cli)
 
 
+def test_the_architecture_page_lists_the_passes() -> None:
+    from pcsc.compiler.session import CHECK_PASSES, COMPILE_PASSES, FILE_PASSES
+
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## The pipeline: one compile step\n")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| `([^`]+)` \| `(\w+)` \|", section, re.M)
+    assert CHECK_PASSES[: len(COMPILE_PASSES)] == COMPILE_PASSES
+    assert rows == [
+        *((p.name, "FILE_PASSES") for p in FILE_PASSES),
+        *((p.name, "COMPILE_PASSES") for p in COMPILE_PASSES),
+        *((p.name, "CHECK_PASSES") for p in CHECK_PASSES[len(COMPILE_PASSES):]),
+    ]
+
+
+def test_docks_score_is_computed_once_by_the_score_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The splice under DOCK: the score pass computes DOCK's score, and the decision,
+    the GATE/DOCK pair of the analyses and the certificate read it from the result."""
+    import pcsc.compiler.session as session_module
+    from pcsc.certify.emit import route_certificate
+    from pcsc.compiler.session import Session, gate_and_dock
+
+    calls: list[float] = []
+    real = session_module.docked_score
+
+    def counted(numbers: Any) -> float:
+        calls.append(real(numbers))
+        return calls[-1]
+
+    monkeypatch.setattr(session_module, "docked_score", counted)
+    session = Session(coverage_mode="dock")
+    (route,) = session.load_routes(SPLICED)
+    c = session.compile_route(route)
+    assert c is not None and c.decision.verdict == "docked" and c.decision.score == c.docked
+    gate, dock, _ = gate_and_dock(c, "test")
+    certificate = route_certificate(c, {route.file: "spliced.route"}, "gate")
+    assert dock.score == c.docked and gate.score is None
+    [step] = [s for s in certificate["steps"] if s["symbol"] == "docked_score"]
+    assert step["value"]["f"] == c.docked
+    assert calls == [c.docked]
+
+
 # ---------------------------------------------------------------------- the Python API
 @pytest.mark.parametrize("route", [*SHIPPED, ROOT / "examples"], ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_api_reports_and_scores_as_the_commands(capsys: pytest.CaptureFixture[str], route: Path) -> None:
