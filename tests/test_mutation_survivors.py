@@ -6,6 +6,9 @@ module docstring or docs/ promise; a mutant of the named function fails it."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,9 @@ from pcsc.lower.common import policy_help
 from pcsc.lower.units import GATE_DIMENSIONS, REQUIRE_DIMENSIONS, dimension, unit_problems
 from pcsc.pipeline import Session
 from pcsc.policy.load import compile_rule, rule_problems
+from pcsc.score.finite import NotFinite
+from pcsc.score.route import fold_policy
+from pcsc.score.voi import stages_flat
 from tests.conftest import SPEC_ROUTE
 
 
@@ -223,3 +229,47 @@ def test_a_head_still_found_after_earlier_rows_are_deleted(tmp_path: Path) -> No
     assert lost == [f"head: entries ends at seq 0 but the head was recorded at seq {head.entries_seq}: rows at or "
                     f"before the recorded head {head} were deleted"]
 
+
+
+# ---------------------------------------------------------------------- the policy's fold overflowing (score.route)
+@pytest.mark.parametrize("abandonment", [False, True])
+def test_the_policys_fold_names_the_step_that_overflows(abandonment: bool) -> None:
+    """R_2 = 1.5e308 is finite; R_1 = −0 + 1·2·R_2 leaves the floats: NotFinite names
+    that step and its operands (c, p, d, R_2), never a silent inf."""
+    with pytest.raises(NotFinite) as caught:
+        fold_policy([1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [1.0, 2.0, 1.5], 1e308, abandonment)
+    assert caught.value.message == ("R_1 = −c + p·d·R_2 overflows (from 0, 1, 2, 1.5e+308): the result is beyond "
+                                    "about 1.8e308, the largest number a float holds")
+    # the same fold in exact arithmetic has no overflow to report
+    exact = fold_policy([Fraction(1)] * 3, [Fraction(0)] * 3, [Fraction(1), Fraction(2), Fraction(3, 2)],
+                        Fraction(10**308), abandonment)
+    assert exact == [3 * 10**308, 3 * 10**308, 15 * 10**307, 10**308]
+
+
+# ---------------------------------------------------------------------- VoI under the option to stop (score.voi)
+def minus(amount: float) -> Callable[[int, float], float]:
+    return lambda j, r: r - amount
+
+
+@pytest.mark.parametrize(("pre", "scales", "stage", "flat"), [
+    ((-1.0, -1.0), [1.0], minus(0), True),  # clearly negative at both ends: R_0 is constant (0)
+    ((1.0, 2.0), [1.0], minus(0), True),  # clearly positive: affine
+    ((-1.0, 1.0), [1.0], minus(0), False),  # changes sign inside
+    ((math.inf, 1.0), [1.0], minus(0), False),
+    ((1.0, math.nan), [1.0], minus(0), False),
+    ((0.0, 0.0), [0.0], minus(0), False),  # neither side of the margin
+    ((0.0, -1.0), [1.0], minus(0), False),  # one end clear, the other not
+    ((-1.0, 0.0), [1.0], minus(0), False),
+    ((1e-9, 1.0), [0.0], minus(0), False),  # on the margin is not past it
+    ((1.5e-9, 1.5e-9), [0.0], minus(0), True),  # clears MARGIN·(scale + 1) = 1e-9
+    ((-1.5e-9, -1.5e-9), [0.0], minus(0), True),
+    ((0.5, 0.5), [1e9], minus(0), False),  # within MARGIN·(1e9 + 1) ≈ 1 of 0
+    ((1.0, 1.0), [1.0, 1.0], minus(2.0), True),  # the earlier stage is clearly negative at both ends
+    ((1.0, 2.0), [1.0, 1.0], minus(1.5), False),  # the earlier stage changes sign
+    ((3.0, 4.0), [1.0, 1.0], minus(1.0), True),  # both stages positive
+])
+def test_when_the_option_to_stop_leaves_R0_affine(pre: tuple[float, float], scales: list[float],
+                                                   stage: Callable[[int, float], float], flat: bool) -> None:
+    """`stages_flat` (its docstring): R_0 is affine in q when every stage is clearly of
+    one sign at both ends, and constant from the first stage clearly negative at both."""
+    assert stages_flat(*pre, scales, stage) is flat
