@@ -21,7 +21,7 @@ from pcsc.lower.units import GATE_DIMENSIONS, REQUIRE_DIMENSIONS, dimension, uni
 from pcsc.pipeline import Session
 from pcsc.policy.load import compile_rule, rule_problems
 from pcsc.score.finite import NotFinite
-from pcsc.score.route import fold_policy
+from pcsc.score.route import discount_factor, fold_policy
 from pcsc.score.voi import stages_flat
 from tests.conftest import SPEC_ROUTE
 
@@ -273,3 +273,23 @@ def test_when_the_option_to_stop_leaves_R0_affine(pre: tuple[float, float], scal
     """`stages_flat` (its docstring): R_0 is affine in q when every stage is clearly of
     one sign at both ends, and constant from the first stage clearly negative at both."""
     assert stages_flat(*pre, scales, stage) is flat
+
+
+# ---------------------------------------------------------------------- discounting (score.route)
+@pytest.mark.parametrize(("rate", "horizon", "d"), [
+    (0.0, (5.0, "years"), 1.0), (1.0, (2.0, "years"), 0.25), (1.0, (6.0, "months"), 2 ** -0.5),
+    (1.0, None, 1.0), (0.1, (0.0, "days"), 1.0)])
+def test_the_discount_factor(rate: float, horizon: tuple[float, str] | None, d: float) -> None:
+    """d = (1 + r)^(−h), h in years; exactly 1 when r = 0 or h = 0."""
+    assert discount_factor(rate, horizon) == d
+
+
+def test_no_transition_of_a_graph_route_stops_without_the_option_to_stop() -> None:
+    from tests.conftest import EXAMPLES
+
+    path = EXAMPLES / "graphs" / "lock_cert_pilot.route"
+    session = Session()
+    (route,) = session.routes_from_text(path.read_text(encoding="utf-8"), path.name, path.parent)
+    compiled = session.compile_route(route)
+    assert compiled is not None and route.shape is not None
+    assert [t.stops for t in compiled.numbers.transitions] == [False] * len(route.transitions)
