@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.compiler.session import Session
 from pcsc.coverage.diagnose import show_value, transition_name_span
 from pcsc.diagnostics.model import Span
 from pcsc.forecast.ledger import Ledger
-from pcsc.lower.common import policy_help
-from pcsc.lower.units import GATE_DIMENSIONS, REQUIRE_DIMENSIONS, dimension, unit_problems
-from pcsc.pipeline import Session
+from pcsc.lang.lower.common import policy_help
+from pcsc.lang.lower.units import GATE_DIMENSIONS, REQUIRE_DIMENSIONS, dimension, unit_problems
 from pcsc.policy.load import compile_rule, rule_problems
 from pcsc.score.finite import NotFinite
 from pcsc.score.route import discount_factor, fold_policy
@@ -26,7 +26,7 @@ from pcsc.score.voi import stages_flat
 from tests.conftest import SPEC_ROUTE
 
 
-# ---------------------------------------------------------------------- units (pcsc.lower.units)
+# ---------------------------------------------------------------------- units (pcsc.lang.lower.units)
 @pytest.mark.parametrize(("rule", "dim"), [
     ("score + value", "usd"),
     ("score - 0", "usd"),  # a literal 0 is 0 in any unit
