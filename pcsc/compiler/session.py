@@ -42,7 +42,7 @@ from pcsc.lang.syntax.limits import MAX_ROUTES, FileTooLarge, normalize_newlines
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
 from pcsc.policy.model import Found, FoundIn, LoadedPolicy
 from pcsc.score.finite import NotFinite
-from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
+from pcsc.score.route import RouteNumbers, route_fold, score_route
 
 
 @attrs.frozen
@@ -885,17 +885,9 @@ def _clean_library(text: str, shown: str, diags: Diagnostics) -> Library | None:
 def docked_score(numbers: RouteNumbers) -> float:
     """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it
     (by the policy's fold: discounted, and with the option to stop, as the score was)."""
-    ps, cs = [t.p for t in numbers.transitions], [t.cost.c for t in numbers.transitions]
-    shape = numbers.route.shape
-    if shape is not None:  # a graph route: the series-parallel fold with V = 0
-        from pcsc.score.graph import graph_fold
-
-        ts = numbers.transitions
-        return graph_fold(shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts], ps, cs,
-                          [t.d for t in ts], 0.0, numbers.fold.abandonment).score
-    if numbers.fold.is_default:
-        return fold(ps, cs, 0.0)[0]
-    return fold_policy(ps, cs, [t.d for t in numbers.transitions], 0.0, numbers.fold.abandonment)[0]
+    ts = numbers.transitions
+    return route_fold(numbers.fold, numbers.route.shape, [t.name for t in ts], [t.source for t in ts],
+                      [t.target for t in ts], [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts], 0.0).score
 
 
 def gate_and_dock(c: Compiled, source: str) -> tuple[Decision, Decision, Coverage]:
