@@ -133,7 +133,8 @@ def route_fold(
     """The fold that the policy's `[fold]` and the route's shape call for: a chain folds
     by `chain_fold` (the paper's fold under the default policy, else discounted by
     ``ds`` and with the option to stop as `[fold]` says); a route that forks and joins by
-    the series-parallel fold (`pcsc.score.graph`). ``names``, ``sources`` and ``targets``
+    the series-parallel fold (`pcsc.score.graph`). ``ds`` are the policy's discount
+    factors (`discount_factor`: each 1 under the default). ``names``, ``sources`` and ``targets``
     (each transition's name and states) are read only for a graph: a chain may pass none."""
     if shape is not None:
         return graph_fold(shape, names, sources, targets, ps, cs, ds, value, spec.abandonment)
