@@ -28,6 +28,21 @@ from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.verdict import Mode, lowers
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E206_NAME_TOO_LONG,
+    E206_NOT_A_NAME,
+    E206_PINNED_NOT_FOUND,
+    E206_UNKNOWN_LIBRARY,
+    E207_UNKNOWN_CLASS,
+    E208_UNKNOWN_CRITERION,
+    E209_ROUTE_TWICE,
+    E220_LIBRARY_ITEM_IN_ROUTE_FILE,
+    E221_NO_ROUTE,
+    E223_TOO_MANY_ROUTES,
+    E307_TIER_WITHOUT_WEIGHT,
+    E310_LATE_EVIDENCE,
+    E311_IN_ROUTE,
+)
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.fmt import canonical_library
 from pcsc.lang.ir import Evidence, Library, Route
@@ -249,16 +264,10 @@ class Session:
         shipped_root = data_dir("obligations").resolve()
         roots = self.library_roots(route_dir)
         if len(name) > MAX_NAME:
-            self.diags.add(codes.E206, f"`{name[:40]}…` ({len(name):,} characters) is not a library name", span,
-                           f"a library name is at most {MAX_NAME} characters")
+            self.diags.diag(E206_NAME_TOO_LONG, span, start=name[:40], length=len(name), limit=MAX_NAME)
             return None
         if not is_name(name):
-            self.diags.add(
-                codes.E206,
-                f"`{name}` is not a library name",
-                span,
-                f"library names are lowercase letters, digits and `_`: did you mean `{name.lower()}`?",
-            )
+            self.diags.diag(E206_NOT_A_NAME, span, name=name, lower=name.lower())
             return None
         found = self._find_library(name, span, roots)
         if found is None:
@@ -266,13 +275,7 @@ class Session:
         if not found:
             self.resolutions.append((name, None))
             known = sorted({p.stem for r in roots if os.path.isdir(r) for p in r.glob("*.obl")})
-            self.diags.add(
-                codes.E206,
-                f"unknown library `{name}`",
-                span,
-                suggest(name, known)
-                or f"looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
-            )
+            self.diags.diag(E206_UNKNOWN_LIBRARY, span, name=name, suggestion=suggest(name, known))
             return None
         chosen = found[0]
         self.resolutions.append((name, chosen))
@@ -399,12 +402,7 @@ class Session:
             digest = self.library_digest(path) if path is not None else None
             lib = None
             if path is None and before == len(self.diags) and not allow_local:
-                self.diags.add(
-                    codes.E206,
-                    f"policy {loaded.ref} pins library `{name}`, but no {name}.obl is on the library path or shipped",
-                    span,
-                    "put the library on --lib-path (or `lib_path` of pcsc.toml) so that its pin can be checked",
-                )
+                self.diags.diag(E206_PINNED_NOT_FOUND, span, policy=loaded.ref, name=name)
             elif path is not None and (digest is None or digest.canonical is None):
                 self.load_library(path, name, span)  # unreadable, or a syntax error: the load says why
             elif path is not None and digest is not None:
@@ -552,33 +550,20 @@ class Session:
         seen: dict[str, int] = {}
         items = tree.items
         if len(items) > MAX_ROUTES:
-            self.diags.add(
-                codes.E223,
-                f"{shown} holds {len(items):,} routes; the limit is {MAX_ROUTES:,}",
-                Span.whole_file(shown),
-                "split it into several files",
+            self.diags.diag(
+                E223_TOO_MANY_ROUTES, Span.whole_file(shown), file=shown, count=len(items), limit=MAX_ROUTES
             )
             return []
         if not items:
-            self.diags.add(
-                codes.E221,
-                f"{shown} holds no route",
-                Span.whole_file(shown),
-                'a route file holds one or more `route NAME "title" { … }` blocks',
-            )
+            self.diags.diag(E221_NO_ROUTE, Span.whole_file(shown), file=shown)
         for item in items:
             span = item.span
             if not isinstance(item, syn.RouteBlock):
-                self.diags.add(codes.E220, f"`{item.form}` belongs in an .obl library, not a route file", span)
+                self.diags.diag(E220_LIBRARY_ITEM_IN_ROUTE_FILE, span, form=item.form)
                 continue
             name = item.name.text
             if name in seen:
-                self.diags.add(
-                    codes.E209,
-                    f"route `{name}` is defined twice in this file",
-                    item.name.span,
-                    f"first defined at line {seen[name]}",
-                )
+                self.diags.diag(E209_ROUTE_TWICE, item.name.span, name=name, line=seen[name])
                 continue
             seen[name] = span.line
             policy, used = self.route_policy(item), list[LibraryUse]()
@@ -702,29 +687,32 @@ class Session:
         policy = loaded.policy
         for ref_class, class_span in facts.classes:
             if ref_class not in policy.priors:
-                self.diags.add(
-                    codes.E207,
-                    f'unknown reference class "{ref_class}" in policy {ref}',
+                self.diags.diag(
+                    E207_UNKNOWN_CLASS,
                     class_span,
-                    suggest(ref_class, policy.priors),
+                    ref_class=ref_class,
+                    policy=ref,
+                    suggestion=suggest(ref_class, policy.priors),
                 )
         for c in facts.criteria:
             if c.name not in policy.criteria:
-                self.diags.add(
-                    codes.E208,
-                    f"unknown criterion `{c.name}` in policy {ref}",
+                self.diags.diag(
+                    E208_UNKNOWN_CRITERION,
                     c.span,
-                    suggest(c.name, policy.criteria)
-                    or "the policy weighs " + ", ".join(f"`{k}`" for k in policy.criteria),
+                    criterion=c.name,
+                    policy=ref,
+                    suggestion=suggest(c.name, policy.criteria),
+                    weighed=", ".join(f"`{k}`" for k in policy.criteria),
                 )
         for e in facts.evidence:
             if e.captured is not None and facts.as_of is not None and e.captured > facts.as_of:
                 if policy.evidence.strict_point_in_time:
-                    self.diags.add(
-                        codes.E310,
-                        f"evidence `{e.name}` was captured {e.captured}, after as_of {facts.as_of}",
+                    self.diags.diag(
+                        E310_LATE_EVIDENCE,
                         e.captured_span or e.span,
-                        "the policy is strict about point-in-time evidence",
+                        evidence=e.name,
+                        captured=e.captured,
+                        as_of=facts.as_of,
                     )
                 else:
                     self.diags.add(
@@ -741,11 +729,13 @@ class Session:
                     e.tier_span or e.span,
                 )
             elif str(e.tier) not in policy.evidence.tier_weight:
-                self.diags.add(
-                    codes.E307,
-                    f"evidence `{e.name}` is tier {e.tier}, which policy {ref} gives no weight",
+                self.diags.diag(
+                    E307_TIER_WITHOUT_WEIGHT,
                     e.tier_span or e.span,
-                    "tiers with weights: " + ", ".join(sorted(policy.evidence.tier_weight)),
+                    evidence=e.name,
+                    tier=e.tier,
+                    policy=ref,
+                    tiers=", ".join(sorted(policy.evidence.tier_weight)),
                 )
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
@@ -796,7 +786,7 @@ class Session:
             numbers = score_route(route, loaded.policy, self.diags)
             docked_score(numbers)  # DOCK's score, which GATE and DOCK reports show, must be finite too
         except NotFinite as exc:
-            self.diags.add(codes.E311, f"route `{route.name}`: {exc.message}", exc.span or route.span, OVERFLOW_HELP)
+            self.diags.diag(E311_IN_ROUTE, exc.span or route.span, route=route.name, overflow=exc.message)
             return None
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
@@ -856,9 +846,6 @@ def pin_span(store: PolicyStore, loaded: LoadedPolicy, name: str) -> Span:
         except PolicyError:
             current = None
     return Span.file_only(loaded.path)
-
-
-OVERFLOW_HELP = "the route's or the policy's numbers are too large to score; no score is released"
 
 
 # Libraries that lowered without a diagnostic, by (shown name, sha256 of the text), for

@@ -1,0 +1,369 @@
+"""The message of every diagnostic, beside its code: one named template per way a code
+is reported, with its help, so the words a user reads are written once, here.
+
+A site reports `diags.diag(E209_ROUTE_TWICE, span, name=..., line=...)` (or builds a
+value with `diag(...)`): it supplies the named fields, never the sentence. A template
+is a `str.format` string whose fields are plain names (a format spec such as `{count:,}`
+is allowed; `{a.b}`, `{a[0]}` and `{}` are not). Every field of a message and its help
+must be supplied, and nothing else: a missing or unknown field is a TypeError, and
+`tests/test_messages.py` checks every site's keywords against its template.
+
+A help that names a field given as None is left out; ``otherwise`` is the help then
+(`suggest` gives a "did you mean" line or None: `help="{suggestion}"`,
+`otherwise="the types are {types}"`).
+
+A constant is named after its code and what it reports (`E209_ROUTE_TWICE`); `MESSAGES`
+maps each name to its message, in the order written here.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+
+import attrs
+
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.codes import Code
+from pcsc.diagnostics.model import Diagnostic, Span
+
+
+def template_fields(template: str | None) -> tuple[str, ...]:
+    """The field names of ``template``, in order, once each."""
+    if template is None:
+        return ()
+    names = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    return tuple(dict.fromkeys(names))
+
+
+@attrs.frozen
+class Message:
+    code: Code
+    text: str
+    help: str | None = None
+    otherwise: str | None = None  # the help when a field the help names is None
+
+    @property
+    def fields(self) -> frozenset[str]:
+        return frozenset(template_fields(self.text) + template_fields(self.help) + template_fields(self.otherwise))
+
+    def render(self, fields: Mapping[str, object]) -> tuple[str, str | None]:
+        """The message and help with ``fields`` filled in."""
+        given = set(fields)
+        if given != self.fields:
+            missing, unknown = sorted(self.fields - given), sorted(given - self.fields)
+            raise TypeError(f"{self.code.code} {self.text!r}: missing fields {missing}, unknown fields {unknown}")
+        text = self.text.format_map(fields)
+        help_text = self.help
+        if help_text is not None and any(fields[name] is None for name in template_fields(help_text)):
+            help_text = self.otherwise
+        return text, None if help_text is None else help_text.format_map(fields)
+
+
+def message(code: Code, text: str, help: str | None = None, otherwise: str | None = None) -> Message:
+    return Message(code, text, help, otherwise)
+
+
+def phrase(msg: Message, **fields: object) -> str:
+    """The text of ``msg`` alone, for an exception that a site reports inside another
+    message (an overflow's phrase inside `E311_IN_ROUTE`)."""
+    assert msg.help is None, "a phrase has no help of its own"
+    return msg.render(fields)[0]
+
+
+def diag(msg: Message, span: Span, **fields: object) -> Diagnostic:
+    """The diagnostic ``msg`` reports at ``span``, its fields filled in."""
+    text, help_text = msg.render(fields)
+    return Diagnostic.of(msg.code, text, span, help_text)
+
+
+# ---------------------------------------------------------------------- names and structure
+E201_UNKNOWN_STATE = message(codes.E201, "unknown state `{state}`", "{suggestion}")
+E201_UNKNOWN_VISION_STATE = message(codes.E201, "unknown state `{state}` in the vision", "{suggestion}")
+E202_UNKNOWN_TRANSITION = message(codes.E202, "unknown transition `{transition}`", "{hint}")
+E204_UNKNOWN_OBLIGATION = message(codes.E204, "unknown obligation `{obligation}`", "{suggestion}")
+E205_UNKNOWN_FIELD = message(codes.E205, "unknown field `{field}`", "{hint}")
+E205_NOT_A_ROUTE_FIELD = message(codes.E205, "`{field}` in the {kind} is not a field of this route", "{hint}")
+E205_COVERS_UNKNOWN_FIELD = message(
+    codes.E205,
+    "obligation `{obligation}` covers unknown field `{field}`",
+    "{suggestion}",
+)
+E206_NAME_TOO_LONG = message(
+    codes.E206,
+    "`{start}…` ({length:,} characters) is not a library name",
+    "a library name is at most {limit} characters",
+)
+E206_NOT_A_NAME = message(
+    codes.E206,
+    "`{name}` is not a library name",
+    "library names are lowercase letters, digits and `_`: did you mean `{lower}`?",
+)
+E206_UNKNOWN_LIBRARY = message(
+    codes.E206,
+    "unknown library `{name}`",
+    "{suggestion}",
+    "looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
+)
+E206_PINNED_NOT_FOUND = message(
+    codes.E206,
+    "policy {policy} pins library `{name}`, but no {name}.obl is on the library path or shipped",
+    "put the library on --lib-path (or `lib_path` of pcsc.toml) so that its pin can be checked",
+)
+E207_UNKNOWN_CLASS = message(codes.E207, 'unknown reference class "{ref_class}" in policy {policy}', "{suggestion}")
+E208_UNKNOWN_CRITERION = message(
+    codes.E208, "unknown criterion `{criterion}` in policy {policy}", "{suggestion}", "the policy weighs {weighed}"
+)
+E209_DEFINED_TWICE = message(codes.E209, "{kind} `{name}` is defined twice", "first defined at line {line}")
+E209_ROUTE_STATEMENT_TWICE = message(
+    codes.E209, "`{keyword}` is stated twice in route `{route}`", "first stated at line {line}"
+)
+E209_USES_TWICE = message(codes.E209, "library `{name}` is listed twice in `uses`")
+E209_FIELD_IN_TWO_LIBRARIES = message(codes.E209, "field `{name}` is defined by both `{first}` and `{second}`")
+E209_OBLIGATION_IN_TWO_LIBRARIES = message(
+    codes.E209,
+    "obligation `{name}` is defined by both `{first}` and `{second}`",
+)
+E209_STATE_FIELD_TWICE = message(codes.E209, "field `{field}` is given twice in state `{state}`")
+E209_TRANSITION_STATEMENT_TWICE = message(
+    codes.E209, "`{keyword}` is stated twice in transition `{transition}`", "first stated at line {line}"
+)
+E209_VISION_ITEM_TWICE = message(codes.E209, "`{key}` is stated twice in the vision")
+E209_EVIDENCE_STATEMENT_TWICE = message(
+    codes.E209, "`{keyword}` is stated twice in evidence `{evidence}`", "first stated at line {line}"
+)
+E209_CRITERION_TWICE = message(codes.E209, "criterion `{name}` is stated twice")
+E209_LIBRARY_TWICE = message(codes.E209, "the library is declared twice")
+E209_LIBRARY_ITEM_TWICE = message(codes.E209, "`{name}` is defined twice", "first defined at line {line}")
+E209_ROUTE_TWICE = message(codes.E209, "route `{name}` is defined twice in this file", "first defined at line {line}")
+E210_BRANCHES = message(
+    codes.E210,
+    "route branches at state `{state}`: both `{first}` and `{second}` leave it",
+    "competing routes are separate `route` blocks",
+)
+E210_MERGES = message(
+    codes.E210,
+    "route merges at state `{state}`: both `{first}` and `{second}` enter it",
+    "a route is one chain; competing routes are separate `route` blocks",
+)
+E210_BRANCH_NEVER_JOINS = message(
+    codes.E210,
+    "the branch through `{transition}` ends at `{state}`, which does not join the route again "
+    "before its end state `{end}`",
+    "every branch of a fork must meet the other branches at a join state: add a transition "
+    "from `{state}`, or retarget `{transition}`",
+)
+E210_NOT_NESTED = message(
+    codes.E210,
+    "the forks and joins of the route do not nest: the branches through {states} cross into other branches",
+    "every fork's branches must meet again at one join state before they meet any other branch "
+    "(nested forks are fine); give each branch its own steps, or join all the branches at one state",
+)
+E211_CYCLE = message(
+    codes.E211,
+    "the route has a cycle: {loop}",
+    "a route runs from its start state to its vision state without returning; retarget or remove one of {transitions}",
+)
+E212_OFF_THE_CHAIN = message(
+    codes.E212,
+    "{what} ({steps}) {verb} not on the chain from `{start}` to `{end}`",
+    "the route has a gap: no transition leads from `{gap_from}` to `{gap_to}`; "
+    "each transition must start where the previous one ends",
+)
+E212_UNREACHABLE = message(
+    codes.E212,
+    "{what} not reachable from the start state `{start}`",
+    "a route has one start state; every transition must start at `{start}` or at a state "
+    "an earlier transition leads to",
+)
+E213_NO_VISION = message(
+    codes.E213,
+    "route `{route}` has no vision",
+    "add `vision STATE {{ tam … capture … defensibility … }}` for the final state",
+)
+E214_NO_ROUTE_STATEMENT = message(codes.E214, "route `{route}` has no `{keyword}` statement")
+E214_NO_CLASS = message(
+    codes.E214,
+    "transition `{transition}` has no `class`",
+    'add `class "<reference class>"`: its prior comes from the policy',
+)
+E214_NO_VISION_ITEM = message(codes.E214, "the vision has no `{key}`")
+E214_NO_EVIDENCE_STATEMENT = message(codes.E214, "evidence `{evidence}` has no `{keyword}`")
+E214_NO_LIBRARY_HEADER = message(codes.E214, 'an obligation library must start with `library NAME version "X"`')
+E215_CHAIN_ENDS_ELSEWHERE = message(
+    codes.E215,
+    "the chain ends at `{end}` but the vision is for `{vision}`",
+    "the vision belongs to the final state, `{end}`",
+)
+E215_ROUTE_ENDS_ELSEWHERE = message(
+    codes.E215,
+    "the route ends at `{end}` but the vision is for `{vision}`",
+    "the vision belongs to the final state, `{end}`",
+)
+E216_NO_START_VALUE = message(
+    codes.E216,
+    "field `{field}` has no value in the start state `{state}`",
+    "give `{field}` its starting value in `state {state}`",
+)
+E217_UNKNOWN_REQUIRE_NAME = message(
+    codes.E217, "unknown name `{name}` in a `require` line", "{suggestion}", "a require line may use {names}"
+)
+E218_UNKNOWN_CONDITION_FUNCTION = message(
+    codes.E218, "unknown function `{function}` in the {kind}", "a {kind} may use {functions}"
+)
+E218_UNKNOWN_REQUIRE_FUNCTION = message(
+    codes.E218, "unknown function `{function}` in a `require` line", "{suggestion}", "the functions are {functions}"
+)
+E219_NO_TRANSITIONS = message(
+    codes.E219,
+    "route `{route}` has no transitions",
+    "a route is a chain of at least one `transition A: S -> T {{ … }}`",
+)
+E220_UNKNOWN_VISION_ITEM = message(
+    codes.E220, "unknown vision item `{key}`", "{suggestion}", "a vision states tam, capture and defensibility"
+)
+E220_ROUTE_IN_LIBRARY = message(
+    codes.E220,
+    "a route cannot stand in an obligation library",
+    "routes go in .route files",
+)
+E220_LIBRARY_ITEM_IN_ROUTE_FILE = message(codes.E220, "`{form}` belongs in an .obl library, not a route file")
+E221_NO_ROUTE = message(
+    codes.E221, "{file} holds no route", 'a route file holds one or more `route NAME "title" {{ … }}` blocks'
+)
+E222_TOO_MANY_TRANSITIONS = message(
+    codes.E222,
+    "route `{route}` has {count:,} transitions; the limit is {limit:,}",
+    "split the route into shorter routes",
+)
+E223_TOO_MANY_ROUTES = message(
+    codes.E223, "{file} holds {count:,} routes; the limit is {limit:,}", "split it into several files"
+)
+E224_JOIN_CONFLICT = message(
+    codes.E224,
+    "join state `{join}` gets `{field}` = {first:g} from the branch through `{first_branch}` and "
+    "= {second:g} from the branch through `{second_branch}`",
+    "write the joined value of `{field}` in `state {join}`",
+)
+
+
+# ---------------------------------------------------------------------- types, units and values
+E301_BOOL_EXPECTED = message(codes.E301, "{what} is a bool; expected `true` or `false`")
+E301_NOT_USD = message(
+    codes.E301, "{what} is in usd but the value is {value}", "write the amount with its unit, e.g. `1.2M usd`"
+)
+E301_TAKES_NO_UNIT = message(codes.E301, "{what} is of type {type}; it takes no unit `{unit}`")
+E301_BOOL_FOR_TYPE = message(codes.E301, "{what} is of type {type}; `{value}` is a bool")
+E301_WRONG_LITERAL = message(codes.E301, "{what} is of type {type}; a {kind} cannot be its value")
+E301_HORIZON_UNIT = message(codes.E301, "a horizon is a duration; {value:g} needs a unit: days, months or years")
+E301_COUNT_UNIT = message(codes.E301, "cost `{cost}`: the count in `n * amount` takes no unit")
+E301_COST_NOT_USD = message(codes.E301, "cost `{cost}` must be in usd", "write e.g. `2 * 45k usd`")
+E301_ESTIMATE_UNIT = message(codes.E301, "an estimate is a probability and takes no unit")
+E301_NOT_A_BOOL_FIELD = message(codes.E301, "field `{field}` is not a bool")
+E301_BARE_BOOL_FIELD = message(
+    codes.E301,
+    "a {kind} must be a comparison (or comparisons joined by `and`, `or`, `not`), not the bare field `{field}`",
+    "`{field}` is a bool field: write `{field} == {value}`",
+)
+E301_BARE_FIELD = message(
+    codes.E301,
+    "a {kind} must be a comparison (or comparisons joined by `and`, `or`, `not`), not the bare field `{field}`",
+    "`{field}` is a {type} field: compare it with a value, e.g. `{field} >= {example}`",
+)
+E301_VISION_NOT_A_NUMBER = message(codes.E301, "vision `{key}` must be a number")
+E301_CRITERION_UNIT = message(codes.E301, "criterion `{name}` is a score from 0 to 100 and takes no unit")
+E301_NEGATE = message(codes.E301, "in the {kind}: `-` needs a number, not {operand}")
+E301_FUNCTION_UNITS = message(codes.E301, "in the {kind}: `{function}` takes numbers of one unit")
+E301_NEEDS_NUMBERS = message(codes.E301, "in the {kind}: `{op}` needs numbers, not {operand}")
+E301_ADDS = message(codes.E301, "in the {kind}: `{op}` adds {left} and {right}")
+E301_MULTIPLIES = message(codes.E301, "in the {kind}: `*` multiplies {left} by {right}")
+E301_DIVIDES = message(codes.E301, "in the {kind}: `/` divides {left} by {right}")
+E301_COMPARES = message(codes.E301, "in the {kind}: `{op}` compares {left} with {right}")
+E301_COMPARES_QUOTED_NUMBER = message(
+    codes.E301,
+    "in the {kind}: `{op}` compares {left} with {right}",
+    'write the number without quotes: `developers >= 500`, not `developers >= "500"`',
+)
+E301_COMPARES_DATE = message(
+    codes.E301,
+    "in the {kind}: `{op}` compares {left} with {right}",
+    "fields hold numbers, amounts in usd or bools; a date compares only with a date",
+)
+E301_COMPARES_UNITS = message(
+    codes.E301,
+    "in the {kind}: `{op}` compares {left} with {right}",
+    "give both sides the same unit: `arr >= 1.2M usd`",
+)
+E301_ORDERS = message(codes.E301, "in the {kind}: `{op}` orders numbers or dates, not {operand}s")
+E301_BOOL_MATERIALITY = message(codes.E301, "a bool field takes no materiality threshold: any change is material")
+E301_MATERIALITY_UNIT = message(codes.E301, "field `{field}` is of type {type}; the threshold cannot be in `{unit}`")
+E302_NOT_FINITE = message(codes.E302, "`{number}` is not a finite number")
+E303_NEGATIVE_LEARNING_COST = message(codes.E303, "`learning_cost` cannot be negative")
+E303_NEGATIVE_COST = message(
+    codes.E303,
+    "cost `{cost}` is negative",
+    "costs are amounts spent; a saving belongs in the value, not the cost",
+)
+E304_ESTIMATE_RANGE = message(codes.E304, "estimate {value:g} is outside [0, 1]")
+E305_STATES_P = message(
+    codes.E305,
+    "a route may not state `p`: probabilities are code-owned",
+    "remove this line; the policy's prior for the class, reweighted by "
+    "evidence, gives p. Record your own view with `estimates`.",
+)
+E306_NOT_A_DATE = message(codes.E306, "`{date}` is not a valid date")
+E306_DUE_PAST_9999 = message(
+    codes.E306, "the due date of `{transition}` ({as_of} plus the horizons so far) is past the year 9999"
+)
+E307_NEGATIVE_COUNT = message(codes.E307, "{what} is a count and cannot be negative")
+E307_HORIZON = message(codes.E307, "a horizon is a positive whole number of days, months or years")
+E307_VISION_RATIO = message(codes.E307, "vision `{key}` is {value:g}; it must be in [0, 1]")
+E307_VISION_NEGATIVE = message(codes.E307, "vision `{key}` cannot be negative")
+E307_TIER = message(codes.E307, "an evidence tier is a whole number")
+E307_WEIGHT = message(codes.E307, "evidence weight {value:g} is outside [0, 1]")
+E307_NEGATIVE_MATERIALITY = message(codes.E307, "a materiality threshold cannot be negative")
+E307_TIER_WITHOUT_WEIGHT = message(
+    codes.E307,
+    "evidence `{evidence}` is tier {tier}, which policy {policy} gives no weight",
+    "tiers with weights: {tiers}",
+)
+E308_UNKNOWN_TYPE = message(codes.E308, "unknown field type `{type}`", "{suggestion}", "the types are {types}")
+E309_PERCENT = message(codes.E309, "{what} is of type {type}; `%` is only for ratios")
+E310_LATE_EVIDENCE = message(
+    codes.E310,
+    "evidence `{evidence}` was captured {captured}, after as_of {as_of}",
+    "the policy is strict about point-in-time evidence",
+)
+# an overflow: the result's phrase (raised as NotFinite) inside the report of its route
+E311_RESULT_OVERFLOWS = message(
+    codes.E311, "{what} overflows{operands}: the result is beyond about 1.8e308, the largest number a float holds"
+)
+E311_DELTA_OVERFLOWS = message(codes.E311, "{what} overflows (|Δ| = {magnitude})")
+E311_IN_ROUTE = message(
+    codes.E311,
+    "route `{route}`: {overflow}",
+    "the route's or the policy's numbers are too large to score; no score is released",
+)
+E311_IN_SEAMS = message(
+    codes.E311,
+    "route `{route}`: {overflow}",
+    "the route's numbers are too large for its seams to be shown; smaller costs or values analyse",
+)
+E311_IN_EDIT = message(codes.E311, "{overflow}")
+E311_COST_OVERFLOWS = message(
+    codes.E311,
+    "cost `{cost}` overflows: {count:.6g} × {amount:.6g} usd is beyond about 1.8e308",
+    "no score can be computed from it; write the amount in its real size",
+)
+E312_DIVISION_BY_ZERO = message(
+    codes.E312, "division by zero in the {kind}", "a threshold or kill divides by a number that is never 0"
+)
+
+
+def _registry() -> dict[str, Message]:
+    found = {name: value for name, value in globals().items() if isinstance(value, Message)}
+    assert len({(m.code, m.text, m.help) for m in found.values()}) == len(found), "a message written twice"
+    return found
+
+
+MESSAGES: dict[str, Message] = _registry()
