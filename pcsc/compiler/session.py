@@ -29,6 +29,11 @@ from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.verdict import Mode, lowers
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import (
+    E105_CANNOT_READ,
+    E105_NOT_UTF8,
+    E106_NO_FILES,
+    E112_STREAM_TOO_LARGE,
+    E112_TOO_LARGE,
     E206_NAME_TOO_LONG,
     E206_NOT_A_NAME,
     E206_PINNED_NOT_FOUND,
@@ -196,11 +201,10 @@ class Session:
         try:
             data = read_file(path)
         except FileTooLarge as exc:
-            self.diags.add(codes.E112, f"{shown}: {too_large(exc.size)}", Span.whole_file(shown),
-                           "split it into several files")
+            self.diags.diag(E112_TOO_LARGE, Span.whole_file(shown), file=shown, size=too_large(exc.size))
             return None
         except OSError as exc:
-            self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.file_only(shown))
+            self.diags.diag(E105_CANNOT_READ, Span.file_only(shown), file=shown, reason=exc.strerror or exc)
             return None
         return self.decode(data, shown)
 
@@ -214,8 +218,7 @@ class Session:
         else:  # a text stream (tests, the API): its characters, invalid UTF-8 kept invalid
             data = stream.read(limit + 1).encode("utf-8", "surrogateescape")
         if len(data) > limit:
-            self.diags.add(codes.E112, f"{shown}: more than {limit:,} bytes; the limit is {limit:,} bytes",
-                           Span.whole_file(shown), "split it into several files")
+            self.diags.diag(E112_STREAM_TOO_LARGE, Span.whole_file(shown), file=shown, limit=limit)
             return None
         return self.decode(data, shown)
 
@@ -224,7 +227,7 @@ class Session:
         ``shown``; None after a located PCSC-E105 when it is not UTF-8."""
         large = too_large(len(data))
         if large is not None:
-            self.diags.add(codes.E112, f"{shown}: {large}", Span.whole_file(shown), "split it into several files")
+            self.diags.diag(E112_TOO_LARGE, Span.whole_file(shown), file=shown, size=large)
             return None
         try:
             text = data.decode(TEXT_ENCODING)
@@ -232,11 +235,8 @@ class Session:
             data = exc.object  # after the byte order mark, if any: positions count from there
             line = data.count(b"\n", 0, exc.start) + 1
             column = exc.start - data.rfind(b"\n", 0, exc.start)
-            self.diags.add(
-                codes.E105,
-                f"{shown} is not UTF-8 text: byte 0x{data[exc.start]:02X} cannot be decoded",
-                Span(shown, line, column, line, column + 1),
-                "save the file as UTF-8",
+            self.diags.diag(
+                E105_NOT_UTF8, Span(shown, line, column, line, column + 1), file=shown, byte=data[exc.start]
             )
             return None
         text = normalize_newlines(text)  # a CR-only file has lines too
@@ -909,9 +909,8 @@ def expand_inputs(
             diags.items.extend(refused)
             if not found and not refused:
                 kinds = " or ".join(suffixes)
-                diags.add(codes.E106, f"no {kinds} files in the folder {arg}", Span.file_only(arg),
-                          "route files end in .route" + (", libraries in .obl" if ".obl" in suffixes else "")
-                          + "; folders are searched recursively")
+                libraries = ", libraries in .obl" if ".obl" in suffixes else ""
+                diags.diag(E106_NO_FILES, Span.file_only(arg), kinds=kinds, folder=arg, libraries=libraries)
             out.extend((f, str(f)) for f in found)
         else:
             out.append((p, arg))

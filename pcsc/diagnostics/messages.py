@@ -77,6 +77,101 @@ def diag(msg: Message, span: Span, **fields: object) -> Diagnostic:
     return Diagnostic.of(msg.code, text, span, help_text)
 
 
+# ---------------------------------------------------------------------- syntax and files
+E101_UNEXPECTED = message(codes.E101, "unexpected {token}; expected {expected}")
+E101_KEYWORD_READ_AS_NAME = message(
+    codes.E101,
+    "unexpected {token}; expected {expected}",
+    "`{keyword}`{where} was read as a name, not as the start of a statement: "
+    "is something missing before it (a value, an operand or a closing `}}`)?",
+)
+E101_MISSPELT = message(codes.E101, "unexpected {token}; expected {expected}", "did you mean `{keyword}`?")
+E101_OTHER = message(codes.E101, "{error}")
+E102_UNTERMINATED_STRING = message(
+    codes.E102, 'unterminated string: a string must close with `"` on the same line'
+)
+E102_UNEXPECTED_CHARACTER = message(codes.E102, "unexpected character {char}{expected}")
+E102_SPACE_BEFORE_PERCENT = message(
+    codes.E102,
+    "unexpected character {char}{expected}",
+    "write `%` right after the number, without a space: `10%`",
+)
+E102_NOT_ASCII = message(
+    codes.E102,
+    "unexpected character {char}{expected}",
+    "U+{point:04X} is {name}{like}; names are ASCII letters, digits and `_`",
+)
+E103_EARLY_END = message(codes.E103, "the file ends early; expected {expected}")
+E103_EARLY_END_BRACE = message(
+    codes.E103, "the file ends early; expected {expected}", "is a closing `}}` missing?"
+)
+E104_TWO_STATEMENTS = message(
+    codes.E104, "two statements on one line", "start the statement on a new line, or separate them with `;`"
+)
+E104_TWO_ITEMS = message(codes.E104, "two {what} on one line", "put each of the {what} on its own line")
+E105_CANNOT_READ = message(codes.E105, "cannot read {file}: {reason}")
+E105_NOT_UTF8 = message(
+    codes.E105, "{file} is not UTF-8 text: byte 0x{byte:02X} cannot be decoded", "save the file as UTF-8"
+)
+E105_CANNOT_USE = message(codes.E105, "cannot use {path}: {reason}")
+E105_CANNOT_READ_THE = message(codes.E105, "cannot read the {what}: {reason}")
+E105_NOTHING_TO_BLIND = message(codes.E105, "no route files to blind")
+E105_BLINDED_NAMES_CLASH = message(
+    codes.E105,
+    "its blinded copy would be {target}, as {clash}'s is: their names differ only in the case of a masked cue; "
+    "rename one",
+)
+E106_NO_FILES = message(
+    codes.E106,
+    "no {kinds} files in the folder {folder}",
+    "route files end in .route{libraries}; folders are searched recursively",
+)
+E108_CANNOT_WRITE = message(codes.E108, "cannot write {path}: {reason}")
+E108_CANNOT_WRITE_THE = message(codes.E108, "cannot write the {what}: {reason}")
+E108_CANNOT_CREATE_FOLDER = message(codes.E108, "{flag}: cannot create the folder: {reason}")
+E109_UNKNOWN_UNIT = message(
+    codes.E109,
+    "unknown unit `{word}`; units are {units}",
+    "amounts are in usd, durations in days, months or years; if `{word}` is a field, give it a value",
+)
+E109_HORIZON_NOT_WHOLE = message(
+    codes.E109,
+    "unknown unit `{word}` for a horizon: a horizon is a number of days, months or years",
+    "a horizon is a whole number of days, months or years",
+)
+E109_HORIZON_WEEKS = message(
+    codes.E109,
+    "unknown unit `{word}` for a horizon: a horizon is a number of days, months or years",
+    "write `horizon {days} days`",
+)
+E109_HORIZON_UNIT = message(
+    codes.E109,
+    "unknown unit `{word}` for a horizon: a horizon is a number of days, months or years",
+    "write `horizon {number} days`, `{number} months` or `{number} years`",
+)
+E110_NUL = message(codes.E110, "a NUL character (U+0000) in the text", "remove it: it is not text")
+E111_TOO_DEEP = message(
+    codes.E111,
+    "an expression nests operators more than {limit} deep",
+    "split the condition, or write it with fewer nested operators",
+)
+E112_FILE_SIZE = message(codes.E112, "the file is {size:,} bytes; the limit is {limit:,} bytes")
+E112_TOO_LARGE = message(codes.E112, "{file}: {size}", "split it into several files")
+E112_STREAM_TOO_LARGE = message(
+    codes.E112, "{file}: more than {limit:,} bytes; the limit is {limit:,} bytes", "split it into several files"
+)
+E113_CANNOT_CLEAR = message(
+    codes.E113,
+    "the cache cannot be cleared: {reason}",
+    "set XDG_CACHE_HOME to a folder of your own, or PCSC_NO_CACHE=1 to use none",
+)
+E126_LINE_TOO_LONG = message(
+    codes.E126,
+    "line {line} is {length:,} characters long; the limit is {limit:,}{more}",
+    "break it into several lines: a statement, a cost item or a condition of `and` can each have its own",
+)
+
+
 # ---------------------------------------------------------------------- names and structure
 E201_UNKNOWN_STATE = message(codes.E201, "unknown state `{state}`", "{suggestion}")
 E201_UNKNOWN_VISION_STATE = message(codes.E201, "unknown state `{state}` in the vision", "{suggestion}")
@@ -357,6 +452,20 @@ E311_COST_OVERFLOWS = message(
 )
 E312_DIVISION_BY_ZERO = message(
     codes.E312, "division by zero in the {kind}", "a threshold or kill divides by a number that is never 0"
+)
+
+
+# ---------------------------------------------------------------------- warnings
+W606_BIDI_CONTROL = message(
+    codes.W606,
+    "a bidirectional control character U+{point:04X} ({name})",
+    "it can make the line display differently from what it says; remove it unless the text needs it",
+)
+W620_CONTROL = message(
+    codes.W620,
+    "a control character U+{point:04X} (`{escaped}`) in the text",
+    "a terminal may obey it (ESC starts a sequence, BEL rings): PCSC prints it escaped; "
+    "remove it, or write what it stands for",
 )
 
 

@@ -16,6 +16,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E108_CANNOT_WRITE_THE, diag
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
@@ -101,8 +102,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         except OSError as exc:
-            message = f"cannot write the policy: {exc.strerror or exc}"
-            return failed("policy-fit", [Diagnostic.of(codes.E108, message, Span.file_only(args.toml))])
+            problem = diag(E108_CANNOT_WRITE_THE, Span.file_only(args.toml), what="policy", reason=exc.strerror or exc)
+            return failed("policy-fit", [problem])
     moved = [f for f in fits if f.n]
     payload: dict[str, Any] = {
         "policy": old.ref,

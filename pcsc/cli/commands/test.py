@@ -12,6 +12,11 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, Outcome, UsageError
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E105_CANNOT_READ,
+    E108_CANNOT_WRITE_THE,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
 
 
@@ -74,9 +79,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         try:
             tf = load_test_file(path, shown)
         except OSError as exc:
-            message = f"cannot read {shown}: {exc.strerror or exc}"
-            diagnostics.append(Diagnostic.of(codes.E105, message, Span.file_only(shown)))
-            reports.append(FileReport(shown, problems=(message,)))
+            problem = diag(E105_CANNOT_READ, Span.file_only(shown), file=shown, reason=exc.strerror or exc)
+            diagnostics.append(problem)
+            reports.append(FileReport(shown, problems=(problem.message,)))
             continue
         except PolicyTestError as exc:
             diagnostics.extend(Diagnostic.of(codes.E801, m, Span.file_only(shown, exc.line)) for m in exc.messages)
@@ -96,10 +101,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             Path(args.junit_xml).write_text(to_junit(reports), encoding="utf-8")
         except OSError as exc:
             diagnostics.append(
-                Diagnostic.of(
-                    codes.E108,
-                    f"cannot write the JUnit XML report: {exc.strerror or exc}",
+                diag(
+                    E108_CANNOT_WRITE_THE,
                     Span.file_only(args.junit_xml),
+                    what="JUnit XML report",
+                    reason=exc.strerror or exc,
                 )
             )
     passed = ok(reports) and not diagnostics

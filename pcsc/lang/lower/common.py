@@ -9,6 +9,8 @@ from typing import NamedTuple
 
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import (
+    E104_TWO_ITEMS,
+    E104_TWO_STATEMENTS,
     E301_BOOL_EXPECTED,
     E301_NOT_USD,
     E301_TAKES_NO_UNIT,
@@ -81,14 +83,10 @@ def check_statement_lines(items: Sequence[syn.Node], diags: Diagnostics, what: s
             continue
         span = item.span
         if previous_end is not None and span.line == previous_end:
-            diags.add(
-                codes.E104,
-                f"two {what} on one line",
-                span,
-                "start the statement on a new line, or separate them with `;`"
-                if what == "statements"
-                else f"put each of the {what} on its own line",
-            )
+            if what == "statements":
+                diags.diag(E104_TWO_STATEMENTS, span)
+            else:
+                diags.diag(E104_TWO_ITEMS, span, what=what)
         previous_end = span.end_line
 
 
