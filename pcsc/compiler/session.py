@@ -27,7 +27,6 @@ from pcsc.compiler.walk import folder_files
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.verdict import Mode, lowers
-from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import (
     E105_CANNOT_READ,
     E105_NOT_UTF8,
@@ -47,6 +46,24 @@ from pcsc.diagnostics.messages import (
     E307_TIER_WITHOUT_WEIGHT,
     E310_LATE_EVIDENCE,
     E311_IN_ROUTE,
+    E401_UNKNOWN_POLICY,
+    E402_PIN_MISMATCH,
+    E403_MALFORMED_POLICY,
+    E404_DECLARES_ANOTHER,
+    E404_HAS_ERRORS,
+    E408_LIBRARY_OUTSIDE,
+    E408_POLICY_OUTSIDE,
+    E409_REPLACES,
+    E410_NOT_SHIPPED_CONTENT,
+    E410_PINNED_SHA,
+    E410_PINNED_VERSION,
+    E410_VERSION_AGAINST_PIN,
+    E413_NOT_NAMED,
+    E414_NOT_REQUIRED,
+    W601_LATE_EVIDENCE,
+    W605_BELOW_MINIMUM_TIER,
+    W607_DUPLICATE,
+    W608_UNVERIFIED,
 )
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.fmt import canonical_library
@@ -300,12 +317,14 @@ class Session:
             return None
         lib = self.load_library(chosen, name, span)
         if lib is not None and pin.version is not None and lib.version != pin.version and not replaces:
-            self.diags.add(
-                codes.E410,
-                f"library `{name}` ({display(chosen)}) is version {lib.version}, but policy "
-                f"{policy.ref if policy else ''} pins version {pin.version} with its content",
+            self.diags.diag(
+                E410_VERSION_AGAINST_PIN,
                 span,
-                "the policy's pin is inconsistent; fix its [libraries] table",
+                name=name,
+                file=display(chosen),
+                version=lib.version,
+                policy=policy.ref if policy else "",
+                pinned=pin.version,
             )
             return None
         if lib is not None and used is not None:
@@ -337,12 +356,8 @@ class Session:
                 continue
             real = candidate.resolve()
             if not real.is_relative_to(root.resolve()):
-                self.diags.add(
-                    codes.E408,
-                    f"library `{name}`: {display(candidate)} resolves to {real}, outside its folder {display(root)}",
-                    span,
-                    "a library is read only from inside the route's folder, --lib-path and the shipped "
-                    "obligations/; copy the file there instead of linking to it",
+                self.diags.diag(
+                    E408_LIBRARY_OUTSIDE, span, name=name, file=display(candidate), real=real, folder=display(root)
                 )
                 return None
             if real not in found:
@@ -374,14 +389,15 @@ class Session:
         pin_it = f"`[libraries.{name}]` (its `version`" + (
             f' and `sha256 = "{digest.canonical}"`)' if digest is not None and digest.canonical else " and `sha256`)"
         )
-        hint = suggest(name, admitted)
-        self.diags.add(
-            codes.E413,
-            f"library `{name}` ({display(chosen)}) is not one the route's policy names: {why}",
+        self.diags.diag(
+            E413_NOT_NAMED,
             span,
-            (f"{hint}; " if hint else "")
-            + "the obligations that judge a route belong to its policy: to let this library judge, the policy "
-            + f"({policy.path}) must pin it under {pin_it}",
+            name=name,
+            file=display(chosen),
+            why=why,
+            suggestion=suggest(name, admitted),
+            policy=policy.path,
+            pin_it=pin_it,
         )
         return None
 
@@ -408,23 +424,26 @@ class Session:
             elif path is not None and digest is not None:
                 local = allow_local and path.parent != shipped_root
                 if pin.sha256 is not None and digest.canonical != pin.sha256 and not local:
-                    self.diags.add(
-                        codes.E410,
-                        f"policy {loaded.ref} pins library `{name}` with sha256 {pin.sha256}, but {display(path)} "
-                        f"has sha256 {digest.canonical}",
+                    self.diags.diag(
+                        E410_PINNED_SHA,
                         span,
-                        f'if {display(path)} is the content the policy should pin, set `sha256 = "{digest.canonical}"` '
-                        f"under [libraries.{name}] (in a new version: a published policy never changes)",
+                        policy=loaded.ref,
+                        name=name,
+                        pinned=pin.sha256,
+                        file=display(path),
+                        actual=digest.canonical,
                     )
                 else:
                     lib = self.load_library(path, name, span)
                     if lib is not None and pin.version is not None and lib.version != pin.version and not local:
-                        self.diags.add(
-                            codes.E410,
-                            f"policy {loaded.ref} pins library `{name}` at version {pin.version}, but "
-                            f"{display(path)} declares version {lib.version}",
+                        self.diags.diag(
+                            E410_PINNED_VERSION,
                             span,
-                            "the pin's `version` must be the one the library's `library … version` line states",
+                            policy=loaded.ref,
+                            name=name,
+                            pinned=pin.version,
+                            file=display(path),
+                            version=lib.version,
                         )
             report.append({
                 "name": name,
@@ -464,24 +483,20 @@ class Session:
             else "fix the policy's [libraries] table"
         )
         if shipped:
-            self.diags.add(
-                codes.E410,
-                f"library `{name}` ({display(chosen)}) has sha256 {actual}, but {whose} {expected}",
+            self.diags.diag(
+                E410_NOT_SHIPPED_CONTENT,
                 span,
-                f"the pin names other content than the shipped library: put the pinned file beside the route or "
-                f"on --lib-path; {repin}",
+                name=name,
+                file=display(chosen),
+                actual=actual,
+                whose=whose,
+                expected=expected,
+                repin=repin,
             )
             return
         match = next((p for p in found if (d := self.library_digest(p)) is not None and d.canonical == expected), None)
         other = f"{display(match)}, the library {whose}" if match else f"the library {whose} (sha256 {expected[:12]}…)"
-        self.diags.add(
-            codes.E409,
-            f"library `{name}` in {display(chosen)} would replace {other}: "
-            "the obligations that judge a route belong to its policy",
-            span,
-            f"remove or rename {display(chosen)} (only a policy with `local_libraries = true` under [policy] lets a "
-            f"local library replace a pinned or shipped one); {repin}",
-        )
+        self.diags.diag(E409_REPLACES, span, name=name, file=display(chosen), other=other, repin=repin)
 
     def load_library(self, path: Path, name: str, span: Span) -> Library | None:
         if path in self._libraries:
@@ -494,10 +509,10 @@ class Session:
         if text is not None:
             lib = _clean_library(text, shown, self.diags)
         if lib is not None and lib.name != name:
-            self.diags.add(codes.E404, f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
+            self.diags.diag(E404_DECLARES_ANOTHER, span, file=shown, declared=lib.name, name=name)
             lib = None
         elif lib is None and text is not None:
-            self.diags.add(codes.E404, f"library `{name}` ({shown}) has errors", span)
+            self.diags.diag(E404_HAS_ERRORS, span, name=name, file=shown)
         self._libraries[path] = lib
         self.library_loads[path] = (start, len(self.diags))
         return lib
@@ -656,34 +671,24 @@ class Session:
         refused = next((r for r in self.required_policies if not r.admits(str(ref))), None)
         if refused is not None:  # refused before its file is read: the run never consults it
             by = "--require-policy" if refused.source == "command line" else f"`require_policy` in {refused.source}"
-            self.diags.add(
-                codes.E414,
-                f"route names policy {ref}, but this run requires {refused} ({by})",
-                ref.span,
-                "the policy that judges a route is the maintainer's choice, not the route's: name a required "
-                "policy, or ask the maintainer to require this one",
-            )
+            self.diags.diag(E414_NOT_REQUIRED, ref.span, ref=ref, required=refused, by=by)
             return None
         before = len(self.diags)
         try:
             loaded = self.policies.load_ref(str(ref))
         except PolicyError as exc:
             unknown = any(m.startswith("no policy") for m in exc.messages)
-            for message in exc.messages:
-                self.diags.add(
-                    codes.E401 if unknown else codes.E408 if isinstance(exc, OutsideRoots) else codes.E403,
-                    message if unknown else f"{exc.path}: {message}",
-                    ref.span,
-                    policy_help(str(ref), self.policies.available()) if unknown else None,
-                )
+            for problem in exc.messages:
+                if unknown:
+                    hint = policy_help(str(ref), self.policies.available())
+                    self.diags.diag(E401_UNKNOWN_POLICY, ref.span, problem=problem, hint=hint)
+                elif isinstance(exc, OutsideRoots):
+                    self.diags.diag(E408_POLICY_OUTSIDE, ref.span, path=exc.path, problem=problem)
+                else:
+                    self.diags.diag(E403_MALFORMED_POLICY, ref.span, path=exc.path, problem=problem)
             return None
         if ref.sha256 is not None and ref.sha256 != loaded.sha256:
-            self.diags.add(
-                codes.E402,
-                f"policy {ref} has sha256 {loaded.sha256}, but the route pins {ref.sha256}",
-                ref.span,
-                "the policy changed since the route was pinned; review it, then update the pin",
-            )
+            self.diags.diag(E402_PIN_MISMATCH, ref.span, policy=ref, actual=loaded.sha256, pinned=ref.sha256)
         policy = loaded.policy
         for ref_class, class_span in facts.classes:
             if ref_class not in policy.priors:
@@ -715,18 +720,20 @@ class Session:
                         as_of=facts.as_of,
                     )
                 else:
-                    self.diags.add(
-                        codes.W601,
-                        f"evidence `{e.name}` was captured {e.captured}, after as_of "
-                        f"{facts.as_of}: it is inadmissible and excluded",
+                    self.diags.diag(
+                        W601_LATE_EVIDENCE,
                         e.captured_span or e.span,
+                        evidence=e.name,
+                        captured=e.captured,
+                        as_of=facts.as_of,
                     )
             if e.tier < policy.evidence.min_tier:
-                self.diags.add(
-                    codes.W605,
-                    f"evidence `{e.name}` is tier {e.tier}, below the policy's minimum "
-                    f"tier {policy.evidence.min_tier}: excluded",
+                self.diags.diag(
+                    W605_BELOW_MINIMUM_TIER,
                     e.tier_span or e.span,
+                    evidence=e.name,
+                    tier=e.tier,
+                    minimum=policy.evidence.min_tier,
                 )
             elif str(e.tier) not in policy.evidence.tier_weight:
                 self.diags.diag(
@@ -752,13 +759,10 @@ class Session:
             if why is None:
                 continue
             if why.kind == "unverified":
-                self.diags.add(codes.W608, f"evidence `{e.name}` is marked unverified: it is excluded from W", e.span)
+                self.diags.diag(W608_UNVERIFIED, e.span, evidence=e.name)
             elif why.kind == "duplicate":
-                self.diags.add(
-                    codes.W607,
-                    f"evidence `{e.name}` has the {why.reason.split(':')[0]}: the two count once "
-                    f"(`{e.name}` is excluded, `{why.duplicate_of}` counts)",
-                    e.span,
+                self.diags.diag(
+                    W607_DUPLICATE, e.span, evidence=e.name, what=why.reason.split(":")[0], counted=why.duplicate_of
                 )
 
     def for_variants_of(self, route: Route) -> Session:

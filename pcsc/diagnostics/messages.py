@@ -455,11 +455,126 @@ E312_DIVISION_BY_ZERO = message(
 )
 
 
+# ---------------------------------------------------------------------- policies and libraries
+E401_UNKNOWN_POLICY = message(codes.E401, "{problem}", "{hint}")
+E402_PIN_MISMATCH = message(
+    codes.E402,
+    "policy {policy} has sha256 {actual}, but the route pins {pinned}",
+    "the policy changed since the route was pinned; review it, then update the pin",
+)
+E403_MALFORMED_POLICY = message(codes.E403, "{path}: {problem}")
+E404_DECLARES_ANOTHER = message(codes.E404, "`{file}` declares library `{declared}`, not `{name}`")
+E404_HAS_ERRORS = message(codes.E404, "library `{name}` ({file}) has errors")
+E405_GATE_RULE = message(codes.E405, "gate `{gate}`: {problem}", "rule: {rule}")
+E406_NOT_A_REFERENCE = message(
+    codes.E406,
+    "policy reference `{ref}` is not of the form `id@version`",
+    '{rule}; write e.g. `policy "venture@1.0.0"`',
+)
+E406_BAD_PIN = message(codes.E406, "a policy pin must be 64 hexadecimal digits (SHA-256)")
+E407_CONFIG_BESIDE_ROUTE = message(
+    codes.E407,
+    "{keys}: {file} sits in the folder of the route {route} (or below it), where the route's author could have "
+    "written it; a configuration file there may not add policy or library folders",
+    "keep the project's pcsc.toml above the routes' folders and run pcsc there (or below it, outside the "
+    "routes' folders), or give the folders with --policy-path and --lib-path",
+)
+E408_POLICY_OUTSIDE = message(codes.E408, "{path}: {problem}")
+E408_LINK_OUT_OF_FOLDER = message(
+    codes.E408,
+    "{path} is a link to {real}, outside the folder {folder}: it is not read",
+    "a folder's files are read only from inside it; copy the file into the folder, or name it on the command line",
+)
+E408_LIBRARY_OUTSIDE = message(
+    codes.E408,
+    "library `{name}`: {file} resolves to {real}, outside its folder {folder}",
+    "a library is read only from inside the route's folder, --lib-path and the shipped "
+    "obligations/; copy the file there instead of linking to it",
+)
+E409_REPLACES = message(
+    codes.E409,
+    "library `{name}` in {file} would replace {other}: the obligations that judge a route belong to its policy",
+    "remove or rename {file} (only a policy with `local_libraries = true` under [policy] lets a "
+    "local library replace a pinned or shipped one); {repin}",
+)
+E410_VERSION_AGAINST_PIN = message(
+    codes.E410,
+    "library `{name}` ({file}) is version {version}, but policy {policy} pins version {pinned} with its content",
+    "the policy's pin is inconsistent; fix its [libraries] table",
+)
+E410_PINNED_SHA = message(
+    codes.E410,
+    "policy {policy} pins library `{name}` with sha256 {pinned}, but {file} has sha256 {actual}",
+    'if {file} is the content the policy should pin, set `sha256 = "{actual}"` '
+    "under [libraries.{name}] (in a new version: a published policy never changes)",
+)
+E410_PINNED_VERSION = message(
+    codes.E410,
+    "policy {policy} pins library `{name}` at version {pinned}, but {file} declares version {version}",
+    "the pin's `version` must be the one the library's `library … version` line states",
+)
+E410_NOT_SHIPPED_CONTENT = message(
+    codes.E410,
+    "library `{name}` ({file}) has sha256 {actual}, but {whose} {expected}",
+    "the pin names other content than the shipped library: put the pinned file beside the route or "
+    "on --lib-path; {repin}",
+)
+E413_NOT_NAMED = message(
+    codes.E413,
+    "library `{name}` ({file}) is not one the route's policy names: {why}",
+    "{suggestion}; the obligations that judge a route belong to its policy: to let this library judge, the policy "
+    "({policy}) must pin it under {pin_it}",
+    "the obligations that judge a route belong to its policy: to let this library judge, the policy "
+    "({policy}) must pin it under {pin_it}",
+)
+E414_NOT_REQUIRED = message(
+    codes.E414,
+    "route names policy {ref}, but this run requires {required} ({by})",
+    "the policy that judges a route is the maintainer's choice, not the route's: name a required "
+    "policy, or ask the maintainer to require this one",
+)
+
+# ---------------------------------------------------------------------- coverage
+E501_UNCOVERED = message(
+    codes.E501,
+    "`{transition}` changes {field} {source} -> {target}, and no obligation it discharges covers that: "
+    "GATE withholds the score",
+    "{tried}",
+)
+W501_UNCOVERED = message(
+    codes.W501,
+    "`{transition}` changes {field} {source} -> {target}, and no obligation it discharges covers that: "
+    "DOCK docks the score",
+    "{tried}",
+)
+
+
 # ---------------------------------------------------------------------- warnings
+W601_LATE_EVIDENCE = message(
+    codes.W601, "evidence `{evidence}` was captured {captured}, after as_of {as_of}: it is inadmissible and excluded"
+)
+W602_TOTAL_IGNORED = message(
+    codes.W602, "a stated criteria total is ignored; T is computed from the policy's weights"
+)
+W603_UNUSED_STATE = message(codes.W603, "state `{state}` is not used by any transition")
+W604_SUPPORTS_NOTHING = message(codes.W604, "evidence `{evidence}` supports or contradicts no transition")
+W605_BELOW_MINIMUM_TIER = message(
+    codes.W605, "evidence `{evidence}` is tier {tier}, below the policy's minimum tier {minimum}: excluded"
+)
 W606_BIDI_CONTROL = message(
     codes.W606,
     "a bidirectional control character U+{point:04X} ({name})",
     "it can make the line display differently from what it says; remove it unless the text needs it",
+)
+W607_DUPLICATE = message(
+    codes.W607,
+    "evidence `{evidence}` has the {what}: the two count once (`{evidence}` is excluded, `{counted}` counts)",
+)
+W608_UNVERIFIED = message(codes.W608, "evidence `{evidence}` is marked unverified: it is excluded from W")
+W610_RATIO_OVER_ONE = message(
+    codes.W610,
+    "{what} is a ratio, written as a fraction: {shown} is {percent:,g}%",
+    "if you meant {shown} percent, write `{shown}%`",
 )
 W620_CONTROL = message(
     codes.W620,

@@ -7,7 +7,6 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import (
     E104_TWO_ITEMS,
     E104_TWO_STATEMENTS,
@@ -17,6 +16,7 @@ from pcsc.diagnostics.messages import (
     E302_NOT_FINITE,
     E307_NEGATIVE_COUNT,
     E309_PERCENT,
+    W610_RATIO_OVER_ONE,
 )
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.syntax import nodes as syn
@@ -101,12 +101,7 @@ def warn_ratio_over_one(field_type: str, q: Quantity, what: str, diags: Diagnost
     but most likely a percentage without its `%`, so say so where it is written."""
     if field_type == "ratio" and not q.percent and q.value > 1:
         shown = f"{q.value:g}"
-        diags.add(
-            codes.W610,
-            f"{what} is a ratio, written as a fraction: {shown} is {q.value * 100:,g}%",
-            q.span,
-            f"if you meant {shown} percent, write `{shown}%`",
-        )
+        diags.diag(W610_RATIO_OVER_ONE, q.span, what=what, shown=shown, percent=q.value * 100)
 
 
 def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostics) -> bool:

@@ -14,8 +14,6 @@ from typing import Protocol
 
 import attrs
 
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.codes import Code
 from pcsc.diagnostics.messages import (
     E201_UNKNOWN_STATE,
     E201_UNKNOWN_VISION_STATE,
@@ -88,6 +86,11 @@ from pcsc.diagnostics.messages import (
     E307_WEIGHT,
     E311_COST_OVERFLOWS,
     E312_DIVISION_BY_ZERO,
+    E406_BAD_PIN,
+    E406_NOT_A_REFERENCE,
+    W602_TOTAL_IGNORED,
+    W603_UNUSED_STATE,
+    W604_SUPPORTS_NOTHING,
     Message,
 )
 from pcsc.diagnostics.model import Diagnostics, Span
@@ -244,9 +247,6 @@ class RouteLowerer:
         self.shape: Shape | None = None  # set by `graph` for a route that forks and joins
 
     # ------------------------------------------------------------------ helpers
-    def error(self, code: Code, message: str, at: HasSpan | Span, help: str | None = None) -> None:
-        self.diags.add(code, message, at if isinstance(at, Span) else at.span, help)
-
     def report(self, message: Message, at: HasSpan | Span, **fields: object) -> None:
         self.diags.diag(message, at if isinstance(at, Span) else at.span, **fields)
 
@@ -327,7 +327,7 @@ class RouteLowerer:
         used = {s.name for s in states}
         for s in state_nodes:
             if s.name.text not in used and chain:
-                self.error(codes.W603, f"state `{s.name.text}` is not used by any transition", s.name)
+                self.report(W603_UNUSED_STATE, s.name, state=s.name.text)
         evidence = [self.evidence(e, names_t) for e in evidence_nodes]
         criteria = self.criteria(criteria_node) if isinstance(criteria_node, syn.Criteria) else []
         due = self.due_dates(chain, as_of) if chain and as_of is not None else None
@@ -367,18 +367,13 @@ class RouteLowerer:
         parts = split_policy_ref(ref)
         if parts is None:
             shown = ref if len(ref) <= 2 * MAX_NAME + 1 else f"{ref[:40]}…"
-            self.error(
-                codes.E406,
-                f"policy reference `{shown}` is not of the form `id@version`",
-                node.ref,
-                f'{REFERENCE_RULE}; write e.g. `policy "venture@1.0.0"`',
-            )
+            self.report(E406_NOT_A_REFERENCE, node.ref, ref=shown, rule=REFERENCE_RULE)
             return None
         digest = None
         if node.sha256 is not None:
             digest = unquote(node.sha256.text).lower()
             if not _HEX64.match(digest):
-                self.error(codes.E406, "a policy pin must be 64 hexadecimal digits (SHA-256)", node.sha256)
+                self.report(E406_BAD_PIN, node.sha256)
                 return None
         return PolicyRef(parts[0], parts[1], digest, node.span)
 
@@ -1034,7 +1029,7 @@ class RouteLowerer:
                     self.report(E214_NO_EVIDENCE_STATEMENT, name, evidence=name.text, keyword=required)
                 ok = False
         if not targets["supports"] and not targets["contradicts"]:
-            self.error(codes.W604, f"evidence `{name.text}` supports or contradicts no transition", name)
+            self.report(W604_SUPPORTS_NOTHING, name, evidence=name.text)
         if tier is None:
             return None
         evidence = Evidence(
@@ -1064,9 +1059,7 @@ class RouteLowerer:
             q = self.qty(item.value)
             name = name_tok.text
             if name == "total":
-                self.error(
-                    codes.W602, "a stated criteria total is ignored; T is computed from the policy's weights", item
-                )
+                self.report(W602_TOTAL_IGNORED, item)
                 continue
             if name in seen:
                 self.report(E209_CRITERION_TWICE, name_tok, name=name)
