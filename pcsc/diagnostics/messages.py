@@ -549,6 +549,103 @@ W501_UNCOVERED = message(
 )
 
 
+# ---------------------------------------------------------------------- forecasts
+E712_NOT_VERIFIED = message(codes.E712, "{nothing}: the ledger does not verify: {problem}")
+E713_NOTHING_TO_RESOLVE = message(codes.E713, "no frozen forecast to resolve (run `pcsc freeze` first)")
+E714_CANNOT_SHOW = message(codes.E714, "cannot show the ledger: {cause}; `pcsc ledger verify` names the bad row")
+E715_INPUT_HAS_ERRORS = message(codes.E715, "nothing frozen: the input has errors")
+E715_NOT_IN_THE_PAST = message(
+    codes.E715,
+    "nothing frozen: a retrospective freeze takes routes whose as_of is in the past (before {today}); "
+    "not {routes}; freeze them without --retrospective",
+)
+E718_NOT_VERIFIED = message(codes.E718, "{nothing}: the ledger does not verify: {problem}")
+# the three ways a forecast would be graded on what was known when it was frozen (raised as GradingError)
+E741_RECORDED_BEFORE = message(
+    codes.E741,
+    "route {route}: retrospective forecast frozen {frozen} (seq {seq}), but the {kind} dated {observed} it would "
+    "be graded on was recorded {recorded}, before it (anchored at forecast seq {anchor}){more}; {rule}: {refuser} "
+    "refuses it",
+)
+E741_LABEL_NOT_AFTER = message(
+    codes.E741,
+    "route {route}: forecast frozen {frozen} is not before the label it would be graded on (dated {date}); "
+    "{rule}: {refuser} refuses it",
+)
+E741_OUTCOME_NOT_AFTER = message(
+    codes.E741,
+    "route {route}, transition {transition}: forecast frozen {frozen} is not before the outcome it would be "
+    "graded on (decided {decided}); {rule}: evaluate refuses it",
+)
+E742_NOTHING_TO_GRADE = message(
+    codes.E742, "nothing to grade: no route label and no resolved milestone yet (see `pcsc resolve`)"
+)
+E742_NO_FORECAST_OF_MODE = message(
+    codes.E742, "nothing to grade: no {mode} forecast in the ledger (see `pcsc freeze{flag}`)"
+)
+E743_CANNOT_WRITE_PLOT = message(codes.E743, "cannot write the plot: {reason}")
+E744_CLASS_IN_NEITHER = message(codes.E744, "reference class {ref_class} of a frozen forecast is in neither policy")
+E745_LATEST_MIX_MODES = message(
+    codes.E745,
+    "the latest forecasts are {first} and {second}; the two are never pooled: {prospective}, and {retrospective}; "
+    "grade one mode at a time with --mode prospective or --mode retrospective",
+)
+E745_TABLE_MIXES_MODES = message(
+    codes.E745,
+    "the table's `mode` column mixes prospective and retrospective rows; the two are never pooled: {prospective}, "
+    "and {retrospective}; export and grade one mode at a time (`pcsc ledger export --mode …`)",
+)
+E746_NO_FORECAST = message(
+    codes.E746,
+    "nothing to fit: no forecast in the ledger was frozen under {policy}; no policy written",
+    "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of",
+)
+E746_NONE_RESOLVED = message(
+    codes.E746,
+    "nothing to fit: none of the {forecasts} forecasts frozen under {policy} has a resolved training transition "
+    "as of {as_of}; no policy written",
+    "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of",
+)
+E751_NO_ROUTES = message(codes.E751, "nothing to {what}: no routes in {files}")
+
+# ---------------------------------------------------------------------- policy tests and project scaffolding
+E802_CASE_ERROR = message(codes.E802, 'case[{index}] "{name}": {failures}')
+E803_NO_TEST_FILES = message(
+    codes.E803,
+    "no policy test files (*{suffix}) in the folder {folder}",
+    "folders are searched recursively; a test file's name ends in {suffix}",
+)
+E811_EXISTING = message(
+    codes.E811,
+    "refusing to overwrite {files}",
+    "remove or move them, choose another folder or --name, or pass --force to overwrite",
+)
+E812_CANNOT_WRITE = message(codes.E812, "cannot write {path}: {reason}")
+
+# ---------------------------------------------------------------------- decisions
+E901_OVERRIDE = message(codes.E901, "{problem}", "see docs/decisions.md")
+E911_CERTIFICATE = message(codes.E911, "certificate {file}: {problem}")
+E911_CANNOT_WRITE = message(codes.E911, "cannot write {file}: {reason}")
+E911_CANNOT_READ = message(codes.E911, "cannot read {file}: {problem}")
+E911_NOTHING_FROZEN = message(codes.E911, "nothing frozen: {problem}")
+E911_NO_SUCH_FORECAST = message(codes.E911, "forecast {seq} of {ledger} holds no certificate: no such forecast")
+E911_FROZEN_WITHOUT_CERT = message(
+    codes.E911, "forecast {seq} of {ledger} holds no certificate: it was frozen without --cert"
+)
+E912_DIFFERS = message(
+    codes.E912,
+    "{file}: {what}: {problem}",
+    "something changed since the certificate was written: an input, the policy, a library, "
+    "or the certificate itself",
+)
+E913_REFUSED = message(
+    codes.E913,
+    "{file}: {what}: {problem}",
+    "a certificate names only regular files inside its own folder (or shipped with PCSC); "
+    "give the file with --against to check it against another one",
+)
+
+
 # ---------------------------------------------------------------------- warnings
 W601_LATE_EVIDENCE = message(
     codes.W601, "evidence `{evidence}` was captured {captured}, after as_of {as_of}: it is inadmissible and excluded"
@@ -581,6 +678,27 @@ W620_CONTROL = message(
     "a control character U+{point:04X} (`{escaped}`) in the text",
     "a terminal may obey it (ESC starts a sequence, BEL rings): PCSC prints it escaped; "
     "remove it, or write what it stands for",
+)
+
+W702_CUE_BLIND = message(codes.W702, "identity cue `{cue}`: {kind}; blind it with `pcsc blind`")
+W702_CUE_BLIND_RENAMES = message(
+    codes.W702,
+    "identity cue `{cue}`: {kind}; blind it with `pcsc blind` (it renames route, state, transition and evidence "
+    "names)",
+)
+W702_CUE_RENAME = message(
+    codes.W702,
+    "identity cue `{cue}`: {kind}; rename it: `pcsc blind` renames route, state, transition and evidence names "
+    "only, not the other names the compiler reads",
+)
+W702_CUE_IN_FILE_NAME = message(
+    codes.W702, "identity cue `{cue}` in the file name {file}: rename it (`pcsc blind` masks it in the copies' names)"
+)
+W702_CUE_LEFT = message(
+    codes.W702,
+    "identity cue `{cue}` left in the blinded copy: only route, state, transition and evidence names are renamed, "
+    "not the other names the compiler reads (reference classes, fields, cost items, libraries, obligations); "
+    "rename it in the route",
 )
 
 

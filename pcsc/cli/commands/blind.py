@@ -11,12 +11,12 @@ from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
-from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import (
     E105_BLINDED_NAMES_CLASH,
     E105_CANNOT_READ_THE,
     E105_NOTHING_TO_BLIND,
     E108_CANNOT_WRITE_THE,
+    W702_CUE_LEFT,
     diag,
 )
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
@@ -77,10 +77,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         written.append((shown, target, masked + in_name, renamed))
         for cue in leakage_cues(blinded, names):  # in what the compiler reads: not masked
             span = Span(str(target), cue.line, cue.column, cue.line, cue.column + len(cue.text))
-            left.append(Diagnostic.of(
-                codes.W702, f"identity cue `{cue.text}` left in the blinded copy: only route, state, "
-                "transition and evidence names are renamed, not the other names the compiler reads "
-                "(reference classes, fields, cost items, libraries, obligations); rename it in the route", span))
+            left.append(diag(W702_CUE_LEFT, span, cue=cue.text))
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(blinded, encoding="utf-8")

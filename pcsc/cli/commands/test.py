@@ -15,6 +15,8 @@ from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import (
     E105_CANNOT_READ,
     E108_CANNOT_WRITE_THE,
+    E802_CASE_ERROR,
+    E803_NO_TEST_FILES,
     diag,
 )
 from pcsc.diagnostics.model import Diagnostic, Span
@@ -64,12 +66,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             diagnostics += refused
             if not found and not refused:
                 diagnostics.append(
-                    Diagnostic.of(
-                        codes.E803,
-                        f"no policy test files (*{SUFFIX}) in the folder {arg}",
-                        Span.file_only(arg),
-                        "folders are searched recursively; a test file's name ends in " + SUFFIX,
-                    )
+                    diag(E803_NO_TEST_FILES, Span.file_only(arg), suffix=SUFFIX, folder=arg)
                 )
             files.extend((f, str(f)) for f in found)
         else:
@@ -91,8 +88,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         results = runner.run_file(tf)
         for r in results:
             if r.status == "error":
-                message = f'case[{r.case.index}] "{r.name}": ' + "; ".join(r.failures)
-                diagnostics.append(Diagnostic.of(codes.E802, message, Span.file_only(shown)))
+                failures = "; ".join(r.failures)
+                diagnostics.append(
+                    diag(E802_CASE_ERROR, Span.file_only(shown), index=r.case.index, name=r.name, failures=failures)
+                )
         reports.append(FileReport(shown, tuple(results)))
     for shown, sha in runner.inputs:
         ctx.note_hashed_input(shown, sha)
