@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
 from pcsc.base.config import hide_credentials
 from pcsc.diagnostics.codes import CODES, Code
+
+if TYPE_CHECKING:
+    from pcsc.diagnostics.messages import Message
 
 Severity = Literal["error", "warning"]
 
@@ -85,6 +88,12 @@ class Diagnostics:
     def add(self, code: Code, message: str, span: Span, help: str | None = None) -> None:
         """Append a diagnostic; ``code`` is a constant of `pcsc.diagnostics.codes`."""
         self.items.append(Diagnostic.of(code, message, span, help))
+
+    def diag(self, message: Message, span: Span, **fields: object) -> None:
+        """Append the diagnostic ``message`` (a template of `pcsc.diagnostics.messages`)
+        reports at ``span``, its named fields filled in."""
+        text, help_text = message.render(fields)
+        self.items.append(Diagnostic.of(message.code, text, span, help_text))
 
     def extend(self, other: Diagnostics) -> None:
         self.items.extend(other.items)

@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import attrs
 
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E405_GATE_RULE
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.lang.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.lang.ir import Route, Shape, Transition
@@ -333,6 +333,6 @@ def run_gates(numbers: RouteNumbers, policy: Policy, diags: Diagnostics) -> tupl
             assert gate.expr is not None, f"gate `{gate.id}`: rules are compiled when the policy is loaded"
             passed = truthy(it.eval(gate.expr))
         except EvalError as err:
-            diags.add(codes.E405, f"gate `{gate.id}`: {err.message}", numbers.route.policy.span, f"rule: {gate.rule}")
+            diags.diag(E405_GATE_RULE, numbers.route.policy.span, gate=gate.id, problem=err.message, rule=gate.rule)
         out.append(GateResult(gate.id, gate.kind, passed, gate.kind == "eligibility" or gate.block))
     return tuple(out)

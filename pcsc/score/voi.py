@@ -45,7 +45,8 @@ from fractions import Fraction
 
 import attrs
 
-from pcsc.score.finite import LARGEST, NotFinite
+from pcsc.diagnostics.messages import E311_RESULT_OVERFLOWS, phrase
+from pcsc.score.finite import NotFinite
 from pcsc.score.fold import chain_fold
 from pcsc.score.graph import GraphFold
 
@@ -81,7 +82,7 @@ def _float(x: Fraction, what: str) -> float:
     try:
         return float(x)
     except OverflowError:
-        raise NotFinite(f"{what} overflows: the result is beyond {LARGEST}") from None
+        raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands="")) from None
 
 
 class Spread:
