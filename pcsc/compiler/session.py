@@ -925,8 +925,6 @@ def pin_span(store: PolicyStore, loaded: LoadedPolicy, name: str) -> Span:
     return Span.file_only(loaded.path)
 
 
-
-
 def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[RouteNumbers, float] | None:
     """The score pass's step, for any policy: every number of ``route`` (`score_route`)
     and DOCK's score (`docked_score`, which GATE and DOCK reports show, so it must be
