@@ -16,10 +16,8 @@ overflow case and the diagnostics data.
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -200,23 +198,13 @@ pytest.importorskip("pytest_lsp")
 pytest.importorskip("pygls")
 
 import pytest_asyncio  # noqa: E402
-import pytest_lsp  # noqa: E402
 from lsprotocol import types as lsp  # noqa: E402
-from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
+from pytest_lsp import LanguageClient  # noqa: E402
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+from tests import test_lsp  # noqa: E402
 
-
-@pytest_lsp.fixture(
-    scope="module",
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "pcsc", "lsp"], server_env=ENV),
-)
-async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=pytest_lsp.client_capabilities("visual-studio-code"))
-    )
-    yield
-    await lsp_client.shutdown_session()
+client = test_lsp.client  # the language server over stdio, as test_lsp starts it (one per module)
+in_module_loop = test_lsp.in_module_loop
 
 
 def _as_published(d: dict[str, Any], lines: list[str]) -> tuple[Any, ...]:
@@ -255,7 +243,6 @@ async def overflow_route(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return route
 
 
-in_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 
 @in_module_loop
