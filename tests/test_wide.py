@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pcsc.cli import main
-from pcsc.lang.syntax import parser
 from pcsc.lang.ir.shape import Edge, Parallel, Series, Shape
 from pcsc.lang.lower.graph import decompose, topological
+from pcsc.lang.syntax import parser
 from tests.conftest import ROOT
 
 
