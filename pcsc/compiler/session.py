@@ -1,7 +1,15 @@
-"""The compiler pipeline, as one explicit sequence:
+"""The compiler pipeline, as explicit tuples of named passes:
 
-    read -> parse -> lower (IR) -> bind policy (pin, classes, criteria, point-in-time)
-         -> score (docs/formulas.md)
+    FILE_PASSES, per text:     parse -> lower (IR, libraries resolved)
+    COMPILE_PASSES, per route: bind policy (pin, classes, criteria, point-in-time)
+                               -> score (docs/formulas.md; DOCK's score too)
+                               -> discharge (coverage) -> decide (what is released)
+    CHECK_PASSES:              COMPILE_PASSES, then report uncovered changes as diagnostics
+
+Every front end runs these: `pcsc compile` and the commands built on it
+(`compile_route`), `pcsc check`, the API's `check` and the language server
+(`check_route`), and the analyses that recompile edited routes. A pass reads what the
+passes before it left on the unit (`SourceUnit`, `RouteUnit`) and adds its own.
 
 A `Session` owns the diagnostics and the source texts of one run, and caches parsed
 libraries and loaded policies so that a cohort parses each only once.
@@ -12,10 +20,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Generic, Literal, TextIO, TypeVar
 
 import attrs
 
@@ -77,9 +85,9 @@ from pcsc.lang.syntax import limits, parse_source
 from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax.limits import MAX_ROUTES, FileTooLarge, normalize_newlines, read_file, too_large
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
-from pcsc.policy.model import Found, FoundIn, LoadedPolicy
+from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy
 from pcsc.score.finite import NotFinite
-from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
+from pcsc.score.route import RouteNumbers, docked_score, score_route
 
 
 @attrs.frozen
@@ -149,12 +157,61 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class Compiled:
+    """A route through every pass of `COMPILE_PASSES` without an error."""
+
     route: Route
     policy: LoadedPolicy
     numbers: RouteNumbers
+    docked: float  # DOCK's score: R_0 with no value past the uncovered path (`docked_score`)
     coverage: Coverage | None  # None when coverage is off
     decision: Decision
     libraries: tuple[LibraryUse, ...] = ()
+
+
+@attrs.define
+class SourceUnit:
+    """One text on its way through `FILE_PASSES`: parsed into ``tree``, lowered into
+    ``routes`` (the routes with errors left diagnostics instead)."""
+
+    text: str
+    shown: str
+    route_dir: Path  # the folder its libraries resolve from first
+    tree: syn.SourceFile | None = None
+    routes: list[Route] = attrs.field(factory=list)
+
+
+@attrs.define
+class RouteUnit:
+    """One lowered route on its way through the route passes. Each field is set by the
+    pass its comment names; a pass whose input an earlier pass could not give (it
+    reported why) leaves its own unset."""
+
+    route: Route
+    policy: LoadedPolicy | None = None  # bind policy
+    numbers: RouteNumbers | None = None  # score
+    docked: float | None = None  # score: DOCK's score
+    mode: Mode | None = None  # discharge: the coverage mode, and who set it
+    mode_source: str = ""
+    coverage: Coverage | None = None  # discharge; None when the mode is off
+    decision: Decision | None = None  # decide
+
+    def compiled(self, libraries: tuple[LibraryUse, ...]) -> Compiled | None:
+        """The route compiled, when every pass gave its part."""
+        if self.policy is None or self.numbers is None or self.docked is None or self.decision is None:
+            return None
+        return Compiled(self.route, self.policy, self.numbers, self.docked, self.coverage, self.decision, libraries)
+
+
+Unit = TypeVar("Unit", SourceUnit, RouteUnit)
+
+
+@attrs.frozen
+class Pass(Generic[Unit]):
+    """A named stage of the pipeline: ``run`` reads the unit and adds its part (a
+    `Session` subclass overrides the steps a pass calls, such as `Session.bind`)."""
+
+    name: str
+    run: Callable[[Session, Unit], None]
 
 
 def library_sha256(path: Path) -> str | None:
@@ -551,24 +608,33 @@ class Session:
         return expand_inputs([arg], self.diags)
 
     def routes_from_text(self, text: str, shown: str, route_dir: Path) -> list[Route]:
-        """Parse and lower route text that is not (or not only) a file, e.g. a splice;
-        libraries resolve from ``route_dir`` as for a file there."""
+        """Run `FILE_PASSES` on route text that is a file's, or not (a splice, an editor's
+        document); libraries resolve from ``route_dir`` as for a file there."""
         self.sources[shown] = text
+        unit = SourceUnit(text, shown, route_dir)
         with paused_gc():  # parse and lower build objects that all stay alive (pcsc.base.gcpause)
-            return self._routes_from_text(text, shown, route_dir)
+            for stage in FILE_PASSES:
+                stage.run(self, unit)
+        return unit.routes
 
-    def _routes_from_text(self, text: str, shown: str, route_dir: Path) -> list[Route]:
-        tree = parse_source(text, shown, self.diags)
+    def parse(self, unit: SourceUnit) -> None:
+        """The parse pass: the text's syntax tree, or syntax errors."""
+        unit.tree = parse_source(unit.text, unit.shown, self.diags)
+
+    def lower(self, unit: SourceUnit) -> None:
+        """The lower pass: each route block of the tree as IR, its libraries resolved under
+        the policy it names; a route with errors still has its policy checked."""
+        tree, text, shown, route_dir = unit.tree, unit.text, unit.shown, unit.route_dir
         if tree is None:
-            return []
-        routes = []
+            return
+        routes = unit.routes
         seen: dict[str, int] = {}
         items = tree.items
         if len(items) > MAX_ROUTES:
             self.diags.diag(
                 E223_TOO_MANY_ROUTES, Span.whole_file(shown), file=shown, count=len(items), limit=MAX_ROUTES
             )
-            return []
+            return
         if not items:
             self.diags.diag(E221_NO_ROUTE, Span.whole_file(shown), file=shown)
         for item in items:
@@ -595,7 +661,6 @@ class Session:
             else:
                 # the route has errors; still report those that need its policy
                 self.check_policy(facts)
-        return routes
 
     # ------------------------------------------------------------------ policy binding
     def replay_library_uses(self, route: Route, shown: str, route_dir: Path) -> bool:
@@ -635,19 +700,61 @@ class Session:
             self._evidence_notes(route.evidence, route.as_of, loaded)
         return loaded
 
-    def check_route(self, route: Route) -> LoadedPolicy | None:
-        """What `pcsc check` checks: everything `compile_route` refuses (the policy
-        bound, the route scored: an overflow is PCSC-E311), and each uncovered material
-        change as a diagnostic on its transition (PCSC-E501 under gate, PCSC-W501 under
-        dock, none when coverage is off)."""
-        loaded = self.bind(route)
-        if loaded is not None:
-            self.score(route, loaded)
-            mode, _ = self.mode_for(loaded)
-            if mode != "off":
-                coverage = discharge_route(route, loaded.policy)
-                report_uncovered(route, coverage, mode, self.sources.get(route.file), self.diags)
-        return loaded
+    # ------------------------------------------------------------------ the route passes
+    def compile_routes(self, routes: list[Route]) -> list[Compiled]:
+        """Every route that compiles without errors, in order (the others left diagnostics)."""
+        return [c for c in (self.compile_route(r) for r in routes) if c is not None]
+
+    def compile_route(self, route: Route) -> Compiled | None:
+        """``route`` through `COMPILE_PASSES`; None when a pass reported an error."""
+        unit = self.run_passes(route, COMPILE_PASSES)
+        return unit.compiled(self.library_uses.get((route.file, route.name), ()))
+
+    def check_route(self, route: Route) -> RouteUnit:
+        """What `pcsc check` checks (`CHECK_PASSES`): everything `compile_route` refuses,
+        and each uncovered material change as a diagnostic on its transition (PCSC-E501
+        under gate, PCSC-W501 under dock, none when coverage is off)."""
+        return self.run_passes(route, CHECK_PASSES)
+
+    def run_passes(self, route: Route, passes: Sequence[Pass[RouteUnit]]) -> RouteUnit:
+        unit = RouteUnit(route)
+        for stage in passes:
+            stage.run(self, unit)
+        return unit
+
+    def bind_policy(self, unit: RouteUnit) -> None:
+        """The bind pass: the route's policy (`bind`)."""
+        unit.policy = self.bind(unit.route)
+
+    def score(self, unit: RouteUnit) -> None:
+        """The score pass: every number of the route under its policy, and DOCK's score
+        (`score_checked`)."""
+        if unit.policy is None:
+            return
+        scored = score_checked(unit.route, unit.policy.policy, self.diags)
+        if scored is not None:
+            unit.numbers, unit.docked = scored
+
+    def discharge(self, unit: RouteUnit) -> None:
+        """The discharge pass: the coverage mode (`mode_for`) and, unless it is off, which
+        material changes the route's obligations cover. It needs the policy, not the
+        numbers: `pcsc check` reports uncovered changes of a route whose score failed."""
+        if unit.policy is None:
+            return
+        unit.mode, unit.mode_source = self.mode_for(unit.policy)
+        if unit.mode != "off":
+            unit.coverage = discharge_route(unit.route, unit.policy.policy)
+
+    def decide(self, unit: RouteUnit) -> None:
+        """The decide pass: the score the mode releases (`pcsc.coverage.decide`)."""
+        if unit.numbers is None or unit.docked is None or unit.mode is None:
+            return
+        unit.decision = decide(unit.coverage, unit.mode, unit.mode_source, unit.numbers.score, unit.docked)
+
+    def report(self, unit: RouteUnit) -> None:
+        """`pcsc check`'s last pass: each uncovered material change as a diagnostic."""
+        if unit.coverage is not None and unit.mode is not None:
+            report_uncovered(unit.route, unit.coverage, unit.mode, self.sources.get(unit.route.file), self.diags)
 
     def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
         """The coverage mode and where it came from: an explicit override (a command-line
@@ -782,40 +889,6 @@ class Session:
             lib_origins={**{p: ("route folder", None) for p in used}, **self.lib_origins},
         )
 
-    def score(self, route: Route, loaded: LoadedPolicy) -> RouteNumbers | None:
-        """Every number of ``route`` under ``loaded``; None when scoring reported an
-        error, or a number overflowed (PCSC-E311: nothing is released)."""
-        before = len(self.diags)
-        try:
-            numbers = score_route(route, loaded.policy, self.diags)
-            docked_score(numbers)  # DOCK's score, which GATE and DOCK reports show, must be finite too
-        except NotFinite as exc:
-            self.diags.diag(E311_IN_ROUTE, exc.span or route.span, route=route.name, overflow=exc.message)
-            return None
-        if any(d.severity == "error" for d in self.diags.items[before:]):
-            return None
-        return numbers
-
-    def compile_routes(self, routes: list[Route]) -> list[Compiled]:
-        """Every route that compiles without errors, in order (the others left diagnostics)."""
-        return [c for c in (self.compile_route(r) for r in routes) if c is not None]
-
-    def compile_route(self, route: Route) -> Compiled | None:
-        loaded = self.bind(route)
-        if loaded is None:
-            return None
-        numbers = self.score(route, loaded)
-        if numbers is None:
-            return None
-        mode, source = self.mode_for(loaded)
-        coverage = None if mode == "off" else discharge_route(route, loaded.policy)
-        docked = None
-        if coverage is not None and not coverage.complete and mode == "dock":
-            docked = docked_score(numbers)
-        decision = decide(coverage, mode, source, numbers.score, docked)
-        uses = self.library_uses.get((route.file, route.name), ())
-        return Compiled(route, loaded, numbers, coverage, decision, uses)
-
 
 @cache
 def shipped_libraries() -> list[str]:
@@ -852,6 +925,23 @@ def pin_span(store: PolicyStore, loaded: LoadedPolicy, name: str) -> Span:
     return Span.file_only(loaded.path)
 
 
+def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[RouteNumbers, float] | None:
+    """The score pass's step, for any policy: every number of ``route`` (`score_route`)
+    and DOCK's score (`docked_score`, which GATE and DOCK reports show, so it must be
+    finite too); None when scoring reported an error in ``diags``, or a number
+    overflowed (PCSC-E311: nothing is released)."""
+    before = len(diags)
+    try:
+        numbers = score_route(route, policy, diags)
+        docked = docked_score(numbers)
+    except NotFinite as exc:
+        diags.diag(E311_IN_ROUTE, exc.span or route.span, route=route.name, overflow=exc.message)
+        return None
+    if any(d.severity == "error" for d in diags.items[before:]):
+        return None
+    return numbers, docked
+
+
 # Libraries that lowered without a diagnostic, by (shown name, sha256 of the text), for
 # every session of the process: a library is a pure function of its text and name, and
 # frozen, so sessions share it (a fresh session per compile parses `venture.obl` once).
@@ -873,29 +963,12 @@ def _clean_library(text: str, shown: str, diags: Diagnostics) -> Library | None:
     return lib
 
 
-def docked_score(numbers: RouteNumbers) -> float:
-    """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it
-    (by the policy's fold: discounted, and with the option to stop, as the score was)."""
-    ps, cs = [t.p for t in numbers.transitions], [t.cost.c for t in numbers.transitions]
-    shape = numbers.route.shape
-    if shape is not None:  # a graph route: the series-parallel fold with V = 0
-        from pcsc.score.graph import graph_fold
-
-        ts = numbers.transitions
-        return graph_fold(shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts], ps, cs,
-                          [t.d for t in ts], 0.0, numbers.fold.abandonment).score
-    if numbers.fold.is_default:
-        return fold(ps, cs, 0.0)[0]
-    return fold_policy(ps, cs, [t.d for t in numbers.transitions], 0.0, numbers.fold.abandonment)[0]
-
-
 def gate_and_dock(c: Compiled, source: str) -> tuple[Decision, Decision, Coverage]:
     """What GATE and DOCK would each release for a compiled route, whatever mode it was
     compiled under (coverage is discharged here when it was off)."""
     coverage = c.coverage if c.coverage is not None else discharge_route(c.route, c.policy.policy)
-    docked = docked_score(c.numbers)
-    gate = decide(coverage, "gate", source, c.numbers.score, docked)
-    dock = decide(coverage, "dock", source, c.numbers.score, docked)
+    gate = decide(coverage, "gate", source, c.numbers.score, c.docked)
+    dock = decide(coverage, "dock", source, c.numbers.score, c.docked)
     return gate, dock, coverage
 
 
@@ -925,3 +998,21 @@ def coverage_mode(c: Compiled) -> dict[str, str]:
     """The mode a route was decided under, where it came from, and the policy's own."""
     d = c.decision
     return {"mode": d.mode, "mode_source": d.mode_source, "policy_mode": c.policy.policy.policy.coverage}
+
+
+#: The passes from a text to its routes (`Session.routes_from_text`); the IR cache
+#: (`pcsc.compiler.ircache`) stands in for both when the text is unchanged.
+FILE_PASSES: tuple[Pass[SourceUnit], ...] = (
+    Pass("parse", Session.parse),
+    Pass("lower", Session.lower),
+)
+#: The passes from a lowered route to what is released (`Session.compile_route`).
+COMPILE_PASSES: tuple[Pass[RouteUnit], ...] = (
+    Pass("bind policy", Session.bind_policy),
+    Pass("score", Session.score),
+    Pass("discharge", Session.discharge),
+    Pass("decide", Session.decide),
+)
+#: `pcsc check`, the API's `check` and the language server (`Session.check_route`): the
+#: same passes, then the uncovered changes reported.
+CHECK_PASSES: tuple[Pass[RouteUnit], ...] = (*COMPILE_PASSES, Pass("report uncovered", Session.report))

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Literal, Protocol
 
 import attrs
 
 from pcsc.base.config import hide_credentials
 from pcsc.diagnostics.codes import CODES, Code
 
-if TYPE_CHECKING:
-    from pcsc.diagnostics.messages import Message
+
+class Message(Protocol):
+    """What `Diagnostics.diag` needs of a template of `pcsc.diagnostics.messages` (which
+    imports this module: a protocol here keeps the two out of a circle)."""
+
+    @property
+    def code(self) -> Code: ...
+
+    def render(self, fields: Mapping[str, object]) -> tuple[str, str | None]: ...
 
 Severity = Literal["error", "warning"]
 
