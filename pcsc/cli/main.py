@@ -208,8 +208,13 @@ def finish(ctx: Any, code: int) -> int:
             with open(target, "w", encoding="utf-8") as out:
                 out.write(text)
         except OSError as exc:
+            from pcsc.diagnostics.messages import E108_CANNOT_WRITE_THE, diag
+            from pcsc.diagnostics.model import Span
+
             why = "-o takes a file, and this names a folder" if target.endswith("/") else exc.strerror or exc
-            sys.stderr.write(escape_controls(f"{target}: error: cannot write the output: {why} [PCSC-E108]") + "\n")
+            failed = diag(E108_CANNOT_WRITE_THE, Span.file_only(target), what="output", reason=why)
+            # the diagnostics were printed already: this one line, as they print
+            sys.stderr.write(escape_controls(f"{target}: error: {failed.message} [{failed.code}]") + "\n")
             return EXIT_INPUT
         return code
     if text:
