@@ -37,7 +37,7 @@ from pcsc.analysis.redteam import DEFAULT_MAX_EDITS, redteam
 from pcsc.analysis.seams.splice import SpliceError, splice_text
 from pcsc.base.canonical import sha256_hex
 from pcsc.base.humanize import money as _money
-from pcsc.base.humanize import plural
+from pcsc.base.humanize import plural, points
 from pcsc.base.resources import TEXT_ENCODING, display_path
 from pcsc.compiler.session import Compiled, Session, coverage_mode, gate_and_dock
 from pcsc.compiler.walk import folder_files
@@ -498,9 +498,6 @@ def _observe(c: Compiled) -> dict[str, Any]:
     }
 
 
-def _points(x: float) -> str:
-    return f"{x:.2f}"
-
 
 def _list(items: Iterable[str]) -> str:
     return "[" + ", ".join(items) + "]"
@@ -517,7 +514,7 @@ def _compare(e: Expect, got: Mapping[str, Any]) -> list[str]:
     ranges: tuple[tuple[str, Range | None, Callable[[float], str]], ...] = (
         ("score", e.score, _money),
         ("ungated_score", e.ungated_score, _money),
-        ("T", e.T, _points),
+        ("T", e.T, points),
     )
     for key, want_range, fmt in ranges:
         if want_range is None:

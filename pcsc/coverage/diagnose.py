@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from pcsc.base.humanize import number
 from pcsc.coverage.discharge import Coverage, DeltaCoverage
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
@@ -30,7 +31,7 @@ def report_uncovered(route: Route, coverage: Coverage, mode: Mode, text: str | N
         d = u.delta
         diags.add(
             code,
-            f"`{t.name}` changes {d.field} {show_value(d.source)} -> {show_value(d.target)}, "
+            f"`{t.name}` changes {d.field} {number(d.source)} -> {number(d.target)}, "
             f"and no obligation it discharges covers that: {consequence}",
             transition_name_span(t, text),
             uncovered_help(u),
@@ -70,11 +71,3 @@ def transition_name_span(t: Transition, text: str | None) -> Span:
                 return Span(s.file, s.line, m.start(1) + 1, s.line, m.end(1) + 1)
     return Span(s.file, s.line, s.column, s.line, s.column + len("transition"))
 
-
-def show_value(x: float | bool) -> str:
-    """A field value as the gate report writes it (`5,000`, `0.25`, `true`, `1e+307`)."""
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if abs(x) >= 1e15:
-        return f"{x:.6g}"
-    return f"{x:,.0f}" if x == int(x) else f"{x:,.4g}"

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import attrs
 
+from pcsc.base.humanize import money, number, probability, significant
 from pcsc.base.resources import BOM, data_dir
 from pcsc.compiler.session import Session
 from pcsc.coverage import Coverage, discharge_route
-from pcsc.coverage.diagnose import report_uncovered, show_value
+from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.lang.ir import FieldDecl, Library, Obligation, Route, Transition
@@ -144,7 +145,7 @@ class Analysis:
         if facts is not None:
             for s in facts.route.states:
                 if s.name == name:
-                    values = ", ".join(f"{k} {show_value(v)}" for k, v in s.values)
+                    values = ", ".join(f"{k} {number(v)}" for k, v in s.values)
                     return f"**state {s.name}**: {values}"
         return None
 
@@ -186,7 +187,8 @@ class Analysis:
         if m is not None:
             start = m.start(1) + 1
             return [
-                Completion(name, "class", f"p_prior {p:g}, floor {floor:,.0f} USD ({loaded.ref})", start)
+                Completion(name, "class", f"p_prior {significant(p)}, floor {money(floor, 0)} USD ({loaded.ref})",
+                           start)
                 for name, (loaded, p, floor, _) in sorted(self.classes().items())
             ]
         partial = re.search(r"[A-Za-z_0-9]*$", before)
@@ -229,7 +231,7 @@ class Analysis:
         if known is None:
             return None
         loaded, p, floor, source = known
-        out = f'**class "{name}"** ({loaded.ref})\n\n- p_prior {p:g}\n- floor {floor:,.0f} USD'
+        out = f'**class "{name}"** ({loaded.ref})\n\n- p_prior {significant(p)}\n- floor {money(floor, 0)} USD'
         return out + (f"\n- source: {source}" if source else "")
 
     def _class_location(self, name: str) -> Location | None:
@@ -266,9 +268,9 @@ class Analysis:
         if f.material is None:
             material = "any change is material"
         elif f.material.relative:
-            material = f"material at a change of {f.material.amount * 100:g}% of the value"
+            material = f"material at a change of {significant(f.material.amount * 100)}% of the value"
         else:
-            material = f"material at a change of {show_value(f.material.amount)}"
+            material = f"material at a change of {number(f.material.amount)}"
         covering = [o.name for o in self.obligations().values() if f.name in o.covers]
         by = ", ".join(f"`{o}`" for o in covering) or "no obligation"
         return (
@@ -419,16 +421,16 @@ def transition_hover(facts: RouteFacts, t: Transition) -> str:
         c = n.cost
         policy = facts.policy.ref if facts.policy is not None else "?"
         lines += [
-            f"- p_prior {n.p_prior:.4g} (policy {policy})",
-            f"- W {n.reweight.W:.4f} (evidence reweighting)",
-            f"- p {n.p:.4f}",
-            f"- c {c.c:,.2f} USD, bound by {c.bound_by} "
-            f"(budget {c.budget:,.2f}, class floor {c.floor_class:,.2f}, delta floor {c.floor_delta:,.2f})",
-            f"- U {n.U:.4g} ({n.U_rule}), D {n.D:,.2f}, R_next {n.R_next:,.2f}",
+            f"- p_prior {significant(n.p_prior, 4)} (policy {policy})",
+            f"- W {probability(n.reweight.W)} (evidence reweighting)",
+            f"- p {probability(n.p)}",
+            f"- c {money(c.c)} USD, bound by {c.bound_by} "
+            f"(budget {money(c.budget)}, class floor {money(c.floor_class)}, delta floor {money(c.floor_delta)})",
+            f"- U {significant(n.U, 4)} ({n.U_rule}), D {money(n.D)}, R_next {money(n.R_next)}",
         ]
         if facts.route.shape is not None:  # a graph route (docs/graphs.md)
-            lines.append(f"- reach {n.reach:.4g} (the chance its source state is reached), R_next with the other "
-                         "branches' chances")
+            lines.append(f"- reach {significant(n.reach, 4)} (the chance its source state is reached), "
+                         "R_next with the other branches' chances")
         numbers = facts.numbers
         assert numbers is not None  # `_numbers` found this transition in them
         if numbers.transitions[numbers.binding].name == t.name:
@@ -454,7 +456,7 @@ def _coverage_text(facts: RouteFacts, t: Transition) -> str:
         return f"coverage{mode}: no material change"
     out = [f"coverage{mode}:"]
     for d in rows:
-        change = f"{d.delta.field} {show_value(d.delta.source)} -> {show_value(d.delta.target)}"
+        change = f"{d.delta.field} {number(d.delta.source)} -> {number(d.delta.target)}"
         if d.covered:
             out.append(f"- {change}: covered by `{d.by}`")
         else:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pcsc.base.escape import escape_controls
+from pcsc.base.humanize import plural
 from pcsc.diagnostics.model import Diagnostic, Span
 
 SNIPPET = 100  # characters of a long source line shown around a diagnostic's span
@@ -32,7 +33,7 @@ def to_text(diagnostics: Iterable[Diagnostic], sources: Mapping[str, str]) -> st
             if 1 <= s.line <= len(source_lines):
                 lines += snippet(source_lines[s.line - 1], s)
         if d.repeats:
-            lines.append(f"  note: the same {d.repeats:,} more time{'s' if d.repeats != 1 else ''} on this line")
+            lines.append(f"  note: the same {plural(d.repeats, 'more time')} on this line")
         if d.help:
             lines.append(escape_controls(f"  help: {_cut(d.help)}"))
         blocks.append("\n".join(lines))
@@ -70,8 +71,8 @@ def cut_note(cut: Sequence[Diagnostic], how: str) -> str:
     which severity, and ``how`` to see them."""
     errors = sum(d.severity == "error" for d in cut)
     counts = ((errors, "error"), (len(cut) - errors, "warning"))
-    kinds = " and ".join(f"{n:,} {kind}{'' if n == 1 else 's'}" for n, kind in counts if n)
-    return f"pcsc: {len(cut):,} more diagnostic{'' if len(cut) == 1 else 's'} not shown ({kinds}): {how}"
+    kinds = " and ".join(plural(n, kind) for n, kind in counts if n)
+    return f"pcsc: {plural(len(cut), 'more diagnostic')} not shown ({kinds}): {how}"
 
 
 def to_json(d: Diagnostic) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 import attrs
 
+from pcsc.base.humanize import significant
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.lang.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
@@ -17,7 +18,7 @@ from pcsc.policy.model import FoldPolicy, Policy
 from pcsc.score.calibration import calibrate
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admitted, clip, reweight
-from pcsc.score.finite import checked, show
+from pcsc.score.finite import checked
 from pcsc.score.graph import graph_fold
 from pcsc.score.voi import Voi, graph_flat, value_of_information, value_of_information_refolded
 
@@ -106,7 +107,7 @@ def fold(ps: Sequence[Num], cs: Sequence[Num], value: Num) -> list[Num]:
         r = R[i]
         if isinstance(r, float) and not math.isfinite(r):
             c, p, after = float(cs[i]), float(ps[i]), float(R[i + 1])
-            checked(r, f"R_{i} = −c + p·R_{i + 1} = −{show(c)} + {show(p)}·{show(after)}")
+            checked(r, f"R_{i} = −c + p·R_{i + 1} = −{significant(c)} + {significant(p)}·{significant(after)}")
     return R
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from pcsc.base.humanize import byte_size, plural
 from pcsc.cli import options
-from pcsc.cli.commands.cache_info import size_text
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
@@ -30,5 +30,5 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
                                 "set XDG_CACHE_HOME to a folder of your own, or PCSC_NO_CACHE=1 to use none")
         return Outcome("cache-clear", {"folder": str(folder), "removed": 0, "bytes": 0, "ok": False},
                        diagnostics=[problem])
-    text = f"removed {removed:,} {'file' if removed == 1 else 'files'} ({size_text(freed)}) from {folder}"
+    text = f"removed {plural(removed, 'file')} ({byte_size(freed)}) from {folder}"
     return Outcome("cache-clear", {"folder": str(folder), "removed": removed, "bytes": freed, "ok": True}, text=text)
