@@ -38,6 +38,7 @@ from pcsc.analysis.seams.splice import SpliceError, splice_text
 from pcsc.base.canonical import sha256_hex
 from pcsc.base.humanize import money as _money
 from pcsc.base.humanize import plural, points
+from pcsc.base.modes import MODES, VERDICTS
 from pcsc.base.resources import TEXT_ENCODING, display_path
 from pcsc.compiler.session import Compiled, Session, coverage_mode, gate_and_dock
 from pcsc.compiler.walk import folder_files
@@ -47,9 +48,7 @@ from pcsc.lang.syntax.limits import read_file
 from pcsc.policy.load import PolicyError, PolicyStore
 
 SUFFIX = ".pcsctest.toml"
-VERDICTS = ("released", "suspend-and-ask", "docked", "ungated")
 BUCKETS = ("neg", "mix", "pos")
-COVERAGE_MODES = ("gate", "dock", "off")
 TOLERANCE = 0.01  # a bare number matches within this (a cent; a hundredth of a point of T)
 _CODE = re.compile(r"^PCSC-[EW][0-9]{3}$")
 _REF = re.compile(r"^[A-Za-z0-9_.\-/]+@[A-Za-z0-9_.\-+]+$")
@@ -279,7 +278,7 @@ def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
         policy = r.string(merged["policy"], f"{where}.policy") if "policy" in merged else None
         if policy is not None and not (_REF.match(policy) or policy.endswith(".toml")):
             r.fail(f"{where}.policy", f"expected id@version or a path to a .toml file, got {policy!r}")
-        coverage = r.string(merged["coverage"], f"{where}.coverage", COVERAGE_MODES) if "coverage" in merged else None
+        coverage = r.string(merged["coverage"], f"{where}.coverage", MODES) if "coverage" in merged else None
         seam = None
         if "splice" in raw:
             v = raw["splice"]

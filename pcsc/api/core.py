@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 
 from pcsc.base.canonical import sha256_hex
+from pcsc.base.modes import MODES, VERDICTS, Mode, Verdict
 from pcsc.compiler.session import Compiled, Session
+from pcsc.diagnostics import exits
 from pcsc.diagnostics.model import Diagnostic as _Diagnostic
 from pcsc.diagnostics.model import where
 from pcsc.forecast.ledger import DEFAULT_PATH, LedgerError
@@ -83,17 +85,14 @@ __all__ = [
 PathLike: TypeAlias = str | os.PathLike[str]
 #: What `compile`, `check` and `analyse_seams` accept: a path, route text, or several paths.
 Source: TypeAlias = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
-#: A coverage mode: GATE withholds an uncovered route's score, DOCK releases it with
-#: the value of the uncovered path removed, ``off`` does not check coverage.
-CoverageMode: TypeAlias = Literal["gate", "dock", "off"]
+#: A coverage mode (`pcsc.base.modes.Mode`).
+CoverageMode: TypeAlias = Mode
 #: ``None`` keeps each policy's own coverage mode.
-CoverageSetting: TypeAlias = Literal["gate", "dock", "off"] | None
-Verdict: TypeAlias = Literal["released", "suspend-and-ask", "docked", "ungated"]
+CoverageSetting: TypeAlias = Mode | None
 
 #: How route source text is shown in diagnostics and inputs.
 STRING_NAME = "<string>"
-_COVERAGE_MODES = (None, "gate", "dock", "off")
-_EXIT_OK, _EXIT_INPUT, _EXIT_REFUSED = 0, 1, 3
+_COVERAGE_MODES = (None, *MODES)
 
 
 # ---------------------------------------------------------------------- small values
@@ -271,12 +270,6 @@ class RouteResult:
         raise KeyError(f"route {self.name} has no transition {name!r}")
 
 
-def _exit_code(diagnostics: tuple[Diagnostic, ...], refused: bool = False) -> int:
-    if any(d.severity == "error" for d in diagnostics):
-        return _EXIT_INPUT
-    return _EXIT_REFUSED if refused else _EXIT_OK
-
-
 # ---------------------------------------------------------------------- results
 @attrs.frozen(slots=True)
 class Result:
@@ -305,7 +298,7 @@ class Result:
     def exit_code(self) -> int:
         """The exit code of `pcsc compile`: 1 for errors, else 3 when GATE refused a
         score, else 0."""
-        return _exit_code(self.diagnostics, self.refused)
+        return exits.exit_code(self.diagnostics, self.refused)
 
     def route(self, name: str) -> RouteResult:
         """The route called ``name``; KeyError if no route of that name compiled."""
@@ -341,7 +334,7 @@ class CheckResult:
     @property
     def exit_code(self) -> int:
         """The exit code of `pcsc check`: 1 for errors, else 0."""
-        return _exit_code(self.diagnostics)
+        return exits.exit_code(self.diagnostics)
 
     def to_json(self) -> dict[str, Any]:
         """The `check` document: the envelope, then ``diagnostics``."""
@@ -660,7 +653,7 @@ class SeamsResult:
     @property
     def exit_code(self) -> int:
         """The exit code of `pcsc seams`: 1 for errors, else 0."""
-        return _exit_code(self.diagnostics)
+        return exits.exit_code(self.diagnostics)
 
     def route(self, name: str) -> RouteSeamsResult:
         """The seams of the route called ``name``; KeyError if it did not compile."""
@@ -744,7 +737,7 @@ def _seam(s: Seam) -> SeamResult:
 
 
 def _verdict(value: str) -> Verdict:
-    for v in ("released", "suspend-and-ask", "docked", "ungated"):
+    for v in VERDICTS:
         if value == v:
             return v
     raise ValueError(f"not a verdict: {value!r}")

@@ -31,6 +31,7 @@ from typing import Any
 
 import attrs
 
+from pcsc.base.modes import MODES
 from pcsc.base.resources import TEXT_ENCODING
 
 CONFIG_FILE = "pcsc.toml"
@@ -41,7 +42,6 @@ DATABASE_SCHEMES = ("postgresql://", "postgres://")
 #: messages quote an address it could not split) or a ``password=`` parameter.
 _USER_PASSWORD = re.compile(r"""(\b[a-zA-Z][a-zA-Z0-9+.-]*:/{1,2}[^\s:/?#@"'<>]*):[^\s"'<>]*@""")
 _PASSWORD_PARAMETER = re.compile(r"""(\b(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&"'<>]*)""", re.I)
-COVERAGE_MODES = ("gate", "dock", "off")
 FORMATS = ("text", "json", "sarif")
 
 
@@ -81,7 +81,7 @@ class Config:
 
     def strictest_coverage(self) -> tuple[str, Path] | None:
         """The most demanding `coverage` any file of the chain asks for, and that file."""
-        asked = [(COVERAGE_MODES.index(c.coverage), c.coverage, c.path) for c in self.chain()
+        asked = [(MODES.index(c.coverage), c.coverage, c.path) for c in self.chain()
                  if c.coverage is not None and c.path is not None]
         if not asked:
             return None
@@ -194,7 +194,7 @@ def _structure(path: Path, table: dict[str, Any]) -> Config:
         docs_url=docs_url,
         lib_path=paths("lib_path"),
         policy_path=paths("policy_path"),
-        coverage=choice("coverage", COVERAGE_MODES),
+        coverage=choice("coverage", MODES),
         format=choice("format", FORMATS),
         require_policy=tuple(required),
         ledger=(ledger if ledger.startswith(DATABASE_SCHEMES) else base / ledger) if ledger else None,

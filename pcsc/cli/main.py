@@ -16,8 +16,9 @@ from typing import Any, NoReturn
 
 from pcsc._version import __version__
 from pcsc.base.escape import escape_controls
-from pcsc.cli.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError
+from pcsc.cli.exits import UsageError
 from pcsc.cli.registry import COMMANDS, GROUPS, Command, find
+from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 EPILOG = (
     "exit codes: 0 success, 1 errors in the input, 2 usage error, 3 score refused by GATE, "

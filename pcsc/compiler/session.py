@@ -21,12 +21,12 @@ import attrs
 
 from pcsc.base.canonical import sha256_hex
 from pcsc.base.gcpause import paused_gc
+from pcsc.base.modes import Mode, lowers
 from pcsc.base.resources import TEXT_ENCODING, data_dir
 from pcsc.base.resources import display_path as display
 from pcsc.compiler.walk import folder_files
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
-from pcsc.coverage.verdict import Mode, lowers
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.fmt import canonical_library

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from pcsc.base.humanize import number
+from pcsc.base.modes import Mode
 from pcsc.coverage.discharge import Coverage, DeltaCoverage
-from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.ir import Route, Transition

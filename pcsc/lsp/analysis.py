@@ -20,11 +20,11 @@ from pathlib import Path
 import attrs
 
 from pcsc.base.humanize import money, number, probability, significant
+from pcsc.base.modes import Mode
 from pcsc.base.resources import BOM, data_dir
 from pcsc.compiler.session import Session
 from pcsc.coverage import Coverage, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
-from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.lang.ir import FieldDecl, Library, Obligation, Route, Transition
 from pcsc.lang.syntax.limits import read_text

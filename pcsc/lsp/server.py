@@ -29,7 +29,7 @@ from pygls.workspace import PositionCodec, ServerTextPosition, ServerTextRange
 
 from pcsc._version import __version__
 from pcsc.base.config import ConfigError, load_config
-from pcsc.coverage.verdict import Mode
+from pcsc.base.modes import Mode
 from pcsc.diagnostics.model import Diagnostic
 from pcsc.lang.syntax.limits import read_text
 from pcsc.lsp.analysis import Analysis, Location, analyse, format_document

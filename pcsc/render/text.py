@@ -17,10 +17,10 @@ from pcsc.analysis.seams.experiment import (
     sweep_rates,
 )
 from pcsc.base.humanize import money, number, plural, points, probability, significant
+from pcsc.base.modes import lowers
 from pcsc.base.stats import rate_text
 from pcsc.base.tables import table
 from pcsc.compiler.session import Compiled
-from pcsc.coverage.verdict import lowers
 from pcsc.score.route import RouteNumbers
 
 

@@ -33,7 +33,8 @@ from typing import Any
 from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import STDIN, STDIN_NAME, Context
-from pcsc.cli.outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, Outcome, UsageError
+from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
 
 SOURCES = (".route", ".obl")  # what a folder stands for
 

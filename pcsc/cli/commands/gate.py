@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 from pcsc.base.humanize import money, plural
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, Outcome
+from pcsc.cli.outcome import Outcome
 from pcsc.cli.verdicts import exit_code
+from pcsc.diagnostics.exits import EXIT_INPUT
 
 if TYPE_CHECKING:
     from pcsc.analysis.suggest import Suggestion

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from pcsc.cli import options
 from pcsc.cli.commands.policy_fit import failed, history
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_REFUSED, Outcome
+from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.exits import EXIT_REFUSED
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:

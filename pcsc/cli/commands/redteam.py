@@ -12,8 +12,9 @@ from pcsc.analysis.redteam import DEFAULT_MAX_EDITS
 from pcsc.base.humanize import plural
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
+from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.exits import EXIT_INPUT
 from pcsc.diagnostics.model import Diagnostic, Span
 
 FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}

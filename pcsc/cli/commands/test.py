@@ -10,8 +10,9 @@ from pathlib import Path
 from pcsc.analysis.policy_tests import SUFFIX
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, Outcome, UsageError
+from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
 from pcsc.diagnostics.model import Diagnostic, Span
 
 
