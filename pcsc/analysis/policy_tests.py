@@ -36,15 +36,15 @@ from pcsc.analysis.policy_diff import PinnedStore
 from pcsc.analysis.redteam import DEFAULT_MAX_EDITS, redteam
 from pcsc.analysis.seams.splice import SpliceError, splice_text
 from pcsc.base.canonical import sha256_hex
+from pcsc.base.files import NotText, decode, read_bytes
 from pcsc.base.humanize import money as _money
 from pcsc.base.humanize import plural, points
 from pcsc.base.modes import MODES, VERDICTS
-from pcsc.base.resources import TEXT_ENCODING, display_path
+from pcsc.base.resources import display_path
 from pcsc.compiler.session import Compiled, Session, coverage_mode, gate_and_dock
 from pcsc.compiler.walk import folder_files
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.lang.ir import PolicyRef, Route
-from pcsc.lang.syntax.limits import read_file
 from pcsc.policy.load import PolicyError, PolicyStore
 
 SUFFIX = ".pcsctest.toml"
@@ -234,12 +234,12 @@ class _Reader:
 
 
 def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
-    """Read and validate a test file; raises ``PolicyTestError`` (and ``OSError``)."""
+    """Read and validate a test file; raises ``PolicyTestError`` (and `Unreadable`)."""
     shown = shown or str(path)
-    data = read_file(path)
+    data = read_bytes(path)
     try:
-        doc = tomllib.loads(data.decode(TEXT_ENCODING))
-    except UnicodeDecodeError:
+        doc = tomllib.loads(decode(data, shown))
+    except NotText:
         raise PolicyTestError(shown, ["not UTF-8 text"]) from None
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"\(at line (\d+)", str(exc))

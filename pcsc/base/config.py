@@ -31,8 +31,8 @@ from typing import Any
 
 import attrs
 
+from pcsc.base.files import Unreadable, read_text
 from pcsc.base.modes import MODES
-from pcsc.base.resources import TEXT_ENCODING
 
 CONFIG_FILE = "pcsc.toml"
 #: A ledger given as one of these is a database server's address, not a file path.
@@ -128,11 +128,11 @@ def load_config(start: Path | None = None) -> Config:
 
 def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
     try:
-        doc = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
-    except (OSError, UnicodeDecodeError) as exc:
+        doc = tomllib.loads(read_text(path))
+    except Unreadable as exc:
         if not required:
             return None
-        raise ConfigError(path, f"cannot read: {exc}") from None
+        raise ConfigError(path, f"cannot read: {exc.reason}") from None
     except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:  # deep nesting; 4300-digit integers
         if not required:
             return None
@@ -205,8 +205,8 @@ def key_line(path: Path, key: str) -> int | None:
     """The line of ``path`` that sets ``key`` (its first `key =`), for a diagnostic; None
     when no line does (or the file cannot be read)."""
     try:
-        lines = path.read_text(encoding=TEXT_ENCODING).splitlines()
-    except (OSError, UnicodeDecodeError):
+        lines = read_text(path).splitlines()
+    except Unreadable:
         return None
     pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
     return next((i for i, line in enumerate(lines, 1) if pattern.match(line)), None)

@@ -377,11 +377,11 @@ class Context:
     def note_input(self, path: Path, shown: str | None = None) -> None:
         """Record a file this run read (for the envelope's ``inputs``), if it can be read."""
         from pcsc.base.canonical import sha256_hex
-        from pcsc.lang.syntax.limits import read_file
+        from pcsc.base.files import Unreadable, read_bytes
 
         try:
-            data = read_file(path)
-        except OSError:
+            data = read_bytes(path)
+        except Unreadable:
             return
         self._extra_inputs.append((shown or str(path), sha256_hex(data)))
 

@@ -19,16 +19,17 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 import attrs
 
+from pcsc.base import files
 from pcsc.base.canonical import sha256_hex
 from pcsc.base.gcpause import paused_gc
 from pcsc.base.modes import Mode, lowers
-from pcsc.base.resources import TEXT_ENCODING, data_dir
+from pcsc.base.resources import data_dir
 from pcsc.base.resources import display_path as display
 from pcsc.compiler.walk import folder_files
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostics, Span
+from pcsc.diagnostics.model import Diagnostics, Span, unreadable
 from pcsc.lang.fmt import canonical_library
 from pcsc.lang.ir import Evidence, Library, Route
 from pcsc.lang.ir.names import MAX_NAME, is_name, split_policy_ref, split_requirement
@@ -36,9 +37,9 @@ from pcsc.lang.lower.common import policy_help, suggest
 from pcsc.lang.lower.expr import unquote
 from pcsc.lang.lower.library import lower_library
 from pcsc.lang.lower.route import PolicyFacts, lower_route_facts
-from pcsc.lang.syntax import limits, parse_source
 from pcsc.lang.syntax import nodes as syn
-from pcsc.lang.syntax.limits import MAX_ROUTES, FileTooLarge, normalize_newlines, read_file, too_large
+from pcsc.lang.syntax import parse_source
+from pcsc.lang.syntax.limits import MAX_ROUTES
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
 from pcsc.policy.model import Found, FoundIn, LoadedPolicy
 from pcsc.score.finite import NotFinite
@@ -132,8 +133,8 @@ def library_hash(path: Path) -> LibraryHash | None:
     """Both hashes of the library file at ``path``; None when it cannot be read as UTF-8
     or is over the size limit (loading it says which)."""
     try:
-        text = read_file(path).decode(TEXT_ENCODING)
-    except (OSError, UnicodeDecodeError):
+        text = files.decode(files.read_bytes(path), str(path))
+    except files.Unreadable:
         return None
     text = text.replace("\r\n", "\n")
     digest = sha256_hex(text)
@@ -176,55 +177,23 @@ class Session:
 
     # ------------------------------------------------------------------ reading
     def read(self, path: Path, shown: str) -> str | None:
-        """The text of the file at ``path`` (`read_file`: a regular file within the size
-        limit), or None after a diagnostic."""
+        """The text of the file at ``path`` (`pcsc.base.files`: a regular file within the
+        size limit, UTF-8), kept as the source of ``shown``; None after a diagnostic."""
         try:
-            data = read_file(path)
-        except FileTooLarge as exc:
-            self.diags.add(codes.E112, f"{shown}: {too_large(exc.size)}", Span.whole_file(shown),
-                           "split it into several files")
+            return self._keep(files.read_text(path), shown)
+        except files.Unreadable as exc:
+            self.diags.items.append(unreadable(exc, shown))
             return None
-        except OSError as exc:
-            self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.file_only(shown))
-            return None
-        return self.decode(data, shown)
 
     def read_stream(self, stream: TextIO, shown: str) -> str | None:
-        """Standard input as `read` reads a file: its bytes (up to the size limit), as
-        UTF-8; None after a diagnostic."""
-        binary = getattr(stream, "buffer", None)
-        limit = limits.MAX_FILE_BYTES
-        if binary is not None:
-            data: bytes = binary.read(limit + 1)
-        else:  # a text stream (tests, the API): its characters, invalid UTF-8 kept invalid
-            data = stream.read(limit + 1).encode("utf-8", "surrogateescape")
-        if len(data) > limit:
-            self.diags.add(codes.E112, f"{shown}: more than {limit:,} bytes; the limit is {limit:,} bytes",
-                           Span.whole_file(shown), "split it into several files")
-            return None
-        return self.decode(data, shown)
-
-    def decode(self, data: bytes, shown: str) -> str | None:
-        """``data`` as UTF-8 text (a byte order mark dropped), kept as the source of
-        ``shown``; None after a located PCSC-E105 when it is not UTF-8."""
-        large = too_large(len(data))
-        if large is not None:
-            self.diags.add(codes.E112, f"{shown}: {large}", Span.whole_file(shown), "split it into several files")
-            return None
+        """Standard input as `read` reads a file; None after a diagnostic."""
         try:
-            text = data.decode(TEXT_ENCODING)
-        except UnicodeDecodeError as exc:
-            data = exc.object  # after the byte order mark, if any: positions count from there
-            line = data.count(b"\n", 0, exc.start) + 1
-            column = exc.start - data.rfind(b"\n", 0, exc.start)
-            self.diags.add(
-                codes.E105,
-                f"{shown} is not UTF-8 text: byte 0x{data[exc.start]:02X} cannot be decoded",
-                Span(shown, line, column, line, column + 1),
-                "save the file as UTF-8",
-            )
+            return self._keep(files.read_stream(stream, shown), shown)
+        except files.Unreadable as exc:
+            self.diags.items.append(unreadable(exc, shown))
             return None
-        text = normalize_newlines(text)  # a CR-only file has lines too
+
+    def _keep(self, text: str, shown: str) -> str:
         self.sources[shown] = text
         return text
 
@@ -839,8 +808,8 @@ def pin_span(store: PolicyStore, loaded: LoadedPolicy, name: str) -> Span:
     while current is not None and current.ref not in seen:
         seen.add(current.ref)
         try:
-            lines = Path(current.path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+            lines = files.read_text(current.path).splitlines()
+        except files.Unreadable:
             break
         start = next((i for i, line in enumerate(lines) if header.match(line)), None)
         if start is not None:

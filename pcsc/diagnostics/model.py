@@ -8,6 +8,8 @@ from typing import Literal
 import attrs
 
 from pcsc.base.config import hide_credentials
+from pcsc.base.files import FileTooLarge, NotText, Unreadable
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import CODES, Code
 
 Severity = Literal["error", "warning"]
@@ -74,6 +76,18 @@ class Diagnostic:
     @property
     def severity(self) -> Severity:
         return CODES[self.code].severity
+
+
+def unreadable(exc: Unreadable, shown: str) -> Diagnostic:
+    """The diagnostic of a file `pcsc.base.files` did not read: PCSC-E112 over the size
+    limit, PCSC-E105 otherwise (at the first byte that is not UTF-8, for text)."""
+    if isinstance(exc, FileTooLarge):
+        return Diagnostic.of(codes.E112, f"{shown}: {exc.reason}", Span.whole_file(shown),
+                             "split it into several files")
+    if isinstance(exc, NotText) and exc.line is not None and exc.column is not None:
+        return Diagnostic.of(codes.E105, f"{shown} is {exc.reason}",
+                             Span(shown, exc.line, exc.column, exc.line, exc.column + 1), "save the file as UTF-8")
+    return Diagnostic.of(codes.E105, f"cannot read {shown}: {exc.reason}", Span.file_only(shown))
 
 
 @attrs.define

@@ -273,8 +273,8 @@ def layout(text: str, tree: Node) -> str:
 def format_source(text: str, file: str, diags: Diagnostics) -> str | None:
     """Parse and lay out ``text``; None (with a diagnostic) on a syntax error.
     This does not run the safety checks: see `check_format`."""
+    from pcsc.base.files import normalize_newlines
     from pcsc.lang.syntax import parse_tree
-    from pcsc.lang.syntax.limits import normalize_newlines
 
     text = normalize_newlines(text)
     tree = parse_tree(text, file, diags)

@@ -19,15 +19,15 @@ from pathlib import Path
 
 import attrs
 
+from pcsc.base.files import BOM, Unreadable, read_text
 from pcsc.base.humanize import money, number, probability, significant
 from pcsc.base.modes import Mode
-from pcsc.base.resources import BOM, data_dir
+from pcsc.base.resources import data_dir
 from pcsc.compiler.session import Session
 from pcsc.coverage import Coverage, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.lang.ir import FieldDecl, Library, Obligation, Route, Transition
-from pcsc.lang.syntax.limits import read_text
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.score.route import RouteNumbers, TransitionNumbers
@@ -244,7 +244,7 @@ class Analysis:
                 seen.add(path)
                 try:
                     text = read_text(path)
-                except (OSError, UnicodeDecodeError):
+                except Unreadable:
                     break
                 m = header.search(text)
                 if m is not None:
@@ -373,7 +373,7 @@ def _decl_location(span: Span, name: str) -> Location:
     path = Path(span.file).resolve()
     try:
         line = read_text(path).split("\n")[span.line - 1]
-    except (OSError, UnicodeDecodeError, IndexError):
+    except (Unreadable, IndexError):
         return Location(path, span.line, span.column, span.end_line, span.end_column)
     m = re.search(r"\b" + re.escape(name) + r"\b", line[max(span.column - 1, 0) :])
     if m is None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pcsc.base.files import Unreadable, read_text
 from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
-from pcsc.lang.syntax.limits import read_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,8 +38,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.names:
         try:
             names = read_names(read_text(args.names))
-        except (OSError, UnicodeDecodeError) as exc:
-            return _failed(args.names, f"cannot read the names: {exc}")
+        except Unreadable as exc:
+            return _failed(args.names, f"cannot read the names: {exc.reason}")
         ctx.note_input(Path(args.names), args.names)
     blinder = Blinder(names)
     inputs: list[tuple[Path, str, Path, str]] = []
@@ -50,8 +50,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             relative = path.relative_to(base) if base.is_dir() else Path(path.name)
             try:
                 text = read_text(path)
-            except (OSError, UnicodeDecodeError) as exc:
-                return _failed(shown, f"cannot read the route file: {exc}")
+            except Unreadable as exc:
+                return _failed(shown, f"cannot read the route file: {exc.reason}")
             ctx.note_input(path, shown)
             inputs.append((path, shown, relative, text))
             blinder.reserved |= words_of(text)

@@ -189,11 +189,13 @@ def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, 
     its graded rows and its rule, or a PCSC-E745 diagnostic when they mix the two (the
     two modes are never pooled); None without such a column."""
     import csv
+    import io
 
+    from pcsc.base.files import decode, read_bytes
     from pcsc.forecast.report import PROSPECTIVE_RULE, RETROSPECTIVE_RULE
 
-    with open(path, encoding="utf-8", newline="") as f:  # already read once: readable
-        rows = list(csv.reader(f))
+    # read again as the table was (a byte order mark dropped): it was readable a moment ago
+    rows = list(csv.reader(io.StringIO(decode(read_bytes(path), path), newline="")))
     header = rows[0] if rows else []
     if "mode" not in header or id_column not in header:
         return None

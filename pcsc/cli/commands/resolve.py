@@ -14,13 +14,13 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcsc.base.files import read_bytes
 from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic
-from pcsc.lang.syntax.limits import read_file
 
 if TYPE_CHECKING:
     from pcsc.forecast.ledger import Ledger
@@ -122,7 +122,7 @@ def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
 
     try:
         outcomes = load_outcomes(args.outcomes)
-        text = read_file(args.outcomes)
+        text = read_bytes(args.outcomes)  # read again for its hash: it was readable a moment ago
     except OutcomesError as exc:
         return failed(outcomes_diagnostics(exc))
     path = ctx.ledger_path()

@@ -8,12 +8,13 @@ import argparse
 from pathlib import Path
 
 from pcsc.analysis.policy_tests import SUFFIX
+from pcsc.base.files import Unreadable
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Diagnostic, Span, unreadable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -74,10 +75,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     for path, shown in ctx.progress(files, len(files), "test"):
         try:
             tf = load_test_file(path, shown)
-        except OSError as exc:
-            message = f"cannot read {shown}: {exc.strerror or exc}"
-            diagnostics.append(Diagnostic.of(codes.E105, message, Span.file_only(shown)))
-            reports.append(FileReport(shown, problems=(message,)))
+        except Unreadable as exc:
+            problem = unreadable(exc, shown)
+            diagnostics.append(problem)
+            reports.append(FileReport(shown, problems=(problem.message,)))
             continue
         except PolicyTestError as exc:
             diagnostics.extend(Diagnostic.of(codes.E801, m, Span.file_only(shown, exc.line)) for m in exc.messages)

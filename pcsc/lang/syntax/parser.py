@@ -38,11 +38,12 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.lexer import PatternStr
 from lark.parsers.lalr_analysis import Shift
 
+from pcsc.base.files import normalize_newlines
 from pcsc.base.gcpause import paused_gc
 from pcsc.base.resources import data_dir
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
-from pcsc.lang.syntax.limits import MAX_DEPTH, check_characters, check_lines, normalize_newlines
+from pcsc.lang.syntax.limits import MAX_DEPTH, check_characters, check_lines
 from pcsc.lang.syntax.nodes import Expression, SourceFile
 from pcsc.lang.syntax.transform import ToSyntax
 
