@@ -41,3 +41,42 @@ def test_the_api_and_the_command_line_give_the_same_exit_code(path: Path, capsys
     code, _, _ = run_cli(capsys, "compile", str(path))
     assert pcsc.compile(path).exit_code == code
     assert code == {"devtools_api": 0, "devtools_api_seam1": 3, "unknown_names": 1}[path.stem]
+
+
+def test_one_lexer_outside_the_checker() -> None:
+    """The printer and the formatter read tokens with the grammar's own lexer."""
+    from pcsc.lang import fmt, printer
+    from pcsc.lang.syntax import tokens
+
+    assert printer.lex is tokens.lex and fmt.lex is tokens.lex
+    assert where(r"_LEX\b|_EXPR_PIECES") == set()
+
+
+SHIPPED = sorted([*EXAMPLES.rglob("*.route"), *(ROOT / "obligations").glob("*.obl")])
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_the_tokens_are_those_the_parser_reads(path: Path) -> None:
+    """The token lexer reads every terminal wherever it stands; the parser's lexer only
+    those its state accepts. On every shipped file they read the same tokens."""
+    from pcsc.base.files import read_text
+    from pcsc.lang.syntax.parser import get_parser
+    from pcsc.lang.syntax.tokens import lex
+
+    text = read_text(path)
+    parsed = [(t.start_pos, str(t)) for t in get_parser().parse_interactive(text, start="file").iter_parse()
+              if t.type != "$END"]
+    assert [(t.start, t.text) for t in lex(text)[0]] == parsed
+
+
+def test_a_stray_character_is_a_token_and_lexing_goes_on() -> None:
+    from pcsc.lang.printer import canonical_expression, expression
+    from pcsc.lang.syntax.tokens import lex
+
+    tokens, comments = lex('a >= 1 \u00a0 b # c\n"s # t"')
+    assert [(t.kind, t.text) for t in tokens] == [("word", "a"), ("op", ">="), ("number", "1"), ("other", "\u00a0"),
+                                                  ("word", "b"), ("string", '"s # t"')]
+    assert [c.text for c in comments] == ["# c"]
+    assert expression("developers>=500 # the bar\n  and arr >= 1.2M usd") == "developers>=500 and arr >= 1.2M usd"
+    assert canonical_expression("developers>=500 and-x< -1") == "developers >= 500 and -x < -1"
+

@@ -53,7 +53,7 @@ def is_library(text: str, shown: str) -> bool:
     """An .obl file; on standard input, text whose first statement is a library's."""
     if shown != STDIN_NAME:
         return shown.endswith(".obl")
-    from pcsc.lang.printer import lex
+    from pcsc.lang.syntax.tokens import lex
 
     words = [t.text for t in lex(text)[0][:1]]
     return words in (["library"], ["field"], ["obligation"])

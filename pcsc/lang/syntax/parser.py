@@ -34,6 +34,7 @@ from typing import Any
 
 import lark
 from lark import Lark, Token, Tree
+from lark.common import LexerConf
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
 from lark.parsers.lalr_analysis import Shift
@@ -108,6 +109,13 @@ def _typed_parser() -> tuple[Lark, ToSyntax, threading.Lock]:
     the lock that keeps one parse at a time on that transformer."""
     builder = ToSyntax()
     return _build({**_TYPED_OPTIONS, "transformer": builder}, "typed"), builder, threading.Lock()
+
+
+def typed_lexer_conf() -> LexerConf:
+    """The typed parser's lexer configuration (the grammar's terminals), for
+    `pcsc.lang.syntax.tokens`: the compiler builds that parser anyway, so the token
+    lexer costs no parser of its own."""
+    return _typed_parser()[0].lexer_conf
 
 
 def _build(options: dict[str, Any], kind: str) -> Lark:
