@@ -80,3 +80,25 @@ def test_a_stray_character_is_a_token_and_lexing_goes_on() -> None:
     assert expression("developers>=500 # the bar\n  and arr >= 1.2M usd") == "developers>=500 and arr >= 1.2M usd"
     assert canonical_expression("developers>=500 and-x< -1") == "developers >= 500 and -x < -1"
 
+
+def test_the_public_names_are_those_docs_api_lists() -> None:
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    listed = re.search(r"In full, `pcsc.__all__` is: (.*?)\.\n\n", text, re.S)
+    assert listed is not None
+    names = re.findall(r"`([\w]+)`", listed.group(1))
+    assert len(names) == len(set(names)) and set(names) == set(pcsc.__all__)
+
+
+def test_the_public_name_list_is_written_once() -> None:
+    """`pcsc.__all__` is `pcsc.api.core.__all__` and `__version__`, not a second copy."""
+    from pcsc.api import core
+
+    assert pcsc.__all__ == [*core.__all__, "__version__"]
+    assert '"RouteSeamsResult"' not in (ROOT / "pcsc" / "__init__.py").read_text(encoding="utf-8")
+
+
+def test_a_seams_route_names_its_score_ungated() -> None:
+    seams = pcsc.analyse_seams(EXAMPLES / "devtools_api.route").route("devtools_api")
+    compiled = pcsc.compile(EXAMPLES / "devtools_api.route").route("devtools_api")
+    assert seams.ungated_score == compiled.ungated_score
+    assert not hasattr(seams, "score")  # it was the ungated one under RouteResult's name for the released one

@@ -43,7 +43,7 @@ from pcsc.base.modes import MODES, VERDICTS
 from pcsc.base.resources import display_path
 from pcsc.compiler.session import Compiled, Session, coverage_mode, gate_and_dock
 from pcsc.compiler.walk import folder_files
-from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
 from pcsc.lang.ir import PolicyRef, Route
 from pcsc.policy.load import PolicyError, PolicyStore
 
@@ -295,7 +295,7 @@ def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
     return PolicyTestFile(path, shown, sha256_hex(data), tuple(cases))
 
 
-def find_test_files(folder: Path) -> tuple[list[Path], list[Diagnostic]]:
+def find_test_files(folder: Path) -> tuple[list[Path], list[Finding]]:
     """The test files under ``folder``, recursively, sorted, and an error for each link
     that leads out of the folder (not read: `pcsc.compiler.walk`)."""
     return folder_files(folder, (SUFFIX,))

@@ -29,8 +29,7 @@ from pcsc.base.canonical import sha256_hex
 from pcsc.base.modes import MODES, VERDICTS, Mode, Verdict
 from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics import exits
-from pcsc.diagnostics.model import Diagnostic as _Diagnostic
-from pcsc.diagnostics.model import where
+from pcsc.diagnostics.model import Finding, where
 from pcsc.forecast.ledger import DEFAULT_PATH, LedgerError
 from pcsc.forecast.ledger import Ledger as _Ledger
 from pcsc.policy.load import PolicyError, PolicyStore
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     from pcsc.forecast.ledger import Entry
     from pcsc.lang.ir import Route
 
+#: The public API, its one list: `pcsc` re-exports these names (and `__version__`).
 __all__ = [
     "Attempt",
     "Binding",
@@ -111,7 +111,7 @@ class Diagnostic:
     help: str | None = None
 
     @classmethod
-    def _of(cls, d: _Diagnostic) -> Diagnostic:
+    def _of(cls, d: Finding) -> Diagnostic:
         s = d.span
         return cls(d.code, d.severity, d.message, s.file, s.line, s.column, s.end_line, s.end_column, d.help)
 
@@ -281,7 +281,7 @@ class Result:
     diagnostics: tuple[Diagnostic, ...]
     inputs: tuple[Input, ...]
     _compiled: tuple[Compiled, ...] = attrs.field(alias="_compiled", repr=False, eq=False)
-    _internal: tuple[_Diagnostic, ...] = attrs.field(alias="_internal", repr=False, eq=False)
+    _internal: tuple[Finding, ...] = attrs.field(alias="_internal", repr=False, eq=False)
     _read: tuple[tuple[str, str], ...] = attrs.field(alias="_read", repr=False, eq=False)
 
     @property
@@ -324,7 +324,7 @@ class CheckResult:
     diagnostics: tuple[Diagnostic, ...]
     inputs: tuple[Input, ...]
     routes: tuple[str, ...]  # the names of the routes that lowered without errors
-    _internal: tuple[_Diagnostic, ...] = attrs.field(alias="_internal", repr=False, eq=False)
+    _internal: tuple[Finding, ...] = attrs.field(alias="_internal", repr=False, eq=False)
 
     @property
     def ok(self) -> bool:
@@ -416,7 +416,7 @@ def _load(source: Source, session: Session) -> list[Route]:
     return session.load_paths(args)
 
 
-def _diagnostics(session: Session) -> tuple[tuple[Diagnostic, ...], tuple[_Diagnostic, ...]]:
+def _diagnostics(session: Session) -> tuple[tuple[Diagnostic, ...], tuple[Finding, ...]]:
     internal = tuple(session.diags.sorted())
     return tuple(Diagnostic._of(d) for d in internal), internal
 
@@ -592,7 +592,7 @@ class RouteSeamsResult:
     name: str
     file: str
     policy: PolicyInfo
-    score: float  # the ungated score
+    ungated_score: float  # before coverage, as `RouteResult.ungated_score` (JSON: `score`)
     verdict: Verdict
     seams: tuple[SeamResult, ...]
 
@@ -721,7 +721,7 @@ def _seam(s: Seam) -> SeamResult:
     pipeline = None
     if arm is not None:
         pipeline = SeamPipeline(
-            delta=arm.delta, drift=bool(arm.drift), drifted=tuple(str(d) for d in arm.drift),
+            delta=arm.delta, drift=bool(arm.drifted), drifted=tuple(str(d) for d in arm.drifted),
             verdict=_verdict(arm.verdict),
             gate=arm.gate.verdict, dock=arm.dock.verdict, dock_score=arm.dock.score,
             ungated_score=arm.ungated_score, uncovered=arm.uncovered, failed_requires=arm.failed_requires,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def write_certificate(
     ctx: Context, session: Session, compiled: Sequence[Compiled], overrides: Sequence[Override], target: str
-) -> Diagnostic | None:
+) -> Finding | None:
     """Write the certificate; a PCSC-E911 diagnostic when it cannot be."""
     from pcsc.certify.emit import CertificateError, build, dumps
 
@@ -27,9 +27,9 @@ def write_certificate(
         cert = build(compiled, session.inputs, session.policies, path, [o.json() for o in overrides])
         path.write_text(dumps(cert), encoding="utf-8")
     except CertificateError as exc:
-        return Diagnostic.of(codes.E911, f"certificate {target}: {exc}", Span.file_only(target))
+        return Finding.of(codes.E911, f"certificate {target}: {exc}", Span.file_only(target))
     except OSError as exc:
-        return Diagnostic.of(codes.E911, f"cannot write {target}: {exc.strerror or exc}", Span.file_only(target))
+        return Finding.of(codes.E911, f"cannot write {target}: {exc.strerror or exc}", Span.file_only(target))
     return None
 
 

@@ -122,10 +122,10 @@ def run(command: Command, args: argparse.Namespace) -> int:
     except ConfigError as exc:  # in the format asked for, like any other input error
         from pcsc.base.config import Config
         from pcsc.diagnostics import codes
-        from pcsc.diagnostics.model import Diagnostic, Span
+        from pcsc.diagnostics.model import Finding, Span
 
         ctx = Context(args, Config())
-        problem = Diagnostic.of(codes.E407, exc.message, Span.file_only(str(exc.path)))
+        problem = Finding.of(codes.E407, exc.message, Span.file_only(str(exc.path)))
         failure = Outcome(command.name.replace(" ", "-"), {"ok": False, "error": problem.message},
                           diagnostics=[problem])
         return finish(ctx, emit(ctx, failure))
@@ -169,7 +169,7 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.outcome import Outcome
     from pcsc.diagnostics import codes
-    from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.diagnostics.model import Finding, Span
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
     from pcsc.score.finite import NotFinite
@@ -183,16 +183,16 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
         problem = ledger_diagnostic(ctx.ledger_path(), str(exc))
         return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
     if isinstance(exc, ExtraMissing):  # the same code, exit and message for every extra
-        missing = Diagnostic.of(codes.E115, str(exc), Span.file_only(f"pcsc[{exc.extra}]"))
+        missing = Finding.of(codes.E115, str(exc), Span.file_only(f"pcsc[{exc.extra}]"))
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, missing])
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
         # the system refused a path the input names (a name too long, a folder not searchable)
         where = exc.filename if isinstance(exc.filename, str) else "pcsc"
-        problem = Diagnostic.of(codes.E105, f"cannot use {where}: {exc.strerror or exc}", Span.file_only(where))
+        problem = Finding.of(codes.E105, f"cannot use {where}: {exc.strerror or exc}", Span.file_only(where))
         return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
     if isinstance(exc, NotFinite):  # an overflow in a derived computation (a splice, a red-team edit)
         span = exc.span or Span.file_only("pcsc")
-        overflow = Diagnostic.of(codes.E311, exc.message, span)
+        overflow = Finding.of(codes.E311, exc.message, span)
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, overflow])
     return None
 

@@ -15,7 +15,7 @@ import attrs
 
 from pcsc.cli.exits import UsageError
 from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
-from pcsc.diagnostics.model import Diagnostic
+from pcsc.diagnostics.model import Finding
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
@@ -40,7 +40,7 @@ class Outcome:
     kind: str
     payload: Mapping[str, Any] | None = None
     text: str | None = None
-    diagnostics: Sequence[Diagnostic] = ()
+    diagnostics: Sequence[Finding] = ()
     exit_code: int | None = None
     notes: Sequence[str] = ()
     raw: str | None = None

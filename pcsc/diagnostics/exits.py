@@ -12,8 +12,9 @@ EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 EXIT_INTERNAL = 70  # a bug in pcsc (EX_SOFTWARE); never caused by input
 
 
-class Finding(Protocol):
-    """A diagnostic, internal or public: its code and severity are all the rule reads."""
+class _Coded(Protocol):
+    """A diagnostic, internal (`Finding`) or public: its code and severity are all the
+    rule reads."""
 
     @property
     def code(self) -> str: ...
@@ -22,7 +23,7 @@ class Finding(Protocol):
     def severity(self) -> str: ...
 
 
-def exit_code(diagnostics: Iterable[Finding], refused: bool = False) -> int:
+def exit_code(diagnostics: Iterable[_Coded], refused: bool = False) -> int:
     """1 for input errors; else 3 when GATE refused a score (``refused``) or a route
     named a policy the run does not require (PCSC-E414: a refusal, not a fault of the
     input); else 0."""

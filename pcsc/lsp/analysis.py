@@ -26,7 +26,7 @@ from pcsc.base.resources import data_dir
 from pcsc.compiler.session import Session
 from pcsc.coverage import Coverage, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
-from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
 from pcsc.lang.ir import FieldDecl, Library, Obligation, Route, Transition
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
@@ -77,7 +77,7 @@ class Analysis:
     text: str
     shown: str  # the name the document's diagnostics carry
     folder: Path
-    diagnostics: list[Diagnostic]
+    diagnostics: list[Finding]
     routes: list[RouteFacts]
     libraries: list[Library]
     policies: list[LoadedPolicy]
@@ -330,7 +330,7 @@ def analyse(
     )
 
 
-def _for_document(items: Sequence[Diagnostic], shown: str) -> list[Diagnostic]:
+def _for_document(items: Sequence[Finding], shown: str) -> list[Finding]:
     """The document's diagnostics; one about another file (a library, a policy) is
     moved to the document's first line, its message naming where it is."""
     out = []

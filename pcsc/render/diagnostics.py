@@ -9,14 +9,14 @@ from typing import Any
 
 from pcsc.base.escape import escape_controls
 from pcsc.base.humanize import plural
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 SNIPPET = 100  # characters of a long source line shown around a diagnostic's span
 _BEFORE = 40  # of which before the span's first column
 MESSAGE = 1_000  # characters of a message or a help shown (a name can be as long as a line)
 
 
-def to_text(diagnostics: Iterable[Diagnostic], sources: Mapping[str, str]) -> str:
+def to_text(diagnostics: Iterable[Finding], sources: Mapping[str, str]) -> str:
     """`file:line:col: severity: message [code]`, the source line, a caret under the
     span; a long line is cut to `SNIPPET` characters around the span. Control
     characters of the inputs (in file names, messages and lines) are escaped."""
@@ -66,7 +66,7 @@ def snippet(line: str, s: Span) -> list[str]:
     return [gutter + shown, " " * (len(gutter) + lo) + "^" + "~" * max(width - 1, 0)]
 
 
-def cut_note(cut: Sequence[Diagnostic], how: str) -> str:
+def cut_note(cut: Sequence[Finding], how: str) -> str:
     """The line that ends a list of diagnostics cut short: how many are not shown, of
     which severity, and ``how`` to see them."""
     errors = sum(d.severity == "error" for d in cut)
@@ -75,7 +75,7 @@ def cut_note(cut: Sequence[Diagnostic], how: str) -> str:
     return f"pcsc: {plural(len(cut), 'more diagnostic')} not shown ({kinds}): {how}"
 
 
-def to_json(d: Diagnostic) -> dict[str, Any]:
+def to_json(d: Finding) -> dict[str, Any]:
     out: dict[str, Any] = {
         "code": d.code,
         "severity": d.severity,

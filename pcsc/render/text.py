@@ -194,7 +194,7 @@ def seams_text(results: list[RouteSeams]) -> str:
                 money(float(i.removed_cost)), money(float(i.retained_value)),
                 "rewarded" if i.silence_rewarded else "not rewarded",
                 "—" if arm is None else money(arm.delta),
-                "—" if arm is None else ("; ".join(d.text() for d in arm.drift) or "none"),
+                "—" if arm is None else ("; ".join(d.text() for d in arm.drifted) or "none"),
                 "did not compile" if arm is None else arm.verdict,
             ))
         if r.seams:

@@ -13,7 +13,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,7 +58,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if walked.has_errors:
         return Outcome("blind", {"ok": False, "error": walked.items[0].message}, diagnostics=walked.items)
     written: list[tuple[str, Path, int, dict[str, str]]] = []
-    left: list[Diagnostic] = []
+    left: list[Finding] = []
     for _path, shown, relative, text in inputs:
         renamed_text, renamed = blinder.rename_identifiers(text)
         blinded, masked = blinder.blind_route_text(renamed_text)
@@ -71,7 +71,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         written.append((shown, target, masked + in_name, renamed))
         for cue in leakage_cues(blinded, names):  # in what the compiler reads: not masked
             span = Span(str(target), cue.line, cue.column, cue.line, cue.column + len(cue.text))
-            left.append(Diagnostic.of(
+            left.append(Finding.of(
                 codes.W702, f"identity cue `{cue.text}` left in the blinded copy: only route, state, "
                 "transition and evidence names are renamed, not the other names the compiler reads "
                 "(reference classes, fields, cost items, libraries, obligations); rename it in the route", span))
@@ -110,5 +110,5 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
 
 def _failed(where: str, message: str, code: codes.Code = codes.E105) -> Outcome:
-    problem = Diagnostic.of(code, message, Span.file_only(where))
+    problem = Finding.of(code, message, Span.file_only(where))
     return Outcome("blind", {"ok": False, "error": message}, diagnostics=[problem])

@@ -11,7 +11,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,7 +25,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     try:
         removed, freed = clear()
     except OSError as exc:
-        problem = Diagnostic.of(codes.E113, f"the cache cannot be cleared: {exc.strerror or exc}",
+        problem = Finding.of(codes.E113, f"the cache cannot be cleared: {exc.strerror or exc}",
                                 Span.file_only(str(folder)),
                                 "set XDG_CACHE_HOME to a folder of your own, or PCSC_NO_CACHE=1 to use none")
         return Outcome("cache-clear", {"folder": str(folder), "removed": 0, "bytes": 0, "ok": False},

@@ -16,7 +16,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 DEFAULT_POSITIVE = "1"
 DEFAULT_NEGATIVE = "0"
@@ -117,16 +117,16 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report), diagnostics=warnings)
 
 
-def _failed(diagnostics: list[Diagnostic]) -> Outcome:
+def _failed(diagnostics: list[Finding]) -> Outcome:
     from pcsc.cli.forecasting import messages
 
     payload = {"ok": False, "errors": messages(diagnostics, "error"), "warnings": messages(diagnostics, "warning")}
     return Outcome("evaluate", payload, diagnostics=diagnostics)
 
 
-def _plot_problem(target: str, exc: OSError) -> Diagnostic:
+def _plot_problem(target: str, exc: OSError) -> Finding:
     """PCSC-E743 at the plot's path: a file that cannot be written."""
-    return Diagnostic.of(codes.E743, f"cannot write the plot: {exc.strerror or exc}", Span.file_only(target))
+    return Finding.of(codes.E743, f"cannot write the plot: {exc.strerror or exc}", Span.file_only(target))
 
 
 # ---------------------------------------------------------------------- a score table
@@ -150,17 +150,17 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
     if plot is not None:
         _check_plot(plot)
     checksum = _checksum(args)
-    if isinstance(checksum, Diagnostic):
+    if isinstance(checksum, Finding):
         return _failed([checksum])
     try:
         table = scores_csv.read_score_table(Path(args.scores), id_column, outcome, positive, negative, args.scores,
                                             strata=args.strata)
     except scores_csv.ScoreTableError as exc:
-        problem = Diagnostic.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
+        problem = Finding.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
         return _failed([problem])
     ctx.note_input(Path(args.scores), args.scores)
     mode = _table_mode(args.scores, table.id_column, table.ids)
-    if isinstance(mode, Diagnostic):
+    if isinstance(mode, Finding):
         return _failed([mode])
     grading = scores_csv.grade(table, B, seed)
     payload = scores_csv.to_json(grading)
@@ -184,7 +184,7 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
     return Outcome("evaluate", {"ok": True, **payload}, text=text, notes=notes)
 
 
-def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, str] | Diagnostic | None:
+def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, str] | Finding | None:
     """A table with a `mode` column (as `pcsc ledger export` writes it): the one mode of
     its graded rows and its rule, or a PCSC-E745 diagnostic when they mix the two (the
     two modes are never pooled); None without such a column."""
@@ -205,7 +205,7 @@ def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, 
     rules = {"prospective": PROSPECTIVE_RULE, "retrospective": RETROSPECTIVE_RULE}
     if len(modes) != 1 or not modes <= set(rules):
         if {"prospective", "retrospective"} <= modes:
-            return Diagnostic.of(codes.E745, "the table's `mode` column mixes prospective and retrospective rows; "
+            return Finding.of(codes.E745, "the table's `mode` column mixes prospective and retrospective rows; "
                                  f"the two are never pooled: {PROSPECTIVE_RULE}, and {RETROSPECTIVE_RULE}; "
                                  "export and grade one mode at a time (`pcsc ledger export --mode …`)",
                                  Span.file_only(path))
@@ -214,7 +214,7 @@ def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, 
     return mode, rules[mode]
 
 
-def _checksum(args: argparse.Namespace) -> dict[str, str] | Diagnostic | None:
+def _checksum(args: argparse.Namespace) -> dict[str, str] | Finding | None:
     """The table checked against its `sha256sum` sidecar: ``--sha256 FILE``, else
     ``TABLE.sha256`` when it lies beside the table; None when there is none; a PCSC-E732
     diagnostic when it does not match or cannot be read."""
@@ -227,7 +227,7 @@ def _checksum(args: argparse.Namespace) -> dict[str, str] | Diagnostic | None:
     try:
         sha256 = check_sidecar(table, sidecar)
     except SidecarError as exc:
-        return Diagnostic.of(codes.E732, str(exc), Span.file_only(args.scores))
+        return Finding.of(codes.E732, str(exc), Span.file_only(args.scores))
     return {"path": str(sidecar), "sha256": sha256}
 
 

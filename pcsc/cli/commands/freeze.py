@@ -25,7 +25,7 @@ from pcsc.cli.commands.rank import nothing, ranked
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,12 +60,12 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     ]
     diagnostics = session.diags.sorted()
 
-    def refuse(*problems: Diagnostic) -> Outcome:
+    def refuse(*problems: Finding) -> Outcome:
         payload: dict[str, Any] = {"ledger": str(path), "ok": False, "error": problems[0].message, "entries": []}
         return Outcome("freeze", payload, diagnostics=[*diagnostics, *problems])
 
     if session.diags.has_errors:
-        return refuse(Diagnostic.of(codes.E715, "nothing frozen: the input has errors", Span.file_only(str(path))))
+        return refuse(Finding.of(codes.E715, "nothing frozen: the input has errors", Span.file_only(str(path))))
     if not compiled:
         return refuse(nothing(args.files, "freeze"))
     mode: Mode = "retrospective" if args.retrospective else "prospective"
@@ -73,7 +73,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     late = not_in_the_past(compiled, today) if args.retrospective else []
     if late:
         names = ", ".join(f"{c.route.name} (as_of {c.route.as_of})" for c in late)
-        return refuse(Diagnostic.of(
+        return refuse(Finding.of(
             codes.E715,
             f"nothing frozen: a retrospective freeze takes routes whose as_of is in the past (before {today}); "
             f"not {names}; freeze them without --retrospective",
@@ -91,7 +91,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         try:
             records = certify_records(records, [r.compiled for r in in_order], session)
         except CertificateError as exc:
-            return refuse(Diagnostic.of(codes.E911, f"nothing frozen: {exc}", Span.file_only(str(path))))
+            return refuse(Finding.of(codes.E911, f"nothing frozen: {exc}", Span.file_only(str(path))))
     try:
         entries = create_and_append(path, records, inputs=inputs)
     except LedgerError as exc:

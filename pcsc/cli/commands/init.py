@@ -16,7 +16,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.cli.scaffold import DEFAULT_NAME, Project, existing, files, valid_name
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,7 +43,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     payload: dict[str, object] = {"dir": str(root), "name": project.name, "library": project.ident}
     if clash and not args.force:
         shown = [str(root / rel) for rel in clash]
-        diagnostic = Diagnostic.of(
+        diagnostic = Finding.of(
             codes.E811,
             "refusing to overwrite " + ", ".join(shown),
             Span.file_only(str(root)),
@@ -58,7 +58,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             target.write_text(text, encoding="utf-8")
         except OSError as exc:
             message = f"cannot write {target}: {exc.strerror or exc}"
-            diagnostic = Diagnostic.of(codes.E812, message, Span.file_only(str(target)))
+            diagnostic = Finding.of(codes.E812, message, Span.file_only(str(target)))
             failed = {**payload, "ok": False, "written": written, "existing": []}
             return Outcome("init", failed, diagnostics=[diagnostic])
         written.append(str(target))

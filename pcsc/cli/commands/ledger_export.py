@@ -13,7 +13,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -71,7 +71,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         try:
             sidecar.write_text(sidecar_text(text.encode("utf-8"), Path(target).name), encoding="utf-8")
         except OSError as exc:
-            problem = Diagnostic.of(codes.E108, f"cannot write the checksum: {exc.strerror or exc}",
+            problem = Finding.of(codes.E108, f"cannot write the checksum: {exc.strerror or exc}",
                                     Span.file_only(str(sidecar)))
             return Outcome("ledger-export", {**payload, "ok": False}, diagnostics=[problem])
         notes.append(f"wrote {target} ({plural(len(rows), 'row')}) and its checksum {sidecar}")

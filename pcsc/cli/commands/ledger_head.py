@@ -11,7 +11,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,7 +32,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         problem = ledger_diagnostic(path, str(exc))
         return Outcome("ledger-head", {"ledger": str(path), "ok": False, "error": str(exc)}, diagnostics=[problem])
     if not result.ok:
-        problems = [Diagnostic.of(codes.E712, f"no head recorded: the ledger does not verify: {p}",
+        problems = [Finding.of(codes.E712, f"no head recorded: the ledger does not verify: {p}",
                                Span.file_only(str(path))) for p in result.problems]
         return Outcome("ledger-head", {"ledger": str(path), "ok": False, "error": problems[0].message},
                        diagnostics=problems)

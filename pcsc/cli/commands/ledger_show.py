@@ -62,7 +62,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 def _certificate(path: str | Path, payload: dict[str, Any], seq: int) -> Outcome:
     """The certificate stored with forecast ``seq``, as its own bytes (`raw`)."""
     from pcsc.certify.emit import dumps
-    from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.diagnostics.model import Finding, Span
 
     entry = next((e for e in payload["entries"] if e["seq"] == seq), None)
     cert = entry["payload"].get("certificate") if entry is not None and isinstance(entry["payload"], dict) else None
@@ -70,6 +70,6 @@ def _certificate(path: str | Path, payload: dict[str, Any], seq: int) -> Outcome
         why = "no such forecast" if entry is None else "it was frozen without --cert"
         message = f"forecast {seq} of {path} holds no certificate: {why}"
         failure = {"ledger": str(path), "ok": False, "error": message}
-        problem = Diagnostic.of(codes.E911, message, Span.file_only(str(path)))
+        problem = Finding.of(codes.E911, message, Span.file_only(str(path)))
         return Outcome("ledger-show", failure, diagnostics=[problem])
     return Outcome("ledger-show", {**payload, "entries": [entry], "outcomes": []}, raw=dumps(cert))

@@ -16,7 +16,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.exits import EXIT_REFUSED
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
     from pcsc.compiler.session import LibraryUse
@@ -74,7 +74,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
                          verdicts, unchecked)
     except KeyError as exc:
         message = f"reference class {exc} of a frozen forecast is in neither policy"
-        return failed("policy-compare", [Diagnostic.of(codes.E744, message, Span.file_only(str(ctx.ledger_path())))])
+        return failed("policy-compare", [Finding.of(codes.E744, message, Span.file_only(str(ctx.ledger_path())))])
     return Outcome(
         "policy-compare",
         {"old": old.ref, "new": new.ref, "holdout": holdout, **compare_payload(result)},

@@ -16,7 +16,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
     from pcsc.forecast.records import History
@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.formats(p, "text", "json")
 
 
-def failed(kind: str, diagnostics: list[Diagnostic]) -> Outcome:
+def failed(kind: str, diagnostics: list[Finding]) -> Outcome:
     """``ok`` false and the messages, for the policy commands that read the ledger."""
     from pcsc.cli.forecasting import messages
 
@@ -102,7 +102,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             target.write_text(text, encoding="utf-8")
         except OSError as exc:
             message = f"cannot write the policy: {exc.strerror or exc}"
-            return failed("policy-fit", [Diagnostic.of(codes.E108, message, Span.file_only(args.toml))])
+            return failed("policy-fit", [Finding.of(codes.E108, message, Span.file_only(args.toml))])
     moved = [f for f in fits if f.n]
     payload: dict[str, Any] = {
         "policy": old.ref,
@@ -143,12 +143,12 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     return Outcome("policy-fit", payload, text=None if args.toml else text, notes=notes)
 
 
-def _nothing_to_fit(ctx: Context, ref: str, forecasts: int, when: dt.date) -> Diagnostic:
+def _nothing_to_fit(ctx: Context, ref: str, forecasts: int, when: dt.date) -> Finding:
     ledger = str(ctx.ledger_path())
     what = (f"no forecast in the ledger was frozen under {ref}" if not forecasts else
             f"none of the {forecasts} forecasts frozen under {ref} has a resolved training transition "
             f"as of {when.isoformat()}")
-    return Diagnostic.of(codes.E746, f"nothing to fit: {what}; no policy written", Span.file_only(ledger),
+    return Finding.of(codes.E746, f"nothing to fit: {what}; no policy written", Span.file_only(ledger),
                          "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of")
 
 

@@ -15,7 +15,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.exits import EXIT_INPUT
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}
 
@@ -111,21 +111,21 @@ def search_settings(args: argparse.Namespace) -> Any:
                     args.branch)
 
 
-def output_folder(folder: Path, flag: str) -> Diagnostic | None:
+def output_folder(folder: Path, flag: str) -> Finding | None:
     """Create ``folder`` (an output folder given by ``flag``) before any work is done;
     a folder that cannot be created is PCSC-E108, returned as a diagnostic."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         reason = "a file of that name exists" if isinstance(exc, FileExistsError) else exc.strerror or str(exc)
-        return Diagnostic.of(codes.E108, f"{flag}: cannot create the folder: {reason}",
+        return Finding.of(codes.E108, f"{flag}: cannot create the folder: {reason}",
                              Span.file_only(str(folder)))
     return None
 
 
-def cannot_write(path: Path, exc: OSError) -> Diagnostic:
+def cannot_write(path: Path, exc: OSError) -> Finding:
     """PCSC-E108 for an output file that could not be written."""
-    return Diagnostic.of(codes.E108, f"cannot write {path}: {exc.strerror or exc}", Span.file_only(str(path)))
+    return Finding.of(codes.E108, f"cannot write {path}: {exc.strerror or exc}", Span.file_only(str(path)))
 
 
 def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace,

@@ -11,7 +11,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,7 +35,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     diagnostics = session.diags.sorted()
     if not compiled:
         nothing = "nothing to report: no routes in " + ", ".join(args.files)
-        diagnostics.append(Diagnostic.of(codes.E751, nothing, Span.file_only(args.files[0])))
+        diagnostics.append(Finding.of(codes.E751, nothing, Span.file_only(args.files[0])))
         return Outcome("report", {}, diagnostics=diagnostics)
     try:
         report = build(compiled, session)

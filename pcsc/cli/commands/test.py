@@ -14,7 +14,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
-from pcsc.diagnostics.model import Diagnostic, Span, unreadable
+from pcsc.diagnostics.model import Finding, Span, unreadable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,7 +52,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     runner = Runner(lib_path=ctx.search_path("lib_path"), policy_path=ctx.search_path("policy_path"))
     if args.max_edits is not None:
         runner.max_edits = args.max_edits
-    diagnostics: list[Diagnostic] = []
+    diagnostics: list[Finding] = []
     files: list[tuple[Path, str]] = []
     for arg in args.paths:
         path = Path(arg)
@@ -61,7 +61,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             diagnostics += refused
             if not found and not refused:
                 diagnostics.append(
-                    Diagnostic.of(
+                    Finding.of(
                         codes.E803,
                         f"no policy test files (*{SUFFIX}) in the folder {arg}",
                         Span.file_only(arg),
@@ -81,7 +81,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             reports.append(FileReport(shown, problems=(problem.message,)))
             continue
         except PolicyTestError as exc:
-            diagnostics.extend(Diagnostic.of(codes.E801, m, Span.file_only(shown, exc.line)) for m in exc.messages)
+            diagnostics.extend(Finding.of(codes.E801, m, Span.file_only(shown, exc.line)) for m in exc.messages)
             reports.append(FileReport(shown, problems=tuple(exc.messages)))
             ctx.note_input(path, shown)
             continue
@@ -89,7 +89,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         for r in results:
             if r.status == "error":
                 message = f'case[{r.case.index}] "{r.name}": ' + "; ".join(r.failures)
-                diagnostics.append(Diagnostic.of(codes.E802, message, Span.file_only(shown)))
+                diagnostics.append(Finding.of(codes.E802, message, Span.file_only(shown)))
         reports.append(FileReport(shown, tuple(results)))
     for shown, sha in runner.inputs:
         ctx.note_hashed_input(shown, sha)
@@ -98,7 +98,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             Path(args.junit_xml).write_text(to_junit(reports), encoding="utf-8")
         except OSError as exc:
             diagnostics.append(
-                Diagnostic.of(
+                Finding.of(
                     codes.E108,
                     f"cannot write the JUnit XML report: {exc.strerror or exc}",
                     Span.file_only(args.junit_xml),

@@ -29,14 +29,14 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.base.resources import data_dir
     from pcsc.certify.check import MAX_CERTIFICATE_BYTES, Mismatch, Refused, read_bounded, verify
     from pcsc.diagnostics import codes
-    from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.diagnostics.model import Finding, Span
 
     path = Path(args.cert)
     try:
         text = read_bounded(path, args.cert, MAX_CERTIFICATE_BYTES).decode("utf-8")
     except (Mismatch, UnicodeDecodeError) as exc:
         message = f"cannot read {args.cert}: {exc.message if isinstance(exc, Mismatch) else exc}"
-        diag = Diagnostic.of(codes.E911, message, Span.file_only(args.cert))
+        diag = Finding.of(codes.E911, message, Span.file_only(args.cert))
         return Outcome("verify-cert", {"verified": False, "difference": None}, diagnostics=[diag],
                        exit_code=EXIT_INPUT)
     ctx.note_input(path, args.cert)
@@ -55,7 +55,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
             raise Mismatch("certificate", f"malformed, not as `pcsc compile --cert` writes it ({detail})") from None
     except Refused as exc:
-        diag = Diagnostic.of(
+        diag = Finding.of(
             codes.E913,
             f"{args.cert}: {exc.what}: {exc.message}",
             Span.file_only(args.cert),
@@ -65,7 +65,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         payload = {"verified": False, "difference": {"what": exc.what, "message": exc.message}}
         return Outcome("verify-cert", payload, diagnostics=[diag], exit_code=EXIT_INPUT)
     except Mismatch as exc:
-        diag = Diagnostic.of(
+        diag = Finding.of(
             codes.E912,
             f"{args.cert}: {exc.what}: {exc.message}",
             Span.file_only(args.cert),

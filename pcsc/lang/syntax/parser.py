@@ -43,7 +43,7 @@ from pcsc.base.files import normalize_newlines
 from pcsc.base.gcpause import paused_gc
 from pcsc.base.resources import data_dir
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
 from pcsc.lang.syntax.limits import MAX_DEPTH, check_characters, check_lines
 from pcsc.lang.syntax.nodes import Expression, SourceFile
 from pcsc.lang.syntax.transform import ToSyntax
@@ -403,7 +403,7 @@ def parse_tree(text: str, file: str, diags: Diagnostics, *, prepared: bool = Fal
 # meet the same text again in one process (the language server re-analysing a document,
 # the API, the fuzzer's commands on one input) parse it once. A failed `parse_tree` is
 # kept too (its diagnostics only: a successful tree is the formatter's to lay out).
-_PARSED: OrderedDict[tuple[str, str, str], tuple[SourceFile | None, tuple[Diagnostic, ...]]] = OrderedDict()
+_PARSED: OrderedDict[tuple[str, str, str], tuple[SourceFile | None, tuple[Finding, ...]]] = OrderedDict()
 _PARSED_MAX = 16
 
 
@@ -417,7 +417,7 @@ def _remembered(kind: str, text: str, file: str, diags: Diagnostics) -> tuple[bo
     return True, found[0]
 
 
-def _remember(kind: str, text: str, file: str, node: SourceFile | None, reported: list[Diagnostic]) -> None:
+def _remember(kind: str, text: str, file: str, node: SourceFile | None, reported: list[Finding]) -> None:
     _PARSED[(kind, file, text)] = (node, tuple(reported))
     while len(_PARSED) > _PARSED_MAX:
         _PARSED.popitem(last=False)

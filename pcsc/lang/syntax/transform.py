@@ -21,7 +21,7 @@ from typing import Any
 from lark import Token
 
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 from pcsc.lang.ir import expr as ir
 from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax.limits import MAX_DEPTH
@@ -100,7 +100,7 @@ class ToSyntax:
     def start(self, file: str, text: str) -> None:
         self._file = file
         self._text = text
-        self._pending: list[Diagnostic] = []  # literal problems of the expression being built
+        self._pending: list[Finding] = []  # literal problems of the expression being built
         self._outer: dict[int, tuple[ir.Expr, Span]] = {}  # a parenthesised expression -> its parentheses
         self._line_starts: list[int] | None = None
         self._depth: dict[int, int] = {}  # an operator node's id -> its nesting depth
@@ -150,7 +150,7 @@ class ToSyntax:
             syn.Semi(token_span(c, self._file)) if isinstance(c, Token) else c for c in children if c is not None
         )
 
-    def _take_problems(self) -> tuple[Diagnostic, ...]:
+    def _take_problems(self) -> tuple[Finding, ...]:
         problems, self._pending = tuple(self._pending), []
         return problems
 
@@ -279,7 +279,7 @@ class ToSyntax:
         span = self._span(children)
         value, percent = parse_number(str(token))
         if not math.isfinite(value):
-            self._pending.append(Diagnostic(codes.E302.code, f"`{token}` is not a finite number", span))
+            self._pending.append(Finding(codes.E302.code, f"`{token}` is not a finite number", span))
             value = 0.0
         return ir.Number(value, None if unit is None else str(unit), percent, span)
 
@@ -290,7 +290,7 @@ class ToSyntax:
         span = self._span(children)
         value = parse_date(str(children[0]))
         if value is None:
-            self._pending.append(Diagnostic(codes.E306.code, f"`{children[0]}` is not a valid date", span))
+            self._pending.append(Finding(codes.E306.code, f"`{children[0]}` is not a valid date", span))
             return ir.NoneLit(span)
         return ir.DateLit(value, span)
 
