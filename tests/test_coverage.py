@@ -704,3 +704,17 @@ def test_coverage_is_invariant_under_declaration_order(name: str, rnd: Any) -> N
     assert coverage_signature(c) == BASELINES[name]
     expected_verdict = "suspend-and-ask" if "spliced" in name else "released"
     assert c.decision.verdict == expected_verdict
+
+
+def test_the_help_of_an_uncovered_change_names_every_obligation_tried(probe_dir: Path) -> None:
+    """Past one that would hold (and is not claimed), the help goes on to the others."""
+    from pcsc.coverage.diagnose import uncovered_help
+
+    c = compile_text(one_step("developers 0", "developers 500"), probe_dir)
+    assert c.coverage is not None
+    (u,) = c.coverage.uncovered
+    parts = uncovered_help(u).split("; ")
+    assert [p.split(")")[0] for p in parts] == [
+        "obligation `m` (claimed", "obligation `f_zero` (not in `discharges`", "obligation `ev` (not in `discharges`"]
+    assert parts[1] == "obligation `f_zero` (not in `discharges`) would hold: add it to `discharges`"
+    assert "fails" in parts[0] and "fails" in parts[2]

@@ -75,7 +75,8 @@ def _is_session(fence: Fence) -> bool:
 def _is_command_list(fence: Fence) -> bool:
     """Lines to type: commands, each perhaps with a `#` comment, nothing printed."""
     rows = [r for r in fence.body.splitlines() if r.strip()]
-    return bool(rows) and all(re.match(r"(pcsc|python3|\.ci/\w+|dask)\b", r) for r in rows)
+    commands = [r for r in rows if not r.startswith("#")]
+    return bool(commands) and all(re.match(r"(pcsc|python3?|\.ci/\w+|dask|lint-imports)\b", r) for r in commands)
 
 
 def _is_synopsis(fence: Fence) -> bool:

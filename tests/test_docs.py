@@ -142,3 +142,26 @@ def test_shipped_text_cites_no_unshipped_document(where: str) -> None:
 
 def test_package_text_cites_no_unshipped_document() -> None:
     assert _citations(ROOT / "pcsc") == []
+
+
+# ---------------------------------------------------------------------- architecture.md: mutation testing
+def test_the_mutation_testing_counts_add_up() -> None:
+    """The table is a record of a mutmut run (too slow for this suite, so not re-run
+    here); what can be checked is that each row's counts add up to its mutants, the
+    rate is killed over those run, and the total row is the sum of the others."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("### mutmut", 1)[1].split("\n### ", 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith(("| area", "| ---"))]
+    assert len(rows) >= 5 and rows[-1][0] == "**total**", rows
+
+    def numbers(row: list[str]) -> list[int]:
+        return [int(c.strip("*").replace(",", "")) for c in row[1:7]]
+
+    for row in rows:
+        mutants, killed, survived, timeout, no_tests, not_run = numbers(row)
+        assert killed + survived + timeout + no_tests + not_run == mutants, row
+        run = killed + survived + timeout
+        assert row[7].strip("*") == (f"{(killed + timeout) / run:.1%}" if run else "—"), row
+    assert [sum(col) for col in zip(*(numbers(r) for r in rows[:-1]), strict=True)] == numbers(rows[-1])
+    assert re.search(r"on \d{4}-\d\d-\d\d", section) and "mutmut 3." in section

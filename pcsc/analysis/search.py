@@ -92,7 +92,7 @@ from pcsc.analysis.suggest import apply_edits, ways
 from pcsc.base.humanize import money, plural
 from pcsc.base.stats import rate, rate_text
 from pcsc.base.tables import table
-from pcsc.compiler.session import Compiled, Session, gate_and_dock
+from pcsc.compiler.session import Compiled, Session, gate_and_dock, score_checked
 from pcsc.coverage import Coverage, DeltaCoverage, discharge_route
 from pcsc.coverage.discharge import field_bounds
 from pcsc.diagnostics.model import Diagnostics
@@ -101,7 +101,7 @@ from pcsc.lang.printer import number, route_to_text
 from pcsc.policy.model import Policy
 from pcsc.score.cost import deltas, piecewise_floor
 from pcsc.score.evidence import admitted
-from pcsc.score.route import RouteNumbers, score_route
+from pcsc.score.route import RouteNumbers
 
 ARMS = ("none", "gate")
 DEFAULT_BUDGET = 40
@@ -308,8 +308,12 @@ class _Search:
         if self.condition == SHIPPED:
             numbers = compiled.numbers
             coverage = gate_and_dock(compiled, "search")[2]
-        else:
-            numbers = score_route(route, self.policy, Diagnostics())
+        else:  # the score and discharge passes under the condition's policy
+            scored = score_checked(route, self.policy, Diagnostics())
+            if scored is None:  # an overflow, or a gate rule that fails, under that policy
+                self.invalid += 1
+                return None
+            numbers = scored[0]
             coverage = discharge_route(route, self.policy)
         uncovered = [f"{u.transition}.{u.delta.field}" for u in coverage.uncovered]
         if self.condition.grounding:

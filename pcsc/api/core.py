@@ -29,7 +29,7 @@ from pcsc.base.canonical import sha256_hex
 from pcsc.base.modes import MODES, VERDICTS, Mode, Verdict
 from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics import exits
-from pcsc.diagnostics.model import Finding, where
+from pcsc.diagnostics.model import Finding, condense, where
 from pcsc.forecast.ledger import DEFAULT_PATH, LedgerError
 from pcsc.forecast.ledger import Ledger as _Ledger
 from pcsc.policy.load import PolicyError, PolicyStore
@@ -337,12 +337,14 @@ class CheckResult:
         return exits.exit_code(self.diagnostics)
 
     def to_json(self) -> dict[str, Any]:
-        """The `check` document: the envelope, then ``diagnostics``."""
+        """The document `pcsc check --format json` prints: the envelope, then
+        ``diagnostics``, where (as there) the same diagnostic at several places of one
+        line is the first of them with the number of the others in ``repeats``
+        (``diagnostics`` above lists every place)."""
         from pcsc.render.diagnostics import to_json
 
-        return envelope(
-            "check", {"diagnostics": [to_json(d) for d in self._internal]}, [(i.path, i.sha256) for i in self.inputs]
-        )
+        diagnostics = [to_json(d) for d in condense(self._internal)]
+        return envelope("check", {"diagnostics": diagnostics}, [(i.path, i.sha256) for i in self.inputs])
 
 
 def _payload(packet: Mapping[str, Any]) -> dict[str, Any]:

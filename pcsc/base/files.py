@@ -12,7 +12,7 @@ Whatever stops a read is an `Unreadable`, an OSError whose ``reason`` says why i
 a message can quote (`No such file or directory`, `it is a folder, not a regular file:
 it is not read`, `the file is 12,000,000 bytes; the limit is 10,000,000 bytes`, `not
 UTF-8 text: byte 0xFF cannot be decoded`, with its line and column). A diagnostic
-says it with `pcsc.diagnostics.model.unreadable`; a command's own error (a policy's,
+says it with `pcsc.diagnostics.messages.unreadable`; a command's own error (a policy's,
 an outcomes file's) quotes ``reason``.
 """
 
@@ -61,8 +61,14 @@ class FileTooLarge(Unreadable):
 
 
 class NotText(Unreadable):
-    """Bytes that are not UTF-8 text; ``line`` and ``column`` are those of the first
-    byte that cannot be decoded (counted after a byte order mark)."""
+    """Bytes that are not UTF-8 text: the first ``byte`` that cannot be decoded, at
+    ``line`` and ``column`` (counted after a byte order mark)."""
+
+    def __init__(self, path: str, byte: int, line: int, column: int) -> None:
+        super().__init__(path, f"not UTF-8 text: byte 0x{byte:02X} cannot be decoded", errno.EILSEQ, line, column)
+        self.byte = byte
+        self.line: int = line
+        self.column: int = column
 
 
 def too_large(size: int) -> str | None:
@@ -138,8 +144,7 @@ def decode(data: bytes, shown: str) -> str:
         body = exc.object  # after the byte order mark, if any: positions count from there
         line = body.count(b"\n", 0, exc.start) + 1
         column = exc.start - body.rfind(b"\n", 0, exc.start)
-        raise NotText(shown, f"not UTF-8 text: byte 0x{body[exc.start]:02X} cannot be decoded", errno.EILSEQ,
-                      line, column) from None
+        raise NotText(shown, body[exc.start], line, column) from None
 
 
 def read_text(path: Path | str) -> str:

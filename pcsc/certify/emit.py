@@ -36,7 +36,7 @@ from pcsc._version import __version__
 from pcsc.base import canonical
 from pcsc.base.files import Unreadable, read_text
 from pcsc.base.resources import data_dir
-from pcsc.compiler.session import Compiled, docked_score
+from pcsc.compiler.session import Compiled
 from pcsc.coverage.discharge import _TransitionContext
 from pcsc.diagnostics.model import Span
 from pcsc.lang.interp import EvalError, Interpreter, truthy
@@ -49,6 +49,7 @@ from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
+from pcsc.score.fold import chain_fold
 from pcsc.score.route import RouteNumbers, gate_names
 
 FORMAT = "pcsc-decision-certificate"
@@ -462,9 +463,9 @@ def _chain_steps(c: Compiled, add: Add, step: StepRef) -> None:
         U=[step(f"{t.name}.U") for t in n.transitions], D=[step(f"{t.name}.D") for t in n.transitions])
     cs = [step(f"{t.name}.c") for t in n.transitions]
     if paper:
-        add("docked_score", "docked = R_0 refolded with R_n = 0", num(docked_score(n)), p=ps, c=cs)
+        add("docked_score", "docked = R_0 refolded with R_n = 0", num(c.docked), p=ps, c=cs)
     else:
-        add("docked_score", FOLD_DOCKED_STOP if stop else FOLD_DOCKED, num(docked_score(n)), p=ps, d=ds, c=cs)
+        add("docked_score", FOLD_DOCKED_STOP if stop else FOLD_DOCKED, num(c.docked), p=ps, d=ds, c=cs)
 
 
 def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
@@ -550,10 +551,8 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
         """w and x of the children of ``s`` (as `pcsc.score.graph` computes them, float op by op)."""
         k = label[id(s)]
         if isinstance(s, Series):
-            after = [x] * len(s.items)
-            for i in range(len(s.items) - 1, 0, -1):
-                nxt = g.blocks[id(s.items[i])]
-                after[i - 1] = -nxt.C + nxt.P * nxt.D * after[i]
+            later = [g.blocks[id(item)] for item in s.items[1:]]
+            after = chain_fold([b.P for b in later], [b.C for b in later], x, [b.D for b in later])
             weights = []
             for i, item in enumerate(s.items):
                 ki = label[id(item)]
@@ -631,7 +630,7 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
                         [t.p for t in ts], [t.cost.c for t in ts], dfs, 0.0, stop)
     add(f"docked R({states[-1]})", "docked R(end) = 0", num(0.0))
     spine_R("docked ", docked.spine_R)
-    add("docked_score", "docked = R(start) refolded with V = 0", num(docked_score(n)),
+    add("docked_score", "docked = R(start) refolded with V = 0", num(c.docked),
         R=step(f"docked R({states[0]})"))
 
 

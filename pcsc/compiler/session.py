@@ -1,7 +1,15 @@
-"""The compiler pipeline, as one explicit sequence:
+"""The compiler pipeline, as explicit tuples of named passes:
 
-    read -> parse -> lower (IR) -> bind policy (pin, classes, criteria, point-in-time)
-         -> score (docs/formulas.md)
+    FILE_PASSES, per text:     parse -> lower (IR, libraries resolved)
+    COMPILE_PASSES, per route: bind policy (pin, classes, criteria, point-in-time)
+                               -> score (docs/formulas.md; DOCK's score too)
+                               -> discharge (coverage) -> decide (what is released)
+    CHECK_PASSES:              COMPILE_PASSES, then report uncovered changes as diagnostics
+
+Every front end runs these: `pcsc compile` and the commands built on it
+(`compile_route`), `pcsc check`, the API's `check` and the language server
+(`check_route`), and the analyses that recompile edited routes. A pass reads what the
+passes before it left on the unit (`SourceUnit`, `RouteUnit`) and adds its own.
 
 A `Session` owns the diagnostics and the source texts of one run, and caches parsed
 libraries and loaded policies so that a cohort parses each only once.
@@ -12,10 +20,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Generic, Literal, TextIO, TypeVar
 
 import attrs
 
@@ -28,8 +36,42 @@ from pcsc.base.resources import display_path as display
 from pcsc.compiler.walk import folder_files
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostics, Span, unreadable
+from pcsc.diagnostics.messages import (
+    E106_NO_FILES,
+    E206_NAME_TOO_LONG,
+    E206_NOT_A_NAME,
+    E206_PINNED_NOT_FOUND,
+    E206_UNKNOWN_LIBRARY,
+    E207_UNKNOWN_CLASS,
+    E208_UNKNOWN_CRITERION,
+    E209_ROUTE_TWICE,
+    E220_LIBRARY_ITEM_IN_ROUTE_FILE,
+    E221_NO_ROUTE,
+    E223_TOO_MANY_ROUTES,
+    E307_TIER_WITHOUT_WEIGHT,
+    E310_LATE_EVIDENCE,
+    E311_IN_ROUTE,
+    E401_UNKNOWN_POLICY,
+    E402_PIN_MISMATCH,
+    E403_MALFORMED_POLICY,
+    E404_DECLARES_ANOTHER,
+    E404_HAS_ERRORS,
+    E408_LIBRARY_OUTSIDE,
+    E408_POLICY_OUTSIDE,
+    E409_REPLACES,
+    E410_NOT_SHIPPED_CONTENT,
+    E410_PINNED_SHA,
+    E410_PINNED_VERSION,
+    E410_VERSION_AGAINST_PIN,
+    E413_NOT_NAMED,
+    E414_NOT_REQUIRED,
+    W601_LATE_EVIDENCE,
+    W605_BELOW_MINIMUM_TIER,
+    W607_DUPLICATE,
+    W608_UNVERIFIED,
+    unreadable,
+)
+from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.fmt import canonical_library
 from pcsc.lang.ir import Evidence, Library, Route
 from pcsc.lang.ir.names import MAX_NAME, is_name, split_policy_ref, split_requirement
@@ -41,9 +83,9 @@ from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax import parse_source
 from pcsc.lang.syntax.limits import MAX_ROUTES
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
-from pcsc.policy.model import Found, FoundIn, LoadedPolicy
+from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy
 from pcsc.score.finite import NotFinite
-from pcsc.score.route import RouteNumbers, fold, fold_policy, score_route
+from pcsc.score.route import RouteNumbers, docked_score, score_route
 
 
 @attrs.frozen
@@ -113,12 +155,61 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class Compiled:
+    """A route through every pass of `COMPILE_PASSES` without an error."""
+
     route: Route
     policy: LoadedPolicy
     numbers: RouteNumbers
+    docked: float  # DOCK's score: R_0 with no value past the uncovered path (`docked_score`)
     coverage: Coverage | None  # None when coverage is off
     decision: Decision
     libraries: tuple[LibraryUse, ...] = ()
+
+
+@attrs.define
+class SourceUnit:
+    """One text on its way through `FILE_PASSES`: parsed into ``tree``, lowered into
+    ``routes`` (the routes with errors left diagnostics instead)."""
+
+    text: str
+    shown: str
+    route_dir: Path  # the folder its libraries resolve from first
+    tree: syn.SourceFile | None = None
+    routes: list[Route] = attrs.field(factory=list)
+
+
+@attrs.define
+class RouteUnit:
+    """One lowered route on its way through the route passes. Each field is set by the
+    pass its comment names; a pass whose input an earlier pass could not give (it
+    reported why) leaves its own unset."""
+
+    route: Route
+    policy: LoadedPolicy | None = None  # bind policy
+    numbers: RouteNumbers | None = None  # score
+    docked: float | None = None  # score: DOCK's score
+    mode: Mode | None = None  # discharge: the coverage mode, and who set it
+    mode_source: str = ""
+    coverage: Coverage | None = None  # discharge; None when the mode is off
+    decision: Decision | None = None  # decide
+
+    def compiled(self, libraries: tuple[LibraryUse, ...]) -> Compiled | None:
+        """The route compiled, when every pass gave its part."""
+        if self.policy is None or self.numbers is None or self.docked is None or self.decision is None:
+            return None
+        return Compiled(self.route, self.policy, self.numbers, self.docked, self.coverage, self.decision, libraries)
+
+
+Unit = TypeVar("Unit", SourceUnit, RouteUnit)
+
+
+@attrs.frozen
+class Pass(Generic[Unit]):
+    """A named stage of the pipeline: ``run`` reads the unit and adds its part (a
+    `Session` subclass overrides the steps a pass calls, such as `Session.bind`)."""
+
+    name: str
+    run: Callable[[Session, Unit], None]
 
 
 def library_sha256(path: Path) -> str | None:
@@ -218,16 +309,10 @@ class Session:
         shipped_root = data_dir("obligations").resolve()
         roots = self.library_roots(route_dir)
         if len(name) > MAX_NAME:
-            self.diags.add(codes.E206, f"`{name[:40]}…` ({len(name):,} characters) is not a library name", span,
-                           f"a library name is at most {MAX_NAME} characters")
+            self.diags.diag(E206_NAME_TOO_LONG, span, start=name[:40], length=len(name), limit=MAX_NAME)
             return None
         if not is_name(name):
-            self.diags.add(
-                codes.E206,
-                f"`{name}` is not a library name",
-                span,
-                f"library names are lowercase letters, digits and `_`: did you mean `{name.lower()}`?",
-            )
+            self.diags.diag(E206_NOT_A_NAME, span, name=name, lower=name.lower())
             return None
         found = self._find_library(name, span, roots)
         if found is None:
@@ -235,13 +320,7 @@ class Session:
         if not found:
             self.resolutions.append((name, None))
             known = sorted({p.stem for r in roots if os.path.isdir(r) for p in r.glob("*.obl")})
-            self.diags.add(
-                codes.E206,
-                f"unknown library `{name}`",
-                span,
-                suggest(name, known)
-                or f"looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
-            )
+            self.diags.diag(E206_UNKNOWN_LIBRARY, span, name=name, suggestion=suggest(name, known))
             return None
         chosen = found[0]
         self.resolutions.append((name, chosen))
@@ -266,12 +345,14 @@ class Session:
             return None
         lib = self.load_library(chosen, name, span)
         if lib is not None and pin.version is not None and lib.version != pin.version and not replaces:
-            self.diags.add(
-                codes.E410,
-                f"library `{name}` ({display(chosen)}) is version {lib.version}, but policy "
-                f"{policy.ref if policy else ''} pins version {pin.version} with its content",
+            self.diags.diag(
+                E410_VERSION_AGAINST_PIN,
                 span,
-                "the policy's pin is inconsistent; fix its [libraries] table",
+                name=name,
+                file=display(chosen),
+                version=lib.version,
+                policy=policy.ref if policy else "",
+                pinned=pin.version,
             )
             return None
         if lib is not None and used is not None:
@@ -303,12 +384,8 @@ class Session:
                 continue
             real = candidate.resolve()
             if not real.is_relative_to(root.resolve()):
-                self.diags.add(
-                    codes.E408,
-                    f"library `{name}`: {display(candidate)} resolves to {real}, outside its folder {display(root)}",
-                    span,
-                    "a library is read only from inside the route's folder, --lib-path and the shipped "
-                    "obligations/; copy the file there instead of linking to it",
+                self.diags.diag(
+                    E408_LIBRARY_OUTSIDE, span, name=name, file=display(candidate), real=real, folder=display(root)
                 )
                 return None
             if real not in found:
@@ -340,14 +417,15 @@ class Session:
         pin_it = f"`[libraries.{name}]` (its `version`" + (
             f' and `sha256 = "{digest.canonical}"`)' if digest is not None and digest.canonical else " and `sha256`)"
         )
-        hint = suggest(name, admitted)
-        self.diags.add(
-            codes.E413,
-            f"library `{name}` ({display(chosen)}) is not one the route's policy names: {why}",
+        self.diags.diag(
+            E413_NOT_NAMED,
             span,
-            (f"{hint}; " if hint else "")
-            + "the obligations that judge a route belong to its policy: to let this library judge, the policy "
-            + f"({policy.path}) must pin it under {pin_it}",
+            name=name,
+            file=display(chosen),
+            why=why,
+            suggestion=suggest(name, admitted),
+            policy=policy.path,
+            pin_it=pin_it,
         )
         return None
 
@@ -368,34 +446,32 @@ class Session:
             digest = self.library_digest(path) if path is not None else None
             lib = None
             if path is None and before == len(self.diags) and not allow_local:
-                self.diags.add(
-                    codes.E206,
-                    f"policy {loaded.ref} pins library `{name}`, but no {name}.obl is on the library path or shipped",
-                    span,
-                    "put the library on --lib-path (or `lib_path` of pcsc.toml) so that its pin can be checked",
-                )
+                self.diags.diag(E206_PINNED_NOT_FOUND, span, policy=loaded.ref, name=name)
             elif path is not None and (digest is None or digest.canonical is None):
                 self.load_library(path, name, span)  # unreadable, or a syntax error: the load says why
             elif path is not None and digest is not None:
                 local = allow_local and path.parent != shipped_root
                 if pin.sha256 is not None and digest.canonical != pin.sha256 and not local:
-                    self.diags.add(
-                        codes.E410,
-                        f"policy {loaded.ref} pins library `{name}` with sha256 {pin.sha256}, but {display(path)} "
-                        f"has sha256 {digest.canonical}",
+                    self.diags.diag(
+                        E410_PINNED_SHA,
                         span,
-                        f'if {display(path)} is the content the policy should pin, set `sha256 = "{digest.canonical}"` '
-                        f"under [libraries.{name}] (in a new version: a published policy never changes)",
+                        policy=loaded.ref,
+                        name=name,
+                        pinned=pin.sha256,
+                        file=display(path),
+                        actual=digest.canonical,
                     )
                 else:
                     lib = self.load_library(path, name, span)
                     if lib is not None and pin.version is not None and lib.version != pin.version and not local:
-                        self.diags.add(
-                            codes.E410,
-                            f"policy {loaded.ref} pins library `{name}` at version {pin.version}, but "
-                            f"{display(path)} declares version {lib.version}",
+                        self.diags.diag(
+                            E410_PINNED_VERSION,
                             span,
-                            "the pin's `version` must be the one the library's `library … version` line states",
+                            policy=loaded.ref,
+                            name=name,
+                            pinned=pin.version,
+                            file=display(path),
+                            version=lib.version,
                         )
             report.append({
                 "name": name,
@@ -435,24 +511,20 @@ class Session:
             else "fix the policy's [libraries] table"
         )
         if shipped:
-            self.diags.add(
-                codes.E410,
-                f"library `{name}` ({display(chosen)}) has sha256 {actual}, but {whose} {expected}",
+            self.diags.diag(
+                E410_NOT_SHIPPED_CONTENT,
                 span,
-                f"the pin names other content than the shipped library: put the pinned file beside the route or "
-                f"on --lib-path; {repin}",
+                name=name,
+                file=display(chosen),
+                actual=actual,
+                whose=whose,
+                expected=expected,
+                repin=repin,
             )
             return
         match = next((p for p in found if (d := self.library_digest(p)) is not None and d.canonical == expected), None)
         other = f"{display(match)}, the library {whose}" if match else f"the library {whose} (sha256 {expected[:12]}…)"
-        self.diags.add(
-            codes.E409,
-            f"library `{name}` in {display(chosen)} would replace {other}: "
-            "the obligations that judge a route belong to its policy",
-            span,
-            f"remove or rename {display(chosen)} (only a policy with `local_libraries = true` under [policy] lets a "
-            f"local library replace a pinned or shipped one); {repin}",
-        )
+        self.diags.diag(E409_REPLACES, span, name=name, file=display(chosen), other=other, repin=repin)
 
     def load_library(self, path: Path, name: str, span: Span) -> Library | None:
         if path in self._libraries:
@@ -465,10 +537,10 @@ class Session:
         if text is not None:
             lib = _clean_library(text, shown, self.diags)
         if lib is not None and lib.name != name:
-            self.diags.add(codes.E404, f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
+            self.diags.diag(E404_DECLARES_ANOTHER, span, file=shown, declared=lib.name, name=name)
             lib = None
         elif lib is None and text is not None:
-            self.diags.add(codes.E404, f"library `{name}` ({shown}) has errors", span)
+            self.diags.diag(E404_HAS_ERRORS, span, name=name, file=shown)
         self._libraries[path] = lib
         self.library_loads[path] = (start, len(self.diags))
         return lib
@@ -507,47 +579,43 @@ class Session:
         return expand_inputs([arg], self.diags)
 
     def routes_from_text(self, text: str, shown: str, route_dir: Path) -> list[Route]:
-        """Parse and lower route text that is not (or not only) a file, e.g. a splice;
-        libraries resolve from ``route_dir`` as for a file there."""
+        """Run `FILE_PASSES` on route text that is a file's, or not (a splice, an editor's
+        document); libraries resolve from ``route_dir`` as for a file there."""
         self.sources[shown] = text
+        unit = SourceUnit(text, shown, route_dir)
         with paused_gc():  # parse and lower build objects that all stay alive (pcsc.base.gcpause)
-            return self._routes_from_text(text, shown, route_dir)
+            for stage in FILE_PASSES:
+                stage.run(self, unit)
+        return unit.routes
 
-    def _routes_from_text(self, text: str, shown: str, route_dir: Path) -> list[Route]:
-        tree = parse_source(text, shown, self.diags)
+    def parse(self, unit: SourceUnit) -> None:
+        """The parse pass: the text's syntax tree, or syntax errors."""
+        unit.tree = parse_source(unit.text, unit.shown, self.diags)
+
+    def lower(self, unit: SourceUnit) -> None:
+        """The lower pass: each route block of the tree as IR, its libraries resolved under
+        the policy it names; a route with errors still has its policy checked."""
+        tree, text, shown, route_dir = unit.tree, unit.text, unit.shown, unit.route_dir
         if tree is None:
-            return []
-        routes = []
+            return
+        routes = unit.routes
         seen: dict[str, int] = {}
         items = tree.items
         if len(items) > MAX_ROUTES:
-            self.diags.add(
-                codes.E223,
-                f"{shown} holds {len(items):,} routes; the limit is {MAX_ROUTES:,}",
-                Span.whole_file(shown),
-                "split it into several files",
+            self.diags.diag(
+                E223_TOO_MANY_ROUTES, Span.whole_file(shown), file=shown, count=len(items), limit=MAX_ROUTES
             )
-            return []
+            return
         if not items:
-            self.diags.add(
-                codes.E221,
-                f"{shown} holds no route",
-                Span.whole_file(shown),
-                'a route file holds one or more `route NAME "title" { … }` blocks',
-            )
+            self.diags.diag(E221_NO_ROUTE, Span.whole_file(shown), file=shown)
         for item in items:
             span = item.span
             if not isinstance(item, syn.RouteBlock):
-                self.diags.add(codes.E220, f"`{item.form}` belongs in an .obl library, not a route file", span)
+                self.diags.diag(E220_LIBRARY_ITEM_IN_ROUTE_FILE, span, form=item.form)
                 continue
             name = item.name.text
             if name in seen:
-                self.diags.add(
-                    codes.E209,
-                    f"route `{name}` is defined twice in this file",
-                    item.name.span,
-                    f"first defined at line {seen[name]}",
-                )
+                self.diags.diag(E209_ROUTE_TWICE, item.name.span, name=name, line=seen[name])
                 continue
             seen[name] = span.line
             policy, used = self.route_policy(item), list[LibraryUse]()
@@ -564,7 +632,6 @@ class Session:
             else:
                 # the route has errors; still report those that need its policy
                 self.check_policy(facts)
-        return routes
 
     # ------------------------------------------------------------------ policy binding
     def replay_library_uses(self, route: Route, shown: str, route_dir: Path) -> bool:
@@ -604,19 +671,61 @@ class Session:
             self._evidence_notes(route.evidence, route.as_of, loaded)
         return loaded
 
-    def check_route(self, route: Route) -> LoadedPolicy | None:
-        """What `pcsc check` checks: everything `compile_route` refuses (the policy
-        bound, the route scored: an overflow is PCSC-E311), and each uncovered material
-        change as a diagnostic on its transition (PCSC-E501 under gate, PCSC-W501 under
-        dock, none when coverage is off)."""
-        loaded = self.bind(route)
-        if loaded is not None:
-            self.score(route, loaded)
-            mode, _ = self.mode_for(loaded)
-            if mode != "off":
-                coverage = discharge_route(route, loaded.policy)
-                report_uncovered(route, coverage, mode, self.sources.get(route.file), self.diags)
-        return loaded
+    # ------------------------------------------------------------------ the route passes
+    def compile_routes(self, routes: list[Route]) -> list[Compiled]:
+        """Every route that compiles without errors, in order (the others left diagnostics)."""
+        return [c for c in (self.compile_route(r) for r in routes) if c is not None]
+
+    def compile_route(self, route: Route) -> Compiled | None:
+        """``route`` through `COMPILE_PASSES`; None when a pass reported an error."""
+        unit = self.run_passes(route, COMPILE_PASSES)
+        return unit.compiled(self.library_uses.get((route.file, route.name), ()))
+
+    def check_route(self, route: Route) -> RouteUnit:
+        """What `pcsc check` checks (`CHECK_PASSES`): everything `compile_route` refuses,
+        and each uncovered material change as a diagnostic on its transition (PCSC-E501
+        under gate, PCSC-W501 under dock, none when coverage is off)."""
+        return self.run_passes(route, CHECK_PASSES)
+
+    def run_passes(self, route: Route, passes: Sequence[Pass[RouteUnit]]) -> RouteUnit:
+        unit = RouteUnit(route)
+        for stage in passes:
+            stage.run(self, unit)
+        return unit
+
+    def bind_policy(self, unit: RouteUnit) -> None:
+        """The bind pass: the route's policy (`bind`)."""
+        unit.policy = self.bind(unit.route)
+
+    def score(self, unit: RouteUnit) -> None:
+        """The score pass: every number of the route under its policy, and DOCK's score
+        (`score_checked`)."""
+        if unit.policy is None:
+            return
+        scored = score_checked(unit.route, unit.policy.policy, self.diags)
+        if scored is not None:
+            unit.numbers, unit.docked = scored
+
+    def discharge(self, unit: RouteUnit) -> None:
+        """The discharge pass: the coverage mode (`mode_for`) and, unless it is off, which
+        material changes the route's obligations cover. It needs the policy, not the
+        numbers: `pcsc check` reports uncovered changes of a route whose score failed."""
+        if unit.policy is None:
+            return
+        unit.mode, unit.mode_source = self.mode_for(unit.policy)
+        if unit.mode != "off":
+            unit.coverage = discharge_route(unit.route, unit.policy.policy)
+
+    def decide(self, unit: RouteUnit) -> None:
+        """The decide pass: the score the mode releases (`pcsc.coverage.decide`)."""
+        if unit.numbers is None or unit.docked is None or unit.mode is None:
+            return
+        unit.decision = decide(unit.coverage, unit.mode, unit.mode_source, unit.numbers.score, unit.docked)
+
+    def report(self, unit: RouteUnit) -> None:
+        """`pcsc check`'s last pass: each uncovered material change as a diagnostic."""
+        if unit.coverage is not None and unit.mode is not None:
+            report_uncovered(unit.route, unit.coverage, unit.mode, self.sources.get(unit.route.file), self.diags)
 
     def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
         """The coverage mode and where it came from: an explicit override (a command-line
@@ -640,81 +749,78 @@ class Session:
         refused = next((r for r in self.required_policies if not r.admits(str(ref))), None)
         if refused is not None:  # refused before its file is read: the run never consults it
             by = "--require-policy" if refused.source == "command line" else f"`require_policy` in {refused.source}"
-            self.diags.add(
-                codes.E414,
-                f"route names policy {ref}, but this run requires {refused} ({by})",
-                ref.span,
-                "the policy that judges a route is the maintainer's choice, not the route's: name a required "
-                "policy, or ask the maintainer to require this one",
-            )
+            self.diags.diag(E414_NOT_REQUIRED, ref.span, ref=ref, required=refused, by=by)
             return None
         before = len(self.diags)
         try:
             loaded = self.policies.load_ref(str(ref))
         except PolicyError as exc:
             unknown = any(m.startswith("no policy") for m in exc.messages)
-            for message in exc.messages:
-                self.diags.add(
-                    codes.E401 if unknown else codes.E408 if isinstance(exc, OutsideRoots) else codes.E403,
-                    message if unknown else f"{exc.path}: {message}",
-                    ref.span,
-                    policy_help(str(ref), self.policies.available()) if unknown else None,
-                )
+            for problem in exc.messages:
+                if unknown:
+                    hint = policy_help(str(ref), self.policies.available())
+                    self.diags.diag(E401_UNKNOWN_POLICY, ref.span, problem=problem, hint=hint)
+                elif isinstance(exc, OutsideRoots):
+                    self.diags.diag(E408_POLICY_OUTSIDE, ref.span, path=exc.path, problem=problem)
+                else:
+                    self.diags.diag(E403_MALFORMED_POLICY, ref.span, path=exc.path, problem=problem)
             return None
         if ref.sha256 is not None and ref.sha256 != loaded.sha256:
-            self.diags.add(
-                codes.E402,
-                f"policy {ref} has sha256 {loaded.sha256}, but the route pins {ref.sha256}",
-                ref.span,
-                "the policy changed since the route was pinned; review it, then update the pin",
-            )
+            self.diags.diag(E402_PIN_MISMATCH, ref.span, policy=ref, actual=loaded.sha256, pinned=ref.sha256)
         policy = loaded.policy
         for ref_class, class_span in facts.classes:
             if ref_class not in policy.priors:
-                self.diags.add(
-                    codes.E207,
-                    f'unknown reference class "{ref_class}" in policy {ref}',
+                self.diags.diag(
+                    E207_UNKNOWN_CLASS,
                     class_span,
-                    suggest(ref_class, policy.priors),
+                    ref_class=ref_class,
+                    policy=ref,
+                    suggestion=suggest(ref_class, policy.priors),
                 )
         for c in facts.criteria:
             if c.name not in policy.criteria:
-                self.diags.add(
-                    codes.E208,
-                    f"unknown criterion `{c.name}` in policy {ref}",
+                self.diags.diag(
+                    E208_UNKNOWN_CRITERION,
                     c.span,
-                    suggest(c.name, policy.criteria)
-                    or "the policy weighs " + ", ".join(f"`{k}`" for k in policy.criteria),
+                    criterion=c.name,
+                    policy=ref,
+                    suggestion=suggest(c.name, policy.criteria),
+                    weighed=", ".join(f"`{k}`" for k in policy.criteria),
                 )
         for e in facts.evidence:
             if e.captured is not None and facts.as_of is not None and e.captured > facts.as_of:
                 if policy.evidence.strict_point_in_time:
-                    self.diags.add(
-                        codes.E310,
-                        f"evidence `{e.name}` was captured {e.captured}, after as_of {facts.as_of}",
+                    self.diags.diag(
+                        E310_LATE_EVIDENCE,
                         e.captured_span or e.span,
-                        "the policy is strict about point-in-time evidence",
+                        evidence=e.name,
+                        captured=e.captured,
+                        as_of=facts.as_of,
                     )
                 else:
-                    self.diags.add(
-                        codes.W601,
-                        f"evidence `{e.name}` was captured {e.captured}, after as_of "
-                        f"{facts.as_of}: it is inadmissible and excluded",
+                    self.diags.diag(
+                        W601_LATE_EVIDENCE,
                         e.captured_span or e.span,
+                        evidence=e.name,
+                        captured=e.captured,
+                        as_of=facts.as_of,
                     )
             if e.tier < policy.evidence.min_tier:
-                self.diags.add(
-                    codes.W605,
-                    f"evidence `{e.name}` is tier {e.tier}, below the policy's minimum "
-                    f"tier {policy.evidence.min_tier}: excluded",
+                self.diags.diag(
+                    W605_BELOW_MINIMUM_TIER,
                     e.tier_span or e.span,
+                    evidence=e.name,
+                    tier=e.tier,
+                    minimum=policy.evidence.min_tier,
                 )
             elif str(e.tier) not in policy.evidence.tier_weight:
-                self.diags.add(
-                    codes.E307,
-                    f"evidence `{e.name}` is tier {e.tier}, which policy {ref} gives no weight",
+                self.diags.diag(
+                    E307_TIER_WITHOUT_WEIGHT,
                     e.tier_span or e.span,
-                    "tiers with weights: " + ", ".join(sorted(policy.evidence.tier_weight)),
+                    evidence=e.name,
+                    tier=e.tier,
+                    policy=ref,
+                    tiers=", ".join(sorted(policy.evidence.tier_weight)),
                 )
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
@@ -731,13 +837,10 @@ class Session:
             if why is None:
                 continue
             if why.kind == "unverified":
-                self.diags.add(codes.W608, f"evidence `{e.name}` is marked unverified: it is excluded from W", e.span)
+                self.diags.diag(W608_UNVERIFIED, e.span, evidence=e.name)
             elif why.kind == "duplicate":
-                self.diags.add(
-                    codes.W607,
-                    f"evidence `{e.name}` has the {why.reason.split(':')[0]}: the two count once "
-                    f"(`{e.name}` is excluded, `{why.duplicate_of}` counts)",
-                    e.span,
+                self.diags.diag(
+                    W607_DUPLICATE, e.span, evidence=e.name, what=why.reason.split(":")[0], counted=why.duplicate_of
                 )
 
     def for_variants_of(self, route: Route) -> Session:
@@ -756,40 +859,6 @@ class Session:
             required_policies=self.required_policies,
             lib_origins={**{p: ("route folder", None) for p in used}, **self.lib_origins},
         )
-
-    def score(self, route: Route, loaded: LoadedPolicy) -> RouteNumbers | None:
-        """Every number of ``route`` under ``loaded``; None when scoring reported an
-        error, or a number overflowed (PCSC-E311: nothing is released)."""
-        before = len(self.diags)
-        try:
-            numbers = score_route(route, loaded.policy, self.diags)
-            docked_score(numbers)  # DOCK's score, which GATE and DOCK reports show, must be finite too
-        except NotFinite as exc:
-            self.diags.add(codes.E311, f"route `{route.name}`: {exc.message}", exc.span or route.span, OVERFLOW_HELP)
-            return None
-        if any(d.severity == "error" for d in self.diags.items[before:]):
-            return None
-        return numbers
-
-    def compile_routes(self, routes: list[Route]) -> list[Compiled]:
-        """Every route that compiles without errors, in order (the others left diagnostics)."""
-        return [c for c in (self.compile_route(r) for r in routes) if c is not None]
-
-    def compile_route(self, route: Route) -> Compiled | None:
-        loaded = self.bind(route)
-        if loaded is None:
-            return None
-        numbers = self.score(route, loaded)
-        if numbers is None:
-            return None
-        mode, source = self.mode_for(loaded)
-        coverage = None if mode == "off" else discharge_route(route, loaded.policy)
-        docked = None
-        if coverage is not None and not coverage.complete and mode == "dock":
-            docked = docked_score(numbers)
-        decision = decide(coverage, mode, source, numbers.score, docked)
-        uses = self.library_uses.get((route.file, route.name), ())
-        return Compiled(route, loaded, numbers, coverage, decision, uses)
 
 
 @cache
@@ -827,7 +896,21 @@ def pin_span(store: PolicyStore, loaded: LoadedPolicy, name: str) -> Span:
     return Span.file_only(loaded.path)
 
 
-OVERFLOW_HELP = "the route's or the policy's numbers are too large to score; no score is released"
+def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[RouteNumbers, float] | None:
+    """The score pass's step, for any policy: every number of ``route`` (`score_route`)
+    and DOCK's score (`docked_score`, which GATE and DOCK reports show, so it must be
+    finite too); None when scoring reported an error in ``diags``, or a number
+    overflowed (PCSC-E311: nothing is released)."""
+    before = len(diags)
+    try:
+        numbers = score_route(route, policy, diags)
+        docked = docked_score(numbers)
+    except NotFinite as exc:
+        diags.diag(E311_IN_ROUTE, exc.span or route.span, route=route.name, overflow=exc.message)
+        return None
+    if any(d.severity == "error" for d in diags.items[before:]):
+        return None
+    return numbers, docked
 
 
 # Libraries that lowered without a diagnostic, by (shown name, sha256 of the text), for
@@ -851,29 +934,12 @@ def _clean_library(text: str, shown: str, diags: Diagnostics) -> Library | None:
     return lib
 
 
-def docked_score(numbers: RouteNumbers) -> float:
-    """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it
-    (by the policy's fold: discounted, and with the option to stop, as the score was)."""
-    ps, cs = [t.p for t in numbers.transitions], [t.cost.c for t in numbers.transitions]
-    shape = numbers.route.shape
-    if shape is not None:  # a graph route: the series-parallel fold with V = 0
-        from pcsc.score.graph import graph_fold
-
-        ts = numbers.transitions
-        return graph_fold(shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts], ps, cs,
-                          [t.d for t in ts], 0.0, numbers.fold.abandonment).score
-    if numbers.fold.is_default:
-        return fold(ps, cs, 0.0)[0]
-    return fold_policy(ps, cs, [t.d for t in numbers.transitions], 0.0, numbers.fold.abandonment)[0]
-
-
 def gate_and_dock(c: Compiled, source: str) -> tuple[Decision, Decision, Coverage]:
     """What GATE and DOCK would each release for a compiled route, whatever mode it was
     compiled under (coverage is discharged here when it was off)."""
     coverage = c.coverage if c.coverage is not None else discharge_route(c.route, c.policy.policy)
-    docked = docked_score(c.numbers)
-    gate = decide(coverage, "gate", source, c.numbers.score, docked)
-    dock = decide(coverage, "dock", source, c.numbers.score, docked)
+    gate = decide(coverage, "gate", source, c.numbers.score, c.docked)
+    dock = decide(coverage, "dock", source, c.numbers.score, c.docked)
     return gate, dock, coverage
 
 
@@ -891,9 +957,8 @@ def expand_inputs(
             diags.items.extend(refused)
             if not found and not refused:
                 kinds = " or ".join(suffixes)
-                diags.add(codes.E106, f"no {kinds} files in the folder {arg}", Span.file_only(arg),
-                          "route files end in .route" + (", libraries in .obl" if ".obl" in suffixes else "")
-                          + "; folders are searched recursively")
+                libraries = ", libraries in .obl" if ".obl" in suffixes else ""
+                diags.diag(E106_NO_FILES, Span.file_only(arg), kinds=kinds, folder=arg, libraries=libraries)
             out.extend((f, str(f)) for f in found)
         else:
             out.append((p, arg))
@@ -904,3 +969,21 @@ def coverage_mode(c: Compiled) -> dict[str, str]:
     """The mode a route was decided under, where it came from, and the policy's own."""
     d = c.decision
     return {"mode": d.mode, "mode_source": d.mode_source, "policy_mode": c.policy.policy.policy.coverage}
+
+
+#: The passes from a text to its routes (`Session.routes_from_text`); the IR cache
+#: (`pcsc.compiler.ircache`) stands in for both when the text is unchanged.
+FILE_PASSES: tuple[Pass[SourceUnit], ...] = (
+    Pass("parse", Session.parse),
+    Pass("lower", Session.lower),
+)
+#: The passes from a lowered route to what is released (`Session.compile_route`).
+COMPILE_PASSES: tuple[Pass[RouteUnit], ...] = (
+    Pass("bind policy", Session.bind_policy),
+    Pass("score", Session.score),
+    Pass("discharge", Session.discharge),
+    Pass("decide", Session.decide),
+)
+#: `pcsc check`, the API's `check` and the language server (`Session.check_route`): the
+#: same passes, then the uncovered changes reported.
+CHECK_PASSES: tuple[Pass[RouteUnit], ...] = (*COMPILE_PASSES, Pass("report uncovered", Session.report))

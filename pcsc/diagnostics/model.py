@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Literal
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Literal, Protocol
 
 import attrs
 
 from pcsc.base.config import hide_credentials
-from pcsc.base.files import FileTooLarge, NotText, Unreadable
-from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import CODES, Code
+
+
+class Message(Protocol):
+    """What `Diagnostics.diag` needs of a template of `pcsc.diagnostics.messages` (which
+    imports this module: a protocol here keeps the two out of a circle)."""
+
+    @property
+    def code(self) -> Code: ...
+
+    def render(self, fields: Mapping[str, object]) -> tuple[str, str | None]: ...
 
 Severity = Literal["error", "warning"]
 
@@ -79,18 +87,6 @@ class Finding:
         return CODES[self.code].severity
 
 
-def unreadable(exc: Unreadable, shown: str) -> Finding:
-    """The diagnostic of a file `pcsc.base.files` did not read: PCSC-E112 over the size
-    limit, PCSC-E105 otherwise (at the first byte that is not UTF-8, for text)."""
-    if isinstance(exc, FileTooLarge):
-        return Finding.of(codes.E112, f"{shown}: {exc.reason}", Span.whole_file(shown),
-                             "split it into several files")
-    if isinstance(exc, NotText) and exc.line is not None and exc.column is not None:
-        return Finding.of(codes.E105, f"{shown} is {exc.reason}",
-                             Span(shown, exc.line, exc.column, exc.line, exc.column + 1), "save the file as UTF-8")
-    return Finding.of(codes.E105, f"cannot read {shown}: {exc.reason}", Span.file_only(shown))
-
-
 @attrs.define
 class Diagnostics:
     """An ordered collection that passes append to."""
@@ -100,6 +96,12 @@ class Diagnostics:
     def add(self, code: Code, message: str, span: Span, help: str | None = None) -> None:
         """Append a diagnostic; ``code`` is a constant of `pcsc.diagnostics.codes`."""
         self.items.append(Finding.of(code, message, span, help))
+
+    def diag(self, message: Message, span: Span, **fields: object) -> None:
+        """Append the diagnostic ``message`` (a template of `pcsc.diagnostics.messages`)
+        reports at ``span``, its named fields filled in."""
+        text, help_text = message.render(fields)
+        self.items.append(Finding.of(message.code, text, span, help_text))
 
     def extend(self, other: Diagnostics) -> None:
         self.items.extend(other.items)

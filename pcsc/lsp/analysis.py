@@ -1,8 +1,9 @@
 """What the language server knows about one open document, without pygls.
 
-`analyse` compiles the document's text in memory, as `pcsc check` would check the file
-(libraries resolve from the document's folder, then the configured and shipped ones),
-and also scores each route so that hover can show its numbers. The queries (`hover`,
+`analyse` compiles the document's text in memory through the passes `pcsc check` runs
+on the file (`Session.check_route`: libraries resolve from the document's folder, then
+the configured and shipped ones), so that its diagnostics are the command's, and keeps
+each route's pass results (`RouteUnit`) so that hover can show its numbers. The queries (`hover`,
 `definition`, `completion`) take PCSC positions: 1-based lines, 1-based columns
 counted in characters (code points). The server converts to and from LSP positions.
 
@@ -23,11 +24,10 @@ from pcsc.base.files import BOM, Unreadable, read_text
 from pcsc.base.humanize import money, number, probability, significant
 from pcsc.base.modes import Mode
 from pcsc.base.resources import data_dir
-from pcsc.compiler.session import Session
-from pcsc.coverage import Coverage, discharge_route
-from pcsc.coverage.diagnose import report_uncovered
+from pcsc.compiler.session import RouteUnit, Session
+from pcsc.coverage import discharge_route
 from pcsc.diagnostics.model import Diagnostics, Finding, Span
-from pcsc.lang.ir import FieldDecl, Library, Obligation, Route, Transition
+from pcsc.lang.ir import FieldDecl, Library, Obligation, Transition
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.score.route import RouteNumbers, TransitionNumbers
@@ -52,17 +52,6 @@ class Location:
 
 
 @attrs.frozen
-class RouteFacts:
-    """A route that lowered, with what binding, scoring and coverage made of it."""
-
-    route: Route
-    policy: LoadedPolicy | None
-    numbers: RouteNumbers | None  # None when the policy or scoring failed
-    coverage: Coverage | None
-    mode: Mode | None
-
-
-@attrs.frozen
 class Completion:
     label: str
     kind: str  # field | class | obligation | unit
@@ -78,7 +67,7 @@ class Analysis:
     shown: str  # the name the document's diagnostics carry
     folder: Path
     diagnostics: list[Finding]
-    routes: list[RouteFacts]
+    routes: list[RouteUnit]
     libraries: list[Library]
     policies: list[LoadedPolicy]
     store: PolicyStore
@@ -102,13 +91,13 @@ class Analysis:
                 out.setdefault(name, (loaded, prior.p, prior.floor_usd, prior.source))
         return out
 
-    def route_at(self, line: int) -> RouteFacts | None:
+    def route_at(self, line: int) -> RouteUnit | None:
         for r in self.routes:
             if r.route.span.line <= line <= r.route.span.end_line:
                 return r
         return self.routes[0] if len(self.routes) == 1 else None
 
-    def transition(self, name: str, line: int) -> tuple[RouteFacts, Transition] | None:
+    def transition(self, name: str, line: int) -> tuple[RouteUnit, Transition] | None:
         chosen = self.route_at(line)
         for r in [chosen] if chosen is not None else self.routes:
             for t in r.route.transitions:
@@ -306,18 +295,7 @@ def analyse(
     session = Session(
         lib_path=list(lib_path), policies=store, coverage_mode=coverage, config_coverage=config_coverage
     )
-    facts: list[RouteFacts] = []
-    for route in session.routes_from_text(text, shown, folder):
-        loaded = session.bind(route)
-        numbers: RouteNumbers | None = None
-        cov: Coverage | None = None
-        mode: Mode | None = None
-        if loaded is not None:
-            mode, _ = session.mode_for(loaded)
-            numbers = session.score(route, loaded)
-            cov = discharge_route(route, loaded.policy)
-            report_uncovered(route, cov, mode, text, session.diags)
-        facts.append(RouteFacts(route, loaded, numbers, cov, mode))
+    facts = [session.check_route(route) for route in session.routes_from_text(text, shown, folder)]
     return Analysis(
         text=document,
         shown=shown,
@@ -410,7 +388,7 @@ def grammar_units() -> tuple[str, ...]:
     return tuple(m.group(1).split("|")) if m else ("usd", "days", "months", "years")
 
 
-def transition_hover(facts: RouteFacts, t: Transition) -> str:
+def transition_hover(facts: RouteUnit, t: Transition) -> str:
     """A transition's numbers (p_prior, W, p, c and what bound it, U, D) and coverage."""
     head = f"**transition {t.name}**: {t.source} -> {t.target}, class `{t.ref_class}`"
     lines = [head, ""]
@@ -447,10 +425,12 @@ def _numbers(numbers: RouteNumbers | None, name: str) -> TransitionNumbers | Non
     return next((n for n in numbers.transitions if n.name == name), None)
 
 
-def _coverage_text(facts: RouteFacts, t: Transition) -> str:
-    if facts.coverage is None:
+def _coverage_text(facts: RouteUnit, t: Transition) -> str:
+    if facts.policy is None:
         return "coverage: not discharged (the route's policy has errors)"
-    rows = [d for d in facts.coverage.for_transition(t.name) if d.covered is not None]
+    # with coverage off nothing was discharged; hover still says what each change would need
+    coverage = facts.coverage if facts.coverage is not None else discharge_route(facts.route, facts.policy.policy)
+    rows = [d for d in coverage.for_transition(t.name) if d.covered is not None]
     mode = f" ({facts.mode})" if facts.mode else ""
     if not rows:
         return f"coverage{mode}: no material change"

@@ -12,9 +12,8 @@ import math
 from fractions import Fraction
 
 from pcsc.base.humanize import significant
+from pcsc.diagnostics.messages import E311_RESULT_OVERFLOWS, phrase
 from pcsc.diagnostics.model import Span
-
-LARGEST = "about 1.8e308, the largest number a float holds"
 
 
 class NotFinite(ArithmeticError):
@@ -32,7 +31,7 @@ def checked(value: float, what: str, *operands: float) -> float:
         return value
     numbers = ", ".join(significant(o) for o in operands)
     of = f" (from {numbers})" if operands else ""
-    raise NotFinite(f"{what} overflows{of}: the result is beyond {LARGEST}")
+    raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands=of))
 
 
 def fits(value: Fraction, what: str) -> Fraction:
@@ -41,7 +40,7 @@ def fits(value: Fraction, what: str) -> Fraction:
     try:
         float(value)
     except OverflowError:
-        raise NotFinite(f"{what} overflows: the result is beyond {LARGEST}") from None
+        raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands="")) from None
     return value
 
 
@@ -50,4 +49,4 @@ def ratio(num: int, den: int, what: str) -> float:
     try:
         return num / den
     except OverflowError:
-        raise NotFinite(f"{what} overflows: the result is beyond {LARGEST}") from None
+        raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands="")) from None

@@ -377,7 +377,7 @@ MAX_INPUT_BYTES = 64_000  # a mutant is cut there: the limits (10 MB, lines of 1
 def corpus() -> tuple[bytes, ...]:
     """The routes PCSC ships (`examples/`, sorted), each as written and lean (`lean`),
     or, in an installation without them, routes from the grammar."""
-    examples = Path(__file__).resolve().parent.parent / "examples"
+    examples = Path(__file__).resolve().parents[2] / "examples"  # the checkout's, beside the package
     found = [p.read_bytes() for p in sorted(examples.rglob("*.route"))] if examples.is_dir() else []
     if not found:
         return tuple(Generator(i).route().encode("utf-8") for i in range(20))

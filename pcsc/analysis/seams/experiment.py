@@ -62,11 +62,10 @@ from pcsc.analysis.seams.detectors import Ladder, ladder
 from pcsc.analysis.seams.folds import fold_seam_identities
 from pcsc.analysis.seams.graphs import graph_seam_identities
 from pcsc.analysis.seams.splice import splice
-from pcsc.compiler.session import Session
+from pcsc.compiler.session import Session, score_checked
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.lang.ir import Route
 from pcsc.policy.model import Floors, Policy
-from pcsc.score.route import score_route
 
 
 @attrs.frozen
@@ -479,6 +478,6 @@ def _beats(route: Route, k: int, policy: Policy) -> bool:
     """Splice k's ungated score beats the honest route's under ``policy`` (the splice is
     scored from the IR: the same numbers the text round trip gives)."""
     diags = Diagnostics()
-    honest = score_route(route, policy, diags).score
-    spliced = score_route(splice(route, k), policy, diags).score
-    return spliced > honest
+    honest = score_checked(route, policy, diags)
+    spliced = score_checked(splice(route, k), policy, diags)
+    return honest is not None and spliced is not None and spliced[0].score > honest[0].score  # else PCSC-E311

@@ -14,7 +14,14 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
-from pcsc.diagnostics.model import Finding, Span, unreadable
+from pcsc.diagnostics.messages import (
+    E108_CANNOT_WRITE_THE,
+    E802_CASE_ERROR,
+    E803_NO_TEST_FILES,
+    diag,
+    unreadable,
+)
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -61,12 +68,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             diagnostics += refused
             if not found and not refused:
                 diagnostics.append(
-                    Finding.of(
-                        codes.E803,
-                        f"no policy test files (*{SUFFIX}) in the folder {arg}",
-                        Span.file_only(arg),
-                        "folders are searched recursively; a test file's name ends in " + SUFFIX,
-                    )
+                    diag(E803_NO_TEST_FILES, Span.file_only(arg), suffix=SUFFIX, folder=arg)
                 )
             files.extend((f, str(f)) for f in found)
         else:
@@ -88,8 +90,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         results = runner.run_file(tf)
         for r in results:
             if r.status == "error":
-                message = f'case[{r.case.index}] "{r.name}": ' + "; ".join(r.failures)
-                diagnostics.append(Finding.of(codes.E802, message, Span.file_only(shown)))
+                failures = "; ".join(r.failures)
+                diagnostics.append(
+                    diag(E802_CASE_ERROR, Span.file_only(shown), index=r.case.index, name=r.name, failures=failures)
+                )
         reports.append(FileReport(shown, tuple(results)))
     for shown, sha in runner.inputs:
         ctx.note_hashed_input(shown, sha)
@@ -98,10 +102,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             Path(args.junit_xml).write_text(to_junit(reports), encoding="utf-8")
         except OSError as exc:
             diagnostics.append(
-                Finding.of(
-                    codes.E108,
-                    f"cannot write the JUnit XML report: {exc.strerror or exc}",
+                diag(
+                    E108_CANNOT_WRITE_THE,
                     Span.file_only(args.junit_xml),
+                    what="JUnit XML report",
+                    reason=exc.strerror or exc,
                 )
             )
     passed = ok(reports) and not diagnostics
