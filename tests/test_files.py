@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pcsc.base import files
-from pcsc.diagnostics.messages import unreadable
+from pcsc.diagnostics.files import unreadable
 from tests.conftest import EXAMPLES, run_cli
 
 ROUTECAST = EXAMPLES / "routecast_table_a1.csv"

@@ -12,7 +12,7 @@ Whatever stops a read is an `Unreadable`, an OSError whose ``reason`` says why i
 a message can quote (`No such file or directory`, `it is a folder, not a regular file:
 it is not read`, `the file is 12,000,000 bytes; the limit is 10,000,000 bytes`, `not
 UTF-8 text: byte 0xFF cannot be decoded`, with its line and column). A diagnostic
-says it with `pcsc.diagnostics.messages.unreadable`; a command's own error (a policy's,
+says it with `pcsc.diagnostics.files.unreadable`; a command's own error (a policy's,
 an outcomes file's) quotes ``reason``.
 """
 

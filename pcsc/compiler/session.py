@@ -36,6 +36,7 @@ from pcsc.base.resources import display_path as display
 from pcsc.compiler.walk import folder_files
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
+from pcsc.diagnostics.files import unreadable
 from pcsc.diagnostics.messages import (
     E106_NO_FILES,
     E206_NAME_TOO_LONG,
@@ -69,7 +70,6 @@ from pcsc.diagnostics.messages import (
     W605_BELOW_MINIMUM_TIER,
     W607_DUPLICATE,
     W608_UNVERIFIED,
-    unreadable,
 )
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.fmt import canonical_library

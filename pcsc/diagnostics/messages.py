@@ -23,7 +23,6 @@ from collections.abc import Mapping
 
 import attrs
 
-from pcsc.base.files import FileTooLarge, NotText, Unreadable
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import Code
 from pcsc.diagnostics.model import Finding, Span
@@ -70,17 +69,6 @@ def phrase(msg: Message, **fields: object) -> str:
     message (an overflow's phrase inside `E311_IN_ROUTE`)."""
     assert msg.help is None, "a phrase has no help of its own"
     return msg.render(fields)[0]
-
-
-def unreadable(exc: Unreadable, shown: str) -> Finding:
-    """The diagnostic of a file `pcsc.base.files` did not read: over the size limit,
-    not UTF-8 (at its first byte that is not), or refused (its reason)."""
-    if isinstance(exc, FileTooLarge):
-        return diag(E112_TOO_LARGE, Span.whole_file(shown), file=shown, size=exc.reason)
-    if isinstance(exc, NotText):
-        return diag(E105_NOT_UTF8, Span(shown, exc.line, exc.column, exc.line, exc.column + 1), file=shown,
-                    byte=exc.byte)
-    return diag(E105_CANNOT_READ, Span.file_only(shown), file=shown, reason=exc.reason)
 
 
 def diag(msg: Message, span: Span, **fields: object) -> Finding:

@@ -14,12 +14,12 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
+from pcsc.diagnostics.files import unreadable
 from pcsc.diagnostics.messages import (
     E108_CANNOT_WRITE_THE,
     E802_CASE_ERROR,
     E803_NO_TEST_FILES,
     diag,
-    unreadable,
 )
 from pcsc.diagnostics.model import Finding, Span
 
