@@ -71,8 +71,8 @@ def test_a_fifo_or_device_is_refused_before_it_is_read(run: Run, project: Path) 
 
 
 def test_a_file_over_the_size_limit_is_refused(run: Run, project: Path) -> None:
+    from pcsc.base.files import MAX_FILE_BYTES as COMPILER_LIMIT
     from pcsc.certify.check import MAX_FILE_BYTES
-    from pcsc.lang.syntax.limits import MAX_FILE_BYTES as COMPILER_LIMIT
 
     assert MAX_FILE_BYTES == COMPILER_LIMIT
     cert = certify(run, project)

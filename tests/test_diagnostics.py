@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from pcsc.compiler.session import Session
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import CODES
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 from pcsc.policy.load import PolicyStore
 from pcsc.render.diagnostics import to_json, to_text
 from pcsc.render.sarif import SARIF_SCHEMA, to_sarif
@@ -914,7 +914,7 @@ def run_session(tmp_path: Path, text: str | bytes, policies: tuple[tuple[str, st
     return session
 
 
-def describe(diags: list[Diagnostic]) -> str:
+def describe(diags: list[Finding]) -> str:
     return "\n".join(
         f"{d.code} {d.span.line}:{d.span.column}-{d.span.end_column} {d.message} | {d.help}" for d in diags
     )
@@ -1091,7 +1091,7 @@ def test_text_rendering_has_location_source_line_caret_and_help(tmp_path: Path) 
 def test_text_rendering_of_a_span_over_several_lines_and_of_a_tab() -> None:
     source = 'route r {\n\tevidence hn_launch {\n        tier 2\n    }\n}\n'
     message = "evidence `hn_launch` supports or contradicts no transition"
-    d = Diagnostic.of(codes.W604, message, Span("r.route", 2, 2, 4, 6))
+    d = Finding.of(codes.W604, message, Span("r.route", 2, 2, 4, 6))
     assert to_text([d], {"r.route": source}) == (
         "r.route:2:2: warning: evidence `hn_launch` supports or contradicts no transition [PCSC-W604]\n"
         "   2 |  evidence hn_launch {\n"
@@ -1388,7 +1388,7 @@ def test_coloured_diagnostics_on_a_terminal_are_never_wrapped(tmp_path: Path, mo
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm-256color")
     monkeypatch.setenv("COLUMNS", "40")
-    long = Diagnostic.of(codes.E207, "unknown reference class " + "x" * 80, Span("r.route", 1, 1, 1, 2))
+    long = Finding.of(codes.E207, "unknown reference class " + "x" * 80, Span("r.route", 1, 1, 1, 2))
     out = Terminal()
     ctx = Context(argparse.Namespace(), Config(), stderr=out)
     ctx.session().sources["r.route"] = "route r {\n"

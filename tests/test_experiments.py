@@ -32,8 +32,8 @@ from pcsc.analysis.seams.experiment import (
 from pcsc.analysis.seams.splice import splice
 from pcsc.base.stats import rate, rate_text, wilson95
 from pcsc.cli import main
-from pcsc.cli.exits import EXIT_USAGE
 from pcsc.compiler.session import Session
+from pcsc.diagnostics.exits import EXIT_USAGE
 from pcsc.policy.load import PolicyStore
 from pcsc.render.text import EXPERIMENT_ROWS
 from pcsc.score.fold import chain_fold

@@ -154,8 +154,9 @@ def test_the_output_page_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_the_pages_state_the_limits_the_code_has() -> None:
+    from pcsc.base.files import MAX_FILE_BYTES
     from pcsc.cli.options import MAX_DIAGNOSTICS
-    from pcsc.lang.syntax.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_ROUTES, MAX_TRANSITIONS
+    from pcsc.lang.syntax.limits import MAX_DEPTH, MAX_ROUTES, MAX_TRANSITIONS
     from pcsc.render.diagnostics import _BEFORE, MESSAGE, SNIPPET
 
     page = " ".join(OUTPUT_PAGE.read_text(encoding="utf-8").split())

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import pcsc.cli
-from pcsc.render.graph import Edge, Node, RouteGraph, compact, text_width, to_svg
+from pcsc.base.humanize import compact
+from pcsc.render.graph import Edge, Node, RouteGraph, text_width, to_svg
 from tests.conftest import EXAMPLES, ROOT
 
 SVG_NS = "{http://www.w3.org/2000/svg}"

@@ -25,7 +25,7 @@ from pcsc.analysis.seams.graphs import (
 )
 from pcsc.analysis.seams.splice import graph_seams, seam_indices, splice
 from pcsc.compiler.session import Compiled, Session
-from pcsc.diagnostics.model import Diagnostic
+from pcsc.diagnostics.model import Finding
 from pcsc.lang.ir import Edge, Parallel, Series, Shape
 from pcsc.lang.printer import route_to_text
 from pcsc.policy.load import PolicyStore
@@ -59,7 +59,7 @@ def compile_file(path: Path, policy: str | None = None) -> Compiled:
     return out[0]
 
 
-def errors(text: str) -> list[Diagnostic]:
+def errors(text: str) -> list[Finding]:
     s, _ = compile_text(text)
     return [d for d in s.diags.sorted() if d.severity == "error"]
 

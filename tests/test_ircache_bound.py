@@ -174,6 +174,6 @@ def test_the_pages_cache_lines_are_what_the_program_prints(cache: Path, capsys: 
 def test_a_size_reads_under_1000_of_its_unit(n: int, text: str) -> None:
     """`cache info` and `cache clear` print sizes with no number of four digits or more
     without a separator (a cache of 1,002 KB read `1002.7 KB`)."""
-    from pcsc.cli.commands.cache_info import size_text
+    from pcsc.base.humanize import byte_size
 
-    assert size_text(n) == text
+    assert byte_size(n) == text

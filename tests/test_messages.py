@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from pcsc.compiler.session import Session
-from pcsc.diagnostics.model import Diagnostic
+from pcsc.diagnostics.model import Finding
 from pcsc.lang.lower.common import policy_help
 from tests.conftest import SPEC_ROUTE
 
 SPEC = SPEC_ROUTE.read_text(encoding="utf-8")
 
 
-def check(tmp_path: Path, *edits: tuple[str, str]) -> list[Diagnostic]:
+def check(tmp_path: Path, *edits: tuple[str, str]) -> list[Finding]:
     """The diagnostics of the reference route after ``edits`` (each must apply once)."""
     text = SPEC
     for old, new in edits:
@@ -31,7 +31,7 @@ def check(tmp_path: Path, *edits: tuple[str, str]) -> list[Diagnostic]:
     return session.diags.items
 
 
-def only(diags: list[Diagnostic], code: str) -> Diagnostic:
+def only(diags: list[Finding], code: str) -> Finding:
     found = [d for d in diags if d.code == code]
     assert len(found) == 1, [(d.code, d.message) for d in diags]
     return found[0]

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.base.humanize import number
 from pcsc.compiler.session import Session
-from pcsc.coverage.diagnose import show_value, transition_name_span
+from pcsc.coverage.diagnose import transition_name_span
 from pcsc.diagnostics.model import Span
 from pcsc.forecast.ledger import Ledger
 from pcsc.lang.lower.common import policy_help
@@ -161,9 +162,11 @@ def test_an_uncovered_change_is_located_on_the_transition_name() -> None:
 
 @pytest.mark.parametrize(("value", "shown"), [
     (True, "true"), (False, "false"), (5000.0, "5,000"), (1_200_000.0, "1,200,000"), (0.25, "0.25"),
-    (12345.678, "1.235e+04"), (0.0, "0")])
+    (12345.678, "12,345.68"), (0.0, "0")])
 def test_values_in_the_uncovered_message(value: float | bool, shown: str) -> None:
-    assert show_value(value) == shown
+    """The uncovered message quotes values with the one number formatter (it had its
+    own, which wrote 12345.678 as `1.235e+04`)."""
+    assert number(value) == shown
 
 
 # ---------------------------------------------------------------------- unknown policies (lower.common)

@@ -10,8 +10,8 @@ import pytest
 
 from pcsc.analysis.rank import Ranked, RankKeyConflict, choose_key, rank
 from pcsc.cli import main as pcsc_main
-from pcsc.cli.outcome import EXIT_USAGE
 from pcsc.compiler.session import Compiled, Session
+from pcsc.diagnostics.exits import EXIT_USAGE
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.render.packet import route_packet
 from tests.conftest import EXAMPLES

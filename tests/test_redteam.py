@@ -18,8 +18,8 @@ from pcsc import cli
 from pcsc.analysis import redteam
 from pcsc.analysis.redteam import Edit, NotApplicable, RouteReport, Runner, Trial, apply_edit, enumerate_edits
 from pcsc.analysis.seams.splice import splice
-from pcsc.cli.outcome import EXIT_USAGE
 from pcsc.compiler.session import Compiled, Session
+from pcsc.diagnostics.exits import EXIT_USAGE
 from pcsc.lang.ir import Route
 from pcsc.lang.printer import route_to_text
 from pcsc.policy.load import PolicyStore

@@ -14,7 +14,8 @@ import pytest
 
 from pcsc.cli import main as cli_main
 from pcsc.cli.forecasting import resolution_date
-from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, UsageError
+from pcsc.cli.outcome import UsageError
+from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
 from pcsc.forecast.outcomes import (
     Label,
     Observation,

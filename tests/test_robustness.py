@@ -329,11 +329,10 @@ def test_invalid_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 # ---------------------------------------------------------------------- limits
 def test_file_size_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import pcsc.compiler.session
+    import pcsc.base.files
 
-    monkeypatch.setattr(pcsc.lang.syntax.limits, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(pcsc.base.files, "MAX_FILE_BYTES", 1000)
     path = route_file(tmp_path, SPEC)
-    monkeypatch.setattr(pcsc.compiler.session, "too_large", pcsc.lang.syntax.limits.too_large)
     expect(capsys, path, "PCSC-E112", 1, (["check"], ["compile"]))
 
 

@@ -234,9 +234,9 @@ def test_diagnostics_run_validates(tmp_path: Path) -> None:
 
 
 def test_every_code_rule_validates_and_links_an_anchor_that_exists(tmp_path: Path) -> None:
-    from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.diagnostics.model import Finding, Span
 
-    diags = [Diagnostic(code, "m", Span("r.route", 1, 1, 1, 2)) for code in CODES]
+    diags = [Finding(code, "m", Span("r.route", 1, 1, 1, 2)) for code in CODES]
     log = to_sarif(diags, docs_url=DOCS)
     assert_valid_sarif(log)
     anchors = set(re.findall(r'<a id="([^"]+)"></a>', diagnostics_markdown()))
@@ -264,11 +264,11 @@ def test_canonical_output_of_the_library_is_stable(spliced: Path) -> None:
 def test_diagnostics_about_files_that_are_not_source_text_validate() -> None:
     """A policy that does not load is reported at the file (line 0): no region; a line
     without a column gets a region of the whole line."""
-    from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.diagnostics.model import Finding, Span
 
     log = to_sarif([
-        Diagnostic("PCSC-E403", "no policy", Span.file_only("policies/nope/1.0.0.toml")),
-        Diagnostic("PCSC-E403", "bad key", Span.file_only("policies/venture/1.0.0.toml", 7)),
+        Finding("PCSC-E403", "no policy", Span.file_only("policies/nope/1.0.0.toml")),
+        Finding("PCSC-E403", "bad key", Span.file_only("policies/venture/1.0.0.toml", 7)),
     ])
     assert_valid_sarif(log)
     first, second = (r["locations"][0]["physicalLocation"] for r in log["runs"][0]["results"])

@@ -15,9 +15,9 @@ import pytest
 from pcsc.analysis.redteam import Edit, apply_edit, enumerate_edits
 from pcsc.analysis.search import CONDITIONS, Settings, _restate, condition_policy, search_route, ungrounded
 from pcsc.cli import main
-from pcsc.cli.exits import EXIT_USAGE
 from pcsc.compiler.session import Compiled, Session
 from pcsc.coverage import discharge_route
+from pcsc.diagnostics.exits import EXIT_USAGE
 from pcsc.lang.ir import Route, Transition
 from pcsc.lang.printer import route_to_text
 from pcsc.score.cost import deltas

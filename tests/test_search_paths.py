@@ -517,7 +517,7 @@ def test_a_lax_library_of_the_pinned_name_and_another_version_stays_refused(
 
 
 def test_a_lax_library_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
-    from pcsc.lang.syntax.limits import MAX_FILE_BYTES
+    from pcsc.base.files import MAX_FILE_BYTES
 
     big = write(tmp_path / "r" / "ventura.obl", lax_library())
     with big.open("a", encoding="utf-8") as f:

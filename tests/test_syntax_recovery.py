@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pcsc.compiler.session import Session
-from pcsc.diagnostics.model import Diagnostic, Diagnostics
+from pcsc.diagnostics.model import Diagnostics, Finding
 from pcsc.lang.syntax import parse_source
 from pcsc.lang.syntax.parser import MAX_SYNTAX_ERRORS, grammar_keywords
 from tests.conftest import ROOT
@@ -37,13 +37,13 @@ pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is dep
 Edit = tuple[str, str]
 
 
-def parse(text: str, file: str = "r.route") -> list[Diagnostic]:
+def parse(text: str, file: str = "r.route") -> list[Finding]:
     diags = Diagnostics()
     assert parse_source(text, file, diags) is None
     return list(diags)
 
 
-def where(diags: list[Diagnostic]) -> list[tuple[str, int, int]]:
+def where(diags: list[Finding]) -> list[tuple[str, int, int]]:
     return [(d.code, d.span.line, d.span.column) for d in diags]
 
 

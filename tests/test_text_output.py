@@ -23,6 +23,8 @@ from tests.conftest import EXAMPLES, ROOT
 NOISE = re.compile(r"\d\.0*+[1-9]\d{7,}")
 # an integral float's repr, `.0` and no separators: 99000.0
 RAW_WHOLE = re.compile(r"(?<![\w.,])\d{4,}\.0(?!\d)")
+# an amount of 1e15 or more written out, digit by digit: -16,458,173,770,323,802.00 (humanize writes -1.64582e+16)
+WRITTEN_OUT = re.compile(r"\d{1,3}(?:,\d{3}){5,}")
 # a value quoted as `field = value` without its thousands grouped, beside grouped ones: developers = 4800
 UNGROUPED = re.compile(r"(?<![\w.])= -?\d{4,}(?![\d_])")
 NOUNS = ("routes|files|rows|forecasts|outcomes|milestones|cases|transitions|entries|errors|edits|revisions|seams|"
@@ -53,7 +55,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 def problems(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines()
-            if NOISE.search(line) or RAW_WHOLE.search(line) or UNGROUPED.search(line) or ONE_PLURAL.search(line)]
+            if NOISE.search(line) or RAW_WHOLE.search(line) or UNGROUPED.search(line) or ONE_PLURAL.search(line)
+            or WRITTEN_OUT.search(line)]
 
 
 def routes_of_examples() -> Iterator[tuple[str, str]]:
@@ -149,9 +152,11 @@ def test_every_command_prints_numbers_and_counts_for_people(work: dict[str, Path
 def test_the_patterns_catch_what_they_are_for() -> None:
     for noisy in ("launch.c: 99000.0 -> 613333.3333333333", "monetize.p: 0.29759615384615384 -> 0.4",
                   "graded: 1 prospective forecasts", "wrote x.csv (1 rows)", "fitted 1 of 1 reference classes",
-                  "met: developers = 4800, arr = 900_000"):
+                  "met: developers = 4800, arr = 900_000",
+                  "score -16,458,173,770,323,802.00 (+0.00 against the ungated -16,458,173,770,323,802.00)"):
         assert problems(noisy), noisy
     for fine in ("launch.c: 99,000.00 -> 613,333.33", "monetize.p: 0.2976 -> 0.4464", "flat Π p    0.00101122",
                  "1 prospective forecast, 2 labelled routes", "rank 1 of 2 routes", "0.1 routes", "21/30 routes",
-                 "version 0.1.0", "users = 28_750", "1e-09 relative inside", "checked: 1 row of entries"):
+                 "version 0.1.0", "users = 28_750", "1e-09 relative inside", "checked: 1 row of entries",
+                 "score -1.64582e+16", "999,999,999,999,999.00"):
         assert not problems(fine), fine

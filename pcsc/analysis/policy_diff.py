@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import attrs
 
-from pcsc.base.humanize import money, plural
+from pcsc.base.humanize import money, plural, points, probability
 from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.lang.ir import PolicyRef, Route
@@ -357,10 +357,10 @@ def show(value: Any, limit: int = 48) -> str:
     return repr(value)
 
 
-def _pair(a: float, b: float, fmt: str) -> tuple[str, str]:
-    """Both numbers in ``fmt``, or in full when ``fmt`` would print two different
-    numbers the same."""
-    x, y = format(a, fmt), format(b, fmt)
+def _pair(a: float, b: float, show: Callable[[float], str]) -> tuple[str, str]:
+    """Both numbers as ``show`` writes them, or in full when it would write two
+    different numbers the same."""
+    x, y = show(a), show(b)
     return (x, y) if x != y or a == b else (repr(a), repr(b))
 
 
@@ -369,7 +369,7 @@ def _money(x: float | None) -> str:
 
 
 def _criteria(side: Side) -> str:
-    return "—" if side.criteria_score is None else f"{side.criteria_score:.2f} ({side.bucket})"
+    return "—" if side.criteria_score is None else f"{points(side.criteria_score)} ({side.bucket})"
 
 
 def _arrow(a: str, b: str) -> str:
@@ -436,7 +436,7 @@ def route_lines(d: PolicyDiff) -> list[str]:
         old, new = r.old, r.new
         delta = "—"
         if old is not None and new is not None and old.score is not None and new.score is not None:
-            delta = f"{new.score - old.score:+,.2f}"
+            delta = money(new.score - old.score, signed=True)
         verdict = _arrow(old.verdict if old else "error", new.verdict if new else "error")
         yes = {True: "yes", False: "no"}
         eligible = _arrow(yes[old.eligible] if old else "—", yes[new.eligible] if new else "—")
@@ -462,7 +462,7 @@ def route_lines(d: PolicyDiff) -> list[str]:
         extra = []
         o, n = r.old, r.new
         if o.ungated_score != n.ungated_score and (o.score != o.ungated_score or n.score != n.ungated_score):
-            a, b = _pair(o.ungated_score, n.ungated_score, ",.2f")
+            a, b = _pair(o.ungated_score, n.ungated_score, money)
             extra.append(f"ungated score {a} → {b}")
         if o.criteria_score != n.criteria_score or o.bucket != n.bucket:
             extra.append(f"criteria T {_criteria(o)} → {_criteria(n)}")
@@ -474,6 +474,6 @@ def route_lines(d: PolicyDiff) -> list[str]:
         if moved:
             trows = [("transition", "p old", "p new", "c old", "c new")]
             for name, p, c in moved:
-                trows.append((name, *_pair(p[0], p[1], ".4f"), *_pair(c[0], c[1], ",.2f")))
+                trows.append((name, *_pair(p[0], p[1], probability), *_pair(c[0], c[1], money)))
             lines += table(trows, indent="    ")
     return lines

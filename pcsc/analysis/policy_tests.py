@@ -36,20 +36,19 @@ from pcsc.analysis.policy_diff import PinnedStore
 from pcsc.analysis.redteam import DEFAULT_MAX_EDITS, redteam
 from pcsc.analysis.seams.splice import SpliceError, splice_text
 from pcsc.base.canonical import sha256_hex
+from pcsc.base.files import NotText, decode, read_bytes
 from pcsc.base.humanize import money as _money
-from pcsc.base.humanize import plural
-from pcsc.base.resources import TEXT_ENCODING, display_path
+from pcsc.base.humanize import plural, points
+from pcsc.base.modes import MODES, VERDICTS
+from pcsc.base.resources import display_path
 from pcsc.compiler.session import Compiled, Session, coverage_mode, gate_and_dock
 from pcsc.compiler.walk import folder_files
-from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
 from pcsc.lang.ir import PolicyRef, Route
-from pcsc.lang.syntax.limits import read_file
 from pcsc.policy.load import PolicyError, PolicyStore
 
 SUFFIX = ".pcsctest.toml"
-VERDICTS = ("released", "suspend-and-ask", "docked", "ungated")
 BUCKETS = ("neg", "mix", "pos")
-COVERAGE_MODES = ("gate", "dock", "off")
 TOLERANCE = 0.01  # a bare number matches within this (a cent; a hundredth of a point of T)
 _CODE = re.compile(r"^PCSC-[EW][0-9]{3}$")
 _REF = re.compile(r"^[A-Za-z0-9_.\-/]+@[A-Za-z0-9_.\-+]+$")
@@ -235,12 +234,12 @@ class _Reader:
 
 
 def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
-    """Read and validate a test file; raises ``PolicyTestError`` (and ``OSError``)."""
+    """Read and validate a test file; raises ``PolicyTestError`` (and `Unreadable`)."""
     shown = shown or str(path)
-    data = read_file(path)
+    data = read_bytes(path)
     try:
-        doc = tomllib.loads(data.decode(TEXT_ENCODING))
-    except UnicodeDecodeError:
+        doc = tomllib.loads(decode(data, shown))
+    except NotText:
         raise PolicyTestError(shown, ["not UTF-8 text"]) from None
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"\(at line (\d+)", str(exc))
@@ -279,7 +278,7 @@ def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
         policy = r.string(merged["policy"], f"{where}.policy") if "policy" in merged else None
         if policy is not None and not (_REF.match(policy) or policy.endswith(".toml")):
             r.fail(f"{where}.policy", f"expected id@version or a path to a .toml file, got {policy!r}")
-        coverage = r.string(merged["coverage"], f"{where}.coverage", COVERAGE_MODES) if "coverage" in merged else None
+        coverage = r.string(merged["coverage"], f"{where}.coverage", MODES) if "coverage" in merged else None
         seam = None
         if "splice" in raw:
             v = raw["splice"]
@@ -296,7 +295,7 @@ def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
     return PolicyTestFile(path, shown, sha256_hex(data), tuple(cases))
 
 
-def find_test_files(folder: Path) -> tuple[list[Path], list[Diagnostic]]:
+def find_test_files(folder: Path) -> tuple[list[Path], list[Finding]]:
     """The test files under ``folder``, recursively, sorted, and an error for each link
     that leads out of the folder (not read: `pcsc.compiler.walk`)."""
     return folder_files(folder, (SUFFIX,))
@@ -498,9 +497,6 @@ def _observe(c: Compiled) -> dict[str, Any]:
     }
 
 
-def _points(x: float) -> str:
-    return f"{x:.2f}"
-
 
 def _list(items: Iterable[str]) -> str:
     return "[" + ", ".join(items) + "]"
@@ -517,7 +513,7 @@ def _compare(e: Expect, got: Mapping[str, Any]) -> list[str]:
     ranges: tuple[tuple[str, Range | None, Callable[[float], str]], ...] = (
         ("score", e.score, _money),
         ("ungated_score", e.ungated_score, _money),
-        ("T", e.T, _points),
+        ("T", e.T, points),
     )
     for key, want_range, fmt in ranges:
         if want_range is None:

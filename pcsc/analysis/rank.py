@@ -28,12 +28,13 @@ This module only orders compiled routes; it reads no files and writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import attrs
 
 from pcsc._version import __version__
+from pcsc.base.humanize import money, points
 from pcsc.compiler.session import Compiled
 
 RankKey = Literal["criteria", "score"]
@@ -201,17 +202,17 @@ def rank_text(ranked: Sequence[Ranked], choice: KeyChoice) -> str:
     if not ranked:
         return "nothing to rank"
 
-    def num(x: float | None, fmt: str) -> str:
-        return "—" if x is None else format(x, fmt)
+    def num(x: float | None, show: Callable[[float], str]) -> str:
+        return "—" if x is None else show(x)
 
     key = ranked[0].key
     header = ("rank", "route", "file", "eligible", "verdict", f"key ({key})", "score", "T", "bucket")
     rows = [header]
     for r in ranked:
         c, n = r.compiled, r.compiled.numbers
-        shown_key = num(r.key_value, ",.2f") if key == "score" else num(r.key_value, ".2f")
+        shown_key = num(r.key_value, money) if key == "score" else num(r.key_value, points)
         if r.tier.endswith("refused") and key == "score":
-            shown_key = "withheld (T " + num(r.key_value, ".2f") + ")"
+            shown_key = "withheld (T " + num(r.key_value, points) + ")"
         rows.append((
             f"{r.rank}{'=' if r.tied else ''}",
             c.route.name,
@@ -219,8 +220,8 @@ def rank_text(ranked: Sequence[Ranked], choice: KeyChoice) -> str:
             "yes" if n.eligible else "no",
             c.decision.verdict,
             shown_key,
-            num(c.decision.score, ",.2f"),
-            num(n.criteria_score, ".2f"),
+            num(c.decision.score, money),
+            num(n.criteria_score, points),
             n.bucket or "—",
         ))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]

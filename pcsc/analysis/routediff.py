@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import attrs
 
-from pcsc.base.humanize import number
+from pcsc.base.humanize import money, number
 from pcsc.compiler.session import Compiled, gate_and_dock
 
 
@@ -140,8 +140,8 @@ def diff_text(d: RouteDiff) -> str:
               for u in d.newly_uncovered]
     if d.empty:
         lines.append("  no typed difference")
-    lines.append(f"  score {d.honest_score:,.2f} -> {d.revised_score:,.2f} "
-                 f"({d.revised_score - d.honest_score:+,.2f}, both ungated)")
+    lines.append(f"  score {money(d.honest_score)} -> {money(d.revised_score)} "
+                 f"({money(d.revised_score - d.honest_score, signed=True)}, both ungated)")
     return "\n".join(lines)
 
 

@@ -41,7 +41,7 @@ from typing import Any
 import attrs
 
 from pcsc.analysis.rank import RankKeyConflict, choose_key, rank
-from pcsc.base.humanize import number
+from pcsc.base.humanize import number, percent
 from pcsc.base.tables import table
 from pcsc.compiler.session import Compiled, Session
 from pcsc.lang.ir import Route
@@ -667,8 +667,7 @@ def _rel(m: Margin) -> str:
     if rel is None:
         return "—"
     sign = "+" if m.change is not None and m.change > 0 else "-"
-    percent = rel * 100
-    return f"{sign}{percent:.4g}%" if percent < 1000 else f"{sign}{percent:,.0f}%"  # +11,970%, not +1.197e+04%
+    return sign + percent(rel)
 
 
 def report_text(r: Report) -> str:

@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 
 from pcsc.analysis.rank import TIERS, RankKey, key_value, rank, tier_of
-from pcsc.base.humanize import plural
+from pcsc.base.humanize import money, plural
 from pcsc.base.stats import median, rate, rate_text
 from pcsc.compiler.session import Compiled, Session
 from pcsc.lang.ir import Route
@@ -321,10 +321,10 @@ def stability_text(report: StabilityReport) -> str:
     for r in sorted(doc["routes"], key=lambda r: r["honest_rank"]):
         s = r["score"]
         if s["min"] is None:
-            rows.append((str(r["honest_rank"]), "—", r["route"], _m(s["honest"]), "—", "—", "—", "—", "—"))
+            rows.append((str(r["honest_rank"]), "—", r["route"], money(s["honest"], 0), "—", "—", "—", "—", "—"))
             continue
-        rows.append((str(r["honest_rank"]), f"{r['rank']['min']}–{r['rank']['max']}", r["route"], _m(s["honest"]),
-                     _m(s["min"]), _m(s["median"]), _m(s["max"]),
+        rows.append((str(r["honest_rank"]), f"{r['rank']['min']}–{r['rank']['max']}", r["route"], money(s["honest"], 0),
+                     money(s["min"], 0), money(s["median"], 0), money(s["max"], 0),
                      rate_text(r["rates"]["same_sign"]["k"], r["rates"]["same_sign"]["n"]),
                      rate_text(r["rates"]["binding_kept"]["k"], r["rates"]["binding_kept"]["n"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -335,6 +335,3 @@ def stability_text(report: StabilityReport) -> str:
         lines.append("  " + "  ".join(cells).rstrip())
     return "\n".join(lines)
 
-
-def _m(x: float) -> str:
-    return f"{x:,.0f}"

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 
 from pcsc.base.canonical import sha256_hex
+from pcsc.base.modes import MODES, VERDICTS, Mode, Verdict
 from pcsc.compiler.session import Compiled, Session
-from pcsc.diagnostics.model import Diagnostic as _Diagnostic
-from pcsc.diagnostics.model import condense, where
+from pcsc.diagnostics import exits
+from pcsc.diagnostics.model import Finding, condense, where
 from pcsc.forecast.ledger import DEFAULT_PATH, LedgerError
 from pcsc.forecast.ledger import Ledger as _Ledger
 from pcsc.policy.load import PolicyError, PolicyStore
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from pcsc.forecast.ledger import Entry
     from pcsc.lang.ir import Route
 
+#: The public API, its one list: `pcsc` re-exports these names (and `__version__`).
 __all__ = [
     "Attempt",
     "Binding",
@@ -83,17 +85,14 @@ __all__ = [
 PathLike: TypeAlias = str | os.PathLike[str]
 #: What `compile`, `check` and `analyse_seams` accept: a path, route text, or several paths.
 Source: TypeAlias = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
-#: A coverage mode: GATE withholds an uncovered route's score, DOCK releases it with
-#: the value of the uncovered path removed, ``off`` does not check coverage.
-CoverageMode: TypeAlias = Literal["gate", "dock", "off"]
+#: A coverage mode (`pcsc.base.modes.Mode`).
+CoverageMode: TypeAlias = Mode
 #: ``None`` keeps each policy's own coverage mode.
-CoverageSetting: TypeAlias = Literal["gate", "dock", "off"] | None
-Verdict: TypeAlias = Literal["released", "suspend-and-ask", "docked", "ungated"]
+CoverageSetting: TypeAlias = Mode | None
 
 #: How route source text is shown in diagnostics and inputs.
 STRING_NAME = "<string>"
-_COVERAGE_MODES = (None, "gate", "dock", "off")
-_EXIT_OK, _EXIT_INPUT, _EXIT_REFUSED = 0, 1, 3
+_COVERAGE_MODES = (None, *MODES)
 
 
 # ---------------------------------------------------------------------- small values
@@ -112,7 +111,7 @@ class Diagnostic:
     help: str | None = None
 
     @classmethod
-    def _of(cls, d: _Diagnostic) -> Diagnostic:
+    def _of(cls, d: Finding) -> Diagnostic:
         s = d.span
         return cls(d.code, d.severity, d.message, s.file, s.line, s.column, s.end_line, s.end_column, d.help)
 
@@ -271,12 +270,6 @@ class RouteResult:
         raise KeyError(f"route {self.name} has no transition {name!r}")
 
 
-def _exit_code(diagnostics: tuple[Diagnostic, ...], refused: bool = False) -> int:
-    if any(d.severity == "error" for d in diagnostics):
-        return _EXIT_INPUT
-    return _EXIT_REFUSED if refused else _EXIT_OK
-
-
 # ---------------------------------------------------------------------- results
 @attrs.frozen(slots=True)
 class Result:
@@ -288,7 +281,7 @@ class Result:
     diagnostics: tuple[Diagnostic, ...]
     inputs: tuple[Input, ...]
     _compiled: tuple[Compiled, ...] = attrs.field(alias="_compiled", repr=False, eq=False)
-    _internal: tuple[_Diagnostic, ...] = attrs.field(alias="_internal", repr=False, eq=False)
+    _internal: tuple[Finding, ...] = attrs.field(alias="_internal", repr=False, eq=False)
     _read: tuple[tuple[str, str], ...] = attrs.field(alias="_read", repr=False, eq=False)
 
     @property
@@ -305,7 +298,7 @@ class Result:
     def exit_code(self) -> int:
         """The exit code of `pcsc compile`: 1 for errors, else 3 when GATE refused a
         score, else 0."""
-        return _exit_code(self.diagnostics, self.refused)
+        return exits.exit_code(self.diagnostics, self.refused)
 
     def route(self, name: str) -> RouteResult:
         """The route called ``name``; KeyError if no route of that name compiled."""
@@ -331,7 +324,7 @@ class CheckResult:
     diagnostics: tuple[Diagnostic, ...]
     inputs: tuple[Input, ...]
     routes: tuple[str, ...]  # the names of the routes that lowered without errors
-    _internal: tuple[_Diagnostic, ...] = attrs.field(alias="_internal", repr=False, eq=False)
+    _internal: tuple[Finding, ...] = attrs.field(alias="_internal", repr=False, eq=False)
 
     @property
     def ok(self) -> bool:
@@ -341,7 +334,7 @@ class CheckResult:
     @property
     def exit_code(self) -> int:
         """The exit code of `pcsc check`: 1 for errors, else 0."""
-        return _exit_code(self.diagnostics)
+        return exits.exit_code(self.diagnostics)
 
     def to_json(self) -> dict[str, Any]:
         """The document `pcsc check --format json` prints: the envelope, then
@@ -425,7 +418,7 @@ def _load(source: Source, session: Session) -> list[Route]:
     return session.load_paths(args)
 
 
-def _diagnostics(session: Session) -> tuple[tuple[Diagnostic, ...], tuple[_Diagnostic, ...]]:
+def _diagnostics(session: Session) -> tuple[tuple[Diagnostic, ...], tuple[Finding, ...]]:
     internal = tuple(session.diags.sorted())
     return tuple(Diagnostic._of(d) for d in internal), internal
 
@@ -601,7 +594,7 @@ class RouteSeamsResult:
     name: str
     file: str
     policy: PolicyInfo
-    score: float  # the ungated score
+    ungated_score: float  # before coverage, as `RouteResult.ungated_score` (JSON: `score`)
     verdict: Verdict
     seams: tuple[SeamResult, ...]
 
@@ -662,7 +655,7 @@ class SeamsResult:
     @property
     def exit_code(self) -> int:
         """The exit code of `pcsc seams`: 1 for errors, else 0."""
-        return _exit_code(self.diagnostics)
+        return exits.exit_code(self.diagnostics)
 
     def route(self, name: str) -> RouteSeamsResult:
         """The seams of the route called ``name``; KeyError if it did not compile."""
@@ -730,7 +723,7 @@ def _seam(s: Seam) -> SeamResult:
     pipeline = None
     if arm is not None:
         pipeline = SeamPipeline(
-            delta=arm.delta, drift=bool(arm.drift), drifted=tuple(str(d) for d in arm.drift),
+            delta=arm.delta, drift=bool(arm.drifted), drifted=tuple(str(d) for d in arm.drifted),
             verdict=_verdict(arm.verdict),
             gate=arm.gate.verdict, dock=arm.dock.verdict, dock_score=arm.dock.score,
             ungated_score=arm.ungated_score, uncovered=arm.uncovered, failed_requires=arm.failed_requires,
@@ -746,7 +739,7 @@ def _seam(s: Seam) -> SeamResult:
 
 
 def _verdict(value: str) -> Verdict:
-    for v in ("released", "suspend-and-ask", "docked", "ungated"):
+    for v in VERDICTS:
         if value == v:
             return v
     raise ValueError(f"not a verdict: {value!r}")

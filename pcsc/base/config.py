@@ -31,7 +31,8 @@ from typing import Any
 
 import attrs
 
-from pcsc.base.resources import TEXT_ENCODING
+from pcsc.base.files import Unreadable, read_text
+from pcsc.base.modes import MODES
 
 CONFIG_FILE = "pcsc.toml"
 #: A ledger given as one of these is a database server's address, not a file path.
@@ -41,7 +42,6 @@ DATABASE_SCHEMES = ("postgresql://", "postgres://")
 #: messages quote an address it could not split) or a ``password=`` parameter.
 _USER_PASSWORD = re.compile(r"""(\b[a-zA-Z][a-zA-Z0-9+.-]*:/{1,2}[^\s:/?#@"'<>]*):[^\s"'<>]*@""")
 _PASSWORD_PARAMETER = re.compile(r"""(\b(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&"'<>]*)""", re.I)
-COVERAGE_MODES = ("gate", "dock", "off")
 FORMATS = ("text", "json", "sarif")
 
 
@@ -81,7 +81,7 @@ class Config:
 
     def strictest_coverage(self) -> tuple[str, Path] | None:
         """The most demanding `coverage` any file of the chain asks for, and that file."""
-        asked = [(COVERAGE_MODES.index(c.coverage), c.coverage, c.path) for c in self.chain()
+        asked = [(MODES.index(c.coverage), c.coverage, c.path) for c in self.chain()
                  if c.coverage is not None and c.path is not None]
         if not asked:
             return None
@@ -128,11 +128,11 @@ def load_config(start: Path | None = None) -> Config:
 
 def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
     try:
-        doc = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
-    except (OSError, UnicodeDecodeError) as exc:
+        doc = tomllib.loads(read_text(path))
+    except Unreadable as exc:
         if not required:
             return None
-        raise ConfigError(path, f"cannot read: {exc}") from None
+        raise ConfigError(path, f"cannot read: {exc.reason}") from None
     except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:  # deep nesting; 4300-digit integers
         if not required:
             return None
@@ -194,7 +194,7 @@ def _structure(path: Path, table: dict[str, Any]) -> Config:
         docs_url=docs_url,
         lib_path=paths("lib_path"),
         policy_path=paths("policy_path"),
-        coverage=choice("coverage", COVERAGE_MODES),
+        coverage=choice("coverage", MODES),
         format=choice("format", FORMATS),
         require_policy=tuple(required),
         ledger=(ledger if ledger.startswith(DATABASE_SCHEMES) else base / ledger) if ledger else None,
@@ -205,8 +205,8 @@ def key_line(path: Path, key: str) -> int | None:
     """The line of ``path`` that sets ``key`` (its first `key =`), for a diagnostic; None
     when no line does (or the file cannot be read)."""
     try:
-        lines = path.read_text(encoding=TEXT_ENCODING).splitlines()
-    except (OSError, UnicodeDecodeError):
+        lines = read_text(path).splitlines()
+    except Unreadable:
         return None
     pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
     return next((i for i, line in enumerate(lines, 1) if pattern.match(line)), None)

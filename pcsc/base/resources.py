@@ -1,5 +1,5 @@
-"""Locate the data folders (grammar/, policies/, obligations/); how PCSC reads a text
-file (`TEXT_ENCODING`) and shows a path (`display_path`).
+"""Locate the data folders (grammar/, policies/, obligations/) and show a path
+(`display_path`); how PCSC reads a file is `pcsc.base.files`.
 
 In an installed wheel they live inside the package as ``pcsc/_data/<name>``; in a
 checkout (or an editable install) they are the top-level folders of the repository.
@@ -14,10 +14,6 @@ from functools import cache
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # pcsc/, this module being pcsc/base/resources.py
-#: How PCSC decodes the files it reads: UTF-8, a leading byte order mark (some editors
-#: write one) dropped, so line 1, column 1 is the first character after it.
-TEXT_ENCODING = "utf-8-sig"
-BOM = "\ufeff"
 
 
 @cache

@@ -34,7 +34,8 @@ from typing import Any
 
 from pcsc._version import __version__
 from pcsc.base import canonical
-from pcsc.base.resources import TEXT_ENCODING, data_dir
+from pcsc.base.files import Unreadable, read_text
+from pcsc.base.resources import data_dir
 from pcsc.compiler.session import Compiled
 from pcsc.coverage.discharge import _TransitionContext
 from pcsc.diagnostics.model import Span
@@ -44,7 +45,6 @@ from pcsc.lang.ir import expr as ex
 from pcsc.lang.ir.names import split_policy_ref
 from pcsc.lang.ir.visit import walk
 from pcsc.lang.ir.vocabulary import REQUIRE_NAMES
-from pcsc.lang.syntax.limits import normalize_newlines
 from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.score.cost import Delta, deltas
@@ -693,9 +693,9 @@ def build(
 def _route_text(shown: str, inputs: Sequence[tuple[str, str]]) -> str:
     """The route file's text as it was hashed (UTF-8, line ends read as LF)."""
     try:
-        text = normalize_newlines(Path(shown).read_bytes().decode(TEXT_ENCODING))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CertificateError(f"{shown} cannot be read again to bind its numbers: {exc}") from None
+        text = read_text(shown)
+    except Unreadable as exc:
+        raise CertificateError(f"{shown} cannot be read again to bind its numbers: {exc.reason}") from None
     if (shown, canonical.sha256_hex(text)) not in inputs:
         raise CertificateError(f"{shown} changed while it was compiled")
     return text

@@ -11,7 +11,7 @@ from pcsc.diagnostics.messages import (
     E911_CERTIFICATE,
     diag,
 )
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def write_certificate(
     ctx: Context, session: Session, compiled: Sequence[Compiled], overrides: Sequence[Override], target: str
-) -> Diagnostic | None:
+) -> Finding | None:
     """Write the certificate; a PCSC-E911 diagnostic when it cannot be."""
     from pcsc.certify.emit import CertificateError, build, dumps
 

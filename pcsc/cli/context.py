@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pcsc.compiler.cohort import Settings
     from pcsc.compiler.parallel import Executor
     from pcsc.compiler.session import Compiled, PolicyRequirement, Session
-    from pcsc.diagnostics.model import Diagnostic
+    from pcsc.diagnostics.model import Finding
     from pcsc.forecast.ledger import Ledger
     from pcsc.lang.ir import Route
     from pcsc.policy.model import LoadedPolicy
@@ -114,7 +114,7 @@ class Context:
         origins.update({Path(p): ("command line", None) for p in getattr(self.args, name, None) or []})
         return origins
 
-    def config_beside_routes(self, route_files: Iterable[Path]) -> Diagnostic | None:
+    def config_beside_routes(self, route_files: Iterable[Path]) -> Finding | None:
         """PCSC-E407 when the configuration file that adds policy or library folders sits
         in the folder of a route the run reads, or below it: whoever wrote the route could
         have written the file, and the folders it names would decide who judges the
@@ -375,11 +375,11 @@ class Context:
     def note_input(self, path: Path, shown: str | None = None) -> None:
         """Record a file this run read (for the envelope's ``inputs``), if it can be read."""
         from pcsc.base.canonical import sha256_hex
-        from pcsc.lang.syntax.limits import read_file
+        from pcsc.base.files import Unreadable, read_bytes
 
         try:
-            data = read_file(path)
-        except OSError:
+            data = read_bytes(path)
+        except Unreadable:
             return
         self._extra_inputs.append((shown or str(path), sha256_hex(data)))
 
@@ -405,7 +405,7 @@ class Context:
         return merged
 
     @property
-    def diagnostics(self) -> list[Diagnostic]:
+    def diagnostics(self) -> list[Finding]:
         return [d for session in self.sessions for d in session.diags.items]
 
     @property
@@ -420,7 +420,7 @@ class Context:
     def output(self) -> str:
         return "".join(self._out)
 
-    def show_diagnostics(self, diagnostics: Sequence[Diagnostic]) -> None:
+    def show_diagnostics(self, diagnostics: Sequence[Finding]) -> None:
         """Diagnostics in text form on standard error, coloured when allowed: at most
         ``--max-diagnostics`` of them, then a line that says how many more there are."""
         if not diagnostics:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 from pcsc.policy.load import PolicyError
 
 
-def policy_diagnostics(exc: PolicyError) -> list[Diagnostic]:
+def policy_diagnostics(exc: PolicyError) -> list[Finding]:
     """One PCSC-E403 per message, located at the policy file."""
-    return [Diagnostic.of(codes.E403, m, Span.file_only(str(exc.path))) for m in exc.messages]
+    return [Finding.of(codes.E403, m, Span.file_only(str(exc.path))) for m in exc.messages]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pcsc.cli.outcome import UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import E718_NOT_VERIFIED, diag
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
     from pcsc.forecast.ledger import LedgerError
@@ -46,15 +46,15 @@ def bootstrap(args: Any) -> tuple[int, int]:
     return B, seed
 
 
-def ledger_diagnostic(path: Path, message: str, code: codes.Code = codes.E711) -> Diagnostic:
+def ledger_diagnostic(path: Path, message: str, code: codes.Code = codes.E711) -> Finding:
     """A ledger problem, located at the ledger file (its name not repeated in front)."""
     shown = str(path)
     if message.startswith(shown + ": "):
         message = message[len(shown) + 2:]
-    return Diagnostic.of(code, message, Span.file_only(shown))
+    return Finding.of(code, message, Span.file_only(shown))
 
 
-def append_diagnostics(path: Path, exc: LedgerError, nothing: str) -> list[Diagnostic]:
+def append_diagnostics(path: Path, exc: LedgerError, nothing: str) -> list[Finding]:
     """Why an append (``nothing``: "nothing frozen", "nothing stored") wrote nothing: one
     PCSC-E718 per problem of a ledger that does not verify, PCSC-E719 for a write the
     database did not keep as written, else PCSC-E711."""
@@ -64,31 +64,31 @@ def append_diagnostics(path: Path, exc: LedgerError, nothing: str) -> list[Diagn
         return [diag(E718_NOT_VERIFIED, Span.file_only(str(path)), nothing=nothing, problem=p) for p in exc.problems]
     if isinstance(exc, LedgerWriteLost):
         problem = ledger_diagnostic(path, str(exc), codes.E719)
-        return [Diagnostic(problem.code, f"{nothing}: {problem.message.removeprefix('nothing written: ')}",
+        return [Finding(problem.code, f"{nothing}: {problem.message.removeprefix('nothing written: ')}",
                            problem.span)]
     problem = ledger_diagnostic(path, str(exc))
-    return [Diagnostic(problem.code, f"{nothing}: {problem.message}", problem.span)]
+    return [Finding(problem.code, f"{nothing}: {problem.message}", problem.span)]
 
 
-def outcomes_diagnostics(exc: OutcomesError) -> list[Diagnostic]:
+def outcomes_diagnostics(exc: OutcomesError) -> list[Finding]:
     """One PCSC-E701 per problem of an outcomes file."""
-    return [Diagnostic.of(codes.E701, m, Span.file_only(str(exc.path))) for m in exc.messages]
+    return [Finding.of(codes.E701, m, Span.file_only(str(exc.path))) for m in exc.messages]
 
 
-def packet_diagnostics(exc: PacketError) -> list[Diagnostic]:
+def packet_diagnostics(exc: PacketError) -> list[Finding]:
     """One PCSC-E721 per problem of a frozen packets file (or of the ledger's packets)."""
-    return [Diagnostic.of(codes.E721, m, Span.file_only(str(exc.path))) for m in exc.messages]
+    return [Finding.of(codes.E721, m, Span.file_only(str(exc.path))) for m in exc.messages]
 
 
-def findings_diagnostics(path: str, findings: Findings) -> list[Diagnostic]:
+def findings_diagnostics(path: str, findings: Findings) -> list[Finding]:
     """The outcomes that do not fit the frozen routes (PCSC-E702) and the suspect or
     ignored ones (PCSC-W701), located at the outcomes file."""
     return [
-        *(Diagnostic.of(codes.E702, m, Span.file_only(path)) for m in findings.errors),
-        *(Diagnostic.of(codes.W701, m, Span.file_only(path)) for m in findings.warnings),
+        *(Finding.of(codes.E702, m, Span.file_only(path)) for m in findings.errors),
+        *(Finding.of(codes.W701, m, Span.file_only(path)) for m in findings.warnings),
     ]
 
 
-def messages(diagnostics: Sequence[Diagnostic], severity: str) -> list[str]:
+def messages(diagnostics: Sequence[Finding], severity: str) -> list[str]:
     """The `errors` or `warnings` lists of the JSON documents: `FILE: message`."""
     return [f"{d.span.file}: {d.message}" for d in diagnostics if d.severity == severity]

@@ -16,8 +16,9 @@ from typing import Any, NoReturn
 
 from pcsc._version import __version__
 from pcsc.base.escape import escape_controls
-from pcsc.cli.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError
+from pcsc.cli.exits import UsageError
 from pcsc.cli.registry import COMMANDS, GROUPS, Command, find
+from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 EPILOG = (
     "exit codes: 0 success, 1 errors in the input, 2 usage error, 3 score refused by GATE, "
@@ -121,10 +122,10 @@ def run(command: Command, args: argparse.Namespace) -> int:
     except ConfigError as exc:  # in the format asked for, like any other input error
         from pcsc.base.config import Config
         from pcsc.diagnostics import codes
-        from pcsc.diagnostics.model import Diagnostic, Span
+        from pcsc.diagnostics.model import Finding, Span
 
         ctx = Context(args, Config())
-        problem = Diagnostic.of(codes.E407, exc.message, Span.file_only(str(exc.path)))
+        problem = Finding.of(codes.E407, exc.message, Span.file_only(str(exc.path)))
         failure = Outcome(command.name.replace(" ", "-"), {"ok": False, "error": problem.message},
                           diagnostics=[problem])
         return finish(ctx, emit(ctx, failure))
@@ -169,7 +170,7 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     from pcsc.cli.outcome import Outcome
     from pcsc.diagnostics import codes
     from pcsc.diagnostics.messages import E105_CANNOT_USE, E311_IN_EDIT, diag
-    from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.diagnostics.model import Finding, Span
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
     from pcsc.score.finite import NotFinite
@@ -183,7 +184,7 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
         problem = ledger_diagnostic(ctx.ledger_path(), str(exc))
         return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
     if isinstance(exc, ExtraMissing):  # the same code, exit and message for every extra
-        missing = Diagnostic.of(codes.E115, str(exc), Span.file_only(f"pcsc[{exc.extra}]"))
+        missing = Finding.of(codes.E115, str(exc), Span.file_only(f"pcsc[{exc.extra}]"))
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, missing])
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
         # the system refused a path the input names (a name too long, a folder not searchable)

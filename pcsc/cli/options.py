@@ -7,7 +7,8 @@ import argparse
 import re
 from collections.abc import Callable
 
-COVERAGE_MODES = ("gate", "dock", "off")
+from pcsc.base.modes import MODES
+
 MAX_DIAGNOSTICS = 100  # diagnostics printed on standard error by default (docs/diagnostics.md)
 
 
@@ -80,7 +81,7 @@ def search_paths(p: argparse.ArgumentParser, *, libraries: bool = True) -> None:
 def coverage(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--coverage",
-        choices=COVERAGE_MODES,
+        choices=MODES,
         default=None,
         help="override the policy's coverage mode (recorded in the output)",
     )

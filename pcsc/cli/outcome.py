@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pcsc.cli.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
-from pcsc.diagnostics.model import Diagnostic
+from pcsc.cli.exits import UsageError
+from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
+from pcsc.diagnostics.model import Finding
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
 
-__all__ = [
-    "EXIT_INPUT", "EXIT_INTERNAL", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "Outcome", "UsageError", "emit",
-]
+__all__ = ["Outcome", "UsageError", "emit"]
 
 
 @attrs.frozen
@@ -41,7 +40,7 @@ class Outcome:
     kind: str
     payload: Mapping[str, Any] | None = None
     text: str | None = None
-    diagnostics: Sequence[Diagnostic] = ()
+    diagnostics: Sequence[Finding] = ()
     exit_code: int | None = None
     notes: Sequence[str] = ()
     raw: str | None = None

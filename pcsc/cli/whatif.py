@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from pcsc.diagnostics.messages import E901_OVERRIDE, diag
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
@@ -32,7 +32,7 @@ def add_set_option(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def diagnostics(messages: list[str]) -> list[Diagnostic]:
+def diagnostics(messages: list[str]) -> list[Finding]:
     """One PCSC-E901 per message, located at the command line."""
     return [diag(E901_OVERRIDE, Span.file_only("--set"), problem=m) for m in messages]
 
@@ -84,7 +84,7 @@ def apply_to_session(session: Session, routes: list[Route], overrides: tuple[Ove
     return out
 
 
-def parse(args: argparse.Namespace) -> tuple[tuple[Override, ...], list[Diagnostic]]:
+def parse(args: argparse.Namespace) -> tuple[tuple[Override, ...], list[Finding]]:
     """The overrides of ``--set`` (none when the command was not given it), or the
     PCSC-E901 diagnostics of those that cannot be read."""
     from pcsc.policy.overrides import OverrideError, parse_overrides

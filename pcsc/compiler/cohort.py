@@ -26,7 +26,7 @@ from pcsc.base.resources import shown_from
 from pcsc.compiler.ircache import Limits
 from pcsc.compiler.parallel import Executor
 from pcsc.compiler.session import LibraryUse, PolicyRequirement, Session
-from pcsc.diagnostics.model import Diagnostic
+from pcsc.diagnostics.model import Finding
 from pcsc.lang.ir import Library, Route
 from pcsc.policy.model import FoundIn
 
@@ -82,7 +82,7 @@ class Settings:
 class FileLoad:
     routes: tuple[Route, ...]
     count: int  # routes lowered (also when they are not kept)
-    diagnostics: tuple[Diagnostic, ...]
+    diagnostics: tuple[Finding, ...]
     library_loads: tuple[tuple[Path, int, int], ...]  # (library, start, end) in `diagnostics`
     libraries: tuple[tuple[Path, Library | None], ...]
     sources: tuple[tuple[str, str], ...]
@@ -176,7 +176,7 @@ def _forget_sources(session: Session, shown: str, since: int) -> None:
         session.sources.pop(shown, None)
 
 
-def _on_route(task: tuple[Settings, Callable[[Session, Any], R], Any]) -> tuple[R, list[Diagnostic]]:
+def _on_route(task: tuple[Settings, Callable[[Session, Any], R], Any]) -> tuple[R, list[Finding]]:
     settings, fn, item = task
     session = settings.session()
     with shown_from(settings.cwd):

@@ -51,7 +51,7 @@ import attrs
 from pcsc._version import __version__
 from pcsc.base.resources import data_dir
 from pcsc.base.resources import display_path as display
-from pcsc.diagnostics.model import Diagnostic
+from pcsc.diagnostics.model import Finding
 from pcsc.lang.ir import Route
 
 # `Session` (pcsc.compiler.session) uses this module; annotated `Any` here to keep the import one-way
@@ -108,7 +108,7 @@ class LibraryDep:
 class Entry:
     key: str
     routes: bytes  # the pickled tuple of routes: unpickled only by a command that needs the IR
-    diagnostics: tuple[Diagnostic, ...]
+    diagnostics: tuple[Finding, ...]
     libraries: tuple[LibraryDep, ...]
 
 

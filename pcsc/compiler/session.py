@@ -27,20 +27,18 @@ from typing import TYPE_CHECKING, Generic, Literal, TextIO, TypeVar
 
 import attrs
 
+from pcsc.base import files
 from pcsc.base.canonical import sha256_hex
 from pcsc.base.gcpause import paused_gc
-from pcsc.base.resources import TEXT_ENCODING, data_dir
+from pcsc.base.modes import Mode, lowers
+from pcsc.base.resources import data_dir
 from pcsc.base.resources import display_path as display
 from pcsc.compiler.walk import folder_files
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
-from pcsc.coverage.verdict import Mode, lowers
+from pcsc.diagnostics.files import unreadable
 from pcsc.diagnostics.messages import (
-    E105_CANNOT_READ,
-    E105_NOT_UTF8,
     E106_NO_FILES,
-    E112_STREAM_TOO_LARGE,
-    E112_TOO_LARGE,
     E206_NAME_TOO_LONG,
     E206_NOT_A_NAME,
     E206_PINNED_NOT_FOUND,
@@ -81,9 +79,9 @@ from pcsc.lang.lower.common import policy_help, suggest
 from pcsc.lang.lower.expr import unquote
 from pcsc.lang.lower.library import lower_library
 from pcsc.lang.lower.route import PolicyFacts, lower_route_facts
-from pcsc.lang.syntax import limits, parse_source
 from pcsc.lang.syntax import nodes as syn
-from pcsc.lang.syntax.limits import MAX_ROUTES, FileTooLarge, normalize_newlines, read_file, too_large
+from pcsc.lang.syntax import parse_source
+from pcsc.lang.syntax.limits import MAX_ROUTES
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
 from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy
 from pcsc.score.finite import NotFinite
@@ -226,8 +224,8 @@ def library_hash(path: Path) -> LibraryHash | None:
     """Both hashes of the library file at ``path``; None when it cannot be read as UTF-8
     or is over the size limit (loading it says which)."""
     try:
-        text = read_file(path).decode(TEXT_ENCODING)
-    except (OSError, UnicodeDecodeError):
+        text = files.decode(files.read_bytes(path), str(path))
+    except files.Unreadable:
         return None
     text = text.replace("\r\n", "\n")
     digest = sha256_hex(text)
@@ -270,50 +268,23 @@ class Session:
 
     # ------------------------------------------------------------------ reading
     def read(self, path: Path, shown: str) -> str | None:
-        """The text of the file at ``path`` (`read_file`: a regular file within the size
-        limit), or None after a diagnostic."""
+        """The text of the file at ``path`` (`pcsc.base.files`: a regular file within the
+        size limit, UTF-8), kept as the source of ``shown``; None after a diagnostic."""
         try:
-            data = read_file(path)
-        except FileTooLarge as exc:
-            self.diags.diag(E112_TOO_LARGE, Span.whole_file(shown), file=shown, size=too_large(exc.size))
+            return self._keep(files.read_text(path), shown)
+        except files.Unreadable as exc:
+            self.diags.items.append(unreadable(exc, shown))
             return None
-        except OSError as exc:
-            self.diags.diag(E105_CANNOT_READ, Span.file_only(shown), file=shown, reason=exc.strerror or exc)
-            return None
-        return self.decode(data, shown)
 
     def read_stream(self, stream: TextIO, shown: str) -> str | None:
-        """Standard input as `read` reads a file: its bytes (up to the size limit), as
-        UTF-8; None after a diagnostic."""
-        binary = getattr(stream, "buffer", None)
-        limit = limits.MAX_FILE_BYTES
-        if binary is not None:
-            data: bytes = binary.read(limit + 1)
-        else:  # a text stream (tests, the API): its characters, invalid UTF-8 kept invalid
-            data = stream.read(limit + 1).encode("utf-8", "surrogateescape")
-        if len(data) > limit:
-            self.diags.diag(E112_STREAM_TOO_LARGE, Span.whole_file(shown), file=shown, limit=limit)
-            return None
-        return self.decode(data, shown)
-
-    def decode(self, data: bytes, shown: str) -> str | None:
-        """``data`` as UTF-8 text (a byte order mark dropped), kept as the source of
-        ``shown``; None after a located PCSC-E105 when it is not UTF-8."""
-        large = too_large(len(data))
-        if large is not None:
-            self.diags.diag(E112_TOO_LARGE, Span.whole_file(shown), file=shown, size=large)
-            return None
+        """Standard input as `read` reads a file; None after a diagnostic."""
         try:
-            text = data.decode(TEXT_ENCODING)
-        except UnicodeDecodeError as exc:
-            data = exc.object  # after the byte order mark, if any: positions count from there
-            line = data.count(b"\n", 0, exc.start) + 1
-            column = exc.start - data.rfind(b"\n", 0, exc.start)
-            self.diags.diag(
-                E105_NOT_UTF8, Span(shown, line, column, line, column + 1), file=shown, byte=data[exc.start]
-            )
+            return self._keep(files.read_stream(stream, shown), shown)
+        except files.Unreadable as exc:
+            self.diags.items.append(unreadable(exc, shown))
             return None
-        text = normalize_newlines(text)  # a CR-only file has lines too
+
+    def _keep(self, text: str, shown: str) -> str:
         self.sources[shown] = text
         return text
 
@@ -906,8 +877,8 @@ def pin_span(store: PolicyStore, loaded: LoadedPolicy, name: str) -> Span:
     while current is not None and current.ref not in seen:
         seen.add(current.ref)
         try:
-            lines = Path(current.path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+            lines = files.read_text(current.path).splitlines()
+        except files.Unreadable:
             break
         start = next((i for i, line in enumerate(lines) if header.match(line)), None)
         if start is not None:

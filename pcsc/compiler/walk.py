@@ -16,15 +16,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pcsc.diagnostics.messages import E408_LINK_OUT_OF_FOLDER, diag
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
-def folder_files(folder: Path, suffixes: Sequence[str]) -> tuple[list[Path], list[Diagnostic]]:
+def folder_files(folder: Path, suffixes: Sequence[str]) -> tuple[list[Path], list[Finding]]:
     """The files under ``folder`` whose names end with one of ``suffixes`` (sorted), and
     an error for each such file that is a link leading out of the folder."""
     root = _real(folder)
     found: list[Path] = []
-    refused: list[Diagnostic] = []
+    refused: list[Finding] = []
     for here, _, names in os.walk(folder):  # os.walk does not enter linked folders
         for name in names:
             if not name.endswith(tuple(suffixes)):
@@ -45,6 +45,6 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def outside(path: Path, real: Path, folder: Path) -> Diagnostic:
+def outside(path: Path, real: Path, folder: Path) -> Finding:
     """The error for a link in ``folder`` that leads to ``real``, outside it."""
     return diag(E408_LINK_OUT_OF_FOLDER, Span.file_only(str(path)), path=path, real=real, folder=folder)

@@ -1,20 +1,20 @@
 """Coverage (docs/coverage.md): the obligation discharger and the GATE / DOCK verdicts."""
 
 from pcsc.coverage.discharge import (
-    Attempt,
     Coverage,
     DeltaCoverage,
-    FailedRequire,
+    DischargeAttempt,
+    UnmetRequire,
     discharge_route,
 )
 from pcsc.coverage.verdict import Decision, decide
 
 __all__ = [
-    "Attempt",
+    "DischargeAttempt",
     "Coverage",
     "Decision",
     "DeltaCoverage",
-    "FailedRequire",
+    "UnmetRequire",
     "decide",
     "discharge_route",
 ]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
+from pcsc.base.humanize import number
+from pcsc.base.modes import Mode
 from pcsc.coverage.discharge import Coverage, DeltaCoverage
-from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.messages import E501_UNCOVERED, W501_UNCOVERED
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.ir import Route, Transition
@@ -26,7 +27,7 @@ def report_uncovered(route: Route, coverage: Coverage, mode: Mode, text: str | N
     for u in coverage.uncovered:
         t = by_name[u.transition]
         d = u.delta
-        span, source, target = transition_name_span(t, text), show_value(d.source), show_value(d.target)
+        span, source, target = transition_name_span(t, text), number(d.source), number(d.target)
         if mode == "gate":
             diags.diag(
                 E501_UNCOVERED,
@@ -82,11 +83,3 @@ def transition_name_span(t: Transition, text: str | None) -> Span:
                 return Span(s.file, s.line, m.start(1) + 1, s.line, m.end(1) + 1)
     return Span(s.file, s.line, s.column, s.line, s.column + len("transition"))
 
-
-def show_value(x: float | bool) -> str:
-    """A field value as the gate report writes it (`5,000`, `0.25`, `true`, `1e+307`)."""
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if abs(x) >= 1e15:
-        return f"{x:.6g}"
-    return f"{x:,.0f}" if x == int(x) else f"{x:,.4g}"

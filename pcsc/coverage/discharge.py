@@ -33,17 +33,17 @@ from pcsc.score.evidence import admitted
 
 
 @attrs.frozen
-class FailedRequire:
+class UnmetRequire:
     require: str  # the line as written, e.g. "require measured(delta)"
     span: Span
     reason: str  # why it failed, in the author's terms
 
 
 @attrs.frozen
-class Attempt:
+class DischargeAttempt:
     obligation: str
     claimed: bool  # listed in the transition's `discharges`
-    failed: tuple[FailedRequire, ...]
+    failed: tuple[UnmetRequire, ...]
 
     @property
     def holds(self) -> bool:
@@ -56,7 +56,7 @@ class DeltaCoverage:
     delta: Delta
     covered: bool | None  # None when the delta is not material
     by: str | None  # the obligation that covers it
-    tried: tuple[Attempt, ...]  # filled for uncovered material deltas
+    tried: tuple[DischargeAttempt, ...]  # filled for uncovered material deltas
 
 
 @attrs.frozen
@@ -110,14 +110,14 @@ class _TransitionContext:
         self.deltas = ds
         self.policy = policy
         self.supporting = [e for e in admitted(route.evidence, route.as_of, policy) if t.name in e.supports]
-        self._cache: dict[str, Attempt] = {}
+        self._cache: dict[str, DischargeAttempt] = {}
 
-    def attempt(self, o: Obligation) -> Attempt:
+    def attempt(self, o: Obligation) -> DischargeAttempt:
         if o.name not in self._cache:
             self._cache[o.name] = self._attempt(o)
         return self._cache[o.name]
 
-    def _attempt(self, o: Obligation) -> Attempt:
+    def _attempt(self, o: Obligation) -> DischargeAttempt:
         scoped = [d for d in self.deltas if d.material and d.field in o.covers]
         it = self.interpreter(scoped)
         failed = []
@@ -128,8 +128,8 @@ class _TransitionContext:
             except EvalError as err:
                 ok, reason = False, err.message
             if not ok:
-                failed.append(FailedRequire(req.text, req.span, reason))
-        return Attempt(o.name, o.name in self.t.discharges, tuple(failed))
+                failed.append(UnmetRequire(req.text, req.span, reason))
+        return DischargeAttempt(o.name, o.name in self.t.discharges, tuple(failed))
 
     def interpreter(self, scoped: Sequence[Delta]) -> Interpreter:
         t = self.t

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import attrs
 
+from pcsc.base.modes import Mode, Verdict
 from pcsc.coverage.discharge import Coverage
-
-Mode = Literal["gate", "dock", "off"]
-#: The modes from the least to the most demanding: a configuration file may move the
-#: policy's mode only up this order; only a command-line flag may move it down.
-MODE_ORDER: tuple[Mode, ...] = ("off", "dock", "gate")
-Verdict = Literal["released", "suspend-and-ask", "docked", "ungated"]
 
 
 @attrs.frozen
@@ -22,11 +15,6 @@ class Decision:
     verdict: Verdict
     score: float | None  # the released score; None when GATE refuses it
     docked: bool
-
-
-def lowers(mode: Mode, than: Mode) -> bool:
-    """Whether ``mode`` releases more than ``than`` would (it is lower in `MODE_ORDER`)."""
-    return MODE_ORDER.index(mode) < MODE_ORDER.index(than)
 
 
 def decide(coverage: Coverage | None, mode: Mode, mode_source: str, ungated: float,

@@ -25,7 +25,7 @@ import attrs
 
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import Code
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def template_fields(template: str | None) -> tuple[str, ...]:
@@ -71,10 +71,10 @@ def phrase(msg: Message, **fields: object) -> str:
     return msg.render(fields)[0]
 
 
-def diag(msg: Message, span: Span, **fields: object) -> Diagnostic:
+def diag(msg: Message, span: Span, **fields: object) -> Finding:
     """The diagnostic ``msg`` reports at ``span``, its fields filled in."""
     text, help_text = msg.render(fields)
-    return Diagnostic.of(msg.code, text, span, help_text)
+    return Finding.of(msg.code, text, span, help_text)
 
 
 # ---------------------------------------------------------------------- syntax and files
@@ -155,11 +155,7 @@ E111_TOO_DEEP = message(
     "an expression nests operators more than {limit} deep",
     "split the condition, or write it with fewer nested operators",
 )
-E112_FILE_SIZE = message(codes.E112, "the file is {size:,} bytes; the limit is {limit:,} bytes")
 E112_TOO_LARGE = message(codes.E112, "{file}: {size}", "split it into several files")
-E112_STREAM_TOO_LARGE = message(
-    codes.E112, "{file}: more than {limit:,} bytes; the limit is {limit:,} bytes", "split it into several files"
-)
 E113_CANNOT_CLEAR = message(
     codes.E113,
     "the cache cannot be cleared: {reason}",

@@ -64,8 +64,9 @@ def _hidden_help(text: str | None) -> str | None:
 
 
 @attrs.frozen
-class Diagnostic:
-    """A finding at a span. No diagnostic carries a password: an address quoted in its
+class Finding:
+    """A diagnostic: a finding of a registered code at a span (the public API shows it
+    as `pcsc.Diagnostic`). No diagnostic carries a password: an address quoted in its
     message, help or file shows ``***`` in its place."""
 
     code: str
@@ -75,7 +76,7 @@ class Diagnostic:
     repeats: int = 0  # the same diagnostic at this many more places of its line (`condense`)
 
     @classmethod
-    def of(cls, code: Code, message: str, span: Span, help: str | None = None) -> Diagnostic:
+    def of(cls, code: Code, message: str, span: Span, help: str | None = None) -> Finding:
         """A diagnostic of a registered code (a constant of `pcsc.diagnostics.codes`)."""
         if not isinstance(code, Code):  # a bare string would bypass the registry
             raise TypeError(f"diagnostic codes are constants of pcsc.diagnostics.codes, not {code!r}")
@@ -90,17 +91,17 @@ class Diagnostic:
 class Diagnostics:
     """An ordered collection that passes append to."""
 
-    items: list[Diagnostic] = attrs.field(factory=list)
+    items: list[Finding] = attrs.field(factory=list)
 
     def add(self, code: Code, message: str, span: Span, help: str | None = None) -> None:
         """Append a diagnostic; ``code`` is a constant of `pcsc.diagnostics.codes`."""
-        self.items.append(Diagnostic.of(code, message, span, help))
+        self.items.append(Finding.of(code, message, span, help))
 
     def diag(self, message: Message, span: Span, **fields: object) -> None:
         """Append the diagnostic ``message`` (a template of `pcsc.diagnostics.messages`)
         reports at ``span``, its named fields filled in."""
         text, help_text = message.render(fields)
-        self.items.append(Diagnostic.of(message.code, text, span, help_text))
+        self.items.append(Finding.of(message.code, text, span, help_text))
 
     def extend(self, other: Diagnostics) -> None:
         self.items.extend(other.items)
@@ -109,22 +110,22 @@ class Diagnostics:
     def has_errors(self) -> bool:
         return any(d.severity == "error" for d in self.items)
 
-    def sorted(self) -> list[Diagnostic]:
+    def sorted(self) -> list[Finding]:
         """Diagnostics in source order (file, line, column), stable for equal spans."""
         return sorted(self.items, key=lambda d: (d.span.file, d.span.line, d.span.column))
 
-    def __iter__(self) -> Iterator[Diagnostic]:
+    def __iter__(self) -> Iterator[Finding]:
         return iter(self.items)
 
     def __len__(self) -> int:
         return len(self.items)
 
 
-def condense(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+def condense(diagnostics: Iterable[Finding]) -> list[Finding]:
     """Each diagnostic once per line: the same code, message and help at several places
     of one line (a unit error in every conjunct of a long threshold) is the first of
     them, with the number of the others in ``repeats``; the order is kept."""
-    out: list[Diagnostic] = []
+    out: list[Finding] = []
     at: dict[tuple[str, str, str | None, str, int], int] = {}
     for d in diagnostics:
         key = (d.code, d.message, d.help, d.span.file, d.span.line)

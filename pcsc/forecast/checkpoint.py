@@ -30,6 +30,7 @@ import attrs
 from pcsc._version import __version__
 from pcsc.base.canonical import dumps, sha256_hex
 from pcsc.base.extras import require
+from pcsc.base.files import NotText, Unreadable, read_bytes, read_text
 from pcsc.forecast.ledger import Head, HeadToken, utc_stamp
 
 FORMAT = "pcsc-ledger-checkpoint"
@@ -103,9 +104,9 @@ def _read_key(path: Path, private: bool) -> Any:
     ed25519, serialization = _crypto()
     what = "private" if private else "public"
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise CheckpointError(f"{path}: cannot read the {what} key: {exc.strerror or exc}") from None
+        data = read_bytes(path)
+    except Unreadable as exc:
+        raise CheckpointError(f"{path}: cannot read the {what} key: {exc.reason}") from None
     try:
         if private:
             key = serialization.load_pem_private_key(data, password=None)
@@ -150,10 +151,12 @@ def read_checkpoint(path: Path | str, public_key_path: Path | str) -> Checkpoint
     path = Path(path)
     public = _read_key(Path(public_key_path), private=False)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CheckpointError(f"{path}: cannot read the checkpoint: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = json.loads(read_text(path))
+    except NotText as exc:
+        raise CheckpointError(f"{path}: not a checkpoint: {exc.reason}") from None
+    except Unreadable as exc:
+        raise CheckpointError(f"{path}: cannot read the checkpoint: {exc.reason}") from None
+    except json.JSONDecodeError as exc:
         raise CheckpointError(f"{path}: not a checkpoint: not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a checkpoint (no \"format\": \"{FORMAT}\")")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pcsc.base.canonical import dumps
+from pcsc.base.files import Unreadable, read_bytes, read_text
 from pcsc.forecast.ledger import Entry
 from pcsc.forecast.outcomes import Outcomes
 
@@ -117,9 +118,9 @@ def check_sidecar(table: Path, sidecar: Path) -> str:
     """The SHA-256 of ``table``, checked against the `sha256sum` line of ``sidecar``
     (its file name, when given, must be the table's). Raises `SidecarError`."""
     try:
-        line = sidecar.read_text(encoding="utf-8").strip().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SidecarError(f"cannot read the checksum file {sidecar}: {exc}") from None
+        line = read_text(sidecar).strip().splitlines()
+    except Unreadable as exc:
+        raise SidecarError(f"cannot read the checksum file {sidecar}: {exc.reason}") from None
     parts = line[0].split(None, 1) if line else []
     expected = parts[0].lower() if parts else ""
     if len(expected) != 64 or any(ch not in "0123456789abcdef" for ch in expected):
@@ -128,9 +129,9 @@ def check_sidecar(table: Path, sidecar: Path) -> str:
     if Path(named).name != table.name:
         raise SidecarError(f"{sidecar} is the checksum of {named}, not of {table.name}")
     try:
-        actual = hashlib.sha256(table.read_bytes()).hexdigest()
-    except OSError as exc:
-        raise SidecarError(f"cannot read {table}: {exc.strerror or exc}") from None
+        actual = hashlib.sha256(read_bytes(table)).hexdigest()
+    except Unreadable as exc:
+        raise SidecarError(f"cannot read {table}: {exc.reason}") from None
     if actual != expected:
         raise SidecarError(
             f"the table does not match its checksum: {sidecar} says {expected}, the file hashes to {actual}; "

@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 import attrs
 
+from pcsc.base.files import Unreadable, read_text
 from pcsc.lang.printer import number as literal_number
-from pcsc.lang.syntax.limits import read_text
 
 Value = float | bool
 LabelOutcome = Literal["positive", "negative", "mixed"]
@@ -91,9 +91,8 @@ def load_outcomes(path: str | Path, shown: str | None = None) -> Outcomes:
     name = shown if shown is not None else str(path)
     try:
         text = read_text(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise OutcomesError(name, [f"cannot read the file: {reason}"]) from None
+    except Unreadable as exc:
+        raise OutcomesError(name, [f"cannot read the file: {exc.reason}"]) from None
     return parse_outcomes(text, name)
 
 

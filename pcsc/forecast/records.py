@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from pcsc.base.canonical import dumps
+from pcsc.base.files import Unreadable, read_text
 from pcsc.forecast.ledger import Entry, Ledger, OutcomeKind, OutcomeRecord
 from pcsc.forecast.outcomes import Outcomes, outcomes_from_records
 from pcsc.forecast.resolve import (
@@ -25,7 +26,6 @@ from pcsc.forecast.resolve import (
     resolve_routes,
     route_outcomes,
 )
-from pcsc.lang.syntax.limits import read_text
 
 
 def latest_forecasts(ledger: Ledger, mode: str | None = None) -> list[Entry]:
@@ -96,9 +96,9 @@ def read_packets(path: str) -> list[FrozenRoute]:
     raises ``PacketError``."""
     try:
         doc = json.loads(read_text(path))
-    except OSError as exc:
-        raise PacketError(path, [f"cannot read the file: {exc.strerror or exc}"]) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except Unreadable as exc:
+        raise PacketError(path, [f"cannot read the file: {exc.reason}"]) from None
+    except json.JSONDecodeError as exc:
         raise PacketError(path, [f"not JSON: {exc}"]) from None
     except RecursionError:  # the decoder recurses once per nested array or object
         raise PacketError(path, ["not usable: arrays or objects nested too deeply"]) from None

@@ -18,6 +18,7 @@ line (the command reports them as PCSC-E731 diagnostics).
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import itertools
@@ -28,10 +29,10 @@ from pathlib import Path
 
 import attrs
 
+from pcsc.base.files import Unreadable, decode, read_bytes
 from pcsc.base.humanize import plural
 from pcsc.forecast import metrics
 from pcsc.forecast.metrics import BootstrapCI
-from pcsc.lang.syntax.limits import read_file
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -146,12 +147,11 @@ def _number(text: str) -> float | None:
 def _rows(path: Path, shown: str) -> tuple[str, list[str], list[tuple[int, list[str]]]]:
     """The file's SHA-256, its header and its non-blank rows (with their line numbers), cells stripped."""
     try:
-        data = read_file(path)
-        text = data.decode("utf-8-sig")
-    except FileNotFoundError:
-        raise ScoreTableError(shown, "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScoreTableError(shown, f"cannot be read: {exc}") from None
+        data = read_bytes(path)
+        text = decode(data, shown)
+    except Unreadable as exc:
+        raise ScoreTableError(shown, "no such file" if exc.errno == errno.ENOENT else f"cannot be read: {exc.reason}",
+                              exc.line) from None
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]

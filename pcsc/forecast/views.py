@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcsc.base.humanize import plural
+from pcsc.base.humanize import money, plural
 from pcsc.base.stats import rate_text
 from pcsc.base.tables import ALL, all_but, table
 from pcsc.lang.printer import number as literal_number
@@ -341,7 +341,7 @@ def _entry_cells(e: Entry) -> tuple[str, ...]:
         e.file,
         f"{e.policy.id}@{e.policy.version}",
         str(packet.get("verdict", "—")),
-        "—" if not isinstance(score, (int, float)) else f"{score:,.2f}",
+        "—" if not isinstance(score, (int, float)) else money(score),
         rank_cell,
         e.entry_sha256[:16],
     )

@@ -5,8 +5,9 @@ numbers, strings and names keep their token text, and every comment is kept. It 
 changes layout: indentation, one statement a line (`;` become newlines), alignment,
 spacing inside expressions and blank lines.
 
-Structure comes from the parse tree; the text of each construct comes from a small
-lexer over the source (`lex`), which also finds the comments the grammar ignores.
+Structure comes from the parse tree; the text of each construct comes from the
+grammar's own lexer over the source (`pcsc.lang.syntax.tokens`), which also keeps the
+comments the grammar ignores.
 Comments attach by position: an end-of-line comment stays at the end of its line; an
 own-line comment goes above the statement or item that follows it; one inside a
 construct that is written on one line (a state, a multi-line threshold) moves above
@@ -29,15 +30,8 @@ from lark import Token, Tree
 
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.lang.printer import (
-    BLOCK_COLUMNS,
-    ITEM_COLUMNS,
-    KEY_COLUMNS,
-    STATE_VALUE,
-    Lexeme,
-    lex,
-    respace,
-)
+from pcsc.lang.printer import BLOCK_COLUMNS, ITEM_COLUMNS, KEY_COLUMNS, STATE_VALUE, respace
+from pcsc.lang.syntax.tokens import Lexeme, lex
 
 Node = Tree[Token]
 
@@ -273,8 +267,8 @@ def layout(text: str, tree: Node) -> str:
 def format_source(text: str, file: str, diags: Diagnostics) -> str | None:
     """Parse and lay out ``text``; None (with a diagnostic) on a syntax error.
     This does not run the safety checks: see `check_format`."""
+    from pcsc.base.files import normalize_newlines
     from pcsc.lang.syntax import parse_tree
-    from pcsc.lang.syntax.limits import normalize_newlines
 
     text = normalize_newlines(text)
     tree = parse_tree(text, file, diags)

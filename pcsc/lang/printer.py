@@ -5,63 +5,18 @@ read back to the identical float, and expressions with the author's tokens.
 Comments are not in the IR and are not reproduced.
 
 The text is laid out as `pcsc fmt` lays it out (docs/fmt.md), so a printed route is
-already canonical: the token lexer, the spacing rule and the columns below are the
-formatter's own (`pcsc.lang.fmt` imports them from here).
+already canonical: the tokens are the grammar's own (`pcsc.lang.syntax.tokens`), and
+the spacing rule and the columns below are the formatter's (`pcsc.lang.fmt` imports
+them from here).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import NamedTuple
 
 from pcsc.lang.ir import Evidence, Route, Transition
-
-# ---------------------------------------------------------------------- lexing
-_LEX = re.compile(
-    r"""
-      (?P<ws>[ \t\r\n\f]+)
-    | (?P<comment>\#[^\n]*)
-    | (?P<string>"(?:[^"\\\n]|\\.)*")
-    | (?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2}(?![0-9]))
-    | (?P<number>(?:[0-9][0-9_]*(?:\.[0-9][0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?[kMB]?%?)
-    | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
-    | (?P<op>->|>=|<=|==|!=|[{}(),.:;<>+\-*/])
-    | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-
-
-class Lexeme(NamedTuple):
-    kind: str  # string | date | number | word | op | other
-    text: str
-    start: int
-    end: int
-
-
-class Comment(NamedTuple):
-    text: str  # from `#` to the end of the line, trailing whitespace removed
-    start: int
-    end: int
-
-
-def lex(text: str) -> tuple[list[Lexeme], list[Comment]]:
-    """The tokens and the comments of ``text``. A `#` inside a string literal is part
-    of the string (strings are single-line, with backslash escapes)."""
-    tokens: list[Lexeme] = []
-    comments: list[Comment] = []
-    for m in _LEX.finditer(text):
-        kind = m.lastgroup or "other"
-        if kind == "ws":
-            continue
-        if kind == "comment":
-            comments.append(Comment(m.group().rstrip(), m.start(), m.end()))
-        else:
-            tokens.append(Lexeme(kind, m.group(), m.start(), m.end()))
-    return tokens, comments
-
+from pcsc.lang.syntax.tokens import Lexeme, lex
 
 # ---------------------------------------------------------------------- spacing
 _WORD_OPERATORS = frozenset({"and", "or", "not"})
@@ -149,21 +104,18 @@ def number(x: float) -> str:
     return text
 
 
-_EXPR_PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|\s+|[^"#\s]+|"')
-
-
 def expression(text: str) -> str:
-    """An expression's source text on one line: comments dropped (a `#` inside a
-    multi-line threshold would otherwise swallow the rest of it) and whitespace
-    collapsed, outside string literals only."""
+    """An expression's source text on one line: its tokens as written, one space where
+    the source has whitespace or a comment between two (a `#` inside a multi-line
+    threshold would otherwise swallow the rest of it), none where it has none."""
     out: list[str] = []
-    for piece in _EXPR_PIECES.findall(text):
-        if piece.startswith("#") or piece.isspace():
-            if out and out[-1] != " ":
-                out.append(" ")
-        else:
-            out.append(piece)
-    return "".join(out).strip()
+    end: int | None = None
+    for t in lex(text)[0]:
+        if end is not None and end < t.start:
+            out.append(" ")
+        out.append(t.text)
+        end = t.end
+    return "".join(out)
 
 
 def quote(s: str) -> str:

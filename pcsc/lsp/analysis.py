@@ -20,14 +20,14 @@ from pathlib import Path
 
 import attrs
 
-from pcsc.base.resources import BOM, data_dir
+from pcsc.base.files import BOM, Unreadable, read_text
+from pcsc.base.humanize import money, number, probability, significant
+from pcsc.base.modes import Mode
+from pcsc.base.resources import data_dir
 from pcsc.compiler.session import RouteUnit, Session
 from pcsc.coverage import discharge_route
-from pcsc.coverage.diagnose import show_value
-from pcsc.coverage.verdict import Mode
-from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
 from pcsc.lang.ir import FieldDecl, Library, Obligation, Transition
-from pcsc.lang.syntax.limits import read_text
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.score.route import RouteNumbers, TransitionNumbers
@@ -66,7 +66,7 @@ class Analysis:
     text: str
     shown: str  # the name the document's diagnostics carry
     folder: Path
-    diagnostics: list[Diagnostic]
+    diagnostics: list[Finding]
     routes: list[RouteUnit]
     libraries: list[Library]
     policies: list[LoadedPolicy]
@@ -134,7 +134,7 @@ class Analysis:
         if facts is not None:
             for s in facts.route.states:
                 if s.name == name:
-                    values = ", ".join(f"{k} {show_value(v)}" for k, v in s.values)
+                    values = ", ".join(f"{k} {number(v)}" for k, v in s.values)
                     return f"**state {s.name}**: {values}"
         return None
 
@@ -176,7 +176,8 @@ class Analysis:
         if m is not None:
             start = m.start(1) + 1
             return [
-                Completion(name, "class", f"p_prior {p:g}, floor {floor:,.0f} USD ({loaded.ref})", start)
+                Completion(name, "class", f"p_prior {significant(p)}, floor {money(floor, 0)} USD ({loaded.ref})",
+                           start)
                 for name, (loaded, p, floor, _) in sorted(self.classes().items())
             ]
         partial = re.search(r"[A-Za-z_0-9]*$", before)
@@ -219,7 +220,7 @@ class Analysis:
         if known is None:
             return None
         loaded, p, floor, source = known
-        out = f'**class "{name}"** ({loaded.ref})\n\n- p_prior {p:g}\n- floor {floor:,.0f} USD'
+        out = f'**class "{name}"** ({loaded.ref})\n\n- p_prior {significant(p)}\n- floor {money(floor, 0)} USD'
         return out + (f"\n- source: {source}" if source else "")
 
     def _class_location(self, name: str) -> Location | None:
@@ -232,7 +233,7 @@ class Analysis:
                 seen.add(path)
                 try:
                     text = read_text(path)
-                except (OSError, UnicodeDecodeError):
+                except Unreadable:
                     break
                 m = header.search(text)
                 if m is not None:
@@ -256,9 +257,9 @@ class Analysis:
         if f.material is None:
             material = "any change is material"
         elif f.material.relative:
-            material = f"material at a change of {f.material.amount * 100:g}% of the value"
+            material = f"material at a change of {significant(f.material.amount * 100)}% of the value"
         else:
-            material = f"material at a change of {show_value(f.material.amount)}"
+            material = f"material at a change of {number(f.material.amount)}"
         covering = [o.name for o in self.obligations().values() if f.name in o.covers]
         by = ", ".join(f"`{o}`" for o in covering) or "no obligation"
         return (
@@ -307,7 +308,7 @@ def analyse(
     )
 
 
-def _for_document(items: Sequence[Diagnostic], shown: str) -> list[Diagnostic]:
+def _for_document(items: Sequence[Finding], shown: str) -> list[Finding]:
     """The document's diagnostics; one about another file (a library, a policy) is
     moved to the document's first line, its message naming where it is."""
     out = []
@@ -350,7 +351,7 @@ def _decl_location(span: Span, name: str) -> Location:
     path = Path(span.file).resolve()
     try:
         line = read_text(path).split("\n")[span.line - 1]
-    except (OSError, UnicodeDecodeError, IndexError):
+    except (Unreadable, IndexError):
         return Location(path, span.line, span.column, span.end_line, span.end_column)
     m = re.search(r"\b" + re.escape(name) + r"\b", line[max(span.column - 1, 0) :])
     if m is None:
@@ -398,16 +399,16 @@ def transition_hover(facts: RouteUnit, t: Transition) -> str:
         c = n.cost
         policy = facts.policy.ref if facts.policy is not None else "?"
         lines += [
-            f"- p_prior {n.p_prior:.4g} (policy {policy})",
-            f"- W {n.reweight.W:.4f} (evidence reweighting)",
-            f"- p {n.p:.4f}",
-            f"- c {c.c:,.2f} USD, bound by {c.bound_by} "
-            f"(budget {c.budget:,.2f}, class floor {c.floor_class:,.2f}, delta floor {c.floor_delta:,.2f})",
-            f"- U {n.U:.4g} ({n.U_rule}), D {n.D:,.2f}, R_next {n.R_next:,.2f}",
+            f"- p_prior {significant(n.p_prior, 4)} (policy {policy})",
+            f"- W {probability(n.reweight.W)} (evidence reweighting)",
+            f"- p {probability(n.p)}",
+            f"- c {money(c.c)} USD, bound by {c.bound_by} "
+            f"(budget {money(c.budget)}, class floor {money(c.floor_class)}, delta floor {money(c.floor_delta)})",
+            f"- U {significant(n.U, 4)} ({n.U_rule}), D {money(n.D)}, R_next {money(n.R_next)}",
         ]
         if facts.route.shape is not None:  # a graph route (docs/graphs.md)
-            lines.append(f"- reach {n.reach:.4g} (the chance its source state is reached), R_next with the other "
-                         "branches' chances")
+            lines.append(f"- reach {significant(n.reach, 4)} (the chance its source state is reached), "
+                         "R_next with the other branches' chances")
         numbers = facts.numbers
         assert numbers is not None  # `_numbers` found this transition in them
         if numbers.transitions[numbers.binding].name == t.name:
@@ -435,7 +436,7 @@ def _coverage_text(facts: RouteUnit, t: Transition) -> str:
         return f"coverage{mode}: no material change"
     out = [f"coverage{mode}:"]
     for d in rows:
-        change = f"{d.delta.field} {show_value(d.delta.source)} -> {show_value(d.delta.target)}"
+        change = f"{d.delta.field} {number(d.delta.source)} -> {number(d.delta.target)}"
         if d.covered:
             out.append(f"- {change}: covered by `{d.by}`")
         else:

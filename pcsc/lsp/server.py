@@ -29,9 +29,9 @@ from pygls.workspace import PositionCodec, ServerTextPosition, ServerTextRange
 
 from pcsc._version import __version__
 from pcsc.base.config import ConfigError, load_config
-from pcsc.coverage.verdict import Mode
-from pcsc.diagnostics.model import Diagnostic
-from pcsc.lang.syntax.limits import read_text
+from pcsc.base.files import Unreadable, read_text
+from pcsc.base.modes import Mode
+from pcsc.diagnostics.model import Finding
 from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
 from pcsc.policy.load import check_configured_policies
 
@@ -146,7 +146,7 @@ class PcscServer(LanguageServer):
             target_uri = from_fs_path(str(where.path)) or where.path.as_uri()
             try:
                 text = read_text(where.path)
-            except (OSError, UnicodeDecodeError):
+            except Unreadable:
                 text = ""
         span = (where.line, where.column, where.end_line, where.end_column)
         return lsp.Location(uri=target_uri, range=to_range(span, _lines(text), self.workspace.position_codec))
@@ -171,7 +171,7 @@ def from_position(position: lsp.Position, lines: Sequence[str], codec: PositionC
     return server.line + 1, server.character + 1
 
 
-def to_lsp_diagnostic(d: Diagnostic, lines: Sequence[str], codec: PositionCodec) -> lsp.Diagnostic:
+def to_lsp_diagnostic(d: Finding, lines: Sequence[str], codec: PositionCodec) -> lsp.Diagnostic:
     s = d.span
     return lsp.Diagnostic(
         range=to_range((s.line, s.column, s.end_line, s.end_column), lines, codec),

@@ -29,6 +29,7 @@ from cattrs.errors import (
 
 from pcsc.base.canonical import hash_json
 from pcsc.base.config import Config, ConfigError
+from pcsc.base.files import NotText, Unreadable, read_text
 from pcsc.base.resources import data_dir
 from pcsc.base.resources import display_path as _display
 from pcsc.diagnostics.model import Diagnostics
@@ -39,7 +40,6 @@ from pcsc.lang.ir.visit import walk
 from pcsc.lang.lower.expr import lower_expression
 from pcsc.lang.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.lang.syntax import parse_expression
-from pcsc.lang.syntax.limits import read_text
 from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
 
 MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
@@ -421,12 +421,12 @@ class PolicyStore:
         shown = _display(path)
         try:
             document = tomllib.loads(read_text(path))
-        except OSError as exc:
-            raise PolicyError(shown, [f"cannot be read: {exc.strerror}"]) from None
+        except NotText:
+            raise PolicyError(shown, ["not UTF-8 text"]) from None
+        except Unreadable as exc:
+            raise PolicyError(shown, [f"cannot be read: {exc.reason}"]) from None
         except tomllib.TOMLDecodeError as exc:
             raise PolicyError(shown, [f"not valid TOML: {exc}"]) from None
-        except UnicodeDecodeError:
-            raise PolicyError(shown, ["not UTF-8 text"]) from None
         except RecursionError:  # tomllib recurses once per nested array or inline table
             raise PolicyError(shown, ["not usable: arrays or tables nested too deeply"]) from None
         except ValueError as exc:  # an integer of more than 4300 digits
@@ -513,7 +513,7 @@ def check_configured_policies(config: Config) -> None:
 def _document_or_none(path: Path) -> dict[str, Any] | None:
     try:
         return tomllib.loads(read_text(path))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+    except (Unreadable, tomllib.TOMLDecodeError, RecursionError, ValueError):
         return None
 
 

@@ -6,6 +6,7 @@ from typing import Literal
 
 import attrs
 
+from pcsc.base.modes import Mode
 from pcsc.lang.ir.expr import Expr
 
 
@@ -34,7 +35,7 @@ class PolicyHeader:
     version: str = attrs.field(
         metadata={"doc": "Its version; the file `policies/<id>/<version>.toml`. A published version never changes."}
     )
-    coverage: Literal["gate", "dock", "off"] = attrs.field(
+    coverage: Mode = attrs.field(
         default="gate",
         metadata={
             "doc": "What an uncovered material change does to the score: `gate` withholds it (verdict "

@@ -8,14 +8,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pcsc.base.escape import escape_controls
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.base.humanize import plural
+from pcsc.diagnostics.model import Finding, Span
 
 SNIPPET = 100  # characters of a long source line shown around a diagnostic's span
 _BEFORE = 40  # of which before the span's first column
 MESSAGE = 1_000  # characters of a message or a help shown (a name can be as long as a line)
 
 
-def to_text(diagnostics: Iterable[Diagnostic], sources: Mapping[str, str]) -> str:
+def to_text(diagnostics: Iterable[Finding], sources: Mapping[str, str]) -> str:
     """`file:line:col: severity: message [code]`, the source line, a caret under the
     span; a long line is cut to `SNIPPET` characters around the span. Control
     characters of the inputs (in file names, messages and lines) are escaped."""
@@ -32,7 +33,7 @@ def to_text(diagnostics: Iterable[Diagnostic], sources: Mapping[str, str]) -> st
             if 1 <= s.line <= len(source_lines):
                 lines += snippet(source_lines[s.line - 1], s)
         if d.repeats:
-            lines.append(f"  note: the same {d.repeats:,} more time{'s' if d.repeats != 1 else ''} on this line")
+            lines.append(f"  note: the same {plural(d.repeats, 'more time')} on this line")
         if d.help:
             lines.append(escape_controls(f"  help: {_cut(d.help)}"))
         blocks.append("\n".join(lines))
@@ -65,16 +66,16 @@ def snippet(line: str, s: Span) -> list[str]:
     return [gutter + shown, " " * (len(gutter) + lo) + "^" + "~" * max(width - 1, 0)]
 
 
-def cut_note(cut: Sequence[Diagnostic], how: str) -> str:
+def cut_note(cut: Sequence[Finding], how: str) -> str:
     """The line that ends a list of diagnostics cut short: how many are not shown, of
     which severity, and ``how`` to see them."""
     errors = sum(d.severity == "error" for d in cut)
     counts = ((errors, "error"), (len(cut) - errors, "warning"))
-    kinds = " and ".join(f"{n:,} {kind}{'' if n == 1 else 's'}" for n, kind in counts if n)
-    return f"pcsc: {len(cut):,} more diagnostic{'' if len(cut) == 1 else 's'} not shown ({kinds}): {how}"
+    kinds = " and ".join(plural(n, kind) for n, kind in counts if n)
+    return f"pcsc: {plural(len(cut), 'more diagnostic')} not shown ({kinds}): {how}"
 
 
-def to_json(d: Diagnostic) -> dict[str, Any]:
+def to_json(d: Finding) -> dict[str, Any]:
     out: dict[str, Any] = {
         "code": d.code,
         "severity": d.severity,

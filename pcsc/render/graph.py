@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from pcsc.base.escape import escape_controls
+from pcsc.base.humanize import compact, money, probability, significant
 
 if TYPE_CHECKING:  # drawing needs no pipeline: keep this module light
     from pcsc.compiler.session import Compiled
@@ -101,22 +102,6 @@ class RouteGraph:
         return (self.title, self.summary, *((self.note,) if self.note else ()))
 
 
-def compact(x: float | bool, kind: str = "number") -> str:
-    """A value for a label: 5,000 · 1.2M · 10B · 35% · true."""
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if kind == "ratio":
-        return _trim(f"{x * 100:.2f}") + "%"
-    for suffix, scale in (("B", 1e9), ("M", 1e6)):
-        if abs(x) >= scale:
-            return _trim(f"{x / scale:,.2f}") + suffix
-    return f"{int(x):,}" if x == int(x) else _trim(f"{x:,.2f}")
-
-
-def _trim(s: str) -> str:
-    return s.rstrip("0").rstrip(".") if "." in s else s
-
-
 def route_graph(c: Compiled, index: int) -> RouteGraph:
     """The picture's content for one compiled route: labels, markers, the binding edge."""
     route, n, d = c.route, c.numbers, c.decision
@@ -154,17 +139,17 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
             uncovered = tuple(dc.delta.field for dc in c.coverage.for_transition(t.name) if dc.covered is False)
             covered = not uncovered
         tie = i == n.binding and n.binding_by_tie is not None
-        binding = None if i != n.binding else f"{'tie pick, not binding' if tie else 'binding'} · U {t.U:.4g} · " \
-            f"D {compact(t.D)}"
-        numbers = f"p {t.p:.4f} · c {compact(t.cost.c)}"
+        binding = None if i != n.binding else f"{'tie pick, not binding' if tie else 'binding'} · " \
+            f"U {significant(t.U, 4)} · D {compact(t.D)}"
+        numbers = f"p {probability(t.p)} · c {compact(t.cost.c)}"
         edges.append(Edge(ids[t.source], ids[t.target], t.name, numbers, covered, uncovered, binding, tie))
     title = escape_controls(route.name + (f" — {route.title}" if route.title else ""))
     if d.score is None:
-        score = f"score withheld (ungated {n.score:,.2f} USD)"
+        score = f"score withheld (ungated {money(n.score)} USD)"
     elif d.docked:
-        score = f"score {d.score:,.2f} USD (docked; ungated {n.score:,.2f} USD)"
+        score = f"score {money(d.score)} USD (docked; ungated {money(n.score)} USD)"
     else:
-        score = f"score {d.score:,.2f} USD"
+        score = f"score {money(d.score)} USD"
     verdict = "ungated (coverage off)" if d.verdict == "ungated" else d.verdict
     summary = f"{score} · {verdict}" + ("" if n.eligible else " · ineligible") + f" · policy {c.policy.ref}"
     grid = None

@@ -17,7 +17,7 @@ from pcsc.analysis.seams.identity import fraction_text
 from pcsc.base.stats import rate
 from pcsc.compiler.session import Compiled, coverage_mode
 from pcsc.coverage import DeltaCoverage
-from pcsc.diagnostics.model import Diagnostic
+from pcsc.diagnostics.model import Finding
 from pcsc.lang.ir import Shape
 from pcsc.lang.printer import expression
 from pcsc.policy.model import Found
@@ -264,7 +264,7 @@ def policy_found(c: Compiled) -> list[dict[str, str | None]]:
     return [{"policy": ref, **found.as_json()} for ref, found in c.policy.found]
 
 
-def compile_packet(compiled: list[Compiled], diagnostics: list[Diagnostic]) -> dict[str, Any]:
+def compile_packet(compiled: list[Compiled], diagnostics: list[Finding]) -> dict[str, Any]:
     """The payload of `pcsc compile --format json` (the envelope adds pcsc, schema, inputs)."""
     policies = sorted({(c.policy.policy.id, c.policy.policy.version, c.policy.sha256) for c in compiled})
     policy: dict[str, str] | None = None
@@ -302,8 +302,8 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
                 **({} if i.fold == "chain" else {"fold": i.fold, "case": i.case}),
                 "pipeline": None if arm is None else {
                     "delta": arm.delta,
-                    "drift": bool(arm.drift),
-                    "drifted": [str(d) for d in arm.drift],
+                    "drift": bool(arm.drifted),
+                    "drifted": [str(d) for d in arm.drifted],
                     "verdict": arm.verdict,
                     "gate": arm.gate.verdict,
                     "dock": {"verdict": arm.dock.verdict, "score": arm.dock.score},

@@ -26,10 +26,10 @@ from pcsc.analysis.rank import Ranked, choose_key, rank
 from pcsc.analysis.seams.analysis import RouteSeams, analyse
 from pcsc.base.escape import escape_controls
 from pcsc.base.extras import require
-from pcsc.base.humanize import money
+from pcsc.base.humanize import compact, money, points, probability, significant
 from pcsc.compiler.session import Compiled, Session, gate_and_dock
 from pcsc.coverage import Coverage
-from pcsc.render.graph import compact, route_graph, to_svg
+from pcsc.render.graph import route_graph, to_svg
 from pcsc.render.text import mode_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -260,10 +260,11 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
         coverage_mode=mode_text(c),
         score=_score(c),
         value=f"{money(n.value)} USD",
-        criteria="—" if n.criteria_score is None else f"{n.criteria_score:.2f} ({n.bucket})",
+        criteria="—" if n.criteria_score is None else f"{points(n.criteria_score)} ({n.bucket})",
         eligible=n.eligible,
         gates=tuple((g.id, g.passed) for g in n.gates),
-        binding=f"{b.name} (U {b.U:.4g}, D {money(b.D)})" + ("" if n.tie_note is None else f" — {n.tie_note}"),
+        binding=f"{b.name} (U {significant(b.U, 4)}, D {money(b.D)})"
+        + ("" if n.tie_note is None else f" — {n.tie_note}"),
         picture=picture,
         waterfall=_waterfall(c),
         fields=tuple(f.name for f in r.fields),
@@ -309,16 +310,17 @@ def _waterfall(c: Compiled) -> Waterfall:
     for t in n.transitions:
         walking = walking and not t.stops
         cost = t.reach * t.cost.c if walking else 0.0
-        detail = f"c {money(t.cost.c)} × reach {t.reach:.4f}" if walking else "not paid: the planner stops before it"
+        detail = (f"c {money(t.cost.c)} × reach {probability(t.reach)}" if walking
+                  else "not paid: the planner stops before it")
         spans.append((t.name, detail, running, running - cost, "cost"))
         running -= cost
     if n.fold.is_default:
         kept = n.flat_product * n.value
-        detail = f"V {compact(n.value)} × Π p {n.flat_product:.4g}"
+        detail = f"V {compact(n.value)} × Π p {significant(n.flat_product, 4)}"
     else:  # the value's share of the fold: R_0 less the costs above
         kept = n.score - running
         share = kept / n.value if n.value else 0.0
-        detail = (f"V {compact(n.value)} × reach of the vision {share:.4g}"
+        detail = (f"V {compact(n.value)} × reach of the vision {significant(share, 4)}"
                   + ("" if walking else " (the planner stops before it)"))
     spans.append(("value V", detail, running, running + kept, "value"))
     spans.append(("score R₀", "the staged fold, ungated", 0.0, n.score, "total"))
@@ -351,8 +353,8 @@ def _waterfall(c: Compiled) -> Waterfall:
     stages = tuple(
         Stage(
             name=t.name,
-            p=f"{t.p:.4f}",
-            reach=f"{t.reach:.4f}",
+            p=probability(t.p),
+            reach=probability(t.reach),
             c=money(t.cost.c),
             bound_by=t.cost.bound_by,
             expected_cost=money(t.reach * t.cost.c),
@@ -454,9 +456,9 @@ def _rank_row(r: Ranked, anchor: str) -> RankRow:
     if r.key_value is None:
         key = "—"
     elif r.tier.endswith("refused") and r.key == "score":
-        key = f"withheld (T {r.key_value:.2f})"
+        key = f"withheld (T {points(r.key_value)})"
     else:
-        key = money(r.key_value) if r.key == "score" else f"{r.key_value:.2f}"
+        key = money(r.key_value) if r.key == "score" else points(r.key_value)
     return RankRow(
         rank=f"{r.rank}{'=' if r.tied else ''}",
         anchor=anchor,
@@ -467,6 +469,6 @@ def _rank_row(r: Ranked, anchor: str) -> RankRow:
         verdict=c.decision.verdict,
         key=key,
         score="—" if c.decision.score is None else money(c.decision.score),
-        T="—" if n.criteria_score is None else f"{n.criteria_score:.2f}",
+        T="—" if n.criteria_score is None else points(n.criteria_score),
         bucket=n.bucket or "—",
     )

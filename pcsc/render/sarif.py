@@ -39,9 +39,9 @@ from urllib.parse import quote
 from pcsc._version import __version__
 from pcsc.base.humanize import number
 from pcsc.compiler.session import Compiled
-from pcsc.coverage.discharge import Attempt, DeltaCoverage
+from pcsc.coverage.discharge import DeltaCoverage, DischargeAttempt
 from pcsc.diagnostics.codes import CODES
-from pcsc.diagnostics.model import Diagnostic, Span, condense
+from pcsc.diagnostics.model import Finding, Span, condense
 from pcsc.lang.ir import Obligation
 from pcsc.render.doclinks import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
 from pcsc.score.cost import Delta
@@ -63,7 +63,7 @@ def obligation_rule_id(library: str, obligation: str) -> str:
 
 
 def to_sarif(
-    diagnostics: Iterable[Diagnostic],
+    diagnostics: Iterable[Finding],
     sources_root: str | Path | None = None,
     refusals: Iterable[Compiled] = (),
     docs_url: str | None = None,
@@ -173,7 +173,7 @@ def _code_rule(code: str, docs_url: str | None) -> dict[str, Any]:
     }
 
 
-def _diagnostic_result(d: Diagnostic) -> dict[str, Any]:
+def _diagnostic_result(d: Finding) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": d.code,
         "level": d.severity,
@@ -244,7 +244,7 @@ def _refusal_results(
     obligations: Mapping[str, Obligation] = {o.name: o for o in route.obligations}
     transitions = {t.name: t for t in route.transitions}
     # (transition, obligation) -> the uncovered deltas it covers and its attempt
-    grouped: dict[tuple[str, str], tuple[list[Delta], Attempt]] = {}
+    grouped: dict[tuple[str, str], tuple[list[Delta], DischargeAttempt]] = {}
     orphans: list[DeltaCoverage] = []
     for u in c.coverage.uncovered:
         if not u.tried:
@@ -278,7 +278,7 @@ def _refusal_results(
     return out
 
 
-def _why(attempt: Attempt, o: Obligation) -> str:
+def _why(attempt: DischargeAttempt, o: Obligation) -> str:
     reasons = []
     if not attempt.claimed:
         reasons.append("it is not listed in `discharges`")
@@ -288,7 +288,7 @@ def _why(attempt: Attempt, o: Obligation) -> str:
     return "; ".join(reasons) or f"`{o.name}` does not hold"
 
 
-def _related(attempt: Attempt, o: Obligation) -> list[dict[str, Any]]:
+def _related(attempt: DischargeAttempt, o: Obligation) -> list[dict[str, Any]]:
     if attempt.failed:
         return [
             {

@@ -16,11 +16,11 @@ from pcsc.analysis.seams.experiment import (
     summary_rates,
     sweep_rates,
 )
-from pcsc.base.humanize import money, number, plural, probability
+from pcsc.base.humanize import money, number, plural, points, probability, significant
+from pcsc.base.modes import lowers
 from pcsc.base.stats import rate_text
 from pcsc.base.tables import table
 from pcsc.compiler.session import Compiled
-from pcsc.coverage.verdict import lowers
 from pcsc.score.route import RouteNumbers
 
 
@@ -29,7 +29,7 @@ def compile_text(compiled: list[Compiled]) -> str:
     for c in compiled:
         n, r = c.numbers, c.route
         b = n.transitions[n.binding]
-        T = "—" if n.criteria_score is None else f"{n.criteria_score:.2f} ({n.bucket})"
+        T = "—" if n.criteria_score is None else f"{points(n.criteria_score)} ({n.bucket})"
         lines = [
             f"route {r.name}" + (f' "{r.title}"' if r.title else "") + f"  [{r.file}]",
             f"  policy      {c.policy.ref}  sha256 {c.policy.sha256}",
@@ -39,12 +39,12 @@ def compile_text(compiled: list[Compiled]) -> str:
             f"  criteria T  {T}",
             f"  eligible    {'yes' if n.eligible else 'no'}"
             + "".join(f"; gate {g.id} {'passed' if g.passed else 'FAILED'}" for g in n.gates),
-            f"  binding     {b.name}  (U {b.U:.4g}, D {money(b.D)}, learning cost "
+            f"  binding     {b.name}  (U {significant(b.U, 4)}, D {money(b.D)}, learning cost "
             + ("—" if b.learning_cost is None else money(b.learning_cost))
             + ")",
             *tie_lines(n),
             voi_line(n),
-            f"  flat Π p    {n.flat_product:.6g}",
+            f"  flat Π p    {significant(n.flat_product)}",
             *fold_lines(n),
             "",
         ]
@@ -53,12 +53,12 @@ def compile_text(compiled: list[Compiled]) -> str:
             (
                 t.name,
                 t.ref_class,
-                f"{t.p_prior:.4g}",
-                f"{t.reweight.W:.4f}",
+                significant(t.p_prior, 4),
+                probability(t.reweight.W),
                 probability(t.p),
                 money(t.cost.c),
                 t.cost.bound_by,
-                f"{t.U:.4g}",
+                significant(t.U, 4),
                 money(t.D),
                 money(t.R_next),
             )
@@ -106,7 +106,8 @@ def fold_lines(n: RouteNumbers) -> list[str]:
         return []
     kind = []
     if n.fold.discount > 0:
-        kind.append(f"discount {n.fold.discount:g}/year, d = " + " ".join(f"{t.d:.6g}" for t in n.transitions))
+        kind.append(f"discount {significant(n.fold.discount)}/year, d = "
+                    + " ".join(significant(t.d) for t in n.transitions))
     if n.fold.abandonment:
         stops = [t.name for t in n.transitions if t.stops]
         kind.append("option to stop (R_i = max(0, ·))" + (f", stops before {', '.join(stops)}" if stops else ""))
@@ -193,7 +194,7 @@ def seams_text(results: list[RouteSeams]) -> str:
                 money(float(i.removed_cost)), money(float(i.retained_value)),
                 "rewarded" if i.silence_rewarded else "not rewarded",
                 "—" if arm is None else money(arm.delta),
-                "—" if arm is None else ("; ".join(d.text() for d in arm.drift) or "none"),
+                "—" if arm is None else ("; ".join(d.text() for d in arm.drifted) or "none"),
                 "did not compile" if arm is None else arm.verdict,
             ))
         if r.seams:

@@ -7,11 +7,12 @@ from fractions import Fraction
 
 import attrs
 
+from pcsc.base.humanize import significant
 from pcsc.diagnostics.messages import E311_DELTA_OVERFLOWS, phrase
 from pcsc.lang.ir import FieldDecl, Route, Transition
 from pcsc.policy.model import Policy
 from pcsc.score.exact import common
-from pcsc.score.finite import NotFinite, checked, show
+from pcsc.score.finite import NotFinite, checked
 
 
 @attrs.frozen
@@ -110,7 +111,7 @@ def cost(t: Transition, ds: tuple[Delta, ...], policy: Policy) -> Cost:
             try:
                 price = piecewise_floor(table.points, magnitude)
             except OverflowError:
-                raise NotFinite(phrase(E311_DELTA_OVERFLOWS, what=what, magnitude=show(magnitude))) from None
+                raise NotFinite(phrase(E311_DELTA_OVERFLOWS, what=what, magnitude=significant(magnitude))) from None
             price = checked(price, what, magnitude)
             terms.append((d.field, magnitude, price))
             floor_delta = checked(floor_delta + price, f"the delta floor of `{t.name}`", floor_delta, price)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from pcsc.base.humanize import significant
 from pcsc.diagnostics.messages import E311_RESULT_OVERFLOWS, phrase
 from pcsc.diagnostics.model import Span
 
@@ -24,16 +25,11 @@ class NotFinite(ArithmeticError):
         self.span = span
 
 
-def show(x: float) -> str:
-    """A number as a message shows it: `1e+308`, `12000`, `0.45`."""
-    return f"{x:.6g}"
-
-
 def checked(value: float, what: str, *operands: float) -> float:
     """``value``, or NotFinite naming ``what`` and the ``operands`` it came from."""
     if math.isfinite(value):
         return value
-    numbers = ", ".join(show(o) for o in operands)
+    numbers = ", ".join(significant(o) for o in operands)
     of = f" (from {numbers})" if operands else ""
     raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands=of))
 

@@ -19,7 +19,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Protocol, Self, TypeVar
 
-from pcsc.score.finite import checked, show
+from pcsc.base.humanize import significant
+from pcsc.score.finite import checked
 
 
 class Arithmetic(Protocol):
@@ -75,7 +76,7 @@ def _overflow(r: float, i: int, ps: Sequence[Any], cs: Sequence[Any], ds: Sequen
         checked(r, what(i))
     c, p, after = float(cs[i]), float(ps[i]), float(R[i + 1])
     if ds is None:
-        checked(r, f"R_{i} = −c + p·R_{i + 1} = −{show(c)} + {show(p)}·{show(after)}")
+        checked(r, f"R_{i} = −c + p·R_{i + 1} = −{significant(c)} + {significant(p)}·{significant(after)}")
     else:
         checked(r, f"R_{i} = −c + p·d·R_{i + 1}", c, p, float(ds[i]), after)
 

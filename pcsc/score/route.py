@@ -97,6 +97,7 @@ TIE_REASONS = {
 }
 
 
+
 DAYS_PER_YEAR = 365.25
 
 

@@ -64,7 +64,7 @@ def drifts(honest: Compiled, changed: Compiled, costs: bool = True) -> tuple[Dri
 @attrs.frozen
 class PipelineArm:
     delta: float  # spliced R_0 − honest R_0, both ungated, both through the pipeline
-    drift: tuple[Drift, ...]  # p or c that moved
+    drifted: tuple[Drift, ...]  # p or c that moved (a drift when any did)
     verdict: str  # the spliced route's verdict under the active coverage mode
     gate: Decision
     dock: Decision
@@ -156,7 +156,7 @@ def _pipeline_arm(c: Compiled, k: int, session: Session) -> PipelineArm | None:
     failed = sorted({f.require for u in coverage.uncovered for a in u.tried if a.claimed for f in a.failed})
     return PipelineArm(
         delta=compiled.numbers.score - c.numbers.score,
-        drift=drifts(c, compiled),
+        drifted=drifts(c, compiled),
         verdict=compiled.decision.verdict,
         gate=gate,
         dock=dock,

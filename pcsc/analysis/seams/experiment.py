@@ -414,7 +414,7 @@ def _arm(r: RouteSeams, name: str, s: Seam) -> Phase0Arm:
         identity_delta=float(s.identity.delta_formula),
         refold_delta=float(s.identity.delta_refold),
         pipeline_delta=None if a is None else a.delta,
-        drift=a is not None and bool(a.drift),
+        drift=a is not None and bool(a.drifted),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pcsc.base.files import Unreadable, read_text
 from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
@@ -19,8 +20,7 @@ from pcsc.diagnostics.messages import (
     W702_CUE_LEFT,
     diag,
 )
-from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
-from pcsc.lang.syntax.limits import read_text
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,8 +45,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.names:
         try:
             names = read_names(read_text(args.names))
-        except (OSError, UnicodeDecodeError) as exc:
-            return _failed(diag(E105_CANNOT_READ_THE, Span.file_only(args.names), what="names", reason=exc))
+        except Unreadable as exc:
+            return _failed(diag(E105_CANNOT_READ_THE, Span.file_only(args.names), what="names", reason=exc.reason))
         ctx.note_input(Path(args.names), args.names)
     blinder = Blinder(names)
     inputs: list[tuple[Path, str, Path, str]] = []
@@ -57,15 +57,15 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             relative = path.relative_to(base) if base.is_dir() else Path(path.name)
             try:
                 text = read_text(path)
-            except (OSError, UnicodeDecodeError) as exc:
-                return _failed(diag(E105_CANNOT_READ_THE, Span.file_only(shown), what="route file", reason=exc))
+            except Unreadable as exc:
+                return _failed(diag(E105_CANNOT_READ_THE, Span.file_only(shown), what="route file", reason=exc.reason))
             ctx.note_input(path, shown)
             inputs.append((path, shown, relative, text))
             blinder.reserved |= words_of(text)
     if walked.has_errors:
         return Outcome("blind", {"ok": False, "error": walked.items[0].message}, diagnostics=walked.items)
     written: list[tuple[str, Path, int, dict[str, str]]] = []
-    left: list[Diagnostic] = []
+    left: list[Finding] = []
     for _path, shown, relative, text in inputs:
         renamed_text, renamed = blinder.rename_identifiers(text)
         blinded, masked = blinder.blind_route_text(renamed_text)
@@ -114,5 +114,5 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     return Outcome("blind", payload, text=text, diagnostics=left)
 
 
-def _failed(problem: Diagnostic) -> Outcome:
+def _failed(problem: Finding) -> Outcome:
     return Outcome("blind", {"ok": False, "error": problem.message}, diagnostics=[problem])

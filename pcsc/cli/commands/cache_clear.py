@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from pcsc.base.humanize import byte_size, plural
 from pcsc.cli import options
-from pcsc.cli.commands.cache_info import size_text
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics.messages import E113_CANNOT_CLEAR, diag
@@ -28,5 +28,5 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         problem = diag(E113_CANNOT_CLEAR, Span.file_only(str(folder)), reason=exc.strerror or exc)
         return Outcome("cache-clear", {"folder": str(folder), "removed": 0, "bytes": 0, "ok": False},
                        diagnostics=[problem])
-    text = f"removed {removed:,} {'file' if removed == 1 else 'files'} ({size_text(freed)}) from {folder}"
+    text = f"removed {plural(removed, 'file')} ({byte_size(freed)}) from {folder}"
     return Outcome("cache-clear", {"folder": str(folder), "removed": removed, "bytes": freed, "ok": True}, text=text)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from pcsc.base.humanize import byte_size, plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.exits import UsageError
@@ -14,17 +15,6 @@ from pcsc.cli.outcome import Outcome
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.formats(p, "text", "json")
-
-
-def size_text(n: int) -> str:
-    """Bytes for a reader: `12.3 MB` (2^20 bytes), `4.0 KB`, `512 bytes`. The unit is the
-    largest that leaves less than 1,000 of it, so `1002.7 KB` reads `1.0 MB`."""
-    if n < 1000:
-        return f"{n} bytes"
-    for unit, scale in (("KB", 2**10), ("MB", 2**20)):
-        if round(n / scale, 1) < 1000:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n / 2**30:,.1f} GB"
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
@@ -47,7 +37,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     }
     lines = [f"IR cache: {u.folder}" + ("" if u.enabled else f"  (off: {u.why_off})")]
     lines.append(f"  entries  {u.entries:,} of at most {limits.entries:,} ({ENV_MAX_ENTRIES})")
-    lines.append(f"  size     {size_text(u.bytes)} of at most {size_text(limits.bytes)} ({ENV_MAX_MB})")
-    lines.append(f"  beside   {u.other_files:,} {'file' if u.other_files == 1 else 'files'}, "
-                 f"{size_text(u.other_bytes)} (parser tables, proof records)")
+    lines.append(f"  size     {byte_size(u.bytes)} of at most {byte_size(limits.bytes)} ({ENV_MAX_MB})")
+    lines.append(f"  beside   {plural(u.other_files, 'file')}, "
+                 f"{byte_size(u.other_bytes)} (parser tables, proof records)")
     return Outcome("cache-info", payload, text="\n".join(lines))

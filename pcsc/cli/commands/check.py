@@ -7,11 +7,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from pcsc.base.files import Unreadable, read_text
 from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.lang.syntax.limits import read_text
 
 if TYPE_CHECKING:
     from pcsc.compiler.session import Session
@@ -51,8 +51,8 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
 
     try:
         names = read_names(read_text(names_file))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--leakage {names_file}: cannot read the names: {exc}") from None
+    except Unreadable as exc:
+        raise UsageError(f"--leakage {names_file}: cannot read the names: {exc.reason}") from None
     ctx.note_input(Path(names_file), names_file)
     for shown, _ in session.inputs:
         source = session.sources.get(shown, "")

@@ -22,7 +22,7 @@ from pcsc.diagnostics.messages import (
     E745_TABLE_MIXES_MODES,
     diag,
 )
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 DEFAULT_POSITIVE = "1"
 DEFAULT_NEGATIVE = "0"
@@ -122,14 +122,14 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report), diagnostics=warnings)
 
 
-def _failed(diagnostics: list[Diagnostic]) -> Outcome:
+def _failed(diagnostics: list[Finding]) -> Outcome:
     from pcsc.cli.forecasting import messages
 
     payload = {"ok": False, "errors": messages(diagnostics, "error"), "warnings": messages(diagnostics, "warning")}
     return Outcome("evaluate", payload, diagnostics=diagnostics)
 
 
-def _plot_problem(target: str, exc: OSError) -> Diagnostic:
+def _plot_problem(target: str, exc: OSError) -> Finding:
     """PCSC-E743 at the plot's path: a file that cannot be written."""
     return diag(E743_CANNOT_WRITE_PLOT, Span.file_only(target), reason=exc.strerror or exc)
 
@@ -155,17 +155,17 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
     if plot is not None:
         _check_plot(plot)
     checksum = _checksum(args)
-    if isinstance(checksum, Diagnostic):
+    if isinstance(checksum, Finding):
         return _failed([checksum])
     try:
         table = scores_csv.read_score_table(Path(args.scores), id_column, outcome, positive, negative, args.scores,
                                             strata=args.strata)
     except scores_csv.ScoreTableError as exc:
-        problem = Diagnostic.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
+        problem = Finding.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
         return _failed([problem])
     ctx.note_input(Path(args.scores), args.scores)
     mode = _table_mode(args.scores, table.id_column, table.ids)
-    if isinstance(mode, Diagnostic):
+    if isinstance(mode, Finding):
         return _failed([mode])
     grading = scores_csv.grade(table, B, seed)
     payload = scores_csv.to_json(grading)
@@ -189,16 +189,18 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
     return Outcome("evaluate", {"ok": True, **payload}, text=text, notes=notes)
 
 
-def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, str] | Diagnostic | None:
+def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, str] | Finding | None:
     """A table with a `mode` column (as `pcsc ledger export` writes it): the one mode of
     its graded rows and its rule, or a PCSC-E745 diagnostic when they mix the two (the
     two modes are never pooled); None without such a column."""
     import csv
+    import io
 
+    from pcsc.base.files import decode, read_bytes
     from pcsc.forecast.report import PROSPECTIVE_RULE, RETROSPECTIVE_RULE
 
-    with open(path, encoding="utf-8", newline="") as f:  # already read once: readable
-        rows = list(csv.reader(f))
+    # read again as the table was (a byte order mark dropped): it was readable a moment ago
+    rows = list(csv.reader(io.StringIO(decode(read_bytes(path), path), newline="")))
     header = rows[0] if rows else []
     if "mode" not in header or id_column not in header:
         return None
@@ -219,7 +221,7 @@ def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, 
     return mode, rules[mode]
 
 
-def _checksum(args: argparse.Namespace) -> dict[str, str] | Diagnostic | None:
+def _checksum(args: argparse.Namespace) -> dict[str, str] | Finding | None:
     """The table checked against its `sha256sum` sidecar: ``--sha256 FILE``, else
     ``TABLE.sha256`` when it lies beside the table; None when there is none; a PCSC-E732
     diagnostic when it does not match or cannot be read."""
@@ -232,7 +234,7 @@ def _checksum(args: argparse.Namespace) -> dict[str, str] | Diagnostic | None:
     try:
         sha256 = check_sidecar(table, sidecar)
     except SidecarError as exc:
-        return Diagnostic.of(codes.E732, str(exc), Span.file_only(args.scores))
+        return Finding.of(codes.E732, str(exc), Span.file_only(args.scores))
     return {"path": str(sidecar), "sha256": sha256}
 
 

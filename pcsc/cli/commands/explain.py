@@ -7,8 +7,9 @@ import argparse
 
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, Outcome
+from pcsc.cli.outcome import Outcome
 from pcsc.cli.verdicts import exit_code
+from pcsc.diagnostics.exits import EXIT_INPUT
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -33,7 +33,8 @@ from typing import Any
 from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import STDIN, STDIN_NAME, Context
-from pcsc.cli.outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, Outcome, UsageError
+from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
 
 SOURCES = (".route", ".obl")  # what a folder stands for
 
@@ -52,7 +53,7 @@ def is_library(text: str, shown: str) -> bool:
     """An .obl file; on standard input, text whose first statement is a library's."""
     if shown != STDIN_NAME:
         return shown.endswith(".obl")
-    from pcsc.lang.printer import lex
+    from pcsc.lang.syntax.tokens import lex
 
     words = [t.text for t in lex(text)[0][:1]]
     return words in (["library"], ["field"], ["obligation"])

@@ -30,7 +30,7 @@ from pcsc.diagnostics.messages import (
     E911_NOTHING_FROZEN,
     diag,
 )
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -65,7 +65,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     ]
     diagnostics = session.diags.sorted()
 
-    def refuse(*problems: Diagnostic) -> Outcome:
+    def refuse(*problems: Finding) -> Outcome:
         payload: dict[str, Any] = {"ledger": str(path), "ok": False, "error": problems[0].message, "entries": []}
         return Outcome("freeze", payload, diagnostics=[*diagnostics, *problems])
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from pcsc.base.humanize import plural
+from pcsc.base.humanize import money, plural
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, Outcome
+from pcsc.cli.outcome import Outcome
 from pcsc.cli.verdicts import exit_code
+from pcsc.diagnostics.exits import EXIT_INPUT
 
 if TYPE_CHECKING:
     from pcsc.analysis.suggest import Suggestion
@@ -110,8 +111,8 @@ def _suggestions_text(found: list[Suggestion]) -> str:
     for n, s in enumerate(found, 1):
         delta = s.score_after - s.score_before
         lines.append(
-            f"  {n}. {s.route}: discharges {', '.join(s.changes)}; score {s.score_after:,.2f} "
-            f"({delta:+,.2f} against the ungated {s.score_before:,.2f})"
+            f"  {n}. {s.route}: discharges {', '.join(s.changes)}; score {money(s.score_after)} "
+            f"({money(delta, signed=True)} against the ungated {money(s.score_before)})"
         )
         lines += [f"       - {d}" for d in s.descriptions]
     return "\n".join(lines)

@@ -13,7 +13,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import E712_NOT_VERIFIED, diag
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,7 +32,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
     path = ctx.ledger_path()
 
-    def failed(problem: Diagnostic) -> Outcome:
+    def failed(problem: Finding) -> Outcome:
         return Outcome("ledger-checkpoint", {"ledger": str(path), "ok": False, "error": problem.message},
                        diagnostics=[problem])
 
@@ -51,7 +51,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         doc = make_checkpoint(result.head, identity, args.key)
         write_checkpoint(doc, args.checkpoint)
     except CheckpointError as exc:
-        return failed(Diagnostic.of(codes.E717, str(exc), Span.file_only(str(args.key))))
+        return failed(Finding.of(codes.E717, str(exc), Span.file_only(str(args.key))))
     payload = {
         "ledger": str(path),
         "ok": True,

@@ -10,7 +10,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,7 +25,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     try:
         private, public = generate_keys(args.name)
     except CheckpointError as exc:
-        problem = Diagnostic.of(codes.E717, str(exc), Span.file_only(f"{args.name}.pem"))
+        problem = Finding.of(codes.E717, str(exc), Span.file_only(f"{args.name}.pem"))
         return Outcome("ledger-keygen", {"ok": False, "error": str(exc)}, diagnostics=[problem])
     payload = {"ok": True, "private_key": str(private), "public_key": str(public)}
     text = (f"wrote {private} (private: mode 0600, not encrypted; keep it secret) and {public} (public: give it "

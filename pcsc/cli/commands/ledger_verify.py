@@ -16,7 +16,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
     from pcsc.forecast.checkpoint import Checkpoint
@@ -60,7 +60,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         try:
             checkpoint = read_checkpoint(args.checkpoint, args.public_key)
         except CheckpointError as exc:
-            problem = Diagnostic.of(codes.E717, str(exc), Span.file_only(str(args.checkpoint)))
+            problem = Finding.of(codes.E717, str(exc), Span.file_only(str(args.checkpoint)))
             return Outcome("ledger-verify", {"ledger": str(path), "ok": False, "error": str(exc)},
                            diagnostics=[problem])
         ctx.note_input(Path(args.checkpoint), args.checkpoint)
@@ -74,7 +74,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.forecast.views import verify_json, verify_text
 
     ctx.note_input(Path(path))
-    problems = [Diagnostic.of(codes.E716 if p.table == "head" else codes.E712, str(p), Span.file_only(str(path)))
+    problems = [Finding.of(codes.E716 if p.table == "head" else codes.E712, str(p), Span.file_only(str(path)))
                 for p in result.problems]
     payload: dict[str, Any] = {"ledger": str(path), **verify_json(result)}
     text = verify_text(path, result) if result.ok else None

@@ -10,7 +10,8 @@ import argparse
 from pcsc.base.extras import require
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, Outcome
+from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from pcsc.cli import options
 from pcsc.cli.commands.policy_fit import failed, history
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_REFUSED, Outcome
+from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics.exits import EXIT_REFUSED
 from pcsc.diagnostics.messages import E744_CLASS_IN_NEITHER, diag
 from pcsc.diagnostics.model import Span
 

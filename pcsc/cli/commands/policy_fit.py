@@ -21,7 +21,7 @@ from pcsc.diagnostics.messages import (
     E746_NONE_RESOLVED,
     diag,
 )
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
     from pcsc.forecast.records import History
@@ -49,7 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.formats(p, "text", "json")
 
 
-def failed(kind: str, diagnostics: list[Diagnostic]) -> Outcome:
+def failed(kind: str, diagnostics: list[Finding]) -> Outcome:
     """``ok`` false and the messages, for the policy commands that read the ledger."""
     from pcsc.cli.forecasting import messages
 
@@ -148,7 +148,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     return Outcome("policy-fit", payload, text=None if args.toml else text, notes=notes)
 
 
-def _nothing_to_fit(ctx: Context, ref: str, forecasts: int, when: dt.date) -> Diagnostic:
+def _nothing_to_fit(ctx: Context, ref: str, forecasts: int, when: dt.date) -> Finding:
     at = Span.file_only(str(ctx.ledger_path()))
     if not forecasts:
         return diag(E746_NO_FORECAST, at, policy=ref)

@@ -18,7 +18,7 @@ from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.compiler.session import Compiled
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import E751_NO_ROUTES, diag
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.output(p, "the ranking")
 
 
-def ranked(compiled: Sequence[Compiled]) -> tuple[KeyChoice, list[Ranked], list[Diagnostic]]:
+def ranked(compiled: Sequence[Compiled]) -> tuple[KeyChoice, list[Ranked], list[Finding]]:
     """The rank key, the ranking, and a PCSC-W751 when the routes' policies differ; a
     usage error when they name different keys."""
     from pcsc.analysis.rank import RankKeyConflict, choose_key, rank
@@ -39,11 +39,11 @@ def ranked(compiled: Sequence[Compiled]) -> tuple[KeyChoice, list[Ranked], list[
         choice = choose_key(compiled)
     except RankKeyConflict as exc:
         raise UsageError(str(exc)) from None
-    warnings = [Diagnostic.of(codes.W751, w, Span.file_only(compiled[0].route.file)) for w in choice.warnings]
+    warnings = [Finding.of(codes.W751, w, Span.file_only(compiled[0].route.file)) for w in choice.warnings]
     return choice, ([] if choice.key is None else rank(compiled, choice.key)), warnings
 
 
-def nothing(files: Sequence[str], what: str) -> Diagnostic:
+def nothing(files: Sequence[str], what: str) -> Finding:
     """PCSC-E751: no route compiled, located at the first file given."""
     return diag(E751_NO_ROUTES, Span.file_only(files[0]), what=what, files=", ".join(files))
 

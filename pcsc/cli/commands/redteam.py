@@ -12,13 +12,14 @@ from pcsc.analysis.redteam import DEFAULT_MAX_EDITS
 from pcsc.base.humanize import plural
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
+from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics.exits import EXIT_INPUT
 from pcsc.diagnostics.messages import (
     E108_CANNOT_CREATE_FOLDER,
     E108_CANNOT_WRITE,
     diag,
 )
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}
 
@@ -114,7 +115,7 @@ def search_settings(args: argparse.Namespace) -> Any:
                     args.branch)
 
 
-def output_folder(folder: Path, flag: str) -> Diagnostic | None:
+def output_folder(folder: Path, flag: str) -> Finding | None:
     """Create ``folder`` (an output folder given by ``flag``) before any work is done;
     a folder that cannot be created is PCSC-E108, returned as a diagnostic."""
     try:
@@ -125,7 +126,7 @@ def output_folder(folder: Path, flag: str) -> Diagnostic | None:
     return None
 
 
-def cannot_write(path: Path, exc: OSError) -> Diagnostic:
+def cannot_write(path: Path, exc: OSError) -> Finding:
     """PCSC-E108 for an output file that could not be written."""
     return diag(E108_CANNOT_WRITE, Span.file_only(str(path)), path=path, reason=exc.strerror or exc)
 

@@ -14,13 +14,13 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcsc.base.files import read_bytes
 from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics.messages import E713_NOTHING_TO_RESOLVE, diag
-from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.lang.syntax.limits import read_file
+from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
     from pcsc.forecast.ledger import Ledger
@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.output(p, "the resolved milestones")
 
 
-def failed(diagnostics: list[Diagnostic]) -> Outcome:
+def failed(diagnostics: list[Finding]) -> Outcome:
     """The document of an input that cannot be used: ``ok`` false, the messages listed."""
     from pcsc.cli.forecasting import messages
 
@@ -68,7 +68,7 @@ def _packets(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
     from pcsc.forecast.records import read_packets
     from pcsc.forecast.resolve import FrozenRoute, PacketError, check_outcomes, resolve_all
 
-    diagnostics: list[Diagnostic] = []
+    diagnostics: list[Finding] = []
     routes: list[FrozenRoute] = []
     outcomes = None
     try:
@@ -90,7 +90,7 @@ def _packets(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
 
 
 def _resolved(
-    resolution: Resolution, as_of: dt.date, source: dict[str, Any], head: str, diagnostics: list[Diagnostic]
+    resolution: Resolution, as_of: dt.date, source: dict[str, Any], head: str, diagnostics: list[Finding]
 ) -> Outcome:
     """The report of either mode: ``source`` says what was resolved (packets, or the
     ledger and what was stored), ``head`` is the text above the milestones."""
@@ -122,7 +122,7 @@ def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
 
     try:
         outcomes = load_outcomes(args.outcomes)
-        text = read_file(args.outcomes)
+        text = read_bytes(args.outcomes)  # read again for its hash: it was readable a moment ago
     except OutcomesError as exc:
         return failed(outcomes_diagnostics(exc))
     path = ctx.ledger_path()

@@ -20,7 +20,8 @@ from pcsc.cli.commands.redteam import (
 )
 from pcsc.cli.context import Context
 from pcsc.cli.exits import UsageError
-from pcsc.cli.outcome import EXIT_INPUT, Outcome
+from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics.exits import EXIT_INPUT
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

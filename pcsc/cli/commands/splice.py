@@ -7,7 +7,8 @@ import argparse
 
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
+from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.diagnostics.exits import EXIT_INPUT
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

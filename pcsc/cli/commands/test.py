@@ -8,18 +8,20 @@ import argparse
 from pathlib import Path
 
 from pcsc.analysis.policy_tests import SUFFIX
+from pcsc.base.files import Unreadable
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, Outcome, UsageError
+from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.exits import EXIT_INPUT, EXIT_OK
+from pcsc.diagnostics.files import unreadable
 from pcsc.diagnostics.messages import (
-    E105_CANNOT_READ,
     E108_CANNOT_WRITE_THE,
     E802_CASE_ERROR,
     E803_NO_TEST_FILES,
     diag,
 )
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -57,7 +59,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     runner = Runner(lib_path=ctx.search_path("lib_path"), policy_path=ctx.search_path("policy_path"))
     if args.max_edits is not None:
         runner.max_edits = args.max_edits
-    diagnostics: list[Diagnostic] = []
+    diagnostics: list[Finding] = []
     files: list[tuple[Path, str]] = []
     for arg in args.paths:
         path = Path(arg)
@@ -75,13 +77,13 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     for path, shown in ctx.progress(files, len(files), "test"):
         try:
             tf = load_test_file(path, shown)
-        except OSError as exc:
-            problem = diag(E105_CANNOT_READ, Span.file_only(shown), file=shown, reason=exc.strerror or exc)
+        except Unreadable as exc:
+            problem = unreadable(exc, shown)
             diagnostics.append(problem)
             reports.append(FileReport(shown, problems=(problem.message,)))
             continue
         except PolicyTestError as exc:
-            diagnostics.extend(Diagnostic.of(codes.E801, m, Span.file_only(shown, exc.line)) for m in exc.messages)
+            diagnostics.extend(Finding.of(codes.E801, m, Span.file_only(shown, exc.line)) for m in exc.messages)
             reports.append(FileReport(shown, problems=tuple(exc.messages)))
             ctx.note_input(path, shown)
             continue

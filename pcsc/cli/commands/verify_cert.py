@@ -8,7 +8,8 @@ from pathlib import Path
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_INPUT, Outcome
+from pcsc.cli.outcome import Outcome
+from pcsc.diagnostics.exits import EXIT_INPUT
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

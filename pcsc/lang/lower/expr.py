@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pcsc.diagnostics.model import Diagnostic, Diagnostics
+from pcsc.diagnostics.model import Diagnostics, Finding
 from pcsc.lang.ir import expr as ir
 from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax.transform import unquote
@@ -18,7 +18,7 @@ from pcsc.lang.syntax.transform import unquote
 __all__ = ["lower_expression", "report", "unquote"]
 
 
-def report(problems: Iterable[Diagnostic], diags: Diagnostics) -> None:
+def report(problems: Iterable[Finding], diags: Diagnostics) -> None:
     diags.items.extend(problems)  # built from `codes` constants by the parser
 
 

@@ -15,7 +15,7 @@ from typing import ClassVar, Literal
 
 import attrs
 
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 from pcsc.lang.ir.expr import Expr
 
 
@@ -84,7 +84,7 @@ class Condition:
     keyword: str
     expr: Expr
     text: str
-    problems: tuple[Diagnostic, ...]
+    problems: tuple[Finding, ...]
     span: Span
 
 
@@ -242,5 +242,5 @@ class Expression:
     """A standalone expression (a policy rule, a frozen condition)."""
 
     expr: Expr
-    problems: tuple[Diagnostic, ...]
+    problems: tuple[Finding, ...]
     span: Span

@@ -34,10 +34,12 @@ from typing import Any
 
 import lark
 from lark import Lark, Token, Tree
+from lark.common import LexerConf
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
 from lark.parsers.lalr_analysis import Shift
 
+from pcsc.base.files import normalize_newlines
 from pcsc.base.gcpause import paused_gc
 from pcsc.base.resources import data_dir
 from pcsc.diagnostics.messages import (
@@ -58,8 +60,8 @@ from pcsc.diagnostics.messages import (
     E111_TOO_DEEP,
     diag,
 )
-from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
-from pcsc.lang.syntax.limits import MAX_DEPTH, check_characters, check_lines, normalize_newlines
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
+from pcsc.lang.syntax.limits import MAX_DEPTH, check_characters, check_lines
 from pcsc.lang.syntax.nodes import Expression, SourceFile
 from pcsc.lang.syntax.transform import ToSyntax
 
@@ -124,6 +126,13 @@ def _typed_parser() -> tuple[Lark, ToSyntax, threading.Lock]:
     the lock that keeps one parse at a time on that transformer."""
     builder = ToSyntax()
     return _build({**_TYPED_OPTIONS, "transformer": builder}, "typed"), builder, threading.Lock()
+
+
+def typed_lexer_conf() -> LexerConf:
+    """The typed parser's lexer configuration (the grammar's terminals), for
+    `pcsc.lang.syntax.tokens`: the compiler builds that parser anyway, so the token
+    lexer costs no parser of its own."""
+    return _typed_parser()[0].lexer_conf
 
 
 def _build(options: dict[str, Any], kind: str) -> Lark:
@@ -227,7 +236,7 @@ def _did_you_mean(err: UnexpectedToken) -> str | None:
 _AFTER_HORIZON = re.compile(r"\bhorizon\s+([0-9][0-9_]*(?:\.[0-9_]+)?)\s*$")
 
 
-def _horizon_unit(err: UnexpectedToken, text: str, span: Span) -> Diagnostic | None:
+def _horizon_unit(err: UnexpectedToken, text: str, span: Span) -> Finding | None:
     """The diagnostic when a horizon's number is followed by a word that is not one
     of its units (`horizon 6 weeks`); weeks are converted to days in the help."""
     tok = err.token
@@ -399,7 +408,7 @@ def parse_tree(text: str, file: str, diags: Diagnostics, *, prepared: bool = Fal
 # meet the same text again in one process (the language server re-analysing a document,
 # the API, the fuzzer's commands on one input) parse it once. A failed `parse_tree` is
 # kept too (its diagnostics only: a successful tree is the formatter's to lay out).
-_PARSED: OrderedDict[tuple[str, str, str], tuple[SourceFile | None, tuple[Diagnostic, ...]]] = OrderedDict()
+_PARSED: OrderedDict[tuple[str, str, str], tuple[SourceFile | None, tuple[Finding, ...]]] = OrderedDict()
 _PARSED_MAX = 16
 
 
@@ -413,7 +422,7 @@ def _remembered(kind: str, text: str, file: str, diags: Diagnostics) -> tuple[bo
     return True, found[0]
 
 
-def _remember(kind: str, text: str, file: str, node: SourceFile | None, reported: list[Diagnostic]) -> None:
+def _remember(kind: str, text: str, file: str, node: SourceFile | None, reported: list[Finding]) -> None:
     _PARSED[(kind, file, text)] = (node, tuple(reported))
     while len(_PARSED) > _PARSED_MAX:
         _PARSED.popitem(last=False)

@@ -25,7 +25,7 @@ from pcsc.diagnostics.messages import (
     E306_NOT_A_DATE,
     diag,
 )
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.model import Finding, Span
 from pcsc.lang.ir import expr as ir
 from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax.limits import MAX_DEPTH
@@ -104,7 +104,7 @@ class ToSyntax:
     def start(self, file: str, text: str) -> None:
         self._file = file
         self._text = text
-        self._pending: list[Diagnostic] = []  # literal problems of the expression being built
+        self._pending: list[Finding] = []  # literal problems of the expression being built
         self._outer: dict[int, tuple[ir.Expr, Span]] = {}  # a parenthesised expression -> its parentheses
         self._line_starts: list[int] | None = None
         self._depth: dict[int, int] = {}  # an operator node's id -> its nesting depth
@@ -154,7 +154,7 @@ class ToSyntax:
             syn.Semi(token_span(c, self._file)) if isinstance(c, Token) else c for c in children if c is not None
         )
 
-    def _take_problems(self) -> tuple[Diagnostic, ...]:
+    def _take_problems(self) -> tuple[Finding, ...]:
         problems, self._pending = tuple(self._pending), []
         return problems
 
