@@ -6,7 +6,7 @@ Prints one table: measure, value, target, met or missed. Every in-process time i
 best of several samples of `time.process_time` (CPU time of this process: other jobs on
 a shared machine slow it less than the wall clock), and every ratio divides two times
 measured in this run, on the same clock, by the raw float fold of the same 12 (p, c)
-pairs (`pcsc.score.route.fold`). Process-level rows (the cohort check, cold seams) are
+pairs (`pcsc.score.fold.chain_fold`). Process-level rows (the cohort check, cold seams) are
 wall-clock times of fresh `python3 -m pcsc` processes, with peak resident memory from
 `resource.getrusage`. Caches (parser tables, lowered IR, proofs) live in a temporary
 XDG_CACHE_HOME, so "cold" is really cold; the parser tables are built once before
@@ -119,7 +119,7 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Ro
     from pcsc.lang.syntax import nodes as syn
     from pcsc.lang.syntax import parse_source
     from pcsc.lang.syntax.parser import _typed_parser, get_parser
-    from pcsc.score.route import fold
+    from pcsc.score.fold import chain_fold
 
     get_parser()
     _typed_parser()
@@ -136,8 +136,9 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Ro
     ps = [t.p for t in compiled.numbers.transitions]
     cs = [t.cost.c for t in compiled.numbers.transitions]
     value = compiled.numbers.value
-    t_fold = best(lambda: fold(ps, cs, value), r, number=20_000, warmup=1_000)
-    rows.append(("float fold, 12 transitions", f"{t_fold * 1e6:.2f} us", "(the unit)", None, "pcsc.score.route.fold"))
+    t_fold = best(lambda: chain_fold(ps, cs, value), r, number=20_000, warmup=1_000)
+    rows.append(("float fold, 12 transitions", f"{t_fold * 1e6:.2f} us", "(the unit)", None,
+                 "pcsc.score.fold.chain_fold"))
 
     # ------------------------------------------------------------------ full compile
     def compile_once(ir_cache: IRCache | None = None) -> None:

@@ -29,7 +29,6 @@ from pcsc.analysis.seams.experiment import (
     summary_rates,
     value_sweep,
 )
-from pcsc.analysis.seams.identity import fold_exact
 from pcsc.analysis.seams.splice import splice
 from pcsc.base.stats import rate, rate_text, wilson95
 from pcsc.cli import main
@@ -37,6 +36,7 @@ from pcsc.cli.exits import EXIT_USAGE
 from pcsc.compiler.session import Session
 from pcsc.policy.load import PolicyStore
 from pcsc.render.text import EXPERIMENT_ROWS
+from pcsc.score.fold import chain_fold
 from tests.conftest import EXAMPLES, ROOT
 
 COHORT = EXAMPLES / "cohort"
@@ -339,10 +339,10 @@ def test_value_sweep_is_the_exact_refold_at_scaled_value(cohort: tuple[list[Rout
         P = [Fraction(t.p) for t in ts]
         C = [Fraction(t.cost.c) for t in ts]
         V = Fraction(r.compiled.numbers.value) * m
-        honest = fold_exact(P, C, V)[0]
+        honest = chain_fold(P, C, V)[0]
         for s, d in zip(r.seams, scaled_deltas(r, m), strict=True):
             k = s.k
-            assert d == fold_exact(P[:k] + P[k + 1:], C[:k] + C[k + 1:], V)[0] - honest
+            assert d == chain_fold(P[:k] + P[k + 1:], C[:k] + C[k + 1:], V)[0] - honest
 
 
 def test_value_sweep_option_and_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

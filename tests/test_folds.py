@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from pcsc.analysis.seams.folds import (
     abandonment_formulas,
-    fold_exact_policy,
     fold_seam_identities,
     verify_abandonment,
     verify_discounted,
 )
 from pcsc.policy.model import FoldPolicy, PolicyValueError
-from pcsc.score.route import discount_factor, fold, fold_policy, horizon_years
+from pcsc.score.fold import chain_fold
+from pcsc.score.route import discount_factor, horizon_years
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "folds"
@@ -107,15 +107,15 @@ def test_wrong_formulas_are_rejected() -> None:
     # and exactly: the paper's formula (undiscounted) disagrees with the discounted re-fold
     P, D, C, V = [Fraction(1, 2)] * 4, [Fraction(9, 10)] * 4, [Fraction(1)] * 4, Fraction(100)
     Q = [p * d for p, d in zip(P, D, strict=True)]
-    R = fold_exact_policy(Q, C, V, False)
-    refold = fold_exact_policy(Q[:1] + Q[2:], C[:1] + C[2:], V, False)[0] - R[0]
+    R = chain_fold(Q, C, V)
+    refold = chain_fold(Q[:1] + Q[2:], C[:1] + C[2:], V)[0] - R[0]
     assert Q[0] * (C[1] + (1 - P[1]) * R[2]) != refold
     assert Q[0] * (C[1] + (1 - Q[1]) * R[2]) == refold
 
 
 def test_float_fold_is_the_papers_under_the_default() -> None:
     ps, cs = [0.5, 0.3, 0.9], [10.0, 20.0, 5.0]
-    assert fold_policy(ps, cs, [1.0] * 3, 800.0, False) == fold(ps, cs, 800.0)
+    assert chain_fold(ps, cs, 800.0, [1.0] * 3) == chain_fold(ps, cs, 800.0)
     assert FoldPolicy().is_default
     assert discount_factor(0.0, (5.0, "years")) == 1.0
 

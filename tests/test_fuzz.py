@@ -1,7 +1,7 @@
 """Fuzzing kept in the suite: a seeded slice of `python -m pcsc.tools.fuzz` (CI), hypothesis
 strategies over the same grammar-aware generator and its mutations, a seeded slice of
 the mutation fuzzer (`--mutate`) through every entry point, and larger runs marked slow
-(`pytest -m slow`: 100,000 mutated inputs)."""
+(`pytest -m fuzz100k`, run by `.ci/fuzz`: 100,000 mutated inputs)."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def test_the_command_runs_the_mutator(capsys: pytest.CaptureFixture[str], tmp_pa
     assert main(["--mutate", "-n", "٤"]) == 2
 
 
-@pytest.mark.slow
+@pytest.mark.fuzz100k
 def test_100000_mutated_inputs_find_nothing(tmp_path: Path) -> None:
     """The mutation fuzzer's full run (docs/development.md gives its time): 100,000
     inputs through every entry point, in one process per core."""

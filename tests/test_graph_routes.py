@@ -29,8 +29,8 @@ from pcsc.diagnostics.model import Diagnostic
 from pcsc.lang.ir import Edge, Parallel, Series, Shape
 from pcsc.lang.printer import route_to_text
 from pcsc.policy.load import PolicyStore
+from pcsc.score.fold import chain_fold
 from pcsc.score.graph import edges_of, graph_fold
-from pcsc.score.route import fold_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 GRAPHS = ROOT / "examples" / "graphs"
@@ -416,7 +416,7 @@ def test_on_a_chain_the_graph_fold_is_the_chain_fold(n: int, data: st.DataObject
     names = [f"e{i}" for i in range(n)]
     states = [f"s{i}" for i in range(n + 1)]
     g = graph_fold(Series(tuple(Edge(e) for e in names)), names, states[:-1], states[1:], ps, cs, ds, v, stop)
-    R = fold_policy(ps, cs, ds, v, stop)
+    R = chain_fold(ps, cs, v, ds, stop=stop)
     assert [g.R[s] for s in states] == R
     reach = Fraction(1)
     for i, e in enumerate(names):

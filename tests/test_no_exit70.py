@@ -376,3 +376,23 @@ def test_a_keyword_glued_to_a_number_is_one_word(
         code, _, err = run(capsys, *command, str(path))
         assert code == 1 and f"`{word}`" in err, (command, err)
     assert path.read_text(encoding="utf-8") == SPEC.replace(old, new, 1)  # fmt left it as written
+
+
+def test_fmt_repairing_two_statements_on_a_line_keeps_the_policys_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(seed 1, input 18801) An unknown class (PCSC-E207) is reported for a route that
+    fails to lower; `fmt` repairs PCSC-E104, the route lowers, and the safety check
+    missed E207 after (exit 70): it binds every route that lowers now."""
+    path = route(tmp_path, 'class      "devtools/first-users"', 'class      "devtools/nope"')
+    text = path.read_text(encoding="utf-8").replace("kill       developers < 100\n        horizon",
+                                                    "kill       developers < 100  horizon", 1)
+    path.write_text(text, encoding="utf-8")
+    code, _, err = run(capsys, "check", str(path))
+    assert code == 1 and "PCSC-E104" in err and "PCSC-E207" in err
+    code, out, err = run(capsys, "fmt", "--check", str(path))
+    assert code == 1 and "would format" in out + err
+    code, _, err = run(capsys, "fmt", str(path))
+    assert code == 0, err
+    code, _, err = run(capsys, "check", str(path))
+    assert code == 1 and "PCSC-E104" not in err and "PCSC-E207" in err

@@ -49,6 +49,7 @@ from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
+from pcsc.score.fold import chain_fold
 from pcsc.score.route import RouteNumbers, gate_names
 
 FORMAT = "pcsc-decision-certificate"
@@ -550,10 +551,8 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
         """w and x of the children of ``s`` (as `pcsc.score.graph` computes them, float op by op)."""
         k = label[id(s)]
         if isinstance(s, Series):
-            after = [x] * len(s.items)
-            for i in range(len(s.items) - 1, 0, -1):
-                nxt = g.blocks[id(s.items[i])]
-                after[i - 1] = -nxt.C + nxt.P * nxt.D * after[i]
+            later = [g.blocks[id(item)] for item in s.items[1:]]
+            after = chain_fold([b.P for b in later], [b.C for b in later], x, [b.D for b in later])
             weights = []
             for i, item in enumerate(s.items):
                 ki = label[id(item)]

@@ -6,7 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E911_CANNOT_WRITE,
+    E911_CERTIFICATE,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
@@ -27,9 +31,9 @@ def write_certificate(
         cert = build(compiled, session.inputs, session.policies, path, [o.json() for o in overrides])
         path.write_text(dumps(cert), encoding="utf-8")
     except CertificateError as exc:
-        return Diagnostic.of(codes.E911, f"certificate {target}: {exc}", Span.file_only(target))
+        return diag(E911_CERTIFICATE, Span.file_only(target), file=target, problem=exc)
     except OSError as exc:
-        return Diagnostic.of(codes.E911, f"cannot write {target}: {exc.strerror or exc}", Span.file_only(target))
+        return diag(E911_CANNOT_WRITE, Span.file_only(target), file=target, reason=exc.strerror or exc)
     return None
 
 

@@ -129,18 +129,16 @@ class Context:
             return None
         from pcsc.base.config import key_line
         from pcsc.base.resources import display_path
-        from pcsc.diagnostics import codes
-        from pcsc.diagnostics.model import Diagnostic, Span
+        from pcsc.diagnostics.messages import E407_CONFIG_BESIDE_ROUTE, diag
+        from pcsc.diagnostics.model import Span
 
         shown = display_path(cfg.path)
-        return Diagnostic.of(
-            codes.E407,
-            f"{' and '.join(f'`{k}`' for k in keys)}: {shown} sits in the folder of the route {display_path(route)} "
-            "(or below it), where the route's author could have written it; a configuration file there may not "
-            "add policy or library folders",
+        return diag(
+            E407_CONFIG_BESIDE_ROUTE,
             Span.file_only(shown, key_line(cfg.path, keys[0]) or 0),
-            "keep the project's pcsc.toml above the routes' folders and run pcsc there (or below it, outside the "
-            "routes' folders), or give the folders with --policy-path and --lib-path",
+            keys=" and ".join(f"`{k}`" for k in keys),
+            file=shown,
+            route=display_path(route),
         )
 
     def search_path(self, name: str) -> list[Path]:

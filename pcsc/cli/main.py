@@ -168,6 +168,7 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.outcome import Outcome
     from pcsc.diagnostics import codes
+    from pcsc.diagnostics.messages import E105_CANNOT_USE, E311_IN_EDIT, diag
     from pcsc.diagnostics.model import Diagnostic, Span
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
@@ -187,11 +188,11 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
         # the system refused a path the input names (a name too long, a folder not searchable)
         where = exc.filename if isinstance(exc.filename, str) else "pcsc"
-        problem = Diagnostic.of(codes.E105, f"cannot use {where}: {exc.strerror or exc}", Span.file_only(where))
+        problem = diag(E105_CANNOT_USE, Span.file_only(where), path=where, reason=exc.strerror or exc)
         return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
     if isinstance(exc, NotFinite):  # an overflow in a derived computation (a splice, a red-team edit)
         span = exc.span or Span.file_only("pcsc")
-        overflow = Diagnostic.of(codes.E311, exc.message, span)
+        overflow = diag(E311_IN_EDIT, span, overflow=exc.message)
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, overflow])
     return None
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E901_OVERRIDE, diag
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def add_set_option(p: argparse.ArgumentParser, what: str) -> None:
 
 def diagnostics(messages: list[str]) -> list[Diagnostic]:
     """One PCSC-E901 per message, located at the command line."""
-    return [Diagnostic.of(codes.E901, m, Span.file_only("--set"), "see docs/decisions.md") for m in messages]
+    return [diag(E901_OVERRIDE, Span.file_only("--set"), problem=m) for m in messages]
 
 
 def apply_to_session(session: Session, routes: list[Route], overrides: tuple[Override, ...]) -> list[Route]:

@@ -35,7 +35,44 @@ from pcsc.compiler.walk import folder_files
 from pcsc.coverage import Coverage, Decision, decide, discharge_route
 from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.verdict import Mode, lowers
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E105_CANNOT_READ,
+    E105_NOT_UTF8,
+    E106_NO_FILES,
+    E112_STREAM_TOO_LARGE,
+    E112_TOO_LARGE,
+    E206_NAME_TOO_LONG,
+    E206_NOT_A_NAME,
+    E206_PINNED_NOT_FOUND,
+    E206_UNKNOWN_LIBRARY,
+    E207_UNKNOWN_CLASS,
+    E208_UNKNOWN_CRITERION,
+    E209_ROUTE_TWICE,
+    E220_LIBRARY_ITEM_IN_ROUTE_FILE,
+    E221_NO_ROUTE,
+    E223_TOO_MANY_ROUTES,
+    E307_TIER_WITHOUT_WEIGHT,
+    E310_LATE_EVIDENCE,
+    E311_IN_ROUTE,
+    E401_UNKNOWN_POLICY,
+    E402_PIN_MISMATCH,
+    E403_MALFORMED_POLICY,
+    E404_DECLARES_ANOTHER,
+    E404_HAS_ERRORS,
+    E408_LIBRARY_OUTSIDE,
+    E408_POLICY_OUTSIDE,
+    E409_REPLACES,
+    E410_NOT_SHIPPED_CONTENT,
+    E410_PINNED_SHA,
+    E410_PINNED_VERSION,
+    E410_VERSION_AGAINST_PIN,
+    E413_NOT_NAMED,
+    E414_NOT_REQUIRED,
+    W601_LATE_EVIDENCE,
+    W605_BELOW_MINIMUM_TIER,
+    W607_DUPLICATE,
+    W608_UNVERIFIED,
+)
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.fmt import canonical_library
 from pcsc.lang.ir import Evidence, Library, Route
@@ -238,11 +275,10 @@ class Session:
         try:
             data = read_file(path)
         except FileTooLarge as exc:
-            self.diags.add(codes.E112, f"{shown}: {too_large(exc.size)}", Span.whole_file(shown),
-                           "split it into several files")
+            self.diags.diag(E112_TOO_LARGE, Span.whole_file(shown), file=shown, size=too_large(exc.size))
             return None
         except OSError as exc:
-            self.diags.add(codes.E105, f"cannot read {shown}: {exc.strerror or exc}", Span.file_only(shown))
+            self.diags.diag(E105_CANNOT_READ, Span.file_only(shown), file=shown, reason=exc.strerror or exc)
             return None
         return self.decode(data, shown)
 
@@ -256,8 +292,7 @@ class Session:
         else:  # a text stream (tests, the API): its characters, invalid UTF-8 kept invalid
             data = stream.read(limit + 1).encode("utf-8", "surrogateescape")
         if len(data) > limit:
-            self.diags.add(codes.E112, f"{shown}: more than {limit:,} bytes; the limit is {limit:,} bytes",
-                           Span.whole_file(shown), "split it into several files")
+            self.diags.diag(E112_STREAM_TOO_LARGE, Span.whole_file(shown), file=shown, limit=limit)
             return None
         return self.decode(data, shown)
 
@@ -266,7 +301,7 @@ class Session:
         ``shown``; None after a located PCSC-E105 when it is not UTF-8."""
         large = too_large(len(data))
         if large is not None:
-            self.diags.add(codes.E112, f"{shown}: {large}", Span.whole_file(shown), "split it into several files")
+            self.diags.diag(E112_TOO_LARGE, Span.whole_file(shown), file=shown, size=large)
             return None
         try:
             text = data.decode(TEXT_ENCODING)
@@ -274,11 +309,8 @@ class Session:
             data = exc.object  # after the byte order mark, if any: positions count from there
             line = data.count(b"\n", 0, exc.start) + 1
             column = exc.start - data.rfind(b"\n", 0, exc.start)
-            self.diags.add(
-                codes.E105,
-                f"{shown} is not UTF-8 text: byte 0x{data[exc.start]:02X} cannot be decoded",
-                Span(shown, line, column, line, column + 1),
-                "save the file as UTF-8",
+            self.diags.diag(
+                E105_NOT_UTF8, Span(shown, line, column, line, column + 1), file=shown, byte=data[exc.start]
             )
             return None
         text = normalize_newlines(text)  # a CR-only file has lines too
@@ -306,16 +338,10 @@ class Session:
         shipped_root = data_dir("obligations").resolve()
         roots = self.library_roots(route_dir)
         if len(name) > MAX_NAME:
-            self.diags.add(codes.E206, f"`{name[:40]}…` ({len(name):,} characters) is not a library name", span,
-                           f"a library name is at most {MAX_NAME} characters")
+            self.diags.diag(E206_NAME_TOO_LONG, span, start=name[:40], length=len(name), limit=MAX_NAME)
             return None
         if not is_name(name):
-            self.diags.add(
-                codes.E206,
-                f"`{name}` is not a library name",
-                span,
-                f"library names are lowercase letters, digits and `_`: did you mean `{name.lower()}`?",
-            )
+            self.diags.diag(E206_NOT_A_NAME, span, name=name, lower=name.lower())
             return None
         found = self._find_library(name, span, roots)
         if found is None:
@@ -323,13 +349,7 @@ class Session:
         if not found:
             self.resolutions.append((name, None))
             known = sorted({p.stem for r in roots if os.path.isdir(r) for p in r.glob("*.obl")})
-            self.diags.add(
-                codes.E206,
-                f"unknown library `{name}`",
-                span,
-                suggest(name, known)
-                or f"looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
-            )
+            self.diags.diag(E206_UNKNOWN_LIBRARY, span, name=name, suggestion=suggest(name, known))
             return None
         chosen = found[0]
         self.resolutions.append((name, chosen))
@@ -354,12 +374,14 @@ class Session:
             return None
         lib = self.load_library(chosen, name, span)
         if lib is not None and pin.version is not None and lib.version != pin.version and not replaces:
-            self.diags.add(
-                codes.E410,
-                f"library `{name}` ({display(chosen)}) is version {lib.version}, but policy "
-                f"{policy.ref if policy else ''} pins version {pin.version} with its content",
+            self.diags.diag(
+                E410_VERSION_AGAINST_PIN,
                 span,
-                "the policy's pin is inconsistent; fix its [libraries] table",
+                name=name,
+                file=display(chosen),
+                version=lib.version,
+                policy=policy.ref if policy else "",
+                pinned=pin.version,
             )
             return None
         if lib is not None and used is not None:
@@ -391,12 +413,8 @@ class Session:
                 continue
             real = candidate.resolve()
             if not real.is_relative_to(root.resolve()):
-                self.diags.add(
-                    codes.E408,
-                    f"library `{name}`: {display(candidate)} resolves to {real}, outside its folder {display(root)}",
-                    span,
-                    "a library is read only from inside the route's folder, --lib-path and the shipped "
-                    "obligations/; copy the file there instead of linking to it",
+                self.diags.diag(
+                    E408_LIBRARY_OUTSIDE, span, name=name, file=display(candidate), real=real, folder=display(root)
                 )
                 return None
             if real not in found:
@@ -428,14 +446,15 @@ class Session:
         pin_it = f"`[libraries.{name}]` (its `version`" + (
             f' and `sha256 = "{digest.canonical}"`)' if digest is not None and digest.canonical else " and `sha256`)"
         )
-        hint = suggest(name, admitted)
-        self.diags.add(
-            codes.E413,
-            f"library `{name}` ({display(chosen)}) is not one the route's policy names: {why}",
+        self.diags.diag(
+            E413_NOT_NAMED,
             span,
-            (f"{hint}; " if hint else "")
-            + "the obligations that judge a route belong to its policy: to let this library judge, the policy "
-            + f"({policy.path}) must pin it under {pin_it}",
+            name=name,
+            file=display(chosen),
+            why=why,
+            suggestion=suggest(name, admitted),
+            policy=policy.path,
+            pin_it=pin_it,
         )
         return None
 
@@ -456,34 +475,32 @@ class Session:
             digest = self.library_digest(path) if path is not None else None
             lib = None
             if path is None and before == len(self.diags) and not allow_local:
-                self.diags.add(
-                    codes.E206,
-                    f"policy {loaded.ref} pins library `{name}`, but no {name}.obl is on the library path or shipped",
-                    span,
-                    "put the library on --lib-path (or `lib_path` of pcsc.toml) so that its pin can be checked",
-                )
+                self.diags.diag(E206_PINNED_NOT_FOUND, span, policy=loaded.ref, name=name)
             elif path is not None and (digest is None or digest.canonical is None):
                 self.load_library(path, name, span)  # unreadable, or a syntax error: the load says why
             elif path is not None and digest is not None:
                 local = allow_local and path.parent != shipped_root
                 if pin.sha256 is not None and digest.canonical != pin.sha256 and not local:
-                    self.diags.add(
-                        codes.E410,
-                        f"policy {loaded.ref} pins library `{name}` with sha256 {pin.sha256}, but {display(path)} "
-                        f"has sha256 {digest.canonical}",
+                    self.diags.diag(
+                        E410_PINNED_SHA,
                         span,
-                        f'if {display(path)} is the content the policy should pin, set `sha256 = "{digest.canonical}"` '
-                        f"under [libraries.{name}] (in a new version: a published policy never changes)",
+                        policy=loaded.ref,
+                        name=name,
+                        pinned=pin.sha256,
+                        file=display(path),
+                        actual=digest.canonical,
                     )
                 else:
                     lib = self.load_library(path, name, span)
                     if lib is not None and pin.version is not None and lib.version != pin.version and not local:
-                        self.diags.add(
-                            codes.E410,
-                            f"policy {loaded.ref} pins library `{name}` at version {pin.version}, but "
-                            f"{display(path)} declares version {lib.version}",
+                        self.diags.diag(
+                            E410_PINNED_VERSION,
                             span,
-                            "the pin's `version` must be the one the library's `library … version` line states",
+                            policy=loaded.ref,
+                            name=name,
+                            pinned=pin.version,
+                            file=display(path),
+                            version=lib.version,
                         )
             report.append({
                 "name": name,
@@ -523,24 +540,20 @@ class Session:
             else "fix the policy's [libraries] table"
         )
         if shipped:
-            self.diags.add(
-                codes.E410,
-                f"library `{name}` ({display(chosen)}) has sha256 {actual}, but {whose} {expected}",
+            self.diags.diag(
+                E410_NOT_SHIPPED_CONTENT,
                 span,
-                f"the pin names other content than the shipped library: put the pinned file beside the route or "
-                f"on --lib-path; {repin}",
+                name=name,
+                file=display(chosen),
+                actual=actual,
+                whose=whose,
+                expected=expected,
+                repin=repin,
             )
             return
         match = next((p for p in found if (d := self.library_digest(p)) is not None and d.canonical == expected), None)
         other = f"{display(match)}, the library {whose}" if match else f"the library {whose} (sha256 {expected[:12]}…)"
-        self.diags.add(
-            codes.E409,
-            f"library `{name}` in {display(chosen)} would replace {other}: "
-            "the obligations that judge a route belong to its policy",
-            span,
-            f"remove or rename {display(chosen)} (only a policy with `local_libraries = true` under [policy] lets a "
-            f"local library replace a pinned or shipped one); {repin}",
-        )
+        self.diags.diag(E409_REPLACES, span, name=name, file=display(chosen), other=other, repin=repin)
 
     def load_library(self, path: Path, name: str, span: Span) -> Library | None:
         if path in self._libraries:
@@ -553,10 +566,10 @@ class Session:
         if text is not None:
             lib = _clean_library(text, shown, self.diags)
         if lib is not None and lib.name != name:
-            self.diags.add(codes.E404, f"`{shown}` declares library `{lib.name}`, not `{name}`", span)
+            self.diags.diag(E404_DECLARES_ANOTHER, span, file=shown, declared=lib.name, name=name)
             lib = None
         elif lib is None and text is not None:
-            self.diags.add(codes.E404, f"library `{name}` ({shown}) has errors", span)
+            self.diags.diag(E404_HAS_ERRORS, span, name=name, file=shown)
         self._libraries[path] = lib
         self.library_loads[path] = (start, len(self.diags))
         return lib
@@ -618,33 +631,20 @@ class Session:
         seen: dict[str, int] = {}
         items = tree.items
         if len(items) > MAX_ROUTES:
-            self.diags.add(
-                codes.E223,
-                f"{shown} holds {len(items):,} routes; the limit is {MAX_ROUTES:,}",
-                Span.whole_file(shown),
-                "split it into several files",
+            self.diags.diag(
+                E223_TOO_MANY_ROUTES, Span.whole_file(shown), file=shown, count=len(items), limit=MAX_ROUTES
             )
             return
         if not items:
-            self.diags.add(
-                codes.E221,
-                f"{shown} holds no route",
-                Span.whole_file(shown),
-                'a route file holds one or more `route NAME "title" { … }` blocks',
-            )
+            self.diags.diag(E221_NO_ROUTE, Span.whole_file(shown), file=shown)
         for item in items:
             span = item.span
             if not isinstance(item, syn.RouteBlock):
-                self.diags.add(codes.E220, f"`{item.form}` belongs in an .obl library, not a route file", span)
+                self.diags.diag(E220_LIBRARY_ITEM_IN_ROUTE_FILE, span, form=item.form)
                 continue
             name = item.name.text
             if name in seen:
-                self.diags.add(
-                    codes.E209,
-                    f"route `{name}` is defined twice in this file",
-                    item.name.span,
-                    f"first defined at line {seen[name]}",
-                )
+                self.diags.diag(E209_ROUTE_TWICE, item.name.span, name=name, line=seen[name])
                 continue
             seen[name] = span.line
             policy, used = self.route_policy(item), list[LibraryUse]()
@@ -778,81 +778,78 @@ class Session:
         refused = next((r for r in self.required_policies if not r.admits(str(ref))), None)
         if refused is not None:  # refused before its file is read: the run never consults it
             by = "--require-policy" if refused.source == "command line" else f"`require_policy` in {refused.source}"
-            self.diags.add(
-                codes.E414,
-                f"route names policy {ref}, but this run requires {refused} ({by})",
-                ref.span,
-                "the policy that judges a route is the maintainer's choice, not the route's: name a required "
-                "policy, or ask the maintainer to require this one",
-            )
+            self.diags.diag(E414_NOT_REQUIRED, ref.span, ref=ref, required=refused, by=by)
             return None
         before = len(self.diags)
         try:
             loaded = self.policies.load_ref(str(ref))
         except PolicyError as exc:
             unknown = any(m.startswith("no policy") for m in exc.messages)
-            for message in exc.messages:
-                self.diags.add(
-                    codes.E401 if unknown else codes.E408 if isinstance(exc, OutsideRoots) else codes.E403,
-                    message if unknown else f"{exc.path}: {message}",
-                    ref.span,
-                    policy_help(str(ref), self.policies.available()) if unknown else None,
-                )
+            for problem in exc.messages:
+                if unknown:
+                    hint = policy_help(str(ref), self.policies.available())
+                    self.diags.diag(E401_UNKNOWN_POLICY, ref.span, problem=problem, hint=hint)
+                elif isinstance(exc, OutsideRoots):
+                    self.diags.diag(E408_POLICY_OUTSIDE, ref.span, path=exc.path, problem=problem)
+                else:
+                    self.diags.diag(E403_MALFORMED_POLICY, ref.span, path=exc.path, problem=problem)
             return None
         if ref.sha256 is not None and ref.sha256 != loaded.sha256:
-            self.diags.add(
-                codes.E402,
-                f"policy {ref} has sha256 {loaded.sha256}, but the route pins {ref.sha256}",
-                ref.span,
-                "the policy changed since the route was pinned; review it, then update the pin",
-            )
+            self.diags.diag(E402_PIN_MISMATCH, ref.span, policy=ref, actual=loaded.sha256, pinned=ref.sha256)
         policy = loaded.policy
         for ref_class, class_span in facts.classes:
             if ref_class not in policy.priors:
-                self.diags.add(
-                    codes.E207,
-                    f'unknown reference class "{ref_class}" in policy {ref}',
+                self.diags.diag(
+                    E207_UNKNOWN_CLASS,
                     class_span,
-                    suggest(ref_class, policy.priors),
+                    ref_class=ref_class,
+                    policy=ref,
+                    suggestion=suggest(ref_class, policy.priors),
                 )
         for c in facts.criteria:
             if c.name not in policy.criteria:
-                self.diags.add(
-                    codes.E208,
-                    f"unknown criterion `{c.name}` in policy {ref}",
+                self.diags.diag(
+                    E208_UNKNOWN_CRITERION,
                     c.span,
-                    suggest(c.name, policy.criteria)
-                    or "the policy weighs " + ", ".join(f"`{k}`" for k in policy.criteria),
+                    criterion=c.name,
+                    policy=ref,
+                    suggestion=suggest(c.name, policy.criteria),
+                    weighed=", ".join(f"`{k}`" for k in policy.criteria),
                 )
         for e in facts.evidence:
             if e.captured is not None and facts.as_of is not None and e.captured > facts.as_of:
                 if policy.evidence.strict_point_in_time:
-                    self.diags.add(
-                        codes.E310,
-                        f"evidence `{e.name}` was captured {e.captured}, after as_of {facts.as_of}",
+                    self.diags.diag(
+                        E310_LATE_EVIDENCE,
                         e.captured_span or e.span,
-                        "the policy is strict about point-in-time evidence",
+                        evidence=e.name,
+                        captured=e.captured,
+                        as_of=facts.as_of,
                     )
                 else:
-                    self.diags.add(
-                        codes.W601,
-                        f"evidence `{e.name}` was captured {e.captured}, after as_of "
-                        f"{facts.as_of}: it is inadmissible and excluded",
+                    self.diags.diag(
+                        W601_LATE_EVIDENCE,
                         e.captured_span or e.span,
+                        evidence=e.name,
+                        captured=e.captured,
+                        as_of=facts.as_of,
                     )
             if e.tier < policy.evidence.min_tier:
-                self.diags.add(
-                    codes.W605,
-                    f"evidence `{e.name}` is tier {e.tier}, below the policy's minimum "
-                    f"tier {policy.evidence.min_tier}: excluded",
+                self.diags.diag(
+                    W605_BELOW_MINIMUM_TIER,
                     e.tier_span or e.span,
+                    evidence=e.name,
+                    tier=e.tier,
+                    minimum=policy.evidence.min_tier,
                 )
             elif str(e.tier) not in policy.evidence.tier_weight:
-                self.diags.add(
-                    codes.E307,
-                    f"evidence `{e.name}` is tier {e.tier}, which policy {ref} gives no weight",
+                self.diags.diag(
+                    E307_TIER_WITHOUT_WEIGHT,
                     e.tier_span or e.span,
-                    "tiers with weights: " + ", ".join(sorted(policy.evidence.tier_weight)),
+                    evidence=e.name,
+                    tier=e.tier,
+                    policy=ref,
+                    tiers=", ".join(sorted(policy.evidence.tier_weight)),
                 )
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
@@ -869,13 +866,10 @@ class Session:
             if why is None:
                 continue
             if why.kind == "unverified":
-                self.diags.add(codes.W608, f"evidence `{e.name}` is marked unverified: it is excluded from W", e.span)
+                self.diags.diag(W608_UNVERIFIED, e.span, evidence=e.name)
             elif why.kind == "duplicate":
-                self.diags.add(
-                    codes.W607,
-                    f"evidence `{e.name}` has the {why.reason.split(':')[0]}: the two count once "
-                    f"(`{e.name}` is excluded, `{why.duplicate_of}` counts)",
-                    e.span,
+                self.diags.diag(
+                    W607_DUPLICATE, e.span, evidence=e.name, what=why.reason.split(":")[0], counted=why.duplicate_of
                 )
 
     def for_variants_of(self, route: Route) -> Session:
@@ -931,9 +925,6 @@ def pin_span(store: PolicyStore, loaded: LoadedPolicy, name: str) -> Span:
     return Span.file_only(loaded.path)
 
 
-OVERFLOW_HELP = "the route's or the policy's numbers are too large to score; no score is released"
-
-
 def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[RouteNumbers, float] | None:
     """The score pass's step, for any policy: every number of ``route`` (`score_route`)
     and DOCK's score (`docked_score`, which GATE and DOCK reports show, so it must be
@@ -944,7 +935,7 @@ def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[Rou
         numbers = score_route(route, policy, diags)
         docked = docked_score(numbers)
     except NotFinite as exc:
-        diags.add(codes.E311, f"route `{route.name}`: {exc.message}", exc.span or route.span, OVERFLOW_HELP)
+        diags.diag(E311_IN_ROUTE, exc.span or route.span, route=route.name, overflow=exc.message)
         return None
     if any(d.severity == "error" for d in diags.items[before:]):
         return None
@@ -995,9 +986,8 @@ def expand_inputs(
             diags.items.extend(refused)
             if not found and not refused:
                 kinds = " or ".join(suffixes)
-                diags.add(codes.E106, f"no {kinds} files in the folder {arg}", Span.file_only(arg),
-                          "route files end in .route" + (", libraries in .obl" if ".obl" in suffixes else "")
-                          + "; folders are searched recursively")
+                libraries = ", libraries in .obl" if ".obl" in suffixes else ""
+                diags.diag(E106_NO_FILES, Span.file_only(arg), kinds=kinds, folder=arg, libraries=libraries)
             out.extend((f, str(f)) for f in found)
         else:
             out.append((p, arg))

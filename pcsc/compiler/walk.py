@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E408_LINK_OUT_OF_FOLDER, diag
 from pcsc.diagnostics.model import Diagnostic, Span
 
 
@@ -47,10 +47,4 @@ def _real(path: Path) -> Path:
 
 def outside(path: Path, real: Path, folder: Path) -> Diagnostic:
     """The error for a link in ``folder`` that leads to ``real``, outside it."""
-    return Diagnostic.of(
-        codes.E408,
-        f"{path} is a link to {real}, outside the folder {folder}: it is not read",
-        Span.file_only(str(path)),
-        "a folder's files are read only from inside it; copy the file into the folder, or name it on the "
-        "command line",
-    )
+    return diag(E408_LINK_OUT_OF_FOLDER, Span.file_only(str(path)), path=path, real=real, folder=folder)

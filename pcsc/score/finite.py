@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from pcsc.diagnostics.messages import E311_RESULT_OVERFLOWS, phrase
 from pcsc.diagnostics.model import Span
-
-LARGEST = "about 1.8e308, the largest number a float holds"
 
 
 class NotFinite(ArithmeticError):
@@ -36,7 +35,7 @@ def checked(value: float, what: str, *operands: float) -> float:
         return value
     numbers = ", ".join(show(o) for o in operands)
     of = f" (from {numbers})" if operands else ""
-    raise NotFinite(f"{what} overflows{of}: the result is beyond {LARGEST}")
+    raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands=of))
 
 
 def fits(value: Fraction, what: str) -> Fraction:
@@ -45,7 +44,7 @@ def fits(value: Fraction, what: str) -> Fraction:
     try:
         float(value)
     except OverflowError:
-        raise NotFinite(f"{what} overflows: the result is beyond {LARGEST}") from None
+        raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands="")) from None
     return value
 
 
@@ -54,4 +53,4 @@ def ratio(num: int, den: int, what: str) -> float:
     try:
         return num / den
     except OverflowError:
-        raise NotFinite(f"{what} overflows: the result is beyond {LARGEST}") from None
+        raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands="")) from None

@@ -22,7 +22,7 @@ from pcsc.analysis.seams.symbolic import verify_shape
 from pcsc.base.humanize import money, probability
 from pcsc.compiler.session import Compiled, Session, gate_and_dock
 from pcsc.coverage import Decision
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E311_IN_SEAMS
 from pcsc.score.finite import NotFinite, fits
 
 
@@ -90,17 +90,13 @@ class RouteSeams:
     honest_dock: Decision
 
 
-SEAM_OVERFLOW_HELP = "the route's numbers are too large for its seams to be shown; smaller costs or values analyse"
-
-
 def seams_of(c: Compiled, session: Session) -> RouteSeams | None:
     """`analyse`, or None with PCSC-E311 on the route when a number of a seam does not
     fit a float (a cost near 1.8e308 has a threshold −c/(1 − p) beyond it)."""
     try:
         return analyse(c, session)
     except NotFinite as exc:
-        session.diags.add(codes.E311, f"route `{c.route.name}`: {exc.message}", exc.span or c.route.span,
-                          SEAM_OVERFLOW_HELP)
+        session.diags.diag(E311_IN_SEAMS, exc.span or c.route.span, route=c.route.name, overflow=exc.message)
         return None
 
 

@@ -1,6 +1,6 @@
 """The deletion identity of each policy fold, in exact rationals and symbolically.
 
-The policy's fold (`pcsc.score.route.fold_policy`) is R_n = V and
+The policy's fold (`pcsc.score.fold.chain_fold`) is R_n = V and
 R_i = −c_i + q_i·R_{i+1} with q_i = p_i·d_i, d_i = (1 + r)^(−h_i), and under
 `fold.abandonment` R_i = max(0, −c_i + q_i·R_{i+1}). Deleting e_k retargets e_{k−1},
 which keeps its own horizon (`pcsc.analysis.seams.splice` keeps it, and `redate` drops the
@@ -47,27 +47,12 @@ from functools import cache
 from typing import Any
 
 from pcsc.analysis.seams.identity import SeamIdentity
-
-
-def fold_exact_policy(
-    qs: Sequence[Fraction], cs: Sequence[Fraction], value: Fraction, abandonment: bool
-) -> list[Fraction]:
-    """R_n = V; R_i = −c_i + q_i·R_{i+1} (q_i = p_i·d_i), max(0, ·) with ``abandonment``."""
-    R = [value] * (len(qs) + 1)
-    for i in range(len(qs) - 1, -1, -1):
-        r = -cs[i] + qs[i] * R[i + 1]
-        R[i] = max(Fraction(0), r) if abandonment else r
-    return R
+from pcsc.score.fold import chain_fold
 
 
 def _starts(qs: Sequence[Fraction], cs: Sequence[Fraction], k: int, x: Fraction) -> bool:
     """Every plain partial fold of the prefix 0..k−1 from x at position k is ≥ 0."""
-    r = x
-    for j in range(k - 1, -1, -1):
-        r = -cs[j] + qs[j] * r
-        if r < 0:
-            return False
-    return True
+    return all(r >= 0 for r in chain_fold(qs[:k], cs[:k], x)[:-1])
 
 
 def fold_seam_identities(
@@ -81,7 +66,7 @@ def fold_seam_identities(
     Q = [p * d for p, d in zip(P, D, strict=True)]
     V = Fraction(value)
     n = len(ps)
-    R = fold_exact_policy(Q, C, V, abandonment)
+    R = chain_fold(Q, C, V, stop=abandonment)
     out = []
     for k in ks:
         if not 1 <= k <= n - 2:
@@ -90,7 +75,7 @@ def fold_seam_identities(
         for i in range(k):
             offset -= reach * C[i]
             reach *= Q[i]
-        spliced = fold_exact_policy(Q[:k] + Q[k + 1 :], C[:k] + C[k + 1 :], V, abandonment)
+        spliced = chain_fold(Q[:k] + Q[k + 1 :], C[:k] + C[k + 1 :], V, stop=abandonment)
         kept = 1 - Q[k]
         case = None
         if not abandonment:
@@ -156,10 +141,7 @@ def _ring(n: int) -> tuple[list[Any], list[Any], list[Any], Any]:
 
 def _prefix(ps: list[Any], ds: list[Any], cs: list[Any], k: int, x: Any) -> Any:
     """The plain fold of e_0..e_{k−1} from x at position k."""
-    r = x
-    for j in range(k - 1, -1, -1):
-        r = -cs[j] + ps[j] * ds[j] * r
-    return r
+    return chain_fold(ps[:k], cs[:k], x, ds[:k])[0]
 
 
 def verify_discounted(n: int, k: int, formula: Formula = discounted_formula) -> bool:
@@ -184,7 +166,7 @@ def _check_discounted(n: int, k: int, formula: Formula) -> bool:
 
 def discounted_folds(ps: list[Any], ds: list[Any], cs: list[Any], R: Any, k: int) -> tuple[Any, Any]:
     """(spliced R_0, original R_0) folded down from R = R_{k+1}, over any ring."""
-    return _prefix(ps, ds, cs, k, R), _prefix(ps, ds, cs, k, -cs[k] + ps[k] * ds[k] * R)
+    return _prefix(ps, ds, cs, k, R), _prefix(ps, ds, cs, k + 1, R)
 
 
 def abandonment_formulas(ps: list[Any], ds: list[Any], cs: list[Any], R_next: Any, k: int) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from pcsc.analysis.seams.folds import _starts, abandonment_case
 from pcsc.analysis.seams.identity import SeamIdentity
 from pcsc.analysis.seams.splice import remove_edge
 from pcsc.lang.ir.shape import Edge, Parallel, Series, Shape
+from pcsc.score.fold import chain_fold
 from pcsc.score.graph import Block, GraphFold, edges_of, graph_fold, spine
 
 
@@ -379,10 +380,7 @@ def _branch_algebra(
         offset, reach = offset - reach * Cs[i], reach * Qs[i]
 
     def prefix(x: Any) -> Any:
-        r = x
-        for i in range(j - 1, -1, -1):
-            r = -Cs[i] + Qs[i] * r
-        return r
+        return chain_fold(Qs[:j], Cs[:j], x)[0]
 
     return out + [
         ("both start: F(z) − F(y)", prefix(z) - prefix(y), reach * (z - y)),

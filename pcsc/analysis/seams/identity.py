@@ -9,8 +9,9 @@ spliced chain agree to the last bit or the identity is false.
 fold, and the prefix of the chain as an affine map R_0 = A_k + reach_k·R_k built up
 seam by seam, so the spliced chain (the same prefix, then R_{k+1}) re-folds in two
 operations. Every float is a dyadic rational m/2^e, and so is every number of the
-fold, so that arithmetic runs on integers (no gcd) and only the results become
-`Fraction`s, equal to those `seam_identity` computes one seam at a time.
+fold, so that arithmetic runs on integers (no gcd, `Dyadic`) and only the results
+become `Fraction`s, equal to those `seam_identity` computes one seam at a time. Both
+fold with the one chain fold (`pcsc.score.fold`).
 """
 
 from __future__ import annotations
@@ -20,14 +21,7 @@ from fractions import Fraction
 
 import attrs
 
-
-def fold_exact(ps: Sequence[Fraction], cs: Sequence[Fraction], value: Fraction) -> list[Fraction]:
-    """R_n = V; R_i = −c_i + p_i·R_{i+1}, in rationals. Returns [R_0, …, R_n]."""
-    R = [Fraction(0)] * (len(ps) + 1)
-    R[-1] = value
-    for i in range(len(ps) - 1, -1, -1):
-        R[i] = -cs[i] + ps[i] * R[i + 1]
-    return R
+from pcsc.score.fold import chain_fold
 
 
 @attrs.frozen
@@ -69,12 +63,12 @@ def seam_identity(ps: Sequence[float], cs: Sequence[float], value: float, k: int
     P = [Fraction(p) for p in ps]
     C = [Fraction(c) for c in cs]
     V = Fraction(value)
-    R = fold_exact(P, C, V)
+    R = chain_fold(P, C, V)
     reach = Fraction(1)
     for p in P[:k]:
         reach *= p
     formula = reach * (C[k] + (1 - P[k]) * R[k + 1])
-    spliced = fold_exact(P[:k] + P[k + 1 :], C[:k] + C[k + 1 :], V)
+    spliced = chain_fold(P[:k] + P[k + 1 :], C[:k] + C[k + 1 :], V)
     threshold = None if P[k] == 1 else -C[k] / (1 - P[k])
     return SeamIdentity(
         k=k,
@@ -88,40 +82,50 @@ def seam_identity(ps: Sequence[float], cs: Sequence[float], value: float, k: int
     )
 
 
-Dyadic = tuple[int, int]  # (m, e): the rational m / 2**e
+class Dyadic:
+    """The rational m / 2**e, on integers: sums and products of floats stay dyadic, so
+    they need no gcd (a `Fraction` reduces at every step)."""
 
+    __slots__ = ("m", "e")
 
-def _dyadic(x: float | Fraction) -> Dyadic:
-    m, d = x.as_integer_ratio()
-    e = d.bit_length() - 1
-    if d != 1 << e:
-        raise ValueError(f"{x!r} is not a dyadic rational")
-    return m, e
+    def __init__(self, m: int, e: int) -> None:
+        self.m, self.e = m, e
 
+    @classmethod
+    def of(cls, x: float | Fraction) -> Dyadic:
+        m, d = x.as_integer_ratio()
+        e = d.bit_length() - 1
+        if d != 1 << e:
+            raise ValueError(f"{x!r} is not a dyadic rational")
+        return cls(m, e)
 
-def _add(a: Dyadic, b: Dyadic) -> Dyadic:
-    (ma, ea), (mb, eb) = a, b
-    if ea >= eb:
-        return ma + (mb << (ea - eb)), ea
-    return (ma << (eb - ea)) + mb, eb
+    def __neg__(self) -> Dyadic:
+        return Dyadic(-self.m, self.e)
 
+    def __add__(self, other: Dyadic) -> Dyadic:
+        if self.e >= other.e:
+            return Dyadic(self.m + (other.m << (self.e - other.e)), self.e)
+        return Dyadic((self.m << (other.e - self.e)) + other.m, other.e)
 
-def _sub(a: Dyadic, b: Dyadic) -> Dyadic:
-    return _add(a, (-b[0], b[1]))
+    def __sub__(self, other: Dyadic) -> Dyadic:
+        if self.e >= other.e:
+            return Dyadic(self.m - (other.m << (self.e - other.e)), self.e)
+        return Dyadic((self.m << (other.e - self.e)) - other.m, other.e)
 
+    def __mul__(self, other: Dyadic) -> Dyadic:
+        return Dyadic(self.m * other.m, self.e + other.e)
 
-def _mul(a: Dyadic, b: Dyadic) -> Dyadic:
-    return a[0] * b[0], a[1] + b[1]
+    def __lt__(self, other: Dyadic) -> bool:
+        return (self - other).m < 0
 
-
-def _fraction(a: Dyadic) -> Fraction:
-    """m/2^e in lowest terms, without a gcd: strip the common factors of two."""
-    m, e = a
-    if m == 0:
-        return Fraction(0)
-    shift = min((m & -m).bit_length() - 1, e)
-    m, e = m >> shift, e - shift
-    return _make(m, 1 << e)
+    def fraction(self) -> Fraction:
+        """m/2^e in lowest terms, without a gcd: strip the common factors of two."""
+        m, e = self.m, self.e
+        if m == 0:
+            return Fraction(0)
+        shift = min((m & -m).bit_length() - 1, e)
+        m, e = m >> shift, e - shift
+        return _make(m, 1 << e)
 
 
 def _coprime(numerator: int, denominator: int) -> Fraction:
@@ -141,44 +145,42 @@ except TypeError:  # a Python without the flag: the public constructor
     _make = _normalised
 
 
-_ONE: Dyadic = (1, 0)
+_ONE = Dyadic(1, 0)
 
 
 def seam_identities(ps: Sequence[float], cs: Sequence[float], value: float, ks: Sequence[int]) -> list[SeamIdentity]:
     """`seam_identity(ps, cs, value, k)` for every k of ``ks`` (ascending interior
     seams), in time linear in n (see the module)."""
     n = len(ps)
-    P = [_dyadic(p) for p in ps]
-    C = [_dyadic(c) for c in cs]
-    R: list[Dyadic] = [_dyadic(value)] * (n + 1)
-    for i in range(n - 1, -1, -1):
-        R[i] = _sub(_mul(P[i], R[i + 1]), C[i])
+    P = [Dyadic.of(p) for p in ps]
+    C = [Dyadic.of(c) for c in cs]
+    R = chain_fold(P, C, Dyadic.of(value))
     out = []
-    reach: Dyadic = _ONE  # Π_{i<j} p_i
-    offset: Dyadic = (0, 0)  # A_j: R_0 = A_j + reach_j·R_j
+    reach = _ONE  # Π_{i<j} p_i
+    offset = Dyadic(0, 0)  # A_j: R_0 = A_j + reach_j·R_j
     j = 0
     for k in ks:
         if not 0 <= k < n - 1 or k < j:
             raise ValueError(f"seams must be ascending and interior, not k={k} for n={n}")
         while j < k:
-            offset = _sub(offset, _mul(reach, C[j]))
-            reach = _mul(reach, P[j])
+            offset = offset - reach * C[j]
+            reach = reach * P[j]
             j += 1
-        spliced_R0 = _add(offset, _mul(reach, R[k + 1]))  # the prefix, then R_{k+1}
-        kept = _sub(_ONE, P[k])
-        retained = _mul(reach, _mul(kept, R[k + 1]))
-        removed = _mul(reach, C[k])
-        pk = _fraction(P[k])
+        spliced_R0 = offset + reach * R[k + 1]  # the prefix, then R_{k+1}
+        kept = _ONE - P[k]
+        retained = reach * (kept * R[k + 1])
+        removed = reach * C[k]
+        pk = P[k].fraction()
         out.append(
             SeamIdentity(
                 k=k,
-                delta_formula=_fraction(_add(removed, retained)),
-                delta_refold=_fraction(_sub(spliced_R0, R[0])),
-                reach=_fraction(reach),
-                removed_cost=_fraction(removed),
-                retained_value=_fraction(retained),
-                threshold=None if pk == 1 else -_fraction(C[k]) / _fraction(kept),
-                R_next=_fraction(R[k + 1]),
+                delta_formula=(removed + retained).fraction(),
+                delta_refold=(spliced_R0 - R[0]).fraction(),
+                reach=reach.fraction(),
+                removed_cost=removed.fraction(),
+                retained_value=retained.fraction(),
+                threshold=None if pk == 1 else -C[k].fraction() / kept.fraction(),
+                R_next=R[k + 1].fraction(),
             )
         )
     return out

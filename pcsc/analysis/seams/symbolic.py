@@ -20,8 +20,9 @@ A formula passed in explicitly is checked on the full chain, as before.
 When a command line run asks for it (`remember_proofs()`; `pcsc seams` does), shapes
 proved once are remembered on disk too, in the user's private pcsc cache folder
 (`pcsc.compiler.ircache.cache_folder`, so `PCSC_NO_CACHE=1` turns it off): a JSON list of the
-(n, k) proved, in a file named by a hash of this module's source and sympy's version,
-so an edited proof or another sympy proves again. Only proofs that held are stored; a
+(n, k) proved, in a file named by a hash of this module's source, the fold's
+(`pcsc.score.fold`) and sympy's version, so an edited proof or fold, or another sympy,
+proves again. Only proofs that held are stored; a
 later run with the file present does not import sympy for them.
 """
 
@@ -36,6 +37,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pcsc.score import fold
+from pcsc.score.fold import chain_fold
+
+#: What a proof depends on: this module and the fold it folds with (the proof file's name)
+PROOF_SOURCES = (Path(__file__), Path(fold.__file__))
+
 Formula = Callable[[list[Any], list[Any], Any, int], Any]
 
 
@@ -45,13 +52,6 @@ def paper_formula(ps: list[Any], cs: list[Any], R_next: Any, k: int) -> Any:
     for p in ps[:k]:
         reach = reach * p
     return reach * (cs[k] + (1 - ps[k]) * R_next)
-
-
-def _fold(ps: list[Any], cs: list[Any], value: Any) -> list[Any]:
-    R = [value] * (len(ps) + 1)
-    for i in range(len(ps) - 1, -1, -1):
-        R[i] = -cs[i] + ps[i] * R[i + 1]
-    return R
 
 
 def verify_shape(n: int, k: int, formula: Formula = paper_formula) -> bool:
@@ -127,7 +127,8 @@ def _proof_path() -> Path | None:
         sympy_version = version("sympy")
     except Exception:
         return None
-    digest = hashlib.sha256(Path(__file__).read_bytes() + sympy_version.encode()).hexdigest()[:20]
+    sources = b"".join(path.read_bytes() for path in PROOF_SOURCES)
+    digest = hashlib.sha256(sources + sympy_version.encode()).hexdigest()[:20]
     return folder.parent / f"proofs-{digest}.json"
 
 
@@ -136,8 +137,8 @@ def _verify_prefix(n: int, k: int) -> bool:
     if not 1 <= k <= n - 2:
         raise ValueError(f"seam k={k} is not interior for n={n}")
     _, ps, cs, R_next = _ring(n)  # V stands for R_{k+1}, the shared suffix's value
-    original = _fold(ps[: k + 1], cs[: k + 1], R_next)
-    spliced = _fold(ps[:k], cs[:k], R_next)
+    original = chain_fold(ps[: k + 1], cs[: k + 1], R_next)
+    spliced = chain_fold(ps[:k], cs[:k], R_next)
     residual = spliced[0] - original[0] - paper_formula(ps, cs, R_next, k)
     return bool(residual == 0)
 
@@ -156,8 +157,8 @@ def _verify(n: int, k: int, formula: Formula) -> bool:
     if not 1 <= k <= n - 2:
         raise ValueError(f"seam k={k} is not interior for n={n}")
     _, ps, cs, V = _ring(n)
-    original = _fold(ps, cs, V)
-    spliced = _fold(ps[:k] + ps[k + 1 :], cs[:k] + cs[k + 1 :], V)
+    original = chain_fold(ps, cs, V)
+    spliced = chain_fold(ps[:k] + ps[k + 1 :], cs[:k] + cs[k + 1 :], V)
     residual = spliced[0] - original[0] - formula(ps, cs, original[k + 1], k)
     return bool(residual == 0)
 
@@ -172,12 +173,8 @@ def derivation(n: int, k: int) -> dict[str, str]:
     cs = list(sympy.symbols(f"c0:{n}"))
     R_next = sympy.Symbol(f"R{k + 1}")
     # fold the prefix 0..k of both chains down from R_{k+1}
-    orig = -cs[k] + ps[k] * R_next
-    for i in range(k - 1, -1, -1):
-        orig = -cs[i] + ps[i] * orig
-    spliced = R_next
-    for i in range(k - 1, -1, -1):
-        spliced = -cs[i] + ps[i] * spliced
+    orig = chain_fold(ps[: k + 1], cs[: k + 1], R_next)[0]
+    spliced = chain_fold(ps[:k], cs[:k], R_next)[0]
     difference = sympy.factor(sympy.expand(spliced - orig))
     paper = paper_formula(ps, cs, R_next, k)
     residual = sympy.expand(difference - paper)

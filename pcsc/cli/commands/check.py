@@ -46,7 +46,7 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
 
     from pcsc.analysis.blind import in_identifier, leakage_cues, read_names, renamable
     from pcsc.cli.outcome import UsageError
-    from pcsc.diagnostics import codes
+    from pcsc.diagnostics.messages import W702_CUE_BLIND, W702_CUE_BLIND_RENAMES, W702_CUE_IN_FILE_NAME, W702_CUE_RENAME
     from pcsc.diagnostics.model import Span
 
     try:
@@ -61,13 +61,10 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
                     "DOMAIN": "a domain name", "INVESTOR": "an investor's name"}[cue.kind]
             span = Span(shown, cue.line, cue.column, cue.line, cue.column + len(cue.text))
             if not in_identifier(source, cue):
-                fix = "blind it with `pcsc blind`"
+                session.diags.diag(W702_CUE_BLIND, span, cue=cue.text, kind=kind)
             elif renamable(source, cue):
-                fix = "blind it with `pcsc blind` (it renames route, state, transition and evidence names)"
+                session.diags.diag(W702_CUE_BLIND_RENAMES, span, cue=cue.text, kind=kind)
             else:
-                fix = ("rename it: `pcsc blind` renames route, state, transition and evidence names only, "
-                       "not the other names the compiler reads")
-            session.diags.add(codes.W702, f"identity cue `{cue.text}`: {kind}; {fix}", span)
+                session.diags.diag(W702_CUE_RENAME, span, cue=cue.text, kind=kind)
         for cue in leakage_cues(Path(shown).name, names):
-            session.diags.add(codes.W702, f"identity cue `{cue.text}` in the file name {Path(shown).name}: "
-                              "rename it (`pcsc blind` masks it in the copies' names)", Span(shown, 1, 1, 1, 1))
+            session.diags.diag(W702_CUE_IN_FILE_NAME, Span(shown, 1, 1, 1, 1), cue=cue.text, file=Path(shown).name)

@@ -14,8 +14,8 @@ from pcsc.cli import options
 from pcsc.cli.commands.policy_fit import failed, history
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_REFUSED, Outcome
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.messages import E744_CLASS_IN_NEITHER, diag
+from pcsc.diagnostics.model import Span
 
 if TYPE_CHECKING:
     from pcsc.compiler.session import LibraryUse
@@ -72,8 +72,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         result = compare(old.policy, new.policy, found.packets, found.milestones, found.labels, holdout,
                          verdicts, unchecked)
     except KeyError as exc:
-        message = f"reference class {exc} of a frozen forecast is in neither policy"
-        return failed("policy-compare", [Diagnostic.of(codes.E744, message, Span.file_only(str(ctx.ledger_path())))])
+        problem = diag(E744_CLASS_IN_NEITHER, Span.file_only(str(ctx.ledger_path())), ref_class=exc)
+        return failed("policy-compare", [problem])
     return Outcome(
         "policy-compare",
         {"old": old.ref, "new": new.ref, "holdout": holdout, **compare_payload(result)},

@@ -15,7 +15,12 @@ from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E108_CANNOT_WRITE_THE,
+    E746_NO_FORECAST,
+    E746_NONE_RESOLVED,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
@@ -101,8 +106,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         except OSError as exc:
-            message = f"cannot write the policy: {exc.strerror or exc}"
-            return failed("policy-fit", [Diagnostic.of(codes.E108, message, Span.file_only(args.toml))])
+            problem = diag(E108_CANNOT_WRITE_THE, Span.file_only(args.toml), what="policy", reason=exc.strerror or exc)
+            return failed("policy-fit", [problem])
     moved = [f for f in fits if f.n]
     payload: dict[str, Any] = {
         "policy": old.ref,
@@ -144,12 +149,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
 
 def _nothing_to_fit(ctx: Context, ref: str, forecasts: int, when: dt.date) -> Diagnostic:
-    ledger = str(ctx.ledger_path())
-    what = (f"no forecast in the ledger was frozen under {ref}" if not forecasts else
-            f"none of the {forecasts} forecasts frozen under {ref} has a resolved training transition "
-            f"as of {when.isoformat()}")
-    return Diagnostic.of(codes.E746, f"nothing to fit: {what}; no policy written", Span.file_only(ledger),
-                         "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of")
+    at = Span.file_only(str(ctx.ledger_path()))
+    if not forecasts:
+        return diag(E746_NO_FORECAST, at, policy=ref)
+    return diag(E746_NONE_RESOLVED, at, forecasts=forecasts, policy=ref, as_of=when.isoformat())
 
 
 def _where_found(ctx: Context, written: Path, policy_id: str, version: str) -> list[str]:

@@ -17,6 +17,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.compiler.session import Compiled
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E751_NO_ROUTES, diag
 from pcsc.diagnostics.model import Diagnostic, Span
 
 
@@ -44,7 +45,7 @@ def ranked(compiled: Sequence[Compiled]) -> tuple[KeyChoice, list[Ranked], list[
 
 def nothing(files: Sequence[str], what: str) -> Diagnostic:
     """PCSC-E751: no route compiled, located at the first file given."""
-    return Diagnostic.of(codes.E751, f"nothing to {what}: no routes in " + ", ".join(files), Span.file_only(files[0]))
+    return diag(E751_NO_ROUTES, Span.file_only(files[0]), what=what, files=", ".join(files))
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:

@@ -13,7 +13,11 @@ from pcsc.base.humanize import plural
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E108_CANNOT_CREATE_FOLDER,
+    E108_CANNOT_WRITE,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
 
 FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}
@@ -117,14 +121,13 @@ def output_folder(folder: Path, flag: str) -> Diagnostic | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         reason = "a file of that name exists" if isinstance(exc, FileExistsError) else exc.strerror or str(exc)
-        return Diagnostic.of(codes.E108, f"{flag}: cannot create the folder: {reason}",
-                             Span.file_only(str(folder)))
+        return diag(E108_CANNOT_CREATE_FOLDER, Span.file_only(str(folder)), flag=flag, reason=reason)
     return None
 
 
 def cannot_write(path: Path, exc: OSError) -> Diagnostic:
     """PCSC-E108 for an output file that could not be written."""
-    return Diagnostic.of(codes.E108, f"cannot write {path}: {exc.strerror or exc}", Span.file_only(str(path)))
+    return diag(E108_CANNOT_WRITE, Span.file_only(str(path)), path=path, reason=exc.strerror or exc)
 
 
 def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace,

@@ -10,8 +10,8 @@ import argparse
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.messages import E751_NO_ROUTES, diag
+from pcsc.diagnostics.model import Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,8 +34,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     compiled = session.compile_routes(routes)
     diagnostics = session.diags.sorted()
     if not compiled:
-        nothing = "nothing to report: no routes in " + ", ".join(args.files)
-        diagnostics.append(Diagnostic.of(codes.E751, nothing, Span.file_only(args.files[0])))
+        files = ", ".join(args.files)
+        diagnostics.append(diag(E751_NO_ROUTES, Span.file_only(args.files[0]), what="report", files=files))
         return Outcome("report", {}, diagnostics=diagnostics)
     try:
         report = build(compiled, session)

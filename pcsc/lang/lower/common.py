@@ -7,7 +7,17 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E104_TWO_ITEMS,
+    E104_TWO_STATEMENTS,
+    E301_BOOL_EXPECTED,
+    E301_NOT_USD,
+    E301_TAKES_NO_UNIT,
+    E302_NOT_FINITE,
+    E307_NEGATIVE_COUNT,
+    E309_PERCENT,
+    W610_RATIO_OVER_ONE,
+)
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax.literals import parse_number
@@ -26,7 +36,7 @@ def quantity(node: syn.Quantity, diags: Diagnostics) -> Quantity:
     """Lower a `quantity` (`-`? NUMBER UNIT?); a non-finite number is reported."""
     value, percent = parse_number(node.number)
     if not math.isfinite(value):
-        diags.add(codes.E302, f"`{node.number}` is not a finite number", node.span)
+        diags.diag(E302_NOT_FINITE, node.span, number=node.number)
         value = 0.0
     if node.minus:
         value = -value
@@ -73,14 +83,10 @@ def check_statement_lines(items: Sequence[syn.Node], diags: Diagnostics, what: s
             continue
         span = item.span
         if previous_end is not None and span.line == previous_end:
-            diags.add(
-                codes.E104,
-                f"two {what} on one line",
-                span,
-                "start the statement on a new line, or separate them with `;`"
-                if what == "statements"
-                else f"put each of the {what} on its own line",
-            )
+            if what == "statements":
+                diags.diag(E104_TWO_STATEMENTS, span)
+            else:
+                diags.diag(E104_TWO_ITEMS, span, what=what)
         previous_end = span.end_line
 
 
@@ -95,40 +101,26 @@ def warn_ratio_over_one(field_type: str, q: Quantity, what: str, diags: Diagnost
     but most likely a percentage without its `%`, so say so where it is written."""
     if field_type == "ratio" and not q.percent and q.value > 1:
         shown = f"{q.value:g}"
-        diags.add(
-            codes.W610,
-            f"{what} is a ratio, written as a fraction: {shown} is {q.value * 100:,g}%",
-            q.span,
-            f"if you meant {shown} percent, write `{shown}%`",
-        )
+        diags.diag(W610_RATIO_OVER_ONE, q.span, what=what, shown=shown, percent=q.value * 100)
 
 
 def check_field_value(field_type: str, q: Quantity, what: str, diags: Diagnostics) -> bool:
     """Type/unit check of a number against a field type; True when it fits."""
     if field_type == "bool":
-        diags.add(codes.E301, f"{what} is a bool; expected `true` or `false`", q.span)
+        diags.diag(E301_BOOL_EXPECTED, q.span, what=what)
         return False
     if q.percent and field_type != "ratio":
-        diags.add(
-            codes.E309,
-            f"{what} is of type {field_type}; `%` is only for ratios",
-            q.span,
-        )
+        diags.diag(E309_PERCENT, q.span, what=what, type=field_type)
         return False
     if field_type == "usd":
         if q.unit not in ("usd", None) or (q.unit is None and q.value != 0):
-            diags.add(
-                codes.E301,
-                f"{what} is in usd but the value is {describe_unit(q)}",
-                q.span,
-                "write the amount with its unit, e.g. `1.2M usd`",
-            )
+            diags.diag(E301_NOT_USD, q.span, what=what, value=describe_unit(q))
             return False
         return True
     if q.unit is not None:
-        diags.add(codes.E301, f"{what} is of type {field_type}; it takes no unit `{q.unit}`", q.span)
+        diags.diag(E301_TAKES_NO_UNIT, q.span, what=what, type=field_type, unit=q.unit)
         return False
     if field_type == "count" and q.value < 0:
-        diags.add(codes.E307, f"{what} is a count and cannot be negative", q.span)
+        diags.diag(E307_NEGATIVE_COUNT, q.span, what=what)
         return False
     return True

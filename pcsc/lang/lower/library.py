@@ -3,6 +3,19 @@
 from __future__ import annotations
 
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E205_COVERS_UNKNOWN_FIELD,
+    E209_LIBRARY_ITEM_TWICE,
+    E209_LIBRARY_TWICE,
+    E214_NO_LIBRARY_HEADER,
+    E217_UNKNOWN_REQUIRE_NAME,
+    E218_UNKNOWN_REQUIRE_FUNCTION,
+    E220_ROUTE_IN_LIBRARY,
+    E301_BOOL_MATERIALITY,
+    E301_MATERIALITY_UNIT,
+    E307_NEGATIVE_MATERIALITY,
+    E308_UNKNOWN_TYPE,
+)
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.ir import FieldDecl, Library, Material, Obligation, Require
 from pcsc.lang.ir import expr as ex
@@ -26,10 +39,10 @@ def lower_library(tree: syn.SourceFile, file: str, text: str, diags: Diagnostics
     for item in tree.items:
         span = item.span
         if isinstance(item, syn.RouteBlock):
-            diags.add(codes.E220, "a route cannot stand in an obligation library", span, "routes go in .route files")
+            diags.diag(E220_ROUTE_IN_LIBRARY, span)
         elif isinstance(item, syn.LibraryHeader):
             if header is not None:
-                diags.add(codes.E209, "the library is declared twice", span)
+                diags.diag(E209_LIBRARY_TWICE, span)
             header = (item.name.text, unquote(item.version.text))
         elif isinstance(item, syn.FieldDecl):
             fields.append(_field(item, header, diags))
@@ -38,18 +51,11 @@ def lower_library(tree: syn.SourceFile, file: str, text: str, diags: Diagnostics
         if isinstance(item, (syn.FieldDecl, syn.ObligationBlock)):
             key = item.name.text
             if key in seen:
-                diags.add(
-                    codes.E209,
-                    f"`{key}` is defined twice",
-                    item.name.span,
-                    f"first defined at line {seen[key].line}",
-                )
+                diags.diag(E209_LIBRARY_ITEM_TWICE, item.name.span, name=key, line=seen[key].line)
             else:
                 seen[key] = item.name.span
     if header is None:
-        diags.add(
-            codes.E214, 'an obligation library must start with `library NAME version "X"`', Span(file, 1, 1, 1, 2)
-        )
+        diags.diag(E214_NO_LIBRARY_HEADER, Span(file, 1, 1, 1, 2))
         return None
     field_names = {f.name for f in fields}
     field_types = {f.name: f.type for f in fields}
@@ -60,11 +66,12 @@ def lower_library(tree: syn.SourceFile, file: str, text: str, diags: Diagnostics
     for ob in obligations:
         for covered, word in zip(ob.covers, _covers_words(tree, ob.name), strict=False):
             if covered not in field_names:
-                diags.add(
-                    codes.E205,
-                    f"obligation `{ob.name}` covers unknown field `{covered}`",
+                diags.diag(
+                    E205_COVERS_UNKNOWN_FIELD,
                     word.span,
-                    suggest(covered, field_names),
+                    obligation=ob.name,
+                    field=covered,
+                    suggestion=suggest(covered, field_names),
                 )
     if any(d.severity == "error" for d in diags.items[before:]):
         return None
@@ -81,23 +88,22 @@ def _covers_words(tree: syn.SourceFile, name: str) -> tuple[syn.Word, ...]:
 def _field(item: syn.FieldDecl, header: tuple[str, str] | None, diags: Diagnostics) -> FieldDecl:
     name, type_name = item.name.text, item.type.text
     if type_name not in FIELD_TYPES:
-        diags.add(
-            codes.E308,
-            f"unknown field type `{type_name}`",
+        diags.diag(
+            E308_UNKNOWN_TYPE,
             item.type.span,
-            suggest(type_name, FIELD_TYPES) or f"the types are {', '.join(FIELD_TYPES)}",
+            type=type_name,
+            suggestion=suggest(type_name, FIELD_TYPES),
+            types=", ".join(FIELD_TYPES),
         )
     mat: Material | None = None
     if item.material is not None:
         q = quantity(item.material, diags)
         if q.value < 0:
-            diags.add(codes.E307, "a materiality threshold cannot be negative", q.span)
+            diags.diag(E307_NEGATIVE_MATERIALITY, q.span)
         if type_name == "bool":
-            diags.add(codes.E301, "a bool field takes no materiality threshold: any change is material", q.span)
+            diags.diag(E301_BOOL_MATERIALITY, q.span)
         elif q.unit is not None and not (q.unit == "usd" and type_name == "usd"):
-            diags.add(
-                codes.E301, f"field `{name}` is of type {type_name}; the threshold cannot be in `{q.unit}`", q.span
-            )
+            diags.diag(E301_MATERIALITY_UNIT, q.span, field=name, type=type_name, unit=q.unit)
         mat = Material(q.value, q.percent)
     return FieldDecl(name, type_name, mat, header[0] if header else "", item.span)
 
@@ -132,21 +138,22 @@ class _RequireCheck(NodeVisitor):
 
     def visit_Name(self, e: ex.Name) -> None:
         if e.name not in self.names:
-            self.diags.add(
-                codes.E217,
-                f"unknown name `{e.name}` in a `require` line",
+            self.diags.diag(
+                E217_UNKNOWN_REQUIRE_NAME,
                 e.span,
-                suggest(e.name, self.names) or "a require line may use " + ", ".join(f"`{n}`" for n in self.names),
+                name=e.name,
+                suggestion=suggest(e.name, self.names),
+                names=", ".join(f"`{n}`" for n in self.names),
             )
 
     def visit_Call(self, e: ex.Call) -> None:
         if e.func not in REQUIRE_FUNCTIONS:
-            self.diags.add(
-                codes.E218,
-                f"unknown function `{e.func}` in a `require` line",
+            self.diags.diag(
+                E218_UNKNOWN_REQUIRE_FUNCTION,
                 e.span,
-                suggest(e.func, REQUIRE_FUNCTIONS)
-                or "the functions are " + ", ".join(f"`{f}`" for f in REQUIRE_FUNCTIONS),
+                function=e.func,
+                suggestion=suggest(e.func, REQUIRE_FUNCTIONS),
+                functions=", ".join(f"`{f}`" for f in REQUIRE_FUNCTIONS),
             )
         inner = _RequireCheck(self.diags, self.inside_evidence or e.func == "evidence")
         for arg in e.args:

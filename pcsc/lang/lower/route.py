@@ -14,8 +14,85 @@ from typing import Protocol
 
 import attrs
 
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.codes import Code
+from pcsc.diagnostics.messages import (
+    E201_UNKNOWN_STATE,
+    E201_UNKNOWN_VISION_STATE,
+    E202_UNKNOWN_TRANSITION,
+    E204_UNKNOWN_OBLIGATION,
+    E205_NOT_A_ROUTE_FIELD,
+    E205_UNKNOWN_FIELD,
+    E209_CRITERION_TWICE,
+    E209_DEFINED_TWICE,
+    E209_EVIDENCE_STATEMENT_TWICE,
+    E209_FIELD_IN_TWO_LIBRARIES,
+    E209_OBLIGATION_IN_TWO_LIBRARIES,
+    E209_ROUTE_STATEMENT_TWICE,
+    E209_STATE_FIELD_TWICE,
+    E209_TRANSITION_STATEMENT_TWICE,
+    E209_USES_TWICE,
+    E209_VISION_ITEM_TWICE,
+    E210_BRANCH_NEVER_JOINS,
+    E210_BRANCHES,
+    E210_MERGES,
+    E210_NOT_NESTED,
+    E211_CYCLE,
+    E212_OFF_THE_CHAIN,
+    E212_UNREACHABLE,
+    E213_NO_VISION,
+    E214_NO_CLASS,
+    E214_NO_EVIDENCE_STATEMENT,
+    E214_NO_ROUTE_STATEMENT,
+    E214_NO_VISION_ITEM,
+    E215_CHAIN_ENDS_ELSEWHERE,
+    E215_ROUTE_ENDS_ELSEWHERE,
+    E216_NO_START_VALUE,
+    E218_UNKNOWN_CONDITION_FUNCTION,
+    E219_NO_TRANSITIONS,
+    E220_UNKNOWN_VISION_ITEM,
+    E222_TOO_MANY_TRANSITIONS,
+    E224_JOIN_CONFLICT,
+    E301_ADDS,
+    E301_BARE_BOOL_FIELD,
+    E301_BARE_FIELD,
+    E301_BOOL_FOR_TYPE,
+    E301_COMPARES,
+    E301_COMPARES_DATE,
+    E301_COMPARES_QUOTED_NUMBER,
+    E301_COMPARES_UNITS,
+    E301_COST_NOT_USD,
+    E301_COUNT_UNIT,
+    E301_CRITERION_UNIT,
+    E301_DIVIDES,
+    E301_ESTIMATE_UNIT,
+    E301_FUNCTION_UNITS,
+    E301_HORIZON_UNIT,
+    E301_MULTIPLIES,
+    E301_NEEDS_NUMBERS,
+    E301_NEGATE,
+    E301_NOT_A_BOOL_FIELD,
+    E301_ORDERS,
+    E301_VISION_NOT_A_NUMBER,
+    E301_WRONG_LITERAL,
+    E303_NEGATIVE_COST,
+    E303_NEGATIVE_LEARNING_COST,
+    E304_ESTIMATE_RANGE,
+    E305_STATES_P,
+    E306_DUE_PAST_9999,
+    E306_NOT_A_DATE,
+    E307_HORIZON,
+    E307_TIER,
+    E307_VISION_NEGATIVE,
+    E307_VISION_RATIO,
+    E307_WEIGHT,
+    E311_COST_OVERFLOWS,
+    E312_DIVISION_BY_ZERO,
+    E406_BAD_PIN,
+    E406_NOT_A_REFERENCE,
+    W602_TOTAL_IGNORED,
+    W603_UNUSED_STATE,
+    W604_SUPPORTS_NOTHING,
+    Message,
+)
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.ir import (
     CostItem,
@@ -170,13 +247,13 @@ class RouteLowerer:
         self.shape: Shape | None = None  # set by `graph` for a route that forks and joins
 
     # ------------------------------------------------------------------ helpers
-    def error(self, code: Code, message: str, at: HasSpan | Span, help: str | None = None) -> None:
-        self.diags.add(code, message, at if isinstance(at, Span) else at.span, help)
+    def report(self, message: Message, at: HasSpan | Span, **fields: object) -> None:
+        self.diags.diag(message, at if isinstance(at, Span) else at.span, **fields)
 
     def date(self, word: syn.Word) -> dt.date | None:
         value = parse_date(word.text)
         if value is None:
-            self.error(codes.E306, f"`{word.text}` is not a valid date", word)
+            self.report(E306_NOT_A_DATE, word, date=word.text)
         return value
 
     def qty(self, node: syn.Quantity) -> Quantity:
@@ -186,12 +263,7 @@ class RouteLowerer:
         for item in items:
             name = item.name.text
             if name in seen:
-                self.error(
-                    codes.E209,
-                    f"{kind} `{name}` is defined twice",
-                    item.name,
-                    f"first defined at line {seen[name].line}",
-                )
+                self.report(E209_DEFINED_TWICE, item.name, kind=kind, name=name, line=seen[name].line)
             else:
                 seen[name] = item.name.span
 
@@ -207,25 +279,17 @@ class RouteLowerer:
                 by_kind.setdefault(_route_key(item), []).append(item)
         count = len(by_kind.get("transition", []))
         if count > MAX_TRANSITIONS:
-            self.error(
-                codes.E222,
-                f"route `{name_word.text}` has {count:,} transitions; the limit is {MAX_TRANSITIONS:,}",
-                name_word,
-                "split the route into shorter routes",
-            )
+            self.report(E222_TOO_MANY_TRANSITIONS, name_word, route=name_word.text, count=count, limit=MAX_TRANSITIONS)
             return None
 
         def single(keyword: str, required: bool) -> syn.RouteItem | None:
             items = by_kind.get(keyword, [])
             for extra in items[1:]:
-                self.error(
-                    codes.E209,
-                    f"`{keyword}` is stated twice in route `{name_word.text}`",
-                    extra,
-                    f"first stated at line {items[0].span.line}",
+                self.report(
+                    E209_ROUTE_STATEMENT_TWICE, extra, keyword=keyword, route=name_word.text, line=items[0].span.line
                 )
             if not items and required:
-                self.error(codes.E214, f"route `{name_word.text}` has no `{keyword}` statement", name_word)
+                self.report(E214_NO_ROUTE_STATEMENT, name_word, route=name_word.text, keyword=keyword)
             return items[0] if items else None
 
         as_of_node = single("as_of", True)
@@ -253,27 +317,17 @@ class RouteLowerer:
         raw_states = {s.name.text: s for s in state_nodes}
         transitions = [self.transition(t, route_fields, obligations) for t in transition_nodes]
         if not transitions:
-            self.error(
-                codes.E219,
-                f"route `{name_word.text}` has no transitions",
-                name_word,
-                "a route is a chain of at least one `transition A: S -> T { … }`",
-            )
+            self.report(E219_NO_TRANSITIONS, name_word, route=name_word.text)
         vision_block = vision_node if isinstance(vision_node, syn.StateBlock) else None
         vision = self.vision(vision_block, raw_states) if vision_block else None
         if vision_block is None:
-            self.error(
-                codes.E213,
-                f"route `{name_word.text}` has no vision",
-                name_word,
-                "add `vision STATE { tam … capture … defensibility … }` for the final state",
-            )
+            self.report(E213_NO_VISION, name_word, route=name_word.text)
         chain = self.chain(transitions, raw_states, vision)
         states = self.carry_forward(chain, raw_states, route_fields) if chain else []
         used = {s.name for s in states}
         for s in state_nodes:
             if s.name.text not in used and chain:
-                self.error(codes.W603, f"state `{s.name.text}` is not used by any transition", s.name)
+                self.report(W603_UNUSED_STATE, s.name, state=s.name.text)
         evidence = [self.evidence(e, names_t) for e in evidence_nodes]
         criteria = self.criteria(criteria_node) if isinstance(criteria_node, syn.Criteria) else []
         due = self.due_dates(chain, as_of) if chain and as_of is not None else None
@@ -313,18 +367,13 @@ class RouteLowerer:
         parts = split_policy_ref(ref)
         if parts is None:
             shown = ref if len(ref) <= 2 * MAX_NAME + 1 else f"{ref[:40]}…"
-            self.error(
-                codes.E406,
-                f"policy reference `{shown}` is not of the form `id@version`",
-                node.ref,
-                f'{REFERENCE_RULE}; write e.g. `policy "venture@1.0.0"`',
-            )
+            self.report(E406_NOT_A_REFERENCE, node.ref, ref=shown, rule=REFERENCE_RULE)
             return None
         digest = None
         if node.sha256 is not None:
             digest = unquote(node.sha256.text).lower()
             if not _HEX64.match(digest):
-                self.error(codes.E406, "a policy pin must be 64 hexadecimal digits (SHA-256)", node.sha256)
+                self.report(E406_BAD_PIN, node.sha256)
                 return None
         return PolicyRef(parts[0], parts[1], digest, node.span)
 
@@ -340,7 +389,7 @@ class RouteLowerer:
         for word in node.names:
             name = word.text
             if name in uses:
-                self.error(codes.E209, f"library `{name}` is listed twice in `uses`", word)
+                self.report(E209_USES_TWICE, word, name=name)
                 continue
             lib = self.resolve(name, word.span)
             if lib is not None:
@@ -351,18 +400,18 @@ class RouteLowerer:
                 continue
             for f in lib.fields:
                 if f.name in fields:
-                    self.error(
-                        codes.E209,
-                        f"field `{f.name}` is defined by both `{fields[f.name].library}` and `{lib.name}`",
-                        word,
+                    self.report(
+                        E209_FIELD_IN_TWO_LIBRARIES, word, name=f.name, first=fields[f.name].library, second=lib.name
                     )
                 fields.setdefault(f.name, f)
             for o in lib.obligations:
                 if o.name in obligations:
-                    self.error(
-                        codes.E209,
-                        f"obligation `{o.name}` is defined by both `{obligations[o.name].library}` and `{lib.name}`",
+                    self.report(
+                        E209_OBLIGATION_IN_TWO_LIBRARIES,
                         word,
+                        name=o.name,
+                        first=obligations[o.name].library,
+                        second=lib.name,
                     )
                 obligations.setdefault(o.name, o)
         return fields, obligations, tuple(uses)
@@ -379,7 +428,7 @@ class RouteLowerer:
                 if fname in library_fields:
                     route_fields.setdefault(fname, library_fields[fname])
                 elif self.libraries_ok:
-                    self.error(codes.E205, f"unknown field `{fname}`", fv.name, self.field_help(fname, library_fields))
+                    self.report(E205_UNKNOWN_FIELD, fv.name, field=fname, hint=self.field_help(fname, library_fields))
         return route_fields
 
     def state_values(self, node: syn.StateBlock, route_fields: dict[str, FieldDecl]) -> dict[str, float | bool]:
@@ -387,7 +436,7 @@ class RouteLowerer:
         for fv in node.values:
             fname = fv.name.text
             if fname in values:
-                self.error(codes.E209, f"field `{fname}` is given twice in state `{node.name.text}`", fv.name)
+                self.report(E209_STATE_FIELD_TWICE, fv.name, field=fname, state=node.name.text)
                 continue
             decl = route_fields.get(fname)
             if decl is None:
@@ -406,10 +455,10 @@ class RouteLowerer:
             return q.value
         if node.kind in ("TRUE", "FALSE"):
             if decl.type != "bool":
-                self.error(codes.E301, f"{what} is of type {decl.type}; `{node.text}` is a bool", node)
+                self.report(E301_BOOL_FOR_TYPE, node, what=what, type=decl.type, value=node.text)
                 return None
             return node.kind == "TRUE"
-        self.error(codes.E301, f"{what} is of type {decl.type}; a {node.kind.lower()} cannot be its value", node)
+        self.report(E301_WRONG_LITERAL, node, what=what, type=decl.type, kind=node.kind.lower())
         return None
 
     # ------------------------------------------------------------------ transitions
@@ -425,11 +474,8 @@ class RouteLowerer:
                 continue
             kind = stmt.keyword
             if kind in seen and kind != "p":
-                self.error(
-                    codes.E209,
-                    f"`{kind}` is stated twice in transition `{name.text}`",
-                    stmt,
-                    f"first stated at line {seen[kind].line}",
+                self.report(
+                    E209_TRANSITION_STATEMENT_TWICE, stmt, keyword=kind, transition=name.text, line=seen[kind].line
                 )
             seen.setdefault(kind, stmt.span)
             if isinstance(stmt, syn.Scalar):
@@ -460,7 +506,9 @@ class RouteLowerer:
                 names = []
                 for ob in stmt.names:
                     if ob.text not in obligations and self.libraries_ok:
-                        self.error(codes.E204, f"unknown obligation `{ob.text}`", ob, suggest(ob.text, obligations))
+                        self.report(
+                            E204_UNKNOWN_OBLIGATION, ob, obligation=ob.text, suggestion=suggest(ob.text, obligations)
+                        )
                     names.append(ob.text)
                 t.discharges = tuple(names)
             elif kind == "horizon":
@@ -469,32 +517,21 @@ class RouteLowerer:
                 q = self.qty(stmt.value)
                 if check_field_value("usd", q, "`learning_cost`", self.diags):
                     if q.value < 0:
-                        self.error(codes.E303, "`learning_cost` cannot be negative", q.span)
+                        self.report(E303_NEGATIVE_LEARNING_COST, q.span)
                     t.learning_cost = q.value
             else:  # p
-                self.error(
-                    codes.E305,
-                    "a route may not state `p`: probabilities are code-owned",
-                    stmt,
-                    "remove this line; the policy's prior for the class, reweighted by "
-                    "evidence, gives p. Record your own view with `estimates`.",
-                )
+                self.report(E305_STATES_P, stmt)
         if t.ref_class is None:
-            self.error(
-                codes.E214,
-                f"transition `{name.text}` has no `class`",
-                name,
-                'add `class "<reference class>"`: its prior comes from the policy',
-            )
+            self.report(E214_NO_CLASS, name, transition=name.text)
         return t
 
     def horizon(self, node: syn.Quantity) -> tuple[float, str] | None:
         q = self.qty(node)
         if q.unit not in ("days", "months", "years"):
-            self.error(codes.E301, f"a horizon is a duration; {q.value:g} needs a unit: days, months or years", q.span)
+            self.report(E301_HORIZON_UNIT, q.span, value=q.value)
             return None
         if q.value <= 0 or q.value != int(q.value) or q.percent:
-            self.error(codes.E307, "a horizon is a positive whole number of days, months or years", q.span)
+            self.report(E307_HORIZON, q.span)
             return None
         return (q.value, q.unit)
 
@@ -503,38 +540,28 @@ class RouteLowerer:
         if node.count is not None:
             count = self.qty(node.count)
             if count.unit is not None or count.percent:
-                self.error(codes.E301, f"cost `{name}`: the count in `n * amount` takes no unit", count.span)
+                self.report(E301_COUNT_UNIT, count.span, cost=name)
                 return None
         else:
             count = Quantity(1.0, None, False, node.span)
         amount = self.qty(node.amount)
         if amount.unit != "usd":
-            self.error(codes.E301, f"cost `{name}` must be in usd", amount.span, "write e.g. `2 * 45k usd`")
+            self.report(E301_COST_NOT_USD, amount.span, cost=name)
             return None
         if count.value < 0 or amount.value < 0:
-            self.error(
-                codes.E303,
-                f"cost `{name}` is negative",
-                node.span,
-                "costs are amounts spent; a saving belongs in the value, not the cost",
-            )
+            self.report(E303_NEGATIVE_COST, node.span, cost=name)
             return None
         if not math.isfinite(count.value * amount.value):
-            self.error(
-                codes.E311,
-                f"cost `{name}` overflows: {count.value:.6g} × {amount.value:.6g} usd is beyond about 1.8e308",
-                node.span,
-                "no score can be computed from it; write the amount in its real size",
-            )
+            self.report(E311_COST_OVERFLOWS, node.span, cost=name, count=count.value, amount=amount.value)
             return None
         return CostItem(name, count.value, amount.value, node.span)
 
     def estimate(self, node: syn.Quantity) -> float:
         q = self.qty(node)
         if q.unit is not None:
-            self.error(codes.E301, "an estimate is a probability and takes no unit", q.span)
+            self.report(E301_ESTIMATE_UNIT, q.span)
         elif not 0.0 <= q.value <= 1.0:
-            self.error(codes.E304, f"estimate {q.value:g} is outside [0, 1]", q.span)
+            self.report(E304_ESTIMATE_RANGE, q.span, value=q.value)
         return q.value
 
     def check_condition(self, expr: Expr, route_fields: dict[str, FieldDecl], kind: str) -> None:
@@ -545,18 +572,20 @@ class RouteLowerer:
             if isinstance(node, ex.Name) and node.name not in route_fields:
                 if not self.libraries_ok:
                     continue
-                self.error(
-                    codes.E205,
-                    f"`{node.name}` in the {kind} is not a field of this route",
+                self.report(
+                    E205_NOT_A_ROUTE_FIELD,
                     node.span,
-                    self.field_help(node.name, route_fields),
+                    field=node.name,
+                    kind=kind,
+                    hint=self.field_help(node.name, route_fields),
                 )
             elif isinstance(node, ex.Call) and node.func not in EXPR_FUNCTIONS:
-                self.error(
-                    codes.E218,
-                    f"unknown function `{node.func}` in the {kind}",
+                self.report(
+                    E218_UNKNOWN_CONDITION_FUNCTION,
                     node.span,
-                    f"a {kind} may use {', '.join(EXPR_FUNCTIONS)}",
+                    function=node.func,
+                    kind=kind,
+                    functions=", ".join(EXPR_FUNCTIONS),
                 )
             elif isinstance(node, ex.Compare):
                 for side, other in ((node.left, node.right), (node.right, node.left)):
@@ -567,7 +596,7 @@ class RouteLowerer:
                             warn_ratio_over_one(decl.type, q, f"field `{side.name}`", self.diags)
                     if isinstance(side, ex.Name) and side.name in route_fields and isinstance(other, ex.BoolLit):
                         if route_fields[side.name].type != "bool":
-                            self.error(codes.E301, f"field `{side.name}` is not a bool", other.span)
+                            self.report(E301_NOT_A_BOOL_FIELD, other.span, field=side.name)
         ConditionTypes(route_fields, kind, self.diags).visit(expr)
 
     def check_bare_fields(
@@ -584,17 +613,11 @@ class RouteLowerer:
         elif isinstance(expr, ex.Name) and expr.name in route_fields:
             name, decl = expr.name, route_fields[expr.name]
             if decl.type == "bool":
-                help_text = f"`{name}` is a bool field: write `{name} == {'false' if negated else 'true'}`"
+                value = "false" if negated else "true"
+                self.report(E301_BARE_BOOL_FIELD, expr.span, kind=kind, field=name, value=value)
             else:
                 example = {"usd": "1M usd", "ratio": "0.5"}.get(decl.type, "100")
-                help_text = f"`{name}` is a {decl.type} field: compare it with a value, e.g. `{name} >= {example}`"
-            self.error(
-                codes.E301,
-                f"a {kind} must be a comparison (or comparisons joined by `and`, `or`, `not`), not the "
-                f"bare field `{name}`",
-                expr.span,
-                help_text,
-            )
+                self.report(E301_BARE_FIELD, expr.span, kind=kind, field=name, type=decl.type, example=example)
 
     def field_help(self, name: str, known: Sequence[str] | dict[str, FieldDecl]) -> str:
         """The help of an unknown field: that a library field needs a value in a state
@@ -624,7 +647,7 @@ class RouteLowerer:
         for t in transitions:
             for side in (t.node.source, t.node.target):
                 if side.text not in states:
-                    self.error(codes.E201, f"unknown state `{side.text}`", side, suggest(side.text, states))
+                    self.report(E201_UNKNOWN_STATE, side, state=side.text, suggestion=suggest(side.text, states))
                     ok = False
         if not ok or not transitions:
             return []
@@ -637,23 +660,13 @@ class RouteLowerer:
         for i, t in enumerate(transitions):
             if t.source in out_edges:
                 first = transitions[out_edges[t.source]]
-                self.error(
-                    codes.E210,
-                    f"route branches at state `{t.source}`: both `{first.name}` and `{t.name}` leave it",
-                    t.node.name,
-                    "competing routes are separate `route` blocks",
-                )
+                self.report(E210_BRANCHES, t.node.name, state=t.source, first=first.name, second=t.name)
                 ok = False
             else:
                 out_edges[t.source] = i
             if t.target in in_edges:
                 first = transitions[in_edges[t.target]]
-                self.error(
-                    codes.E210,
-                    f"route merges at state `{t.target}`: both `{first.name}` and `{t.name}` enter it",
-                    t.node.name,
-                    "a route is one chain; competing routes are separate `route` blocks",
-                )
+                self.report(E210_MERGES, t.node.name, state=t.target, first=first.name, second=t.name)
                 ok = False
             else:
                 in_edges[t.target] = i
@@ -701,33 +714,31 @@ class RouteLowerer:
             else:
                 what, verb = "transitions " + ", ".join(f"`{n}`" for n in names), "are"
             gap = (last.target, start) if ends_at_vision else (end, first.source)
-            self.error(
-                codes.E212,
-                f"{what} ({steps}) {verb} not on the chain from `{start}` to `{end}`",
+            self.report(
+                E212_OFF_THE_CHAIN,
                 first.node.name,
-                f"the route has a gap: no transition leads from `{gap[0]}` to `{gap[1]}`; "
-                "each transition must start where the previous one ends",
+                what=what,
+                steps=steps,
+                verb=verb,
+                start=start,
+                end=end,
+                gap_from=gap[0],
+                gap_to=gap[1],
             )
             ok = False
         if ok and vision is not None and not ends_at_vision and vision.state in states:
-            self.error(
-                codes.E215,
-                f"the chain ends at `{end}` but the vision is for `{vision.state}`",
-                vision.span,
-                f"the vision belongs to the final state, `{end}`",
-            )
+            self.report(E215_CHAIN_ENDS_ELSEWHERE, vision.span, end=end, vision=vision.state)
             ok = False
         return [transitions[j] for j in main] if ok else []
 
     def cycle_error(self, transitions: list[_Draft], cycle: list[int]) -> None:
         """PCSC-E211 for the transitions ``cycle`` (indices, in walking order)."""
         loop = [transitions[c].source for c in cycle] + [transitions[cycle[0]].source]
-        self.error(
-            codes.E211,
-            "the route has a cycle: " + " -> ".join(f"`{s}`" for s in loop),
+        self.report(
+            E211_CYCLE,
             transitions[cycle[0]].node.name,
-            "a route runs from its start state to its vision state without returning; "
-            "retarget or remove one of " + ", ".join(f"`{transitions[c].name}`" for c in cycle),
+            loop=" -> ".join(f"`{s}`" for s in loop),
+            transitions=", ".join(f"`{transitions[c].name}`" for c in cycle),
         )
 
     def graph(self, transitions: list[_Draft], vision: Vision | None) -> list[_Draft]:
@@ -749,13 +760,7 @@ class RouteLowerer:
         if cut:
             names = ", ".join(f"`{transitions[i].name}`" for i in cut)
             what = f"transition {names} is" if len(cut) == 1 else f"transitions {names} are"
-            self.error(
-                codes.E212,
-                f"{what} not reachable from the start state `{start}`",
-                transitions[cut[0]].node.name,
-                f"a route has one start state; every transition must start at `{start}` or at a state "
-                "an earlier transition leads to",
-            )
+            self.report(E212_UNREACHABLE, transitions[cut[0]].node.name, what=what, start=start)
             ok = False
         left = {t.source for t in transitions}
         ends = list(dict.fromkeys(t for t in targets if t in seen and t not in left))
@@ -764,22 +769,10 @@ class RouteLowerer:
             if other == end:
                 continue
             into = [t for t in transitions if t.target == other and t.source in seen]
-            self.error(
-                codes.E210,
-                f"the branch through `{into[0].name}` ends at `{other}`, which does not join the route again "
-                f"before its end state `{end}`",
-                into[0].node.name,
-                "every branch of a fork must meet the other branches at a join state: add a transition "
-                f"from `{other}`, or retarget `{into[0].name}`",
-            )
+            self.report(E210_BRANCH_NEVER_JOINS, into[0].node.name, transition=into[0].name, state=other, end=end)
             ok = False
         if ok and vision is not None and end != vision.state:
-            self.error(
-                codes.E215,
-                f"the route ends at `{end}` but the vision is for `{vision.state}`",
-                vision.span,
-                f"the vision belongs to the final state, `{end}`",
-            )
+            self.report(E215_ROUTE_ENDS_ELSEWHERE, vision.span, end=end, vision=vision.state)
             ok = False
         if not ok:
             return []
@@ -790,14 +783,7 @@ class RouteLowerer:
         if isinstance(shape, list):
             stuck = ", ".join(f"`{s}`" for s in shape)
             first = next(t for t in transitions if t.source in shape or t.target in shape)
-            self.error(
-                codes.E210,
-                f"the forks and joins of the route do not nest: the branches through {stuck} cross "
-                "into other branches",
-                first.node.name,
-                "every fork's branches must meet again at one join state before they meet any other branch "
-                "(nested forks are fine); give each branch its own steps, or join all the branches at one state",
-            )
+            self.report(E210_NOT_NESTED, first.node.name, states=stuck)
             return []
         self.shape = rename(shape, [transitions[i].name for i in order])
         return [transitions[i] for i in order]
@@ -817,12 +803,7 @@ class RouteLowerer:
                 written = {fv.name.text for fv in node.values}  # even with a bad value
                 for fname in route_fields:
                     if fname not in written:
-                        self.error(
-                            codes.E216,
-                            f"field `{fname}` has no value in the start state `{name}`",
-                            node.name,
-                            f"give `{fname}` its starting value in `state {name}`",
-                        )
+                        self.report(E216_NO_START_VALUE, node.name, field=fname, state=name)
             current = {**current, **listed}
             values = tuple((f, current[f]) for f in route_fields if f in current)
             states.append(State(name, values, tuple(listed), node.span, value_spans(node, listed)))
@@ -881,12 +862,15 @@ class RouteLowerer:
                         changed.setdefault(end[fname], branch)
                 if len(changed) > 1 and fname not in written:
                     (a, ba), (b, bb) = list(changed.items())[:2]
-                    self.error(
-                        codes.E224,
-                        f"join state `{join}` gets `{fname}` = {a:g} from the branch through `{ba}` and "
-                        f"= {b:g} from the branch through `{bb}`",
+                    self.report(
+                        E224_JOIN_CONFLICT,
                         raw[join].name,
-                        f"write the joined value of `{fname}` in `state {join}`",
+                        join=join,
+                        field=fname,
+                        first=a,
+                        first_branch=ba,
+                        second=b,
+                        second_branch=bb,
                     )
                 if changed:
                     merged[fname] = next(iter(changed))
@@ -897,12 +881,7 @@ class RouteLowerer:
         written = {fv.name.text for fv in node.values}
         for fname in route_fields:
             if fname not in written:
-                self.error(
-                    codes.E216,
-                    f"field `{fname}` has no value in the start state `{start}`",
-                    node.name,
-                    f"give `{fname}` its starting value in `state {start}`",
-                )
+                self.report(E216_NO_START_VALUE, node.name, field=fname, state=start)
         arrive(exit_of(shape), flow(shape, arrive(start, {})))
         _, state_order = topological([(t.source, t.target) for t in order])
         return [
@@ -934,11 +913,7 @@ class RouteLowerer:
                 try:
                     due = add_horizon(due, int(amount), unit)
                 except (OverflowError, ValueError):
-                    self.error(
-                        codes.E306,
-                        f"the due date of `{t.name}` ({as_of} plus the horizons so far) is past the year 9999",
-                        t.node.name,
-                    )
+                    self.report(E306_DUE_PAST_9999, t.node.name, transition=t.name, as_of=as_of)
                     return None
             out.append(due)
             if t.target not in at:
@@ -956,7 +931,7 @@ class RouteLowerer:
         state_tok, items = node.name, node.values
         if state_tok.text not in states:
             hint = suggest(state_tok.text, states)
-            self.error(codes.E201, f"unknown state `{state_tok.text}` in the vision", state_tok, hint)
+            self.report(E201_UNKNOWN_VISION_STATE, state_tok, state=state_tok.text, suggestion=hint)
         values: dict[str, float] = {}
         item_spans: list[tuple[str, Span]] = []
         misspelt = False
@@ -965,35 +940,30 @@ class RouteLowerer:
             key = key_tok.text
             if key not in VISION_KEYS:
                 misspelt = True
-                self.error(
-                    codes.E220,
-                    f"unknown vision item `{key}`",
-                    key_tok,
-                    suggest(key, VISION_KEYS) or "a vision states tam, capture and defensibility",
-                )
+                self.report(E220_UNKNOWN_VISION_ITEM, key_tok, key=key, suggestion=suggest(key, VISION_KEYS))
                 continue
             if key in values:
-                self.error(codes.E209, f"`{key}` is stated twice in the vision", key_tok)
+                self.report(E209_VISION_ITEM_TWICE, key_tok, key=key)
                 continue
             if not isinstance(value_node, syn.Quantity):
-                self.error(codes.E301, f"vision `{key}` must be a number", value_node)
+                self.report(E301_VISION_NOT_A_NUMBER, value_node, key=key)
                 continue
             q = self.qty(value_node)
             ftype = "usd" if key == "tam" else "ratio"
             if not check_field_value(ftype, q, f"vision `{key}`", self.diags):
                 continue
             if ftype == "ratio" and not 0.0 <= q.value <= 1.0:
-                self.error(codes.E307, f"vision `{key}` is {q.value:g}; it must be in [0, 1]", q.span)
+                self.report(E307_VISION_RATIO, q.span, key=key, value=q.value)
                 continue
             if q.value < 0:
-                self.error(codes.E307, f"vision `{key}` cannot be negative", q.span)
+                self.report(E307_VISION_NEGATIVE, q.span, key=key)
                 continue
             values[key] = q.value
             item_spans.append((key, item.span))
         missing = [k for k in VISION_KEYS if k not in values]
         for k in missing:
             if not misspelt and not any(i.name.text == k for i in items):
-                self.error(codes.E214, f"the vision has no `{k}`", node.name)
+                self.report(E214_NO_VISION_ITEM, node.name, key=k)
         if missing:
             return None
         return Vision(state_tok.text, values["tam"], values["capture"], values["defensibility"], node.span,
@@ -1018,12 +988,7 @@ class RouteLowerer:
                 continue
             kind = stmt.keyword
             if kind in stated and kind not in ("supports", "contradicts"):
-                self.error(
-                    codes.E209,
-                    f"`{kind}` is stated twice in evidence `{name.text}`",
-                    stmt,
-                    f"first stated at line {stated[kind]}",
-                )
+                self.report(E209_EVIDENCE_STATEMENT_TWICE, stmt, keyword=kind, evidence=name.text, line=stated[kind])
             stated.setdefault(kind, stmt.span.line)
             if isinstance(stmt, syn.Scalar) and kind in ("source", "excerpt"):
                 text[kind] = unquote(stmt.value.text)
@@ -1035,14 +1000,14 @@ class RouteLowerer:
                 tier_span = stmt.span
                 q = self.qty(stmt.value)
                 if q.unit or q.percent or q.value != int(q.value) or q.value < 0:
-                    self.error(codes.E307, "an evidence tier is a whole number", q.span)
+                    self.report(E307_TIER, q.span)
                     ok = False
                 else:
                     tier = int(q.value)
             elif isinstance(stmt, syn.Measure):  # weight
                 q = self.qty(stmt.value)
                 if q.unit is not None or not 0.0 <= q.value <= 1.0:
-                    self.error(codes.E307, f"evidence weight {q.value:g} is outside [0, 1]", q.span)
+                    self.report(E307_WEIGHT, q.span, value=q.value)
                     ok = False
                 else:
                     weight = q.value
@@ -1053,7 +1018,7 @@ class RouteLowerer:
                         hint = suggest(target.text, transitions)
                         if target.text in self.evidence_names:
                             hint = f"`{target.text}` is evidence; `{kind}` lists transitions"
-                        self.error(codes.E202, f"unknown transition `{target.text}`", target, hint)
+                        self.report(E202_UNKNOWN_TRANSITION, target, transition=target.text, hint=hint)
                         ok = False
                     targets[kind].append(target.text)
             else:  # unverified
@@ -1061,10 +1026,10 @@ class RouteLowerer:
         for required, value in (("captured", captured), ("tier", tier), ("weight", weight)):
             if value is None:
                 if required not in stated:
-                    self.error(codes.E214, f"evidence `{name.text}` has no `{required}`", name)
+                    self.report(E214_NO_EVIDENCE_STATEMENT, name, evidence=name.text, keyword=required)
                 ok = False
         if not targets["supports"] and not targets["contradicts"]:
-            self.error(codes.W604, f"evidence `{name.text}` supports or contradicts no transition", name)
+            self.report(W604_SUPPORTS_NOTHING, name, evidence=name.text)
         if tier is None:
             return None
         evidence = Evidence(
@@ -1094,16 +1059,14 @@ class RouteLowerer:
             q = self.qty(item.value)
             name = name_tok.text
             if name == "total":
-                self.error(
-                    codes.W602, "a stated criteria total is ignored; T is computed from the policy's weights", item
-                )
+                self.report(W602_TOTAL_IGNORED, item)
                 continue
             if name in seen:
-                self.error(codes.E209, f"criterion `{name}` is stated twice", name_tok)
+                self.report(E209_CRITERION_TWICE, name_tok, name=name)
                 continue
             seen.add(name)
             if q.unit is not None or q.percent:
-                self.error(codes.E301, f"criterion `{name}` is a score from 0 to 100 and takes no unit", q.span)
+                self.report(E301_CRITERION_UNIT, q.span, name=name)
                 continue
             out.append(Criterion(name, q.value, item.span))
         return out
@@ -1207,7 +1170,7 @@ class ConditionTypes(Visitor[str]):
     def visit_Neg(self, e: ex.Neg) -> str:
         kind = self.visit(e.operand)
         if kind not in _NUMERIC and kind != "any":
-            self.mismatch(f"`-` needs a number, not {_KIND_TEXT[kind]}", e.span)
+            self.diags.diag(E301_NEGATE, e.span, kind=self.kind, operand=_KIND_TEXT[kind])
             return "any"
         return kind
 
@@ -1216,40 +1179,37 @@ class ConditionTypes(Visitor[str]):
         if len(kinds) == 1 and kinds <= _NUMERIC:
             return kinds.pop()
         if kinds and not kinds <= _NUMERIC:
-            self.mismatch(f"`{e.func}` takes numbers of one unit", e.span)
+            self.diags.diag(E301_FUNCTION_UNITS, e.span, kind=self.kind, function=e.func)
         return "any"
 
     def visit_Binary(self, e: ex.Binary) -> str:
         left, right = self.visit(e.left), self.visit(e.right)
         if e.op == "/" and _is_zero(e.right):
-            self.diags.add(
-                codes.E312,
-                f"division by zero in the {self.kind}",
-                e.span,
-                "a threshold or kill divides by a number that is never 0",
-            )
+            self.diags.diag(E312_DIVISION_BY_ZERO, e.span, kind=self.kind)
             return "any"
         if "any" in (left, right):
             return "any"
         for side in (left, right):
             if side not in _NUMERIC:
-                self.mismatch(f"`{e.op}` needs numbers, not {_KIND_TEXT[side]}", e.span)
+                self.diags.diag(E301_NEEDS_NUMBERS, e.span, kind=self.kind, op=e.op, operand=_KIND_TEXT[side])
                 return "any"
         if e.op in "+-":
             if left != right:
-                self.mismatch(f"`{e.op}` adds {_KIND_TEXT[left]} and {_KIND_TEXT[right]}", e.span)
+                self.diags.diag(
+                    E301_ADDS, e.span, kind=self.kind, op=e.op, left=_KIND_TEXT[left], right=_KIND_TEXT[right]
+                )
                 return "any"
             return left
         if e.op == "*":
             if "number" not in (left, right):
-                self.mismatch(f"`*` multiplies {_KIND_TEXT[left]} by {_KIND_TEXT[right]}", e.span)
+                self.diags.diag(E301_MULTIPLIES, e.span, kind=self.kind, left=_KIND_TEXT[left], right=_KIND_TEXT[right])
                 return "any"
             return right if left == "number" else left
         if left == right:  # usd / usd is a ratio
             return "number"
         if right == "number":
             return left
-        self.mismatch(f"`/` divides {_KIND_TEXT[left]} by {_KIND_TEXT[right]}", e.span)
+        self.diags.diag(E301_DIVIDES, e.span, kind=self.kind, left=_KIND_TEXT[left], right=_KIND_TEXT[right])
         return "any"
 
     def visit_Compare(self, e: ex.Compare) -> str:
@@ -1260,13 +1220,16 @@ class ConditionTypes(Visitor[str]):
             return "bool"
         ordered = e.op not in ("==", "!=")
         if left != right:
-            self.mismatch(
-                f"`{e.op}` compares {self.describe(e.left, left)} with {self.describe(e.right, right)}",
+            self.diags.diag(
+                _compare_message(left, right),
                 e.span,
-                _compare_help(left, right),
+                kind=self.kind,
+                op=e.op,
+                left=self.describe(e.left, left),
+                right=self.describe(e.right, right),
             )
         elif ordered and left not in _NUMERIC and left != "date":
-            self.mismatch(f"`{e.op}` orders numbers or dates, not {_KIND_TEXT[left]}s", e.span)
+            self.diags.diag(E301_ORDERS, e.span, kind=self.kind, op=e.op, operand=_KIND_TEXT[left])
         return "bool"
 
     def describe(self, side: Expr, kind: str) -> str:
@@ -1277,19 +1240,18 @@ class ConditionTypes(Visitor[str]):
     def field_literal(self, side: Expr, other: Expr) -> bool:
         return isinstance(side, ex.Name) and side.name in self.fields and isinstance(other, ex.Number | ex.BoolLit)
 
-    def mismatch(self, message: str, span: Span, help: str | None = None) -> None:
-        self.diags.add(codes.E301, f"in the {self.kind}: {message}", span, help)
 
 
-def _compare_help(left: str, right: str) -> str | None:
+def _compare_message(left: str, right: str) -> Message:
+    """A comparison of two kinds that differ, with the help that fits them."""
     kinds = {left, right}
     if "string" in kinds and kinds & _NUMERIC:
-        return 'write the number without quotes: `developers >= 500`, not `developers >= "500"`'
+        return E301_COMPARES_QUOTED_NUMBER
     if "date" in kinds:
-        return "fields hold numbers, amounts in usd or bools; a date compares only with a date"
+        return E301_COMPARES_DATE
     if kinds <= _NUMERIC:
-        return "give both sides the same unit: `arr >= 1.2M usd`"
-    return None
+        return E301_COMPARES_UNITS
+    return E301_COMPARES
 
 
 def value_spans(node: syn.StateBlock, listed: dict[str, float | bool]) -> tuple[tuple[str, Span], ...]:

@@ -29,7 +29,14 @@ from pathlib import Path
 
 from pcsc.base.escape import CONTROLS, escape_controls
 from pcsc.base.resources import TEXT_ENCODING
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E110_NUL,
+    E112_FILE_SIZE,
+    E126_LINE_TOO_LONG,
+    W606_BIDI_CONTROL,
+    W620_CONTROL,
+    phrase,
+)
 from pcsc.diagnostics.model import Diagnostics, Span
 
 MAX_DEPTH = 100  # nested operators in one expression (parentheses alone do not count)
@@ -107,7 +114,7 @@ def too_large(size: int) -> str | None:
     """The message for a file of ``size`` bytes over the limit, or None."""
     if size <= MAX_FILE_BYTES:
         return None
-    return f"the file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes"
+    return phrase(E112_FILE_SIZE, size=size, limit=MAX_FILE_BYTES)
 
 
 def check_lines(text: str, file: str, diags: Diagnostics) -> bool:
@@ -120,11 +127,13 @@ def check_lines(text: str, file: str, diags: Diagnostics) -> bool:
     over = [i for i, line in enumerate(lines) if len(line) > MAX_LINE]
     first = over[0]
     more = f" ({len(over) - 1:,} more line{'s are' if len(over) > 2 else ' is'} too)" if len(over) > 1 else ""
-    diags.add(
-        codes.E126,
-        f"line {first + 1} is {len(lines[first]):,} characters long; the limit is {MAX_LINE:,}{more}",
+    diags.diag(
+        E126_LINE_TOO_LONG,
         Span(file, first + 1, MAX_LINE + 1, first + 1, len(lines[first]) + 1),
-        "break it into several lines: a statement, a cost item or a condition of `and` can each have its own",
+        line=first + 1,
+        length=len(lines[first]),
+        limit=MAX_LINE,
+        more=more,
     )
     return False
 
@@ -145,21 +154,10 @@ def check_characters(text: str, file: str, diags: Diagnostics) -> bool:
         column = pos - text.rfind("\n", 0, pos)
         span = Span(file, line, column, line, column + 1)
         if ch == "\x00":
-            diags.add(codes.E110, "a NUL character (U+0000) in the text", span, "remove it: it is not text")
+            diags.diag(E110_NUL, span)
         elif ch not in BIDI_CONTROLS:
-            diags.add(
-                codes.W620,
-                f"a control character U+{ord(ch):04X} (`{escape_controls(ch)}`) in the text",
-                span,
-                "a terminal may obey it (ESC starts a sequence, BEL rings): PCSC prints it escaped; "
-                "remove it, or write what it stands for",
-            )
+            diags.diag(W620_CONTROL, span, point=ord(ch), escaped=escape_controls(ch))
         else:
             name = unicodedata.name(ch, "bidirectional control")
-            diags.add(
-                codes.W606,
-                f"a bidirectional control character U+{ord(ch):04X} ({name})",
-                span,
-                "it can make the line display differently from what it says; remove it unless the text needs it",
-            )
+            diags.diag(W606_BIDI_CONTROL, span, point=ord(ch), name=name)
     return ok

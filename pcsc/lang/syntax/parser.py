@@ -40,7 +40,24 @@ from lark.parsers.lalr_analysis import Shift
 
 from pcsc.base.gcpause import paused_gc
 from pcsc.base.resources import data_dir
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E101_KEYWORD_READ_AS_NAME,
+    E101_MISSPELT,
+    E101_OTHER,
+    E101_UNEXPECTED,
+    E102_NOT_ASCII,
+    E102_SPACE_BEFORE_PERCENT,
+    E102_UNEXPECTED_CHARACTER,
+    E102_UNTERMINATED_STRING,
+    E103_EARLY_END,
+    E103_EARLY_END_BRACE,
+    E109_HORIZON_NOT_WHOLE,
+    E109_HORIZON_UNIT,
+    E109_HORIZON_WEEKS,
+    E109_UNKNOWN_UNIT,
+    E111_TOO_DEEP,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
 from pcsc.lang.syntax.limits import MAX_DEPTH, check_characters, check_lines, normalize_newlines
 from pcsc.lang.syntax.nodes import Expression, SourceFile
@@ -188,18 +205,15 @@ def _previous_token(err: UnexpectedToken) -> Token | None:
     return None
 
 
-def _keyword_read_as_name(err: UnexpectedToken) -> str | None:
-    """A help line when a statement keyword was just read as a name: after an
-    unfinished statement or a missing `}`, the next line's keyword is taken for a
-    field name or a value, and the error only shows up one token later."""
+def _keyword_read_as_name(err: UnexpectedToken) -> tuple[str, str] | None:
+    """The keyword, and where it stands (`" on line 12"`, or "" on the error's line),
+    when a statement keyword was just read as a name: after an unfinished statement or
+    a missing `}`, the next line's keyword is taken for a field name or a value, and
+    the error only shows up one token later."""
     prev = _previous_token(err)
     if prev is None or prev.type != "NAME" or str(prev.value) not in grammar_keywords():
         return None
-    where = f" on line {prev.line}" if prev.line != err.token.line else ""
-    return (
-        f"`{prev.value}`{where} was read as a name, not as the start of a statement: "
-        "is something missing before it (a value, an operand or a closing `}`)?"
-    )
+    return str(prev.value), f" on line {prev.line}" if prev.line != err.token.line else ""
 
 
 def _did_you_mean(err: UnexpectedToken) -> str | None:
@@ -211,11 +225,10 @@ def _did_you_mean(err: UnexpectedToken) -> str | None:
 
 
 _AFTER_HORIZON = re.compile(r"\bhorizon\s+([0-9][0-9_]*(?:\.[0-9_]+)?)\s*$")
-_HORIZON_UNITS = "days, months or years"
 
 
-def _horizon_unit(err: UnexpectedToken, text: str) -> tuple[str, str] | None:
-    """Message and help when a horizon's number is followed by a word that is not one
+def _horizon_unit(err: UnexpectedToken, text: str, span: Span) -> Diagnostic | None:
+    """The diagnostic when a horizon's number is followed by a word that is not one
     of its units (`horizon 6 weeks`); weeks are converted to days in the help."""
     tok = err.token
     start = tok.start_pos if isinstance(tok.start_pos, int) else -1
@@ -223,26 +236,23 @@ def _horizon_unit(err: UnexpectedToken, text: str) -> tuple[str, str] | None:
     if tok.type != "NAME" or match is None:
         return None
     number, word = match.group(1), str(tok.value)
-    message = f"unknown unit `{word}` for a horizon: a horizon is a number of {_HORIZON_UNITS}"
     if not number.replace("_", "").isdigit():
-        return message, f"a horizon is a whole number of {_HORIZON_UNITS}"
+        return diag(E109_HORIZON_NOT_WHOLE, span, word=word)
     if word.lower() in ("week", "weeks"):
-        return message, f"write `horizon {int(number.replace('_', '')) * 7} days`"
-    return message, f"write `horizon {number} days`, `{number} months` or `{number} years`"
+        return diag(E109_HORIZON_WEEKS, span, word=word, days=int(number.replace("_", "")) * 7)
+    return diag(E109_HORIZON_UNIT, span, word=word, number=number)
 
 
 def _describe_char(char: str) -> str:
     return f"`{char}`" if char.isprintable() else f"U+{ord(char):04X}"
 
 
-def _non_ascii_help(char: str) -> str:
-    """Names, keywords and operators are ASCII: name the character, and the ASCII
-    letter it looks like (a Cyrillic `а` in a name is the usual confusable)."""
-    name = unicodedata.name(char, f"U+{ord(char):04X}")
+def _looks_like(char: str) -> str:
+    """Names, keywords and operators are ASCII: the ASCII letter a non-ASCII ``char``
+    looks like, as the help says it (a Cyrillic `а` in a name is the usual confusable)."""
     plain = unicodedata.normalize("NFKD", char)[:1]
     looks = _CONFUSABLE.get(char) or (plain if plain.isascii() and plain.isalpha() else None)
-    like = f", which looks like the ASCII `{looks}`" if looks else ""
-    return f"U+{ord(char):04X} is {name}{like}; names are ASCII letters, digits and `_`"
+    return f", which looks like the ASCII `{looks}`" if looks else ""
 
 
 # Non-ASCII letters that render like ASCII ones (Cyrillic and Greek lookalikes).
@@ -287,12 +297,7 @@ def _unknown_unit(err: UnexpectedToken, file: str, text: str, diags: Diagnostics
         return False
     end = word.end_column or (word.column or 1) + len(str(word))
     span = Span(file, word.line or 1, word.column or 1, word.end_line or word.line or 1, end)
-    diags.add(
-        codes.E109,
-        f"unknown unit `{word}`; units are " + ", ".join(UNITS),
-        span,
-        f"amounts are in usd, durations in days, months or years; if `{word}` is a field, give it a value",
-    )
+    diags.diag(E109_UNKNOWN_UNIT, span, word=word, units=", ".join(UNITS))
     return True
 
 
@@ -300,12 +305,13 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
     """Append one diagnostic for a Lark syntax error."""
     line = err.line if isinstance(err.line, int) and err.line > 0 else 1
     column = err.column if isinstance(err.column, int) and err.column > 0 else 1
-    horizon = _horizon_unit(err, text) if isinstance(err, UnexpectedToken) and err.token.type != "$END" else None
-    if horizon is not None and isinstance(err, UnexpectedToken):  # fewer units than amounts: say which
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END":  # fewer units than amounts: say which
         tok = err.token
         span = Span(file, line, column, tok.end_line or line, tok.end_column or column + len(str(tok.value)))
-        diags.add(codes.E109, horizon[0], span, horizon[1])
-        return
+        horizon = _horizon_unit(err, text, span)
+        if horizon is not None:
+            diags.items.append(horizon)
+            return
     if isinstance(err, UnexpectedToken) and _unknown_unit(err, file, text, diags):
         return
     if isinstance(err, UnexpectedToken) and err.token.type != "$END":
@@ -313,47 +319,46 @@ def syntax_error(err: UnexpectedInput, file: str, text: str, diags: Diagnostics)
         end_line = tok.end_line or line
         end_col = tok.end_column or column + len(str(tok.value))
         span = Span(file, line, column, end_line, end_col)
-        expected = set(err.accepts or err.expected)
-        help_text = _keyword_read_as_name(err)
-        if help_text is None:
-            close = _did_you_mean(err)
-            if close is not None:
-                help_text = f"did you mean `{close}`?"
-        diags.add(
-            codes.E101,
-            f"unexpected {_token_text(tok)}; expected {_expected_phrase(expected)}",
-            span,
-            help_text,
-        )
+        shown, wanted = _token_text(tok), _expected_phrase(set(err.accepts or err.expected))
+        read_as_name = _keyword_read_as_name(err)
+        close = _did_you_mean(err) if read_as_name is None else None
+        if read_as_name is not None:
+            keyword, where = read_as_name
+            diags.diag(E101_KEYWORD_READ_AS_NAME, span, token=shown, expected=wanted, keyword=keyword, where=where)
+        elif close is not None:
+            diags.diag(E101_MISSPELT, span, token=shown, expected=wanted, keyword=close)
+        else:
+            diags.diag(E101_UNEXPECTED, span, token=shown, expected=wanted)
     elif isinstance(err, (UnexpectedEOF, UnexpectedToken)):
         lines = text.splitlines() or [""]
         last = len(lines)
         col = len(lines[-1]) + 1
-        expected = set(err.expected) if isinstance(err, UnexpectedEOF) else set(err.accepts or err.expected)
-        diags.add(
-            codes.E103,
-            f"the file ends early; expected {_expected_phrase(expected)}",
-            Span(file, last, col, last, col),
-            "is a closing `}` missing?" if "RBRACE" in expected else None,
-        )
+        expected: set[str] = set(err.expected) if isinstance(err, UnexpectedEOF) else set(err.accepts or err.expected)
+        at = Span(file, last, col, last, col)
+        if "RBRACE" in expected:
+            diags.diag(E103_EARLY_END_BRACE, at, expected=_expected_phrase(expected))
+        else:
+            diags.diag(E103_EARLY_END, at, expected=_expected_phrase(expected))
     elif isinstance(err, UnexpectedCharacters):
         pos = err.pos_in_stream if err.pos_in_stream is not None else -1
         char = text[pos] if 0 <= pos < len(text) else "?"
         span = Span(file, line, column, line, column + 1)
         allowed = set(err.allowed or ())
         if char == '"':
-            msg = 'unterminated string: a string must close with `"` on the same line'
-            diags.add(codes.E102, msg, span)
+            diags.diag(E102_UNTERMINATED_STRING, span)
         else:
             wanted = f"; expected {_expected_phrase(allowed)}" if allowed else ""
-            hint = None
+            shown = _describe_char(char)
             if char == "%":
-                hint = "write `%` right after the number, without a space: `10%`"
+                diags.diag(E102_SPACE_BEFORE_PERCENT, span, char=shown, expected=wanted)
             elif not char.isascii():
-                hint = _non_ascii_help(char)
-            diags.add(codes.E102, f"unexpected character {_describe_char(char)}{wanted}", span, hint)
+                name = unicodedata.name(char, f"U+{ord(char):04X}")
+                like = _looks_like(char)
+                diags.diag(E102_NOT_ASCII, span, char=shown, expected=wanted, point=ord(char), name=name, like=like)
+            else:
+                diags.diag(E102_UNEXPECTED_CHARACTER, span, char=shown, expected=wanted)
     else:  # pragma: no cover - Lark raises only the three above
-        diags.add(codes.E101, str(err), Span(file, line, column, line, column + 1))
+        diags.diag(E101_OTHER, Span(file, line, column, line, column + 1), error=err)
 
 
 def parse_tree(text: str, file: str, diags: Diagnostics, *, prepared: bool = False) -> Tree[Token] | None:
@@ -506,12 +511,7 @@ def _too_deep(tree: Tree[Token]) -> tuple[int, int, int, int] | None:
 
 
 def _report_depth(where: tuple[int, int, int, int], file: str, diags: Diagnostics) -> None:
-    diags.add(
-        codes.E111,
-        f"an expression nests operators more than {MAX_DEPTH} deep",
-        Span(file, *where),
-        "split the condition, or write it with fewer nested operators",
-    )
+    diags.diag(E111_TOO_DEEP, Span(file, *where), limit=MAX_DEPTH)
 
 
 # ---------------------------------------------------------------------- further syntax errors

@@ -20,7 +20,11 @@ from typing import Any
 
 from lark import Token
 
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E302_NOT_FINITE,
+    E306_NOT_A_DATE,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
 from pcsc.lang.ir import expr as ir
 from pcsc.lang.syntax import nodes as syn
@@ -279,7 +283,7 @@ class ToSyntax:
         span = self._span(children)
         value, percent = parse_number(str(token))
         if not math.isfinite(value):
-            self._pending.append(Diagnostic(codes.E302.code, f"`{token}` is not a finite number", span))
+            self._pending.append(diag(E302_NOT_FINITE, span, number=token))
             value = 0.0
         return ir.Number(value, None if unit is None else str(unit), percent, span)
 
@@ -290,7 +294,7 @@ class ToSyntax:
         span = self._span(children)
         value = parse_date(str(children[0]))
         if value is None:
-            self._pending.append(Diagnostic(codes.E306.code, f"`{children[0]}` is not a valid date", span))
+            self._pending.append(diag(E306_NOT_A_DATE, span, date=children[0]))
             return ir.NoneLit(span)
         return ir.DateLit(value, span)
 
