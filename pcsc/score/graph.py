@@ -143,12 +143,13 @@ class GraphFold(Generic[Num]):
                     break
 
     def _chain(self, blocks: Sequence[Block[Num]], value: Num, what: Callable[[int], str], stop: bool) -> list[Num]:
-        """`chain_fold` of blocks in series from ``value`` after the last (a block stops
-        below 0 alone: its 0 keeps the sign of ``value``'s)."""
+        """`chain_fold` of blocks in series, from ``value`` after the last; ``what(i)``
+        names the value before block i when a float leaves the floats."""
         return chain_fold([b.P for b in blocks], [b.C for b in blocks], value, [b.D for b in blocks],
                           stop=stop, clip=self._stopped, what=what)
 
     def _stopped(self, r: Num) -> Num:
+        """max(0, r) under the option to stop (the fold's own 0 below 0, r itself at 0)."""
         return self.zero if r < 0 else r
 
     @property

@@ -89,8 +89,6 @@ class RouteNumbers:
         return f"{TIE_REASONS[why]}: binding is only the tie rule's pick, the earliest step; see learn first"
 
 
-Num = TypeVar("Num", float, Fraction)
-
 TIE_REASONS = {
     "planner-does-not-start": "every U·D is 0 (option to stop: the planner would not start, R_0 = 0)",
     "nothing-at-stake": "every U·D is 0 (nothing is at stake at any step)",
@@ -120,6 +118,9 @@ def discount_factor(rate: float, horizon: tuple[float, str] | None) -> float:
     return checked((1.0 + rate) ** (-horizon_years(horizon)), "the discount factor (1 + r)^(−h)", rate)
 
 
+Num = TypeVar("Num", float, Fraction)
+
+
 def route_fold(
     spec: FoldPolicy,
     shape: Shape | None,
@@ -135,8 +136,9 @@ def route_fold(
     by `chain_fold` (the paper's fold under the default policy, else discounted by
     ``ds`` and with the option to stop as `[fold]` says); a route that forks and joins by
     the series-parallel fold (`pcsc.score.graph`). ``ds`` are the policy's discount
-    factors (`discount_factor`: each 1 under the default). ``names``, ``sources`` and ``targets``
-    (each transition's name and states) are read only for a graph: a chain may pass none."""
+    factors (`discount_factor`: each 1 under the default). ``names``, ``sources`` and
+    ``targets`` (each transition's name and states) are read only for a graph: a chain
+    may pass none."""
     if shape is not None:
         return graph_fold(shape, names, sources, targets, ps, cs, ds, value, spec.abandonment)
     return ChainFold(chain_fold(ps, cs, value, None if spec.is_default else ds, stop=spec.abandonment))
