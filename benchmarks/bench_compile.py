@@ -5,12 +5,12 @@
 Prints, for routes generated here and valid under the shipped policy venture@1.0.0:
 
 (a) parse throughput: a large generated .route file (many competing 12-transition
-    routes) through ``pcsc.syntax.parse_source``, in lines per second;
+    routes) through ``pcsc.lang.syntax.parse_source``, in lines per second;
 (b) lowering + policy binding + scoring throughput, in routes per second, on the
     trees parsed in (a);
 (c) a full in-process compile of one 12-transition route (read text -> parse -> lower
-    -> bind policy -> score, a fresh ``pcsc.pipeline.Session`` per iteration) against
-    the raw float fold of the same 12 (p, c) pairs (``pcsc.score.route.fold``).
+    -> bind policy -> score, a fresh ``pcsc.compiler.session.Session`` per iteration) against
+    the raw float fold of the same 12 (p, c) pairs (``pcsc.score.fold.chain_fold``).
 
 Every timing is the best of several repeats after a warm-up, with time.perf_counter.
 See benchmarks/README.md for what each number means and one recorded run.
@@ -29,16 +29,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.ir import Library
-from pcsc.lower.route import lower_route
-from pcsc.pipeline import Compiled, Session
+from pcsc.lang.ir import Library
+from pcsc.lang.lower.route import lower_route
+from pcsc.lang.syntax import nodes as syn
+from pcsc.lang.syntax import parse_source
+from pcsc.lang.syntax.parser import get_parser
 from pcsc.policy.load import PolicyStore
 from pcsc.score.cost import piecewise_floor
-from pcsc.score.route import fold
-from pcsc.syntax import nodes as syn
-from pcsc.syntax import parse_source
-from pcsc.syntax.parser import get_parser
+from pcsc.score.fold import chain_fold
 
 POLICY = "venture@1.0.0"
 CLASSES = ("devtools/first-users", "devtools/first-revenue", "devtools/scale")
@@ -344,10 +344,10 @@ def bench_compile_vs_fold(path: Path, repeats: int) -> tuple[float, float, float
     ps = [float(t.p) for t in numbers.transitions]
     cs = [float(t.cost.c) for t in numbers.transitions]
     value = float(numbers.value)
-    if len(ps) != 12 or not math.isclose(fold(ps, cs, value)[0], float(numbers.score), rel_tol=1e-9):
+    if len(ps) != 12 or not math.isclose(chain_fold(ps, cs, value)[0], float(numbers.score), rel_tol=1e-9):
         raise SystemExit("bench_compile: the fold of the compiled (p, c) pairs does not reproduce the score")
     t_compile = best_of(compile_once, repeats, number=20, warmup=5)
-    t_fold = best_of(lambda: fold(ps, cs, value), repeats, number=20_000, warmup=1_000)
+    t_fold = best_of(lambda: chain_fold(ps, cs, value), repeats, number=20_000, warmup=1_000)
     return t_compile, t_fold, float(numbers.score)
 
 
@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{t_full / n_routes * 1e6:,.0f} us/route",
         ),
         ("(c) full compile, 12 transitions", f"{t_compile * 1e6:,.0f} us", "read, parse, lower, bind, score"),
-        ("(c) float fold, same 12 (p, c)", f"{t_fold * 1e6:,.3f} us", "pcsc.score.route.fold"),
+        ("(c) float fold, same 12 (p, c)", f"{t_fold * 1e6:,.3f} us", "pcsc.score.fold.chain_fold"),
         ("(c) ratio compile / fold", f"{t_compile / t_fold:,.0f}x", ""),
     ]
     w0 = max(len(r[0]) for r in rows)

@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pcsc.compiler.session import Session
 from pcsc.forecast.ledger import ForecastRecord, Ledger, PolicyId
 from pcsc.forecast.stores import open_ledger
-from pcsc.packet import route_packet
-from pcsc.pipeline import Session
+from pcsc.render.packet import route_packet
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

@@ -7,9 +7,9 @@ covered under the shipped policy venture@1.0.0):
 
 (a) the cost of the exact seam analysis of docs/formulas.md, "Seams" for every seam of a 7- and a
     12-transition route, as a ratio to the raw float fold of the same route
-    (``pcsc.score.route.fold``): first the identity arm alone (Δ_k by the formula and
+    (``pcsc.score.fold.chain_fold``): first the identity arm alone (Δ_k by the formula and
     by re-folding, in ``Fraction``s, plus the cached sympy proof lookup for (n, k)),
-    then the whole ``pcsc.seams.analysis.analyse`` (the identity arm and, per seam,
+    then the whole ``pcsc.analysis.seams.analysis.analyse`` (the identity arm and, per seam,
     the pipeline arm: splice, print as .route text, parse, lower, bind, score,
     discharge). The proofs are cached before any timing.
 (b) the cold proof time for every seam of a 50-transition chain (k = 1..48) in a
@@ -32,12 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from pcsc.pipeline import Compiled, Session
-from pcsc.score.route import fold
-from pcsc.seams.analysis import analyse
-from pcsc.seams.identity import seam_identity
-from pcsc.seams.splice import seam_indices
-from pcsc.seams.symbolic import verify_shape
+from pcsc.analysis.seams.analysis import analyse
+from pcsc.analysis.seams.identity import seam_identity
+from pcsc.analysis.seams.splice import seam_indices
+from pcsc.analysis.seams.symbolic import verify_shape
+from pcsc.compiler.session import Compiled, Session
+from pcsc.score.fold import chain_fold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_compile import best_of, generate_route  # noqa: E402  (a sibling script, not a package)
@@ -50,7 +50,7 @@ import json, time
 t0 = time.perf_counter()
 import sympy
 t1 = time.perf_counter()
-from pcsc.seams.symbolic import verify_shape
+from pcsc.analysis.seams.symbolic import verify_shape
 t2 = time.perf_counter()
 first = verify_shape({COLD_N}, 1)
 t3 = time.perf_counter()
@@ -87,7 +87,7 @@ def bench_route(route_dir: Path, n: int, repeats: int) -> dict[str, float]:
     cs = [t.cost.c for t in numbers.transitions]
     value = numbers.value
     seams = list(seam_indices(compiled.route))
-    if len(ps) != n or len(seams) != n - 2 or fold(ps, cs, value)[0] != numbers.score:
+    if len(ps) != n or len(seams) != n - 2 or chain_fold(ps, cs, value)[0] != numbers.score:
         _fail(f"the fold of the compiled (p, c) pairs does not reproduce the {n}-transition score")
 
     def identity_arm() -> None:
@@ -102,7 +102,7 @@ def bench_route(route_dir: Path, n: int, repeats: int) -> dict[str, float]:
             _fail(f"a splice of the {n}-transition route did not compile")
 
     identity_arm()  # fills the proof cache: every timing below is of warm lookups
-    t_fold = best_of(lambda: fold(ps, cs, value), repeats, number=20_000, warmup=1_000)
+    t_fold = best_of(lambda: chain_fold(ps, cs, value), repeats, number=20_000, warmup=1_000)
     t_identity = best_of(identity_arm, repeats, number=200, warmup=20)
     t_full = best_of(full, repeats, number=3, warmup=1)
     return {"seams": len(seams), "fold": t_fold, "identity": t_identity, "full": t_full}
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             r = bench_route(Path(tmp), n, args.repeats)
             seams = int(r["seams"])
             rows += [
-                (f"(a) float fold, {n} transitions", _us(r["fold"]), "pcsc.score.route.fold"),
+                (f"(a) float fold, {n} transitions", _us(r["fold"]), "pcsc.score.fold.chain_fold"),
                 (
                     f"(a) identity arm, {seams} seams",
                     _us(r["identity"]),

@@ -6,7 +6,7 @@ Prints one table: measure, value, target, met or missed. Every in-process time i
 best of several samples of `time.process_time` (CPU time of this process: other jobs on
 a shared machine slow it less than the wall clock), and every ratio divides two times
 measured in this run, on the same clock, by the raw float fold of the same 12 (p, c)
-pairs (`pcsc.score.route.fold`). Process-level rows (the cohort check, cold seams) are
+pairs (`pcsc.score.fold.chain_fold`). Process-level rows (the cohort check, cold seams) are
 wall-clock times of fresh `python3 -m pcsc` processes, with peak resident memory from
 `resource.getrusage`. Caches (parser tables, lowered IR, proofs) live in a temporary
 XDG_CACHE_HOME, so "cold" is really cold; the parser tables are built once before
@@ -107,19 +107,19 @@ Row = tuple[str, str, str, bool | None, str]  # measure, value, target, met, not
 
 
 def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Row]:
+    from pcsc.analysis.seams.analysis import analyse
+    from pcsc.analysis.seams.identity import seam_identities
+    from pcsc.analysis.seams.splice import seam_indices
+    from pcsc.analysis.seams.symbolic import verify_shape
+    from pcsc.compiler.ircache import IRCache
+    from pcsc.compiler.session import Session
     from pcsc.diagnostics.model import Diagnostics, Span
-    from pcsc.ir import Library
-    from pcsc.ircache import IRCache
-    from pcsc.lower.route import lower_route
-    from pcsc.pipeline import Session
-    from pcsc.score.route import fold
-    from pcsc.seams.analysis import analyse
-    from pcsc.seams.identity import seam_identities
-    from pcsc.seams.splice import seam_indices
-    from pcsc.seams.symbolic import verify_shape
-    from pcsc.syntax import nodes as syn
-    from pcsc.syntax import parse_source
-    from pcsc.syntax.parser import _typed_parser, get_parser
+    from pcsc.lang.ir import Library
+    from pcsc.lang.lower.route import lower_route
+    from pcsc.lang.syntax import nodes as syn
+    from pcsc.lang.syntax import parse_source
+    from pcsc.lang.syntax.parser import _typed_parser, get_parser
+    from pcsc.score.fold import chain_fold
 
     get_parser()
     _typed_parser()
@@ -136,8 +136,9 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Ro
     ps = [t.p for t in compiled.numbers.transitions]
     cs = [t.cost.c for t in compiled.numbers.transitions]
     value = compiled.numbers.value
-    t_fold = best(lambda: fold(ps, cs, value), r, number=20_000, warmup=1_000)
-    rows.append(("float fold, 12 transitions", f"{t_fold * 1e6:.2f} us", "(the unit)", None, "pcsc.score.route.fold"))
+    t_fold = best(lambda: chain_fold(ps, cs, value), r, number=20_000, warmup=1_000)
+    rows.append(("float fold, 12 transitions", f"{t_fold * 1e6:.2f} us", "(the unit)", None,
+                 "pcsc.score.fold.chain_fold"))
 
     # ------------------------------------------------------------------ full compile
     def compile_once(ir_cache: IRCache | None = None) -> None:
@@ -198,9 +199,9 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Ro
     fifty.write_text(route_text("fifty", 50), encoding="utf-8")
     cold_code = (
         "import time; t0 = time.perf_counter()\n"
-        "from pcsc.pipeline import Session\n"
-        "from pcsc.seams.identity import seam_identities\n"
-        "from pcsc.seams.symbolic import remember_proofs, verify_shape\n"
+        "from pcsc.compiler.session import Session\n"
+        "from pcsc.analysis.seams.identity import seam_identities\n"
+        "from pcsc.analysis.seams.symbolic import remember_proofs, verify_shape\n"
         "remember_proofs()\n"
         "from pathlib import Path\n"
         f"s = Session(); (rt,) = s.load_routes(Path({str(fifty)!r}), 'fifty.route'); c = s.compile_route(rt)\n"

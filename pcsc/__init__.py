@@ -1,9 +1,9 @@
 """PCSC: a proof-carrying strategy compiler.
 
-The pipeline, one module per arrow (see docs/):
+The pipeline, one package per stage (docs/architecture.md):
 
-    syntax (parse) -> lower (IR + checks) -> policy (load, pin) -> score (numbers)
-                   -> packet (JSON contract) -> cli
+    lang (parse, lower: IR + checks) -> policy (load, pin) -> score (numbers)
+        -> coverage (GATE / DOCK) -> compiler (the session) -> analysis -> render -> cli, api
 
 As a library (docs/api.md)::
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pcsc._version import __version__
 
 if TYPE_CHECKING:
-    from pcsc._api import (
+    from pcsc.api.core import (
         Attempt,
         Binding,
         CheckResult,
@@ -106,7 +106,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """Load the API on first use of a public name (PEP 562), keeping ``import pcsc`` cheap."""
     if name in __all__:
-        from pcsc import _api
+        from pcsc.api import core as _api
 
         value = getattr(_api, name)
         globals()[name] = value  # later lookups do not come back here

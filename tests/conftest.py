@@ -47,7 +47,7 @@ def pin_libraries(
     without pinning its content. Returns the policy's reference."""
     import re
 
-    from pcsc.pipeline import library_sha256
+    from pcsc.compiler.session import library_sha256
 
     lines = ["[policy]", f'id = "{policy_id}"', f'version = "{version}"', f'extends = "{extends}"']
     lines += ["local_libraries = true", ""] if local else [""]

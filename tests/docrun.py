@@ -31,11 +31,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcsc.resources import data_dir
+from pcsc.base.resources import data_dir
 from tests.conftest import ROOT
 
 ELLIPSIS = "..."
-_BLOCK = re.compile(r"(?:<!-- (file|edit|exit): ([^>]*?) -->\n)?```([a-z]*)\n(.*?)\n```", re.S)
+BLOCK = re.compile(r"(?:<!-- (file|edit|exit): ([^>]*?) -->\n)?```([a-z]*)\n(.*?)\n```", re.S)
 _SHA = re.compile(r"\b[0-9a-f]{64}\b")
 _TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b")
 
@@ -73,7 +73,7 @@ def commands_in(block: str, exit_code: int) -> list[Command]:
 
 def steps(markdown: str) -> list[Step]:
     out: list[Step] = []
-    for marker, arg, lang, body in _BLOCK.findall(markdown):
+    for marker, arg, lang, body in BLOCK.findall(markdown):
         if marker == "file":
             out.append(Step("file", arg.strip(), body + "\n"))
         elif marker == "edit":

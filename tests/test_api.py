@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import pcsc
-from pcsc.pipeline import Session
-from pcsc.seams.splice import splice_text
+from pcsc.analysis.seams.splice import splice_text
+from pcsc.compiler.session import Session
 from tests.conftest import ROOT, SPEC_ROUTE
 
 DOC = ROOT / "docs" / "api.md"
@@ -108,7 +108,8 @@ def test_py_typed_is_shipped() -> None:
 def test_import_pcsc_is_cheap() -> None:
     proc = _python(
         "import json, sys, pcsc; "
-        "print(json.dumps([m for m in ('lark', 'sympy', 'numpy', 'rich', 'pcsc.pipeline', 'pcsc._api', 'pcsc.cli') "
+        "print(json.dumps([m for m in ('lark', 'sympy', 'numpy', 'rich', 'pcsc.compiler.session', 'pcsc.api.core', "
+        "'pcsc.cli') "
         "if m in sys.modules]))"
     )
     assert proc.returncode == 0, proc.stderr
@@ -141,13 +142,13 @@ def test_all_names_resolve_and_others_do_not() -> None:
 
 def test_no_public_name_is_a_submodule() -> None:
     """`import pcsc.x` sets the attribute `pcsc.x` to the module, hiding a function so named
-    (which is why the seam analysis is `analyse_seams`, not `seams`)."""
+    (so no public name is the name of a package of pcsc: `base`, `lang`, `render`, ...)."""
     submodules = {p.stem for p in (ROOT / "pcsc").iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
     assert submodules & set(pcsc.__all__) == set()
 
 
 def test_the_library_never_imports_the_cli() -> None:
-    source = (ROOT / "pcsc" / "_api.py").read_text(encoding="utf-8") + (
+    source = (ROOT / "pcsc" / "api" / "core.py").read_text(encoding="utf-8") + (
         ROOT / "pcsc" / "forecast" / "freeze.py").read_text(encoding="utf-8")
     assert "pcsc.cli" not in source
 

@@ -16,18 +16,18 @@ from pathlib import Path
 import attrs
 import pytest
 
-import pcsc.lower.route
-from pcsc.certcheck import compare as checker_compare
+import pcsc.lang.lower.route
+from pcsc.certify.check import compare as checker_compare
+from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.forecast.ledger import Ledger, OutcomeRecord
-from pcsc.interp import BASE_FUNCTIONS, Interpreter
-from pcsc.ir import Evidence
-from pcsc.ir import expr as ex
-from pcsc.pipeline import Compiled, Session
+from pcsc.lang.interp import BASE_FUNCTIONS, Interpreter
+from pcsc.lang.ir import Evidence
+from pcsc.lang.ir import expr as ex
+from pcsc.lang.syntax.limits import MAX_TRANSITIONS
 from pcsc.policy.load import PolicyStore
 from pcsc.score.evidence import admissible, exclusions, reweight
-from pcsc.syntax.limits import MAX_TRANSITIONS
 from tests.conftest import run_cli
 
 SPAN = Span("probe.route", 1, 1, 1, 1)
@@ -315,7 +315,7 @@ def test_a_route_of_exactly_the_transition_limit_is_lowered(tmp_path: Path, monk
     """Kills: `count > MAX_TRANSITIONS` → `>=`. At the real limit (1,000) in one case;
     the one over it is tests/test_robustness.py's. Then both sides of a small limit."""
     assert lowered(chain(MAX_TRANSITIONS), tmp_path) == (MAX_TRANSITIONS, [])
-    monkeypatch.setattr(pcsc.lower.route, "MAX_TRANSITIONS", 3)
+    monkeypatch.setattr(pcsc.lang.lower.route, "MAX_TRANSITIONS", 3)
     assert lowered(chain(3), tmp_path) == (3, [])
     assert lowered(chain(4), tmp_path) == (0, [codes.E222.code])
 

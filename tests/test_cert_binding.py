@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +71,8 @@ def test_a_fifo_or_device_is_refused_before_it_is_read(run: Run, project: Path) 
 
 
 def test_a_file_over_the_size_limit_is_refused(run: Run, project: Path) -> None:
-    from pcsc.certcheck import MAX_FILE_BYTES
-    from pcsc.syntax.limits import MAX_FILE_BYTES as COMPILER_LIMIT
+    from pcsc.certify.check import MAX_FILE_BYTES
+    from pcsc.lang.syntax.limits import MAX_FILE_BYTES as COMPILER_LIMIT
 
     assert MAX_FILE_BYTES == COMPILER_LIMIT
     cert = certify(run, project)
@@ -235,18 +236,20 @@ def test_a_library_that_is_not_the_pinned_one_fails(run: Run, refused: Path) -> 
     """The spliced route judged by a lax `venture.obl` beside it, the certificate made
     again around it (the library's hash, its path, the coverage decisions, the verdict):
     the policy pins other content under `venture`."""
+    from pcsc.compiler.session import library_sha256
+
     project = refused.parent
     (project / "venture.obl").write_text(LAX)
     doc = json.loads(refused.read_text())
-    doc["libraries"][0].update(base="certificate", path="venture.obl",
-                               sha256=hashlib.sha256(LAX.encode()).hexdigest())
+    doc["libraries"][0].update(base="certificate", path="venture.obl", sha256=hashlib.sha256(LAX.encode()).hexdigest(),
+                               canonical_sha256=library_sha256(project / "venture.obl"))
     write(refused, doc)
     code, out = verify(run, refused)
     assert code == 1 and "library venture (libraries[0]): has sha256" in out and "but policy venture@1.0.0 pins" in out
     # the same under a policy that pins nothing: the library must be the one PCSC ships
     policy = project / "policies" / "venture" / "1.0.0.toml"
     policy.write_text(policy.read_text().replace("[libraries.venture]", "[unpinned]"))
-    from pcsc.certcheck import Files, canonical, policy_document
+    from pcsc.certify.check import Files, canonical, policy_document
 
     record = doc["policies"][0]
     files = Files({"certificate": project}, [])
@@ -254,7 +257,13 @@ def test_a_library_that_is_not_the_pinned_one_fails(run: Run, refused: Path) -> 
     record.update(sha256=digest, file_sha256=digest)
     write(refused, doc)
     code, out = verify(run, refused)
+    assert code == 1 and "libraries[0].pin: is" in out and 'admits `venture` by {"by":"shipped"' in out, out
+    shipped = library_sha256(ROOT / "obligations" / "venture.obl")
+    doc["libraries"][0]["pin"] = {"by": "shipped", "version": None, "sha256": shipped}
+    write(refused, doc)
+    code, out = verify(run, refused)
     assert code == 1 and "pins no library `venture` and allows no local library" in out, out
+    assert f"ships under that name has sha256 {shipped}" in out, out
 
 
 def test_a_library_of_another_name_fails(run: Run, project: Path) -> None:
@@ -427,21 +436,52 @@ def forgeries(doc: dict[str, Any], donors: bool) -> list[tuple[tuple[str, ...], 
     return out
 
 
-# Not free but not yet bound (docs/decisions.md, "What verify-cert does not check"): which
-# steps a graph block's rule reads is checked by value and by the set of steps, not by name.
-GRAPH_BLOCK_RULE_WORDS = ("series:", "parallel:", "(series item)", "(parallel branch)", "(spine)", "spine item",
-                          "the last item of a series", "earlier spine items", "R(start)")
+def rule_swaps(doc: dict[str, Any]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """Each step's rule (its first step) replaced by every other rule that computes
+    the same arithmetic (the checker's handler of the same code), the digest made
+    again: the values and operands stay right, only the claim of how changes."""
+    import copy
+
+    from pcsc.certify.check import RULES
+
+    def code(rule: str) -> Any:
+        return getattr(RULES[rule], "__code__", RULES[rule])
+
+    out, seen = [], set()
+    for r, route in enumerate(doc["routes"]):
+        for i, step in enumerate(route["steps"]):
+            if step["rule"] in seen or step["rule"] not in RULES:
+                continue
+            seen.add(step["rule"])
+            for other in RULES:
+                if other != step["rule"] and code(other) == code(step["rule"]):
+                    forged = copy.deepcopy(doc)
+                    forged["routes"][r]["steps"][i]["rule"] = other
+                    resign(forged)
+                    out.append((step["symbol"], step["rule"], other, forged))
+    return out
 
 
-def _graph_operand(g: tuple[str, ...]) -> bool:
-    return len(g) > 4 and g[2] == "steps" and g[4].startswith("operands") and \
-        any(w in g[3] for w in GRAPH_BLOCK_RULE_WORDS)
+def _verifies(forged: dict[str, Any], bases: dict[str, Path]) -> bool:
+    from pcsc.certify.check import Mismatch
+    from pcsc.certify.check import verify as check
+
+    try:
+        check(json.dumps(forged), bases)
+    except Mismatch:
+        return False
+    return True
 
 
-def _forge_all(cert: Path, donors: bool) -> None:
-    from pcsc.certcheck import Mismatch
-    from pcsc.certcheck import verify as check
-    from pcsc.resources import data_dir
+def _operand(g: tuple[str, ...]) -> bool:
+    """A field of a step's operands (which step a rule reads, and its value)."""
+    return len(g) > 4 and g[2] == "steps" and g[4] == "operands"
+
+
+def _forge_all(cert: Path, donors: bool, only: Callable[[tuple[str, ...]], bool] = lambda g: True) -> None:
+    from pcsc.base.resources import data_dir
+    from pcsc.certify.check import Mismatch
+    from pcsc.certify.check import verify as check
 
     doc = json.loads(cert.read_text())
     bases = {"certificate": cert.parent, "shipped-obligations": data_dir("obligations"),
@@ -449,15 +489,20 @@ def _forge_all(cert: Path, donors: bool) -> None:
     check(cert.read_text(), bases)  # the certificate itself verifies
     fields = {g for g, _, _ in forgeries(doc, donors=False)}
     assert len(fields) > 150, len(fields)
-    survived = []
+    survived, tried = [], 0
     for g, kind, forged in forgeries(doc, donors):
+        if not only(g):
+            continue
+        tried += 1
         try:
             check(json.dumps(forged), bases)
         except Mismatch:
             continue
-        if g not in FREE and not _graph_operand(g):
+        if g not in FREE:
             survived.append(f"{kind} {'/'.join(g)}")
-    assert not survived, survived
+    survived += [f"rule {symbol}: {rule} -> {other}" for symbol, rule, other, forged in rule_swaps(doc)
+                 if only(("routes", "[]", "steps", f"[{rule}]", "operands")) and _verifies(forged, bases)]
+    assert tried > 100 and not survived, survived
     listed = {g for g in FREE if g in fields}
     assert listed, "the free fields listed are fields a certificate carries"
 
@@ -480,3 +525,74 @@ def test_a_forgery_of_any_single_field_fails_on_a_graph_and_a_fold(run: Run, tmp
                            "--cert", str(cert))
         assert code == 0, err
         _forge_all(cert, donors=True)
+
+
+def _graph_certificate(run: Run, tmp_path: Path, route: Path, policy: str) -> Path:
+    """``route`` decided under ``policy`` (shipped, or of the graph tests' policies), certified in ``tmp_path``."""
+    shutil.copytree(ROOT / "tests" / "data" / "graphs" / "policies", tmp_path / "policies", dirs_exist_ok=True)
+    text = route.read_text()
+    first = text[text.index("policy "):].split("\n", 1)[0]
+    (tmp_path / route.name).write_text(text.replace(first, f'policy  "{policy}"', 1))
+    cert = tmp_path / f"{route.stem}.json"
+    code, _, err = run("compile", str(tmp_path / route.name), "--policy-path", str(tmp_path / "policies"),
+                       "--cert", str(cert))
+    assert cert.exists(), err
+    return cert
+
+
+ONE_BLOCK = ROOT / "tests" / "data" / "graphs" / "one_block.route"
+LOCK = ROOT / "examples" / "graphs" / "lock_cert_pilot.route"
+FOLDS = ["venture@1.1.0", "venture-discount@1.1.0", "venture-stop@1.1.0"]
+
+
+@pytest.mark.parametrize("policy", FOLDS)
+def test_a_route_that_is_one_parallel_block_verifies_under_every_fold(run: Run, tmp_path: Path, policy: str) -> None:
+    """It forks at its start and joins at its end: its one spine item is the whole
+    block, with a w and an x like any spine item (verify-cert refused them)."""
+    cert = _graph_certificate(run, tmp_path, ONE_BLOCK, policy)
+    steps = {s["symbol"] for s in json.loads(cert.read_text())["routes"][0]["steps"]}
+    assert {"[].P", "[].w", "[].x", "[0].w", "[1].x"} <= steps
+    code, out = verify(run, cert)
+    assert code == 0, out
+
+
+def _step(doc: dict[str, Any], symbol: str) -> dict[str, Any]:
+    return next(s for s in doc["routes"][0]["steps"] if s["symbol"] == symbol)
+
+
+@pytest.mark.parametrize(
+    ("symbol", "operand", "donor", "reads"),
+    [
+        # same-valued steps: the planner stops at the first stage, so no stage walks
+        ("first_run.D", "walking", ("certify.D", "walking"), "`first_run.walking`"),
+        ("beta_batch.walking", "before", None, "the constant true"),
+        ("national.stops", "R_next", ("retail.stops", "R_next"), "`R(national)`"),
+        ("[1.0].x", "D_b", ("[1.1].x", "D_b"), "`[1.0].D`"),
+        ("[].P", "p", "reversed", "beta_batch.p, [1].P, first_run.p, retail.p, national.p"),
+        ("first_run.reach", "w", ("retail.reach", "w"), "`first_run.w`"),
+        ("retailer_review.w", "w", ("host_pilot.w", "w"), "`[1.0].w`"),
+    ],
+)
+def test_a_fold_operand_naming_another_step_fails(run: Run, tmp_path: Path, symbol: str, operand: str,
+                                                  donor: tuple[str, str] | str | None, reads: str) -> None:
+    """Which step a rule of the graph fold or of the option to stop reads is bound by
+    name, not only by value: each forgery here keeps every value (the steps swapped
+    in are equal, a product reversed is the same)."""
+    cert = _graph_certificate(run, tmp_path, LOCK, "venture-stop@1.1.0")
+    doc = json.loads(cert.read_text())
+    ops = _step(doc, symbol)["operands"]
+    ops[operand] = {"v": False} if donor is None else ops[operand][::-1] if donor == "reversed" else \
+        _step(doc, donor[0])["operands"][donor[1]]
+    write(cert, doc)
+    code, out = verify(run, cert)
+    assert code == 1 and f"operand `{operand}` is" in out and f"but the rule reads {reads}" in out, out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("route", "policy"), [(ONE_BLOCK, FOLDS[0]), (ONE_BLOCK, FOLDS[1]), (LOCK, FOLDS[0]),
+                                               (ROOT / "examples" / "ci_cache.route", FOLDS[2])],
+                         ids=["one-block-paper", "one-block-discount", "lock-paper", "chain-stop"])
+def test_every_operand_forgery_fails_under_every_fold(run: Run, tmp_path: Path, route: Path, policy: str) -> None:
+    """The operands of every rule of the graph fold and the option to stop, each
+    forged alone (the whole certificate is forged on a graph and a fold above)."""
+    _forge_all(_graph_certificate(run, tmp_path, route, policy), donors=True, only=_operand)

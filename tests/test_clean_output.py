@@ -4,7 +4,7 @@ cell PCSC writes is a formula.
 The attacks: ESC and BEL in a route's title and strings and in a file's name (a
 terminal retitles its window, clears the screen, rings), a right-to-left override that
 makes a line display in another order, and a file name a spreadsheet evaluates in
-`ledger export`'s CSV. `pcsc.escape.escape_controls` is the one function every text
+`ledger export`'s CSV. `pcsc.base.escape.escape_controls` is the one function every text
 output goes through; JSON keeps the characters as JSON escapes (the same string when
 read back); `pcsc.forecast.export.spreadsheet_safe` neutralises CSV cells."""
 
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.base.escape import escape_controls
 from pcsc.cli import main
-from pcsc.escape import escape_controls
 from pcsc.forecast.export import spreadsheet_safe
 from tests.conftest import EXAMPLES, run_cli
 

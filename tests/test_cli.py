@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.base.config import ConfigError, load_config
 from pcsc.cli.context import colour_enabled
 from pcsc.cli.main import fit_terminal
-from pcsc.config import ConfigError, load_config
 from tests.conftest import ROOT, SPEC_ROUTE, run_cli
 
 
@@ -82,7 +82,7 @@ def test_commands_are_imported_only_when_they_run() -> None:
         "        main(argv)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = ('lark', 'sympy', 'numpy', 'pcsc.pipeline', 'rich')\n"
+        "heavy = ('lark', 'sympy', 'numpy', 'pcsc.compiler.session', 'rich')\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('pcsc.cli.commands.') or m in heavy)\n"
         "print(loaded)\n"
     )
@@ -223,7 +223,7 @@ def test_configuration_is_found_upward_and_flags_override(
 
     code, out, _ = run_cli(capsys, "config", "--coverage", "off", "--format", "text")
     assert code == 0
-    assert "coverage     off    # from command line" in out
+    assert "coverage        off    # from command line" in out
 
 
 def test_the_configuration_example_of_the_docs_is_what_pcsc_config_prints(

@@ -10,10 +10,10 @@ import tomllib
 
 import pytest
 
-from pcsc.pipeline import Compiled, Session
+from pcsc.analysis.seams.analysis import RouteSeams, analyse
+from pcsc.analysis.seams.experiment import summarise
+from pcsc.compiler.session import Compiled, Session
 from pcsc.policy.load import PolicyStore
-from pcsc.seams.analysis import RouteSeams, analyse
-from pcsc.seams.experiment import summarise
 from tests.conftest import EXAMPLES, ROOT
 
 COHORT = EXAMPLES / "cohort"

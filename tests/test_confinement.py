@@ -1,4 +1,4 @@
-"""Folder walks never follow a link out of the folder (`pcsc.walk`).
+"""Folder walks never follow a link out of the folder (`pcsc.compiler.walk`).
 
 The attack: a route folder holding `creds.route`, a link to a credential file; `pcsc
 check DIR` read it and its syntax error printed the token's line on standard error,
@@ -112,7 +112,7 @@ def test_policy_test_folders_refuse_a_link_out(tree: Path, capsys: pytest.Captur
 
 
 def test_the_walk_reports_each_link_out_once_in_sorted_order(tree: Path) -> None:
-    from pcsc.walk import folder_files
+    from pcsc.compiler.walk import folder_files
 
     (tree / "routes" / "b_out.route").symlink_to(tree / "elsewhere" / "other.route")
     found, refused = folder_files(Path("routes"), (".route",))

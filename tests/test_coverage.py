@@ -22,11 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pcsc.analysis.seams.splice import splice, splice_text
+from pcsc.compiler.session import Compiled, Session
 from pcsc.coverage import Coverage, DeltaCoverage
-from pcsc.packet import compile_packet
-from pcsc.pipeline import Compiled, Session
 from pcsc.policy.load import PolicyStore
-from pcsc.seams.splice import splice, splice_text
+from pcsc.render.packet import compile_packet
 from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE, pin_libraries, run_cli
 
 pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")

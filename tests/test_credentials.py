@@ -1,7 +1,7 @@
 """No output, log or error carries a credential: every command that takes a ledger,
 given a database address with a password (on the command line or in pcsc.toml,
 reachable or not, well-formed or not), prints and writes the address only with its
-password masked (`pcsc.config.hide_credentials`), in every format it offers.
+password masked (`pcsc.base.config.hide_credentials`), in every format it offers.
 
 The commands are found from the command registry, so a new one that takes `--ledger`
 is covered (or this test says which arguments it needs)."""
@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from pcsc.base.config import hide_credentials
 from pcsc.cli import main
 from pcsc.cli.main import command_parser
 from pcsc.cli.registry import COMMANDS, Command
-from pcsc.config import hide_credentials
 from tests import docrun
 from tests.conftest import ROOT
 

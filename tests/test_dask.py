@@ -71,7 +71,7 @@ def test_a_dask_run_prints_what_a_local_run_prints(
 def test_the_work_runs_on_the_workers(cluster: tuple[str, bool]) -> None:
     import os
 
-    from pcsc.parallel import executor
+    from pcsc.compiler.parallel import executor
 
     address, processes = cluster
     run = executor(1, address)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import pcsc.cli
-from pcsc import schemas
-from pcsc.overrides import OverrideError, parse_override, parse_value, split_key
+from pcsc.policy.overrides import OverrideError, parse_override, parse_value, split_key
+from pcsc.render import schemas
 from tests.conftest import ROOT, SPEC_ROUTE
 from tests.test_spec_numbers import hand_computation
 
@@ -169,7 +169,7 @@ def test_policy_diff_route_overrides_apply_to_the_new_side(run: Run) -> None:
 
 # ---------------------------------------------------------------------- certificates
 def checker_imports() -> set[str]:
-    tree = ast.parse((ROOT / "pcsc" / "certcheck.py").read_text())
+    tree = ast.parse((ROOT / "pcsc" / "certify" / "check.py").read_text())
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -498,8 +498,8 @@ AUTHORED = [
 def test_a_forged_authored_number_with_every_step_recomputed_fails_naming_it(
     run: Run, project: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, named: str, line: int
 ) -> None:
-    import pcsc.certcheck
-    from pcsc.resources import data_dir
+    import pcsc.certify.check
+    from pcsc.base.resources import data_dir
 
     bases = {"certificate": project, "shipped-obligations": data_dir("obligations"),
              "shipped-policies": data_dir("policies")}
@@ -509,9 +509,9 @@ def test_a_forged_authored_number_with_every_step_recomputed_fails_naming_it(
         assert code == 1 and "PCSC-E912" in out, out
         assert named in out and f"line {line} of devtools_api.route" in out, out
         with monkeypatch.context() as m:  # every other rule holds: only the file's numbers tell the forgery
-            m.setattr(pcsc.certcheck, "check_written", lambda *a: None)
-            m.setattr(pcsc.certcheck, "check_written_conditions", lambda *a: None)
-            pcsc.certcheck.verify(cert.read_text(), bases)
+            m.setattr(pcsc.certify.check, "check_written", lambda *a: None)
+            m.setattr(pcsc.certify.check, "check_written_conditions", lambda *a: None)
+            pcsc.certify.check.verify(cert.read_text(), bases)
         shutil.rmtree(project.parent / "forger")
 
 
@@ -921,9 +921,9 @@ def test_tampering_with_any_number_of_a_certificate_fails(run: Run, project: Pat
     makes the checker fail; most are named by the step or coverage row that uses them."""
     from fractions import Fraction
 
-    from pcsc.certcheck import Mismatch
-    from pcsc.certcheck import verify as check
-    from pcsc.resources import data_dir
+    from pcsc.base.resources import data_dir
+    from pcsc.certify.check import Mismatch
+    from pcsc.certify.check import verify as check
 
     cert = certify(run, project)
     doc = json.loads(cert.read_text())
@@ -965,7 +965,7 @@ def test_a_malformed_certificate_is_a_diagnostic_not_a_crash(run: Run, project: 
         code, out, err = run("verify-cert", str(bad))
         assert code == 1, (out, err)
         assert "PCSC-E912" in err and "internal error" not in err, err
-    from pcsc.certcheck import VERSION
+    from pcsc.certify.check import VERSION
 
     bad.write_text(json.dumps({"certificate": "pcsc-decision-certificate", "version": VERSION}))
     code, _, err = run("verify-cert", str(bad))
@@ -1023,8 +1023,8 @@ def test_a_certificate_is_the_same_on_a_machine_with_other_line_ends_and_install
 ) -> None:
     """Another machine: the route and policy checked out with CRLF line ends, in another
     folder, and PCSC's shipped library and policies installed somewhere else."""
-    from pcsc.certcheck import verify as check
-    from pcsc.resources import data_dir
+    from pcsc.base.resources import data_dir
+    from pcsc.certify.check import verify as check
 
     cert = certify(run, project)
     other = tmp_path / "windows" / "checkout"

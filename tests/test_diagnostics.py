@@ -5,7 +5,7 @@ that edits to examples/ cannot move these locations) with one small mutation. Th
 states the code, the line and the columns of the first diagnostic's span, a fragment of
 its message, the help line where one is expected ("did you mean …"), and the codes of
 every diagnostic the mutation produces, so a cascade of follow-on errors fails too.
-They run in-process through `pcsc.pipeline.Session` for speed; a handful of tests run
+They run in-process through `pcsc.compiler.session.Session` for speed; a handful of tests run
 `python -m pcsc check` end to end (exit code, rendered text, JSON, SARIF 2.1.0).
 
 Golden files: every `tests/data/diagnostics/<name>.route` is checked with
@@ -34,10 +34,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pcsc.compiler.session import Session
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyStore
 from pcsc.render.diagnostics import to_json, to_text
 from pcsc.render.sarif import SARIF_SCHEMA, to_sarif
@@ -1378,8 +1378,8 @@ def test_coloured_diagnostics_on_a_terminal_are_never_wrapped(tmp_path: Path, mo
     import argparse
     import io
 
+    from pcsc.base.config import Config
     from pcsc.cli.context import Context
-    from pcsc.config import Config
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

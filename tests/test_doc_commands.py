@@ -3,34 +3,34 @@
 Every `$ pcsc …` line of a page's blocks runs, page by page and in order, in a fresh
 folder that sees the checkout's `examples/` and `policies/` (rules: tests/docrun.py; the
 pages show excerpts, so the shown lines must be one run of the printed ones). The
-tutorial runs as a whole in tests/test_tutorial.py, and the blocks `python -m pcsc.docs`
+tutorial runs as a whole in tests/test_tutorial.py, and the blocks `python -m pcsc.tools.docs`
 writes are checked whole in tests/test_docblocks.py; both are left out here."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
-from pcsc import docblocks
+from pcsc.tools import docblocks
 from tests import docrun
 from tests.conftest import ROOT
 
 #: Pages whose commands another test runs as written (files the page writes first).
 SKIP_PAGES = {"tutorial.md", "output.md"}  # tests/test_tutorial.py, tests/test_floods.py
 
-#: Exit codes of the pages' commands, where not 0.
+#: Exit codes of the pages' commands, where not 0 and not said on the page (`<!-- exit: N -->`).
 EXIT = {("cli.md", "pcsc check spliced.route"): 1}
 
 #: Commands a page shows that this test does not run, and why.
 NOT_RUN = {
-    ("cli.md", "pcsc config"): "shows the settings of a reader's own project (/work/project/pcsc.toml)",
+    ("cli.md", "pcsc config"): "shows the settings of a reader's own project (/work/project/pcsc.toml): "
+                               "tests/test_doc_claims.py makes that project and compares what it prints",
     ("cli.md", "pcsc cache info"): "shows a reader's own cache (folder and counts); its lines' shape is checked "
                                    "against the program in tests/test_ircache_bound.py",
     ("cli.md", "pcsc cache clear"): "likewise (tests/test_ircache_bound.py)",
-    ("policy-tests.md", "pcsc test policies/"): "shows the report after a change that moves a binding step, "
-                                                "which the shipped policies do not make",
+    ("policy-tests.md", "pcsc test policies/"): "runs after the page's edit of a shipped example: "
+                                                "tests/test_doc_claims.py makes the edit in a copy and runs it",
 }
 
 
@@ -40,8 +40,9 @@ def _commands() -> list[tuple[str, docrun.Command]]:
         if page.name in SKIP_PAGES:
             continue
         text = docblocks.without_blocks(page.read_text(encoding="utf-8"))
-        for body in re.findall(r"```[a-z]*\n(.*?)\n```", text, re.S):
-            out += [(page.name, docrun.Command(c.line, c.shown, EXIT.get((page.name, c.line), 0)))
+        for marker, arg, _, body in docrun.BLOCK.findall(text):
+            exit_code = int(arg) if marker == "exit" else 0  # a `<!-- exit: N -->` line before the block
+            out += [(page.name, docrun.Command(c.line, c.shown, EXIT.get((page.name, c.line), exit_code)))
                     for c in docrun.commands_in(body, 0)]
     return out
 

@@ -1,5 +1,5 @@
-"""The generated blocks of README.md and docs/ (`pcsc/docblocks.py`, written by
-`python -m pcsc.docs`) are what the program prints today, and the recordings they are
+"""The generated blocks of README.md and docs/ (`pcsc/tools/docblocks.py`, written by
+`python -m pcsc.tools.docs`) are what the program prints today, and the recordings they are
 written from are the program's: their inputs are the files, their tables recount from
 their own records, a seeded slice of the run gives the recorded results again (default
 run), and the whole run prints the recorded bytes (`pytest -m slow`)."""
@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from pcsc import docblocks
+from pcsc.analysis.seams.experiment import fundability_flip
+from pcsc.analysis.search import lower_median
+from pcsc.base.stats import rate
 from pcsc.cli import main
-from pcsc.seams.experiment import fundability_flip
-from pcsc.search import lower_median
-from pcsc.stats import rate
+from pcsc.tools import docblocks
 from tests.conftest import ROOT
 
 #: The cohort routes the default run searches again (the first two, by name).
@@ -42,7 +42,7 @@ def _printed_json(renderer: docblocks.Renderer, name: str) -> Any:
 
 def test_every_block_is_current(renderer: docblocks.Renderer) -> None:
     stale = docblocks.regenerate(ROOT, write=False, renderer=renderer)
-    assert not stale, "run `python -m pcsc.docs`: stale blocks " + ", ".join(
+    assert not stale, "run `python -m pcsc.tools.docs`: stale blocks " + ", ".join(
         f"{s.page.relative_to(ROOT)}:{s.name}" for s in stale)
 
 
@@ -98,7 +98,7 @@ def test_the_recording_reads_todays_files(recording: docblocks.Recording) -> Non
     for entry in inputs:
         data = (ROOT / entry["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"], (
-            f"{entry['path']} changed since the recording: run `python -m pcsc.docs --record`")
+            f"{entry['path']} changed since the recording: run `python -m pcsc.tools.docs --record`")
 
 
 # ---------------------------------------------------------------------- the recorded tables, recounted
@@ -217,7 +217,7 @@ def test_a_seeded_slice_gives_the_recorded_results(
         was = {r["route"]: r for r in kept["routes"] if r["route"] in SLICE}
     assert set(now) == set(was) == set(SLICE)
     for name in SLICE:
-        assert now[name] == was[name], f"{name}: the run moved; run `python -m pcsc.docs --record`"
+        assert now[name] == was[name], f"{name}: the run moved; run `python -m pcsc.tools.docs --record`"
 
 
 @pytest.mark.slow
@@ -254,7 +254,7 @@ def _money_m(x: float) -> str:
 def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str, Any]) -> None:
     """The counts README.md and docs/experiments.md state in prose beside the search's
     tables, formatted from the recording."""
-    from pcsc.search import PAPER_CONDITIONS
+    from pcsc.analysis.search import PAPER_CONDITIONS
 
     readme, experiments = (" ".join((ROOT / page).read_text(encoding="utf-8").split())
                            for page in ("README.md", "docs/experiments.md"))

@@ -11,7 +11,6 @@ import attrs
 import pytest
 
 from pcsc.diagnostics.codes import CODES
-from pcsc.docs import code_anchor, diagnostics_markdown, json_markdown, policy_reference_markdown
 from pcsc.policy.model import (
     Buckets,
     EvidencePolicy,
@@ -24,13 +23,15 @@ from pcsc.policy.model import (
     Reweighting,
     Uncertainty,
 )
+from pcsc.render.doclinks import code_anchor
 from pcsc.render.envelope import SCHEMA_VERSIONS
+from pcsc.tools.docs import diagnostics_markdown, json_markdown, policy_reference_markdown
 from tests.conftest import ROOT
 
 
 def test_diagnostics_doc_is_current() -> None:
     on_disk = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
-    assert on_disk == diagnostics_markdown(), "run `python -m pcsc.docs` to regenerate docs/diagnostics.md"
+    assert on_disk == diagnostics_markdown(), "run `python -m pcsc.tools.docs` to regenerate docs/diagnostics.md"
 
 
 def test_every_code_is_documented_once() -> None:
@@ -41,14 +42,14 @@ def test_every_code_is_documented_once() -> None:
 
 def test_json_doc_is_current() -> None:
     on_disk = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
-    assert on_disk == json_markdown(), "run `python -m pcsc.docs` to regenerate docs/json.md"
+    assert on_disk == json_markdown(), "run `python -m pcsc.tools.docs` to regenerate docs/json.md"
 
 
 def test_every_document_kind_is_documented_with_its_schema_file() -> None:
     text = json_markdown()
     for kind, version in SCHEMA_VERSIONS.items():
         assert f"## `{kind}` " in text
-        assert f"`pcsc/schemas/{kind}.v{version}.json`" in text
+        assert f"`pcsc/render/schemas/{kind}.v{version}.json`" in text
 
 
 def test_every_diagnostic_code_has_its_anchor() -> None:
@@ -59,7 +60,8 @@ def test_every_diagnostic_code_has_its_anchor() -> None:
 
 def test_policy_reference_is_current() -> None:
     on_disk = (ROOT / "docs" / "policy-reference.md").read_text(encoding="utf-8")
-    assert on_disk == policy_reference_markdown(), "run `python -m pcsc.docs` to regenerate docs/policy-reference.md"
+    assert on_disk == policy_reference_markdown(), \
+        "run `python -m pcsc.tools.docs` to regenerate docs/policy-reference.md"
 
 
 def test_policy_reference_lists_every_key_of_the_model() -> None:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import pytest
 from lark import Lark, Token, Tree
 
-from pcsc.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
-from pcsc.lower.route import VISION_KEYS
+from pcsc.lang.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
+from pcsc.lang.lower.route import VISION_KEYS
 from tests.conftest import ROOT
 
 EXTENSION = ROOT / "editors" / "vscode"

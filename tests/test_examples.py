@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pcsc.cli import main
-from pcsc.pipeline import Compiled, Session
+from pcsc.compiler.session import Compiled, Session
 from pcsc.score.route import TransitionNumbers
 from tests.conftest import EXAMPLES, ROOT
 

@@ -14,13 +14,9 @@ from typing import Any
 
 import pytest
 
-from pcsc.cli import main
-from pcsc.cli.exits import EXIT_USAGE
-from pcsc.pipeline import Session
-from pcsc.policy.load import PolicyStore
-from pcsc.seams.analysis import RouteSeams, analyse
-from pcsc.seams.detectors import JUMP_MULTIPLE, class_jumps, jumps, ladder, proxy_flagged, proxy_flags
-from pcsc.seams.experiment import (
+from pcsc.analysis.seams.analysis import RouteSeams, analyse
+from pcsc.analysis.seams.detectors import JUMP_MULTIPLE, class_jumps, jumps, ladder, proxy_flagged, proxy_flags
+from pcsc.analysis.seams.experiment import (
     PAPER,
     PAPER_DELETIONS,
     PHASE0_ARMS,
@@ -33,10 +29,14 @@ from pcsc.seams.experiment import (
     summary_rates,
     value_sweep,
 )
-from pcsc.seams.identity import fold_exact
-from pcsc.seams.splice import splice
-from pcsc.stats import rate, rate_text, wilson95
-from pcsc.textout import EXPERIMENT_ROWS
+from pcsc.analysis.seams.splice import splice
+from pcsc.base.stats import rate, rate_text, wilson95
+from pcsc.cli import main
+from pcsc.cli.exits import EXIT_USAGE
+from pcsc.compiler.session import Session
+from pcsc.policy.load import PolicyStore
+from pcsc.render.text import EXPERIMENT_ROWS
+from pcsc.score.fold import chain_fold
 from tests.conftest import EXAMPLES, ROOT
 
 COHORT = EXAMPLES / "cohort"
@@ -65,8 +65,8 @@ def test_wilson_matches_the_papers_published_intervals(k: int, n: int, published
 
 def test_the_pages_rate_example_is_the_programs() -> None:
     low, high = rate(21, 26)["wilson95"]
-    assert f'{{"k": 21, "n": 26, "wilson95": [{low:.4f}, {high:.4f}]}}' in (ROOT / "docs" / "experiments.md").read_text(
-        encoding="utf-8")
+    assert f'{{"k": 21, "n": 26, "wilson95": [{low!r}, {high!r}]}}' in (ROOT / "docs" / "experiments.md").read_text(
+        encoding="utf-8")  # as printed: the bounds unrounded
 
 
 def test_wilson_edges() -> None:
@@ -339,10 +339,10 @@ def test_value_sweep_is_the_exact_refold_at_scaled_value(cohort: tuple[list[Rout
         P = [Fraction(t.p) for t in ts]
         C = [Fraction(t.cost.c) for t in ts]
         V = Fraction(r.compiled.numbers.value) * m
-        honest = fold_exact(P, C, V)[0]
+        honest = chain_fold(P, C, V)[0]
         for s, d in zip(r.seams, scaled_deltas(r, m), strict=True):
             k = s.k
-            assert d == fold_exact(P[:k] + P[k + 1:], C[:k] + C[k + 1:], V)[0] - honest
+            assert d == chain_fold(P[:k] + P[k + 1:], C[:k] + C[k + 1:], V)[0] - honest
 
 
 def test_value_sweep_option_and_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -435,9 +435,9 @@ def test_the_pages_counts_of_the_cohort_are_the_programs(
     """The counts the README and the docs state in prose, beside the tables, computed."""
     import attrs
 
+    from pcsc.analysis.seams import detectors
+    from pcsc.analysis.search import ungrounded
     from pcsc.score.cost import deltas
-    from pcsc.seams import detectors
-    from pcsc.search import ungrounded
 
     results, _ = cohort
     readme, experiments, redteam = (" ".join((ROOT / page).read_text(encoding="utf-8").split())

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.base.extras import EXTRAS
 from pcsc.cli import main
-from pcsc.extras import EXTRAS
 from tests.conftest import EXAMPLES, ROOT
 
 A1 = ["--scores", str(EXAMPLES / "routecast_table_a1.csv"), "--id", "blind_id", "--outcome", "outcome_bucket",
@@ -34,7 +34,7 @@ def commands(tmp: Path) -> dict[str, list[list[str]]]:
 
 
 def test_every_extra_of_the_package_is_known() -> None:
-    """The extras pyproject.toml declares (but `test` and `docs`) are the ones `pcsc.extras`
+    """The extras pyproject.toml declares (but `test` and `docs`) are the ones `pcsc.base.extras`
     checks, each by a package the extra installs."""
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     features = {k: v for k, v in declared.items() if k not in ("test", "docs")}

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pcsc.cli import main
-from pcsc.syntax import parser
-from pcsc.syntax.limits import MAX_LINE
+from pcsc.lang.syntax import parser
+from pcsc.lang.syntax.limits import MAX_LINE
 from tests import docrun
 from tests.conftest import EXAMPLES, ROOT, run_cli
 
@@ -155,8 +155,8 @@ def test_the_output_page_runs_as_written(tmp_path: Path) -> None:
 
 def test_the_pages_state_the_limits_the_code_has() -> None:
     from pcsc.cli.options import MAX_DIAGNOSTICS
+    from pcsc.lang.syntax.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_ROUTES, MAX_TRANSITIONS
     from pcsc.render.diagnostics import _BEFORE, MESSAGE, SNIPPET
-    from pcsc.syntax.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_ROUTES, MAX_TRANSITIONS
 
     page = " ".join(OUTPUT_PAGE.read_text(encoding="utf-8").split())
     for claim in (

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcsc import fmt as fmt_module
 from pcsc.cli import main
+from pcsc.compiler.meaning import semantics
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.fmt import Semantics, check_format, comment_texts, format_source, lex, respace
-from pcsc.meaning import semantics
+from pcsc.lang import fmt as fmt_module
+from pcsc.lang.fmt import Semantics, check_format, comment_texts, format_source, lex, respace
 from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
 
 DATA = Path(__file__).resolve().parent / "data" / "fmt"
@@ -484,11 +484,11 @@ SHIPPED_ROUTES = sorted(EXAMPLES.rglob("*.route"))
 @pytest.mark.parametrize("path", SHIPPED_ROUTES, ids=lambda p: p.stem)
 def test_printed_routes_and_their_splices_are_already_formatted(path: Path) -> None:
     """`pcsc splice`, `redteam` and `gate --suggest --apply` print routes from the IR
-    (`pcsc.printer`): what they print is a fixed point of `pcsc fmt`, for every shipped
+    (`pcsc.lang.printer`): what they print is a fixed point of `pcsc fmt`, for every shipped
     route and every splice of it."""
-    from pcsc.pipeline import Session
-    from pcsc.printer import route_to_text
-    from pcsc.seams.splice import seam_indices, splice
+    from pcsc.analysis.seams.splice import seam_indices, splice
+    from pcsc.compiler.session import Session
+    from pcsc.lang.printer import route_to_text
 
     session = Session()
     routes = session.load_paths([str(path)])
@@ -506,8 +506,8 @@ def test_printed_routes_and_their_splices_are_already_formatted(path: Path) -> N
 
 
 def test_the_printer_spaces_expressions_as_fmt_does() -> None:
-    from pcsc.pipeline import Session
-    from pcsc.printer import route_to_text
+    from pcsc.compiler.session import Session
+    from pcsc.lang.printer import route_to_text
 
     text = SPEC_ROUTE.read_text(encoding="utf-8").replace("threshold  developers >= 500",
                                                           "threshold  developers>=500 and not(paying_teams>2*-50)")

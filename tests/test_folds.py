@@ -1,5 +1,5 @@
 """The policy-selected folds (`[fold]`): discounting and the option to stop, each with
-its own deletion identity, exact and symbolic (pcsc/seams/folds.py)."""
+its own deletion identity, exact and symbolic (pcsc/analysis/seams/folds.py)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcsc.policy.model import FoldPolicy, PolicyValueError
-from pcsc.score.route import discount_factor, fold, fold_policy, horizon_years
-from pcsc.seams.folds import (
+from pcsc.analysis.seams.folds import (
     abandonment_formulas,
-    fold_exact_policy,
     fold_seam_identities,
     verify_abandonment,
     verify_discounted,
 )
+from pcsc.policy.model import FoldPolicy, PolicyValueError
+from pcsc.score.fold import chain_fold
+from pcsc.score.route import discount_factor, horizon_years
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "folds"
@@ -59,7 +59,7 @@ def test_identity_equals_refold_exactly(chain: Chain, stop: bool) -> None:
 @settings(max_examples=100, deadline=None)
 @given(chains())
 def test_discounted_identity_is_the_papers_when_d_is_one(chain: Chain) -> None:
-    from pcsc.seams.identity import seam_identities
+    from pcsc.analysis.seams.identity import seam_identities
 
     ps, cs, _, v = chain
     ks = range(1, len(ps) - 1)
@@ -107,15 +107,15 @@ def test_wrong_formulas_are_rejected() -> None:
     # and exactly: the paper's formula (undiscounted) disagrees with the discounted re-fold
     P, D, C, V = [Fraction(1, 2)] * 4, [Fraction(9, 10)] * 4, [Fraction(1)] * 4, Fraction(100)
     Q = [p * d for p, d in zip(P, D, strict=True)]
-    R = fold_exact_policy(Q, C, V, False)
-    refold = fold_exact_policy(Q[:1] + Q[2:], C[:1] + C[2:], V, False)[0] - R[0]
+    R = chain_fold(Q, C, V)
+    refold = chain_fold(Q[:1] + Q[2:], C[:1] + C[2:], V)[0] - R[0]
     assert Q[0] * (C[1] + (1 - P[1]) * R[2]) != refold
     assert Q[0] * (C[1] + (1 - Q[1]) * R[2]) == refold
 
 
 def test_float_fold_is_the_papers_under_the_default() -> None:
     ps, cs = [0.5, 0.3, 0.9], [10.0, 20.0, 5.0]
-    assert fold_policy(ps, cs, [1.0] * 3, 800.0, False) == fold(ps, cs, 800.0)
+    assert chain_fold(ps, cs, 800.0, [1.0] * 3) == chain_fold(ps, cs, 800.0)
     assert FoldPolicy().is_default
     assert discount_factor(0.0, (5.0, "years")) == 1.0
 
@@ -231,7 +231,7 @@ def test_symbolic_under_a_discount_prints_the_discounted_identity() -> None:
     identity `-p0*(R2*p1 - R2 - c1)`, no d_i."""
     import sympy
 
-    from pcsc import schemas
+    from pcsc.render import schemas
 
     doc, text = _seams_symbolic("examples/domains/solid_electrolyte.route")
     schemas.validate(doc)
@@ -277,8 +277,8 @@ def test_a_derivation_shows_a_wrong_identity_as_a_residual() -> None:
     discount leaves a residual, and the proof rejects it."""
     import sympy
 
-    from pcsc.seams.folds import _derived, discounted_folds
-    from pcsc.seams.symbolic import paper_formula
+    from pcsc.analysis.seams.folds import _derived, discounted_folds
+    from pcsc.analysis.seams.symbolic import paper_formula
 
     n, k = 4, 1
     ps, ds, cs = (list(sympy.symbols(f"{x}0:{n}")) for x in "pdc")
@@ -298,9 +298,9 @@ def test_a_derivation_shows_a_wrong_identity_as_a_residual() -> None:
 
 
 def test_graph_seams_under_a_discount_keep_every_d() -> None:
-    from pcsc.ir import Edge, Parallel, Series
+    from pcsc.analysis.seams.graphs import _branch_key, _verify_branch, graph_derivation, proof_picks
+    from pcsc.lang.ir import Edge, Parallel, Series
     from pcsc.score.graph import edges_of
-    from pcsc.seams.graphs import _branch_key, _verify_branch, graph_derivation, proof_picks
 
     fork = Series((Edge("a"), Parallel((Series((Edge("b"), Edge("c"), Edge("d"))), Edge("x"))), Edge("f"), Edge("g")))
     names = list(edges_of(fork))

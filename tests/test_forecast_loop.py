@@ -116,7 +116,7 @@ def test_evaluate_grades_the_frozen_forecasts(loop: Path, tmp_path: Path, capsys
     cal = doc["calibration"]
     assert cal["n"] == 3 and cal["bins"] == 10  # launch+, monetize+, rival launch-
     # Brier by hand from the compiled p of the three resolved transitions (outcomes 1, 1, 0)
-    from pcsc.pipeline import Session
+    from pcsc.compiler.session import Session
 
     session = Session()
     route = session.load_routes(tmp_path / "a.route")[0]
@@ -183,7 +183,7 @@ def test_policy_fit_is_a_beta_binomial_update_and_compare_decides(
     doc = tomllib.loads(target.read_text(encoding="utf-8"))
     assert doc["policy"]["extends"] == "venture@1.0.0"
     # the prior that best explains the outcomes after each transition's frozen W (Beta penalty of strength 20)
-    from pcsc.pipeline import Session
+    from pcsc.compiler.session import Session
 
     session = Session()
     compiled = session.compile_route(session.load_routes(tmp_path / "a.route")[0])

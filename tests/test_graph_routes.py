@@ -16,21 +16,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcsc.diagnostics.model import Diagnostic
-from pcsc.ir import Edge, Parallel, Series, Shape
-from pcsc.pipeline import Compiled, Session
-from pcsc.policy.load import PolicyStore
-from pcsc.printer import route_to_text
-from pcsc.score.graph import edges_of, graph_fold
-from pcsc.score.route import fold_policy
-from pcsc.seams.graphs import (
+from pcsc.analysis.seams.graphs import (
     check_branch_formula,
     graph_seam_identities,
     seam_picks,
     synthetic_states,
     verify_graph_seam,
 )
-from pcsc.seams.splice import graph_seams, seam_indices, splice
+from pcsc.analysis.seams.splice import graph_seams, seam_indices, splice
+from pcsc.compiler.session import Compiled, Session
+from pcsc.diagnostics.model import Diagnostic
+from pcsc.lang.ir import Edge, Parallel, Series, Shape
+from pcsc.lang.printer import route_to_text
+from pcsc.policy.load import PolicyStore
+from pcsc.score.fold import chain_fold
+from pcsc.score.graph import edges_of, graph_fold
 
 ROOT = Path(__file__).resolve().parent.parent
 GRAPHS = ROOT / "examples" / "graphs"
@@ -416,7 +416,7 @@ def test_on_a_chain_the_graph_fold_is_the_chain_fold(n: int, data: st.DataObject
     names = [f"e{i}" for i in range(n)]
     states = [f"s{i}" for i in range(n + 1)]
     g = graph_fold(Series(tuple(Edge(e) for e in names)), names, states[:-1], states[1:], ps, cs, ds, v, stop)
-    R = fold_policy(ps, cs, ds, v, stop)
+    R = chain_fold(ps, cs, v, ds, stop=stop)
     assert [g.R[s] for s in states] == R
     reach = Fraction(1)
     for i, e in enumerate(names):
@@ -520,16 +520,17 @@ def test_resolution_follows_the_branches() -> None:
 
 def test_dock_removes_the_value_of_a_graph_route() -> None:
     """DOCK's score is the fold with V = 0: minus the expected cost, Σ reach_e·c_e."""
-    from pcsc.pipeline import docked_score
+    from pcsc.score.route import docked_score
 
     c = compile_file(LOCK)
     expected = -sum(t.reach * t.cost.c for t in c.numbers.transitions)
     assert docked_score(c.numbers) == pytest.approx(expected, rel=1e-12)
+    assert c.docked == docked_score(c.numbers)  # the score pass's, computed once
     assert c.numbers.score == pytest.approx(expected + c.numbers.flat_product * c.numbers.value, rel=1e-9)
 
 
 def test_the_ir_of_a_graph_route_round_trips_through_json() -> None:
-    from pcsc.serialize import ir_from_json, ir_json
+    from pcsc.lang.serialize import ir_from_json, ir_json
 
     for path in SHIPPED:
         route = compile_file(path).route
@@ -642,7 +643,7 @@ def test_a_tampered_discount_of_a_graph_route_is_caught(tmp_path: Path) -> None:
 
 
 def test_redteam_merges_and_retargets_inside_branches_and_on_the_spine() -> None:
-    from pcsc.redteam import enumerate_edits
+    from pcsc.analysis.redteam import enumerate_edits
 
     c = compile_file(LOCK)
     priors = {k: v.p for k, v in c.policy.policy.priors.items()}
@@ -672,7 +673,7 @@ def test_redteam_merges_and_retargets_inside_branches_and_on_the_spine() -> None
 
 
 def test_diff_of_a_block_skipping_retarget_reports_the_skipped_states(tmp_path: Path) -> None:
-    from pcsc.redteam import Edit, apply_edit
+    from pcsc.analysis.redteam import Edit, apply_edit
 
     c = compile_file(LOCK)
     edited = apply_edit(c.route, Edit("retarget", "beta_batch", "ready"))
@@ -790,7 +791,7 @@ def test_any_small_graph_lowers_or_gets_a_clear_error(edges: list[tuple[int, int
 
 
 def test_the_symbolic_derivation_of_a_graph_seam() -> None:
-    from pcsc.seams.graphs import graph_derivation
+    from pcsc.analysis.seams.graphs import graph_derivation
 
     d = graph_derivation(FORK, "c")
     assert d["shape"].startswith("graph S(e,P(S(e,*,e),e),e,e)")
@@ -835,7 +836,7 @@ def test_the_value_of_information_refolds_a_graph_route_by_hand() -> None:
 @settings(max_examples=40, deadline=None)
 @given(graphs())
 def test_no_merge_or_retarget_of_a_graph_route_is_invalid(g: Any) -> None:
-    from pcsc.redteam import apply_edit, enumerate_edits
+    from pcsc.analysis.redteam import apply_edit, enumerate_edits
 
     shape, names, src, tgt, *_ = g
     states = ["start"] + sorted({s for s in src + tgt} - {"start"})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.scaffold import Project, files
+from pcsc.cli.scaffold import Project, files
 from tests.conftest import run_cli
 
 EXPECTED = (

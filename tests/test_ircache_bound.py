@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pcsc import schemas
-from pcsc.ircache import MAX_ENTRIES, MAX_MB, Entry, IRCache, Limits, cache_folder
+from pcsc.compiler.ircache import MAX_ENTRIES, MAX_MB, Entry, IRCache, Limits, cache_folder
+from pcsc.render import schemas
 from tests.conftest import EXAMPLES, ROOT, run_cli
 
 
@@ -32,7 +32,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def entry(i: int, size: int = 100) -> Entry:
     key = hashlib.sha256(str(i).encode()).hexdigest()
-    return Entry(key, b"x" * size, (), (), ())
+    return Entry(key, b"x" * size, (), ())
 
 
 def stored(folder: Path) -> set[str]:
@@ -164,3 +164,16 @@ def test_the_pages_cache_lines_are_what_the_program_prints(cache: Path, capsys: 
     code, out, _ = run_cli(capsys, "cache", "clear")
     assert code == 0
     assert [_shape(x) for x in shown_clear.splitlines()] == [_shape(x) for x in out.splitlines()]
+
+
+@pytest.mark.parametrize(("n", "text"), [
+    (999, "999 bytes"), (1000, "1.0 KB"), (4 * 2**10, "4.0 KB"), (999 * 2**10, "999.0 KB"),
+    (1002 * 2**10 + 700, "1.0 MB"), (2**20 - 1, "1.0 MB"), (64 * 2**20, "64.0 MB"), (2**30 - 1, "1.0 GB"),
+    (1500 * 2**30, "1,500.0 GB"),
+])
+def test_a_size_reads_under_1000_of_its_unit(n: int, text: str) -> None:
+    """`cache info` and `cache clear` print sizes with no number of four digits or more
+    without a separator (a cache of 1,002 KB read `1002.7 KB`)."""
+    from pcsc.cli.commands.cache_info import size_text
+
+    assert size_text(n) == text

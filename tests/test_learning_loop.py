@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcsc import schemas
+from pcsc.compiler.session import Session
 from pcsc.forecast.calibrate import pava, platt_fit
 from pcsc.forecast.learn import compare, fit_policy, held_out, rescore, weight_under
 from pcsc.forecast.metrics import ece
-from pcsc.pipeline import Session
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import Calibration, IsotonicMap, Policy, Reweighting
+from pcsc.render import schemas
 from pcsc.score.calibration import calibrate
 from pcsc.score.evidence import exact_W
 from tests.conftest import ROOT, SPEC_ROUTE, run_cli
@@ -102,7 +102,7 @@ def test_rescore_refolds_every_shipped_route_under_its_own_fold() -> None:
     """A frozen packet rescored under the policy that made it gives its score back, to the
     last bit: the policy's discount and option to stop, and a graph route's
     series-parallel fold (a chain fold of a graph's transitions would not)."""
-    from pcsc.packet import route_packet
+    from pcsc.render.packet import route_packet
 
     kinds = set()
     for path in sorted((ROOT / "examples").rglob("*.route")):
@@ -124,7 +124,7 @@ def test_rescore_recomputes_w_from_the_frozen_evidence_exactly() -> None:
     session = Session()
     compiled = session.compile_route(session.load_routes(SPEC_ROUTE)[0])
     assert compiled is not None
-    from pcsc.packet import route_packet
+    from pcsc.render.packet import route_packet
 
     packet = route_packet(compiled)
     policy = compiled.policy.policy

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pcsc._version import __version__
-from pcsc.canonical import dumps, sha256_hex
+from pcsc.base.canonical import dumps, sha256_hex
 from pcsc.cli import main as pcsc_main
 from pcsc.forecast.ledger import (
     APPLICATION_ID,
@@ -320,8 +320,8 @@ WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from pcsc.forecast.ledger import ForecastRecord, Ledger, PolicyId
-    from pcsc.packet import route_packet
-    from pcsc.pipeline import Session
+    from pcsc.render.packet import route_packet
+    from pcsc.compiler.session import Session
 
     path, me, other, barrier = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
     session = Session()

@@ -321,7 +321,11 @@ def full_disk(monkeypatch: pytest.MonkeyPatch, pages: int | None = None, rollbac
             ledger = cls(conn, shown)
             if rollback_fails:
                 ledger._conn = RollbackFails(conn)  # type: ignore[assignment]
-            ledger._prepare(create)
+            try:
+                ledger._prepare(create)
+            except BaseException:
+                conn.close()  # as the real _connect does: an open connection would leak
+                raise
             return ledger
         ledger = real(cls, file, shown, create, read_only=read_only)
         count = ledger._conn.execute("PRAGMA page_count").fetchone()[0]

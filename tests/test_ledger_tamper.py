@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.canonical import sha256_hex
+from pcsc.base.canonical import sha256_hex
 from pcsc.forecast.ledger import (
     GUARDS,
     HeadToken,

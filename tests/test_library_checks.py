@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.compiler.session import Session
 from pcsc.diagnostics import Diagnostics
-from pcsc.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
-from pcsc.lower.library import lower_library
-from pcsc.pipeline import Session
+from pcsc.lang.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
+from pcsc.lang.lower.library import lower_library
+from pcsc.lang.syntax import parse_source
 from pcsc.policy.load import PolicyStore
-from pcsc.syntax import parse_source
 from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
 HEADER = 'library probe version "1"\nfield users count material 10%\n'

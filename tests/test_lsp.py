@@ -290,9 +290,9 @@ def test_hover_says_when_the_binding_is_only_the_tie_rules_pick() -> None:
 def test_a_configuration_file_never_lowers_the_policys_mode_in_the_editor(tmp_path: Path) -> None:
     """A `pcsc.toml` beside the document asking for coverage off: the policy's gate
     still reports the splice's uncovered change as an error (PCSC-E501)."""
+    from pcsc.analysis.seams.splice import splice_text
+    from pcsc.compiler.session import Session
     from pcsc.lsp.server import Settings
-    from pcsc.pipeline import Session
-    from pcsc.seams.splice import splice_text
 
     (tmp_path / "pcsc.toml").write_text('coverage = "off"\n', encoding="utf-8")
     settings = Settings().for_folder(tmp_path)

@@ -2,16 +2,16 @@
 fix it, and every semantic error comes in the first run.
 
 Each case edits the reference route (examples/devtools_api.route) and checks it
-in-process through `pcsc.pipeline.Session`, as `pcsc check` does.
+in-process through `pcsc.compiler.session.Session`, as `pcsc check` does.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from pcsc.compiler.session import Session
 from pcsc.diagnostics.model import Diagnostic
-from pcsc.lower.common import policy_help
-from pcsc.pipeline import Session
+from pcsc.lang.lower.common import policy_help
 from tests.conftest import SPEC_ROUTE
 
 SPEC = SPEC_ROUTE.read_text(encoding="utf-8")

@@ -28,10 +28,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pcsc.base.extras import ExtraMissing
 from pcsc.cli import main as pcsc_main
 from pcsc.cli.commands.evaluate import add_arguments
 from pcsc.cli.outcome import EXIT_USAGE
-from pcsc.extras import ExtraMissing
 from pcsc.forecast import metrics, plots
 from tests.conftest import EXAMPLES, ROOT
 

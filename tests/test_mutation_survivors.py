@@ -13,20 +13,21 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.compiler.session import Session
 from pcsc.coverage.diagnose import show_value, transition_name_span
 from pcsc.diagnostics.model import Span
 from pcsc.forecast.ledger import Ledger
-from pcsc.lower.common import policy_help
-from pcsc.lower.units import GATE_DIMENSIONS, REQUIRE_DIMENSIONS, dimension, unit_problems
-from pcsc.pipeline import Session
+from pcsc.lang.lower.common import policy_help
+from pcsc.lang.lower.units import GATE_DIMENSIONS, REQUIRE_DIMENSIONS, dimension, unit_problems
 from pcsc.policy.load import compile_rule, rule_problems
 from pcsc.score.finite import NotFinite
-from pcsc.score.route import discount_factor, fold_policy
+from pcsc.score.fold import chain_fold
+from pcsc.score.route import discount_factor
 from pcsc.score.voi import stages_flat
 from tests.conftest import SPEC_ROUTE
 
 
-# ---------------------------------------------------------------------- units (pcsc.lower.units)
+# ---------------------------------------------------------------------- units (pcsc.lang.lower.units)
 @pytest.mark.parametrize(("rule", "dim"), [
     ("score + value", "usd"),
     ("score - 0", "usd"),  # a literal 0 is 0 in any unit
@@ -231,18 +232,18 @@ def test_a_head_still_found_after_earlier_rows_are_deleted(tmp_path: Path) -> No
 
 
 
-# ---------------------------------------------------------------------- the policy's fold overflowing (score.route)
+# ---------------------------------------------------------------------- the policy's fold overflowing (score.fold)
 @pytest.mark.parametrize("abandonment", [False, True])
 def test_the_policys_fold_names_the_step_that_overflows(abandonment: bool) -> None:
     """R_2 = 1.5e308 is finite; R_1 = −0 + 1·2·R_2 leaves the floats: NotFinite names
     that step and its operands (c, p, d, R_2), never a silent inf."""
     with pytest.raises(NotFinite) as caught:
-        fold_policy([1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [1.0, 2.0, 1.5], 1e308, abandonment)
+        chain_fold([1.0, 1.0, 1.0], [0.0, 0.0, 0.0], 1e308, [1.0, 2.0, 1.5], stop=abandonment)
     assert caught.value.message == ("R_1 = −c + p·d·R_2 overflows (from 0, 1, 2, 1.5e+308): the result is beyond "
                                     "about 1.8e308, the largest number a float holds")
     # the same fold in exact arithmetic has no overflow to report
-    exact = fold_policy([Fraction(1)] * 3, [Fraction(0)] * 3, [Fraction(1), Fraction(2), Fraction(3, 2)],
-                        Fraction(10**308), abandonment)
+    exact = chain_fold([Fraction(1)] * 3, [Fraction(0)] * 3, Fraction(10**308),
+                       [Fraction(1), Fraction(2), Fraction(3, 2)], stop=abandonment)
     assert exact == [3 * 10**308, 3 * 10**308, 15 * 10**307, 10**308]
 
 

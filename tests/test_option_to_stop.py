@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from pcsc.score.fold import chain_fold
 from pcsc.score.graph import edges_of, graph_fold
-from pcsc.score.route import fold_policy
 from tests.conftest import ROOT
 from tests.test_folds import Chain, chains
 from tests.test_graph_routes import LOCK, compile_file, graphs
@@ -36,8 +36,8 @@ def _exact(xs: list[float]) -> list[Fraction]:
 @given(chains())
 def test_on_a_chain_the_option_to_stop_is_all_or_nothing(chain: Chain) -> None:
     ps, cs, ds, v = (_exact(chain[0]), _exact(chain[1]), _exact(chain[2]), Fraction(chain[3]))
-    stop = fold_policy(ps, cs, ds, v, True)
-    plain = fold_policy(ps, cs, ds, v, False)
+    stop = chain_fold(ps, cs, v, ds, stop=True)
+    plain = chain_fold(ps, cs, v, ds)
     stops = [i for i in range(len(ps)) if -cs[i] + ps[i] * ds[i] * stop[i + 1] < 0]
     if not stops:
         assert stop == plain  # the planner never stops: the fold without the option

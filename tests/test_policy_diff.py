@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import pcsc.cli
-from pcsc.policy_diff import diff_documents, same
+from pcsc.analysis.policy_diff import diff_documents, same
 from tests.conftest import ROOT
 from tests.test_spec_numbers import hand_computation
 

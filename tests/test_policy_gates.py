@@ -6,7 +6,7 @@ import ast
 import inspect
 
 import pcsc.score.route
-from pcsc.ir import expr as ex
+from pcsc.lang.ir import expr as ex
 from pcsc.policy.load import PolicyStore
 
 

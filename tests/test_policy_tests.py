@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.analysis.policy_tests import PolicyTestError, load_test_file
 from pcsc.cli import main
 from pcsc.policy.load import PolicyStore
-from pcsc.policy_tests import PolicyTestError, load_test_file
 from tests.conftest import EXAMPLES, ROOT, run_cli
 
 SHIPPED = ROOT / "policies" / "venture" / "tests"

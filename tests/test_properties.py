@@ -1,7 +1,7 @@
 """Invariants of lowering and of the numbers (docs/language.md, docs/formulas.md), checked with hypothesis.
 
 Two kinds of input: routes generated as `.route` text and compiled through the real
-pipeline (`pcsc.pipeline.Session`), and direct calls of the pure functions in
+pipeline (`pcsc.compiler.session.Session`), and direct calls of the pure functions in
 `pcsc.score`. Budgets are small (see SETTINGS) so the suite stays fast.
 """
 
@@ -21,17 +21,17 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pcsc import canonical
+from pcsc.base import canonical
+from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics.model import Span
-from pcsc.ir import CostItem, Evidence, FieldDecl, Material, Route, Transition
-from pcsc.pipeline import Compiled, Session
+from pcsc.lang.ir import CostItem, Evidence, FieldDecl, Material, Route, Transition
+from pcsc.lang.serialize import ir_from_json, ir_json
+from pcsc.lang.syntax.literals import parse_number
 from pcsc.policy.load import PolicyStore
 from pcsc.policy.model import FloorTable, Policy, Reweighting
 from pcsc.score.cost import Delta, cost, deltas, is_material, piecewise_floor
 from pcsc.score.evidence import admissible, effective_weight, reweight
-from pcsc.score.route import fold
-from pcsc.serialize import ir_from_json, ir_json
-from pcsc.syntax.literals import parse_number
+from pcsc.score.fold import chain_fold
 from tests.conftest import EXAMPLES
 
 # When a property fails, hypothesis's pytest plugin imports libcst to suggest an
@@ -569,7 +569,7 @@ def test_compiled_numbers_obey_section_5(spec: RouteSpec) -> None:
         assert rw.w_min <= tn.reweight.W <= rw.w_max
         assert tn.p == min(max(tn.p_prior * tn.reweight.W, 0.0), 1.0)
         assert tn.deltas == deltas(compiled.route, t)
-    R = fold([tn.p for tn in numbers.transitions], [tn.cost.c for tn in numbers.transitions], numbers.value)
+    R = chain_fold([tn.p for tn in numbers.transitions], [tn.cost.c for tn in numbers.transitions], numbers.value)
     assert list(numbers.R) == R and numbers.score == R[0]
     assert numbers.eligible == (len(numbers.admissible_evidence) >= 1)
 
@@ -589,7 +589,7 @@ def test_fold_is_affine_in_V_exactly(
     slope = math.prod(ps, start=Fraction(1))
 
     def r0(v: Fraction) -> Fraction:
-        return fold(ps, cs, v)[0]
+        return chain_fold(ps, cs, v)[0]
 
     assert isinstance(r0(v1), Fraction)
     assert r0(v1) - r0(v2) == slope * (v1 - v2)
@@ -606,12 +606,12 @@ def test_fold_in_floats_matches_the_exact_fold(
 ) -> None:
     ps, cs = [float(p) for p, _ in steps], [float(c) for _, c in steps]
     slope = math.prod(ps)
-    r1, r2 = fold(ps, cs, float(v1))[0], fold(ps, cs, float(v2))[0]
+    r1, r2 = chain_fold(ps, cs, float(v1))[0], chain_fold(ps, cs, float(v2))[0]
     scale = abs(float(v1)) + abs(float(v2)) + sum(cs) + 1.0
     assert math.isclose(r1 - r2, slope * (float(v1) - float(v2)), rel_tol=1e-9, abs_tol=1e-9 * scale)
-    exact = fold([Fraction(p) for p in ps], [Fraction(c) for c in cs], Fraction(float(v1)))[0]
+    exact = chain_fold([Fraction(p) for p in ps], [Fraction(c) for c in cs], Fraction(float(v1)))[0]
     assert math.isclose(r1, float(exact), rel_tol=1e-9, abs_tol=1e-9 * scale)
 
 
 def test_fold_recurrence_on_a_small_case() -> None:
-    assert fold([0.5, 0.25], [10.0, 20.0], 800.0) == [-10.0 + 0.5 * (-20.0 + 0.25 * 800.0), -20.0 + 200.0, 800.0]
+    assert chain_fold([0.5, 0.25], [10.0, 20.0], 800.0) == [-10.0 + 0.5 * (-20.0 + 0.25 * 800.0), -20.0 + 200.0, 800.0]

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.analysis.rank import Ranked, RankKeyConflict, choose_key, rank
 from pcsc.cli import main as pcsc_main
 from pcsc.cli.outcome import EXIT_USAGE
-from pcsc.forecast.rank import Ranked, RankKeyConflict, choose_key, rank
-from pcsc.packet import route_packet
-from pcsc.pipeline import Compiled, Session
+from pcsc.compiler.session import Compiled, Session
 from pcsc.policy.load import PolicyError, PolicyStore
+from pcsc.render.packet import route_packet
 from tests.conftest import EXAMPLES
 
 FLAGS = EXAMPLES / "feature_flags.route"

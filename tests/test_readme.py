@@ -7,7 +7,7 @@ one run of the printed ones; the shipped libraries' folder reads `obligations`, 
 does when PCSC runs from the checkout. A command shown without output is checked for
 its exit code only. The files the README's commands read but does not show are written
 by this test (`SETUP`), and the README's plain command lists (```` ```sh ```` blocks,
-without `$`) are run where they can be (`LISTED`). The blocks `python -m pcsc.docs`
+without `$`) are run where they can be (`LISTED`). The blocks `python -m pcsc.tools.docs`
 writes (`<!-- pcsc:begin NAME -->`) are left to tests/test_docblocks.py, which checks
 each one whole."""
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pcsc import docblocks
+from pcsc.tools import docblocks
 from tests import docrun
 from tests.conftest import ROOT
 
@@ -169,3 +169,54 @@ def test_python_example_runs() -> None:
     )
     assert ok == "True" and int(routes) == blocks
     assert round(float(score), 4) == 885626.1726
+
+
+# ---------------------------------------------------------------------- "Where things are"
+def _where_things_are() -> list[tuple[list[str], str]]:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Where things are"):text.index("\n## ", text.index("## Where things are") + 1)]
+    rows = []
+    for row in section.splitlines():
+        if row.startswith("| `"):
+            _, paths, what, _ = row.split("|")
+            rows.append((re.findall(r"`([^`]+)`", paths), what))
+    return rows
+
+
+def test_where_things_are_names_only_files_that_exist() -> None:
+    named = [p for paths, what in _where_things_are() for p in [*paths, *re.findall(r"`([\w./-]+/)`", what)]]
+    assert len(named) > 20
+    assert [p for p in named if not (ROOT / p).exists()] == []
+
+
+def test_where_things_are_names_every_module_of_the_package() -> None:
+    """Half the package's modules were missing from the table (the search, the
+    configuration, canonical JSON, the schemas, …)."""
+    named = {p.rstrip("/") for paths, what in _where_things_are() for p in [*paths, *re.findall(r"`([^`]+)`", what)]}
+    modules = {f"pcsc/{p.name}" for p in (ROOT / "pcsc").iterdir()
+               if p.name not in {"__init__.py", "__main__.py", "py.typed", "__pycache__"}}
+    assert sorted(modules - named) == []
+
+
+def test_every_benchmark_is_described() -> None:
+    """The table sends the reader to benchmarks/README.md for what each script measures."""
+    (row,) = [what for paths, what in _where_things_are() if paths == ["benchmarks/"]]
+    assert "benchmarks/README.md" in row
+    described = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    assert [p.name for p in sorted((ROOT / "benchmarks").glob("bench_*.py")) if f"`{p.name}`" not in described] == []
+
+
+def test_the_cohorts_routes_and_categories_are_counted() -> None:
+    """"30 hand-written routes in 8 categories": one route per file, each route's
+    reference classes all of one category (the prefix before `/`)."""
+    from pcsc.compiler.session import Session
+
+    session = Session()
+    files = sorted((ROOT / "examples" / "cohort").glob("*.route"))
+    categories = set()
+    for path in files:
+        (route,) = session.routes_from_text(path.read_text(encoding="utf-8"), path.name, path.parent)
+        (category,) = {t.ref_class.split("/")[0] for t in route.transitions}
+        categories.add(category)
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"`examples/cohort/`: {len(files)} hand-written routes in {len(categories)} categories" in readme

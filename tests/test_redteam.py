@@ -14,14 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcsc import cli, redteam
+from pcsc import cli
+from pcsc.analysis import redteam
+from pcsc.analysis.redteam import Edit, NotApplicable, RouteReport, Runner, Trial, apply_edit, enumerate_edits
+from pcsc.analysis.seams.splice import splice
 from pcsc.cli.outcome import EXIT_USAGE
-from pcsc.ir import Route
-from pcsc.pipeline import Compiled, Session
+from pcsc.compiler.session import Compiled, Session
+from pcsc.lang.ir import Route
+from pcsc.lang.printer import route_to_text
 from pcsc.policy.load import PolicyStore
-from pcsc.printer import route_to_text
-from pcsc.redteam import Edit, NotApplicable, RouteReport, Runner, Trial, apply_edit, enumerate_edits
-from pcsc.seams.splice import splice
 from tests.conftest import EXAMPLES, SPEC_ROUTE, pin_libraries
 from tests.test_spec_numbers import hand_computation
 
@@ -66,7 +67,7 @@ def test_delete_of_seam_1_gains_the_pipeline_arms_delta_and_gate_refuses_it() ->
     assert t.gain == pytest.approx(spliced - R[0], rel=1e-12)
     assert round(t.gain or 0.0, 2) == 3_110_796.59
     # the same number as the seams' pipeline arm
-    from pcsc.seams.analysis import analyse
+    from pcsc.analysis.seams.analysis import analyse
 
     session, c = compile_file(SPEC_ROUTE)
     arm = analyse(c, session).seams[0].pipeline

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.syntax.limits import MAX_DEPTH, MAX_ROUTES, MAX_TRANSITIONS
+from pcsc.lang.syntax.limits import MAX_DEPTH, MAX_ROUTES, MAX_TRANSITIONS
 from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries, run_cli
 
 SPEC = SPEC_ROUTE.read_text(encoding="utf-8")
@@ -66,12 +66,20 @@ OVERFLOW = {
     "two costs of 1e308": (
         replace("engineers  2 * 45k usd", "a 1e308 usd\n            b 1e308 usd"),
         "PCSC-E311",
-        COMMANDS[1:],
+        COMMANDS,
+    ),
+    "two costs of 1 * 1.7e308": (
+        replace("engineers  2 * 45k usd", "a 1 * 1.7e308 usd\n            b 1 * 1.7e308 usd"),
+        "PCSC-E311",
+        COMMANDS,
     ),
     "state 1e308 past the floor table": (
         replace("state wedge  { developers 500 }", "state wedge  { developers 500 paying_teams 1e308 }"),
         "PCSC-E311",
-        COMMANDS[1:],
+        COMMANDS,
+    ),
+    "a start state of 1e307 past the floor table": (
+        replace("paying_teams 0", "paying_teams 1e307"), "PCSC-E311", COMMANDS,
     ),
     "exponent 1e1000000": (replace("engineers  2 * 45k usd", "company 10 * 1e1000000 usd"), "PCSC-E302", COMMANDS),
     "threshold 1e1000000": (replace("developers >= 500", "developers >= 1e1000000"), "PCSC-E302", COMMANDS),
@@ -113,7 +121,7 @@ def test_policy_numbers_end_in_a_diagnostic(tmp_path: Path, capsys: pytest.Captu
     edit, code, exit_code = POLICY_NUMBERS[name]
     folder = policy_folder(tmp_path, edit)
     path = route_file(tmp_path, SPEC.replace("venture@1.0.0", "venture@9.0.0"))
-    expect(capsys, path, code, exit_code, COMMANDS[1:], ("--policy-path", str(folder)))
+    expect(capsys, path, code, exit_code, COMMANDS, ("--policy-path", str(folder)))
 
 
 def test_extends_chain_of_500_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -321,11 +329,11 @@ def test_invalid_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 # ---------------------------------------------------------------------- limits
 def test_file_size_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import pcsc.pipeline
+    import pcsc.compiler.session
 
-    monkeypatch.setattr(pcsc.syntax.limits, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(pcsc.lang.syntax.limits, "MAX_FILE_BYTES", 1000)
     path = route_file(tmp_path, SPEC)
-    monkeypatch.setattr(pcsc.pipeline, "too_large", pcsc.syntax.limits.too_large)
+    monkeypatch.setattr(pcsc.compiler.session, "too_large", pcsc.lang.syntax.limits.too_large)
     expect(capsys, path, "PCSC-E112", 1, (["check"], ["compile"]))
 
 

@@ -553,7 +553,7 @@ def test_windows_are_a_policy_key_positive_and_increasing(tmp_path: Path) -> Non
 
 
 def test_renaming_skips_taken_names_and_keeps_kinds_and_obligations_apart() -> None:
-    from pcsc.blind import Blinder
+    from pcsc.analysis.blind import Blinder
 
     source = ('route acme_x "t" {\n    state state_1 {}\n    state acme_b {}  # acme\n'
               "    transition acme_b: state_1 -> acme_b { discharges acme_b }\n"

@@ -21,12 +21,12 @@ from urllib.parse import urlsplit
 import pytest
 from jsonschema import Draft4Validator
 
-from pcsc.canonical import dumps
+from pcsc.analysis.seams.splice import splice_text
+from pcsc.base.canonical import dumps
+from pcsc.compiler.session import Session
 from pcsc.diagnostics.codes import CODES
-from pcsc.docs import diagnostics_markdown
-from pcsc.pipeline import Session
 from pcsc.render.sarif import NO_OBLIGATION_RULE, SARIF_SCHEMA, SRCROOT, artifact_location, to_sarif
-from pcsc.seams.splice import splice_text
+from pcsc.tools.docs import diagnostics_markdown
 from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
 #: A published copy of the docs, as the setting `docs_url` (`PCSC_DOCS_URL`) names one.

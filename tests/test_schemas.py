@@ -1,6 +1,6 @@
 """Every `--format json` document validates against the JSON Schema of its kind.
 
-The schemas ship in the package (`pcsc/schemas/<kind>.v<major>.json`). Here: the
+The schemas ship in the package (`pcsc/render/schemas/<kind>.v<major>.json`). Here: the
 schema files themselves, and the commands with the options that change a document's
 shape (`--set`, `--symbolic`, `--search`, a forecast loop with resolved milestones);
 tests/test_schemas_everywhere.py runs every command of the registry on every kind of
@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator, ValidationError
 
-from pcsc import schemas
 from pcsc.cli import main
 from pcsc.cli.registry import GROUPS
+from pcsc.render import schemas
 from pcsc.render.envelope import SCHEMA_VERSIONS, envelope
 from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
 from tests.test_forecast_loop import FAR, outcomes, write_routes
 
-SCHEMA_DIR = ROOT / "pcsc" / "schemas"
+SCHEMA_DIR = ROOT / "pcsc" / "render" / "schemas"
 
 
 # ---------------------------------------------------------------------- the files
@@ -220,8 +220,8 @@ def test_forecast_loop_output_validates(argv: tuple[str, ...], loop: dict[str, s
 
 
 def test_refused_route_validates(tmp_path: Path) -> None:
-    from pcsc.pipeline import Session
-    from pcsc.seams.splice import splice_text
+    from pcsc.analysis.seams.splice import splice_text
+    from pcsc.compiler.session import Session
 
     [route] = Session().load_routes(SPEC_ROUTE, SPEC)
     path = tmp_path / "spliced.route"

@@ -30,10 +30,10 @@ import attrs
 import pytest
 from jsonschema import Draft4Validator
 
-from pcsc import schemas
 from pcsc.cli import main
 from pcsc.cli.main import command_parser
 from pcsc.cli.registry import COMMANDS, Command
+from pcsc.render import schemas
 from tests import docrun
 from tests.conftest import EXAMPLES, ROOT
 from tests.test_sarif import sarif_schema
@@ -93,7 +93,7 @@ def _policy_refs(routes: list[Path]) -> tuple[str, ...]:
 def _labels(routes: list[Path]) -> tuple[str, str]:
     """One label per route, after its as_of, alternating positive and negative; the
     resolution date after all of them."""
-    from pcsc.pipeline import Session
+    from pcsc.compiler.session import Session
 
     session = Session()
     rows: list[str] = []
@@ -249,7 +249,7 @@ def validate(text: str, fmt: str, kind: str | None) -> None:
         assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]]
         return
     if fmt == "jsonl":
-        row = {"$ref": schemas.schema_id("ledger-export", 1) + "#/properties/rows/items"}
+        row = {"$ref": f"{schemas.URN_PREFIX}ledger-export.v1#/properties/rows/items"}
         from jsonschema import Draft202012Validator
 
         validator = Draft202012Validator(row, registry=schemas.registry())

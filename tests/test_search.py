@@ -12,15 +12,15 @@ from typing import Any
 import attrs
 import pytest
 
+from pcsc.analysis.redteam import Edit, apply_edit, enumerate_edits
+from pcsc.analysis.search import CONDITIONS, Settings, _restate, condition_policy, search_route, ungrounded
 from pcsc.cli import main
 from pcsc.cli.exits import EXIT_USAGE
+from pcsc.compiler.session import Compiled, Session
 from pcsc.coverage import discharge_route
-from pcsc.ir import Route, Transition
-from pcsc.pipeline import Compiled, Session
-from pcsc.printer import route_to_text
-from pcsc.redteam import Edit, apply_edit, enumerate_edits
+from pcsc.lang.ir import Route, Transition
+from pcsc.lang.printer import route_to_text
 from pcsc.score.cost import deltas
-from pcsc.search import CONDITIONS, Settings, _restate, condition_policy, search_route, ungrounded
 from tests.conftest import EXAMPLES
 
 COHORT = EXAMPLES / "cohort"
@@ -193,7 +193,7 @@ def _claims(route: Route) -> set[tuple[str, str]]:
 
 def _quoted(route: Route, t: Transition) -> bool:
     """Is ``t``'s asset quoted in the excerpt of some evidence supporting it? (Read from
-    the route as docs/language.md words `grounded(asset)`, not through `pcsc.search`.)"""
+    the route as docs/language.md words `grounded(asset)`, not through `pcsc.analysis.search`.)"""
     asset = (t.asset or "\0").casefold()
     return any(t.name in e.supports and asset in " ".join(e.excerpt.casefold().split()) for e in route.evidence)
 

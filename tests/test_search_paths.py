@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 import pcsc
-from pcsc import schemas
 from pcsc.cli import main
-from pcsc.pipeline import library_sha256
+from pcsc.compiler.session import library_sha256
 from pcsc.policy.load import PolicyStore
+from pcsc.render import schemas
 from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
 SHIPPED_VENTURE = ROOT / "obligations" / "venture.obl"
@@ -237,6 +237,7 @@ def test_an_identical_copy_of_a_pinned_library_is_not_a_replacement(tmp_path: Pa
         "name": "venture", "version": "1.0.0", "sha256": shipped, "canonical_sha256": shipped,
         "pin": {"by": "policy", "version": "1.0.0", "sha256": shipped}, "shipped": False,
         "file": str(tmp_path / "venture.obl"), "replaces": False,
+        "found": {"in": "route folder", "file": str(tmp_path / "venture.obl"), "config": None},
     }]
     code, _, err = cli("compile", write(tmp_path / "s.route", spliced_text()))
     assert code == EXIT_REFUSED, err
@@ -301,6 +302,7 @@ def test_a_policy_may_allow_local_libraries_and_the_packet_says_so(tmp_path: Pat
         "name": "venture", "version": "1.0.0", "sha256": hashlib.sha256(planted.read_bytes()).hexdigest(),
         "canonical_sha256": library_sha256(planted), "pin": {"by": "policy", "version": "1.0.0", "sha256": pinned},
         "shipped": False, "file": str(planted), "replaces": True,
+        "found": {"in": "route folder", "file": str(planted), "config": None},
     }]
 
 
@@ -515,7 +517,7 @@ def test_a_lax_library_of_the_pinned_name_and_another_version_stays_refused(
 
 
 def test_a_lax_library_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
-    from pcsc.syntax.limits import MAX_FILE_BYTES
+    from pcsc.lang.syntax.limits import MAX_FILE_BYTES
 
     big = write(tmp_path / "r" / "ventura.obl", lax_library())
     with big.open("a", encoding="utf-8") as f:
@@ -608,9 +610,12 @@ def test_a_configuration_file_cannot_replace_the_shipped_policy(
         assert code == EXIT_ERRORS and not out, (command, out, err)
         assert f"{config}: error: policy_path: " in err and "would replace the shipped policy venture@1.0.0" in err
         assert "[PCSC-E407]" in err
-    # a copy with the same document replaces nothing; the command line may replace it
+    # a copy with the same document replaces nothing (but a file beside the route adds no
+    # folder at all); the command line may replace it
     write(config.parent / "p" / "venture" / "1.0.0.toml", text.replace("\n\n", "\n\n\n"))
-    assert cli("gate", "s.route")[0] == EXIT_REFUSED
+    code, _, err = cli("gate", "s.route")
+    assert code == (EXIT_ERRORS if depth == 0 else EXIT_REFUSED), err
+    assert ("sits in the folder of the route s.route" in err) == (depth == 0), err
     write(config, "")
     code, out, _ = cli("gate", "s.route", "--policy-path", config.parent / "p", "--format", "json")
     assert code == EXIT_REFUSED and json.loads(out)["routes"][0]["policy"]["id"] == "venture"

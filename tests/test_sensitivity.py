@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 import pcsc.cli
-from pcsc import schemas
-from pcsc.forecast.rank import choose_key, rank
-from pcsc.ir import Route
-from pcsc.overrides import Override, OverridingStore, override_route, parse_override
-from pcsc.pipeline import Compiled, Session
+from pcsc.analysis.rank import choose_key, rank
+from pcsc.compiler.session import Compiled, Session
+from pcsc.lang.ir import Route
+from pcsc.policy.overrides import Override, OverridingStore, override_route, parse_override
+from pcsc.render import schemas
 from tests.conftest import EXAMPLES, ROOT, SPEC_ROUTE
 from tests.test_spec_numbers import hand_computation
 
@@ -275,7 +275,7 @@ def test_cost_and_evidence_overrides_parse() -> None:
     assert o.key == "route.transitions.launch.cost.engineers"
     o = parse_override("route.evidence.hn_launch.weight=0.1")
     assert (o.path, o.value, o.target) == (("route", "evidence", "hn_launch", "weight"), 0.1, "route")
-    from pcsc.overrides import OverrideError
+    from pcsc.policy.overrides import OverrideError
 
     for bad in ("route.evidence.hn_launch.weight=1.5", "route.transitions.launch.cost.engineers=-1",
                 "route.transitions.launch.cost=1", "route.evidence.hn_launch.tier=2"):
@@ -340,7 +340,7 @@ def test_a_rank_margin_names_what_moved_the_route() -> None:
     """A rank that moves because a rival is refused names that rival (not the route now
     next to it), one that moves because the route itself is refused says so, and one
     that moves on the rank key names the rival passed; each checked by recompiling."""
-    from pcsc.sensitivity import Evaluator, Report, parameters, report_text, search
+    from pcsc.analysis.sensitivity import Evaluator, Report, parameters, report_text, search
 
     main, log_search, columnar = (EXAMPLES / "feature_flags.route", EXAMPLES / "log_search.route",
                                   EXAMPLES / "domains" / "columnar_engine.route")

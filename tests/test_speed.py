@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.analysis.seams.identity import seam_identities, seam_identity
 from pcsc.cli import main
-from pcsc.ircache import cache_folder
-from pcsc.pipeline import Session
-from pcsc.seams.identity import seam_identities, seam_identity
+from pcsc.compiler.ircache import cache_folder
+from pcsc.compiler.session import Session
 from tests.conftest import EXAMPLES, ROOT
 
 WARNING = "\n    state spare { developers 1 }\n"  # W603: lowering warns, the route still compiles

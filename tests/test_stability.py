@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from pcsc.analysis.stability import Bounds, kendall_tau_b, perturb, siblings
 from pcsc.cli import main
-from pcsc.pipeline import Session
-from pcsc.stability import Bounds, kendall_tau_b, perturb, siblings
+from pcsc.compiler.session import Session
 from tests.conftest import ROOT, SPEC_ROUTE
 
 EXAMPLES = ROOT / "examples"

@@ -10,10 +10,10 @@ import lark
 import pytest
 
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.syntax import nodes as syn
-from pcsc.syntax import parse_expression, parse_source
-from pcsc.syntax.parser import get_parser
-from pcsc.syntax.transform import ToSyntax
+from pcsc.lang.syntax import nodes as syn
+from pcsc.lang.syntax import parse_expression, parse_source
+from pcsc.lang.syntax.parser import get_parser
+from pcsc.lang.syntax.transform import ToSyntax
 
 ROOT = Path(__file__).resolve().parent.parent
 INPUTS = ["examples/devtools_api.route", "obligations/venture.obl"]

@@ -1,6 +1,6 @@
 """Several syntax errors of one file are reported in one run, without follow-on errors.
 
-After the first syntax error the parser recovers (pcsc/syntax/parser.py, `_Recovery`)
+After the first syntax error the parser recovers (pcsc/lang/syntax/parser.py, `_Recovery`)
 and goes on to report the file's further, independent syntax errors. Each case of
 CASES is the spec route (SPEC_TEXT of tests/test_diagnostics.py, kept there so that
 edits to examples/ cannot move these locations) with 2 to 4 independent edits, and
@@ -23,10 +23,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pcsc.compiler.session import Session
 from pcsc.diagnostics.model import Diagnostic, Diagnostics
-from pcsc.pipeline import Session
-from pcsc.syntax import parse_source
-from pcsc.syntax.parser import MAX_SYNTAX_ERRORS, grammar_keywords
+from pcsc.lang.syntax import parse_source
+from pcsc.lang.syntax.parser import MAX_SYNTAX_ERRORS, grammar_keywords
 from tests.conftest import ROOT
 from tests.test_diagnostics import edit  # edits of SPEC_TEXT there
 

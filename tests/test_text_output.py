@@ -1,6 +1,6 @@
 """Every command's text output over the shipped examples reads as written for people:
 no binary-float noise (`613333.3333333333`, `0.29759615384615384`, `99000.0`) and no
-`1 <plural>` (`1 rows`, `1 prospective forecasts`). Numbers go through `pcsc.humanize`;
+`1 <plural>` (`1 rows`, `1 prospective forecasts`). Numbers go through `pcsc.base.humanize`;
 JSON keeps exact values and is not looked at here.
 
 The commands run in process over `examples/` (every route of every file where a command
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pcsc.cli import main
-from pcsc.pipeline import Session
+from pcsc.compiler.session import Session
 from tests.conftest import EXAMPLES, ROOT
 
 # a fraction with 8 or more significant digits (leading zeros aside): 613333.3333333333

@@ -1,6 +1,6 @@
 """Units in `require` lines and gate rules: quantities are compared in one unit (durations
 in days), and a bound without a unit against a quantity that has one is refused where
-it is written (PCSC-E313). The independent checker (pcsc.certcheck) evaluates the same
+it is written (PCSC-E313). The independent checker (pcsc.certify.check) evaluates the same
 expressions to the same results."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from pcsc import certcheck
+from pcsc.certify import check as certcheck
 from pcsc.cli import main
 from pcsc.coverage.discharge import _TransitionContext
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.interp import BASE_FUNCTIONS, DAYS, EvalError, Interpreter, truthy
-from pcsc.lower.expr import lower_expression
-from pcsc.lower.library import lower_library
+from pcsc.lang.interp import BASE_FUNCTIONS, DAYS, EvalError, Interpreter, truthy
+from pcsc.lang.lower.expr import lower_expression
+from pcsc.lang.lower.library import lower_library
+from pcsc.lang.syntax import parse_expression, parse_source
 from pcsc.policy.load import rule_problems
-from pcsc.syntax import parse_expression, parse_source
 from tests.conftest import ROOT, pin_libraries
 from tests.test_coverage import compile_text, one_step, row
 

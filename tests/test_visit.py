@@ -1,4 +1,4 @@
-"""The expression visitor covers every expression node class in pcsc/ir/expr.py."""
+"""The expression visitor covers every expression node class in pcsc/lang/ir/expr.py."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import attrs
 import pytest
 
 from pcsc.diagnostics.model import Span
-from pcsc.interp import Interpreter
-from pcsc.ir import expr as ex
-from pcsc.ir.visit import EXPR_CLASSES, NodeVisitor, Visitor, children, walk
+from pcsc.lang.interp import Interpreter
+from pcsc.lang.ir import expr as ex
+from pcsc.lang.ir.visit import EXPR_CLASSES, NodeVisitor, Visitor, children, walk
 
 S = Span("t", 1, 1, 1, 2)
 LEAF = ex.Number(1.0, None, False, S)

@@ -134,9 +134,9 @@ def test_a_costly_lesson_makes_the_selector_say_none(tmp_path: Path, capsys: pyt
 
 
 def test_evaluate_counts_where_u_d_and_voi_disagree() -> None:
+    from pcsc.base.stats import wilson95
     from pcsc.forecast.baselines import binding_vs_voi
     from pcsc.forecast.views import binding_lines
-    from pcsc.stats import wilson95
 
     def pk(binding: str, voi: str | None, with_voi: bool = True) -> dict[str, Any]:
         doc: dict[str, Any] = {"transitions": [{"name": n} for n in ("a", "b", "c")],
@@ -322,7 +322,7 @@ def test_the_spread_on_integers_is_the_rational_formula() -> None:
 
 def _random_shape(rng: random.Random, names: list[str], depth: int = 0) -> Any:
     """A random series-parallel shape whose edges are appended to ``names``."""
-    from pcsc.ir.shape import Edge, Parallel, Series
+    from pcsc.lang.ir.shape import Edge, Parallel, Series
 
     kind = rng.random() if depth < 3 else 0.0
     if kind < 0.4:
@@ -353,7 +353,7 @@ def _exact_refold(shape: Any, names: list[str], sources: list[str], targets: lis
 def test_the_graph_float_check_gives_the_exact_evi(abandonment: bool) -> None:
     """On random series-parallel shapes, with discounts: the selector with the float check
     (`graph_flat`) gives every row of the selector that refolds every value exactly."""
-    from pcsc.ir.shape import Edge, Series
+    from pcsc.lang.ir.shape import Edge, Series
     from pcsc.score.graph import graph_fold
     from pcsc.score.voi import graph_flat, value_of_information_refolded
 
@@ -394,7 +394,7 @@ def test_a_graph_score_with_one_p_changed_is_the_whole_refold(abandonment: bool)
     """`GraphFold.score_with(e, q)` (the spine item holding e is affine in p_e, the spine
     before it refolded) equals, in exact rationals, folding the whole graph again with
     p_e = q: for every edge of random series-parallel shapes, with discounts."""
-    from pcsc.ir.shape import Edge, Series
+    from pcsc.lang.ir.shape import Edge, Series
     from pcsc.score.graph import graph_fold
 
     rng = random.Random(41)

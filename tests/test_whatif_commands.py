@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import pcsc.cli
-from pcsc import schemas
+from pcsc.render import schemas
 from tests.conftest import ROOT, SPEC_ROUTE
 
 Run = Callable[..., tuple[int, str, str]]

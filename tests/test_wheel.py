@@ -28,7 +28,7 @@ DATA_FILES = (
     "pcsc/_data/grammar/pcsc.lark",
     "pcsc/_data/policies/venture/1.0.0.toml",
     "pcsc/_data/obligations/venture.obl",
-    "pcsc/templates/report.html.j2",
+    "pcsc/render/templates/report.html.j2",
 )
 SPEC_SCORE = 885_626.17
 
@@ -131,7 +131,7 @@ def test_wheel_carries_the_data_folders(installed: Installed) -> None:
     for name in DATA_FILES:
         assert name in names, f"{name} missing from {installed.wheel.name}"
     # the package itself, and nothing from the checkout's top level outside pcsc/
-    assert "pcsc/__init__.py" in names and "pcsc/resources.py" in names
+    assert "pcsc/__init__.py" in names and "pcsc/base/resources.py" in names
     assert "pcsc/py.typed" in names, "the py.typed marker (PEP 561) is missing: type checkers would ignore pcsc"
     stray = sorted(n for n in names if not n.startswith(("pcsc/", "pcsc-")))
     assert stray == [], f"files outside the package in the wheel: {stray}"
@@ -146,7 +146,7 @@ def test_report_outside_the_repo(installed: Installed) -> None:
 
 def test_venv_imports_pcsc_from_the_wheel(installed: Installed) -> None:
     probe = (
-        "import json, pcsc, pcsc.resources as r; "
+        "import json, pcsc, pcsc.base.resources as r; "
         "print(json.dumps({'pcsc': pcsc.__file__, 'version': pcsc.__version__, "
         "**{n: str(r.data_dir(n)) for n in ('grammar', 'policies', 'obligations')}}))"
     )

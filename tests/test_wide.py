@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pcsc.cli import main
-from pcsc.ir.shape import Edge, Parallel, Series, Shape
-from pcsc.lower.graph import decompose, topological
+from pcsc.lang.ir.shape import Edge, Parallel, Series, Shape
+from pcsc.lang.lower.graph import decompose, topological
 from tests.conftest import ROOT
 
 
@@ -177,7 +177,7 @@ def test_a_thousand_branches_decompose_into_one_parallel_block() -> None:
 
 def test_a_route_looks_its_states_up_by_name() -> None:
     path = Path(ROOT / "examples" / "graphs" / "lock_cert_pilot.route")
-    from pcsc.pipeline import Session
+    from pcsc.compiler.session import Session
 
     (route,) = Session().load_routes(path)
     assert [route.state(s.name) for s in route.states] == list(route.states)

@@ -1,4 +1,4 @@
-"""Writing a decision certificate for `pcsc compile --cert PATH` (`pcsc.certificate`)."""
+"""Writing a decision certificate for `pcsc compile --cert PATH` (`pcsc.certify.emit`)."""
 
 from __future__ import annotations
 
@@ -6,30 +6,34 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E911_CANNOT_WRITE,
+    E911_CERTIFICATE,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
+    from pcsc.compiler.session import Compiled, Session
     from pcsc.forecast.ledger import ForecastRecord
-    from pcsc.overrides import Override
-    from pcsc.pipeline import Compiled, Session
+    from pcsc.policy.overrides import Override
 
 
 def write_certificate(
     ctx: Context, session: Session, compiled: Sequence[Compiled], overrides: Sequence[Override], target: str
 ) -> Diagnostic | None:
     """Write the certificate; a PCSC-E911 diagnostic when it cannot be."""
-    from pcsc.certificate import CertificateError, build, dumps
+    from pcsc.certify.emit import CertificateError, build, dumps
 
     path = Path(target)
     try:
         cert = build(compiled, session.inputs, session.policies, path, [o.json() for o in overrides])
         path.write_text(dumps(cert), encoding="utf-8")
     except CertificateError as exc:
-        return Diagnostic.of(codes.E911, f"certificate {target}: {exc}", Span.file_only(target))
+        return diag(E911_CERTIFICATE, Span.file_only(target), file=target, problem=exc)
     except OSError as exc:
-        return Diagnostic.of(codes.E911, f"cannot write {target}: {exc.strerror or exc}", Span.file_only(target))
+        return diag(E911_CANNOT_WRITE, Span.file_only(target), file=target, reason=exc.strerror or exc)
     return None
 
 
@@ -44,7 +48,7 @@ def certify_records(
     `CertificateError`."""
     import attrs
 
-    from pcsc.certificate import build
+    from pcsc.certify.emit import build
 
     here = Path.cwd() / "certificate.json"
     by_file: dict[str, Any] = {}

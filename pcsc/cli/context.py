@@ -14,17 +14,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from pcsc.base.config import Config
 from pcsc.cli.exits import UsageError
-from pcsc.config import Config
-from pcsc.resources import BOM
 
 if TYPE_CHECKING:
-    from pcsc.cohort import Settings
+    from pcsc.compiler.cohort import Settings
+    from pcsc.compiler.parallel import Executor
+    from pcsc.compiler.session import Compiled, PolicyRequirement, Session
     from pcsc.diagnostics.model import Diagnostic
     from pcsc.forecast.ledger import Ledger
-    from pcsc.ir import Route
-    from pcsc.parallel import Executor
-    from pcsc.pipeline import Compiled, Session
+    from pcsc.lang.ir import Route
     from pcsc.policy.model import LoadedPolicy
 
 T = TypeVar("T")
@@ -90,11 +89,63 @@ class Context:
         chosen: str | None = getattr(self.args, "coverage", None)
         return chosen
 
+    def policy_requirements(self) -> tuple[PolicyRequirement, ...]:
+        """What the run demands of every route's policy: `--require-policy` (on the
+        commands that take it) and each configuration file's `require_policy` (the
+        nearest and every one above it, on every command); all of them hold."""
+        from pcsc.base.resources import display_path
+        from pcsc.compiler.session import PolicyRequirement
+
+        given: list[str] = getattr(self.args, "require_policy", None) or []
+        flags = (PolicyRequirement(tuple(given), "command line"),) if given else ()
+        return flags + tuple(
+            PolicyRequirement(allowed, display_path(path)) for path, allowed in self.config.policy_requirements()
+        )
+
+    def root_origins(self, name: str) -> dict[Path, tuple[Any, str | None]]:
+        """Who gave each folder of `search_path` ``name``: the command line, or the
+        configuration file (for the packet's record of where each file was found)."""
+        from pcsc.base.resources import display_path
+
+        configured: tuple[Path, ...] = getattr(self.config, name)
+        origins: dict[Path, tuple[Any, str | None]] = {
+            p: ("config", display_path(self.config.path)) for p in configured if self.config.path is not None
+        }
+        origins.update({Path(p): ("command line", None) for p in getattr(self.args, name, None) or []})
+        return origins
+
+    def config_beside_routes(self, route_files: Iterable[Path]) -> Diagnostic | None:
+        """PCSC-E407 when the configuration file that adds policy or library folders sits
+        in the folder of a route the run reads, or below it: whoever wrote the route could
+        have written the file, and the folders it names would decide who judges the
+        route. None when it sits above every route's folder (or adds no folder)."""
+        cfg = self.config
+        keys = [k for k in ("policy_path", "lib_path") if getattr(cfg, k)]
+        if cfg.path is None or not keys:
+            return None
+        home = cfg.path.parent.resolve()
+        route = next((f for f in route_files if home.is_relative_to(f.resolve().parent)), None)
+        if route is None:
+            return None
+        from pcsc.base.config import key_line
+        from pcsc.base.resources import display_path
+        from pcsc.diagnostics.messages import E407_CONFIG_BESIDE_ROUTE, diag
+        from pcsc.diagnostics.model import Span
+
+        shown = display_path(cfg.path)
+        return diag(
+            E407_CONFIG_BESIDE_ROUTE,
+            Span.file_only(shown, key_line(cfg.path, keys[0]) or 0),
+            keys=" and ".join(f"`{k}`" for k in keys),
+            file=shown,
+            route=display_path(route),
+        )
+
     def search_path(self, name: str) -> list[Path]:
         """``--lib-path``/``--policy-path`` folders, then the configuration's; each must exist."""
         given = [Path(p) for p in getattr(self.args, name, None) or []]
         for folder in given:
-            if not folder.is_dir():
+            if not os.path.isdir(folder):  # False, not OSError, for a name too long
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(f"{flag} {folder}: no such folder")
         configured: tuple[Path, ...] = getattr(self.config, name)
@@ -104,7 +155,7 @@ class Context:
     def docs_url(self) -> str | None:
         """The published docs' base URL: `PCSC_DOCS_URL`, else the configuration's
         `docs_url`, else None (links into the docs are left out)."""
-        from pcsc.config import DOCS_URL_ENV, docs_base_url
+        from pcsc.base.config import DOCS_URL_ENV, docs_base_url
 
         given = os.environ.get(DOCS_URL_ENV)
         if not given:
@@ -136,19 +187,22 @@ class Context:
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
         """A new compiler session with this run's search paths and coverage mode."""
-        from pcsc.ircache import CacheSettingError, IRCache
-        from pcsc.pipeline import Session
+        from pcsc.compiler.ircache import CacheSettingError, IRCache
+        from pcsc.compiler.session import Session
         from pcsc.policy.load import PolicyStore
 
         try:
             ir_cache = IRCache.default()
         except CacheSettingError as exc:
             raise UsageError(str(exc)) from None
+        strictest = self.config.strictest_coverage()
         session = Session(
             lib_path=self.search_path("lib_path"),
-            policies=PolicyStore(self.search_path("policy_path")),
+            policies=PolicyStore(self.search_path("policy_path"), self.root_origins("policy_path")),
             coverage_mode=self.coverage,  # type: ignore[arg-type]
-            config_coverage=self.config.coverage,  # type: ignore[arg-type]
+            config_coverage=None if strictest is None else strictest[0],  # type: ignore[arg-type]
+            required_policies=self.policy_requirements(),
+            lib_origins=self.root_origins("lib_path"),
             ir_cache=ir_cache,
         )
         self.sessions.append(session)
@@ -164,16 +218,16 @@ class Context:
         return jobs
 
     def executor(self) -> Executor:
-        """The executor for ``--jobs`` or ``--scheduler`` (`pcsc.parallel`), made once."""
+        """The executor for ``--jobs`` or ``--scheduler`` (`pcsc.compiler.parallel`), made once."""
         if self._executor is None:
-            from pcsc.parallel import executor
+            from pcsc.compiler.parallel import executor
 
             scheduler: str | None = getattr(self.args, "scheduler", None)
             jobs: int = getattr(self.args, "jobs", 1)
             if scheduler and jobs != 1:
                 raise UsageError("--scheduler and --jobs exclude each other: the cluster's workers do the work")
             if scheduler:
-                from pcsc.parallel_dask import SchedulerError
+                from pcsc.compiler.parallel_dask import SchedulerError
 
                 try:
                     self._executor = executor(1, scheduler)
@@ -184,14 +238,17 @@ class Context:
         return self._executor
 
     def settings(self, session: Session, *, bind: bool = False, keep_routes: bool = True) -> Settings:
-        """What a worker needs to rebuild ``session`` (`pcsc.cohort`)."""
-        from pcsc.cohort import Settings
+        """What a worker needs to rebuild ``session`` (`pcsc.compiler.cohort`)."""
+        from pcsc.compiler.cohort import Settings
 
         return Settings(
             lib_path=tuple(session.lib_path),
             policy_path=tuple(session.policies.search_path),
             coverage_mode=session.coverage_mode,
             config_coverage=session.config_coverage,
+            required_policies=session.required_policies,
+            lib_origins=tuple(session.lib_origins.items()),
+            policy_origins=tuple(session.policies.origins.items()),
             ir_cache=session.ir_cache is not None,
             cache_limits=None if session.ir_cache is None else session.ir_cache.limits,
             bind=bind,
@@ -205,13 +262,22 @@ class Context:
         input), with ``--jobs`` workers. ``bind`` also binds each route to its policy
         (for its diagnostics); ``keep_routes=False`` returns no routes, only their
         number in ``loaded_count`` (`pcsc check` needs no more)."""
-        from pcsc.canonical import sha256_hex
-        from pcsc.cohort import load_files
+        from pcsc.base.canonical import sha256_hex
+        from pcsc.compiler.cohort import load_files
 
         session = self.session()
         routes: list[Route] = []
         if list(files).count(STDIN) > 1:
             raise UsageError("standard input (`-`) can be read only once")
+        from pcsc.compiler.session import expand_inputs
+        from pcsc.diagnostics.model import Diagnostics
+
+        beside = self.config_beside_routes(p for arg in files if arg != STDIN
+                                           for p, _ in expand_inputs([arg], Diagnostics()))
+        if beside is not None:  # nothing is read under folders the routes' author chose
+            session.diags.items.append(beside)
+            self.loaded_count = 0
+            return session, routes
         settings = self.settings(session, bind=bind, keep_routes=keep_routes)
         run = self.executor()
         self.loaded_count = 0
@@ -226,7 +292,9 @@ class Context:
             if arg == STDIN:
                 take(*load_files(session, settings, pending, run))
                 pending.clear()
-                text = self.stdin.read().removeprefix(BOM)
+                text = session.read_stream(self.stdin, STDIN_NAME)
+                if text is None:
+                    continue
                 session.inputs.append((STDIN_NAME, sha256_hex(text)))
                 got = session.routes_from_text(text, STDIN_NAME, Path.cwd())
                 if bind:
@@ -265,7 +333,7 @@ class Context:
         for r in routes:
             if r.name == name:
                 return r
-        from pcsc.lower.common import suggest
+        from pcsc.lang.lower.common import suggest
 
         hint = suggest(name, names)
         raise UsageError(f"no route `{name}` in {', '.join(where)}" + (f"; {hint}" if hint else ""))
@@ -299,17 +367,18 @@ class Context:
 
         roots = self.search_path("policy_path")
         path = Path(target)
-        if target.endswith(".toml") or path.is_file():
+        if target.endswith(".toml") or os.path.isfile(path):
             self.note_input(path)
             return PolicyStore([path.parent.parent, *roots]).load_path(path)
         return PolicyStore(roots).load_ref(target)
 
     def note_input(self, path: Path, shown: str | None = None) -> None:
         """Record a file this run read (for the envelope's ``inputs``), if it can be read."""
-        from pcsc.canonical import sha256_hex
+        from pcsc.base.canonical import sha256_hex
+        from pcsc.lang.syntax.limits import read_file
 
         try:
-            data = path.read_bytes()
+            data = read_file(path)
         except OSError:
             return
         self._extra_inputs.append((shown or str(path), sha256_hex(data)))

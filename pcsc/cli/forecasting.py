@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pcsc.cli.outcome import UsageError
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E718_NOT_VERIFIED, diag
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
@@ -60,8 +61,7 @@ def append_diagnostics(path: Path, exc: LedgerError, nothing: str) -> list[Diagn
     from pcsc.forecast.ledger import LedgerUnverified, LedgerWriteLost
 
     if isinstance(exc, LedgerUnverified):
-        return [Diagnostic.of(codes.E718, f"{nothing}: the ledger does not verify: {p}", Span.file_only(str(path)))
-                for p in exc.problems]
+        return [diag(E718_NOT_VERIFIED, Span.file_only(str(path)), nothing=nothing, problem=p) for p in exc.problems]
     if isinstance(exc, LedgerWriteLost):
         problem = ledger_diagnostic(path, str(exc), codes.E719)
         return [Diagnostic(problem.code, f"{nothing}: {problem.message.removeprefix('nothing written: ')}",

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from pcsc._version import __version__
+from pcsc.base.escape import escape_controls
 from pcsc.cli.exits import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError
 from pcsc.cli.registry import COMMANDS, GROUPS, Command, find
-from pcsc.escape import escape_controls
 
 EPILOG = (
     "exit codes: 0 success, 1 errors in the input, 2 usage error, 3 score refused by GATE, "
@@ -107,18 +107,19 @@ def _main(argv: list[str]) -> int:
 
 def run(command: Command, args: argparse.Namespace) -> int:
     """Run ``command`` with parsed ``args``; every failure becomes output and an exit code."""
+    from pcsc.base.config import ConfigError, load_config
     from pcsc.cli.context import Context
     from pcsc.cli.outcome import Outcome, emit
-    from pcsc.config import ConfigError, load_config
 
     try:
         config = load_config()
+        check_requirements(config)
         if config.policy_path:  # imported only then: most runs configure no policy folder
             from pcsc.policy.load import check_configured_policies
 
             check_configured_policies(config)
     except ConfigError as exc:  # in the format asked for, like any other input error
-        from pcsc.config import Config
+        from pcsc.base.config import Config
         from pcsc.diagnostics import codes
         from pcsc.diagnostics.model import Diagnostic, Span
 
@@ -147,14 +148,28 @@ def run(command: Command, args: argparse.Namespace) -> int:
     return finish(ctx, code)
 
 
+def check_requirements(config: Any) -> None:
+    """Each `require_policy` entry of the configuration files is a policy id or
+    `id@version`; raises ConfigError naming the file otherwise."""
+    from pcsc.base.config import ConfigError
+    from pcsc.lang.ir.names import split_requirement
+
+    for path, allowed in config.policy_requirements():
+        for entry in allowed:
+            if split_requirement(entry) is None:
+                raise ConfigError(path, f"`require_policy`: {entry!r} is not a policy id or id@version "
+                                  "(lowercase letters, digits, `_` and `-`; e.g. venture@1.0.0)")
+
+
 def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     """An exception that reports bad input (a policy, a ledger, …) as diagnostics; None
     for anything else, which is a bug."""
+    from pcsc.base.extras import ExtraMissing
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.outcome import Outcome
     from pcsc.diagnostics import codes
+    from pcsc.diagnostics.messages import E105_CANNOT_USE, E311_IN_EDIT, diag
     from pcsc.diagnostics.model import Diagnostic, Span
-    from pcsc.extras import ExtraMissing
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
     from pcsc.score.finite import NotFinite
@@ -170,9 +185,14 @@ def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
     if isinstance(exc, ExtraMissing):  # the same code, exit and message for every extra
         missing = Diagnostic.of(codes.E115, str(exc), Span.file_only(f"pcsc[{exc.extra}]"))
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, missing])
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+        # the system refused a path the input names (a name too long, a folder not searchable)
+        where = exc.filename if isinstance(exc.filename, str) else "pcsc"
+        problem = diag(E105_CANNOT_USE, Span.file_only(where), path=where, reason=exc.strerror or exc)
+        return Outcome(kind, {"ok": False, "error": problem.message}, diagnostics=[*ctx.diagnostics, problem])
     if isinstance(exc, NotFinite):  # an overflow in a derived computation (a splice, a red-team edit)
         span = exc.span or Span.file_only("pcsc")
-        overflow = Diagnostic.of(codes.E311, exc.message, span)
+        overflow = diag(E311_IN_EDIT, span, overflow=exc.message)
         return Outcome(kind, {"ok": False}, diagnostics=[*ctx.diagnostics, overflow])
     return None
 
@@ -216,7 +236,7 @@ def fit_terminal(text: str, wide: bool) -> str:
 
 
 def internal_error(exc: Exception) -> int:
-    from pcsc.config import hide_credentials
+    from pcsc.base.config import hide_credentials
 
     if os.environ.get("PCSC_DEBUG"):
         raise exc

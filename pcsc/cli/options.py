@@ -4,6 +4,7 @@ chooses a route, writes a report or opens the ledger spells the option the same 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 
 COVERAGE_MODES = ("gate", "dock", "off")
@@ -28,6 +29,17 @@ def whole_number(value: str) -> int:
     if not (value.isascii() and value.isdigit()) or len(value) > 19:
         raise argparse.ArgumentTypeError(f"expected a whole number in ASCII digits (0-9), got {value!r}")
     return int(value)
+
+
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
+
+
+def decimal_number(value: str) -> float:
+    """An argparse type: a finite decimal in ASCII digits, such as `0.3` or `20` (`float`
+    would also take `١.٥`, `nan`, `inf`, `1_0` and surrounding spaces)."""
+    if _DECIMAL.fullmatch(value) is None or len(value) > 40:
+        raise argparse.ArgumentTypeError(f"expected a decimal number in ASCII digits (such as 0.25), got {value!r}")
+    return float(value)
 
 
 def files(p: argparse.ArgumentParser, *, stdin: bool = False, one: bool = False) -> None:
@@ -71,6 +83,29 @@ def coverage(p: argparse.ArgumentParser) -> None:
         choices=COVERAGE_MODES,
         default=None,
         help="override the policy's coverage mode (recorded in the output)",
+    )
+
+
+def policy_requirement(value: str) -> str:
+    """An argparse type: a policy id (any version) or `id@version`, as a route names it."""
+    from pcsc.lang.ir.names import split_requirement
+
+    if split_requirement(value) is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a policy id or id@version (lowercase letters, digits, `_` and `-`; e.g. venture@1.0.0), "
+            f"got {value!r}")
+    return value
+
+
+def require_policy(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--require-policy",
+        action="append",
+        type=policy_requirement,
+        default=None,
+        metavar="ID[@VERSION]",
+        help="refuse (PCSC-E414, exit 3) a route whose policy is not one of these (repeatable; adds to "
+        "`require_policy` of the configuration files, which it cannot loosen)",
     )
 
 

@@ -60,8 +60,8 @@ class Outcome:
 
 def emit(ctx: Context, outcome: Outcome) -> int:
     """Write ``outcome`` as ``ctx`` asks; return its exit code."""
+    from pcsc.base.escape import escape_controls
     from pcsc.diagnostics.model import condense
-    from pcsc.escape import escape_controls
     from pcsc.render.diagnostics import to_json
 
     fmt = ctx.format
@@ -72,7 +72,7 @@ def emit(ctx: Context, outcome: Outcome) -> int:
         ctx.wide = True  # a route, a picture or a diff is never cut to the terminal's width
         _notes(ctx, outcome)
     elif fmt in ("json", "sarif"):
-        from pcsc import canonical
+        from pcsc.base import canonical
 
         if fmt == "json":
             from pcsc.render.envelope import envelope
@@ -96,7 +96,7 @@ def emit(ctx: Context, outcome: Outcome) -> int:
 
 
 def _notes(ctx: Context, outcome: Outcome) -> None:
-    from pcsc.escape import escape_controls
+    from pcsc.base.escape import escape_controls
 
     if not ctx.quiet:
         for note in outcome.notes:

@@ -1,5 +1,5 @@
 """`--set KEY=VALUE` on `compile`, `seams`, `gate`, `splice`, `explain`, `redteam` and
-`policy diff`: what-if overrides (`pcsc.overrides`),
+`policy diff`: what-if overrides (`pcsc.policy.overrides`),
 never written back."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E901_OVERRIDE, diag
 from pcsc.diagnostics.model import Diagnostic, Span
 
 if TYPE_CHECKING:
     from pcsc.cli.context import Context
-    from pcsc.ir import Route
-    from pcsc.overrides import Override
-    from pcsc.pipeline import Session
+    from pcsc.compiler.session import Session
+    from pcsc.lang.ir import Route
+    from pcsc.policy.overrides import Override
 
 
 def add_set_option(p: argparse.ArgumentParser, what: str) -> None:
@@ -34,15 +34,15 @@ def add_set_option(p: argparse.ArgumentParser, what: str) -> None:
 
 def diagnostics(messages: list[str]) -> list[Diagnostic]:
     """One PCSC-E901 per message, located at the command line."""
-    return [Diagnostic.of(codes.E901, m, Span.file_only("--set"), "see docs/decisions.md") for m in messages]
+    return [diag(E901_OVERRIDE, Span.file_only("--set"), problem=m) for m in messages]
 
 
 def apply_to_session(session: Session, routes: list[Route], overrides: tuple[Override, ...]) -> list[Route]:
     """Bind ``session`` to policies with the overrides and return the routes with theirs;
     an override that cannot be applied to a policy a route pins is a PCSC-E901 in the
     session (the routes are then returned unchanged, and compile nothing new)."""
-    from pcsc.overrides import OverrideError, OverridingStore, override_route, unmatched
     from pcsc.policy.load import PolicyError, PolicyStore
+    from pcsc.policy.overrides import OverrideError, OverridingStore, override_route, unmatched
 
     if not overrides:
         return routes
@@ -87,7 +87,7 @@ def apply_to_session(session: Session, routes: list[Route], overrides: tuple[Ove
 def parse(args: argparse.Namespace) -> tuple[tuple[Override, ...], list[Diagnostic]]:
     """The overrides of ``--set`` (none when the command was not given it), or the
     PCSC-E901 diagnostics of those that cannot be read."""
-    from pcsc.overrides import OverrideError, parse_overrides
+    from pcsc.policy.overrides import OverrideError, parse_overrides
 
     try:
         return parse_overrides(getattr(args, "set", None) or []), []

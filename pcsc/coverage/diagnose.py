@@ -12,9 +12,9 @@ import re
 
 from pcsc.coverage.discharge import Coverage, DeltaCoverage
 from pcsc.coverage.verdict import Mode
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E501_UNCOVERED, W501_UNCOVERED
 from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.ir import Route, Transition
+from pcsc.lang.ir import Route, Transition
 
 
 def report_uncovered(route: Route, coverage: Coverage, mode: Mode, text: str | None, diags: Diagnostics) -> None:
@@ -22,19 +22,31 @@ def report_uncovered(route: Route, coverage: Coverage, mode: Mode, text: str | N
     ``text`` is the route's source (to find each transition's name), if known."""
     if mode == "off":
         return
-    code = codes.E501 if mode == "gate" else codes.W501
-    consequence = "GATE withholds the score" if mode == "gate" else "DOCK docks the score"
     by_name = {t.name: t for t in route.transitions}
     for u in coverage.uncovered:
         t = by_name[u.transition]
         d = u.delta
-        diags.add(
-            code,
-            f"`{t.name}` changes {d.field} {show_value(d.source)} -> {show_value(d.target)}, "
-            f"and no obligation it discharges covers that: {consequence}",
-            transition_name_span(t, text),
-            uncovered_help(u),
-        )
+        span, source, target = transition_name_span(t, text), show_value(d.source), show_value(d.target)
+        if mode == "gate":
+            diags.diag(
+                E501_UNCOVERED,
+                span,
+                transition=t.name,
+                field=d.field,
+                source=source,
+                target=target,
+                tried=uncovered_help(u),
+            )
+        else:
+            diags.diag(
+                W501_UNCOVERED,
+                span,
+                transition=t.name,
+                field=d.field,
+                source=source,
+                target=target,
+                tried=uncovered_help(u),
+            )
 
 
 def uncovered_help(u: DeltaCoverage) -> str:
@@ -72,7 +84,9 @@ def transition_name_span(t: Transition, text: str | None) -> Span:
 
 
 def show_value(x: float | bool) -> str:
-    """A field value as the gate report writes it (`5,000`, `0.25`, `true`)."""
+    """A field value as the gate report writes it (`5,000`, `0.25`, `true`, `1e+307`)."""
     if isinstance(x, bool):
         return "true" if x else "false"
+    if abs(x) >= 1e15:
+        return f"{x:.6g}"
     return f"{x:,.0f}" if x == int(x) else f"{x:,.4g}"

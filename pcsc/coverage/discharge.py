@@ -14,18 +14,19 @@ prices each of them with the policy's delta-indexed floors.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 
+from pcsc.base.humanize import number
 from pcsc.diagnostics.model import Span
-from pcsc.humanize import number
-from pcsc.interp import BASE_FUNCTIONS, DAYS, EvalError, Interpreter, Value, truthy
-from pcsc.ir import Evidence, Obligation, Route, Transition
-from pcsc.ir import expr as ex
-from pcsc.ir.visit import Visitor
-from pcsc.ir.vocabulary import REQUIRE_NAMES
-from pcsc.lower.units import REQUIRE_DIMENSIONS, dimension
+from pcsc.lang.interp import BASE_FUNCTIONS, DAYS, EvalError, Interpreter, Value, truthy
+from pcsc.lang.ir import Evidence, Obligation, Route, Transition
+from pcsc.lang.ir import expr as ex
+from pcsc.lang.ir.visit import Visitor
+from pcsc.lang.ir.vocabulary import REQUIRE_NAMES
+from pcsc.lang.lower.units import REQUIRE_DIMENSIONS, dimension
 from pcsc.policy.model import Policy
 from pcsc.score.cost import Delta, deltas, piecewise_floor
 from pcsc.score.evidence import admitted
@@ -149,7 +150,7 @@ class _TransitionContext:
             "delta": _DeltaSet(tuple(scoped), delta_record),
             "as_of": self.route.as_of,
         }
-        assert tuple(names) == REQUIRE_NAMES, "pcsc/ir/vocabulary.py and the discharger disagree"
+        assert tuple(names) == REQUIRE_NAMES, "pcsc/lang/ir/vocabulary.py and the discharger disagree"
         functions = dict(BASE_FUNCTIONS)
         functions["measured"] = self._measured
         functions["floor"] = self._floor
@@ -176,7 +177,10 @@ class _TransitionContext:
         for d in ds.deltas:
             table = self.policy.floors.delta.get(d.field)
             if table is not None:
-                total += piecewise_floor(table.points, d.magnitude)
+                try:
+                    total += piecewise_floor(table.points, d.magnitude)
+                except OverflowError:  # beyond the floats: +inf compares as the true floor would
+                    return math.inf
         return total
 
     def _grounded(self, it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:

@@ -18,7 +18,7 @@ Verdict = Literal["released", "suspend-and-ask", "docked", "ungated"]
 @attrs.frozen
 class Decision:
     mode: Mode
-    mode_source: str  # "policy", "command line" or "config"
+    mode_source: str  # "policy", "config", or who overrode it: "command line", "test case", "api argument"
     verdict: Verdict
     score: float | None  # the released score; None when GATE refuses it
     docked: bool

@@ -55,7 +55,6 @@ E126 = _register("PCSC-E126", "line too long")
 # names and structure
 E201 = _register("PCSC-E201", "unknown state")
 E202 = _register("PCSC-E202", "unknown transition")
-E203 = _register("PCSC-E203", "unknown evidence")
 E204 = _register("PCSC-E204", "unknown obligation")
 E205 = _register("PCSC-E205", "unknown field")
 E206 = _register("PCSC-E206", "unknown library")
@@ -105,6 +104,7 @@ E408 = _register("PCSC-E408", "file resolves outside its search folder")
 E409 = _register("PCSC-E409", "library replaces a pinned or shipped library")
 E410 = _register("PCSC-E410", "library does not match the policy's pin")
 E413 = _register("PCSC-E413", "library not named by the route's policy")
+E414 = _register("PCSC-E414", "policy not one the run requires")
 
 # coverage
 E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")

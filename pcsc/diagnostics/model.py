@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Literal
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Literal, Protocol
 
 import attrs
 
-from pcsc.config import hide_credentials
+from pcsc.base.config import hide_credentials
 from pcsc.diagnostics.codes import CODES, Code
+
+
+class Message(Protocol):
+    """What `Diagnostics.diag` needs of a template of `pcsc.diagnostics.messages` (which
+    imports this module: a protocol here keeps the two out of a circle)."""
+
+    @property
+    def code(self) -> Code: ...
+
+    def render(self, fields: Mapping[str, object]) -> tuple[str, str | None]: ...
 
 Severity = Literal["error", "warning"]
 
@@ -85,6 +95,12 @@ class Diagnostics:
     def add(self, code: Code, message: str, span: Span, help: str | None = None) -> None:
         """Append a diagnostic; ``code`` is a constant of `pcsc.diagnostics.codes`."""
         self.items.append(Diagnostic.of(code, message, span, help))
+
+    def diag(self, message: Message, span: Span, **fields: object) -> None:
+        """Append the diagnostic ``message`` (a template of `pcsc.diagnostics.messages`)
+        reports at ``span``, its named fields filled in."""
+        text, help_text = message.render(fields)
+        self.items.append(Diagnostic.of(message.code, text, span, help_text))
 
     def extend(self, other: Diagnostics) -> None:
         self.items.extend(other.items)

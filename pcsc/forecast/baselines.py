@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from pcsc.stats import rate
+from pcsc.base.stats import rate
 
 FOLDS = 5
 MIN_PER_CLASS = 3

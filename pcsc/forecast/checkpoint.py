@@ -28,8 +28,8 @@ from typing import Any
 import attrs
 
 from pcsc._version import __version__
-from pcsc.canonical import dumps, sha256_hex
-from pcsc.extras import require
+from pcsc.base.canonical import dumps, sha256_hex
+from pcsc.base.extras import require
 from pcsc.forecast.ledger import Head, HeadToken, utc_stamp
 
 FORMAT = "pcsc-ledger-checkpoint"

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pcsc.canonical import dumps
+from pcsc.base.canonical import dumps
 from pcsc.forecast.ledger import Entry
 from pcsc.forecast.outcomes import Outcomes
 

@@ -12,10 +12,10 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Literal
 
-from pcsc.canonical import sha256_hex
+from pcsc.analysis.rank import Ranked
+from pcsc.base.canonical import sha256_hex
+from pcsc.compiler.session import Compiled, Session
 from pcsc.forecast.ledger import ForecastRecord, PolicyId
-from pcsc.forecast.rank import Ranked
-from pcsc.pipeline import Compiled, Session
 
 
 def freeze_inputs(session: Session) -> list[tuple[str, str]]:
@@ -35,7 +35,7 @@ def freeze_records(ranked: Sequence[Ranked], mode: Mode = "prospective") -> list
     """One `ForecastRecord` per ranked route, in the order given. The payload is
     ``{"packet": <the route's packet, as in `pcsc compile --format json`>, "rank":
     <its rank among the routes frozen together>, "mode": <prospective|retrospective>}``."""
-    from pcsc.packet import route_packet
+    from pcsc.render.packet import route_packet
 
     records = []
     for r in ranked:

@@ -43,11 +43,11 @@ from typing import Any, Protocol
 
 import attrs
 
+from pcsc.base.humanize import plural
 from pcsc.forecast.calibrate import Bounds, GainCase, fit_gains, pava, platt_fit, weights_of
-from pcsc.humanize import plural
 from pcsc.policy.model import Calibration, IsotonicMap, LoadedPolicy, PlattMap, Policy
 from pcsc.score.calibration import calibrate
-from pcsc.score.route import discount_factor, fold, fold_policy
+from pcsc.score.route import discount_factor, route_fold
 
 
 class Resolved(Protocol):
@@ -431,17 +431,14 @@ def refold(packet: Mapping[str, Any], ps: Sequence[float], policy: Policy) -> fl
     ds = [discount_factor(spec.discount, None if t.get("horizon") is None
                           else (t["horizon"]["amount"], t["horizon"]["unit"])) for t in ts]
     graph = packet.get("graph")
-    if graph is not None:
-        from pcsc.ir import Shape
-        from pcsc.score.graph import graph_fold
-        from pcsc.serialize import converter
+    if graph is None:  # a chain: the fold reads no names or states
+        return route_fold(spec, None, [], [], [], list(ps), cs, ds, float(packet["value"])).score
+    from pcsc.lang.ir import Shape
+    from pcsc.lang.serialize import converter
 
-        shape: Shape = converter().get_structure_hook(Shape)(graph["shape"], Shape)
-        return graph_fold(shape, [t["name"] for t in ts], [t["from"] for t in ts], [t["to"] for t in ts],
-                          list(ps), cs, ds, float(packet["value"]), spec.abandonment).score
-    if spec.is_default:
-        return fold(list(ps), cs, float(packet["value"]))[0]
-    return fold_policy(list(ps), cs, ds, float(packet["value"]), spec.abandonment)[0]
+    shape: Shape = converter().get_structure_hook(Shape)(graph["shape"], Shape)
+    return route_fold(spec, shape, [t["name"] for t in ts], [t["from"] for t in ts], [t["to"] for t in ts],
+                      list(ps), cs, ds, float(packet["value"])).score
 
 
 def held_out_routes(packets: Sequence[Mapping[str, Any]], holdout: float) -> list[str]:

@@ -78,8 +78,8 @@ from typing import Any, Literal
 import attrs
 
 from pcsc._version import __version__
-from pcsc.canonical import dumps, hash_json, sha256_hex
-from pcsc.config import DATABASE_SCHEMES, hide_credentials
+from pcsc.base.canonical import dumps, hash_json, sha256_hex
+from pcsc.base.config import DATABASE_SCHEMES, hide_credentials
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x50435343  # "PCSC"
@@ -891,11 +891,6 @@ class Ledger:
         with self._reading("the outcomes"):
             rows = list(self._conn.execute(sql + " ORDER BY seq", params))
         return [_outcome(row) for row in rows]
-
-    def forecast_head(self) -> tuple[int, str]:
-        """(seq, entry_sha256) of the last frozen forecast; (0, 64 zeros) when there is none."""
-        with self._reading("the head"):
-            return self._head("entries")
 
     def head(self) -> Head:
         """The last row of both chains, read in one snapshot (not verified: `verify` is)."""

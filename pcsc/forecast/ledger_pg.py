@@ -41,8 +41,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pcsc.config import hide_credentials
-from pcsc.extras import require
+from pcsc.base.config import hide_credentials
+from pcsc.base.extras import require
 from pcsc.forecast.ledger import (
     _ENTRY_COLUMNS,
     _OUTCOME_COLUMNS,
@@ -518,10 +518,6 @@ class PostgresLedger(Ledger):
     def outcomes(self, route: str | None = None) -> list[Outcome]:
         rows = self._select(f"SELECT {_OUTCOME_COLUMNS} FROM outcomes", {"route": route}, "the outcomes")
         return [_outcome(row) for row in rows]
-
-    def forecast_head(self) -> tuple[int, str]:
-        with self._snapshot("the head"):
-            return self._head("entries")
 
     def head(self) -> Head:
         with self._snapshot("the head"):

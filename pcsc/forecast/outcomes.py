@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 import attrs
 
-from pcsc.printer import number as literal_number
-from pcsc.resources import TEXT_ENCODING
+from pcsc.lang.printer import number as literal_number
+from pcsc.lang.syntax.limits import read_text
 
 Value = float | bool
 LabelOutcome = Literal["positive", "negative", "mixed"]
@@ -90,7 +90,7 @@ def load_outcomes(path: str | Path, shown: str | None = None) -> Outcomes:
     """Read and validate an outcomes file; ``shown`` is the name used in messages."""
     name = shown if shown is not None else str(path)
     try:
-        text = Path(path).read_text(encoding=TEXT_ENCODING)
+        text = read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise OutcomesError(name, [f"cannot read the file: {reason}"]) from None
@@ -271,7 +271,7 @@ def _string_hint(raw: str) -> str:
     match = _SUFFIXED.match(text)
     if match is None:
         return ""
-    from pcsc.syntax.literals import parse_number
+    from pcsc.lang.syntax.literals import parse_number
 
     number, suffix = match.group(1), match.group(2) or ""
     value, _ = parse_number(number + suffix)

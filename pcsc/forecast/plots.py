@@ -2,7 +2,7 @@
 
 matplotlib is an optional extra (the extra ``pcsc[plots]``). It is imported only
 when a plot is drawn, never by text or JSON output; when it is missing, drawing raises
-`pcsc.extras.ExtraMissing`, whose message says what to install. The figures are drawn on a
+`pcsc.base.extras.ExtraMissing`, whose message says what to install. The figures are drawn on a
 bare `matplotlib.figure.Figure` (no pyplot, no GUI backend, no global state) and written
 as PNG or SVG, chosen by the file's suffix; SVG output carries no date, so it is
 reproducible.
@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pcsc.extras import require
+from pcsc.base.extras import require
 from pcsc.forecast.metrics import CalibrationBin
 
 FORMATS = (".png", ".svg")
@@ -28,7 +28,7 @@ def _figure_module() -> ModuleType:
 
 
 def require_matplotlib() -> None:
-    """Raise `pcsc.extras.ExtraMissing` unless plots can be drawn here."""
+    """Raise `pcsc.base.extras.ExtraMissing` unless plots can be drawn here."""
     _figure_module()
 
 

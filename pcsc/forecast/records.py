@@ -10,12 +10,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
 
-from pcsc.canonical import dumps
+from pcsc.base.canonical import dumps
 from pcsc.forecast.ledger import Entry, Ledger, OutcomeKind, OutcomeRecord
 from pcsc.forecast.outcomes import Outcomes, outcomes_from_records
 from pcsc.forecast.resolve import (
@@ -26,6 +25,7 @@ from pcsc.forecast.resolve import (
     resolve_routes,
     route_outcomes,
 )
+from pcsc.lang.syntax.limits import read_text
 
 
 def latest_forecasts(ledger: Ledger, mode: str | None = None) -> list[Entry]:
@@ -95,7 +95,7 @@ def read_packets(path: str) -> list[FrozenRoute]:
     """The frozen routes of one JSON file (a `pcsc compile --format json` output);
     raises ``PacketError``."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = json.loads(read_text(path))
     except OSError as exc:
         raise PacketError(path, [f"cannot read the file: {exc.strerror or exc}"]) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

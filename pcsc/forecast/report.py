@@ -25,11 +25,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcsc.base.humanize import plural
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E741_LABEL_NOT_AFTER,
+    E741_OUTCOME_NOT_AFTER,
+    E741_RECORDED_BEFORE,
+    E742_NOTHING_TO_GRADE,
+    E745_LATEST_MIX_MODES,
+    phrase,
+)
 from pcsc.forecast.ledger import Entry
 from pcsc.forecast.outcomes import Outcomes
 from pcsc.forecast.records import Recorded
-from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.resolve import RouteOutcome
@@ -69,8 +77,13 @@ def mode_of(forecasts: Sequence[Entry]) -> str:
         span = times[0] if times[0] == times[-1] else f"{times[0]} to {times[-1]}"
         parts.append(f"{len(group)} {mode} (frozen {span}, e.g. route {group[0].route})")
     raise GradingError(codes.E745, [
-        f"the latest forecasts are {parts[0]} and {parts[1]}; the two are never pooled: {PROSPECTIVE_RULE}, "
-        f"and {RETROSPECTIVE_RULE}; grade one mode at a time with --mode prospective or --mode retrospective"
+        phrase(
+            E745_LATEST_MIX_MODES,
+            first=parts[0],
+            second=parts[1],
+            prospective=PROSPECTIVE_RULE,
+            retrospective=RETROSPECTIVE_RULE,
+        )
     ])
 
 
@@ -89,11 +102,19 @@ def _retrospective_problems(
         if early:
             o = early[0]
             more = f" (and {len(early) - 1} more)" if len(early) > 1 else ""
-            problems.append(
-                f"route {e.route}: retrospective forecast frozen {e.frozen_at} (seq {e.seq}), but the {o.kind} "
-                f"dated {o.observed} it would be graded on was recorded {o.recorded_at}, before it (anchored at "
-                f"forecast seq {o.forecast_seq}){more}; {RETROSPECTIVE_RULE}: {refuser} refuses it"
-            )
+            problems.append(phrase(
+                E741_RECORDED_BEFORE,
+                route=e.route,
+                frozen=e.frozen_at,
+                seq=e.seq,
+                kind=o.kind,
+                observed=o.observed,
+                recorded=o.recorded_at,
+                anchor=o.forecast_seq,
+                more=more,
+                rule=RETROSPECTIVE_RULE,
+                refuser=refuser,
+            ))
     return problems
 
 
@@ -103,8 +124,10 @@ def _prospective_label_problems(
     """Route labels dated on or before the day a prospective forecast was frozen."""
     frozen_on = {e.route: e.frozen_at for e in forecasts}
     return [
-        f"route {o.route}: forecast frozen {frozen_on[o.route]} is not before the label it would be graded on "
-        f"(dated {o.date}); {PROSPECTIVE_RULE}: {refuser} refuses it"
+        phrase(
+            E741_LABEL_NOT_AFTER, route=o.route, frozen=frozen_on[o.route], date=o.date, rule=PROSPECTIVE_RULE,
+            refuser=refuser,
+        )
         for o in labelled
         if dt.date.fromisoformat(frozen_on[o.route][:10]) >= o.date
     ]
@@ -126,7 +149,7 @@ def pooled_policies(forecasts: Sequence[Entry]) -> str | None:
     """The warning (PCSC-W751, as `pcsc rank` gives) when the forecasts graded together
     come from several policies: one AUC, lift and calibration then pool numbers made by
     different rules. None for one policy."""
-    from pcsc.forecast.rank import policy_label
+    from pcsc.analysis.rank import policy_label
 
     by_policy: dict[str, list[str]] = {}
     for e in forecasts:
@@ -181,15 +204,18 @@ def evaluate_report(
             if key in seen:
                 continue
             seen.add(key)
-            problems.append(f"route {route}, transition {transition}: forecast frozen {frozen_on[route]} is not "
-                            f"before the outcome it would be graded on (decided {decided}); {PROSPECTIVE_RULE}: "
-                            "evaluate refuses it")
+            problems.append(phrase(
+                E741_OUTCOME_NOT_AFTER,
+                route=route,
+                transition=transition,
+                frozen=frozen_on[route],
+                decided=decided,
+                rule=PROSPECTIVE_RULE,
+            ))
     if problems:
         raise GradingError(codes.E741, problems)
     if not labelled and not milestones:
-        raise GradingError(
-            codes.E742, ["nothing to grade: no route label and no resolved milestone yet (see `pcsc resolve`)"]
-        )
+        raise GradingError(codes.E742, [phrase(E742_NOTHING_TO_GRADE)])
 
     scorers, paired, left_out = [], [], []
     y_route = {o.route: o.label == "positive" for o in labelled}
@@ -272,7 +298,7 @@ def evaluate_report(
 
 def report_plots(report: dict[str, Any], folder: Path) -> list[Path]:
     """Draw calibration.png and scores.png of ``report`` into ``folder`` (created if
-    missing); the paths written. Raises ``pcsc.extras.ExtraMissing`` and ``OSError``."""
+    missing); the paths written. Raises ``pcsc.base.extras.ExtraMissing`` and ``OSError``."""
     from pcsc.forecast import plots
     from pcsc.forecast.metrics import CalibrationBin
 

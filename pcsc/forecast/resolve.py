@@ -27,12 +27,12 @@ from typing import Any, Literal
 
 import attrs
 
+from pcsc.base.humanize import number
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.forecast.outcomes import Label, LabelOutcome, Observation, Outcomes, Value, plain_value
-from pcsc.humanize import number
-from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
-from pcsc.ir import expr as ex
-from pcsc.ir.visit import Visitor, walk
+from pcsc.lang.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
+from pcsc.lang.ir import expr as ex
+from pcsc.lang.ir.visit import Visitor, walk
 
 Status = Literal["positive", "negative", "unresolved", "censored"]
 #: The fixed windows of a packet frozen before packets carried the policy's (days after as_of).
@@ -244,8 +244,8 @@ def _transition(doc: Any, where: str, problems: list[str]) -> FrozenTransition |
 
 
 def _condition(doc: Mapping[str, Any], key: str, where: str, problems: list[str]) -> Condition | None:
-    from pcsc.lower.expr import lower_expression
-    from pcsc.syntax import parse_expression
+    from pcsc.lang.lower.expr import lower_expression
+    from pcsc.lang.syntax import parse_expression
 
     here = _at(where, key)
     if key not in doc:

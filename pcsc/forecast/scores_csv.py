@@ -28,9 +28,10 @@ from pathlib import Path
 
 import attrs
 
+from pcsc.base.humanize import plural
 from pcsc.forecast import metrics
 from pcsc.forecast.metrics import BootstrapCI
-from pcsc.humanize import plural
+from pcsc.lang.syntax.limits import read_file
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -145,7 +146,7 @@ def _number(text: str) -> float | None:
 def _rows(path: Path, shown: str) -> tuple[str, list[str], list[tuple[int, list[str]]]]:
     """The file's SHA-256, its header and its non-blank rows (with their line numbers), cells stripped."""
     try:
-        data = path.read_bytes()
+        data = read_file(path)
         text = data.decode("utf-8-sig")
     except FileNotFoundError:
         raise ScoreTableError(shown, "no such file") from None

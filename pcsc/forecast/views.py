@@ -10,15 +10,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcsc.humanize import plural
-from pcsc.printer import number as literal_number
-from pcsc.render.tables import ALL, all_but, table
-from pcsc.stats import rate_text
+from pcsc.base.humanize import plural
+from pcsc.base.stats import rate_text
+from pcsc.base.tables import ALL, all_but, table
+from pcsc.lang.printer import number as literal_number
 
 if TYPE_CHECKING:
+    from pcsc.analysis.rank import Ranked
     from pcsc.forecast.learn import Comparison
     from pcsc.forecast.ledger import Entry, Head, Outcome, Verification
-    from pcsc.forecast.rank import Ranked
     from pcsc.forecast.resolve import MilestoneResult, RouteOutcome
     from pcsc.forecast.scores_csv import Grading
 

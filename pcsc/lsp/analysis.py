@@ -1,8 +1,9 @@
 """What the language server knows about one open document, without pygls.
 
-`analyse` compiles the document's text in memory, as `pcsc check` would check the file
-(libraries resolve from the document's folder, then the configured and shipped ones),
-and also scores each route so that hover can show its numbers. The queries (`hover`,
+`analyse` compiles the document's text in memory through the passes `pcsc check` runs
+on the file (`Session.check_route`: libraries resolve from the document's folder, then
+the configured and shipped ones), so that its diagnostics are the command's, and keeps
+each route's pass results (`RouteUnit`) so that hover can show its numbers. The queries (`hover`,
 `definition`, `completion`) take PCSC positions: 1-based lines, 1-based columns
 counted in characters (code points). The server converts to and from LSP positions.
 
@@ -19,16 +20,17 @@ from pathlib import Path
 
 import attrs
 
-from pcsc.coverage import Coverage, discharge_route
-from pcsc.coverage.diagnose import report_uncovered, show_value
+from pcsc.base.resources import BOM, data_dir
+from pcsc.compiler.session import RouteUnit, Session
+from pcsc.coverage import discharge_route
+from pcsc.coverage.diagnose import show_value
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
-from pcsc.ir import FieldDecl, Library, Obligation, Route, Transition
-from pcsc.pipeline import Session
+from pcsc.lang.ir import FieldDecl, Library, Obligation, Transition
+from pcsc.lang.syntax.limits import read_text
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
-from pcsc.resources import BOM, TEXT_ENCODING, data_dir
-from pcsc.score.route import RouteNumbers, TransitionNumbers, score_route
+from pcsc.score.route import RouteNumbers, TransitionNumbers
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _USES = re.compile(r"^\s*uses\s+([^#\n]*)", re.M)
@@ -50,17 +52,6 @@ class Location:
 
 
 @attrs.frozen
-class RouteFacts:
-    """A route that lowered, with what binding, scoring and coverage made of it."""
-
-    route: Route
-    policy: LoadedPolicy | None
-    numbers: RouteNumbers | None  # None when the policy or scoring failed
-    coverage: Coverage | None
-    mode: Mode | None
-
-
-@attrs.frozen
 class Completion:
     label: str
     kind: str  # field | class | obligation | unit
@@ -76,7 +67,7 @@ class Analysis:
     shown: str  # the name the document's diagnostics carry
     folder: Path
     diagnostics: list[Diagnostic]
-    routes: list[RouteFacts]
+    routes: list[RouteUnit]
     libraries: list[Library]
     policies: list[LoadedPolicy]
     store: PolicyStore
@@ -100,13 +91,13 @@ class Analysis:
                 out.setdefault(name, (loaded, prior.p, prior.floor_usd, prior.source))
         return out
 
-    def route_at(self, line: int) -> RouteFacts | None:
+    def route_at(self, line: int) -> RouteUnit | None:
         for r in self.routes:
             if r.route.span.line <= line <= r.route.span.end_line:
                 return r
         return self.routes[0] if len(self.routes) == 1 else None
 
-    def transition(self, name: str, line: int) -> tuple[RouteFacts, Transition] | None:
+    def transition(self, name: str, line: int) -> tuple[RouteUnit, Transition] | None:
         chosen = self.route_at(line)
         for r in [chosen] if chosen is not None else self.routes:
             for t in r.route.transitions:
@@ -240,8 +231,8 @@ class Analysis:
             while path is not None and path not in seen and path.is_file():
                 seen.add(path)
                 try:
-                    text = path.read_text(encoding=TEXT_ENCODING)
-                except OSError:
+                    text = read_text(path)
+                except (OSError, UnicodeDecodeError):
                     break
                 m = header.search(text)
                 if m is not None:
@@ -303,22 +294,7 @@ def analyse(
     session = Session(
         lib_path=list(lib_path), policies=store, coverage_mode=coverage, config_coverage=config_coverage
     )
-    facts: list[RouteFacts] = []
-    for route in session.routes_from_text(text, shown, folder):
-        loaded = session.bind(route)
-        numbers: RouteNumbers | None = None
-        cov: Coverage | None = None
-        mode: Mode | None = None
-        if loaded is not None:
-            mode, _ = session.mode_for(loaded)
-            scored = Diagnostics()
-            numbers = score_route(route, loaded.policy, scored)
-            session.diags.extend(scored)
-            if scored.has_errors:
-                numbers = None
-            cov = discharge_route(route, loaded.policy)
-            report_uncovered(route, cov, mode, text, session.diags)
-        facts.append(RouteFacts(route, loaded, numbers, cov, mode))
+    facts = [session.check_route(route) for route in session.routes_from_text(text, shown, folder)]
     return Analysis(
         text=document,
         shown=shown,
@@ -373,7 +349,7 @@ def _decl_location(span: Span, name: str) -> Location:
     library's `obligation NAME` or `field NAME`); the whole span if it is not found."""
     path = Path(span.file).resolve()
     try:
-        line = path.read_text(encoding=TEXT_ENCODING).split("\n")[span.line - 1]
+        line = read_text(path).split("\n")[span.line - 1]
     except (OSError, UnicodeDecodeError, IndexError):
         return Location(path, span.line, span.column, span.end_line, span.end_column)
     m = re.search(r"\b" + re.escape(name) + r"\b", line[max(span.column - 1, 0) :])
@@ -411,7 +387,7 @@ def grammar_units() -> tuple[str, ...]:
     return tuple(m.group(1).split("|")) if m else ("usd", "days", "months", "years")
 
 
-def transition_hover(facts: RouteFacts, t: Transition) -> str:
+def transition_hover(facts: RouteUnit, t: Transition) -> str:
     """A transition's numbers (p_prior, W, p, c and what bound it, U, D) and coverage."""
     head = f"**transition {t.name}**: {t.source} -> {t.target}, class `{t.ref_class}`"
     lines = [head, ""]
@@ -448,10 +424,12 @@ def _numbers(numbers: RouteNumbers | None, name: str) -> TransitionNumbers | Non
     return next((n for n in numbers.transitions if n.name == name), None)
 
 
-def _coverage_text(facts: RouteFacts, t: Transition) -> str:
-    if facts.coverage is None:
+def _coverage_text(facts: RouteUnit, t: Transition) -> str:
+    if facts.policy is None:
         return "coverage: not discharged (the route's policy has errors)"
-    rows = [d for d in facts.coverage.for_transition(t.name) if d.covered is not None]
+    # with coverage off nothing was discharged; hover still says what each change would need
+    coverage = facts.coverage if facts.coverage is not None else discharge_route(facts.route, facts.policy.policy)
+    rows = [d for d in coverage.for_transition(t.name) if d.covered is not None]
     mode = f" ({facts.mode})" if facts.mode else ""
     if not rows:
         return f"coverage{mode}: no material change"
@@ -471,9 +449,9 @@ def format_document(
 ) -> str | None:
     """The document in `pcsc fmt`'s canonical layout; None when it is already
     canonical, does not parse, or when formatting would change its comments or IR
-    (`pcsc.fmt.check_format` refuses it)."""
-    from pcsc.fmt import Semantics, check_format, format_source
-    from pcsc.meaning import semantics
+    (`pcsc.lang.fmt.check_format` refuses it)."""
+    from pcsc.compiler.meaning import semantics
+    from pcsc.lang.fmt import Semantics, check_format, format_source
 
     shown = str(path) if path is not None else "<untitled>"
     folder = path.parent if path is not None else Path.cwd()

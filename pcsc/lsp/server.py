@@ -15,8 +15,10 @@ position codec.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO, TextIO
 from urllib.parse import unquote
 
 import attrs
@@ -26,12 +28,12 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec, ServerTextPosition, ServerTextRange
 
 from pcsc._version import __version__
-from pcsc.config import ConfigError, load_config
+from pcsc.base.config import ConfigError, load_config
 from pcsc.coverage.verdict import Mode
 from pcsc.diagnostics.model import Diagnostic
+from pcsc.lang.syntax.limits import read_text
 from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
 from pcsc.policy.load import check_configured_policies
-from pcsc.resources import TEXT_ENCODING
 
 _KINDS = {
     "field": lsp.CompletionItemKind.Field,
@@ -59,8 +61,9 @@ class Settings:
         except ConfigError:
             return self
         configured = self.config_coverage
-        if config.coverage in ("gate", "dock", "off"):
-            configured = config.coverage  # type: ignore[assignment]
+        strictest = config.strictest_coverage()  # the nearest file's, or a more demanding one above it
+        if strictest is not None:
+            configured = strictest[0]  # type: ignore[assignment]
         return Settings(
             (*self.lib_path, *(p for p in config.lib_path if p not in self.lib_path)),
             (*self.policy_path, *(p for p in config.policy_path if p not in self.policy_path)),
@@ -142,7 +145,7 @@ class PcscServer(LanguageServer):
         else:
             target_uri = from_fs_path(str(where.path)) or where.path.as_uri()
             try:
-                text = where.path.read_text(encoding=TEXT_ENCODING)
+                text = read_text(where.path)
             except (OSError, UnicodeDecodeError):
                 text = ""
         span = (where.line, where.column, where.end_line, where.end_column)
@@ -263,6 +266,45 @@ def create_server(settings: Settings | None = None) -> PcscServer:
     return server
 
 
-def serve(settings: Settings | None = None) -> None:
-    """Run the language server over standard input and output until the client exits."""
-    create_server(settings).start_io()
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest message body the server reads (`Content-Length`): a longer one closes
+the connection before anything is read or allocated for it."""
+MAX_HEADER_BYTES = 8192
+"""The longest header line the server reads."""
+
+
+class BoundedInput:
+    """Standard input as pygls reads it (`readline` for headers, `read` for a body),
+    every header line and message body bounded: past a bound, the reason is written to
+    standard error and the stream reads as ended, so the server shuts down cleanly
+    instead of allocating what a client announced."""
+
+    def __init__(self, stream: BinaryIO, errors: TextIO) -> None:
+        self.stream = stream
+        self.errors = errors
+        self.refused: str | None = None
+
+    def readline(self) -> bytes:
+        line = self.stream.readline(MAX_HEADER_BYTES + 1)
+        if len(line) > MAX_HEADER_BYTES:
+            return self._refuse(f"a header line longer than {MAX_HEADER_BYTES:,} bytes")
+        return line
+
+    def read(self, n: int) -> bytes:
+        if n > MAX_MESSAGE_BYTES:
+            return self._refuse(f"a message of {n:,} bytes (Content-Length); the limit is {MAX_MESSAGE_BYTES:,}")
+        return self.stream.read(n)
+
+    def _refuse(self, what: str) -> bytes:
+        self.refused = what
+        self.errors.write(f"pcsc lsp: the client sent {what}: closing the connection\n")
+        self.errors.flush()
+        return b""
+
+
+def serve(settings: Settings | None = None) -> str | None:
+    """Run the language server over standard input and output until the client exits;
+    the reason it closed the connection itself (a message over a bound), if it did."""
+    stdin = BoundedInput(sys.stdin.buffer, sys.stderr)
+    create_server(settings).start_io(stdin=stdin)  # type: ignore[arg-type]
+    return stdin.refused

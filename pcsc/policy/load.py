@@ -8,6 +8,7 @@ Numbers are never coerced from strings.
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 import typing
@@ -26,19 +27,20 @@ from cattrs.errors import (
     IterableValidationNote,
 )
 
-from pcsc.canonical import hash_json
-from pcsc.config import Config, ConfigError
+from pcsc.base.canonical import hash_json
+from pcsc.base.config import Config, ConfigError
+from pcsc.base.resources import data_dir
+from pcsc.base.resources import display_path as _display
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.interp import BASE_FUNCTIONS
-from pcsc.ir import expr as ex
-from pcsc.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
-from pcsc.ir.visit import walk
-from pcsc.lower.expr import lower_expression
-from pcsc.lower.units import GATE_DIMENSIONS, unit_problems
-from pcsc.policy.model import LoadedPolicy, Policy, PolicyValueError
-from pcsc.resources import TEXT_ENCODING, data_dir
-from pcsc.resources import display_path as _display
-from pcsc.syntax import parse_expression
+from pcsc.lang.interp import BASE_FUNCTIONS
+from pcsc.lang.ir import expr as ex
+from pcsc.lang.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
+from pcsc.lang.ir.visit import walk
+from pcsc.lang.lower.expr import lower_expression
+from pcsc.lang.lower.units import GATE_DIMENSIONS, unit_problems
+from pcsc.lang.syntax import parse_expression
+from pcsc.lang.syntax.limits import read_text
+from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
 
 MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
 
@@ -344,20 +346,35 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
 
 @attrs.define
 class PolicyStore:
-    """Finds `policies/<id>/<version>.toml` on the search path, then in the shipped folder."""
+    """Finds `policies/<id>/<version>.toml` on the search path, then in the shipped
+    folder. ``origins`` says who gave each search folder (`FoundIn`, and the
+    configuration file that named it), for the packet's record of where each policy was
+    found; a folder it does not list is a plain "search path"."""
 
     search_path: list[Path] = attrs.field(factory=list)
+    origins: dict[Path, tuple[FoundIn, str | None]] = attrs.field(factory=dict)
     _cache: dict[str, LoadedPolicy] = attrs.field(factory=dict)
 
     def roots(self) -> list[Path]:
         return [*self.search_path, data_dir("policies")]
+
+    def found(self, path: Path) -> Found:
+        """Where the policy file at ``path`` was found: the search folder it is filed in
+        (`<root>/<id>/<version>.toml`), else a file given by its path."""
+        for root in self.roots():
+            if path.parent.parent == root:
+                if root == data_dir("policies"):
+                    return Found("shipped", None)
+                where, config = self.origins.get(root, ("search path", None))
+                return Found(where, _display(path), config)
+        return Found("file", _display(path))
 
     def find(self, policy_id: str, version: str) -> Path | None:
         """The first `<root>/<id>/<version>.toml`; raises `OutsideRoots` when that file
         resolves, through a symbolic link, outside its root."""
         for root in self.roots():
             candidate = root / policy_id / f"{version}.toml"
-            if candidate.is_file():
+            if os.path.isfile(candidate):  # False, not OSError, for a name too long
                 real = candidate.resolve()
                 if not real.is_relative_to(root.resolve()):
                     raise OutsideRoots(
@@ -373,7 +390,7 @@ class PolicyStore:
     def available(self) -> list[str]:
         refs = set()
         for root in self.roots():
-            if root.is_dir():
+            if os.path.isdir(root):
                 for f in root.glob("*/*.toml"):
                     refs.add(f"{f.parent.name}@{f.stem}")
         return sorted(refs)
@@ -403,7 +420,7 @@ class PolicyStore:
     ) -> LoadedPolicy:
         shown = _display(path)
         try:
-            document = tomllib.loads(path.read_text(encoding=TEXT_ENCODING))
+            document = tomllib.loads(read_text(path))
         except OSError as exc:
             raise PolicyError(shown, [f"cannot be read: {exc.strerror}"]) from None
         except tomllib.TOMLDecodeError as exc:
@@ -442,6 +459,7 @@ class PolicyStore:
         own = f"{header['id']}@{header['version']}"
         chain = _chain if _chain[-1:] == (own,) else (*_chain, own)
         resolved = document
+        inherited: tuple[tuple[str, Found], ...] = ()  # where each policy it extends was found
         parent_ref = header.get("extends")
         if parent_ref is not None:
             if not isinstance(parent_ref, str):
@@ -466,8 +484,10 @@ class PolicyStore:
             assert isinstance(parent_header, dict)
             base["policy"] = {k: v for k, v in parent_header.items() if k not in ("extends", "description")}
             resolved = merge(base, document)
+            inherited = parent.found
         policy = structure(resolved, shown)
-        return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved)
+        found = ((own, self.found(path)), *inherited)
+        return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved, found)
 
 
 def check_configured_policies(config: Config) -> None:
@@ -492,7 +512,7 @@ def check_configured_policies(config: Config) -> None:
 
 def _document_or_none(path: Path) -> dict[str, Any] | None:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_text(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
         return None
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from pcsc.ir.expr import Expr
+from pcsc.lang.ir.expr import Expr
 
 
 class PolicyValueError(ValueError):
@@ -390,6 +390,26 @@ class Policy:
         return self.policy.version
 
 
+#: Where a policy or library file was found: shipped with PCSC; in a folder given on
+#: the command line (--policy-path, --lib-path), by the Python API's arguments, or by a
+#: configuration file's policy_path or lib_path; beside the route (a library); a policy
+#: file given by its path; a search folder no one labelled (a store built in code).
+FoundIn = Literal["shipped", "command line", "api argument", "config", "route folder", "file", "search path"]
+
+
+@attrs.frozen
+class Found:
+    """Where one policy or library file came from: ``file`` as shown (None for a shipped
+    file) and, when a configuration file's folder list led to it, that ``config`` file."""
+
+    where: FoundIn
+    file: str | None
+    config: str | None = None
+
+    def as_json(self) -> dict[str, str | None]:
+        return {"in": self.where, "file": self.file, "config": self.config}
+
+
 @attrs.frozen
 class LoadedPolicy:
     """A policy with its identity: where it came from and its canonical SHA-256."""
@@ -398,6 +418,8 @@ class LoadedPolicy:
     path: str
     sha256: str
     resolved: dict[str, object]  # the merged TOML document the hash is taken over
+    #: where this policy's file, then each it `extends` (nearest first), was found: (ref, where)
+    found: tuple[tuple[str, Found], ...] = ()
 
     @property
     def ref(self) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pcsc.base.escape import escape_controls
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.escape import escape_controls
 
 SNIPPET = 100  # characters of a long source line shown around a diagnostic's span
 _BEFORE = 40  # of which before the span's first column

@@ -7,7 +7,7 @@ starts with the same three keys, then the command's own payload.
      ...payload}
 
 ``kind`` names the shipped JSON Schema that describes the document
-(``pcsc/schemas/<kind>.v<major>.json``). A major version changes only when a key is
+(``pcsc/render/schemas/<kind>.v<major>.json``). A major version changes only when a key is
 renamed or removed; keys are added freely.
 """
 

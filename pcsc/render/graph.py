@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from pcsc.escape import escape_controls
+from pcsc.base.escape import escape_controls
 
 if TYPE_CHECKING:  # drawing needs no pipeline: keep this module light
-    from pcsc.pipeline import Compiled
+    from pcsc.compiler.session import Compiled
 
 FORMATS = ("dot", "mermaid", "svg")
 

@@ -18,7 +18,7 @@ a reduced score) gives `warning`s; released and ungated routes give none.
 
 Every rule has a short and a full description and help text. Given the base URL of a
 published copy of the docs (the setting `docs_url`, docs/cli.md), each rule's
-`helpUri` points into its diagnostics reference (`pcsc.docs.doc_url`) and the tool's
+`helpUri` points into its diagnostics reference (`pcsc.render.doclinks.doc_url`) and the tool's
 `informationUri` at the docs; without one both are left out, since a link to a site
 that does not exist helps no one.
 
@@ -37,13 +37,13 @@ from typing import Any
 from urllib.parse import quote
 
 from pcsc._version import __version__
+from pcsc.base.humanize import number
+from pcsc.compiler.session import Compiled
 from pcsc.coverage.discharge import Attempt, DeltaCoverage
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostic, Span, condense
-from pcsc.docs import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
-from pcsc.humanize import number
-from pcsc.ir import Obligation
-from pcsc.pipeline import Compiled
+from pcsc.lang.ir import Obligation
+from pcsc.render.doclinks import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
 from pcsc.score.cost import Delta
 
 #: The official schema of the format, as published by OASIS (errata 01).
@@ -75,7 +75,7 @@ def to_sarif(
     are skipped, so passing every compiled route is fine). ``sources_root``, when
     given, is written as the absolute URI of `%SRCROOT%`; leave it out for output that
     does not depend on the machine. ``docs_url``, the base URL of a published copy of
-    the docs (`pcsc.config.docs_base_url`), adds `helpUri` and `informationUri`.
+    the docs (`pcsc.base.config.docs_base_url`), adds `helpUri` and `informationUri`.
     """
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 
-from pcsc.humanize import plural
+from pcsc.base.humanize import plural
 from pcsc.policy.model import Calibration, IsotonicMap, PlattMap
 
 LOGIT_EPS = 1e-9  # logit(p) is taken of p clipped to [LOGIT_EPS, 1 − LOGIT_EPS]

@@ -7,7 +7,8 @@ from fractions import Fraction
 
 import attrs
 
-from pcsc.ir import FieldDecl, Route, Transition
+from pcsc.diagnostics.messages import E311_DELTA_OVERFLOWS, phrase
+from pcsc.lang.ir import FieldDecl, Route, Transition
 from pcsc.policy.model import Policy
 from pcsc.score.exact import common
 from pcsc.score.finite import NotFinite, checked, show
@@ -109,7 +110,7 @@ def cost(t: Transition, ds: tuple[Delta, ...], policy: Policy) -> Cost:
             try:
                 price = piecewise_floor(table.points, magnitude)
             except OverflowError:
-                raise NotFinite(f"{what} overflows (|Δ| = {show(magnitude)})") from None
+                raise NotFinite(phrase(E311_DELTA_OVERFLOWS, what=what, magnitude=show(magnitude))) from None
             price = checked(price, what, magnitude)
             terms.append((d.field, magnitude, price))
             floor_delta = checked(floor_delta + price, f"the delta floor of `{t.name}`", floor_delta, price)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from pcsc.ir import Evidence
+from pcsc.lang.ir import Evidence
 from pcsc.policy.model import Policy, Reweighting
 from pcsc.score.exact import dyadic
 from pcsc.score.finite import checked, ratio

@@ -9,10 +9,10 @@ pipeline reports it as PCSC-E311 and releases nothing for the route.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
+from pcsc.diagnostics.messages import E311_RESULT_OVERFLOWS, phrase
 from pcsc.diagnostics.model import Span
-
-LARGEST = "about 1.8e308, the largest number a float holds"
 
 
 class NotFinite(ArithmeticError):
@@ -35,7 +35,17 @@ def checked(value: float, what: str, *operands: float) -> float:
         return value
     numbers = ", ".join(show(o) for o in operands)
     of = f" (from {numbers})" if operands else ""
-    raise NotFinite(f"{what} overflows{of}: the result is beyond {LARGEST}")
+    raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands=of))
+
+
+def fits(value: Fraction, what: str) -> Fraction:
+    """``value``, an exact result that is shown as a float (JSON, text), or NotFinite
+    naming ``what`` when no float holds it."""
+    try:
+        float(value)
+    except OverflowError:
+        raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands="")) from None
+    return value
 
 
 def ratio(num: int, den: int, what: str) -> float:
@@ -43,4 +53,4 @@ def ratio(num: int, den: int, what: str) -> float:
     try:
         return num / den
     except OverflowError:
-        raise NotFinite(f"{what} overflows: the result is beyond {LARGEST}") from None
+        raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands="")) from None

@@ -29,8 +29,9 @@ from typing import Generic, TypeVar
 
 import attrs
 
-from pcsc.ir.shape import Edge, Series, Shape
+from pcsc.lang.ir.shape import Edge, Series, Shape
 from pcsc.score.finite import checked
+from pcsc.score.fold import chain_fold
 
 Num = TypeVar("Num", float, Fraction)
 
@@ -75,7 +76,7 @@ class GraphFold(Generic[Num]):
         self.entry, self.exit_of = entry, exit_of
         self.blocks: dict[int, Block[Num]] = {}
         # the slowest branch of each parallel block (by its edges), named by its first edge;
-        # given as `pick`, it resolves each min (the symbolic proof, pcsc.seams.graphs)
+        # given as `pick`, it resolves each min (the symbolic proof, pcsc.analysis.seams.graphs)
         self.pick = pick
         self.picked: dict[frozenset[str], str] = {}
         # each edge's reach, weight from the entry of its spine item and continuation, and
@@ -130,22 +131,25 @@ class GraphFold(Generic[Num]):
         return b
 
     def fold_spine(self) -> None:
-        """R at each spine state, and where the planner stops."""
+        """R at each spine state (the chain fold of the spine's blocks), and where the planner stops."""
         items = self.spine_items
-        R = [self.value] * (len(items) + 1)
-        for i in range(len(items) - 1, -1, -1):
-            b = self.blocks[id(items[i])]
-            r = _finite(-b.C + b.P * b.D * R[i + 1], f"R at spine state `{self.entry(items[i])}`")
-            if self.abandonment and r < 0:
-                r = self.zero
-            R[i] = r
-        self.spine_R = R
+        blocks = [self.blocks[id(item)] for item in items]
+        self.spine_R = self._chain(blocks, self.value,
+                                   lambda i: f"R at spine state `{self.entry(items[i])}`", self.abandonment)
         if self.abandonment:
-            for i, item in enumerate(items):
-                b = self.blocks[id(item)]
-                if -b.C + b.P * b.D * R[i + 1] < 0:
+            for i, b in enumerate(blocks):
+                if -b.C + b.P * b.D * self.spine_R[i + 1] < 0:
                     self.stops_at = i
                     break
+
+    def _chain(self, blocks: Sequence[Block[Num]], value: Num, what: Callable[[int], str], stop: bool) -> list[Num]:
+        """`chain_fold` of blocks in series from ``value`` after the last (a block stops
+        below 0 alone: its 0 keeps the sign of ``value``'s)."""
+        return chain_fold([b.P for b in blocks], [b.C for b in blocks], value, [b.D for b in blocks],
+                          stop=stop, clip=self._stopped, what=what)
+
+    def _stopped(self, r: Num) -> Num:
+        return self.zero if r < 0 else r
 
     @property
     def reach(self) -> dict[str, Num]:
@@ -188,9 +192,7 @@ class GraphFold(Generic[Num]):
             self._next[s.transition] = x
         elif isinstance(s, Series):
             parts = [self.blocks[id(item)] for item in s.items]
-            after = [x] * len(parts)  # the value after each item
-            for i in range(len(parts) - 1, 0, -1):
-                after[i - 1] = _finite(-parts[i].C + parts[i].P * parts[i].D * after[i], "a value inside a branch")
+            after = self._chain(parts[1:], x, lambda i: "a value inside a branch", False)  # the value after each item
             for i, item in enumerate(s.items):
                 if i < len(parts) - 1:
                     self._R[self.exit_of(item)] = after[i]
@@ -236,14 +238,10 @@ class GraphFold(Generic[Num]):
         j = self.item_of[name]
         b = self.blocks[id(items[j])]
         r = -b.C + b.P * b.D * self.spine_R[j + 1] + self.local[name] * d * self.next[name] * (q - p)
-        if self.abandonment and r < 0:
-            r = self.zero
-        for k in range(j - 1, -1, -1):
-            b = self.blocks[id(items[k])]
-            r = -b.C + b.P * b.D * r
-            if self.abandonment and r < 0:
-                r = self.zero
-        return r
+        if self.abandonment:
+            r = self._stopped(r)
+        before = [self.blocks[id(item)] for item in items[:j]]
+        return self._chain(before, r, lambda i: f"R at spine state `{self.entry(items[i])}`", self.abandonment)[0]
 
     def walking(self, name: str) -> bool:
         """The planner reaches and pays this transition's spine item (always without abandonment)."""

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import TypeVar
 
 import attrs
 
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E405_GATE_RULE
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
-from pcsc.ir import Route, Transition
+from pcsc.lang.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
+from pcsc.lang.ir import Route, Shape, Transition
 from pcsc.policy.model import FoldPolicy, Policy
 from pcsc.score.calibration import calibrate
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admitted, clip, reweight
-from pcsc.score.finite import checked, show
-from pcsc.score.graph import graph_fold
+from pcsc.score.finite import checked
+from pcsc.score.fold import ChainFold, chain_fold
+from pcsc.score.graph import GraphFold, graph_fold
 from pcsc.score.voi import Voi, graph_flat, value_of_information, value_of_information_refolded
 
 
@@ -97,19 +97,6 @@ TIE_REASONS = {
 }
 
 
-def fold(ps: Sequence[Num], cs: Sequence[Num], value: Num) -> list[Num]:
-    """R_n = V; R_i = −c_i + p_i·R_{i+1}. Returns [R_0, …, R_n]; exact when given
-    `Fraction`s."""
-    R = [value] * (len(ps) + 1)
-    for i in range(len(ps) - 1, -1, -1):
-        R[i] = -cs[i] + ps[i] * R[i + 1]
-        r = R[i]
-        if isinstance(r, float) and not math.isfinite(r):
-            c, p, after = float(cs[i]), float(ps[i]), float(R[i + 1])
-            checked(r, f"R_{i} = −c + p·R_{i + 1} = −{show(c)} + {show(p)}·{show(after)}")
-    return R
-
-
 DAYS_PER_YEAR = 365.25
 
 
@@ -132,19 +119,26 @@ def discount_factor(rate: float, horizon: tuple[float, str] | None) -> float:
     return checked((1.0 + rate) ** (-horizon_years(horizon)), "the discount factor (1 + r)^(−h)", rate)
 
 
-def fold_policy(
-    ps: Sequence[Num], cs: Sequence[Num], ds: Sequence[Num], value: Num, abandonment: bool
-) -> list[Num]:
-    """The policy's fold: R_n = V; R_i = −c_i + p_i·d_i·R_{i+1}, and with ``abandonment``
-    R_i = max(0, that). With every d_i = 1 and no abandonment it is `fold` exactly."""
-    R = [value] * (len(ps) + 1)
-    zero = value * 0
-    for i in range(len(ps) - 1, -1, -1):
-        r = -cs[i] + ps[i] * ds[i] * R[i + 1]
-        if isinstance(r, float) and not math.isfinite(r):
-            checked(r, f"R_{i} = −c + p·d·R_{i + 1}", float(cs[i]), float(ps[i]), float(ds[i]), float(R[i + 1]))
-        R[i] = max(zero, r) if abandonment else r
-    return R
+def route_fold(
+    spec: FoldPolicy,
+    shape: Shape | None,
+    names: Sequence[str],
+    sources: Sequence[str],
+    targets: Sequence[str],
+    ps: Sequence[Num],
+    cs: Sequence[Num],
+    ds: Sequence[Num],
+    value: Num,
+) -> ChainFold[Num] | GraphFold[Num]:
+    """The fold that the policy's `[fold]` and the route's shape call for: a chain folds
+    by `chain_fold` (the paper's fold under the default policy, else discounted by
+    ``ds`` and with the option to stop as `[fold]` says); a route that forks and joins by
+    the series-parallel fold (`pcsc.score.graph`). ``ds`` are the policy's discount
+    factors (`discount_factor`: each 1 under the default). ``names``, ``sources`` and ``targets``
+    (each transition's name and states) are read only for a graph: a chain may pass none."""
+    if shape is not None:
+        return graph_fold(shape, names, sources, targets, ps, cs, ds, value, spec.abandonment)
+    return ChainFold(chain_fold(ps, cs, value, None if spec.is_default else ds, stop=spec.abandonment))
 
 
 def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumbers:
@@ -171,14 +165,13 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
             U, rule = policy.uncertainty.default, "policy default (fewer than two estimates)"
         partial.append((t, prior, rw, p, c, U, rule, ds))
     spec = policy.fold
-    if route.shape is not None:
-        return _score_graph(route, policy, diags, value, partial)
-    if spec.is_default:
-        R = fold([x[3] for x in partial], [x[4].c for x in partial], value)
-        dfs = [1.0] * len(partial)
-    else:
-        dfs = [discount_factor(spec.discount, x[0].horizon) for x in partial]
-        R = fold_policy([x[3] for x in partial], [x[4].c for x in partial], dfs, value, spec.abandonment)
+    dfs = [discount_factor(spec.discount, x[0].horizon) for x in partial]
+    ts = route.transitions
+    folded = route_fold(spec, route.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
+                        [x[3] for x in partial], [x[4].c for x in partial], dfs, value)
+    if isinstance(folded, GraphFold):
+        return _score_graph(route, policy, diags, value, partial, dfs, folded)
+    R = folded.R
     numbers = []
     reach = 1.0
     flat = 1.0
@@ -255,24 +248,13 @@ Partial = tuple[Transition, float, Reweight, float, Cost, float, str, tuple[Delt
 
 
 def _score_graph(
-    route: Route, policy: Policy, diags: Diagnostics, value: float, partial: Sequence[Partial]
+    route: Route, policy: Policy, diags: Diagnostics, value: float, partial: Sequence[Partial], dfs: Sequence[float],
+    g: GraphFold[float],
 ) -> RouteNumbers:
-    """The series-parallel fold (`pcsc.score.graph`); R is per state, in the order of
-    `route.states` (docs/graphs.md)."""
+    """The numbers of a route that forks and joins, from its series-parallel fold ``g``
+    (`pcsc.score.graph`); R is per state, in the order of `route.states` (docs/graphs.md)."""
     assert route.shape is not None
     spec = policy.fold
-    dfs = [discount_factor(spec.discount, x[0].horizon) for x in partial]
-    g = graph_fold(
-        route.shape,
-        [x[0].name for x in partial],
-        [x[0].source for x in partial],
-        [x[0].target for x in partial],
-        [x[3] for x in partial],
-        [x[4].c for x in partial],
-        dfs,
-        value,
-        spec.abandonment,
-    )
     numbers = []
     flat = 1.0
     for i, (t, prior, rw, p, c, U, rule, ds) in enumerate(partial):
@@ -302,6 +284,14 @@ def _score_graph(
         graph_flat(g, names, [x[3] for x in partial], [x[4].c for x in partial], dfs, value),
     )
     return _finish(route, policy, diags, value, numbers, R, flat, voi)
+
+
+def docked_score(numbers: RouteNumbers) -> float:
+    """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it
+    (by the policy's fold: discounted, and with the option to stop, as the score was)."""
+    ts = numbers.transitions
+    return route_fold(numbers.fold, numbers.route.shape, [t.name for t in ts], [t.source for t in ts],
+                      [t.target for t in ts], [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts], 0.0).score
 
 
 def criteria_score(route: Route, policy: Policy) -> tuple[float | None, tuple[tuple[str, float, float], ...]]:
@@ -343,6 +333,6 @@ def run_gates(numbers: RouteNumbers, policy: Policy, diags: Diagnostics) -> tupl
             assert gate.expr is not None, f"gate `{gate.id}`: rules are compiled when the policy is loaded"
             passed = truthy(it.eval(gate.expr))
         except EvalError as err:
-            diags.add(codes.E405, f"gate `{gate.id}`: {err.message}", numbers.route.policy.span, f"rule: {gate.rule}")
+            diags.diag(E405_GATE_RULE, numbers.route.policy.span, gate=gate.id, problem=err.message, rule=gate.rule)
         out.append(GateResult(gate.id, gate.kind, passed, gate.kind == "eligibility" or gate.block))
     return tuple(out)

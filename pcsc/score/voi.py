@@ -45,12 +45,13 @@ from fractions import Fraction
 
 import attrs
 
-from pcsc.score.finite import LARGEST, NotFinite
+from pcsc.diagnostics.messages import E311_RESULT_OVERFLOWS, phrase
+from pcsc.score.finite import NotFinite
+from pcsc.score.fold import chain_fold
 from pcsc.score.graph import GraphFold
 
 SPREAD_ESTIMATES = "estimates"
 SPREAD_DEFAULT = "policy default"
-NO_COST_NOTE = "no learning_cost stated: counted as 0"
 
 
 @attrs.frozen
@@ -81,7 +82,7 @@ def _float(x: Fraction, what: str) -> float:
     try:
         return float(x)
     except OverflowError:
-        raise NotFinite(f"{what} overflows: the result is beyond {LARGEST}") from None
+        raise NotFinite(phrase(E311_RESULT_OVERFLOWS, what=what, operands="")) from None
 
 
 class Spread:
@@ -150,26 +151,11 @@ def spread_values(p: float, estimates: Sequence[float], default_u: float) -> tup
     return sp.exact(), sp.rule, sp.scale()
 
 
-def _suffix(ps: Sequence[Fraction], cs: Sequence[Fraction], ds: Sequence[Fraction], value: Fraction,
-            abandonment: bool) -> list[Fraction]:
-    """R_0 … R_n of R_n = V; R_i = −c_i + p_i·d_i·R_{i+1} (with abandonment: max(0, that))."""
-    R = [value] * (len(ps) + 1)
-    for i in range(len(ps) - 1, -1, -1):
-        r = -cs[i] + ps[i] * ds[i] * R[i + 1]
-        R[i] = max(Fraction(0), r) if abandonment else r
-    return R
-
-
 def _refold(i: int, q: Fraction, R: Sequence[Fraction], ps: Sequence[Fraction], cs: Sequence[Fraction],
             ds: Sequence[Fraction], abandonment: bool) -> Fraction:
     """R_0 with p_i = q: the stages after i are unchanged (R_{i+1} as folded), so only
     stage i and the stages before it are folded again."""
-    r = R[i + 1]
-    for j in range(i, -1, -1):
-        r = -cs[j] + (q if j == i else ps[j]) * ds[j] * r
-        if abandonment and r < 0:
-            r = Fraction(0)
-    return r
+    return chain_fold([*ps[:i], q], cs[: i + 1], R[i + 1], ds[: i + 1], stop=abandonment)[0]
 
 
 MARGIN = 1e-9  # a float sign is trusted when it clears MARGIN × the magnitude of what was summed
@@ -240,13 +226,10 @@ def value_of_information(
         nonlocal exact
         if not exact:
             fps, fcs, fds = [Fraction(p) for p in ps], [Fraction(c) for c in cs], [Fraction(d) for d in ds]
-            exact = (fps, fcs, fds, _suffix(fps, fcs, fds, Fraction(value), abandonment))
+            exact = (fps, fcs, fds, chain_fold(fps, fcs, Fraction(value), fds, stop=abandonment))
         return exact
 
-    R_float = [value] * (len(ps) + 1)  # the float fold, for the float checks only
-    for i in range(len(ps) - 1, -1, -1):
-        r = -cs[i] + ps[i] * ds[i] * R_float[i + 1]
-        R_float[i] = max(0.0, r) if abandonment else r
+    R_float = chain_fold(ps, cs, value, ds, stop=abandonment)  # the float fold, for the float checks only
     A = magnitudes(cs, ds, value)
 
     def stage(j: int, r: float) -> float:

@@ -1,5 +1,5 @@
 """`pcsc blind FILE…|DIR -o OUTDIR --map MAP.json [--names NAMES.txt]`: blinded copies of
-route files, identity cues masked (`pcsc.blind`), and the private map from masks to
+route files, identity cues masked (`pcsc.analysis.blind`), and the private map from masks to
 cues written to its own file, never inside OUTDIR and never printed."""
 
 from __future__ import annotations
@@ -7,13 +7,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E105_BLINDED_NAMES_CLASH,
+    E105_CANNOT_READ_THE,
+    E105_NOTHING_TO_BLIND,
+    E108_CANNOT_WRITE_THE,
+    W702_CUE_LEFT,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Diagnostics, Span
-from pcsc.humanize import plural
-from pcsc.resources import TEXT_ENCODING
+from pcsc.lang.syntax.limits import read_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,9 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc import canonical
-    from pcsc.blind import Blinder, leakage_cues, read_names, words_of
-    from pcsc.pipeline import expand_inputs
+    from pcsc.analysis.blind import Blinder, leakage_cues, read_names, words_of
+    from pcsc.base import canonical
+    from pcsc.compiler.session import expand_inputs
 
     out_dir, map_path = Path(args.out_dir), Path(args.map)
     if map_path.resolve().is_relative_to(out_dir.resolve()):
@@ -37,9 +44,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     names: list[str] = []
     if args.names:
         try:
-            names = read_names(Path(args.names).read_text(encoding="utf-8"))
+            names = read_names(read_text(args.names))
         except (OSError, UnicodeDecodeError) as exc:
-            return _failed(args.names, f"cannot read the names: {exc}")
+            return _failed(diag(E105_CANNOT_READ_THE, Span.file_only(args.names), what="names", reason=exc))
         ctx.note_input(Path(args.names), args.names)
     blinder = Blinder(names)
     inputs: list[tuple[Path, str, Path, str]] = []
@@ -49,9 +56,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         for path, shown in expand_inputs([arg], walked):
             relative = path.relative_to(base) if base.is_dir() else Path(path.name)
             try:
-                text = path.read_text(encoding=TEXT_ENCODING)
+                text = read_text(path)
             except (OSError, UnicodeDecodeError) as exc:
-                return _failed(shown, f"cannot read the route file: {exc}")
+                return _failed(diag(E105_CANNOT_READ_THE, Span.file_only(shown), what="route file", reason=exc))
             ctx.note_input(path, shown)
             inputs.append((path, shown, relative, text))
             blinder.reserved |= words_of(text)
@@ -66,22 +73,19 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         target = out_dir / relative.parent / name
         clash = next((s for s, t, _, _ in written if t == target), None)
         if clash is not None:
-            return _failed(shown, f"its blinded copy would be {target}, as {clash}'s is: their names differ "
-                                  "only in the case of a masked cue; rename one")
+            return _failed(diag(E105_BLINDED_NAMES_CLASH, Span.file_only(shown), target=target, clash=clash))
         written.append((shown, target, masked + in_name, renamed))
         for cue in leakage_cues(blinded, names):  # in what the compiler reads: not masked
             span = Span(str(target), cue.line, cue.column, cue.line, cue.column + len(cue.text))
-            left.append(Diagnostic.of(
-                codes.W702, f"identity cue `{cue.text}` left in the blinded copy: only route, state, "
-                "transition and evidence names are renamed, not the other names the compiler reads "
-                "(reference classes, fields, cost items, libraries, obligations); rename it in the route", span))
+            left.append(diag(W702_CUE_LEFT, span, cue=cue.text))
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(blinded, encoding="utf-8")
         except OSError as exc:
-            return _failed(str(target), f"cannot write the blinded copy: {exc.strerror or exc}", codes.E108)
+            reason = exc.strerror or exc
+            return _failed(diag(E108_CANNOT_WRITE_THE, Span.file_only(str(target)), what="blinded copy", reason=reason))
     if not written:
-        return _failed(" ".join(args.files), "no route files to blind")
+        return _failed(diag(E105_NOTHING_TO_BLIND, Span.file_only(" ".join(args.files))))
     private = {
         "format": "pcsc-blind-map",
         "version": 1,
@@ -94,7 +98,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         map_path.parent.mkdir(parents=True, exist_ok=True)
         map_path.write_text(canonical.dumps(private, pretty=True) + "\n", encoding="utf-8")
     except OSError as exc:
-        return _failed(str(map_path), f"cannot write the map: {exc.strerror or exc}", codes.E108)
+        reason = exc.strerror or exc
+        return _failed(diag(E108_CANNOT_WRITE_THE, Span.file_only(str(map_path)), what="map", reason=reason))
     payload = {
         "ok": True,
         "out_dir": str(out_dir),
@@ -109,6 +114,5 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     return Outcome("blind", payload, text=text, diagnostics=left)
 
 
-def _failed(where: str, message: str, code: codes.Code = codes.E105) -> Outcome:
-    problem = Diagnostic.of(code, message, Span.file_only(where))
-    return Outcome("blind", {"ok": False, "error": message}, diagnostics=[problem])
+def _failed(problem: Diagnostic) -> Outcome:
+    return Outcome("blind", {"ok": False, "error": problem.message}, diagnostics=[problem])

@@ -10,8 +10,8 @@ from pcsc.cli import options
 from pcsc.cli.commands.cache_info import size_text
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.messages import E113_CANNOT_CLEAR, diag
+from pcsc.diagnostics.model import Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,15 +19,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.ircache import cache_location, clear
+    from pcsc.compiler.ircache import cache_location, clear
 
     folder = cache_location().parent
     try:
         removed, freed = clear()
     except OSError as exc:
-        problem = Diagnostic.of(codes.E113, f"the cache cannot be cleared: {exc.strerror or exc}",
-                                Span.file_only(str(folder)),
-                                "set XDG_CACHE_HOME to a folder of your own, or PCSC_NO_CACHE=1 to use none")
+        problem = diag(E113_CANNOT_CLEAR, Span.file_only(str(folder)), reason=exc.strerror or exc)
         return Outcome("cache-clear", {"folder": str(folder), "removed": 0, "bytes": 0, "ok": False},
                        diagnostics=[problem])
     text = f"removed {removed:,} {'file' if removed == 1 else 'files'} ({size_text(freed)}) from {folder}"

@@ -17,14 +17,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def size_text(n: int) -> str:
-    """Bytes for a reader: `12.3 MB` (2^20 bytes), `4.0 KB`, `512 bytes`."""
-    if n >= 2**20:
-        return f"{n / 2**20:.1f} MB"
-    return f"{n / 2**10:.1f} KB" if n >= 2**10 else f"{n} bytes"
+    """Bytes for a reader: `12.3 MB` (2^20 bytes), `4.0 KB`, `512 bytes`. The unit is the
+    largest that leaves less than 1,000 of it, so `1002.7 KB` reads `1.0 MB`."""
+    if n < 1000:
+        return f"{n} bytes"
+    for unit, scale in (("KB", 2**10), ("MB", 2**20)):
+        if round(n / scale, 1) < 1000:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n / 2**30:,.1f} GB"
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.ircache import ENV_MAX_ENTRIES, ENV_MAX_MB, CacheSettingError, Limits, usage
+    from pcsc.compiler.ircache import ENV_MAX_ENTRIES, ENV_MAX_MB, CacheSettingError, Limits, usage
 
     try:
         limits = Limits.from_environment()

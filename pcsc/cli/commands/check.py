@@ -1,18 +1,20 @@
-"""`pcsc check FILE…`: parse, lower, bind the policy and discharge coverage;
-diagnostics only (no scoring, no sympy, no numpy)."""
+"""`pcsc check FILE…`: parse, lower, bind the policy, score and discharge coverage,
+reporting whatever `pcsc compile` would refuse; diagnostics only (no packet, no sympy,
+no numpy)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING
 
+from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.humanize import plural
+from pcsc.lang.syntax.limits import read_text
 
 if TYPE_CHECKING:
-    from pcsc.pipeline import Session
+    from pcsc.compiler.session import Session
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,6 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.formats(p, "text", "json", "sarif")
     options.search_paths(p)
     options.coverage(p)
+    options.require_policy(p)
     options.jobs(p)
     p.add_argument("--leakage", metavar="NAMES.txt",
                    help="also flag identity cues left in the routes: these names (one per line; an empty file "
@@ -41,13 +44,13 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
     """A PCSC-W702 warning at every identity cue left in the route files read."""
     from pathlib import Path
 
-    from pcsc.blind import in_identifier, leakage_cues, read_names, renamable
+    from pcsc.analysis.blind import in_identifier, leakage_cues, read_names, renamable
     from pcsc.cli.outcome import UsageError
-    from pcsc.diagnostics import codes
+    from pcsc.diagnostics.messages import W702_CUE_BLIND, W702_CUE_BLIND_RENAMES, W702_CUE_IN_FILE_NAME, W702_CUE_RENAME
     from pcsc.diagnostics.model import Span
 
     try:
-        names = read_names(Path(names_file).read_text(encoding="utf-8"))
+        names = read_names(read_text(names_file))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--leakage {names_file}: cannot read the names: {exc}") from None
     ctx.note_input(Path(names_file), names_file)
@@ -58,13 +61,10 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
                     "DOMAIN": "a domain name", "INVESTOR": "an investor's name"}[cue.kind]
             span = Span(shown, cue.line, cue.column, cue.line, cue.column + len(cue.text))
             if not in_identifier(source, cue):
-                fix = "blind it with `pcsc blind`"
+                session.diags.diag(W702_CUE_BLIND, span, cue=cue.text, kind=kind)
             elif renamable(source, cue):
-                fix = "blind it with `pcsc blind` (it renames route, state, transition and evidence names)"
+                session.diags.diag(W702_CUE_BLIND_RENAMES, span, cue=cue.text, kind=kind)
             else:
-                fix = ("rename it: `pcsc blind` renames route, state, transition and evidence names only, "
-                       "not the other names the compiler reads")
-            session.diags.add(codes.W702, f"identity cue `{cue.text}`: {kind}; {fix}", span)
+                session.diags.diag(W702_CUE_RENAME, span, cue=cue.text, kind=kind)
         for cue in leakage_cues(Path(shown).name, names):
-            session.diags.add(codes.W702, f"identity cue `{cue.text}` in the file name {Path(shown).name}: "
-                              "rename it (`pcsc blind` masks it in the copies' names)", Span(shown, 1, 1, 1, 1))
+            session.diags.diag(W702_CUE_IN_FILE_NAME, Span(shown, 1, 1, 1, 1), cue=cue.text, file=Path(shown).name)

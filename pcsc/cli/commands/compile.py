@@ -23,6 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.search_paths(p)
     options.jobs(p)
     options.coverage(p)
+    options.require_policy(p)
     options.output(p)
     whatif.add_set_option(p, "(repeatable)")
     p.add_argument(
@@ -35,8 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.emit == "ir":
         return _ir(ctx, args)
-    from pcsc.packet import compile_packet
-    from pcsc.textout import compile_summary, compile_text
+    from pcsc.render.packet import compile_packet
+    from pcsc.render.text import compile_summary, compile_text
 
     overrides, problems = whatif.parse(args)
     if problems:
@@ -71,11 +72,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 def _ir(ctx: Context, args: argparse.Namespace) -> Outcome:
     """The IR is a JSON document whatever the format; diagnostics go to standard error
     in text mode."""
-    from pcsc import canonical
-    from pcsc.escape import escape_controls
+    from pcsc.base import canonical
+    from pcsc.base.escape import escape_controls
+    from pcsc.lang.serialize import ir_json
     from pcsc.render.diagnostics import to_json
     from pcsc.render.envelope import envelope
-    from pcsc.serialize import ir_json
 
     session, routes = ctx.load(args.files)
     diags = session.diags.sorted()

@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.config import DOCS_URL_ENV
+    from pcsc.base.config import DOCS_URL_ENV
     from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
     cfg = ctx.config
@@ -36,10 +36,17 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     def paths(ps: Any) -> list[str]:
         return [str(p) for p in ps]
 
+    strictest = cfg.strictest_coverage()  # the nearest file's, or a more demanding one above it
+    coverage = setting("coverage", args.coverage, strictest and strictest[0], "the policy's own mode")
+    if strictest is not None and coverage["from"] == source:
+        coverage["from"] = str(strictest[1])
+    required = [{"name": "require_policy", "value": list(allowed), "from": str(path)}
+                for path, allowed in cfg.policy_requirements()]
     settings = [
         setting("lib_path", paths(args.lib_path), paths(cfg.lib_path), []),
         setting("policy_path", paths(args.policy_path), paths(cfg.policy_path), []),
-        setting("coverage", args.coverage, cfg.coverage, "the policy's own mode"),  # a file's only raises it
+        coverage,  # a file's only raises the policy's
+        *(required or [{"name": "require_policy", "value": [], "from": "default"}]),
         setting("format", args.format, cfg.format, "text"),
         setting("ledger", str(ledger_location(args.ledger)) if args.ledger else None,
                 str(ledger_location(cfg.ledger)) if cfg.ledger else None, str(DEFAULT_PATH)),
@@ -55,5 +62,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         origin = s["from"]
         if s["name"] == "coverage" and origin not in ("command line", "default"):
             origin += " (a policy's mode is only raised by it; --coverage may lower it)"
+        if s["name"] == "require_policy" and origin != "default":
+            origin += " (every file's list holds; --require-policy adds to them)"
         lines.append(f"{s['name']:<{width}}  {shown or '(none)'}    # from {origin}")
     return Outcome("config", {"file": source, "settings": settings}, text="\n".join(lines))

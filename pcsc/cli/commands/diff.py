@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.routediff import diff_packet, diff_routes, diff_text
+    from pcsc.analysis.routediff import diff_packet, diff_routes, diff_text
 
     compiled = []
     diags = []

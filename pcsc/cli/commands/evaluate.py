@@ -16,6 +16,12 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E742_NO_FORECAST_OF_MODE,
+    E743_CANNOT_WRITE_PLOT,
+    E745_TABLE_MIXES_MODES,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
 
 DEFAULT_POSITIVE = "1"
@@ -44,11 +50,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--negative", metavar="LABELS",
                    help=f'with --scores: outcome labels counted negative, e.g. "-" (default: {DEFAULT_NEGATIVE}); '
                    "rows in neither set are left out")
-    p.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap resamples (default: 10,000)")
-    p.add_argument("--seed", type=int, metavar="S", help="bootstrap seed (default: 20260710, the RouteCast paper's)")
+    p.add_argument("--bootstrap", type=options.whole_number, metavar="B", help="bootstrap resamples (default: 10,000)")
+    p.add_argument("--seed", type=options.whole_number, metavar="S",
+                   help="bootstrap seed (default: 20260710, the RouteCast paper's)")
     p.add_argument("--plot", metavar="FILE", help="with --scores: also draw the scores by outcome, one panel per "
                    "scorer, as FILE (.png or .svg; needs the extra pcsc[plots])")
-    p.add_argument("--bins", type=int, metavar="N",
+    p.add_argument("--bins", type=options.whole_number, metavar="N",
                    help=f"equal-width calibration bins (default: {DEFAULT_BINS}; not with --scores)")
     p.add_argument("--plot-dir", metavar="DIR", help="write calibration.png and scores.png there "
                    "(not with --scores; needs the extra pcsc[plots])")
@@ -97,9 +104,8 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     except LedgerError as exc:
         return _failed([ledger_diagnostic(path, str(exc))])
     if args.mode and not forecasts:
-        return _failed([ledger_diagnostic(
-            path, f"nothing to grade: no {args.mode} forecast in the ledger (see `pcsc freeze"
-                  f"{' --retrospective' if args.mode == 'retrospective' else ''}`)", codes.E742)])
+        flag = " --retrospective" if args.mode == "retrospective" else ""
+        return _failed([diag(E742_NO_FORECAST_OF_MODE, Span.file_only(str(path)), mode=args.mode, flag=flag)])
     try:
         report = evaluate_report(forecasts, outcomes, as_of, B=B, seed=seed, bins=bins, recorded=recorded)
     except GradingError as exc:
@@ -125,7 +131,7 @@ def _failed(diagnostics: list[Diagnostic]) -> Outcome:
 
 def _plot_problem(target: str, exc: OSError) -> Diagnostic:
     """PCSC-E743 at the plot's path: a file that cannot be written."""
-    return Diagnostic.of(codes.E743, f"cannot write the plot: {exc.strerror or exc}", Span.file_only(target))
+    return diag(E743_CANNOT_WRITE_PLOT, Span.file_only(target), reason=exc.strerror or exc)
 
 
 # ---------------------------------------------------------------------- a score table
@@ -202,10 +208,12 @@ def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, 
     rules = {"prospective": PROSPECTIVE_RULE, "retrospective": RETROSPECTIVE_RULE}
     if len(modes) != 1 or not modes <= set(rules):
         if {"prospective", "retrospective"} <= modes:
-            return Diagnostic.of(codes.E745, "the table's `mode` column mixes prospective and retrospective rows; "
-                                 f"the two are never pooled: {PROSPECTIVE_RULE}, and {RETROSPECTIVE_RULE}; "
-                                 "export and grade one mode at a time (`pcsc ledger export --mode …`)",
-                                 Span.file_only(path))
+            return diag(
+                E745_TABLE_MIXES_MODES,
+                Span.file_only(path),
+                prospective=PROSPECTIVE_RULE,
+                retrospective=RETROSPECTIVE_RULE,
+            )
         return None
     (mode,) = modes
     return mode, rules[mode]

@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc import explain
+    from pcsc.analysis import explain
 
     overrides, problems = whatif.parse(args)
     if problems:

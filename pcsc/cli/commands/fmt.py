@@ -12,11 +12,11 @@
   path (no line), and the summary counts only the files that were read: none read,
   no summary.
 - A file with a syntax error is reported (exit 1) and left untouched. Before anything
-  is written, `pcsc.fmt.check_format` compares the comments, the parse tree and the
+  is written, `pcsc.lang.fmt.check_format` compares the comments, the parse tree and the
   lowered IR of the old and the new text; a difference is a bug in pcsc: the file is
   left untouched and the run exits 70.
 
-The formatter itself is `pcsc.fmt`; this module finds the files, reads standard input,
+The formatter itself is `pcsc.lang.fmt`; this module finds the files, reads standard input,
 writes files safely and reports.
 """
 
@@ -28,15 +28,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import STDIN, STDIN_NAME, Context
 from pcsc.cli.outcome import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, Outcome, UsageError
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostics, Span
-from pcsc.humanize import plural
-from pcsc.resources import BOM, TEXT_ENCODING
 
 SOURCES = (".route", ".obl")  # what a folder stands for
 
@@ -55,27 +52,10 @@ def is_library(text: str, shown: str) -> bool:
     """An .obl file; on standard input, text whose first statement is a library's."""
     if shown != STDIN_NAME:
         return shown.endswith(".obl")
-    from pcsc.printer import lex
+    from pcsc.lang.printer import lex
 
     words = [t.text for t in lex(text)[0][:1]]
     return words in (["library"], ["field"], ["obligation"])
-
-
-def read_stdin(stream: TextIO, diags: Diagnostics) -> str | None:
-    """Standard input as UTF-8 text; a diagnostic (and None) when it is not."""
-    binary = getattr(stream, "buffer", None)
-    if binary is None:
-        return stream.read().removeprefix(BOM)
-    data: bytes = binary.read()
-    try:
-        return data.decode(TEXT_ENCODING)
-    except UnicodeDecodeError as exc:
-        diags.add(
-            codes.E105,
-            f"{STDIN_NAME} is not UTF-8 text: byte 0x{data[exc.start]:02X} cannot be decoded",
-            Span.whole_file(STDIN_NAME),
-        )
-        return None
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -110,11 +90,11 @@ def summary(changed: int, unchanged: int, would: bool) -> str | None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 when done, 1 on input errors or (with --check or --diff) when a file would
     change, 70 when the formatter would change a file's meaning (a bug in pcsc)."""
-    from pcsc.canonical import sha256_hex
-    from pcsc.escape import escape_controls
-    from pcsc.fmt import check_format, format_source
-    from pcsc.meaning import semantics
-    from pcsc.pipeline import expand_inputs
+    from pcsc.base.canonical import sha256_hex
+    from pcsc.base.escape import escape_controls
+    from pcsc.compiler.meaning import semantics
+    from pcsc.compiler.session import expand_inputs
+    from pcsc.lang.fmt import check_format, format_source
 
     stdin = STDIN in args.files
     if stdin and len(args.files) > 1:
@@ -141,9 +121,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     inputs = [(Path.cwd() / STDIN_NAME, STDIN_NAME)] if stdin else expand_inputs(args.files, session.diags, SOURCES)
     for path, shown in inputs:
         if stdin:
-            text = read_stdin(ctx.stdin, session.diags)
-            if text is not None:
-                session.sources[shown] = text
+            text = session.read_stream(ctx.stdin, shown)
         else:
             text = session.read(path, shown)
         if text is None:

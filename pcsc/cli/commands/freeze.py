@@ -24,7 +24,12 @@ from pcsc.cli import options
 from pcsc.cli.commands.rank import nothing, ranked
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E715_INPUT_HAS_ERRORS,
+    E715_NOT_IN_THE_PAST,
+    E911_NOTHING_FROZEN,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
 
 
@@ -65,7 +70,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         return Outcome("freeze", payload, diagnostics=[*diagnostics, *problems])
 
     if session.diags.has_errors:
-        return refuse(Diagnostic.of(codes.E715, "nothing frozen: the input has errors", Span.file_only(str(path))))
+        return refuse(diag(E715_INPUT_HAS_ERRORS, Span.file_only(str(path))))
     if not compiled:
         return refuse(nothing(args.files, "freeze"))
     mode: Mode = "retrospective" if args.retrospective else "prospective"
@@ -73,25 +78,20 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     late = not_in_the_past(compiled, today) if args.retrospective else []
     if late:
         names = ", ".join(f"{c.route.name} (as_of {c.route.as_of})" for c in late)
-        return refuse(Diagnostic.of(
-            codes.E715,
-            f"nothing frozen: a retrospective freeze takes routes whose as_of is in the past (before {today}); "
-            f"not {names}; freeze them without --retrospective",
-            Span.file_only(late[0].route.file),
-        ))
+        return refuse(diag(E715_NOT_IN_THE_PAST, Span.file_only(late[0].route.file), today=today, routes=names))
     choice, ranking, warnings = ranked(compiled)
     diagnostics += warnings
     in_order = in_input_order(compiled, ranking)
     inputs = freeze_inputs(session)
     records = freeze_records(in_order, mode)
     if args.cert:
-        from pcsc.certificate import CertificateError
+        from pcsc.certify.emit import CertificateError
         from pcsc.cli.certify import certify_records
 
         try:
             records = certify_records(records, [r.compiled for r in in_order], session)
         except CertificateError as exc:
-            return refuse(Diagnostic.of(codes.E911, f"nothing frozen: {exc}", Span.file_only(str(path))))
+            return refuse(diag(E911_NOTHING_FROZEN, Span.file_only(str(path)), problem=exc))
     try:
         entries = create_and_append(path, records, inputs=inputs)
     except LedgerError as exc:

@@ -6,15 +6,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from pcsc.base.humanize import plural
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, Outcome
 from pcsc.cli.verdicts import exit_code
-from pcsc.humanize import plural
 
 if TYPE_CHECKING:
-    from pcsc.ir import Route
-    from pcsc.suggest import Suggestion
+    from pcsc.analysis.suggest import Suggestion
+    from pcsc.lang.ir import Route
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,6 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.search_paths(p)
     options.jobs(p)
     options.coverage(p)
+    options.require_policy(p)
     options.output(p)
     whatif.add_set_option(p, "(repeatable; with --suggest, each suggestion is checked under them too)")
     p.add_argument(
@@ -32,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--apply",
-        type=int,
+        type=options.whole_number,
         metavar="N",
         help="with --suggest: write the route edited by suggestion N (to -o FILE, or standard output)",
     )
@@ -45,9 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.packet import gate_packet
+    from pcsc.render.packet import gate_packet
     from pcsc.render.sarif import to_sarif
-    from pcsc.textout import gate_text
+    from pcsc.render.text import gate_text
 
     overrides, problems = whatif.parse(args)
     if problems:
@@ -60,8 +61,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     text = gate_text(compiled) if compiled else None
     code = exit_code(session, compiled)
     if args.suggest or args.apply is not None or args.was is not None:
+        from pcsc.analysis.suggest import suggest
         from pcsc.cli.exits import UsageError
-        from pcsc.suggest import suggest
 
         earlier: dict[str, Route] = {}
         if args.was is not None:

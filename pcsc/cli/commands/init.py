@@ -1,5 +1,5 @@
 """`pcsc init [DIR]`: scaffold a project: a route, an obligation library, a policy
-that extends the shipped one, and a `pcsc.toml` pointing at them (`pcsc.scaffold`).
+that extends the shipped one, and a `pcsc.toml` pointing at them (`pcsc.cli.scaffold`).
 
 Existing files are never overwritten unless `--force` is given: the run lists them
 (PCSC-E811) and writes nothing. `pcsc check routes/` and `pcsc gate routes/` pass on
@@ -14,9 +14,13 @@ from pathlib import Path
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.scaffold import DEFAULT_NAME, Project, existing, files, valid_name
+from pcsc.cli.scaffold import DEFAULT_NAME, Project, existing, files, valid_name
+from pcsc.diagnostics.messages import (
+    E811_EXISTING,
+    E812_CANNOT_WRITE,
+    diag,
+)
+from pcsc.diagnostics.model import Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,12 +47,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     payload: dict[str, object] = {"dir": str(root), "name": project.name, "library": project.ident}
     if clash and not args.force:
         shown = [str(root / rel) for rel in clash]
-        diagnostic = Diagnostic.of(
-            codes.E811,
-            "refusing to overwrite " + ", ".join(shown),
-            Span.file_only(str(root)),
-            "remove or move them, choose another folder or --name, or pass --force to overwrite",
-        )
+        diagnostic = diag(E811_EXISTING, Span.file_only(str(root)), files=", ".join(shown))
         return Outcome("init", {**payload, "ok": False, "written": [], "existing": shown}, diagnostics=[diagnostic])
     written: list[str] = []
     for rel, text in wanted.items():
@@ -57,8 +56,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         except OSError as exc:
-            message = f"cannot write {target}: {exc.strerror or exc}"
-            diagnostic = Diagnostic.of(codes.E812, message, Span.file_only(str(target)))
+            diagnostic = diag(E812_CANNOT_WRITE, Span.file_only(str(target)), path=target, reason=exc.strerror or exc)
             failed = {**payload, "ok": False, "written": written, "existing": []}
             return Outcome("init", failed, diagnostics=[diagnostic])
         written.append(str(target))

@@ -12,6 +12,7 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E712_NOT_VERIFIED, diag
 from pcsc.diagnostics.model import Diagnostic, Span
 
 
@@ -44,8 +45,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     ctx.note_input(Path(path))
     if not result.ok:
         first = result.problems[0]
-        return failed(Diagnostic.of(codes.E712, f"no checkpoint written: the ledger does not verify: {first}",
-                                 Span.file_only(str(path))))
+        at = Span.file_only(str(path))
+        return failed(diag(E712_NOT_VERIFIED, at, nothing="no checkpoint written", problem=first))
     try:
         doc = make_checkpoint(result.head, identity, args.key)
         write_checkpoint(doc, args.checkpoint)

@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.humanize import plural
+from pcsc.diagnostics.messages import E108_CANNOT_WRITE_THE, diag
+from pcsc.diagnostics.model import Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -71,8 +72,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         try:
             sidecar.write_text(sidecar_text(text.encode("utf-8"), Path(target).name), encoding="utf-8")
         except OSError as exc:
-            problem = Diagnostic.of(codes.E108, f"cannot write the checksum: {exc.strerror or exc}",
-                                    Span.file_only(str(sidecar)))
+            reason = exc.strerror or exc
+            problem = diag(E108_CANNOT_WRITE_THE, Span.file_only(str(sidecar)), what="checksum", reason=reason)
             return Outcome("ledger-export", {**payload, "ok": False}, diagnostics=[problem])
         notes.append(f"wrote {target} ({plural(len(rows), 'row')}) and its checksum {sidecar}")
     return Outcome("ledger-export", payload, raw=text, notes=notes)

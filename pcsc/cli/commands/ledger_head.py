@@ -10,8 +10,8 @@ import argparse
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.messages import E712_NOT_VERIFIED, diag
+from pcsc.diagnostics.model import Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,8 +32,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         problem = ledger_diagnostic(path, str(exc))
         return Outcome("ledger-head", {"ledger": str(path), "ok": False, "error": str(exc)}, diagnostics=[problem])
     if not result.ok:
-        problems = [Diagnostic.of(codes.E712, f"no head recorded: the ledger does not verify: {p}",
-                               Span.file_only(str(path))) for p in result.problems]
+        problems = [diag(E712_NOT_VERIFIED, Span.file_only(str(path)), nothing="no head recorded", problem=p)
+                    for p in result.problems]
         return Outcome("ledger-head", {"ledger": str(path), "ok": False, "error": problems[0].message},
                        diagnostics=problems)
     head = result.head

@@ -12,7 +12,13 @@ from typing import Any
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E714_CANNOT_SHOW,
+    E911_FROZEN_WITHOUT_CERT,
+    E911_NO_SUCH_FORECAST,
+    diag,
+)
+from pcsc.diagnostics.model import Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,9 +56,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         text = show_text(path, route, entries, outcomes)
     except (LedgerError, ValueError) as exc:  # a row edited behind the ledger's back
         cause = str(exc).removeprefix(f"{path}: ")
-        message = f"cannot show the ledger: {cause}; `pcsc ledger verify` names the bad row"
-        problem = ledger_diagnostic(path, message, codes.E714)
-        return Outcome("ledger-show", {"ledger": str(path), "ok": False, "error": message}, diagnostics=[problem])
+        problem = diag(E714_CANNOT_SHOW, Span.file_only(str(path)), cause=cause)
+        failure = {"ledger": str(path), "ok": False, "error": problem.message}
+        return Outcome("ledger-show", failure, diagnostics=[problem])
     ctx.note_input(path)
     if args.cert is not None:
         return _certificate(path, payload, args.cert)
@@ -61,15 +67,17 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
 def _certificate(path: str | Path, payload: dict[str, Any], seq: int) -> Outcome:
     """The certificate stored with forecast ``seq``, as its own bytes (`raw`)."""
-    from pcsc.certificate import dumps
-    from pcsc.diagnostics.model import Diagnostic, Span
+    from pcsc.certify.emit import dumps
+    from pcsc.diagnostics.model import Span
 
     entry = next((e for e in payload["entries"] if e["seq"] == seq), None)
     cert = entry["payload"].get("certificate") if entry is not None and isinstance(entry["payload"], dict) else None
     if cert is None:
-        why = "no such forecast" if entry is None else "it was frozen without --cert"
-        message = f"forecast {seq} of {path} holds no certificate: {why}"
-        failure = {"ledger": str(path), "ok": False, "error": message}
-        problem = Diagnostic.of(codes.E911, message, Span.file_only(str(path)))
+        at = Span.file_only(str(path))
+        if entry is None:
+            problem = diag(E911_NO_SUCH_FORECAST, at, seq=seq, ledger=path)
+        else:
+            problem = diag(E911_FROZEN_WITHOUT_CERT, at, seq=seq, ledger=path)
+        failure = {"ledger": str(path), "ok": False, "error": problem.message}
         return Outcome("ledger-show", failure, diagnostics=[problem])
     return Outcome("ledger-show", {**payload, "entries": [entry], "outcomes": []}, raw=dumps(cert))

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 
+from pcsc.base.extras import require
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import EXIT_OK, Outcome
-from pcsc.extras import require
+from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, Outcome
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,6 +33,6 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         coverage=ctx.coverage,  # type: ignore[arg-type]
         config_coverage=ctx.config.coverage,  # type: ignore[arg-type]
     )
-    serve(settings)
-    return Outcome("lsp", exit_code=EXIT_OK)
+    refused = serve(settings)
+    return Outcome("lsp", exit_code=EXIT_OK if refused is None else EXIT_INPUT)
 

@@ -14,12 +14,12 @@ from pcsc.cli import options
 from pcsc.cli.commands.policy_fit import failed, history
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_REFUSED, Outcome
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.messages import E744_CLASS_IN_NEITHER, diag
+from pcsc.diagnostics.model import Span
 
 if TYPE_CHECKING:
-    from pcsc.ir import Route
-    from pcsc.pipeline import LibraryUse
+    from pcsc.compiler.session import LibraryUse
+    from pcsc.lang.ir import Route
     from pcsc.policy.model import LoadedPolicy
 
 DEFAULT_HOLDOUT = 0.3
@@ -28,7 +28,8 @@ DEFAULT_HOLDOUT = 0.3
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("old", metavar="OLD", help="id@version, or a path to a .toml file")
     p.add_argument("new", metavar="NEW", help="id@version, or a path to a .toml file")
-    p.add_argument("--holdout", type=float, help="the share of routes held out (default: the share NEW's `[fit]` "
+    p.add_argument("--holdout", type=options.decimal_number,
+                   help="the share of routes held out (default: the share NEW's `[fit]` "
                    f"section records, as `policy fit` wrote it; else {DEFAULT_HOLDOUT})")
     p.add_argument("--routes", nargs="+", action="extend", default=[], metavar="PATH",
                    help="route files or folders holding the held-out routes' frozen text, for the GATE check "
@@ -71,8 +72,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         result = compare(old.policy, new.policy, found.packets, found.milestones, found.labels, holdout,
                          verdicts, unchecked)
     except KeyError as exc:
-        message = f"reference class {exc} of a frozen forecast is in neither policy"
-        return failed("policy-compare", [Diagnostic.of(codes.E744, message, Span.file_only(str(ctx.ledger_path())))])
+        problem = diag(E744_CLASS_IN_NEITHER, Span.file_only(str(ctx.ledger_path())), ref_class=exc)
+        return failed("policy-compare", [problem])
     return Outcome(
         "policy-compare",
         {"old": old.ref, "new": new.ref, "holdout": holdout, **compare_payload(result)},
@@ -89,10 +90,10 @@ def gate_verdicts(
     was frozen from: the file it was frozen from, or one of ``given``, whose SHA-256 is
     the frozen input's (and whose libraries are those frozen). Routes whose text cannot be
     found are returned with why."""
+    from pcsc.analysis.policy_diff import PinnedSession, PinnedStore
+    from pcsc.compiler.session import Session, expand_inputs
     from pcsc.diagnostics.model import Diagnostics
-    from pcsc.pipeline import Session, expand_inputs
     from pcsc.policy.load import PolicyStore
-    from pcsc.policy_diff import PinnedSession, PinnedStore
 
     lib_path = ctx.search_path("lib_path")
     policy_path = ctx.search_path("policy_path")

@@ -24,10 +24,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the diff (a route that one policy cannot compile is a finding), 1 when
     a policy or a route file cannot be read."""
+    from pcsc.analysis.policy_diff import diff_policies, to_json, to_text
     from pcsc.cli.failures import policy_diagnostics
-    from pcsc.overrides import OverrideError, override_policy, override_route, parse_overrides, unmatched
     from pcsc.policy.load import PolicyError
-    from pcsc.policy_diff import diff_policies, to_json, to_text
+    from pcsc.policy.overrides import OverrideError, override_policy, override_route, parse_overrides, unmatched
 
     try:
         old = ctx.policy(args.old)

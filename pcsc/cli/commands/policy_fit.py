@@ -11,12 +11,17 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E108_CANNOT_WRITE_THE,
+    E746_NO_FORECAST,
+    E746_NONE_RESOLVED,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.humanize import plural
 
 if TYPE_CHECKING:
     from pcsc.forecast.records import History
@@ -25,11 +30,13 @@ if TYPE_CHECKING:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", required=True, metavar="ID@VERSION", help="the policy to refit")
     p.add_argument("--version", required=True, help="the new version, e.g. 1.2.0")
-    p.add_argument("--strength", type=float, default=20.0, help="prior strength in pseudo-transitions (default: 20)")
-    p.add_argument("--holdout", type=float, default=0.3, help="share of routes held out for compare (default: 0.3)")
+    p.add_argument("--strength", type=options.decimal_number, default=20.0,
+                   help="prior strength in pseudo-transitions (default: 20)")
+    p.add_argument("--holdout", type=options.decimal_number, default=0.3,
+                   help="share of routes held out for compare (default: 0.3)")
     p.add_argument("--gains", action="store_true",
                    help="also refit the reweighting gains (corroborate_gain, contradict_gain) from the frozen evidence")
-    p.add_argument("--gain-strength", type=float, default=10.0, metavar="S",
+    p.add_argument("--gain-strength", type=options.decimal_number, default=10.0, metavar="S",
                    help="the penalty (S/2)·Σ(g − g_old)² holding the gains toward the old ones (default: 10)")
     p.add_argument("--calibration", choices=("isotonic", "platt"),
                    help="also fit a calibration map applied to p after the prior and W")
@@ -99,8 +106,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         except OSError as exc:
-            message = f"cannot write the policy: {exc.strerror or exc}"
-            return failed("policy-fit", [Diagnostic.of(codes.E108, message, Span.file_only(args.toml))])
+            problem = diag(E108_CANNOT_WRITE_THE, Span.file_only(args.toml), what="policy", reason=exc.strerror or exc)
+            return failed("policy-fit", [problem])
     moved = [f for f in fits if f.n]
     payload: dict[str, Any] = {
         "policy": old.ref,
@@ -142,12 +149,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
 
 def _nothing_to_fit(ctx: Context, ref: str, forecasts: int, when: dt.date) -> Diagnostic:
-    ledger = str(ctx.ledger_path())
-    what = (f"no forecast in the ledger was frozen under {ref}" if not forecasts else
-            f"none of the {forecasts} forecasts frozen under {ref} has a resolved training transition "
-            f"as of {when.isoformat()}")
-    return Diagnostic.of(codes.E746, f"nothing to fit: {what}; no policy written", Span.file_only(ledger),
-                         "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of")
+    at = Span.file_only(str(ctx.ledger_path()))
+    if not forecasts:
+        return diag(E746_NO_FORECAST, at, policy=ref)
+    return diag(E746_NONE_RESOLVED, at, forecasts=forecasts, policy=ref, as_of=when.isoformat())
 
 
 def _where_found(ctx: Context, written: Path, policy_id: str, version: str) -> list[str]:

@@ -1,5 +1,5 @@
 """`pcsc rank FILE…|DIR`: every route that compiles, ranked together: gates first, then
-the policy's rank key (see `pcsc.forecast.rank`).
+the policy's rank key (see `pcsc.analysis.rank`).
 
 Exit 1 on input errors (the routes that compiled are still ranked) or when there is
 nothing to rank; 2 when the routes' policies name different rank keys. A route whose
@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from pcsc.analysis.rank import KeyChoice, Ranked
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
+from pcsc.compiler.session import Compiled
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import E751_NO_ROUTES, diag
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.forecast.rank import KeyChoice, Ranked
-from pcsc.pipeline import Compiled
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def ranked(compiled: Sequence[Compiled]) -> tuple[KeyChoice, list[Ranked], list[Diagnostic]]:
     """The rank key, the ranking, and a PCSC-W751 when the routes' policies differ; a
     usage error when they name different keys."""
-    from pcsc.forecast.rank import RankKeyConflict, choose_key, rank
+    from pcsc.analysis.rank import RankKeyConflict, choose_key, rank
 
     try:
         choice = choose_key(compiled)
@@ -44,11 +45,11 @@ def ranked(compiled: Sequence[Compiled]) -> tuple[KeyChoice, list[Ranked], list[
 
 def nothing(files: Sequence[str], what: str) -> Diagnostic:
     """PCSC-E751: no route compiled, located at the first file given."""
-    return Diagnostic.of(codes.E751, f"nothing to {what}: no routes in " + ", ".join(files), Span.file_only(files[0]))
+    return diag(E751_NO_ROUTES, Span.file_only(files[0]), what=what, files=", ".join(files))
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.forecast.rank import rank_packet, rank_text
+    from pcsc.analysis.rank import rank_packet, rank_text
 
     session, compiled = ctx.compile(args.files)
     choice, ranking, warnings = ranked(compiled)

@@ -1,6 +1,6 @@
 """`pcsc redteam FILE…`: search edits that raise each route's score, recompiled through
 the whole pipeline, and report which of them the coverage check catches; with
-`--search`, the seeded beam search over multi-edit revisions (`pcsc.search`)."""
+`--search`, the seeded beam search over multi-edit revisions (`pcsc.analysis.search`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pcsc.analysis.redteam import DEFAULT_MAX_EDITS
+from pcsc.base.humanize import plural
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
-from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E108_CANNOT_CREATE_FOLDER,
+    E108_CANNOT_WRITE,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.humanize import plural
-from pcsc.redteam import DEFAULT_MAX_EDITS
 
 FEEDBACK = {"none": ("none",), "gate": ("gate",), "both": ("none", "gate")}
 
@@ -24,14 +28,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.route(p, "only the route of this name", default="every route")
     p.add_argument(
         "--max-edits",
-        type=int,
+        type=options.whole_number,
         default=DEFAULT_MAX_EDITS,
         metavar="N",
         help=f"compile at most N edited routes per route (default: {DEFAULT_MAX_EDITS})",
     )
     p.add_argument(
         "--depth",
-        type=int,
+        type=options.whole_number,
         choices=(1, 2),
         default=1,
         help="2: also try pairs of score-raising edits (within --max-edits)",
@@ -61,7 +65,7 @@ def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> N
     """The search's options; `pcsc seams --experiment --search` takes them without
     `--search`, `--seed` and `--conditions` (it has its own `--seed`, and always runs
     the conditions)."""
-    from pcsc.search import DEFAULT_BEAM, DEFAULT_BRANCH, DEFAULT_BUDGET, DEFAULT_STEPS
+    from pcsc.analysis.search import DEFAULT_BEAM, DEFAULT_BRANCH, DEFAULT_BUDGET, DEFAULT_STEPS
 
     if with_flag:
         p.add_argument(
@@ -71,7 +75,7 @@ def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> N
         )
         p.add_argument(
             "--seed",
-            type=int,
+            type=options.whole_number,
             default=None,
             help="with --search, the seed of the search's generator (default: fixed; same seed, same bytes)",
         )
@@ -88,20 +92,20 @@ def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> N
             action="store_true",
             help="with --search, also run the co-author conditions v1, v1.5a, v1.5b and v1.5a+b (EXP C)",
         )
-    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="N",
+    p.add_argument("--budget", type=options.whole_number, default=DEFAULT_BUDGET, metavar="N",
                    help=f"with --search, compile at most N revisions per route and arm (default: {DEFAULT_BUDGET})")
-    p.add_argument("--beam", type=int, default=DEFAULT_BEAM, metavar="N",
+    p.add_argument("--beam", type=options.whole_number, default=DEFAULT_BEAM, metavar="N",
                    help=f"with --search, the revisions kept per step (default: {DEFAULT_BEAM})")
-    p.add_argument("--steps", type=int, default=DEFAULT_STEPS, metavar="N",
+    p.add_argument("--steps", type=options.whole_number, default=DEFAULT_STEPS, metavar="N",
                    help=f"with --search, the most edits in a revision (default: {DEFAULT_STEPS})")
-    p.add_argument("--branch", type=int, default=DEFAULT_BRANCH, metavar="N",
+    p.add_argument("--branch", type=options.whole_number, default=DEFAULT_BRANCH, metavar="N",
                    help=f"with --search, the new revisions each kept revision proposes per step "
                    f"(default: {DEFAULT_BRANCH})")
 
 
 def search_settings(args: argparse.Namespace) -> Any:
-    from pcsc.seams.experiment import DEFAULT_SEED
-    from pcsc.search import Settings
+    from pcsc.analysis.seams.experiment import DEFAULT_SEED
+    from pcsc.analysis.search import Settings
 
     for name in ("budget", "beam", "steps", "branch"):
         if getattr(args, name) < 1:
@@ -117,14 +121,13 @@ def output_folder(folder: Path, flag: str) -> Diagnostic | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         reason = "a file of that name exists" if isinstance(exc, FileExistsError) else exc.strerror or str(exc)
-        return Diagnostic.of(codes.E108, f"{flag}: cannot create the folder: {reason}",
-                             Span.file_only(str(folder)))
+        return diag(E108_CANNOT_CREATE_FOLDER, Span.file_only(str(folder)), flag=flag, reason=reason)
     return None
 
 
 def cannot_write(path: Path, exc: OSError) -> Diagnostic:
     """PCSC-E108 for an output file that could not be written."""
-    return Diagnostic.of(codes.E108, f"cannot write {path}: {exc.strerror or exc}", Span.file_only(str(path)))
+    return diag(E108_CANNOT_WRITE, Span.file_only(str(path)), path=path, reason=exc.strerror or exc)
 
 
 def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace,
@@ -135,11 +138,11 @@ def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.N
     settings = search_settings(args)
     arms = FEEDBACK[args.feedback]
     if ctx.jobs == 1:
-        from pcsc.search import search_all
+        from pcsc.analysis.search import search_all
 
         return [search_all(c, session, arms, conditions, settings)
                 for c in ctx.progress(compiled, len(compiled), "search")]
-    from pcsc.cohort import map_routes
+    from pcsc.compiler.cohort import map_routes
 
     job = partial(_search, arms=arms, conditions=conditions, settings=settings)
     return map_routes(session, ctx.settings(session), job, compiled, ctx.executor())
@@ -148,7 +151,7 @@ def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.N
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the report (a score-raising edit is a finding, not an error), 1 on
     input errors."""
-    from pcsc.redteam import redteam, report_json, report_text
+    from pcsc.analysis.redteam import redteam, report_json, report_text
 
     if args.max_edits < 1:
         raise UsageError("--max-edits must be at least 1")
@@ -169,7 +172,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.route is not None:
         chosen = [r for r in routes if r.name == args.route]
         if not chosen and not session.diags.has_errors:
-            from pcsc.lower.common import suggest
+            from pcsc.lang.lower.common import suggest
 
             hint = suggest(args.route, [r.name for r in routes])
             raise UsageError(f"no route `{args.route}` in {', '.join(args.files)}" + (f"; {hint}" if hint else ""))
@@ -185,7 +188,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     else:
         from functools import partial
 
-        from pcsc.cohort import map_routes
+        from pcsc.compiler.cohort import map_routes
 
         job = partial(_redteam, max_edits=args.max_edits, depth=args.depth, reclass=args.reclass)
         reports = map_routes(session, ctx.settings(session), job, compiled, ctx.executor())
@@ -195,7 +198,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
 
 def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass: str) -> Any:
-    from pcsc.redteam import redteam
+    from pcsc.analysis.redteam import redteam
 
     return redteam(compiled, session, max_edits, depth, reclass)
 
@@ -203,7 +206,7 @@ def _redteam(session: Any, compiled: Any, *, max_edits: int, depth: int, reclass
 def _search_outcome(
     ctx: Context, session: Any, compiled: list[Any], args: argparse.Namespace, overrides: tuple[Any, ...]
 ) -> Outcome:
-    from pcsc.search import emit_revisions, routes_text, search_json, tables_text
+    from pcsc.analysis.search import emit_revisions, routes_text, search_json, tables_text
 
     results = run_search(ctx, session, compiled, args, args.conditions)
     arms = FEEDBACK[args.feedback]
@@ -224,6 +227,6 @@ def _search_outcome(
 
 
 def _search(session: Any, compiled: Any, *, arms: tuple[str, ...], conditions: bool, settings: Any) -> Any:
-    from pcsc.search import search_all
+    from pcsc.analysis.search import search_all
 
     return search_all(compiled, session, arms, conditions, settings)

@@ -10,8 +10,8 @@ import argparse
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.diagnostics.messages import E751_NO_ROUTES, diag
+from pcsc.diagnostics.model import Span
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,8 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the page (a refused score is reported, not an error), 1 on input
     errors, when no route compiled or without Jinja2 (PCSC-E115), 2 on a usage error."""
-    from pcsc.forecast.rank import RankKeyConflict
-    from pcsc.report import build, render_html, require_jinja2
+    from pcsc.analysis.rank import RankKeyConflict
+    from pcsc.render.report import build, render_html, require_jinja2
 
     require_jinja2()  # before any work: without the extra, PCSC-E115
     session, routes = ctx.load(args.files)
@@ -34,8 +34,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     compiled = session.compile_routes(routes)
     diagnostics = session.diags.sorted()
     if not compiled:
-        nothing = "nothing to report: no routes in " + ", ".join(args.files)
-        diagnostics.append(Diagnostic.of(codes.E751, nothing, Span.file_only(args.files[0])))
+        files = ", ".join(args.files)
+        diagnostics.append(diag(E751_NO_ROUTES, Span.file_only(args.files[0]), what="report", files=files))
         return Outcome("report", {}, diagnostics=diagnostics)
     try:
         report = build(compiled, session)

@@ -14,12 +14,13 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.diagnostics import codes
-from pcsc.diagnostics.model import Diagnostic
-from pcsc.humanize import plural
+from pcsc.diagnostics.messages import E713_NOTHING_TO_RESOLVE, diag
+from pcsc.diagnostics.model import Diagnostic, Span
+from pcsc.lang.syntax.limits import read_file
 
 if TYPE_CHECKING:
     from pcsc.forecast.ledger import Ledger
@@ -121,7 +122,7 @@ def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
 
     try:
         outcomes = load_outcomes(args.outcomes)
-        text = Path(args.outcomes).read_bytes()
+        text = read_file(args.outcomes)
     except OutcomesError as exc:
         return failed(outcomes_diagnostics(exc))
     path = ctx.ledger_path()
@@ -135,17 +136,15 @@ def _ledger(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
 def _store_and_resolve(
     ledger: Ledger, outcomes: Outcomes, text: bytes, args: argparse.Namespace, as_of: dt.date
 ) -> Outcome:
-    from pcsc.canonical import sha256_hex
-    from pcsc.cli.forecasting import append_diagnostics, findings_diagnostics, ledger_diagnostic, packet_diagnostics
+    from pcsc.base.canonical import sha256_hex
+    from pcsc.cli.forecasting import append_diagnostics, findings_diagnostics, packet_diagnostics
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.records import latest_forecasts, merged_outcomes, new_outcome_records, stored_outcomes
     from pcsc.forecast.resolve import PacketError, check_outcomes, frozen_routes, resolve_all
 
     forecasts = latest_forecasts(ledger)
     if not forecasts:
-        return failed([
-            ledger_diagnostic(ledger.path, "no frozen forecast to resolve (run `pcsc freeze` first)", codes.E713)
-        ])
+        return failed([diag(E713_NOTHING_TO_RESOLVE, Span.file_only(str(ledger.path)))])
     try:
         routes = frozen_routes([e.document() for e in forecasts], str(ledger.path))
     except PacketError as exc:

@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=options.whole_number,
         default=None,
         help="with --experiment, the seed of the Phase 0 random arm (default: fixed; same seed, same bytes)",
     )
@@ -71,14 +71,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.cohort import map_routes
-    from pcsc.seams.symbolic import remember_proofs
+    from pcsc.analysis.seams.symbolic import remember_proofs
+    from pcsc.compiler.cohort import map_routes
 
-    remember_proofs()  # a shape proved by an earlier run is not proved again (see pcsc.seams.symbolic)
-    from pcsc.packet import seams_packet
-    from pcsc.seams.analysis import analyse
-    from pcsc.seams.experiment import DEFAULT_SEED, DEFAULT_SWEEP, experiment, summarise
-    from pcsc.textout import experiment_text, seams_text, summary_text
+    remember_proofs()  # a shape proved by an earlier run is not proved again (see pcsc.analysis.seams.symbolic)
+    from pcsc.analysis.seams.analysis import seams_of
+    from pcsc.analysis.seams.experiment import DEFAULT_SEED, DEFAULT_SWEEP, experiment, summarise
+    from pcsc.render.packet import seams_packet
+    from pcsc.render.text import experiment_text, seams_text, summary_text
 
     for flag, given in (("--search", args.search), ("--artifacts", args.artifacts is not None)):
         if given and not args.experiment:
@@ -99,15 +99,16 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if not compiled and session.diags.has_errors:
         return Outcome("seams", {"ok": False}, diagnostics=session.diags.sorted())  # no route: no table of 0/0 rates
     if ctx.jobs == 1:
-        results = [analyse(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
+        analysed = [seams_of(c, session) for c in ctx.progress(compiled, len(compiled), "seams")]
     else:
-        results = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
+        analysed = map_routes(session, ctx.settings(session), _analyse, compiled, ctx.executor())
+    results = [r for r in analysed if r is not None]  # the others overflowed (PCSC-E311)
     summary = summarise(results)
     exp = experiment(results, session, seed, sweep) if args.experiment else None
     payload = seams_packet(results, summary, exp)
     search_text = None
     if args.search and exp is not None:
-        from pcsc.search import search_json, tables_text
+        from pcsc.analysis.search import search_json, tables_text
 
         found = run_search(ctx, session, compiled, args, conditions=True)
         arms = FEEDBACK[args.feedback]
@@ -155,7 +156,7 @@ def _multipliers(text: str) -> tuple[str, ...]:
 def _write_artifacts(ctx: Context, folder: Path, payload: dict[str, Any], diagnostics: list[Any]) -> None:
     """experiment.json: the document `--format json` prints (envelope, input hashes);
     experiment.json.sha256: its digest in sha256sum's format."""
-    from pcsc import canonical
+    from pcsc.base import canonical
     from pcsc.render.diagnostics import to_json
     from pcsc.render.envelope import envelope
 
@@ -169,17 +170,17 @@ def _write_artifacts(ctx: Context, folder: Path, payload: dict[str, Any], diagno
 
 
 def _analyse(session: Any, compiled: Any) -> Any:
-    from pcsc.seams.analysis import analyse
+    from pcsc.analysis.seams.analysis import seams_of
 
-    return analyse(compiled, session)
+    return seams_of(compiled, session)
 
 
 def _derivations(results: list[Any]) -> list[dict[str, Any]]:
     """One derivation per fold and shape the seams of ``results`` use: the identity of
-    the fold each route's policy uses (pcsc.seams.symbolic, .folds, .graphs)."""
-    from pcsc.seams.folds import fold_derivation
-    from pcsc.seams.graphs import graph_derivation, proof_picks, shape_key
-    from pcsc.seams.symbolic import derivation
+    the fold each route's policy uses (pcsc.analysis.seams.symbolic, .folds, .graphs)."""
+    from pcsc.analysis.seams.folds import fold_derivation
+    from pcsc.analysis.seams.graphs import graph_derivation, proof_picks, shape_key
+    from pcsc.analysis.seams.symbolic import derivation
 
     order = {"default": 0, "discounted": 1, "abandonment": 2}
     chains: set[tuple[int, int, int]] = set()
@@ -202,7 +203,7 @@ def _derivations(results: list[Any]) -> list[dict[str, Any]]:
 
 def _derivation_text(d: dict[str, Any]) -> str:
     """A derivation as `pcsc seams --symbolic` prints it."""
-    from pcsc.seams.folds import CASE_TEXT
+    from pcsc.analysis.seams.folds import CASE_TEXT
 
     kept = "V" if d["fold"].startswith("graph") else "R_k+1"
     fold = {

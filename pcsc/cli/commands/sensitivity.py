@@ -1,7 +1,7 @@
 """`pcsc sensitivity FILE --route R`: for each prior, floor, evidence weight, gain, cost
 item and vision value, the change that would flip the score's sign, the verdict, the
 bucket, the binding transition or the rank in the file, or among `--rivals` too
-(`pcsc.sensitivity`)."""
+(`pcsc.analysis.sensitivity`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pcsc.cli.outcome import Outcome
 from pcsc.cli.verdicts import exit_code
 
 if TYPE_CHECKING:
-    from pcsc.ir import Route
+    from pcsc.lang.ir import Route
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the margins, 1 on input errors (nothing is searched then)."""
-    from pcsc.sensitivity import report_json, report_text, sensitivity
+    from pcsc.analysis.sensitivity import report_json, report_text, sensitivity
 
     session, routes, compiled = ctx.compile_one(args.files, args.route)
     if compiled is None or session.diags.has_errors:

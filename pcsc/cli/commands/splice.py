@@ -13,7 +13,8 @@ from pcsc.cli.outcome import EXIT_INPUT, Outcome, UsageError
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p, one=True)
     options.route(p)
-    p.add_argument("--seam", type=int, required=True, metavar="K", help="the interior transition to delete (1..n-2)")
+    p.add_argument("--seam", type=options.whole_number, required=True, metavar="K",
+                   help="the interior transition to delete (1..n-2)")
     options.output(p, "the splice")
     options.formats(p, "text", "json")
     options.search_paths(p)
@@ -21,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.seams.splice import SpliceError, splice_text
+    from pcsc.analysis.seams.splice import SpliceError, splice_text
 
     overrides, problems = whatif.parse(args)
     if problems:

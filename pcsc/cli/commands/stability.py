@@ -1,28 +1,28 @@
 """`pcsc stability FILE… --draws K --seed S`: draw the routes' model-mediated inputs
 again within stated bounds (estimates, evidence weights, classes), recompile every draw
 through the pipeline, and report how stable the ranking and each route's score are
-(see `pcsc.stability`)."""
+(see `pcsc.analysis.stability`)."""
 
 from __future__ import annotations
 
 import argparse
 
+from pcsc.analysis.stability import DEFAULT_CLASS_SWAP, DEFAULT_DRAWS, DEFAULT_SEED, DEFAULT_WEIGHT_SPREAD
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
-from pcsc.stability import DEFAULT_CLASS_SWAP, DEFAULT_DRAWS, DEFAULT_SEED, DEFAULT_WEIGHT_SPREAD
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p)
-    p.add_argument("--draws", type=int, default=DEFAULT_DRAWS, metavar="K",
+    p.add_argument("--draws", type=options.whole_number, default=DEFAULT_DRAWS, metavar="K",
                    help=f"the number of perturbed draws (default: {DEFAULT_DRAWS})")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="S",
+    p.add_argument("--seed", type=options.whole_number, default=DEFAULT_SEED, metavar="S",
                    help=f"the seed of the draws (default: {DEFAULT_SEED}); the same seed gives the same report")
-    p.add_argument("--weight-spread", type=float, default=DEFAULT_WEIGHT_SPREAD, metavar="H",
+    p.add_argument("--weight-spread", type=options.decimal_number, default=DEFAULT_WEIGHT_SPREAD, metavar="H",
                    help="each evidence weight w is drawn within [w − H, w + H], clipped to [0, 1] "
                    f"(default: {DEFAULT_WEIGHT_SPREAD:g})")
-    p.add_argument("--class-swap", type=float, default=DEFAULT_CLASS_SWAP, metavar="P",
+    p.add_argument("--class-swap", type=options.decimal_number, default=DEFAULT_CLASS_SWAP, metavar="P",
                    help="the probability that a transition's class is swapped for another of its category "
                    f"(default: {DEFAULT_CLASS_SWAP:g}; 0 keeps every class)")
     options.formats(p, "text", "json")
@@ -35,8 +35,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Exit 0 with the report, 1 on input errors or when no route compiles, 2 on bad options."""
     import math
 
+    from pcsc.analysis.stability import Bounds, probe, stability_text
     from pcsc.cli.commands.rank import nothing, ranked
-    from pcsc.stability import Bounds, probe, stability_text
 
     if args.draws < 1:
         raise UsageError("--draws must be at least 1")

@@ -7,12 +7,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pcsc.analysis.policy_tests import SUFFIX
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import EXIT_INPUT, EXIT_OK, Outcome, UsageError
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E105_CANNOT_READ,
+    E108_CANNOT_WRITE_THE,
+    E802_CASE_ERROR,
+    E803_NO_TEST_FILES,
+    diag,
+)
 from pcsc.diagnostics.model import Diagnostic, Span
-from pcsc.policy_tests import SUFFIX
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--junit-xml", metavar="FILE", help="also write a JUnit XML report here")
     p.add_argument(
         "--max-edits",
-        type=int,
+        type=options.whole_number,
         default=None,
         metavar="N",
         help="red-team expectations compile at most N edited routes per case (default: as `pcsc redteam`)",
@@ -33,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.policy_tests import (
+    from pcsc.analysis.policy_tests import (
         FileReport,
         PolicyTestError,
         Runner,
@@ -59,12 +66,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             diagnostics += refused
             if not found and not refused:
                 diagnostics.append(
-                    Diagnostic.of(
-                        codes.E803,
-                        f"no policy test files (*{SUFFIX}) in the folder {arg}",
-                        Span.file_only(arg),
-                        "folders are searched recursively; a test file's name ends in " + SUFFIX,
-                    )
+                    diag(E803_NO_TEST_FILES, Span.file_only(arg), suffix=SUFFIX, folder=arg)
                 )
             files.extend((f, str(f)) for f in found)
         else:
@@ -74,9 +76,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         try:
             tf = load_test_file(path, shown)
         except OSError as exc:
-            message = f"cannot read {shown}: {exc.strerror or exc}"
-            diagnostics.append(Diagnostic.of(codes.E105, message, Span.file_only(shown)))
-            reports.append(FileReport(shown, problems=(message,)))
+            problem = diag(E105_CANNOT_READ, Span.file_only(shown), file=shown, reason=exc.strerror or exc)
+            diagnostics.append(problem)
+            reports.append(FileReport(shown, problems=(problem.message,)))
             continue
         except PolicyTestError as exc:
             diagnostics.extend(Diagnostic.of(codes.E801, m, Span.file_only(shown, exc.line)) for m in exc.messages)
@@ -86,8 +88,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         results = runner.run_file(tf)
         for r in results:
             if r.status == "error":
-                message = f'case[{r.case.index}] "{r.name}": ' + "; ".join(r.failures)
-                diagnostics.append(Diagnostic.of(codes.E802, message, Span.file_only(shown)))
+                failures = "; ".join(r.failures)
+                diagnostics.append(
+                    diag(E802_CASE_ERROR, Span.file_only(shown), index=r.case.index, name=r.name, failures=failures)
+                )
         reports.append(FileReport(shown, tuple(results)))
     for shown, sha in runner.inputs:
         ctx.note_hashed_input(shown, sha)
@@ -96,10 +100,11 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             Path(args.junit_xml).write_text(to_junit(reports), encoding="utf-8")
         except OSError as exc:
             diagnostics.append(
-                Diagnostic.of(
-                    codes.E108,
-                    f"cannot write the JUnit XML report: {exc.strerror or exc}",
+                diag(
+                    E108_CANNOT_WRITE_THE,
                     Span.file_only(args.junit_xml),
+                    what="JUnit XML report",
+                    reason=exc.strerror or exc,
                 )
             )
     passed = ok(reports) and not diagnostics

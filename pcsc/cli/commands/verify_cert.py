@@ -1,5 +1,5 @@
 """`pcsc verify-cert CERT [--against FILE…]`: re-check a decision certificate with the
-independent checker (`pcsc.certcheck`); exit 1 naming the first difference."""
+independent checker (`pcsc.certify.check`); exit 1 naming the first difference."""
 
 from __future__ import annotations
 
@@ -25,18 +25,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
-    from pcsc.certcheck import MAX_CERTIFICATE_BYTES, Mismatch, Refused, read_bounded, verify
-    from pcsc.diagnostics import codes
-    from pcsc.diagnostics.model import Diagnostic, Span
-    from pcsc.resources import data_dir
+    from pcsc.base.resources import data_dir
+    from pcsc.certify.check import MAX_CERTIFICATE_BYTES, Mismatch, Refused, read_bounded, verify
+    from pcsc.diagnostics.messages import E911_CANNOT_READ, E912_DIFFERS, E913_REFUSED, diag
+    from pcsc.diagnostics.model import Span
 
     path = Path(args.cert)
     try:
         text = read_bounded(path, args.cert, MAX_CERTIFICATE_BYTES).decode("utf-8")
     except (Mismatch, UnicodeDecodeError) as exc:
-        message = f"cannot read {args.cert}: {exc.message if isinstance(exc, Mismatch) else exc}"
-        diag = Diagnostic.of(codes.E911, message, Span.file_only(args.cert))
-        return Outcome("verify-cert", {"verified": False, "difference": None}, diagnostics=[diag],
+        problem = exc.message if isinstance(exc, Mismatch) else exc
+        unread = diag(E911_CANNOT_READ, Span.file_only(args.cert), file=args.cert, problem=problem)
+        return Outcome("verify-cert", {"verified": False, "difference": None}, diagnostics=[unread],
                        exit_code=EXIT_INPUT)
     ctx.note_input(path, args.cert)
     bases = {
@@ -54,25 +54,13 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
             raise Mismatch("certificate", f"malformed, not as `pcsc compile --cert` writes it ({detail})") from None
     except Refused as exc:
-        diag = Diagnostic.of(
-            codes.E913,
-            f"{args.cert}: {exc.what}: {exc.message}",
-            Span.file_only(args.cert),
-            "a certificate names only regular files inside its own folder (or shipped with PCSC); "
-            "give the file with --against to check it against another one",
-        )
+        refused = diag(E913_REFUSED, Span.file_only(args.cert), file=args.cert, what=exc.what, problem=exc.message)
         payload = {"verified": False, "difference": {"what": exc.what, "message": exc.message}}
-        return Outcome("verify-cert", payload, diagnostics=[diag], exit_code=EXIT_INPUT)
+        return Outcome("verify-cert", payload, diagnostics=[refused], exit_code=EXIT_INPUT)
     except Mismatch as exc:
-        diag = Diagnostic.of(
-            codes.E912,
-            f"{args.cert}: {exc.what}: {exc.message}",
-            Span.file_only(args.cert),
-            "something changed since the certificate was written: an input, the policy, a library, "
-            "or the certificate itself",
-        )
+        differs = diag(E912_DIFFERS, Span.file_only(args.cert), file=args.cert, what=exc.what, problem=exc.message)
         payload = {"verified": False, "difference": {"what": exc.what, "message": exc.message}}
-        return Outcome("verify-cert", payload, diagnostics=[diag], exit_code=EXIT_INPUT)
+        return Outcome("verify-cert", payload, diagnostics=[differs], exit_code=EXIT_INPUT)
     verdicts: dict[str, int] = {}
     for r in summary["routes"]:
         shown = r["verdict"]

@@ -1,0 +1,3 @@
+"""Analyses over compiled routes: seams, red team, search, suggestions, explain,
+sensitivity, stability, ranking, route and policy diffs, policy tests, blinding.
+"""

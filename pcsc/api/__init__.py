@@ -1,0 +1,2 @@
+"""The public Python API (`pcsc.api.core`); `pcsc` re-exports its names.
+"""

@@ -1,0 +1,75 @@
+"""Parallel maps for cohort commands (`--jobs N`).
+
+A command hands an `Executor` a picklable function and a list of items; the executor
+returns the results in the order of the items, whatever order the work finished in,
+so a command's output does not depend on how many workers computed it. `executor(1)`
+runs in the calling process (no pool, nothing pickled); `executor(n)` for n > 1 is a
+pool of n processes; `executor(1, scheduler)` runs on a Dask cluster
+(`pcsc.compiler.parallel_dask`). Another scheduler plugs in by implementing `Executor.map` with
+the same contract: results in input order, exceptions re-raised.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """Runs ``fn`` on every item; results in input order."""
+
+    jobs: int
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]: ...
+
+
+class SerialExecutor:
+    """In this process, one item after the other (``--jobs 1``)."""
+
+    jobs = 1
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        return [fn(item) for item in items]
+
+
+class ProcessExecutor:
+    """A pool of ``jobs`` worker processes (forked where the platform allows, so the
+    workers start with this process's modules and parser tables). Items go out in
+    chunks; ``fn`` and the items must be picklable (a module-level function)."""
+
+    def __init__(self, jobs: int) -> None:
+        if jobs < 1:
+            raise ValueError("jobs must be at least 1")
+        self.jobs = jobs
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        items = list(items)
+        if len(items) < 2 or self.jobs == 1:
+            return [fn(item) for item in items]
+        workers = min(self.jobs, len(items))
+        # a few chunks per worker: large enough to amortise pickling, small enough to balance
+        chunksize = max(1, len(items) // (workers * 4))
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            return list(pool.map(fn, items, chunksize=chunksize))
+
+
+def executor(jobs: int | None, scheduler: str | None = None) -> Executor:
+    """The executor for ``--jobs``: 1 (or None) runs serially; 0 means one per CPU.
+    A ``scheduler`` address runs on that Dask cluster (`pcsc.compiler.parallel_dask`) instead."""
+    if scheduler:
+        from pcsc.compiler.parallel_dask import DaskExecutor
+
+        return DaskExecutor(scheduler)
+    if jobs is None or jobs == 1:
+        return SerialExecutor()
+    if jobs == 0:
+        jobs = os.cpu_count() or 1
+    return ProcessExecutor(jobs) if jobs > 1 else SerialExecutor()

@@ -1,0 +1,711 @@
+"""The message of every diagnostic, beside its code: one named template per way a code
+is reported, with its help, so the words a user reads are written once, here.
+
+A site reports `diags.diag(E209_ROUTE_TWICE, span, name=..., line=...)` (or builds a
+value with `diag(...)`): it supplies the named fields, never the sentence. A template
+is a `str.format` string whose fields are plain names (a format spec such as `{count:,}`
+is allowed; `{a.b}`, `{a[0]}` and `{}` are not). Every field of a message and its help
+must be supplied, and nothing else: a missing or unknown field is a TypeError, and
+`tests/test_messages.py` checks every site's keywords against its template.
+
+A help that names a field given as None is left out; ``otherwise`` is the help then
+(`suggest` gives a "did you mean" line or None: `help="{suggestion}"`,
+`otherwise="the types are {types}"`).
+
+A constant is named after its code and what it reports (`E209_ROUTE_TWICE`); `MESSAGES`
+maps each name to its message, in the order written here.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+
+import attrs
+
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.codes import Code
+from pcsc.diagnostics.model import Diagnostic, Span
+
+
+def template_fields(template: str | None) -> tuple[str, ...]:
+    """The field names of ``template``, in order, once each."""
+    if template is None:
+        return ()
+    names = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    return tuple(dict.fromkeys(names))
+
+
+@attrs.frozen
+class Message:
+    code: Code
+    text: str
+    help: str | None = None
+    otherwise: str | None = None  # the help when a field the help names is None
+
+    @property
+    def fields(self) -> frozenset[str]:
+        return frozenset(template_fields(self.text) + template_fields(self.help) + template_fields(self.otherwise))
+
+    def render(self, fields: Mapping[str, object]) -> tuple[str, str | None]:
+        """The message and help with ``fields`` filled in."""
+        given = set(fields)
+        if given != self.fields:
+            missing, unknown = sorted(self.fields - given), sorted(given - self.fields)
+            raise TypeError(f"{self.code.code} {self.text!r}: missing fields {missing}, unknown fields {unknown}")
+        text = self.text.format_map(fields)
+        help_text = self.help
+        if help_text is not None and any(fields[name] is None for name in template_fields(help_text)):
+            help_text = self.otherwise
+        return text, None if help_text is None else help_text.format_map(fields)
+
+
+def message(code: Code, text: str, help: str | None = None, otherwise: str | None = None) -> Message:
+    return Message(code, text, help, otherwise)
+
+
+def phrase(msg: Message, **fields: object) -> str:
+    """The text of ``msg`` alone, for an exception that a site reports inside another
+    message (an overflow's phrase inside `E311_IN_ROUTE`)."""
+    assert msg.help is None, "a phrase has no help of its own"
+    return msg.render(fields)[0]
+
+
+def diag(msg: Message, span: Span, **fields: object) -> Diagnostic:
+    """The diagnostic ``msg`` reports at ``span``, its fields filled in."""
+    text, help_text = msg.render(fields)
+    return Diagnostic.of(msg.code, text, span, help_text)
+
+
+# ---------------------------------------------------------------------- syntax and files
+E101_UNEXPECTED = message(codes.E101, "unexpected {token}; expected {expected}")
+E101_KEYWORD_READ_AS_NAME = message(
+    codes.E101,
+    "unexpected {token}; expected {expected}",
+    "`{keyword}`{where} was read as a name, not as the start of a statement: "
+    "is something missing before it (a value, an operand or a closing `}}`)?",
+)
+E101_MISSPELT = message(codes.E101, "unexpected {token}; expected {expected}", "did you mean `{keyword}`?")
+E101_OTHER = message(codes.E101, "{error}")
+E102_UNTERMINATED_STRING = message(
+    codes.E102, 'unterminated string: a string must close with `"` on the same line'
+)
+E102_UNEXPECTED_CHARACTER = message(codes.E102, "unexpected character {char}{expected}")
+E102_SPACE_BEFORE_PERCENT = message(
+    codes.E102,
+    "unexpected character {char}{expected}",
+    "write `%` right after the number, without a space: `10%`",
+)
+E102_NOT_ASCII = message(
+    codes.E102,
+    "unexpected character {char}{expected}",
+    "U+{point:04X} is {name}{like}; names are ASCII letters, digits and `_`",
+)
+E103_EARLY_END = message(codes.E103, "the file ends early; expected {expected}")
+E103_EARLY_END_BRACE = message(
+    codes.E103, "the file ends early; expected {expected}", "is a closing `}}` missing?"
+)
+E104_TWO_STATEMENTS = message(
+    codes.E104, "two statements on one line", "start the statement on a new line, or separate them with `;`"
+)
+E104_TWO_ITEMS = message(codes.E104, "two {what} on one line", "put each of the {what} on its own line")
+E105_CANNOT_READ = message(codes.E105, "cannot read {file}: {reason}")
+E105_NOT_UTF8 = message(
+    codes.E105, "{file} is not UTF-8 text: byte 0x{byte:02X} cannot be decoded", "save the file as UTF-8"
+)
+E105_CANNOT_USE = message(codes.E105, "cannot use {path}: {reason}")
+E105_CANNOT_READ_THE = message(codes.E105, "cannot read the {what}: {reason}")
+E105_NOTHING_TO_BLIND = message(codes.E105, "no route files to blind")
+E105_BLINDED_NAMES_CLASH = message(
+    codes.E105,
+    "its blinded copy would be {target}, as {clash}'s is: their names differ only in the case of a masked cue; "
+    "rename one",
+)
+E106_NO_FILES = message(
+    codes.E106,
+    "no {kinds} files in the folder {folder}",
+    "route files end in .route{libraries}; folders are searched recursively",
+)
+E108_CANNOT_WRITE = message(codes.E108, "cannot write {path}: {reason}")
+E108_CANNOT_WRITE_THE = message(codes.E108, "cannot write the {what}: {reason}")
+E108_CANNOT_CREATE_FOLDER = message(codes.E108, "{flag}: cannot create the folder: {reason}")
+E109_UNKNOWN_UNIT = message(
+    codes.E109,
+    "unknown unit `{word}`; units are {units}",
+    "amounts are in usd, durations in days, months or years; if `{word}` is a field, give it a value",
+)
+E109_HORIZON_NOT_WHOLE = message(
+    codes.E109,
+    "unknown unit `{word}` for a horizon: a horizon is a number of days, months or years",
+    "a horizon is a whole number of days, months or years",
+)
+E109_HORIZON_WEEKS = message(
+    codes.E109,
+    "unknown unit `{word}` for a horizon: a horizon is a number of days, months or years",
+    "write `horizon {days} days`",
+)
+E109_HORIZON_UNIT = message(
+    codes.E109,
+    "unknown unit `{word}` for a horizon: a horizon is a number of days, months or years",
+    "write `horizon {number} days`, `{number} months` or `{number} years`",
+)
+E110_NUL = message(codes.E110, "a NUL character (U+0000) in the text", "remove it: it is not text")
+E111_TOO_DEEP = message(
+    codes.E111,
+    "an expression nests operators more than {limit} deep",
+    "split the condition, or write it with fewer nested operators",
+)
+E112_FILE_SIZE = message(codes.E112, "the file is {size:,} bytes; the limit is {limit:,} bytes")
+E112_TOO_LARGE = message(codes.E112, "{file}: {size}", "split it into several files")
+E112_STREAM_TOO_LARGE = message(
+    codes.E112, "{file}: more than {limit:,} bytes; the limit is {limit:,} bytes", "split it into several files"
+)
+E113_CANNOT_CLEAR = message(
+    codes.E113,
+    "the cache cannot be cleared: {reason}",
+    "set XDG_CACHE_HOME to a folder of your own, or PCSC_NO_CACHE=1 to use none",
+)
+E126_LINE_TOO_LONG = message(
+    codes.E126,
+    "line {line} is {length:,} characters long; the limit is {limit:,}{more}",
+    "break it into several lines: a statement, a cost item or a condition of `and` can each have its own",
+)
+
+
+# ---------------------------------------------------------------------- names and structure
+E201_UNKNOWN_STATE = message(codes.E201, "unknown state `{state}`", "{suggestion}")
+E201_UNKNOWN_VISION_STATE = message(codes.E201, "unknown state `{state}` in the vision", "{suggestion}")
+E202_UNKNOWN_TRANSITION = message(codes.E202, "unknown transition `{transition}`", "{hint}")
+E204_UNKNOWN_OBLIGATION = message(codes.E204, "unknown obligation `{obligation}`", "{suggestion}")
+E205_UNKNOWN_FIELD = message(codes.E205, "unknown field `{field}`", "{hint}")
+E205_NOT_A_ROUTE_FIELD = message(codes.E205, "`{field}` in the {kind} is not a field of this route", "{hint}")
+E205_COVERS_UNKNOWN_FIELD = message(
+    codes.E205,
+    "obligation `{obligation}` covers unknown field `{field}`",
+    "{suggestion}",
+)
+E206_NAME_TOO_LONG = message(
+    codes.E206,
+    "`{start}…` ({length:,} characters) is not a library name",
+    "a library name is at most {limit} characters",
+)
+E206_NOT_A_NAME = message(
+    codes.E206,
+    "`{name}` is not a library name",
+    "library names are lowercase letters, digits and `_`: did you mean `{lower}`?",
+)
+E206_UNKNOWN_LIBRARY = message(
+    codes.E206,
+    "unknown library `{name}`",
+    "{suggestion}",
+    "looked for {name}.obl in the route's folder, --lib-path and the shipped obligations/",
+)
+E206_PINNED_NOT_FOUND = message(
+    codes.E206,
+    "policy {policy} pins library `{name}`, but no {name}.obl is on the library path or shipped",
+    "put the library on --lib-path (or `lib_path` of pcsc.toml) so that its pin can be checked",
+)
+E207_UNKNOWN_CLASS = message(codes.E207, 'unknown reference class "{ref_class}" in policy {policy}', "{suggestion}")
+E208_UNKNOWN_CRITERION = message(
+    codes.E208, "unknown criterion `{criterion}` in policy {policy}", "{suggestion}", "the policy weighs {weighed}"
+)
+E209_DEFINED_TWICE = message(codes.E209, "{kind} `{name}` is defined twice", "first defined at line {line}")
+E209_ROUTE_STATEMENT_TWICE = message(
+    codes.E209, "`{keyword}` is stated twice in route `{route}`", "first stated at line {line}"
+)
+E209_USES_TWICE = message(codes.E209, "library `{name}` is listed twice in `uses`")
+E209_FIELD_IN_TWO_LIBRARIES = message(codes.E209, "field `{name}` is defined by both `{first}` and `{second}`")
+E209_OBLIGATION_IN_TWO_LIBRARIES = message(
+    codes.E209,
+    "obligation `{name}` is defined by both `{first}` and `{second}`",
+)
+E209_STATE_FIELD_TWICE = message(codes.E209, "field `{field}` is given twice in state `{state}`")
+E209_TRANSITION_STATEMENT_TWICE = message(
+    codes.E209, "`{keyword}` is stated twice in transition `{transition}`", "first stated at line {line}"
+)
+E209_VISION_ITEM_TWICE = message(codes.E209, "`{key}` is stated twice in the vision")
+E209_EVIDENCE_STATEMENT_TWICE = message(
+    codes.E209, "`{keyword}` is stated twice in evidence `{evidence}`", "first stated at line {line}"
+)
+E209_CRITERION_TWICE = message(codes.E209, "criterion `{name}` is stated twice")
+E209_LIBRARY_TWICE = message(codes.E209, "the library is declared twice")
+E209_LIBRARY_ITEM_TWICE = message(codes.E209, "`{name}` is defined twice", "first defined at line {line}")
+E209_ROUTE_TWICE = message(codes.E209, "route `{name}` is defined twice in this file", "first defined at line {line}")
+E210_BRANCHES = message(
+    codes.E210,
+    "route branches at state `{state}`: both `{first}` and `{second}` leave it",
+    "competing routes are separate `route` blocks",
+)
+E210_MERGES = message(
+    codes.E210,
+    "route merges at state `{state}`: both `{first}` and `{second}` enter it",
+    "a route is one chain; competing routes are separate `route` blocks",
+)
+E210_BRANCH_NEVER_JOINS = message(
+    codes.E210,
+    "the branch through `{transition}` ends at `{state}`, which does not join the route again "
+    "before its end state `{end}`",
+    "every branch of a fork must meet the other branches at a join state: add a transition "
+    "from `{state}`, or retarget `{transition}`",
+)
+E210_NOT_NESTED = message(
+    codes.E210,
+    "the forks and joins of the route do not nest: the branches through {states} cross into other branches",
+    "every fork's branches must meet again at one join state before they meet any other branch "
+    "(nested forks are fine); give each branch its own steps, or join all the branches at one state",
+)
+E211_CYCLE = message(
+    codes.E211,
+    "the route has a cycle: {loop}",
+    "a route runs from its start state to its vision state without returning; retarget or remove one of {transitions}",
+)
+E212_OFF_THE_CHAIN = message(
+    codes.E212,
+    "{what} ({steps}) {verb} not on the chain from `{start}` to `{end}`",
+    "the route has a gap: no transition leads from `{gap_from}` to `{gap_to}`; "
+    "each transition must start where the previous one ends",
+)
+E212_UNREACHABLE = message(
+    codes.E212,
+    "{what} not reachable from the start state `{start}`",
+    "a route has one start state; every transition must start at `{start}` or at a state "
+    "an earlier transition leads to",
+)
+E213_NO_VISION = message(
+    codes.E213,
+    "route `{route}` has no vision",
+    "add `vision STATE {{ tam … capture … defensibility … }}` for the final state",
+)
+E214_NO_ROUTE_STATEMENT = message(codes.E214, "route `{route}` has no `{keyword}` statement")
+E214_NO_CLASS = message(
+    codes.E214,
+    "transition `{transition}` has no `class`",
+    'add `class "<reference class>"`: its prior comes from the policy',
+)
+E214_NO_VISION_ITEM = message(codes.E214, "the vision has no `{key}`")
+E214_NO_EVIDENCE_STATEMENT = message(codes.E214, "evidence `{evidence}` has no `{keyword}`")
+E214_NO_LIBRARY_HEADER = message(codes.E214, 'an obligation library must start with `library NAME version "X"`')
+E215_CHAIN_ENDS_ELSEWHERE = message(
+    codes.E215,
+    "the chain ends at `{end}` but the vision is for `{vision}`",
+    "the vision belongs to the final state, `{end}`",
+)
+E215_ROUTE_ENDS_ELSEWHERE = message(
+    codes.E215,
+    "the route ends at `{end}` but the vision is for `{vision}`",
+    "the vision belongs to the final state, `{end}`",
+)
+E216_NO_START_VALUE = message(
+    codes.E216,
+    "field `{field}` has no value in the start state `{state}`",
+    "give `{field}` its starting value in `state {state}`",
+)
+E217_UNKNOWN_REQUIRE_NAME = message(
+    codes.E217, "unknown name `{name}` in a `require` line", "{suggestion}", "a require line may use {names}"
+)
+E218_UNKNOWN_CONDITION_FUNCTION = message(
+    codes.E218, "unknown function `{function}` in the {kind}", "a {kind} may use {functions}"
+)
+E218_UNKNOWN_REQUIRE_FUNCTION = message(
+    codes.E218, "unknown function `{function}` in a `require` line", "{suggestion}", "the functions are {functions}"
+)
+E219_NO_TRANSITIONS = message(
+    codes.E219,
+    "route `{route}` has no transitions",
+    "a route is a chain of at least one `transition A: S -> T {{ … }}`",
+)
+E220_UNKNOWN_VISION_ITEM = message(
+    codes.E220, "unknown vision item `{key}`", "{suggestion}", "a vision states tam, capture and defensibility"
+)
+E220_ROUTE_IN_LIBRARY = message(
+    codes.E220,
+    "a route cannot stand in an obligation library",
+    "routes go in .route files",
+)
+E220_LIBRARY_ITEM_IN_ROUTE_FILE = message(codes.E220, "`{form}` belongs in an .obl library, not a route file")
+E221_NO_ROUTE = message(
+    codes.E221, "{file} holds no route", 'a route file holds one or more `route NAME "title" {{ … }}` blocks'
+)
+E222_TOO_MANY_TRANSITIONS = message(
+    codes.E222,
+    "route `{route}` has {count:,} transitions; the limit is {limit:,}",
+    "split the route into shorter routes",
+)
+E223_TOO_MANY_ROUTES = message(
+    codes.E223, "{file} holds {count:,} routes; the limit is {limit:,}", "split it into several files"
+)
+E224_JOIN_CONFLICT = message(
+    codes.E224,
+    "join state `{join}` gets `{field}` = {first:g} from the branch through `{first_branch}` and "
+    "= {second:g} from the branch through `{second_branch}`",
+    "write the joined value of `{field}` in `state {join}`",
+)
+
+
+# ---------------------------------------------------------------------- types, units and values
+E301_BOOL_EXPECTED = message(codes.E301, "{what} is a bool; expected `true` or `false`")
+E301_NOT_USD = message(
+    codes.E301, "{what} is in usd but the value is {value}", "write the amount with its unit, e.g. `1.2M usd`"
+)
+E301_TAKES_NO_UNIT = message(codes.E301, "{what} is of type {type}; it takes no unit `{unit}`")
+E301_BOOL_FOR_TYPE = message(codes.E301, "{what} is of type {type}; `{value}` is a bool")
+E301_WRONG_LITERAL = message(codes.E301, "{what} is of type {type}; a {kind} cannot be its value")
+E301_HORIZON_UNIT = message(codes.E301, "a horizon is a duration; {value:g} needs a unit: days, months or years")
+E301_COUNT_UNIT = message(codes.E301, "cost `{cost}`: the count in `n * amount` takes no unit")
+E301_COST_NOT_USD = message(codes.E301, "cost `{cost}` must be in usd", "write e.g. `2 * 45k usd`")
+E301_ESTIMATE_UNIT = message(codes.E301, "an estimate is a probability and takes no unit")
+E301_NOT_A_BOOL_FIELD = message(codes.E301, "field `{field}` is not a bool")
+E301_BARE_BOOL_FIELD = message(
+    codes.E301,
+    "a {kind} must be a comparison (or comparisons joined by `and`, `or`, `not`), not the bare field `{field}`",
+    "`{field}` is a bool field: write `{field} == {value}`",
+)
+E301_BARE_FIELD = message(
+    codes.E301,
+    "a {kind} must be a comparison (or comparisons joined by `and`, `or`, `not`), not the bare field `{field}`",
+    "`{field}` is a {type} field: compare it with a value, e.g. `{field} >= {example}`",
+)
+E301_VISION_NOT_A_NUMBER = message(codes.E301, "vision `{key}` must be a number")
+E301_CRITERION_UNIT = message(codes.E301, "criterion `{name}` is a score from 0 to 100 and takes no unit")
+E301_NEGATE = message(codes.E301, "in the {kind}: `-` needs a number, not {operand}")
+E301_FUNCTION_UNITS = message(codes.E301, "in the {kind}: `{function}` takes numbers of one unit")
+E301_NEEDS_NUMBERS = message(codes.E301, "in the {kind}: `{op}` needs numbers, not {operand}")
+E301_ADDS = message(codes.E301, "in the {kind}: `{op}` adds {left} and {right}")
+E301_MULTIPLIES = message(codes.E301, "in the {kind}: `*` multiplies {left} by {right}")
+E301_DIVIDES = message(codes.E301, "in the {kind}: `/` divides {left} by {right}")
+E301_COMPARES = message(codes.E301, "in the {kind}: `{op}` compares {left} with {right}")
+E301_COMPARES_QUOTED_NUMBER = message(
+    codes.E301,
+    "in the {kind}: `{op}` compares {left} with {right}",
+    'write the number without quotes: `developers >= 500`, not `developers >= "500"`',
+)
+E301_COMPARES_DATE = message(
+    codes.E301,
+    "in the {kind}: `{op}` compares {left} with {right}",
+    "fields hold numbers, amounts in usd or bools; a date compares only with a date",
+)
+E301_COMPARES_UNITS = message(
+    codes.E301,
+    "in the {kind}: `{op}` compares {left} with {right}",
+    "give both sides the same unit: `arr >= 1.2M usd`",
+)
+E301_ORDERS = message(codes.E301, "in the {kind}: `{op}` orders numbers or dates, not {operand}s")
+E301_BOOL_MATERIALITY = message(codes.E301, "a bool field takes no materiality threshold: any change is material")
+E301_MATERIALITY_UNIT = message(codes.E301, "field `{field}` is of type {type}; the threshold cannot be in `{unit}`")
+E302_NOT_FINITE = message(codes.E302, "`{number}` is not a finite number")
+E303_NEGATIVE_LEARNING_COST = message(codes.E303, "`learning_cost` cannot be negative")
+E303_NEGATIVE_COST = message(
+    codes.E303,
+    "cost `{cost}` is negative",
+    "costs are amounts spent; a saving belongs in the value, not the cost",
+)
+E304_ESTIMATE_RANGE = message(codes.E304, "estimate {value:g} is outside [0, 1]")
+E305_STATES_P = message(
+    codes.E305,
+    "a route may not state `p`: probabilities are code-owned",
+    "remove this line; the policy's prior for the class, reweighted by "
+    "evidence, gives p. Record your own view with `estimates`.",
+)
+E306_NOT_A_DATE = message(codes.E306, "`{date}` is not a valid date")
+E306_DUE_PAST_9999 = message(
+    codes.E306, "the due date of `{transition}` ({as_of} plus the horizons so far) is past the year 9999"
+)
+E307_NEGATIVE_COUNT = message(codes.E307, "{what} is a count and cannot be negative")
+E307_HORIZON = message(codes.E307, "a horizon is a positive whole number of days, months or years")
+E307_VISION_RATIO = message(codes.E307, "vision `{key}` is {value:g}; it must be in [0, 1]")
+E307_VISION_NEGATIVE = message(codes.E307, "vision `{key}` cannot be negative")
+E307_TIER = message(codes.E307, "an evidence tier is a whole number")
+E307_WEIGHT = message(codes.E307, "evidence weight {value:g} is outside [0, 1]")
+E307_NEGATIVE_MATERIALITY = message(codes.E307, "a materiality threshold cannot be negative")
+E307_TIER_WITHOUT_WEIGHT = message(
+    codes.E307,
+    "evidence `{evidence}` is tier {tier}, which policy {policy} gives no weight",
+    "tiers with weights: {tiers}",
+)
+E308_UNKNOWN_TYPE = message(codes.E308, "unknown field type `{type}`", "{suggestion}", "the types are {types}")
+E309_PERCENT = message(codes.E309, "{what} is of type {type}; `%` is only for ratios")
+E310_LATE_EVIDENCE = message(
+    codes.E310,
+    "evidence `{evidence}` was captured {captured}, after as_of {as_of}",
+    "the policy is strict about point-in-time evidence",
+)
+# an overflow: the result's phrase (raised as NotFinite) inside the report of its route
+E311_RESULT_OVERFLOWS = message(
+    codes.E311, "{what} overflows{operands}: the result is beyond about 1.8e308, the largest number a float holds"
+)
+E311_DELTA_OVERFLOWS = message(codes.E311, "{what} overflows (|Δ| = {magnitude})")
+E311_IN_ROUTE = message(
+    codes.E311,
+    "route `{route}`: {overflow}",
+    "the route's or the policy's numbers are too large to score; no score is released",
+)
+E311_IN_SEAMS = message(
+    codes.E311,
+    "route `{route}`: {overflow}",
+    "the route's numbers are too large for its seams to be shown; smaller costs or values analyse",
+)
+E311_IN_EDIT = message(codes.E311, "{overflow}")
+E311_COST_OVERFLOWS = message(
+    codes.E311,
+    "cost `{cost}` overflows: {count:.6g} × {amount:.6g} usd is beyond about 1.8e308",
+    "no score can be computed from it; write the amount in its real size",
+)
+E312_DIVISION_BY_ZERO = message(
+    codes.E312, "division by zero in the {kind}", "a threshold or kill divides by a number that is never 0"
+)
+
+
+# ---------------------------------------------------------------------- policies and libraries
+E401_UNKNOWN_POLICY = message(codes.E401, "{problem}", "{hint}")
+E402_PIN_MISMATCH = message(
+    codes.E402,
+    "policy {policy} has sha256 {actual}, but the route pins {pinned}",
+    "the policy changed since the route was pinned; review it, then update the pin",
+)
+E403_MALFORMED_POLICY = message(codes.E403, "{path}: {problem}")
+E404_DECLARES_ANOTHER = message(codes.E404, "`{file}` declares library `{declared}`, not `{name}`")
+E404_HAS_ERRORS = message(codes.E404, "library `{name}` ({file}) has errors")
+E405_GATE_RULE = message(codes.E405, "gate `{gate}`: {problem}", "rule: {rule}")
+E406_NOT_A_REFERENCE = message(
+    codes.E406,
+    "policy reference `{ref}` is not of the form `id@version`",
+    '{rule}; write e.g. `policy "venture@1.0.0"`',
+)
+E406_BAD_PIN = message(codes.E406, "a policy pin must be 64 hexadecimal digits (SHA-256)")
+E407_CONFIG_BESIDE_ROUTE = message(
+    codes.E407,
+    "{keys}: {file} sits in the folder of the route {route} (or below it), where the route's author could have "
+    "written it; a configuration file there may not add policy or library folders",
+    "keep the project's pcsc.toml above the routes' folders and run pcsc there (or below it, outside the "
+    "routes' folders), or give the folders with --policy-path and --lib-path",
+)
+E408_POLICY_OUTSIDE = message(codes.E408, "{path}: {problem}")
+E408_LINK_OUT_OF_FOLDER = message(
+    codes.E408,
+    "{path} is a link to {real}, outside the folder {folder}: it is not read",
+    "a folder's files are read only from inside it; copy the file into the folder, or name it on the command line",
+)
+E408_LIBRARY_OUTSIDE = message(
+    codes.E408,
+    "library `{name}`: {file} resolves to {real}, outside its folder {folder}",
+    "a library is read only from inside the route's folder, --lib-path and the shipped "
+    "obligations/; copy the file there instead of linking to it",
+)
+E409_REPLACES = message(
+    codes.E409,
+    "library `{name}` in {file} would replace {other}: the obligations that judge a route belong to its policy",
+    "remove or rename {file} (only a policy with `local_libraries = true` under [policy] lets a "
+    "local library replace a pinned or shipped one); {repin}",
+)
+E410_VERSION_AGAINST_PIN = message(
+    codes.E410,
+    "library `{name}` ({file}) is version {version}, but policy {policy} pins version {pinned} with its content",
+    "the policy's pin is inconsistent; fix its [libraries] table",
+)
+E410_PINNED_SHA = message(
+    codes.E410,
+    "policy {policy} pins library `{name}` with sha256 {pinned}, but {file} has sha256 {actual}",
+    'if {file} is the content the policy should pin, set `sha256 = "{actual}"` '
+    "under [libraries.{name}] (in a new version: a published policy never changes)",
+)
+E410_PINNED_VERSION = message(
+    codes.E410,
+    "policy {policy} pins library `{name}` at version {pinned}, but {file} declares version {version}",
+    "the pin's `version` must be the one the library's `library … version` line states",
+)
+E410_NOT_SHIPPED_CONTENT = message(
+    codes.E410,
+    "library `{name}` ({file}) has sha256 {actual}, but {whose} {expected}",
+    "the pin names other content than the shipped library: put the pinned file beside the route or "
+    "on --lib-path; {repin}",
+)
+E413_NOT_NAMED = message(
+    codes.E413,
+    "library `{name}` ({file}) is not one the route's policy names: {why}",
+    "{suggestion}; the obligations that judge a route belong to its policy: to let this library judge, the policy "
+    "({policy}) must pin it under {pin_it}",
+    "the obligations that judge a route belong to its policy: to let this library judge, the policy "
+    "({policy}) must pin it under {pin_it}",
+)
+E414_NOT_REQUIRED = message(
+    codes.E414,
+    "route names policy {ref}, but this run requires {required} ({by})",
+    "the policy that judges a route is the maintainer's choice, not the route's: name a required "
+    "policy, or ask the maintainer to require this one",
+)
+
+# ---------------------------------------------------------------------- coverage
+E501_UNCOVERED = message(
+    codes.E501,
+    "`{transition}` changes {field} {source} -> {target}, and no obligation it discharges covers that: "
+    "GATE withholds the score",
+    "{tried}",
+)
+W501_UNCOVERED = message(
+    codes.W501,
+    "`{transition}` changes {field} {source} -> {target}, and no obligation it discharges covers that: "
+    "DOCK docks the score",
+    "{tried}",
+)
+
+
+# ---------------------------------------------------------------------- forecasts
+E712_NOT_VERIFIED = message(codes.E712, "{nothing}: the ledger does not verify: {problem}")
+E713_NOTHING_TO_RESOLVE = message(codes.E713, "no frozen forecast to resolve (run `pcsc freeze` first)")
+E714_CANNOT_SHOW = message(codes.E714, "cannot show the ledger: {cause}; `pcsc ledger verify` names the bad row")
+E715_INPUT_HAS_ERRORS = message(codes.E715, "nothing frozen: the input has errors")
+E715_NOT_IN_THE_PAST = message(
+    codes.E715,
+    "nothing frozen: a retrospective freeze takes routes whose as_of is in the past (before {today}); "
+    "not {routes}; freeze them without --retrospective",
+)
+E718_NOT_VERIFIED = message(codes.E718, "{nothing}: the ledger does not verify: {problem}")
+# the three ways a forecast would be graded on what was known when it was frozen (raised as GradingError)
+E741_RECORDED_BEFORE = message(
+    codes.E741,
+    "route {route}: retrospective forecast frozen {frozen} (seq {seq}), but the {kind} dated {observed} it would "
+    "be graded on was recorded {recorded}, before it (anchored at forecast seq {anchor}){more}; {rule}: {refuser} "
+    "refuses it",
+)
+E741_LABEL_NOT_AFTER = message(
+    codes.E741,
+    "route {route}: forecast frozen {frozen} is not before the label it would be graded on (dated {date}); "
+    "{rule}: {refuser} refuses it",
+)
+E741_OUTCOME_NOT_AFTER = message(
+    codes.E741,
+    "route {route}, transition {transition}: forecast frozen {frozen} is not before the outcome it would be "
+    "graded on (decided {decided}); {rule}: evaluate refuses it",
+)
+E742_NOTHING_TO_GRADE = message(
+    codes.E742, "nothing to grade: no route label and no resolved milestone yet (see `pcsc resolve`)"
+)
+E742_NO_FORECAST_OF_MODE = message(
+    codes.E742, "nothing to grade: no {mode} forecast in the ledger (see `pcsc freeze{flag}`)"
+)
+E743_CANNOT_WRITE_PLOT = message(codes.E743, "cannot write the plot: {reason}")
+E744_CLASS_IN_NEITHER = message(codes.E744, "reference class {ref_class} of a frozen forecast is in neither policy")
+E745_LATEST_MIX_MODES = message(
+    codes.E745,
+    "the latest forecasts are {first} and {second}; the two are never pooled: {prospective}, and {retrospective}; "
+    "grade one mode at a time with --mode prospective or --mode retrospective",
+)
+E745_TABLE_MIXES_MODES = message(
+    codes.E745,
+    "the table's `mode` column mixes prospective and retrospective rows; the two are never pooled: {prospective}, "
+    "and {retrospective}; export and grade one mode at a time (`pcsc ledger export --mode …`)",
+)
+E746_NO_FORECAST = message(
+    codes.E746,
+    "nothing to fit: no forecast in the ledger was frozen under {policy}; no policy written",
+    "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of",
+)
+E746_NONE_RESOLVED = message(
+    codes.E746,
+    "nothing to fit: none of the {forecasts} forecasts frozen under {policy} has a resolved training transition "
+    "as of {as_of}; no policy written",
+    "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of",
+)
+E751_NO_ROUTES = message(codes.E751, "nothing to {what}: no routes in {files}")
+
+# ---------------------------------------------------------------------- policy tests and project scaffolding
+E802_CASE_ERROR = message(codes.E802, 'case[{index}] "{name}": {failures}')
+E803_NO_TEST_FILES = message(
+    codes.E803,
+    "no policy test files (*{suffix}) in the folder {folder}",
+    "folders are searched recursively; a test file's name ends in {suffix}",
+)
+E811_EXISTING = message(
+    codes.E811,
+    "refusing to overwrite {files}",
+    "remove or move them, choose another folder or --name, or pass --force to overwrite",
+)
+E812_CANNOT_WRITE = message(codes.E812, "cannot write {path}: {reason}")
+
+# ---------------------------------------------------------------------- decisions
+E901_OVERRIDE = message(codes.E901, "{problem}", "see docs/decisions.md")
+E911_CERTIFICATE = message(codes.E911, "certificate {file}: {problem}")
+E911_CANNOT_WRITE = message(codes.E911, "cannot write {file}: {reason}")
+E911_CANNOT_READ = message(codes.E911, "cannot read {file}: {problem}")
+E911_NOTHING_FROZEN = message(codes.E911, "nothing frozen: {problem}")
+E911_NO_SUCH_FORECAST = message(codes.E911, "forecast {seq} of {ledger} holds no certificate: no such forecast")
+E911_FROZEN_WITHOUT_CERT = message(
+    codes.E911, "forecast {seq} of {ledger} holds no certificate: it was frozen without --cert"
+)
+E912_DIFFERS = message(
+    codes.E912,
+    "{file}: {what}: {problem}",
+    "something changed since the certificate was written: an input, the policy, a library, "
+    "or the certificate itself",
+)
+E913_REFUSED = message(
+    codes.E913,
+    "{file}: {what}: {problem}",
+    "a certificate names only regular files inside its own folder (or shipped with PCSC); "
+    "give the file with --against to check it against another one",
+)
+
+
+# ---------------------------------------------------------------------- warnings
+W601_LATE_EVIDENCE = message(
+    codes.W601, "evidence `{evidence}` was captured {captured}, after as_of {as_of}: it is inadmissible and excluded"
+)
+W602_TOTAL_IGNORED = message(
+    codes.W602, "a stated criteria total is ignored; T is computed from the policy's weights"
+)
+W603_UNUSED_STATE = message(codes.W603, "state `{state}` is not used by any transition")
+W604_SUPPORTS_NOTHING = message(codes.W604, "evidence `{evidence}` supports or contradicts no transition")
+W605_BELOW_MINIMUM_TIER = message(
+    codes.W605, "evidence `{evidence}` is tier {tier}, below the policy's minimum tier {minimum}: excluded"
+)
+W606_BIDI_CONTROL = message(
+    codes.W606,
+    "a bidirectional control character U+{point:04X} ({name})",
+    "it can make the line display differently from what it says; remove it unless the text needs it",
+)
+W607_DUPLICATE = message(
+    codes.W607,
+    "evidence `{evidence}` has the {what}: the two count once (`{evidence}` is excluded, `{counted}` counts)",
+)
+W608_UNVERIFIED = message(codes.W608, "evidence `{evidence}` is marked unverified: it is excluded from W")
+W610_RATIO_OVER_ONE = message(
+    codes.W610,
+    "{what} is a ratio, written as a fraction: {shown} is {percent:,g}%",
+    "if you meant {shown} percent, write `{shown}%`",
+)
+W620_CONTROL = message(
+    codes.W620,
+    "a control character U+{point:04X} (`{escaped}`) in the text",
+    "a terminal may obey it (ESC starts a sequence, BEL rings): PCSC prints it escaped; "
+    "remove it, or write what it stands for",
+)
+
+W702_CUE_BLIND = message(codes.W702, "identity cue `{cue}`: {kind}; blind it with `pcsc blind`")
+W702_CUE_BLIND_RENAMES = message(
+    codes.W702,
+    "identity cue `{cue}`: {kind}; blind it with `pcsc blind` (it renames route, state, transition and evidence "
+    "names)",
+)
+W702_CUE_RENAME = message(
+    codes.W702,
+    "identity cue `{cue}`: {kind}; rename it: `pcsc blind` renames route, state, transition and evidence names "
+    "only, not the other names the compiler reads",
+)
+W702_CUE_IN_FILE_NAME = message(
+    codes.W702, "identity cue `{cue}` in the file name {file}: rename it (`pcsc blind` masks it in the copies' names)"
+)
+W702_CUE_LEFT = message(
+    codes.W702,
+    "identity cue `{cue}` left in the blinded copy: only route, state, transition and evidence names are renamed, "
+    "not the other names the compiler reads (reference classes, fields, cost items, libraries, obligations); "
+    "rename it in the route",
+)
+
+
+def _registry() -> dict[str, Message]:
+    found = {name: value for name, value in globals().items() if isinstance(value, Message)}
+    assert len({(m.code, m.text, m.help) for m in found.values()}) == len(found), "a message written twice"
+    return found
+
+
+MESSAGES: dict[str, Message] = _registry()

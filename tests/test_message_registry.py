@@ -1,0 +1,154 @@
+"""The message registry (`pcsc/diagnostics/messages.py`): every template's fields are
+plain names, every site supplies exactly the fields of its template, every template is
+used, and every registered code is reported somewhere."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import MESSAGES, Message, diag, message, template_fields
+from pcsc.diagnostics.model import Diagnostics, Span
+from tests.conftest import ROOT
+
+PCSC = ROOT / "pcsc"
+REGISTRY = PCSC / "diagnostics" / "messages.py"
+# the calls that fill a template in: `diag(MSG, span, **fields)`, `Diagnostics.diag`,
+# the route lowerer's `report`, which passes its fields on to `Diagnostics.diag`, and `phrase`
+# (the text alone, for an exception another message embeds)
+REPORTERS = {"diag", "report", "phrase"}
+
+
+def modules() -> list[Path]:
+    return [p for p in sorted(PCSC.rglob("*.py")) if p != REGISTRY]
+
+
+def returned_messages(tree: ast.Module) -> dict[str, list[ast.Name]]:
+    """The message constants each function of the module returns (`_compare_message`
+    picks the message whose help fits), by function name."""
+    found: dict[str, list[ast.Name]] = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Return) and isinstance(node.value, ast.Name) and node.value.id in MESSAGES:
+                    found.setdefault(fn.name, []).append(node.value)
+    return found
+
+
+def message_uses(path: Path) -> Iterator[tuple[ast.AST, str, ast.Call | None]]:
+    """Each use of a message constant in ``path``: the node, the constant's name and the
+    reporting call it reaches as the first argument (directly, or returned by a function
+    of the module called there); None for any other use."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    returned = returned_messages(tree)
+    as_argument: dict[int, ast.Call] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in REPORTERS:
+                first = node.args[0]
+                as_argument[id(first)] = node
+                if isinstance(first, ast.Call) and isinstance(first.func, ast.Name):
+                    for picked in returned.get(first.func.id, []):
+                        as_argument[id(picked)] = node
+    for node in ast.walk(tree):
+        ident = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if ident in MESSAGES:
+            yield node, ident, as_argument.get(id(node))
+
+
+def sites() -> list[tuple[str, str, ast.Call | None]]:
+    return [
+        (f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}", name, call)
+        for path in modules()
+        for node, name, call in message_uses(path)
+    ]
+
+
+SITES = sites()
+
+
+@pytest.mark.parametrize("name", list(MESSAGES))
+def test_a_template_names_plain_fields(name: str) -> None:
+    m = MESSAGES[name]
+    assert name.startswith(m.code.code.removeprefix("PCSC-") + "_"), f"{name} is not named after {m.code.code}"
+    for template in (m.text, m.help, m.otherwise):
+        for field in template_fields(template):
+            assert field.isidentifier(), f"{name}: field {field!r} is not a plain name"
+    assert m.otherwise is None or m.help is not None, f"{name}: `otherwise` without a help"
+    # a template renders with every field given (1 suits the numeric format specs)
+    text, _ = m.render(dict.fromkeys(m.fields, 1))
+    assert text.strip()
+
+
+def test_every_site_supplies_exactly_the_fields_of_its_template() -> None:
+    wrong = []
+    for where, name, call in SITES:
+        if call is None:
+            continue
+        keywords = [k.arg for k in call.keywords]
+        if None in keywords:
+            wrong.append(f"{where}: {name} with **fields: the fields cannot be checked")
+            continue
+        supplied, needed = set(keywords), MESSAGES[name].fields
+        if supplied != needed:
+            wrong.append(f"{where}: {name} lacks {sorted(needed - supplied)}, has unknown {sorted(supplied - needed)}")
+    assert wrong == []
+
+
+def test_a_message_is_used_only_by_a_reporting_call() -> None:
+    """A constant passed anywhere else could reach a report without its fields checked."""
+    assert [where for where, _, call in SITES if call is None] == []
+
+
+def test_every_template_is_used() -> None:
+    used = {name for _, name, _ in SITES}
+    assert [name for name in MESSAGES if name not in used] == []
+
+
+def emitted_codes_in_source() -> set[str]:
+    """The codes a site names: through a message, or (not yet migrated) a `codes.EXXX` constant."""
+    found = {MESSAGES[name].code.code for _, name, _ in SITES}
+    for path in modules():
+        if path.parent.name == "diagnostics":
+            continue
+        found.update(f"PCSC-{c}" for c in re.findall(r"\bcodes\.([EW]\d{3})\b", path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_every_registered_code_is_reported_by_some_site() -> None:
+    assert sorted(set(codes.CODES) - emitted_codes_in_source()) == []
+
+
+# ---------------------------------------------------------------------- filling in
+DEMO = message(codes.E209, "`{name}` is given {count:,} times", "{suggestion}", "the names are {names}")
+
+
+def test_a_message_fills_in_its_fields() -> None:
+    d = diag(DEMO, Span.whole_file("f"), name="x", count=1234, suggestion="did you mean `y`?", names="a, b")
+    assert (d.code, d.message, d.help) == ("PCSC-E209", "`x` is given 1,234 times", "did you mean `y`?")
+
+
+def test_a_help_naming_a_field_given_as_none_is_the_other_help() -> None:
+    d = diag(DEMO, Span.whole_file("f"), name="x", count=2, suggestion=None, names="a, b")
+    assert d.help == "the names are a, b"
+    bare = message(codes.E209, "`{name}`", "{suggestion}")
+    assert diag(bare, Span.whole_file("f"), name="x", suggestion=None).help is None
+
+
+def test_a_missing_or_unknown_field_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"missing fields \['names'\]"):
+        diag(DEMO, Span.whole_file("f"), name="x", count=2, suggestion=None)
+    with pytest.raises(TypeError, match=r"unknown fields \['extra'\]"):
+        Diagnostics().diag(DEMO, Span.whole_file("f"), name="x", count=2, suggestion=None, names="", extra=1)
+
+
+def test_the_registry_holds_messages_only() -> None:
+    assert all(isinstance(m, Message) for m in MESSAGES.values())
+    assert len({(m.code, m.text, m.help) for m in MESSAGES.values()}) == len(MESSAGES)
