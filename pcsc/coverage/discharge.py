@@ -181,7 +181,10 @@ class _TransitionContext:
                     total += piecewise_floor(table.points, d.magnitude)
                 except OverflowError:  # beyond the floats: +inf compares as the true floor would
                     return math.inf
-        return total
+        rate = self.policy.units.rate("usd")
+        # a `require` line reads amounts in usd, as the route writes them: a floor priced in
+        # another fold unit is read back in usd
+        return total / rate if rate is not None and rate != 1.0 else total
 
     def _grounded(self, it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:
         if len(args) != 1:

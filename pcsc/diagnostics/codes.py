@@ -105,6 +105,8 @@ E409 = _register("PCSC-E409", "library replaces a pinned or shipped library")
 E410 = _register("PCSC-E410", "library does not match the policy's pin")
 E413 = _register("PCSC-E413", "library not named by the route's policy")
 E414 = _register("PCSC-E414", "policy not one the run requires")
+E415 = _register("PCSC-E415", "vision formula cannot be used")
+E416 = _register("PCSC-E416", "amount in a unit the policy gives no rate for")
 
 # coverage
 E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")

@@ -311,7 +311,7 @@ E219_NO_TRANSITIONS = message(
     "a route is a chain of at least one `transition A: S -> T {{ … }}`",
 )
 E220_UNKNOWN_VISION_ITEM = message(
-    codes.E220, "unknown vision item `{key}`", "{suggestion}", "a vision states tam, capture and defensibility"
+    codes.E220, "unknown vision item `{key}`", "{suggestion}", "a vision states {fields}"
 )
 E220_ROUTE_IN_LIBRARY = message(
     codes.E220,
@@ -462,6 +462,19 @@ E403_MALFORMED_POLICY = message(codes.E403, "{path}: {problem}")
 E404_DECLARES_ANOTHER = message(codes.E404, "`{file}` declares library `{declared}`, not `{name}`")
 E404_HAS_ERRORS = message(codes.E404, "library `{name}` ({file}) has errors")
 E405_GATE_RULE = message(codes.E405, "gate `{gate}`: {problem}", "rule: {rule}")
+E415_VISION_FORMULA = message(
+    codes.E415, "{problem}",
+    "`[vision] value` computes a number from the names `[vision] fields` declares (`+ - * /`, `min`, `max`)",
+)
+E415_VISION_VALUE = message(
+    codes.E415, "the vision's value cannot be computed: {problem}",
+    "the policy's formula (`{formula}`, {where}) with this vision's values: {values}",
+)
+E416_NO_RATE = message(
+    codes.E416,
+    "{what} is written in usd, but policy `{policy}` keeps its fold in {unit} and gives no rate for usd",
+    "add `[units.rates] usd = …` to the policy (what 1 usd is worth in {unit}){more}",
+)
 E406_NOT_A_REFERENCE = message(
     codes.E406,
     "policy reference `{ref}` is not of the form `id@version`",

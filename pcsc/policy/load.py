@@ -32,13 +32,18 @@ from pcsc.base.config import Config, ConfigError
 from pcsc.base.files import NotText, Unreadable, read_text
 from pcsc.base.resources import data_dir
 from pcsc.base.resources import display_path as _display
-from pcsc.diagnostics.model import Diagnostics
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.codes import Code
+from pcsc.diagnostics.messages import E415_VISION_FORMULA, diag
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
 from pcsc.lang.interp import BASE_FUNCTIONS
 from pcsc.lang.ir import expr as ex
 from pcsc.lang.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
 from pcsc.lang.ir.visit import walk
 from pcsc.lang.lower.expr import lower_expression
+from pcsc.lang.lower.common import suggest
 from pcsc.lang.lower.units import GATE_DIMENSIONS, unit_problems
+from pcsc.lang.lower.vision import VISION_KINDS, listed
 from pcsc.lang.syntax import parse_expression
 from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
 
@@ -46,12 +51,24 @@ MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
 
 
 class PolicyError(Exception):
-    """A policy cannot be used; ``messages`` are path-addressed, one per problem."""
+    """A policy cannot be used; ``messages`` are path-addressed, one per problem.
+    ``located`` gives some of them a code of their own and the line of the policy file
+    that wrote the key (the vision's formula, the units): (code, line)."""
 
-    def __init__(self, path: str, messages: list[str]) -> None:
+    def __init__(self, path: str, messages: list[str], located: dict[str, tuple[Code, int]] | None = None) -> None:
         super().__init__("; ".join(f"{path}: {m}" for m in messages))
         self.path = path
         self.messages = messages
+        self.located = located or {}
+
+
+def located_policy_problem(exc: PolicyError, problem: str) -> Finding:
+    """The diagnostic of one of ``exc``'s messages, at the policy file's line when it
+    has one (a vision formula's problem: PCSC-E415, with its help)."""
+    code, line = exc.located.get(problem, (codes.E403, 0))
+    if code is codes.E415:
+        return diag(E415_VISION_FORMULA, Span.file_only(exc.path, line), problem=problem)
+    return Finding.of(code, problem, Span.file_only(exc.path, line))
 
 
 class ExtendsCycle(PolicyError):
@@ -205,7 +222,9 @@ def _flatten(exc: BaseException, path: list[str | int], out: list[str]) -> None:
     out.append(f"{_format_path(path)}: {message}")
 
 
-def structure(document: dict[str, Any], path: str) -> Policy:
+def structure(document: dict[str, Any], path: str, text: str | None = None) -> Policy:
+    """The policy of a resolved ``document``; ``text``, the file's own TOML, locates the
+    problems of its `[vision]` and `[units]` keys by line."""
     try:
         policy = CONVERTER.structure(document, Policy)
     except (ClassValidationError, ForbiddenExtraKeysError) as exc:
@@ -213,9 +232,137 @@ def structure(document: dict[str, Any], path: str) -> Policy:
         _flatten(exc, [], messages)
         raise PolicyError(path, messages) from None
     _semantic_checks(policy, path)
+    located: dict[str, tuple[Code, int]] = {}
+    value_line = key_line(text, "vision", "value") if text else 0
+    for message in vision_problems(policy):
+        located[message] = (codes.E415, value_line if message.startswith("vision.value") else
+                            key_line(text, "vision", "fields") if text else 0)
+    for message in units_problems(policy):
+        located[message] = (codes.E403, key_line(text, "units", message.split(":")[0].split(".")[1]) if text else 0)
+    if located:
+        raise PolicyError(path, list(located), located)
     # every rule passed `rule_problems`: compile each once, here, for scoring to evaluate
     gates = [attrs.evolve(g, expr=compile_rule(g.rule)) for g in policy.gates]
-    return attrs.evolve(policy, gates=gates)
+    vision = attrs.evolve(policy.vision, expr=compile_rule(policy.vision.value), line=value_line)
+    return attrs.evolve(policy, gates=gates, vision=vision)
+
+
+_HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\" -]+?)\s*\]\s*(#.*)?$")
+
+
+def key_line(text: str | None, table: str, key: str) -> int:
+    """The line (1-based) of ``key = …`` in ``[table]`` of a policy file's TOML, or of
+    `table.key = …` at the top; 0 when the file does not write it there."""
+    if not text:
+        return 0
+    current = ""
+    assign = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    dotted = re.compile(rf"^\s*{re.escape(table)}\s*\.\s*{re.escape(key)}\s*=")
+    for number, line in enumerate(text.splitlines(), 1):
+        header = _HEADER.match(line)
+        if header:
+            current = header.group(1).replace(" ", "")
+        elif (current == table and assign.match(line)) or (current == "" and dotted.match(line)):
+            return number
+        elif current.startswith(f"{table}.") and current == f"{table}.{key}":
+            return number - 1  # `[units.rates]`: the table's own header
+    return 0
+
+
+RESERVED_VISION_NAMES = ("value", "fields")  # `--set vision.value=…` sets the policy's formula
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_UNIT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: The units a route can write an amount in (the language's money unit).
+ROUTE_AMOUNT_UNITS = ("usd",)
+
+
+def vision_problems(policy: Policy) -> list[str]:
+    """Why the vision's formula cannot compute a value: a field that is not a name or
+    of no known kind; a formula that does not parse, reads a name `fields` does not
+    declare, leaves a declared field unread, calls a function other than `min` and
+    `max`, is not arithmetic, or divides by a literal 0."""
+    vp = policy.vision
+    problems: list[str] = []
+    kinds = ", ".join(VISION_KINDS)
+    for name, kind in vp.fields.items():
+        key = _format_path(["vision", "fields", name])
+        if not _FIELD_NAME.fullmatch(name):
+            problems.append(f"{key}: a field name is a letter or `_`, then letters, digits and `_`")
+        elif name in RESERVED_VISION_NAMES:
+            problems.append(f"{key}: `{name}` is reserved (`--set vision.{name}` sets the policy's own key)")
+        if kind not in VISION_KINDS:
+            problems.append(f"{key}: `{kind}` is not a kind of number (the kinds are {kinds})")
+    if not vp.fields:
+        problems.append("vision.fields: declares no field, so a vision could state nothing")
+    diags = Diagnostics()
+    node = parse_expression(vp.value, "vision", diags)
+    if node is None:
+        return problems + [
+            "vision.value: " + d.message.replace("file ends early", "formula ends early")
+            .replace("end of the file", "end of the formula") + f" (column {d.span.column} of the formula)"
+            for d in diags
+        ]
+    expr = lower_expression(node, diags)
+    problems += [f"vision.value: {d.message}" for d in diags]
+    read: list[str] = []
+    for sub in walk(expr):
+        where = f" (column {sub.span.column} of the formula)"
+        if isinstance(sub, ex.Name):
+            if sub.name not in vp.fields:
+                hint = suggest(sub.name, vp.fields)
+                problems.append(f"vision.value: unknown field `{sub.name}`{where}: the fields are "
+                                f"{listed([f'`{f}`' for f in vp.fields])}" + (f"; {hint}" if hint else ""))
+            elif sub.name not in read:
+                read.append(sub.name)
+        elif isinstance(sub, ex.Call):
+            if sub.func not in ("min", "max"):
+                problems.append(f"vision.value: unknown function `{sub.func}`{where} (the formula may call "
+                                "`min` and `max`)")
+        elif isinstance(sub, ex.Number):
+            if sub.unit is not None:
+                problems.append(f"vision.value: `{sub.value:g} {sub.unit}`{where}: a number in the formula takes "
+                                "no unit (each field's kind says what it is)")
+        elif isinstance(sub, ex.Binary):
+            right = sub.right
+            if sub.op == "/" and isinstance(right, ex.Number) and right.value == 0:
+                problems.append(f"vision.value: division by zero{where}")
+        elif not isinstance(sub, ex.Neg):
+            problems.append(f"vision.value: {_not_arithmetic(sub)}{where}: the formula computes a number from "
+                            "numbers (`+ - * /`, `min`, `max`)")
+    for name in vp.fields:
+        if name not in read and not any(p.startswith("vision.value") for p in problems):
+            problems.append(f"{_format_path(['vision', 'fields', name])}: declared but the formula "
+                            f"`{vp.value}` does not read it")
+    return problems
+
+
+def _not_arithmetic(e: ex.Expr) -> str:
+    if isinstance(e, ex.Compare):
+        return f"`{e.op}` is a comparison"
+    if isinstance(e, (ex.Logic, ex.Not)):
+        return "`and`, `or` and `not` are logic"
+    if isinstance(e, ex.Attribute):
+        return f"`.{e.name}` reads a record"
+    return "a string, date, `true`, `false` or `none` is not a number"
+
+
+def units_problems(policy: Policy) -> list[str]:
+    """The fold's unit is a name; each rate is of a unit a route can write, positive and
+    finite, and a fold kept in usd needs none."""
+    units = policy.units
+    problems: list[str] = []
+    if not _UNIT_NAME.fullmatch(units.fold):
+        problems.append(f"units.fold: `{units.fold}` is not a unit name (a letter or `_`, then letters, digits, `_`)")
+    for unit, rate in units.rates.items():
+        key = _format_path(["units", "rates", unit])
+        if unit == units.fold:
+            problems.append(f"{key}: the fold is kept in {unit}; its own rate is 1 by definition")
+        elif unit not in ROUTE_AMOUNT_UNITS:
+            problems.append(f"{key}: a route writes amounts only in {listed(list(ROUTE_AMOUNT_UNITS))}; "
+                            f"`{unit}` never appears in one")
+        if not (rate > 0 and math.isfinite(rate)):
+            problems.append(f"{key}: a rate must be a finite number above 0, got {rate!r}")
+    return problems
 
 
 def _semantic_checks(policy: Policy, path: str) -> None:
@@ -324,11 +471,14 @@ def rule_problems(rule: str) -> list[str]:
     return problems
 
 
-def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
-    """Key-by-key override; tables merge recursively; gates merge by id; arrays replace."""
+def merge(base: dict[str, Any], child: dict[str, Any], top: bool = True) -> dict[str, Any]:
+    """Key-by-key override; tables merge recursively; gates merge by id; arrays replace;
+    `[vision]` replaces whole (a formula and the fields it reads go together)."""
     out = dict(base)
     for key, value in child.items():
-        if key == "gates" and isinstance(value, list) and isinstance(base.get(key), list):
+        if top and key == "vision":
+            out[key] = value
+        elif key == "gates" and isinstance(value, list) and isinstance(base.get(key), list):
             by_id = {g.get("id"): g for g in base[key] if isinstance(g, dict)}
             order = [g.get("id") for g in base[key] if isinstance(g, dict)]
             for g in value:
@@ -338,7 +488,7 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
                 by_id[gid] = g
             out[key] = [by_id[g] for g in order]
         elif isinstance(value, dict) and isinstance(base.get(key), dict):
-            out[key] = merge(base[key], value)
+            out[key] = merge(base[key], value, top=False)
         else:
             out[key] = value
     return out
@@ -420,7 +570,8 @@ class PolicyStore:
     ) -> LoadedPolicy:
         shown = _display(path)
         try:
-            document = tomllib.loads(read_text(path))
+            text = read_text(path)
+            document = tomllib.loads(text)
         except NotText:
             raise PolicyError(shown, ["not UTF-8 text"]) from None
         except Unreadable as exc:
@@ -485,7 +636,7 @@ class PolicyStore:
             base["policy"] = {k: v for k, v in parent_header.items() if k not in ("extends", "description")}
             resolved = merge(base, document)
             inherited = parent.found
-        policy = structure(resolved, shown)
+        policy = structure(resolved, shown, text)
         found = ((own, self.found(path)), *inherited)
         return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved, found)
 

@@ -8,6 +8,7 @@ import attrs
 
 from pcsc.base.modes import Mode
 from pcsc.lang.ir.expr import Expr
+from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS, DEFAULT_VISION_VALUE
 
 
 class PolicyValueError(ValueError):
@@ -332,6 +333,74 @@ class FoldPolicy:
         return self.discount == 0.0 and not self.abandonment
 
 
+def _default_vision_fields() -> dict[str, str]:
+    return dict(DEFAULT_VISION_FIELDS)
+
+
+@attrs.frozen
+class VisionPolicy:
+    """How the vision's value V is computed from the values a route's vision states.
+    ``expr`` is ``value`` compiled when the policy is loaded (`pcsc.policy.load`)."""
+
+    value: str = attrs.field(
+        default=DEFAULT_VISION_VALUE,
+        metadata={
+            "doc": "The formula of V, in the expression language of `require` lines and gate rules, over the "
+            "names `fields` declares (`+ - * /`, numbers, `min`, `max`, parentheses). Its result is in the "
+            "fold's unit (`[units] fold`): a `usd` field is converted at `[units.rates] usd` as it is read. "
+            "The default is the venture formula."
+        },
+    )
+    fields: dict[str, str] = attrs.field(
+        factory=_default_vision_fields,
+        metadata={
+            "doc": "The values a route's vision states, each with its kind: `usd` (an amount: `5M usd`), "
+            "`ratio` (in [0, 1], or a percentage), `count` (a whole number of things) or `number`. Every "
+            "field must be one the formula reads, and a vision states each one. `extends` replaces the whole "
+            "`[vision]` table: a formula and its fields go together."
+        },
+    )
+    expr: Expr | None = attrs.field(default=None, eq=False, repr=False, metadata={"derived": True})
+    #: the line of `value =` in the policy file that wrote it (0 when unknown or defaulted)
+    line: int = attrs.field(default=0, eq=False, repr=False, metadata={"derived": True})
+
+    @property
+    def is_default(self) -> bool:
+        return self.value == DEFAULT_VISION_VALUE and self.fields == dict(DEFAULT_VISION_FIELDS)
+
+
+@attrs.frozen
+class UnitsPolicy:
+    """The unit every amount of the fold is kept in (costs, floors, the vision's value,
+    the score), and what the amounts a route writes in another unit are worth in it."""
+
+    fold: str = attrs.field(
+        default="usd",
+        metadata={
+            "doc": "The name of the unit the fold is kept in: `usd`, or any name the policy chooses "
+            "(`impact_points`, `researcher_months`). Every number PCSC prints in money today is printed in "
+            "it. Class and delta floors (`floor_usd`, `floors.delta`) are in this unit."
+        },
+    )
+    rates: dict[str, float] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "What one unit a route writes is worth in the fold's unit (`usd = 0.001`: 1 usd is 0.001 "
+            "of the fold's unit). A route writes amounts in `usd` (cost items, `learning_cost`, `usd` "
+            "vision fields); under a fold kept in another unit, such an amount without a rate here is an "
+            "error (PCSC-E416). Positive and finite; a fold kept in usd takes no rate."
+        },
+    )
+
+    @property
+    def is_default(self) -> bool:
+        return self.fold == "usd" and not self.rates
+
+    def rate(self, unit: str) -> float | None:
+        """How many fold units one ``unit`` is worth; None when the policy does not say."""
+        return 1.0 if unit == self.fold else self.rates.get(unit)
+
+
 @attrs.frozen
 class Policy:
     policy: PolicyHeader = attrs.field(metadata={"doc": "The policy's identity and coverage mode."})
@@ -380,6 +449,14 @@ class Policy:
             "doc": "A calibration map applied to each transition's p after the prior and W (none by default: "
             "p = clip(p_prior·W, 0, 1) is scored as is)."
         },
+    )
+    vision: VisionPolicy = attrs.field(
+        factory=VisionPolicy,
+        metadata={"doc": "How the vision's value V is computed (default: `tam * capture * defensibility`)."},
+    )
+    units: UnitsPolicy = attrs.field(
+        factory=UnitsPolicy,
+        metadata={"doc": "The unit the fold is kept in (default: usd) and the rates of the units a route writes."},
     )
 
     @property

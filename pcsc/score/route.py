@@ -19,6 +19,8 @@ from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked
 from pcsc.score.fold import ChainFold, chain_fold
 from pcsc.score.graph import GraphFold, graph_fold
+from pcsc.score.units import in_fold, usd_rate
+from pcsc.score.vision import vision_value
 from pcsc.score.voi import Voi, graph_flat, value_of_information, value_of_information_refolded
 
 
@@ -146,11 +148,8 @@ def route_fold(
 
 def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumbers:
     """Compute every number of docs/formulas.md for a route already checked against ``policy``."""
-    v = route.vision
-    value = checked(
-        v.tam * v.capture * v.defensibility, "the value tam × capture × defensibility",
-        v.tam, v.capture, v.defensibility,
-    )
+    value = vision_value(route.vision, policy)
+    rate = usd_rate(policy)
     partial = []
     raw: dict[str, float] = {}  # p before the calibration map, when there is one
     for t in route.transitions:
@@ -201,7 +200,7 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
                 D,
                 R[i + 1],
                 ds,
-                t.learning_cost,
+                _learning_cost(t, rate),
                 dfs[i],
                 stops,
                 raw.get(t.name),
@@ -212,9 +211,14 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     voi = value_of_information(
         [t.name for t in route.transitions], [x[3] for x in partial], [x[4].c for x in partial], dfs, value,
         spec.abandonment, [t.estimates for t in route.transitions], policy.uncertainty.default,
-        [t.learning_cost for t in route.transitions],
+        [_learning_cost(t, rate) for t in route.transitions],
     )
     return _finish(route, policy, diags, value, numbers, R, flat, voi)
+
+
+def _learning_cost(t: Transition, rate: float) -> float | None:
+    """``t``'s learning cost in the fold's unit (None when it states none)."""
+    return None if t.learning_cost is None else in_fold(t.learning_cost, rate)
 
 
 def _finish(
@@ -258,6 +262,7 @@ def _score_graph(
     (`pcsc.score.graph`); R is per state, in the order of `route.states` (docs/graphs.md)."""
     assert route.shape is not None
     spec = policy.fold
+    rate = usd_rate(policy)
     numbers = []
     flat = 1.0
     for i, (t, prior, rw, p, c, U, rule, ds) in enumerate(partial):
@@ -267,7 +272,7 @@ def _score_graph(
         numbers.append(
             TransitionNumbers(
                 t.name, t.source, t.target, t.ref_class, prior, rw, p, c, U, rule, reach, D, after, ds,
-                t.learning_cost, dfs[i], g.stops(t.name, t.source),
+                _learning_cost(t, rate), dfs[i], g.stops(t.name, t.source),
             )
         )
         flat *= p
@@ -283,7 +288,7 @@ def _score_graph(
 
     voi = value_of_information_refolded(
         names, [x[3] for x in partial], [t.estimates for t in route.transitions], policy.uncertainty.default,
-        [t.learning_cost for t in route.transitions], refold,
+        [_learning_cost(t, rate) for t in route.transitions], refold,
         graph_flat(g, names, [x[3] for x in partial], [x[4].c for x in partial], dfs, value),
     )
     return _finish(route, policy, diags, value, numbers, R, flat, voi)

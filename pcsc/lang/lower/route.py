@@ -42,13 +42,11 @@ from pcsc.diagnostics.messages import (
     E214_NO_CLASS,
     E214_NO_EVIDENCE_STATEMENT,
     E214_NO_ROUTE_STATEMENT,
-    E214_NO_VISION_ITEM,
     E215_CHAIN_ENDS_ELSEWHERE,
     E215_ROUTE_ENDS_ELSEWHERE,
     E216_NO_START_VALUE,
     E218_UNKNOWN_CONDITION_FUNCTION,
     E219_NO_TRANSITIONS,
-    E220_UNKNOWN_VISION_ITEM,
     E222_TOO_MANY_TRANSITIONS,
     E224_JOIN_CONFLICT,
     E301_ADDS,
@@ -81,8 +79,6 @@ from pcsc.diagnostics.messages import (
     E306_NOT_A_DATE,
     E307_HORIZON,
     E307_TIER,
-    E307_VISION_NEGATIVE,
-    E307_VISION_RATIO,
     E307_WEIGHT,
     E311_COST_OVERFLOWS,
     E312_DIVISION_BY_ZERO,
@@ -110,6 +106,7 @@ from pcsc.lang.ir import (
     State,
     Transition,
     Vision,
+    VisionItem,
 )
 from pcsc.lang.ir import expr as ex
 from pcsc.lang.ir.names import MAX_NAME, REFERENCE_RULE, split_policy_ref
@@ -123,15 +120,16 @@ from pcsc.lang.lower.common import (
     warn_ratio_over_one,
 )
 from pcsc.lang.lower.expr import lower_expression, unquote
+from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS
 from pcsc.lang.lower.graph import decompose, find_cycle, reachable, rename, topological
 from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax.limits import MAX_TRANSITIONS
 from pcsc.lang.syntax.literals import add_horizon, parse_date
 
 LibraryResolver = Callable[[str, Span], Library | None]
+VISION_KEYS = tuple(DEFAULT_VISION_FIELDS)  # the venture vision's names, the default
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-VISION_KEYS = ("tam", "capture", "defensibility")
 EXPR_FUNCTIONS = ("min", "max")
 
 
@@ -156,6 +154,7 @@ class PolicyFacts:
     classes: tuple[tuple[str, Span], ...]
     criteria: tuple[Criterion, ...]
     evidence: tuple[Evidence, ...]
+    vision: Vision | None = None  # its values are checked against the policy's `[vision] fields`
 
     @classmethod
     def of(cls, route: Route) -> PolicyFacts:
@@ -165,6 +164,7 @@ class PolicyFacts:
             tuple((t.ref_class, t.class_span) for t in route.transitions),
             route.criteria,
             route.evidence,
+            route.vision,
         )
 
 
@@ -337,6 +337,7 @@ class RouteLowerer:
             tuple((t.ref_class, t.class_span) for t in transitions if t.ref_class is not None and t.class_span),
             tuple(criteria),
             tuple(self.policy_evidence),
+            vision,
         )
 
         if any(d.severity == "error" for d in self.diags.items[before:]):
@@ -927,47 +928,28 @@ class RouteLowerer:
         return [t.freeze(d) for t, d in zip(chain, due, strict=True)]
 
     # ------------------------------------------------------------------ vision, evidence, criteria
-    def vision(self, node: syn.StateBlock, states: dict[str, syn.StateBlock]) -> Vision | None:
-        state_tok, items = node.name, node.values
+    def vision(self, node: syn.StateBlock, states: dict[str, syn.StateBlock]) -> Vision:
+        """The vision block's values as written. Which names it may hold and what kind of
+        number each is are the policy's (`[vision] fields`): binding checks them
+        (`pcsc.lang.lower.vision.check_vision`), so lowering never depends on a policy."""
+        state_tok, lines = node.name, node.values
         if state_tok.text not in states:
             hint = suggest(state_tok.text, states)
             self.report(E201_UNKNOWN_VISION_STATE, state_tok, state=state_tok.text, suggestion=hint)
-        values: dict[str, float] = {}
-        item_spans: list[tuple[str, Span]] = []
-        misspelt = False
-        for item in items:
-            key_tok, value_node = item.name, item.value
+        items: list[VisionItem] = []
+        for line in lines:
+            key_tok, value_node = line.name, line.value
             key = key_tok.text
-            if key not in VISION_KEYS:
-                misspelt = True
-                self.report(E220_UNKNOWN_VISION_ITEM, key_tok, key=key, suggestion=suggest(key, VISION_KEYS))
-                continue
-            if key in values:
+            if any(i.name == key for i in items):
                 self.report(E209_VISION_ITEM_TWICE, key_tok, key=key)
                 continue
             if not isinstance(value_node, syn.Quantity):
                 self.report(E301_VISION_NOT_A_NUMBER, value_node, key=key)
                 continue
             q = self.qty(value_node)
-            ftype = "usd" if key == "tam" else "ratio"
-            if not check_field_value(ftype, q, f"vision `{key}`", self.diags):
-                continue
-            if ftype == "ratio" and not 0.0 <= q.value <= 1.0:
-                self.report(E307_VISION_RATIO, q.span, key=key, value=q.value)
-                continue
-            if q.value < 0:
-                self.report(E307_VISION_NEGATIVE, q.span, key=key)
-                continue
-            values[key] = q.value
-            item_spans.append((key, item.span))
-        missing = [k for k in VISION_KEYS if k not in values]
-        for k in missing:
-            if not misspelt and not any(i.name.text == k for i in items):
-                self.report(E214_NO_VISION_ITEM, node.name, key=k)
-        if missing:
-            return None
-        return Vision(state_tok.text, values["tam"], values["capture"], values["defensibility"], node.span,
-                      tuple(item_spans))
+            items.append(VisionItem(key, q.value, q.unit, q.percent, line.span, key_tok.span, q.span))
+        return Vision(state_tok.text, tuple(items), node.span, node.name.span,
+                      tuple(line.name.text for line in lines))
 
     def evidence(self, node: syn.EvidenceBlock, transitions: dict[str, Span]) -> Evidence | None:
         name = node.name
