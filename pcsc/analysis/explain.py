@@ -10,6 +10,8 @@ from pcsc.base.humanize import number
 from pcsc.compiler.session import Compiled
 from pcsc.score.calibration import rule as calibration_rule
 from pcsc.score.calibration import rule_inputs as calibration_inputs
+from pcsc.score.units import usd_rate
+from pcsc.score.vision import vision_inputs
 
 # Where a user reads each rule: the pages ship in docs/ beside the README.
 RULES = "scoring rules (docs/formulas.md)"
@@ -115,16 +117,7 @@ def derive(c: Compiled) -> list[Step]:
     ref = pol.ref
     steps: list[Step] = []
     add = steps.append
-    v = r.vision
-    add(
-        Step(
-            "V",
-            n.value,
-            "V = tam × capture × defensibility",
-            (("tam", v.tam), ("capture", v.capture), ("defensibility", v.defensibility)),
-            f"{r.file}:{v.span.line} (vision {v.state})",
-        )
-    )
+    add(vision_step(c))
     steps += evidence_steps(c)
     rw = pol.policy.reweighting
     for i, t in enumerate(n.transitions):
@@ -178,15 +171,13 @@ def derive(c: Compiled) -> list[Step]:
                      RULES))
             add(Step(f"{k}.p", t.p, calibration_rule(cal), calibration_inputs(t.p_raw, cal),
                      f"policy {ref} [calibration] (method {cal.method})"))
-        add(
-            Step(
-                f"{k}.budget",
-                t.cost.budget,
-                "budget = Σ n·u over cost items",
-                tuple((item.name, f"{num(item.count)} × {num(item.unit_cost)}") for item in tr.cost),
-                f"{r.file}:{tr.span.line}",
-            )
-        )
+        units = pol.policy.units
+        items = tuple((item.name, f"{num(item.count)} × {num(item.unit_cost)}") for item in tr.cost)
+        if units.is_default:
+            add(Step(f"{k}.budget", t.cost.budget, "budget = Σ n·u over cost items", items, f"{r.file}:{tr.span.line}"))
+        else:
+            add(Step(f"{k}.budget", t.cost.budget, f"budget = Σ n·u over cost items (usd) × rate, in {units.fold}",
+                     (*items, ("rate", usd_rate(pol.policy))), f"{r.file}:{tr.span.line}, policy {ref} [units.rates]"))
         add(
             Step(
                 f"{k}.floor_class",
@@ -400,6 +391,24 @@ def evidence_steps(c: Compiled) -> list[Step]:
     return out
 
 
+def vision_step(c: Compiled) -> Step:
+    """V: the policy's formula (the venture one by default) over the vision's values,
+    each as the formula reads it (a usd field in the fold's unit)."""
+    r, pol = c.route, c.policy
+    v, vp = r.vision, pol.policy.vision
+    where = f"{r.file}:{v.span.line} (vision {v.state})"
+    if vp.is_default and pol.policy.units.is_default:
+        return Step("V", c.numbers.value, "V = tam × capture × defensibility",
+                    (("tam", v.tam), ("capture", v.capture), ("defensibility", v.defensibility)), where)
+    inputs: list[tuple[str, Any]] = list(vision_inputs(v, pol.policy).items())
+    converted = [name for name, kind in vp.fields.items() if kind == "usd"]
+    if converted and usd_rate(pol.policy) != 1.0:
+        inputs.append(("usd rate", usd_rate(pol.policy)))
+    line = f", line {vp.line}" if vp.line else ""
+    return Step("V", c.numbers.value, f"V = {vp.value}", tuple(inputs),
+                f"{where}; formula: policy {pol.ref} [vision] value{line}")
+
+
 def coverage_steps(c: Compiled) -> list[Step]:
     """Which obligation covered each material change, or which `require` lines failed;
     then the verdict (docs/coverage.md)."""
@@ -440,7 +449,7 @@ def coverage_steps(c: Compiled) -> list[Step]:
 
 
 def to_json(c: Compiled) -> dict[str, Any]:
-    return {
+    out = {
         "route": c.route.name,
         "policy": {"id": c.policy.policy.id, "version": c.policy.policy.version, "sha256": c.policy.sha256},
         "steps": [
@@ -454,10 +463,16 @@ def to_json(c: Compiled) -> dict[str, Any]:
             for s in derive(c)
         ],
     }
+    if not c.policy.policy.units.is_default:
+        out["unit"] = c.policy.policy.units.fold  # absent: usd
+    return out
 
 
 def to_text(c: Compiled) -> str:
     lines = [f"route {c.route.name} under policy {c.policy.ref} (sha256 {c.policy.sha256[:12]}…)", ""]
+    units = c.policy.policy.units
+    if not units.is_default:
+        lines[1:1] = [f"every amount below is in {units.fold}"]
     for s in derive(c):
         value = _fmt(s.value)
         lines.append(f"{s.symbol} = {value}")

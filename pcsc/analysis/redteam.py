@@ -727,7 +727,8 @@ def report_text(reports: Sequence[RouteReport]) -> str:
     for r in reports:
         c = r.compiled
         lines = [
-            f"route {c.route.name}  [{c.route.file}]  honest score {_money(c.numbers.score)} USD, "
+            f"route {c.route.name}  [{c.route.file}]  honest score {_money(c.numbers.score)} "
+            f"{c.policy.policy.units.label}, "
             f"GATE: {r.gate.verdict}, DOCK: {r.dock.verdict}",
             f"  {plural(len(r.trials), 'edit')} tried ({plural(r.duplicates, 'duplicate')} skipped"
             + (f", {r.not_tried} not tried: --max-edits" if r.not_tried else "")

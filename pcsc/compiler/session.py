@@ -87,9 +87,9 @@ from pcsc.lang.syntax.limits import MAX_ROUTES
 from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore, located_policy_problem
 from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy
 from pcsc.score.finite import NotFinite
+from pcsc.score.route import RouteNumbers, docked_score, score_route
 from pcsc.score.units import check_amount_units
 from pcsc.score.vision import VisionValueError
-from pcsc.score.route import RouteNumbers, docked_score, score_route
 
 
 @attrs.frozen

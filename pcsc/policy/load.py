@@ -40,8 +40,8 @@ from pcsc.lang.interp import BASE_FUNCTIONS
 from pcsc.lang.ir import expr as ex
 from pcsc.lang.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
 from pcsc.lang.ir.visit import walk
-from pcsc.lang.lower.expr import lower_expression
 from pcsc.lang.lower.common import suggest
+from pcsc.lang.lower.expr import lower_expression
 from pcsc.lang.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.lang.lower.vision import VISION_KINDS, listed
 from pcsc.lang.syntax import parse_expression

@@ -396,6 +396,11 @@ class UnitsPolicy:
     def is_default(self) -> bool:
         return self.fold == "usd" and not self.rates
 
+    @property
+    def label(self) -> str:
+        """The unit as outputs print it beside an amount: `USD`, or the fold's own name."""
+        return "USD" if self.fold == "usd" else self.fold
+
     def rate(self, unit: str) -> float | None:
         """How many fold units one ``unit`` is worth; None when the policy does not say."""
         return 1.0 if unit == self.fold else self.rates.get(unit)

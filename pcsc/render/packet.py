@@ -24,6 +24,7 @@ from pcsc.policy.model import Found
 from pcsc.render.diagnostics import to_json
 from pcsc.score.cost import Delta
 from pcsc.score.route import RouteNumbers
+from pcsc.score.vision import vision_inputs
 
 
 def _num(x: float) -> float:
@@ -102,7 +103,23 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         **fold_entry(n),
         **calibration_entry(c),
         **graph_entry(n),
+        **units_entry(c),
     }
+
+
+def units_entry(c: Compiled) -> dict[str, Any]:
+    """Under a policy that keeps its fold in another unit than usd, or computes V by
+    another formula: the unit every amount of the route is in (`unit`; absent: usd),
+    the rate its usd amounts were read at, and the formula with the values it read."""
+    pol = c.policy.policy
+    out: dict[str, Any] = {}
+    if not pol.units.is_default:
+        out["unit"] = pol.units.fold
+        out["usd_rate"] = pol.units.rate("usd")
+    if not pol.vision.is_default:
+        out["vision"] = {"value": pol.vision.value,
+                         "inputs": {k: _num(v) for k, v in vision_inputs(c.route.vision, pol).items()}}
+    return out
 
 
 def voi_entry(n: RouteNumbers) -> dict[str, Any]:

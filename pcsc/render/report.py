@@ -234,11 +234,12 @@ def _verdict_kind(c: Compiled) -> str:
 
 def _score(c: Compiled) -> str:
     d, n = c.decision, c.numbers
+    unit = c.policy.policy.units.label
     if d.score is None:
-        return f"withheld (ungated {money(n.score)} USD)"
+        return f"withheld (ungated {money(n.score)} {unit})"
     if d.docked:
-        return f"{money(d.score)} USD (docked; ungated {money(n.score)} USD)"
-    return f"{money(d.score)} USD"
+        return f"{money(d.score)} {unit} (docked; ungated {money(n.score)} {unit})"
+    return f"{money(d.score)} {unit}"
 
 
 def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteReport:
@@ -259,7 +260,7 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
         verdict_kind=_verdict_kind(c),
         coverage_mode=mode_text(c),
         score=_score(c),
-        value=f"{money(n.value)} USD",
+        value=f"{money(n.value)} {c.policy.policy.units.label}",
         criteria="—" if n.criteria_score is None else f"{points(n.criteria_score)} ({n.bucket})",
         eligible=n.eligible,
         gates=tuple((g.id, g.passed) for g in n.gates),

@@ -28,6 +28,7 @@ def compile_text(compiled: list[Compiled]) -> str:
     blocks = []
     for c in compiled:
         n, r = c.numbers, c.route
+        unit = c.policy.policy.units.label
         b = n.transitions[n.binding]
         T = "—" if n.criteria_score is None else f"{points(n.criteria_score)} ({n.bucket})"
         lines = [
@@ -35,7 +36,8 @@ def compile_text(compiled: list[Compiled]) -> str:
             f"  policy      {c.policy.ref}  sha256 {c.policy.sha256}",
             f"  verdict     {verdict_line(c)}",
             f"  score       {score_line(c)}",
-            f"  value       {money(n.value)} USD",
+            f"  value       {money(n.value)} {unit}",
+            *unit_lines(c),
             f"  criteria T  {T}",
             f"  eligible    {'yes' if n.eligible else 'no'}"
             + "".join(f"; gate {g.id} {'passed' if g.passed else 'FAILED'}" for g in n.gates),
@@ -127,15 +129,28 @@ def mode_text(c: Compiled) -> str:
     return f"{d.mode}, from the {where}{lowered}"
 
 
+def unit_lines(c: Compiled) -> list[str]:
+    """Under a fold kept in another unit than usd: the line that says so, with the rate
+    the route's usd amounts were converted at; none under usd."""
+    units = c.policy.policy.units
+    if units.is_default:
+        return []
+    rate = units.rate("usd")
+    at = f"; the route's usd amounts at 1 usd = {significant(rate)} {units.fold}" if rate is not None else ""
+    return [f"  unit        {units.fold} (every amount: c, D, R, value, score{at})"]
+
+
 def score_line(c: Compiled) -> str:
     d, n = c.decision, c.numbers
+    unit = c.policy.policy.units.label
     if d.score is None:
-        return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} USD)"
+        return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} {unit})"
     if d.docked:
-        return f"{money(d.score)} USD   docked: value over the uncovered path removed (ungated {money(n.score)} USD)"
+        return (f"{money(d.score)} {unit}   docked: value over the uncovered path removed "
+                f"(ungated {money(n.score)} {unit})")
     if c.route.shape is not None:
-        return f"{money(d.score)} USD   (R of the series-parallel fold: the route forks and joins)"
-    return f"{money(d.score)} USD   (R_0 of the staged fold)"
+        return f"{money(d.score)} {unit}   (R of the series-parallel fold: the route forks and joins)"
+    return f"{money(d.score)} {unit}   (R_0 of the staged fold)"
 
 
 def uncovered_lines(c: Compiled) -> list[str]:
@@ -169,7 +184,8 @@ def seams_text(results: list[RouteSeams]) -> str:
     blocks = []
     for r in results:
         c = r.compiled
-        lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} USD, "
+        lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} "
+                 f"{c.policy.policy.units.label}, "
                  f"GATE: {r.honest_gate.verdict}", *fold_lines(c.numbers)]
         cases = any(s.identity.case is not None for s in r.seams)
         if not r.seams and c.route.shape is not None:

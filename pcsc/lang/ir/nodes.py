@@ -90,11 +90,13 @@ class VisionItem:
 
     name: str
     value: float
-    unit: str | None
-    percent: bool
+    # how it is written, for binding's checks; not part of the value (the IR of a venture
+    # vision, `pcsc.lang.serialize`, keeps the line's span only)
+    unit: str | None = attrs.field(eq=False)
+    percent: bool = attrs.field(eq=False)
     span: Span  # the whole `name value` line
-    name_span: Span
-    value_span: Span
+    name_span: Span = attrs.field(eq=False)
+    value_span: Span = attrs.field(eq=False)
 
 
 @attrs.frozen
@@ -105,10 +107,10 @@ class Vision:
     state: str
     items: tuple[VisionItem, ...]
     span: Span
-    name_span: Span | None = None  # the vision's state name, where a missing value is reported
+    name_span: Span | None = attrs.field(default=None, eq=False)  # the state name: a missing value is reported there
     #: every name a line of the block states, those lowering refused included (so a
     #: value written but refused is not also reported missing)
-    written: tuple[str, ...] = ()
+    written: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     @property
     def values(self) -> dict[str, float]:

@@ -120,8 +120,8 @@ from pcsc.lang.lower.common import (
     warn_ratio_over_one,
 )
 from pcsc.lang.lower.expr import lower_expression, unquote
-from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS
 from pcsc.lang.lower.graph import decompose, find_cycle, reachable, rename, topological
+from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS
 from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax.limits import MAX_TRANSITIONS
 from pcsc.lang.syntax.literals import add_horizon, parse_date
