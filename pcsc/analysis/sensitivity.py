@@ -49,6 +49,7 @@ from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.policy.overrides import Override, OverrideError, format_path, override_policy, override_route
 from pcsc.score.evidence import admitted
+from pcsc.score.units import usd_rate
 
 DECISIONS = ("sign", "verdict", "bucket", "binding", "rank")
 TOLERANCE = 1e-9  # the relative width of a bisected bracket, and how far `inside` is from the flip
@@ -132,10 +133,11 @@ def parameters(c: Compiled) -> list[Parameter]:
             out.append(Parameter(format_path(path), path, "cost",
                                  f"the unit amount of cost `{item.name}` of `{t.name}` (× {item.count:g})",
                                  item.unit_cost, 0.0, None, "route"))
-    v = route.vision
-    for name, value, hi in (("tam", v.tam, None), ("capture", v.capture, 1.0), ("defensibility", v.defensibility, 1.0)):
-        out.append(Parameter(f"vision.{name}", ("vision", name), "value", f"the vision's {name} (V = tam × capture × "
-                             "defensibility)", value, 0.0, hi, "route"))
+    v, vp = route.vision, policy.vision
+    formula = "tam × capture × defensibility" if vp.is_default else vp.value
+    for name, kind in vp.fields.items():  # the fields the policy's formula reads
+        out.append(Parameter(f"vision.{name}", ("vision", name), "value", f"the vision's {name} (V = {formula})",
+                             v.get(name), 0.0, 1.0 if kind == "ratio" else None, "route"))
     for name, weight, _ in c.numbers.criteria_weights:
         out.append(_policy(("criteria", name), "criteria-weight", f"the weight of criterion `{name}` in T",
                            weight, 0.0, None))
@@ -570,8 +572,9 @@ def _score_root(c: Compiled, p: Parameter, target: Fraction) -> Fraction | None:
     n = c.numbers
     route = c.route
     if p.kind == "value":
-        if last == 0:
-            return None
+        pol = c.policy.policy
+        if last == 0 or not (pol.vision.is_default and pol.units.is_default):
+            return None  # V is a product of the three only under the venture formula: else bisected
         v = route.vision
         values = {"tam": v.tam, "capture": v.capture, "defensibility": v.defensibility}
         others = Fraction(1)
@@ -609,7 +612,8 @@ def _score_root(c: Compiled, p: Parameter, target: Fraction) -> Fraction | None:
         return None
     budget = sum((Fraction(i.count) * Fraction(i.unit_cost) for i in route.transitions[k].cost), Fraction(0))
     rest = budget - Fraction(item.count) * Fraction(item.unit_cost)
-    return (c_star - rest) / Fraction(item.count)
+    rate = usd_rate(c.policy.policy)  # c is in the fold's unit, cost items in usd
+    return (c_star / Fraction(rate) - rest) / Fraction(item.count)
 
 
 def _bucket_roots(c: Compiled, p: Parameter) -> list[Fraction]:
