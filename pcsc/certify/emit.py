@@ -374,6 +374,13 @@ MODE_RANK = {"off": 0, "dock": 1, "gate": 2}
 def route_certificate(c: Compiled, files: dict[str, str], policy_mode: str) -> dict[str, Any]:
     """One route's certificate; ``policy_mode`` is the coverage mode its policy's files
     set (before any `--set`), so a mode lowered from it is recorded (`lowered_from`)."""
+    pol = c.policy.policy
+    if not (pol.vision.is_default and pol.units.is_default):
+        # the checker re-derives V as tam × capture × defensibility in usd, and nothing else
+        raise CertificateError(
+            f"route `{c.route.name}`: policy {c.policy.ref} computes the vision's value by its own formula "
+            f"(`{pol.vision.value}`, in {pol.units.fold}); a decision certificate covers the venture formula "
+            "in usd only")
     d = c.decision
     return {
         "route": c.route.name,

@@ -325,7 +325,7 @@ def vision_problems(policy: Policy) -> list[str]:
         elif isinstance(sub, ex.Binary):
             right = sub.right
             if sub.op == "/" and isinstance(right, ex.Number) and right.value == 0:
-                problems.append(f"vision.value: division by zero{where}")
+                problems.append(f"vision.value: division by zero (column {right.span.column} of the formula)")
         elif not isinstance(sub, ex.Neg):
             problems.append(f"vision.value: {_not_arithmetic(sub)}{where}: the formula computes a number from "
                             "numbers (`+ - * /`, `min`, `max`)")

@@ -286,7 +286,7 @@ def unmatched(routes: Sequence[Route], overrides: Sequence[Override]) -> list[st
             t, item = o.path[2], o.path[4]
             if not any(i.name == item for r in routes for tr in r.transitions if tr.name == t for i in tr.cost):
                 out.append(f"{o.key}: no route compiled has a transition `{t}` with a cost item `{item}`")
-        elif o.target == "route" and o.path[0] == "vision":
+        elif o.target == "route" and o.path[0] == "vision" and routes:
             if not any(i.name == o.path[1] for r in routes for i in r.vision.items):
                 out.append(f"{o.key}: no route compiled states `{o.path[1]}` in its vision")
         elif o.path[:2] == ("route", "evidence"):

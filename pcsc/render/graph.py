@@ -124,11 +124,14 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
         fields = tuple(f"{f} {compact(values[f], route.field(f).type)}" for f in shown)
         vision = None
         if s.name == route.vision.state:
-            v = route.vision
-            vision = (
-                f"V {compact(n.value)} = {compact(v.tam)} × {compact(v.capture, 'ratio')} "
-                f"× {compact(v.defensibility)}"
-            )
+            v, vp = route.vision, c.policy.policy.vision
+            if vp.is_default:
+                vision = (
+                    f"V {compact(n.value)} = {compact(v.tam)} × {compact(v.capture, 'ratio')} "
+                    f"× {compact(v.defensibility)}"
+                )
+            else:
+                vision = f"V {compact(n.value)} = {vp.value}"
         nodes.append(Node(ids[s.name], s.name, fields, vision))
         previous = values
     edges = []
