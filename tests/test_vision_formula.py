@@ -313,3 +313,54 @@ def test_a_value_that_is_not_finite_is_located_at_the_vision(
     assert code == 1
     assert f"usdfield.route:{line_of(route, '.*vision b')}:5: error: the vision's value cannot be computed: " in err
     assert problem in err and "PCSC-E415" in err and f"usdfield@1.0.0 line {line_of(policy, 'value =')}" in err
+
+
+# ---------------------------------------------------------------------- certificates
+def resign(cert: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Edit a certificate as a forger who knows the format would, its digest made again."""
+    import hashlib
+
+    doc = json.loads(cert.read_text())
+    edit(doc)
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    doc["digest"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    cert.write_text(json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def v_step(doc: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = next(s for s in doc["routes"][0]["steps"] if s["symbol"] == "V")
+    return found
+
+
+@pytest.fixture
+def oss_cert(run: Run, tmp_path: Path) -> Path:
+    route = tmp_path / "schema_linter.route"
+    route.write_text(OSS_ROUTE.read_text())
+    cert = tmp_path / "out.json"
+    code, _, err = run("compile", str(route), "--cert", str(cert))
+    assert code == 0, err
+    return cert
+
+
+def test_a_policy_formula_and_unit_certify(run: Run, oss_cert: Path) -> None:
+    code, out, err = run("verify-cert", str(oss_cert))
+    assert code == 0, out + err
+    doc = json.loads(oss_cert.read_text())
+    v = v_step(doc)
+    assert v["operands"]["formula"]["v"] == "adopters * hours_saved_per_adopter * years_of_use"
+    assert v["value"]["f"] == 10_000 * 20 * 3
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: v_step(d)["operands"]["formula"].update(v="adopters * hours_saved_per_adopter"),
+     "the formula is not the policy's [vision] value"),
+    (lambda d: v_step(d).update(value={"f": 700_000.0, "q": "700000"}), "V"),
+    (lambda d: next(s for s in d["routes"][0]["steps"] if s["symbol"] == "launch.budget")["operands"]["rate"]
+     .update(f=0.02, q="1/50"), "launch.budget"),
+])
+def test_a_forged_formula_value_or_rate_does_not_verify(
+        run: Run, oss_cert: Path, edit: Callable[[dict[str, Any]], None], message: str) -> None:
+    resign(oss_cert, edit)
+    code, out, err = run("verify-cert", str(oss_cert))
+    assert code == 1 and message in out + err, out + err

@@ -137,11 +137,14 @@ def jsonable(v: Any) -> Any:
     return v
 
 
-def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
-    """Key-by-key override; tables merge recursively; gates merge by id; arrays replace."""
+def merge(base: dict[str, Any], child: dict[str, Any], top: bool = True) -> dict[str, Any]:
+    """Key-by-key override; tables merge recursively; gates merge by id; arrays replace;
+    the top-level `[vision]` replaces whole (a formula goes with its fields)."""
     out = dict(base)
     for key, value in child.items():
-        if key == "gates" and isinstance(value, list) and isinstance(base.get(key), list):
+        if top and key == "vision":
+            out[key] = value
+        elif key == "gates" and isinstance(value, list) and isinstance(base.get(key), list):
             by_id = {g.get("id"): g for g in base[key] if isinstance(g, dict)}
             order = [g.get("id") for g in base[key] if isinstance(g, dict)]
             for g in value:
@@ -151,7 +154,7 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
                 by_id[gid] = g
             out[key] = [by_id[g] for g in order]
         elif isinstance(value, dict) and isinstance(base.get(key), dict):
-            out[key] = merge(base[key], value)
+            out[key] = merge(base[key], value, top=False)
         else:
             out[key] = value
     return out
@@ -733,7 +736,8 @@ def _evaluate_require(c: RouteCheck, row: Mapping[str, Any], o: Mapping[str, Any
         for f, _, _ in delta_arg(ev, args, "floor").changes:
             if f"{t}.price[{f}]" in c.values:
                 total = rnd(total + c.values[f"{t}.price[{f}]"])
-        return total
+        rate = usd_rate(c)  # a require line reads usd: a floor priced in another fold unit, back in usd
+        return total if rate is None or rate == 1 else rnd(total / rate)
 
     def grounded(ev: Evaluator, args: Sequence[Node]) -> bool:
         if len(args) != 1:
@@ -761,6 +765,54 @@ def _evaluate_require(c: RouteCheck, row: Mapping[str, Any], o: Mapping[str, Any
 
 def _V(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     return rnd(rnd(c.number(o["tam"], w) * c.number(o["capture"], w)) * c.number(o["defensibility"], w))
+
+
+VISION_RULE = "V = the policy's [vision] value over the vision's fields, a usd field × the rate"
+BUDGET_AT_RATE_RULE = "budget = (Σ count × unit cost) × rate"
+VISION_KINDS = ("usd", "ratio", "count", "number")
+
+
+def usd_rate(c: RouteCheck) -> Fraction | None:
+    """What 1 usd is worth in the fold's unit, by the policy document (None: a usd fold)."""
+    units = lookup(c.policy, ["units"])
+    if not isinstance(units, dict) or units.get("fold", "usd") == "usd":
+        return None
+    rate = lookup(c.policy, ["units", "rates", "usd"])
+    return None if isinstance(rate, bool) or not isinstance(rate, (int, float)) else Fraction(rate)
+
+
+def _V_formula(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """V by the policy's own formula, read from the policy document with its fields'
+    kinds; a usd field is multiplied by the rate (rounded, as the compiler does)."""
+    formula, kinds = lookup(c.policy, ["vision", "value"]), lookup(c.policy, ["vision", "fields"])
+    if lookup(c.policy, ["vision"]) is None:  # the default formula, under a fold in another unit
+        formula, kinds = "tam * capture * defensibility", {"tam": "usd", "capture": "ratio", "defensibility": "ratio"}
+    if not isinstance(formula, str) or o["formula"].get("v") != formula or not isinstance(kinds, dict):
+        raise c.fail(w, "the formula is not the policy's [vision] value")
+    if sorted(o["fields"]) != sorted(kinds) or any(k not in VISION_KINDS for k in kinds.values()):
+        raise c.fail(w, "its fields are not the policy's [vision] fields")
+    rate = usd_rate(c)
+    if "rate" in o:
+        if rate is None or c.number(o["rate"], w) != rate:
+            raise c.fail(w, "its rate is not the policy's units.rates.usd")
+    names: dict[str, Fraction] = {}
+    for name, kind in kinds.items():
+        x = c.number(o["fields"][name], w)
+        names[name] = rnd(x * rate) if kind == "usd" and rate is not None else x
+    try:
+        value = Evaluator(names, {k: BASE_FUNCTIONS[k] for k in ("min", "max")}).eval(parse_expression(formula))
+    except ExprError as exc:
+        raise c.fail(w, f"the formula cannot be evaluated: {exc}") from None
+    if not isinstance(value, Fraction):
+        raise c.fail(w, "the formula does not compute a number")
+    return value
+
+
+def _budget_rate(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    rate = usd_rate(c)
+    if rate is None or c.number(o["rate"], w) != rate:
+        raise c.fail(w, "its rate is not the policy's units.rates.usd")
+    return rnd(_budget(c, o, w) * rate)
 
 
 def _copy(key: str) -> Callable[[RouteCheck, Mapping[str, Any], str], Fraction]:
@@ -1271,6 +1323,8 @@ def check_operand_steps(c: RouteCheck, symbol: str, rule: str, ops: Mapping[str,
 
 RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
     "V = tam × capture × defensibility": _V,
+    VISION_RULE: _V_formula,
+    BUDGET_AT_RATE_RULE: _budget_rate,
     "p_prior = priors[class].p": _copy("prior"),
     "sat = S/(1+S), S = Σ x_(i)·decay^i over x sorted descending": _sat,
     "W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)": _W,
@@ -1957,9 +2011,10 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
         if not isinstance(o, Mapping) or o.get("route") != tag:
             raise c.fail(what, f"is not tagged `route: {tag}`")
 
-    v = step("V", "V = tam × capture × defensibility")
-    for key in ("tam", "capture", "defensibility"):
-        o, what = v["operands"][key], f"V: vision `{key}`"
+    v = step("V", "V = tam × capture × defensibility", VISION_RULE)
+    v_ops = v["operands"]["fields"] if v["rule"] == VISION_RULE else v["operands"]
+    for key in (v_ops if v["rule"] == VISION_RULE else ("tam", "capture", "defensibility")):
+        o, what = v_ops[key], f"V: vision `{key}`"
         tagged(o, f"vision.{key}", what)
         at, i, _, _ = _place(c, o.get("written"), what)
         vision = layout.toks[i][4]
@@ -1984,7 +2039,7 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
                      ("route", "evidence", e, "weight"), f"{what} weight", at)
                 if t not in layout.listed((route, f"evidence {e}"), listing):
                     raise c.fail(what, f"`{e}` does not list `{t}` in its `{listing}` in {c.route['file']}")
-        s = step(f"{t}.budget", "budget = Σ count × unit cost")
+        s = step(f"{t}.budget", "budget = Σ count × unit cost", BUDGET_AT_RATE_RULE)
         items = s["operands"]["items"]
         names = layout.names((*block, "cost"))
         if [row["name"] for row in items] != names:

@@ -70,6 +70,11 @@ def q(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
+#: The rules of a policy's own vision formula and of a budget read at the fold's rate.
+VISION_RULE = "V = the policy's [vision] value over the vision's fields, a usd field × the rate"
+BUDGET_AT_RATE_RULE = "budget = (Σ count × unit cost) × rate"
+
+
 def num(x: float | int, **where: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"f": float(x), "q": q(Fraction(float(x)))}
     out.update(where)
@@ -144,9 +149,17 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
         return list(path)
 
     v = r.vision
-    add("V", "V = tam × capture × defensibility", num(n.value),
-        tam=num(v.tam, route="vision.tam"), capture=num(v.capture, route="vision.capture"),
-        defensibility=num(v.defensibility, route="vision.defensibility"))
+    rate = pol.units.rate("usd")
+    if pol.vision.is_default and pol.units.is_default:
+        add("V", "V = tam × capture × defensibility", num(n.value),
+            tam=num(v.tam, route="vision.tam"), capture=num(v.capture, route="vision.capture"),
+            defensibility=num(v.defensibility, route="vision.defensibility"))
+    else:  # the policy's formula: the checker reads it, and each field's kind, from the policy document
+        add("V", VISION_RULE, num(n.value),
+            formula={"v": pol.vision.value, "policy": pkey("vision", "value")},
+            fields={name: num(v.get(name), route=f"vision.{name}") for name in pol.vision.fields},
+            **({} if pol.units.is_default or rate is None else
+               {"rate": num(rate, policy=pkey("units", "rates", "usd"))}))
     by_name = {e.name: e for e in r.evidence}
     for t, tr in zip(n.transitions, r.transitions, strict=True):
         k = t.name
@@ -198,9 +211,13 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
                 add(f"{k}.p", PLATT_RULE, num(t.p), p_raw=step(f"{k}.p_raw"),
                     a=num(cal.platt.a, policy=pkey("calibration", "platt", "a")),
                     b=num(cal.platt.b, policy=pkey("calibration", "platt", "b")))
-        add(f"{k}.budget", "budget = Σ count × unit cost", num(t.cost.budget),
-            items=[{"name": i.name, "count": num(i.count, route=f"cost {i.name}"),
-                    "unit_cost": num(i.unit_cost, route=f"cost {i.name}")} for i in tr.cost])
+        cost_items = [{"name": i.name, "count": num(i.count, route=f"cost {i.name}"),
+                  "unit_cost": num(i.unit_cost, route=f"cost {i.name}")} for i in tr.cost]
+        if rate is None or rate == 1.0:
+            add(f"{k}.budget", "budget = Σ count × unit cost", num(t.cost.budget), items=cost_items)
+        else:
+            add(f"{k}.budget", BUDGET_AT_RATE_RULE, num(t.cost.budget), items=cost_items,
+                rate=num(rate, policy=pkey("units", "rates", "usd")))
         add(f"{k}.floor_class", "floor_class = priors[class].floor_usd", num(t.cost.floor_class),
             floor=num(t.cost.floor_class, policy=pkey("priors", t.ref_class, "floor_usd")))
         prices = []
@@ -374,13 +391,6 @@ MODE_RANK = {"off": 0, "dock": 1, "gate": 2}
 def route_certificate(c: Compiled, files: dict[str, str], policy_mode: str) -> dict[str, Any]:
     """One route's certificate; ``policy_mode`` is the coverage mode its policy's files
     set (before any `--set`), so a mode lowered from it is recorded (`lowered_from`)."""
-    pol = c.policy.policy
-    if not (pol.vision.is_default and pol.units.is_default):
-        # the checker re-derives V as tam × capture × defensibility in usd, and nothing else
-        raise CertificateError(
-            f"route `{c.route.name}`: policy {c.policy.ref} computes the vision's value by its own formula "
-            f"(`{pol.vision.value}`, in {pol.units.fold}); a decision certificate covers the venture formula "
-            "in usd only")
     d = c.decision
     return {
         "route": c.route.name,
@@ -731,8 +741,9 @@ def bind_written(cert: dict[str, Any], c: Compiled, text: str) -> dict[str, Any]
     r = c.route
     steps = {s["symbol"]: s for s in cert["steps"]}
     vision = dict(r.vision.item_spans)
-    for key in ("tam", "capture", "defensibility"):
-        steps["V"]["operands"][key]["written"] = written(text, vision.get(key))
+    v_ops = steps["V"]["operands"]
+    for key, o in (v_ops["fields"] if "fields" in v_ops else v_ops).items():
+        o["written"] = written(text, vision.get(key))
     evidence = {e.name: e for e in r.evidence}
     by_name = {t.name: t for t in r.transitions}
     for t in r.transitions:
