@@ -355,7 +355,7 @@ class VisionPolicy:
         factory=_default_vision_fields,
         metadata={
             "doc": "The values a route's vision states, each with its kind: `usd` (an amount: `5M usd`), "
-            "`ratio` (in [0, 1], or a percentage), `count` (a whole number of things) or `number`. Every "
+            "`ratio` (in [0, 1], or a percentage), `count` or `number` (at least 0). Every "
             "field must be one the formula reads, and a vision states each one. `extends` replaces the whole "
             "`[vision]` table: a formula and its fields go together."
         },
@@ -378,8 +378,8 @@ class UnitsPolicy:
         default="usd",
         metadata={
             "doc": "The name of the unit the fold is kept in: `usd`, or any name the policy chooses "
-            "(`impact_points`, `researcher_months`). Every number PCSC prints in money today is printed in "
-            "it. Class and delta floors (`floor_usd`, `floors.delta`) are in this unit."
+            "(`impact_points`, `researcher_months`). Every amount PCSC prints (c, D, R, the value, the score) is "
+            "printed in it. Class and delta floors (`floor_usd`, `floors.delta`) are in this unit."
         },
     )
     rates: dict[str, float] = attrs.field(
