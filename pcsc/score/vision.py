@@ -44,11 +44,12 @@ def vision_inputs(vision: Vision, policy: Policy) -> dict[str, float]:
 def vision_value(vision: Vision, policy: Policy) -> float:
     """V for ``vision`` under ``policy``'s formula; `VisionValueError` when it is not a
     finite number."""
-    inputs = vision_inputs(vision, policy)
     if policy.vision.is_default:  # the venture formula, exactly as it was always computed
-        tam, capture, defensibility = inputs["tam"], inputs["capture"], inputs["defensibility"]
+        tam, capture, defensibility = vision.tam, vision.capture, vision.defensibility
+        tam = in_fold(tam, usd_rate(policy))
         return checked(tam * capture * defensibility, "the value tam × capture × defensibility",
                        tam, capture, defensibility)
+    inputs = vision_inputs(vision, policy)
     expr = policy.vision.expr if policy.vision.expr is not None else compile_rule(policy.vision.value)
     try:
         value = Interpreter(inputs, _FUNCTIONS).eval(expr)
