@@ -36,6 +36,7 @@ import attrs
 from pcsc._version import __version__
 from pcsc.base.humanize import money, points
 from pcsc.compiler.session import Compiled
+from pcsc.score.units import unit_key
 
 RankKey = Literal["criteria", "score"]
 Tier = Literal["released", "refused", "ineligible-released", "ineligible-refused"]
@@ -194,6 +195,7 @@ def rank_row(r: Ranked) -> dict[str, Any]:
         "ungated_score": n.score,
         "criteria_score": n.criteria_score,
         "bucket": n.bucket,
+        **unit_key(c.policy.policy),
     }
 
 

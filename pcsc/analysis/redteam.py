@@ -68,6 +68,7 @@ from pcsc.lang.ir import Edge, Evidence, Parallel, Route, Series, Shape, Transit
 from pcsc.lang.ir.shape import edges as shape_edges
 from pcsc.lang.printer import number, route_to_text
 from pcsc.lang.syntax.literals import add_horizon
+from pcsc.score.units import unit_key
 
 KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "shrink-cost", "drop-evidence", "drop-kill",
          "drop-threshold")
@@ -674,6 +675,7 @@ def report_json(reports: Sequence[RouteReport], max_edits: int, depth: int, recl
         routes.append({
             "route": c.route.name,
             "file": c.route.file,
+            **unit_key(c.policy.policy),
             "honest": {
                 "ungated_score": c.numbers.score,
                 "verdict": c.decision.verdict,

@@ -365,6 +365,7 @@ class Report:
     margins: tuple[Margin, ...]
     compiles: int
     rivals: tuple[str, ...]
+    unit: str = "usd"  # the fold's unit: the score's and every amount's
 
 
 def _scan(p: Parameter, direction: int) -> list[float]:
@@ -648,7 +649,7 @@ def sensitivity(c: Compiled, session: Session, rivals: Sequence[Route]) -> Repor
         margins.extend(search(ev, p))
     margins.sort(key=Margin.sort_key)
     return Report(c.route.name, c.route.file, c.policy.ref, ev.start, tuple(margins), ev.compiles,
-                  tuple(r.name for r in rivals))
+                  tuple(r.name for r in rivals), c.policy.policy.units.fold)
 
 
 # ---------------------------------------------------------------------- output
@@ -663,6 +664,7 @@ def report_json(r: Report) -> dict[str, Any]:
         "rivals": list(r.rivals),
         "compiles": r.compiles,
         "margins": [m.json() for m in r.margins],
+        **({} if r.unit == "usd" else {"unit": r.unit}),
     }
 
 
@@ -679,8 +681,9 @@ def report_text(r: Report) -> str:
     among = ", ".join(r.rivals) if len(r.rivals) < 4 else f"{len(r.rivals)} rivals"
     lines = [
         f"route {r.route}  [{r.file}]  under {r.policy}",
-        "  now: score " + number(s.score) + f" ({s.decision('sign')}), verdict {s.verdict}, bucket {s.bucket or '—'}, "
-        f"binding {s.binding}" + (f", rank {s.decision('rank')} among it and {among}" if s.rank is not None else ""),
+        "  now: score " + number(s.score) + ("" if r.unit == "usd" else f" {r.unit}")
+        + f" ({s.decision('sign')}), verdict {s.verdict}, bucket {s.bucket or '—'}, binding {s.binding}"
+        + (f", rank {s.decision('rank')} among it and {among}" if s.rank is not None else ""),
     ]
     flips = [m for m in r.margins if m.at is not None]
     if flips:

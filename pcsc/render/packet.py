@@ -24,6 +24,7 @@ from pcsc.policy.model import Found
 from pcsc.render.diagnostics import to_json
 from pcsc.score.cost import Delta
 from pcsc.score.route import RouteNumbers
+from pcsc.score.units import unit_key
 from pcsc.score.vision import vision_inputs
 
 
@@ -332,6 +333,7 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
         routes.append({
             "route": c.route.name,
             "file": c.route.file,
+            **unit_key(c.policy.policy),
             "policy": policy_identity(c),
             "score": c.numbers.score,
             "verdict": c.decision.verdict,

@@ -162,6 +162,7 @@ class RouteReport:
     seams: tuple[SeamRow, ...]
     seams_note: str | None
     honest_gate: str
+    unit: str = "USD"  # the fold's unit, as amounts are printed beside it
 
 
 @attrs.frozen
@@ -185,6 +186,7 @@ class Ranking:
     policies: tuple[str, ...]
     warnings: tuple[str, ...]
     rows: tuple[RankRow, ...]
+    unit: str = "USD"  # the routes' fold unit (each route's score says its own when they differ)
 
 
 @attrs.frozen
@@ -249,6 +251,7 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
     _, _, coverage = gate_and_dock(c, "report")
     seams = analyse(c, session)
     return RouteReport(
+        unit=c.policy.policy.units.label,
         anchor=anchor,
         name=r.name,
         title=r.title,
@@ -448,8 +451,10 @@ def _ranking(compiled: Sequence[Compiled], anchors: Sequence[str]) -> Ranking | 
     if choice.key is None:
         return None
     where = {id(c): anchors[i] for i, c in enumerate(compiled)}
+    units = sorted({c.policy.policy.units.label for c in compiled})
     return Ranking(choice.key, choice.policies, choice.warnings,
-                   tuple(_rank_row(r, where[id(r.compiled)]) for r in rank(compiled, choice.key)))
+                   tuple(_rank_row(r, where[id(r.compiled)]) for r in rank(compiled, choice.key)),
+                   units[0] if len(units) == 1 else "each route's unit")
 
 
 def _rank_row(r: Ranked, anchor: str) -> RankRow:

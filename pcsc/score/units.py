@@ -53,3 +53,9 @@ def check_amount_units(route: Route, policy: Policy, diags: Diagnostics) -> bool
     more = f"; {len(amounts) - 1} more amount(s) of this route are in usd" if len(amounts) > 1 else ""
     diags.diag(E416_NO_RATE, span, what=what, policy=route.policy, unit=policy.units.fold, more=more)
     return False
+
+
+def unit_key(policy: Policy) -> dict[str, str]:
+    """`{"unit": …}` for a JSON document whose amounts are in a fold kept in another unit
+    than usd; empty under usd (so a usd document is what it always was)."""
+    return {} if policy.units.fold == "usd" else {"unit": policy.units.fold}
