@@ -364,3 +364,50 @@ def test_a_forged_formula_value_or_rate_does_not_verify(
     resign(oss_cert, edit)
     code, out, err = run("verify-cert", str(oss_cert))
     assert code == 1 and message in out + err, out + err
+
+
+# ---------------------------------------------------------------------- seams
+THIRD_STAGE = '''    transition spread: stable -> popular {
+        actor      "the maintainers"
+        mechanism  "a hosted rules catalogue"
+        class      "oss/stability"
+        threshold  developers >= 30k
+        kill       developers < 5k
+        horizon    12 months
+        cost {
+            maintainers  2 * 60k usd
+        }
+        discharges adoption
+    }
+
+    evidence spread_survey {
+        source    "a survey of the project's users"
+        captured  2026-02-25
+        tier      2
+        weight    1.0
+        supports  spread
+        excerpt   "Most would use a hosted catalogue."
+    }
+
+'''
+
+
+def test_a_seam_under_a_policy_formula_holds_its_identity(run: Run, tmp_path: Path) -> None:
+    stable = "    state stable       { developers 10k }"
+    text = OSS_ROUTE.read_text().replace(stable, stable + "\n    state popular      { developers 30k }")
+    text = text.replace("vision stable {", "vision popular {").replace("    evidence plugin_installs {",
+                                                                     THIRD_STAGE + "    evidence plugin_installs {")
+    route = tmp_path / "three.route"
+    route.write_text(text)
+    code, doc = packet(run, "seams", str(route))
+    assert code == 0
+    [seam] = doc["routes"][0]["seams"]
+    # by hand: Δ_1 = p_0 · (c_1 + (1 − p_1) · R_2), R_2 = −c_2 + p_2 · V; every p = prior × 1.25
+    p0, p1, p2 = 0.30 * 1.25, 0.60 * 1.25, 0.60 * 1.25
+    c1, c2, V = 1200.0, 1200.0, 10_000 * 20 * 3
+    R2 = -c2 + p2 * V
+    assert seam["delta"] == pytest.approx(p0 * (c1 + (1 - p1) * R2))
+    assert seam["identity_holds"] and seam["delta_exact"] == seam["delta_refold"]
+    assert doc["routes"][0]["unit"] == "impact_points"
+    code, out, _ = run("splice", str(route), "--route", "schema_linter", "--seam", "1")
+    assert code == 0 and "adopters                 10_000" in out  # the spliced route keeps the policy's fields
