@@ -193,10 +193,14 @@ def test_compare_with_a_class_the_old_policy_lacks(tmp_path: Path, capsys: pytes
         f"{outcomes}: warning: observation[0].route: no packet has route `adaptive_sat_prep`; ignored [PCSC-W701]\n"
         in err
     )
-    code, _, err = run_cli(capsys, "policy", "compare", "venture@1.0.0", "venture@1.1.0", "--ledger", str(ledger),
-                           "--as-of", "2019-01-01", "--holdout", "1")
-    assert code == 1
-    assert err == (
-        f"{ledger}: error: reference class 'fintech/first-users' of a frozen forecast is in neither policy "
-        "[PCSC-E744]\n"
-    )
+    # the class is in 1.1.0 and not in 1.0.0: the one that lacks it is named, whichever side it is on
+    for old, new in (("venture@1.0.0", "venture@1.1.0"), ("venture@1.1.0", "venture@1.0.0")):
+        code, _, err = run_cli(capsys, "policy", "compare", old, new, "--ledger", str(ledger),
+                               "--as-of", "2019-01-01", "--holdout", "1")
+        assert code == 1
+        assert err == (
+            f'{ledger}: error: reference class "fintech/first-users" of a frozen forecast is not in policy '
+            "venture@1.0.0 [PCSC-E744]\n"
+            "  help: a forecast is re-scored under both policies: compare policies that have a prior for every "
+            "class it uses\n"
+        )

@@ -580,7 +580,11 @@ E742_NO_FORECAST_OF_MODE = message(
     codes.E742, "nothing to grade: no {mode} forecast in the ledger (see `pcsc freeze{flag}`)"
 )
 E743_CANNOT_WRITE_PLOT = message(codes.E743, "cannot write the plot: {reason}")
-E744_CLASS_IN_NEITHER = message(codes.E744, "reference class {ref_class} of a frozen forecast is in neither policy")
+E744_CLASS_NOT_IN_POLICY = message(
+    codes.E744,
+    'reference class "{ref_class}" of a frozen forecast is not in policy {policy}',
+    "a forecast is re-scored under both policies: compare policies that have a prior for every class it uses",
+)
 E745_LATEST_MIX_MODES = message(
     codes.E745,
     "the latest forecasts are {first} and {second}; the two are never pooled: {prospective}, and {retrospective}; "
