@@ -546,6 +546,9 @@ W501_UNCOVERED = message(
 
 
 # ---------------------------------------------------------------------- forecasts
+# why an append wrote nothing (``nothing``: "nothing frozen", "nothing stored")
+E711_NOTHING_WRITTEN = message(codes.E711, "{nothing}: {problem}")
+E719_NOTHING_WRITTEN = message(codes.E719, "{nothing}: {problem}")
 E712_NOT_VERIFIED = message(codes.E712, "{nothing}: the ledger does not verify: {problem}")
 E713_NOTHING_TO_RESOLVE = message(codes.E713, "no frozen forecast to resolve (run `pcsc freeze` first)")
 E714_CANNOT_SHOW = message(codes.E714, "cannot show the ledger: {cause}; `pcsc ledger verify` names the bad row")
@@ -557,6 +560,55 @@ E715_NOT_IN_THE_PAST = message(
 )
 E718_NOT_VERIFIED = message(codes.E718, "{nothing}: the ledger does not verify: {problem}")
 # the three ways a forecast would be graded on what was known when it was frozen (raised as GradingError)
+# a key or a checkpoint that cannot be used (raised as CheckpointError)
+E717_KEY_EXISTS = message(codes.E717, "{file} exists: a key file is never replaced; choose another name")
+E717_CANNOT_WRITE_KEYS = message(codes.E717, "cannot write the key files {private}, {public}: {reason}")
+E717_CANNOT_READ_KEY = message(codes.E717, "{path}: cannot read the {what} key: {reason}")
+E717_NOT_PEM = message(codes.E717, "{path}: not an unencrypted PEM {what} key ({reason})")
+E717_NOT_ED25519 = message(codes.E717, "{path}: not an Ed25519 {what} key (`pcsc ledger keygen` makes one)")
+E717_NOT_A_CHECKPOINT = message(codes.E717, "{path}: not a checkpoint: {reason}")
+E717_CANNOT_READ_CHECKPOINT = message(codes.E717, "{path}: cannot read the checkpoint: {reason}")
+E717_NO_FORMAT = message(codes.E717, '{path}: not a checkpoint (no "format": "{format}")')
+E717_VERSION = message(codes.E717, "{path}: a checkpoint of version {version!r}; this pcsc reads {reads}")
+E717_NO_SIGNATURE = message(codes.E717, "{path}: the checkpoint has no valid signature")
+E717_SIGNATURE_FAILS = message(
+    codes.E717,
+    "{path}: the signature does not verify with {key}: the checkpoint was changed after it was signed, "
+    "or it was signed with another key",
+)
+E717_HEAD_INCOMPLETE = message(codes.E717, "{path}: the checkpoint's head is incomplete")
+E717_HEAD_SEQS = message(
+    codes.E717, "{path}: the checkpoint's head seqs are not whole numbers: {entries!r}, {outcomes!r}"
+)
+E717_HEAD_TOKEN = message(codes.E717, "{path}: the checkpoint's head token {token} is not the hash of its rows")
+E717_CANNOT_WRITE_CHECKPOINT = message(codes.E717, "{path}: cannot write the checkpoint: {reason}")
+# a score table that cannot be graded (raised as ScoreTableError, which names the file and line)
+E731_NO_SUCH_FILE = message(codes.E731, "no such file")
+E731_CANNOT_READ = message(codes.E731, "cannot be read: {reason}")
+E731_EMPTY = message(codes.E731, "the file is empty: expected a header row of column names")
+E731_NOT_CSV = message(codes.E731, "not a CSV file: {reason}")
+E731_HEADER_TWICE = message(codes.E731, "the header names {names} more than once")
+E731_FIELD_COUNT = message(codes.E731, "{count} fields where the header has {header}")
+E731_NO_COLUMN = message(codes.E731, "no {role} column `{column}`; the columns are {columns}")
+E731_EMPTY_ID = message(codes.E731, "empty case id in column `{column}`")
+E731_CASE_TWICE = message(codes.E731, "case `{case}` appears twice (first on line {first})")
+E731_NO_CASE_OF_KIND = message(
+    codes.E731,
+    "no {kind} case: no row has `{column}` in {{{wanted}}}, so AUC is undefined ({graded} graded, "
+    "{left_out} left out)",
+)
+E731_NO_SCORER = message(codes.E731, "no scorer: no column besides `{id}` and `{outcome}` holds numbers")
+E731_NOT_A_NUMBER = message(codes.E731, "case `{case}`: scorer column `{column}` is {value}, not a (finite) number")
+# a checksum sidecar that cannot be read or that the table does not match (raised as SidecarError)
+E732_CANNOT_READ_SIDECAR = message(codes.E732, "cannot read the checksum file {sidecar}: {reason}")
+E732_NOT_A_SHA256SUM_LINE = message(codes.E732, "{sidecar}: expected a sha256sum line, `<64 hex digits>  {table}`")
+E732_OF_ANOTHER_FILE = message(codes.E732, "{sidecar} is the checksum of {named}, not of {table}")
+E732_CANNOT_READ_TABLE = message(codes.E732, "cannot read {table}: {reason}")
+E732_DOES_NOT_MATCH = message(
+    codes.E732,
+    "the table does not match its checksum: {sidecar} says {expected}, the file hashes to {actual}; "
+    "it changed after the checksum was written",
+)
 E741_RECORDED_BEFORE = message(
     codes.E741,
     "route {route}: retrospective forecast frozen {frozen} (seq {seq}), but the {kind} dated {observed} it would "
@@ -699,6 +751,18 @@ W702_CUE_LEFT = message(
     "identity cue `{cue}` left in the blinded copy: only route, state, transition and evidence names are renamed, "
     "not the other names the compiler reads (reference classes, fields, cost items, libraries, obligations); "
     "rename it in the route",
+)
+
+W751_RANKED_TOGETHER = message(
+    codes.W751,
+    "routes ranked together use {count} policies: {policies}; their numbers come from different rules. "
+    "All rank by `{key}`, so they are ranked together",
+)
+W751_GRADED_TOGETHER = message(
+    codes.W751,
+    "forecasts graded together use {count} policies: {policies}. Their numbers come from different rules, and "
+    "each AUC, lift and calibration below pools them as one ranking; grade each policy's forecasts in a ledger "
+    "of their own to keep them apart",
 )
 
 
