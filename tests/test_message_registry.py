@@ -172,8 +172,8 @@ PASSED_ON = {
     ("pcsc/cli/forecasting.py", "W701"): "Findings of pcsc/forecast/resolve.py: problems built as strings",
     ("pcsc/cli/commands/ledger_verify.py", "E712"): "the ledger's verify problems (pcsc/forecast/ledger.py)",
     ("pcsc/cli/commands/ledger_verify.py", "E716"): "the ledger's verify problems (pcsc/forecast/ledger.py)",
-    ("pcsc/cli/commands/test.py", "E801"): "PolicyTestError of pcsc/analysis/policy_tests.py: problems as strings",
     # the words are the registry's, filled in where the exception is raised (`phrase`)
+    ("pcsc/cli/commands/test.py", "E801"): "PolicyTestError: E801_* of the registry",
     ("pcsc/cli/commands/ledger_verify.py", "E717"): "CheckpointError: E717_* of the registry",
     ("pcsc/cli/commands/ledger_checkpoint.py", "E717"): "CheckpointError: E717_* of the registry",
     ("pcsc/cli/commands/ledger_keygen.py", "E717"): "CheckpointError: E717_* of the registry",
@@ -187,7 +187,8 @@ PASSED_ON = {
     ("pcsc/forecast/report.py", "E745"): "GradingError: E745_* of the registry",
 }
 # exceptions whose text a site passes on, raised only with the registry's words
-FROM_THE_REGISTRY = {"CheckpointError": 0, "SidecarError": 0, "ScoreTableError": 1, "GradingError": 1}
+FROM_THE_REGISTRY = {"CheckpointError": 0, "SidecarError": 0, "ScoreTableError": 1, "GradingError": 1,
+                     "PolicyTestError": 1}
 # the calls that make a diagnostic of a code and a text, and the position of the text
 REPORTING_TEXT = {"Finding": 1, "of": 1, "add": 1, "ledger_diagnostic": 1}
 

@@ -661,6 +661,35 @@ E746_NONE_RESOLVED = message(
 E751_NO_ROUTES = message(codes.E751, "nothing to {what}: no routes in {files}")
 
 # ---------------------------------------------------------------------- policy tests and project scaffolding
+# a policy test file's problems, each at its key path (raised as PolicyTestError)
+E801_AT = message(codes.E801, "{where}: {problem}")
+E801_UNKNOWN_KEY = message(codes.E801, "unknown key; expected one of {allowed}")
+E801_NOT_A_STRING = message(codes.E801, "expected a string")
+E801_NOT_A_CHOICE = message(codes.E801, "expected one of {choices}, got {value!r}")
+E801_NOT_A_NUMBER = message(codes.E801, "expected a number")
+E801_NOT_FINITE = message(codes.E801, "expected a finite number")
+E801_BELOW_MINIMUM = message(codes.E801, "expected a number >= {minimum:g}")
+E801_EMPTY_RANGE = message(codes.E801, "expected a table with min, max or both")
+E801_MIN_ABOVE_MAX = message(codes.E801, "min {min:g} is greater than max {max:g}")
+E801_NOT_A_RANGE = message(codes.E801, "expected a number or a table {{min = …, max = …}}")
+E801_NOT_STRINGS = message(codes.E801, "expected an array of strings")
+E801_NOT_OF_FORM = message(codes.E801, "expected {what}, got {value!r}")
+E801_NO_EXPECTATION = message(codes.E801, "expected a table with at least one expectation ({keys})")
+E801_NOT_A_BOOL = message(codes.E801, "expected true or false")
+E801_ERRORS_AND_MORE = message(
+    codes.E801, "a case that expects errors expects nothing else (its route does not compile)"
+)
+E801_NOT_UTF8 = message(codes.E801, "not UTF-8 text")
+E801_NOT_TOML = message(codes.E801, "not valid TOML: {reason}")
+E801_NOT_A_TABLE = message(codes.E801, "expected a table")
+E801_NO_CASES = message(codes.E801, "expected one or more [[case]] tables")
+E801_NO_NAME = message(codes.E801, "missing: every case needs a name")
+E801_NAME_TWICE = message(codes.E801, "{name!r} is already the name of case[{first}]")
+E801_NO_ROUTE = message(codes.E801, "missing: the route file to test (relative to this file)")
+E801_NOT_A_POLICY = message(codes.E801, "expected id@version or a path to a .toml file, got {policy!r}")
+E801_NOT_A_SEAM = message(codes.E801, "expected a whole number >= 1 (the seam k)")
+E801_NO_EXPECT = message(codes.E801, "missing: what the case expects")
+
 E802_CASE_ERROR = message(codes.E802, 'case[{index}] "{name}": {failures}')
 E803_NO_TEST_FILES = message(
     codes.E803,
