@@ -546,6 +546,79 @@ W501_UNCOVERED = message(
 
 
 # ---------------------------------------------------------------------- forecasts
+# an outcomes file's problems, each at its key path (raised as OutcomesError)
+E701_CANNOT_READ = message(codes.E701, "cannot read the file: {reason}")
+E701_NOT_TOML = message(codes.E701, "not valid TOML: {reason}")
+E701_NESTED_TOO_DEEPLY = message(codes.E701, "not usable: arrays or tables nested too deeply")
+E701_NOT_USABLE = message(codes.E701, "not usable: {reason}")
+E701_UNKNOWN_TOP_KEY = message(
+    codes.E701,
+    "{key}: unknown key; an outcomes file holds [[observation]] and [[label]] tables",
+)
+E701_BAD_RECORD = message(codes.E701, "record {n}: expected an observation with fields or a label")
+E701_NOT_AN_ARRAY = message(codes.E701, "{key}: expected an array of tables; write each entry under [[{key}]]")
+E701_NOT_A_TABLE = message(codes.E701, "{key}[{i}]: expected a table")
+E701_MISSING_KEY = message(codes.E701, "{where}: missing key `{key}`")
+E701_NOT_A_ROUTE_NAME = message(
+    codes.E701,
+    '{where}.route: expected a route name (a quoted identifier such as "devtools_api")',
+)
+E701_DATE_AND_TIME = message(codes.E701, "{where}.date: expected a date (YYYY-MM-DD), not a date and time")
+E701_NOT_A_DATE = message(codes.E701, "{where}.date: expected a date (YYYY-MM-DD, unquoted)")
+E701_QUOTED_DATE = message(codes.E701, "{where}.date: expected a date; write it unquoted: date = {value}")
+E701_SOURCE_NOT_A_STRING = message(codes.E701, "{where}.source: expected a string")
+E701_NOT_A_FIELD_NAME = message(codes.E701, "{where}.{key}: not a field name")
+E701_NO_FIELD_VALUES = message(codes.E701, "{where}: no field values; write at least one, e.g. developers = 620")
+E701_NOT_FINITE = message(codes.E701, "{where}: expected a finite number (at most about 1.8e308)")
+E701_NOT_A_VALUE = message(codes.E701, "{where}: expected a number or true/false, not {kind}{hint}")
+E701_HINT_UNQUOTED = message(codes.E701, "; write it unquoted: {text}")
+E701_HINT_NO_SUFFIX = message(codes.E701, "; TOML numbers take no suffixes or units: write {plain} for `{text}`")
+E701_UNKNOWN_LABEL_KEY = message(codes.E701, "{where}.{key}: unknown key; a label has {keys}")
+E701_NOT_AN_OUTCOME = message(codes.E701, "{where}.outcome: expected one of {choices}")
+E701_OBSERVED_TWICE = message(
+    codes.E701,
+    "observation[{i}].{field}: {route} on {date} already has {field} = {value} (observation[{j}])",
+)
+E701_LABELLED_TWICE = message(
+    codes.E701,
+    "label[{i}].outcome: {route} on {date} is already labelled {outcome} (label[{j}])",
+)
+# outcomes that do not fit the frozen routes, and suspect ones (a resolution's Findings)
+W701_NO_SUCH_ROUTE = message(codes.W701, "{where}.route: no packet has route `{route}`{hint}; ignored")
+W701_OBSERVED_BEFORE_AS_OF = message(
+    codes.W701,
+    "{where}.date: on or before as_of {as_of} of {route}: it resolves nothing",
+)
+E702_NO_SUCH_FIELD = message(codes.E702, "{where}.{field}: route {route} has no field `{field}`{hint}")
+E702_ITS_FIELDS = message(codes.E702, "; its fields are {fields}")
+E702_NOT_A_BOOL = message(codes.E702, "{where}.{field}: `{field}` is a bool field: expected true or false")
+E702_NOT_A_NUMBER = message(codes.E702, "{where}.{field}: `{field}` is a {kind} field: expected a number")
+E702_NEGATIVE_COUNT = message(codes.E702, "{where}.{field}: `{field}` is a count: expected a number >= 0")
+W701_RATIO_OVER_ONE = message(
+    codes.W701,
+    "{where}.{field}: `{field}` is a ratio, written as a fraction: {value} is {percent}%",
+)
+W701_LABELLED_BEFORE_AS_OF = message(
+    codes.W701,
+    "label[{i}].date: on or before as_of {as_of} of {route}: the forecast was frozen after this outcome",
+)
+E702_DID_YOU_MEAN = message(codes.E702, " (did you mean `{name}`?)")  # W701's hint too
+# frozen packets that cannot be resolved, each problem at its path (raised as PacketError)
+E721_CANNOT_READ = message(codes.E721, "cannot read the file: {reason}")
+E721_NOT_JSON = message(codes.E721, "not JSON: {reason}")
+E721_NESTED_TOO_DEEPLY = message(codes.E721, "not usable: arrays or objects nested too deeply")
+E721_NOT_AN_ARRAY = message(codes.E721, "{where}: expected an array")
+E721_NOT_A_PACKET = message(codes.E721, "{where}: expected a `pcsc compile --format json` output or a route packet")
+E721_NOT_AN_OBJECT = message(codes.E721, "{where}: expected an object")
+E721_NO_ROUTE_NAME = message(codes.E721, "{where}: expected the route's name")
+E721_NOT_FIELDS = message(codes.E721, "{where}: expected an array of {{name, type}}")
+E721_NOT_WINDOWS = message(codes.E721, "{where}: expected an array of positive whole numbers of days")
+E721_MISSING = message(codes.E721, "{where}: missing; freeze the route again with this compiler")
+E721_NOT_A_DATE = message(codes.E721, "{where}: expected an ISO date")
+E721_NOT_A_DATE_OR_NULL = message(codes.E721, "{where}: expected an ISO date or null")
+E721_NO_TRANSITION_NAME = message(codes.E721, "{where}: expected the transition's name")
+E721_NOT_AN_EXPRESSION_TEXT = message(codes.E721, "{where}: expected the expression text or null")
+E721_CANNOT_READ_CONDITION = message(codes.E721, "{where}: cannot read `{text}`: {problem}")
 # why an append wrote nothing (``nothing``: "nothing frozen", "nothing stored")
 E711_NOTHING_WRITTEN = message(codes.E711, "{nothing}: {problem}")
 E719_NOTHING_WRITTEN = message(codes.E719, "{nothing}: {problem}")
