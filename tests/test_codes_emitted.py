@@ -132,6 +132,10 @@ def test_the_named_test_exists_and_names_its_code(code: str) -> None:
     assert code.removeprefix("PCSC-") in source or (
         "parametrize" in source and code.removeprefix("PCSC-") in module
     ), f"{nodeid} never names {code}"
+    # and it is of the default run: not deselected as slow, nor as the fuzzer's long run
+    marks = ("mark.slow", "mark.fuzz100k")
+    assert not any(m in source for m in marks), f"{nodeid} is not run by default"
+    assert not any(f"pytestmark = pytest.{m}" in module for m in marks), f"{nodeid} is not run by default"
 
 
 # ---------------------------------------------------------------------- codes no other test names
