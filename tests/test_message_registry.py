@@ -188,7 +188,7 @@ PASSED_ON = {
 }
 # exceptions whose text a site passes on, raised only with the registry's words
 FROM_THE_REGISTRY = {"CheckpointError": 0, "SidecarError": 0, "ScoreTableError": 1, "GradingError": 1,
-                     "PolicyTestError": 1, "OutcomesError": 1, "PacketError": 1}
+                     "PolicyTestError": 1, "OutcomesError": 1, "PacketError": 1, "OverrideError": 0}
 # modules that still collect their problems as sentences written in place
 PROBLEMS_AS_SENTENCES = {"pcsc/policy/load.py", "pcsc/forecast/ledger_pg.py", "pcsc/cli/commands/policy_check.py"}
 # the calls that make a diagnostic of a code and a text, and the position of the text

@@ -778,6 +778,43 @@ E812_CANNOT_WRITE = message(codes.E812, "cannot write {path}: {reason}")
 
 # ---------------------------------------------------------------------- decisions
 E901_OVERRIDE = message(codes.E901, "{problem}", "see docs/decisions.md")
+# an override that cannot be applied, addressed by its key (raised as OverrideError)
+E901_UNCLOSED_QUOTE = message(codes.E901, "{key}: a quoted segment is not closed")
+E901_BAD_SEGMENT_START = message(
+    codes.E901,
+    "{key}: `{char}` cannot start a key segment (quote segments with other characters)",
+)
+E901_NO_DOT = message(codes.E901, "{key}: expected `.` between key segments")
+E901_ENDS_WITH_DOT = message(codes.E901, "{key}: the key ends with `.`")
+E901_EMPTY_KEY = message(codes.E901, "an empty key")
+E901_NOT_A_VALUE = message(
+    codes.E901,
+    "`{text}` is not a value: write a TOML literal or a number such as 5B, 12% or 1.5M usd",
+)
+E901_NOT_FINITE = message(
+    codes.E901,
+    "{key}: `{value}` is not a finite number (no policy or route value may be NaN or infinite, nor "
+    "beyond about 1.8e308)",
+)
+E901_NOT_KEY_VALUE = message(codes.E901, '`{text}`: expected KEY=VALUE, e.g. priors."devtools/scale".p=0.2')
+E901_NOT_A_ROUTE_KEY = message(
+    codes.E901,
+    "{key}: a route override is route.vision.tam (.capture, .defensibility), "
+    "route.transitions.NAME.cost.ITEM or route.evidence.NAME.weight",
+)
+E901_UNKNOWN_VISION_KEY = message(codes.E901, "{key}: unknown key (a route's vision has tam, capture, defensibility)")
+E901_NOT_A_NUMBER = message(codes.E901, "{key}: expected a number")
+E901_TAM = message(codes.E901, "{key}: vision `tam` must be a finite number at least 0, got {number:g}")
+E901_VISION_RATIO = message(codes.E901, "{key}: vision `{item}` must be in [0, 1], got {number:g}")
+E901_NEGATIVE_COST = message(codes.E901, "{key}: a cost amount cannot be negative, got {number:g}")
+E901_WEIGHT = message(codes.E901, "{key}: an evidence weight must be in [0, 1], got {number:g}")
+E901_NOT_A_TABLE = message(codes.E901, "{key}: is a value, not a table")
+E901_NAMES_THE_POLICY = message(codes.E901, "--set {key}: names the policy; it cannot be overridden")
+E901_NO_SUCH_COST_ITEM = message(
+    codes.E901,
+    "{key}: no route compiled has a transition `{transition}` with a cost item `{item}`",
+)
+E901_NO_SUCH_EVIDENCE = message(codes.E901, "{key}: no route compiled has evidence `{evidence}`")
 E911_CERTIFICATE = message(codes.E911, "certificate {file}: {problem}")
 E911_CANNOT_WRITE = message(codes.E911, "cannot write {file}: {reason}")
 E911_CANNOT_READ = message(codes.E911, "cannot read {file}: {problem}")
