@@ -208,3 +208,16 @@ def test_compare_with_a_class_the_old_policy_lacks(tmp_path: Path, capsys: pytes
             "  help: a forecast is re-scored under both policies: compare policies that have a prior for every "
             "class it uses\n"
         )
+
+
+def test_rank_of_routes_under_two_policies_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = ROOT / "examples/ci_cache.route", ROOT / "examples/cohort/adaptive_sat_prep.route"
+    code, _, err = run_cli(capsys, "rank", str(new), str(old))
+    assert code == 0
+    assert re.fullmatch(
+        rf"{re.escape(str(new))}: warning: routes ranked together use 2 policies: "
+        r"venture@1\.0\.0 \(sha256 [0-9a-f]{12}\), "
+        r"venture@1\.1\.0 \(sha256 [0-9a-f]{12}\); their numbers come from different rules\. All rank by `score`, "
+        r"so they are ranked together \[PCSC-W751\]\n",
+        err,
+    ), err
