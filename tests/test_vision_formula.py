@@ -411,3 +411,39 @@ def test_a_seam_under_a_policy_formula_holds_its_identity(run: Run, tmp_path: Pa
     assert doc["routes"][0]["unit"] == "impact_points"
     code, out, _ = run("splice", str(route), "--route", "schema_linter", "--seam", "1")
     assert code == 0 and "adopters                 10_000" in out  # the spliced route keeps the policy's fields
+
+
+def test_a_require_line_reads_usd_under_a_fold_in_another_unit(run: Run, tmp_path: Path) -> None:
+    """The venture formula under a fold kept in thousands of usd: `budget >= floor(delta)`
+    compares the usd the route writes with the floor read back in usd, and certifies."""
+    write_policy(tmp_path, "kusd", 'extends = "venture@1.0.0"\n\n[units]\nfold = "kusd"\n\n'
+                 "[units.rates]\nusd = 0.001\n")
+    route = tmp_path / "d.route"
+    route.write_text(SPEC_ROUTE.read_text().replace("venture@1.0.0", "kusd@1.0.0"))
+    cert = tmp_path / "out.json"
+    code, _, err = run("compile", str(route), "--policy-path", str(tmp_path / "policies"), "--cert", str(cert))
+    assert code == 3, err  # venture's floors, now read in kusd, ask 1000 times more: GATE refuses
+    code, doc = packet(run, "compile", str(route), "--policy-path", str(tmp_path / "policies"))
+    r = doc["routes"][0]
+    assert r["value"] == pytest.approx(10e9 * 0.10 * 0.6 * 0.001) and r["unit"] == "kusd"
+    # monetize writes 4 × 150k + 1 × 120k = 720k usd: 720 kusd in the fold
+    assert r["transitions"][1]["budget"] == pytest.approx(720)
+    code, out, err = run("verify-cert", str(cert))
+    assert code == 0, out + err
+
+    doc = json.loads(cert.read_text())
+    reads = [req["operands"]["budget"] for row in doc["routes"][0]["coverage"] for o in row["obligations"]
+             for req in o["requires"] if "budget" in req["operands"]]
+    assert reads and all(b["usd_of"].endswith(".budget") and b["f"] in (720_000, 90_000 + 9_000, 60e6)
+                         for b in reads), reads
+
+    def forge(d: dict[str, Any]) -> None:
+        for row in d["routes"][0]["coverage"]:
+            for o in row["obligations"]:
+                for req in o["requires"]:
+                    if "budget" in req["operands"]:
+                        req["operands"]["budget"].update(f=720.0, q="720")  # the kusd, not the usd written
+
+    resign(cert, forge)
+    code, out, err = run("verify-cert", str(cert))
+    assert code == 1, out + err

@@ -51,6 +51,7 @@ from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
 from pcsc.score.fold import chain_fold
 from pcsc.score.route import RouteNumbers, gate_names
+from pcsc.score.units import usd_rate
 
 FORMAT = "pcsc-decision-certificate"
 VERSION = 7  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
@@ -327,7 +328,9 @@ def _require(req: Require, it: Interpreter, ctx: _TransitionContext, scoped: Seq
     operands: dict[str, Any] = {}
     for name in sorted(names & set(REQUIRE_NAMES) - {"delta"}):
         value = it.names[name]
-        if name == "budget":
+        if name == "budget" and usd_rate(ctx.policy) != 1.0:  # a require line reads the authored usd
+            operands[name] = num(value, usd_of=f"{t}.budget")
+        elif name == "budget":
             operands[name] = num(value, step=f"{t}.budget")
         elif name in ("horizon", "learning_cost") and value is not None:
             operands[name] = num(value, route=f"{t} {name}")

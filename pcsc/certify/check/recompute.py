@@ -334,7 +334,11 @@ def _transition_operand(c: RouteCheck, t: str, name: str, o: Mapping[str, Any], 
     """A name of a `require` line, tied to where the certificate or the route states it."""
     value = _decode(c, o, f"{what}: `{name}`")
     where = f"{what}: `{name}`"
-    if name == "budget" and o.get("step") != f"{t}.budget":
+    if name == "budget" and "usd_of" in o:  # under a fold in another unit: the usd the transition writes
+        step = next((s for s in c.route["steps"] if s["symbol"] == f"{t}.budget"), None)
+        if o["usd_of"] != f"{t}.budget" or step is None or value != _budget(c, step["operands"], where):
+            raise c.fail(where, f"is not the usd sum of step `{t}.budget`'s cost items")
+    elif name == "budget" and o.get("step") != f"{t}.budget":
         raise c.fail(where, f"is not step `{t}.budget`")
     if name == "class":
         prior = next((s for s in c.route["steps"] if s["symbol"] == f"{t}.p_prior"), None)
