@@ -294,10 +294,13 @@ def test_usd_without_a_rate_is_a_located_error(run: Run, tmp_path: Path) -> None
     assert "1 more amount(s) of this route are in usd" in err
 
 
-def test_a_rate_for_a_unit_no_route_writes_is_refused(tmp_path: Path) -> None:
-    write_policy(tmp_path, "eur", USD_FIELD_POLICY.replace("usd = 0.001", "usd = 0.001\neur = 2"))
+def test_a_rate_for_a_unit_no_route_writes_is_refused(run: Run, tmp_path: Path) -> None:
+    path = write_policy(tmp_path, "eur", USD_FIELD_POLICY.replace("usd = 0.001", "usd = 0.001\neur = 2"))
     with pytest.raises(PolicyError, match="units.rates.eur: a route writes amounts only in usd"):
         PolicyStore([tmp_path / "policies"]).load_ref("eur@1.0.0")
+    code, _, err = run("policy", "check", str(path))
+    assert code == 1
+    assert f"1.0.0.toml:{line_of(path, 'eur = ')}: error: units.rates.eur: a route writes amounts only in usd" in err
 
 
 @pytest.mark.parametrize(("formula", "adopters", "problem"), [

@@ -238,7 +238,9 @@ def structure(document: dict[str, Any], path: str, text: str | None = None) -> P
         located[message] = (codes.E415, value_line if message.startswith("vision.value") else
                             key_line(text, "vision", "fields") if text else 0)
     for message in units_problems(policy):
-        located[message] = (codes.E403, key_line(text, "units", message.split(":")[0].split(".")[1]) if text else 0)
+        *table, key = message.split(":")[0].split(".")  # `units.rates.usd`: the key `usd` of `[units.rates]`
+        line = key_line(text, ".".join(table), key) or key_line(text, "units", table[-1] if len(table) > 1 else key)
+        located[message] = (codes.E403, line)
     if located:
         raise PolicyError(path, list(located), located)
     # every rule passed `rule_problems`: compile each once, here, for scoring to evaluate
