@@ -92,6 +92,7 @@ ELSEWHERE = {
     "PCSC-W620": "tests/test_clean_output.py::test_a_diagnostic_escapes_its_file_name_message_and_snippet",
     "PCSC-W701": f"{THIS}::test_compare_with_a_class_the_old_policy_lacks",  # an outcome of no frozen route
     "PCSC-W702": "tests/test_routecast.py::test_blinding_masks_the_cues_and_keeps_the_numbers",  # --leakage, blind
+    "PCSC-W731": "tests/test_covariates.py::test_one_command_reproduces_the_recognition_numbers",  # --covariate
     "PCSC-W751": "tests/test_forecast_loop.py::test_evaluate_warns_when_it_pools_forecasts_of_several_policies",
 }
 

@@ -162,4 +162,5 @@ W620 = _register("PCSC-W620", "control character in the text")
 # forecast warnings
 W701 = _register("PCSC-W701", "outcome ignored or suspect")
 W702 = _register("PCSC-W702", "identity cue left in a route")
+W731 = _register("PCSC-W731", "a covariate alone matches or beats a scorer")
 W751 = _register("PCSC-W751", "routes ranked together use different policies")

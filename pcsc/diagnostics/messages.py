@@ -696,6 +696,12 @@ W702_CUE_LEFT = message(
     "not the other names the compiler reads (reference classes, fields, cost items, libraries, obligations); "
     "rename it in the route",
 )
+W731_COVARIATE_MATCHES = message(
+    codes.W731,
+    "covariate `{covariate}` alone has AUC {covariate_auc}, which matches or beats {scorers}",
+    "a scorer that a covariate matches has not shown that it adds discrimination beyond it: read its AUC within "
+    "the covariate's values and its coefficient in the adjusted model",
+)
 
 
 def _registry() -> dict[str, Message]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pcsc.forecast.learn import Comparison
     from pcsc.forecast.ledger import Entry, Head, Outcome, Verification
     from pcsc.forecast.resolve import MilestoneResult, RouteOutcome
-    from pcsc.forecast.scores_csv import Grading
+    from pcsc.forecast.scores_csv import Grading, StratumGrade
 
 
 def _aligned(rows: Sequence[Sequence[str]], right: set[int] | None = None) -> list[str]:
@@ -179,13 +179,8 @@ def grading_text(g: Grading, level: float) -> str:
         pairs += [(p.a, p.b, f"{p.delta_auc.estimate:+.3f}", _ci(p.delta_auc.ci, "+")) for p in g.paired]
         lines += table(pairs, left=(0, 1, 3))
     if g.strata:
-        lines += ["", f"within each stratum of `{t.strata_column}` (AUC; — without both classes)"]
-        strata: list[tuple[str, ...]] = [("stratum", "n", "positives", *(s.name for s in g.scorers))]
-        for st in g.strata:
-            aucs = tuple("—" if a is None else f"{a:.3f}" for _, a in st.auc)
-            strata.append((st.value or "(empty)", str(st.n), str(st.positives), *aucs))
-        strata.append(("overall", str(n), str(pos), *(f"{s.auc.estimate:.3f}" for s in g.scorers)))
-        lines += table(strata, left=(0,))
+        lines += _strata_lines(g, f"stratum of `{t.strata_column}`", g.strata)
+    lines += _covariate_lines(g, pct)
     skipped = f"; {g.skipped:,} without both classes skipped" if g.skipped else ""
     lines += ["", f"bootstrap: B = {g.B:,} resamples of the cases, seed {g.seed}, percentile intervals{skipped}",
               f"lift: the share of positives among the top ⌊n/4⌋ = {n // 4} by score (ties in row order), "
@@ -195,6 +190,58 @@ def grading_text(g: Grading, level: float) -> str:
 
 def _ci(ci: list[float] | None, sign: str = "") -> str:
     return "—" if ci is None else f"[{ci[0]:{sign}.3f}, {ci[1]:{sign}.3f}]"
+
+
+def _strata_lines(g: Grading, what: str, strata: Sequence[StratumGrade]) -> list[str]:
+    """Each scorer's AUC within each stratum, then overall."""
+    n, pos = len(g.table.labels), g.table.positives
+    rows: list[tuple[str, ...]] = [("stratum", "n", "positives", *(s.name for s in g.scorers))]
+    for st in strata:
+        aucs = tuple("—" if a is None else f"{a:.3f}" for _, a in st.auc)
+        rows.append((st.value or "(empty)", str(st.n), str(st.positives), *aucs))
+    rows.append(("overall", str(n), str(pos), *(f"{s.auc.estimate:.3f}" for s in g.scorers)))
+    return ["", f"within each {what} (AUC; — without both classes)", *table(rows, left=(0,))]
+
+
+def _bound(x: float | None, side: str) -> str:
+    return ("-∞" if side == "low" else "+∞") if x is None else f"{x:+.2f}"
+
+
+def _covariate_lines(g: Grading, pct: str) -> list[str]:
+    """Each covariate as a baseline, the scorers within its values, and the adjusted models."""
+    if not g.covariates:
+        return []
+    lines = ["", "covariates, each graded alone as a baseline"]
+    rows: list[tuple[str, ...]] = [("covariate", "n", "AUC", pct, "lift top quartile", "coding")]
+    for c in g.covariates:
+        lift = "—" if c.lift_top_quartile is None else f"{c.lift_top_quartile:.2f}"
+        rows.append((c.covariate.name, str(len(c.covariate.values)), f"{c.auc.estimate:.3f}",
+                     _ci(c.auc.ci), lift, c.covariate.coding))
+    lines += table(rows, left=(0, 3, 5))
+    lines += ["", "paired ΔAUC = AUC(scorer) − AUC(covariate), on the same resamples"]
+    pairs: list[tuple[str, ...]] = [("scorer", "covariate", "ΔAUC", pct, "")]
+    pairs += [(p.a, p.b, f"{p.delta_auc.estimate:+.3f}", _ci(p.delta_auc.ci, "+"),
+               "covariate matches or beats it" if p.a in c.matched else "")
+              for c in g.covariates for p in c.versus]
+    lines += table(pairs, left=(0, 1, 3, 4))
+    for c in g.covariates:
+        if c.strata:
+            lines += _strata_lines(g, f"value of covariate `{c.covariate.name}`", c.strata)
+    for a in g.adjusted:
+        apart = f"; {a.separated:,} of {a.used:,} resamples separate the outcomes" if a.separated else ""
+        lines += ["", f"adjusted: logit P(positive) on `{a.scorer}` and the covariates (n = {a.n}{apart})"]
+        if not a.converged:
+            lines.append("  no finite maximum: the terms separate the outcomes of the graded cases")
+            continue
+        terms: list[tuple[str, ...]] = [("term", "unit", "coefficient", pct, "Wald p")]
+        for term in a.terms[1:]:
+            terms.append((term.name, term.unit, f"{term.estimate:+.2f}",
+                          f"[{_bound(term.low, 'low')}, {_bound(term.high, 'high')}]", f"{term.p:.2f}"))
+        lines += table(terms, left=(0, 1, 3))
+    if any(a.separated for a in g.adjusted):
+        lines.append("  ∞: a resample the terms separate has no finite coefficient; its diverging coefficients "
+                     "count at ±∞, so more than 2.5% of them on one side leaves that side of the interval open")
+    return lines
 
 
 # ---------------------------------------------------------------------- freeze

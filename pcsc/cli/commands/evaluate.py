@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
@@ -20,9 +21,13 @@ from pcsc.diagnostics.messages import (
     E742_NO_FORECAST_OF_MODE,
     E743_CANNOT_WRITE_PLOT,
     E745_TABLE_MIXES_MODES,
+    W731_COVARIATE_MATCHES,
     diag,
 )
 from pcsc.diagnostics.model import Finding, Span
+
+if TYPE_CHECKING:
+    from pcsc.forecast.scores_csv import Grading
 
 DEFAULT_POSITIVE = "1"
 DEFAULT_NEGATIVE = "0"
@@ -30,7 +35,7 @@ DEFAULT_BINS = 10
 
 #: Options that apply to one mode only: (dest, flag).
 SCORES_ONLY = (("id", "--id"), ("outcome", "--outcome"), ("positive", "--positive"), ("negative", "--negative"),
-               ("plot", "--plot"), ("strata", "--strata"), ("sha256", "--sha256"))
+               ("plot", "--plot"), ("strata", "--strata"), ("sha256", "--sha256"), ("covariate", "--covariate"))
 LEDGER_ONLY = (("ledger", "--ledger"), ("as_of", "--as-of"), ("bins", "--bins"), ("plot_dir", "--plot-dir"),
                ("mode", "--mode"))
 
@@ -64,6 +69,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "the two are never pooled)")
     p.add_argument("--strata", metavar="COL", help="with --scores: also grade within each value of this column "
                    "(e.g. recognition_risk); an empty cell is its own stratum")
+    p.add_argument("--covariate", metavar="COL", action="append",
+                   help="with --scores: a column graded as a baseline and adjusted for, not a scorer (e.g. "
+                   "recognition_risk: yes/no words are coded 1/0); repeat for more")
     p.add_argument("--sha256", metavar="FILE.sha256", help="with --scores: check the table against this sidecar "
                    "(sha256sum format; default: FILE.csv.sha256 when it exists beside the table)")
     options.formats(p, "text", "json")
@@ -159,7 +167,7 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
         return _failed([checksum])
     try:
         table = scores_csv.read_score_table(Path(args.scores), id_column, outcome, positive, negative, args.scores,
-                                            strata=args.strata)
+                                            strata=args.strata, covariates=args.covariate or ())
     except scores_csv.ScoreTableError as exc:
         problem = Finding.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
         return _failed([problem])
@@ -186,7 +194,18 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
         except OSError as exc:
             return _failed([_plot_problem(args.plot, exc)])
         notes = [f"wrote {args.plot}"]
-    return Outcome("evaluate", {"ok": True, **payload}, text=text, notes=notes)
+    return Outcome("evaluate", {"ok": True, **payload}, text=text, notes=notes, diagnostics=_rivals(grading))
+
+
+def _rivals(grading: Grading) -> list[Finding]:
+    """A PCSC-W731 for each covariate that alone matches or beats a scorer's AUC."""
+    aucs = {s.name: s.auc.estimate for s in grading.scorers}
+    return [
+        diag(W731_COVARIATE_MATCHES, Span.file_only(grading.table.path), covariate=c.covariate.name,
+             covariate_auc=f"{c.auc.estimate:.3f}", scorers=", ".join(f"`{name}` ({aucs[name]:.3f})"
+                                                                     for name in c.matched))
+        for c in grading.covariates if c.matched
+    ]
 
 
 def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, str] | Finding | None:
