@@ -14,7 +14,7 @@ import pytest
 from pcsc.forecast import baselines, metrics
 from pcsc.forecast.learn import fit, held_out, w_aware_prior
 from pcsc.policy.load import PolicyStore
-from tests.conftest import run_cli
+from tests.conftest import EXAMPLES, run_cli
 from tests.test_forecast_loop import FAR, loop, outcomes  # noqa: F401  (loop is a fixture)
 
 
@@ -72,8 +72,9 @@ def test_logistic_is_not_fitted_on_too_few_cases() -> None:
     labels = {r: i == 0 for i, r in enumerate(sorted(packets))}
     result = baselines.logistic_oof(packets, labels, seed=1)
     assert not result.fitted and result.predictions == {} and "too few cases" in (result.why or "")
-    columns, logistic = baselines.baseline_columns(packets, labels, seed=1)
-    assert set(columns) == {"flat_product", "flat_npv"} and logistic.to_json()["fitted"] is False
+    columns, models = baselines.baseline_columns(packets, labels, seed=1)
+    assert set(columns) == {"flat_product", "flat_npv", "unweighted", "evidence_compliance"}
+    assert [m.to_json()["fitted"] for m in models] == [False, False]
 
 
 def test_bootstrap_many_pairs_are_the_paired_bootstrap() -> None:
@@ -95,9 +96,10 @@ def test_evaluate_prints_the_baselines_beside_the_score(
                              "--bootstrap", "300", "--seed", "7", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
-    assert [s["name"] for s in doc["scorers"]][2:] == ["flat_product", "flat_npv"]
+    assert [s["name"] for s in doc["scorers"]][2:] == ["flat_product", "flat_npv", "unweighted", "evidence_compliance"]
     assert [(d["a"], d["b"]) for d in doc["paired"]] == [
-        ("score", "criteria_score"), ("score", "flat_product"), ("score", "flat_npv")]
+        ("score", "criteria_score"), ("score", "flat_product"), ("score", "flat_npv"), ("score", "unweighted"),
+        ("score", "evidence_compliance")]
     assert all(d["B"] == 300 and d["seed"] == 7 for d in doc["paired"])
     logistic = next(b for b in doc["baselines"] if b["name"] == "logistic")
     assert logistic["fitted"] is False and "too few cases" in logistic["why"]
@@ -186,3 +188,92 @@ def test_a_binding_picked_only_by_the_tie_rule_is_not_counted_against_the_select
     assert found["differ"] == 1  # only `real`
     assert found["failed_routes"] == 2 and found["binding_named_failure"] == 1  # `real` names b; `tie` does not count
     assert [r["binding_by_tie"] for r in found["rows"]] == [False, True]
+
+
+# ---------------------------------------------------------------------- ablations, contract, boosted (issue 22)
+def _full_packet(**over: object) -> dict[str, object]:
+    packet: dict[str, object] = {
+        "route": "r", "value": 1000.0, "score": 1.0, "verdict": "released", "criteria_score": 50.0,
+        "flat_product": 0.3 * 0.5,
+        "transitions": [
+            {"name": "a", "p": 0.3, "p_prior": 0.2, "c": 10.0,
+             "deltas": [{"field": "users", "material": True, "covered": True}]},
+            {"name": "b", "p": 0.5, "p_prior": 0.6, "c": 20.0,
+             "deltas": [{"field": "arr", "material": True, "covered": False}]},
+        ],
+        "evidence": [{"name": "e1", "admitted": True, "supports": ["a", "b"]},
+                     {"name": "e2", "admitted": False, "supports": ["b"]}],
+    }
+    packet.update(over)
+    return packet
+
+
+def test_the_reweighting_ablation_folds_the_priors() -> None:
+    # R_2 = V; R_1 = -20 + 0.6·1000 = 580; R_0 = -10 + 0.2·580 = 106
+    assert baselines.unweighted(_full_packet()) == pytest.approx(106.0)
+    assert baselines.unweighted(_full_packet(verdict="docked")) == pytest.approx(-10 + 0.2 * -20)
+    assert baselines.unweighted(_full_packet(score=None)) is None, "a withheld score has no ablation either"
+    assert baselines.unweighted(_full_packet(graph={})) is None
+    assert baselines.unweighted(_full_packet(calibration={"method": "platt"})) is None
+    # the packet's own fold: discounts d and the option to stop
+    discounted = _full_packet(fold={"d": [0.5, 0.5], "abandonment": False})
+    assert baselines.unweighted(discounted) == pytest.approx(-10 + 0.2 * 0.5 * (-20 + 0.6 * 0.5 * 1000))
+    stopping = _full_packet(value=10.0, fold={"abandonment": True})
+    assert baselines.unweighted(stopping) == 0.0  # R_1 = max(0, -20 + 6) = 0, R_0 = max(0, -10) = 0
+
+
+def test_the_unweighted_score_of_a_compiled_route_is_its_fold_with_w_one(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "compile", str(EXAMPLES / "cohort" / "api_monitoring.route"), "--format", "json")
+    assert code == 0
+    (packet,) = json.loads(out)["routes"]
+    assert any(t["W"] != 1 for t in packet["transitions"])
+    R = packet["value"]
+    for t in reversed(packet["transitions"]):
+        R = -t["c"] + t["p_prior"] * R
+    assert baselines.unweighted(packet) == pytest.approx(R, rel=1e-12)
+    assert baselines.unweighted(packet) != pytest.approx(packet["score"])
+
+
+def test_the_contract_baseline_counts_transitions_keeping_the_evidence_contract() -> None:
+    # a: admitted support, covered; b: admitted support but an uncovered material change
+    assert baselines.evidence_compliance(_full_packet()) == 0.5
+    only_unadmitted = _full_packet(evidence=[{"name": "e2", "admitted": False, "supports": ["a", "b"]}])
+    assert baselines.evidence_compliance(only_unadmitted) == 0.0
+
+
+def test_boosted_stumps_fit_a_threshold_and_predict_out_of_fold() -> None:
+    x = np.array([[float(i)] for i in range(20)])
+    y = (x[:, 0] >= 12).astype(float)
+    f0, stumps = baselines.fit_stumps(x, y)
+    # the first split is the one that separates the classes, its leaves one Newton step of rate GBM_RATE
+    j, threshold, left, right = stumps[0]
+    assert (j, threshold) == (0, 11.5)
+    p = 8 / 20
+    assert f0 == pytest.approx(math.log(p / (1 - p)))
+    assert left == pytest.approx(baselines.GBM_RATE * (0 - p) / (p * (1 - p)))
+    assert right == pytest.approx(baselines.GBM_RATE * (1 - p) / (p * (1 - p)))
+    fitted = baselines.predict_stumps((f0, stumps), x)
+    assert metrics.auc(fitted, y) == 1.0
+    packets, labels = _cohort(40, 1)
+    a = baselines.boosted_oof(packets, labels, seed=3)
+    assert a.fitted and a.predictions == baselines.boosted_oof(packets, labels, seed=3).predictions
+    assert a.to_json()["name"] == "boosted" and a.to_json()["rounds"] == baselines.GBM_ROUNDS
+
+
+def test_boosted_folds_are_grouped_by_company() -> None:
+    packets, labels = _cohort(30, 2)
+    for i, route in enumerate(sorted(packets)):
+        packets[route]["company"] = f"company_{i % 6}"
+    result = baselines.boosted_oof(packets, labels, seed=4)
+    flipped = {r: (not y if packets[r]["company"] == "company_0" else y) for r, y in labels.items()}
+    other = baselines.boosted_oof(packets, flipped, seed=4)
+    assert result.fitted and other.fitted
+    for r in packets:
+        if packets[r]["company"] == "company_0":
+            assert other.predictions[r] == pytest.approx(result.predictions[r])
+
+
+def test_the_docs_state_the_boosted_settings() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "forecast.md").read_text(encoding="utf-8")
+    assert (f"{baselines.GBM_ROUNDS} rounds of shrinkage {baselines.GBM_RATE}, each a one-split tree (at least "
+            f"{baselines.GBM_MIN_LEAF} routes on\n    each side)") in text

@@ -107,7 +107,8 @@ def test_evaluate_grades_the_frozen_forecasts(loop: Path, tmp_path: Path, capsys
     assert code == 0, err
     doc = json.loads(out)
     names = [s["name"] for s in doc["scorers"]]
-    assert names == ["score", "criteria_score", "flat_product", "flat_npv"]  # the logistic baseline is not fitted
+    # the logistic and boosted baselines are not fitted on two routes
+    assert names == ["score", "criteria_score", "flat_product", "flat_npv", "unweighted", "evidence_compliance"]
     for s in doc["scorers"]:
         assert set(s) >= {"name", "n", "positives", "auc", "ci", "lift_top_quartile", "B", "seed"}
         assert (s["n"], s["positives"], s["B"], s["seed"]) == (2, 1, 500, 7)

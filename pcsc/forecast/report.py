@@ -164,6 +164,16 @@ def pooled_policies(forecasts: Sequence[Entry]) -> str | None:
             "forecasts in a ledger of their own to keep them apart")
 
 
+#: Why a scorer has no value for a route (the score's words for any scorer not named).
+NO_VALUE = {"score": "no value (score withheld or no criteria)",
+            "unweighted": "no value (score withheld, or the packet cannot be refolded: a graph route or a "
+                          "calibrated p)"}
+#: What each fitted baseline is, for the report.
+MODEL_WHAT = {"logistic": "logistic regression on the packet's structured factors, out-of-fold predictions "
+              "(folds grouped by company)",
+              "boosted": "gradient-boosted stumps on the same factors and folds (numpy, no extra)"}
+
+
 def evaluate_report(
     forecasts: Sequence[Entry],
     outcomes: Outcomes,
@@ -223,11 +233,11 @@ def evaluate_report(
         "score": {r: packets[r]["score"] for r in y_route},
         "criteria_score": {r: packets[r]["criteria_score"] for r in y_route},
     }
-    extra, logistic = baselines.baseline_columns(packets, y_route, seed)
+    extra, models = baselines.baseline_columns(packets, y_route, seed)
     columns.update(extra)
     for name, values in columns.items():
         cases = [r for r in y_route if values[r] is not None]
-        left_out += [{"route": r, "scorer": name, "why": "no value (score withheld or no criteria)"}
+        left_out += [{"route": r, "scorer": name, "why": NO_VALUE.get(name, NO_VALUE["score"])}
                      for r in y_route if values[r] is None]
         ys = [int(y_route[r]) for r in cases]
         if cases and 0 < sum(ys) < len(ys):
@@ -283,10 +293,14 @@ def evaluate_report(
         "cases": [{"route": r, "label": "positive" if y_route[r] else "negative",
                    **{c: columns[c][r] for c in columns}} for r in y_route],
         "baselines": [{"name": "flat_product", "fitted": True, "what": "Πp, the product of the frozen p"},
-                      {"name": "flat_npv", "fitted": True, "what": "Πp·V − Σc"},
+                      {"name": "flat_npv", "fitted": True, "what": "Πp·V − Σc: the route as one transition "
+                       "(the structure ablation)"},
+                      {"name": "unweighted", "fitted": True, "what": "the fold with W = 1, every p its prior "
+                       "(the reweighting ablation)"},
+                      {"name": "evidence_compliance", "fitted": True, "what": "share of transitions with admitted "
+                       "supporting evidence and no uncovered material change (the contract baseline)"},
                       {"name": "criteria_score", "fitted": True, "what": "the criteria score T"},
-                      {**logistic.to_json(), "what": "logistic regression on the packet's structured factors, "
-                       "out-of-fold predictions (folds grouped by company)"}],
+                      *({**m.to_json(), "what": MODEL_WHAT[m.name]} for m in models)],
         "binding": baselines.binding_vs_voi(
             packets, [(m.route, m.transition) for m in milestones if m.status == "negative"]),
         "scorers": scorers,
