@@ -277,3 +277,36 @@ def test_the_docs_state_the_boosted_settings() -> None:
     text = (Path(__file__).resolve().parent.parent / "docs" / "forecast.md").read_text(encoding="utf-8")
     assert (f"{baselines.GBM_ROUNDS} rounds of shrinkage {baselines.GBM_RATE}, each a one-split tree (at least "
             f"{baselines.GBM_MIN_LEAF} routes on\n    each side)") in text
+
+
+def _kg_packet() -> dict[str, object]:
+    # R_1 = -200 + 0.4·1000 = 200, R_0 = -100 + 0.5·200 = 0: the route sits at break-even
+    return {"route": "r", "value": 1000.0, "verdict": "released", "score": 0.0,
+            "binding": {"transition": "a"},
+            "transitions": [{"name": "a", "p": 0.5, "c": 100.0}, {"name": "b", "p": 0.4, "c": 200.0}],
+            "voi": {"selected": None, "transitions": [{"values": [0.4, 0.6]}, {"values": [0.3, 0.5]}]}}
+
+
+def test_the_knowledge_gradient_is_the_expected_gain_of_one_trial() -> None:
+    selected, gains = baselines.knowledge_gradient(_kg_packet()) or (None, [])
+    # a: variance 0.01, so α + β = 0.25/0.01 − 1 = 24; one trial moves p to 13/25 or 12/25
+    r0_a = [-100 + q * 200 for q in (13 / 25, 12 / 25)]
+    assert gains[0] == pytest.approx(0.5 * max(0, r0_a[0]) + 0.5 * max(0, r0_a[1]))
+    # b: α + β = 0.24/0.01 − 1 = 23; p moves to (9.2 + 1)/24 or 9.2/24
+    r0_b = [-100 + 0.5 * (-200 + q * 1000) for q in (10.2 / 24, 9.2 / 24)]
+    assert gains[1] == pytest.approx(0.4 * max(0, r0_b[0]) + 0.6 * max(0, r0_b[1]))
+    assert selected == "b" and gains[1] > gains[0] > 0
+    far = _kg_packet()
+    far["value"] = 10_000.0  # far above break-even: no single trial changes the decision
+    # above break-even R_0 is affine in p and a trial's expected mean is p: the expected gain is 0
+    far_selected, far_gains = baselines.knowledge_gradient(far) or ("?", [])
+    assert far_selected is None and far_gains == pytest.approx([0.0, 0.0], abs=1e-9)
+    assert baselines.knowledge_gradient({**_kg_packet(), "voi": None}) is None
+
+
+def test_binding_counts_the_knowledge_gradient_on_first_failures() -> None:
+    packets = {"r": _kg_packet(), "s": {**_kg_packet(), "route": "s", "value": 10_000.0}}
+    out = baselines.binding_vs_voi(packets, [("r", "b"), ("s", "a")])
+    assert [row["kg"] for row in out["rows"]] == ["b", None]
+    assert (out["failed_routes"], out["kg_named_failure"], out["binding_named_failure"], out["kg_none"]) == (2, 1, 1, 1)
+    assert out["rates"]["kg_named_failure"]["k"] == 1

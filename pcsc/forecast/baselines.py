@@ -261,8 +261,56 @@ def baseline_columns(packets: Mapping[str, Mapping[str, Any]], labels: Mapping[s
 
 
 BINDING_WHAT = ("the binding transition (argmax U·D) beside the cost-aware value-of-information selector "
-                "(argmax EVI − learning cost, none when nothing is worth learning), per frozen route; where a "
-                "route's first resolved-negative milestone is known, which of the two named it")
+                "(argmax EVI − learning cost, none when nothing is worth learning) and the knowledge-gradient "
+                "selector (argmax of the expected gain of one observed trial, none when no trial could change the "
+                "decision), per frozen route; where a route's first resolved-negative milestone is known, which "
+                "of them named it")
+
+
+def _refold(packet: Mapping[str, Any], i: int, q: float) -> float:
+    """R_0 of the packet's fold with transition i's p set to ``q``."""
+    transitions = packet["transitions"]
+    fold = packet.get("fold") or {}
+    d = fold.get("d")
+    ps = [q if j == i else float(t["p"]) for j, t in enumerate(transitions)]
+    value = 0.0 if packet.get("verdict") == "docked" else float(packet["value"])
+    return float(chain_fold(ps, [float(t["c"]) for t in transitions], value,
+                            None if d is None else [float(x) for x in d], stop=bool(fold.get("abandonment")))[0])
+
+
+def knowledge_gradient(packet: Mapping[str, Any]) -> tuple[str | None, list[float]] | None:
+    """The knowledge-gradient selector of a chain packet with a ``voi`` block: per
+    transition, the expected gain of observing one trial of it before deciding to commit.
+
+    Transition i's p is given a Beta distribution with mean p_i and the variance of the
+    values the value-of-information selector spreads it over (its ``voi`` values: what
+    the author's estimates allow); one trial succeeds with probability p_i and moves the
+    mean to (α + 1)/(n + 1) or α/(n + 1), n = α + β. Then
+
+        KG_i = p_i·max(0, R_0(p⁺)) + (1 − p_i)·max(0, R_0(p⁻)) − max(0, R_0(p_i))
+
+    with R_0 the packet's fold refolded with p_i moved. Unlike the value of information it
+    learns from one noisy trial, not the exact p, and charges no learning cost. The
+    selection is the largest KG_i > 0 (ties: the earliest), else none; None for a packet
+    without ``voi`` (or without its numbers) or a graph route."""
+    voi = packet.get("voi")
+    if (voi is None or "graph" in packet or "transitions" not in voi
+            or any("p" not in t or "c" not in t for t in packet["transitions"])):
+        return None
+    now = max(0.0, _refold(packet, 0, float(packet["transitions"][0]["p"])))
+    gains = []
+    for i, (t, row) in enumerate(zip(packet["transitions"], voi["transitions"], strict=True)):
+        p = float(t["p"])
+        variance = sum((float(v) - p) ** 2 for v in row["values"]) / len(row["values"])
+        if variance <= 0 or not 0 < p < 1:
+            gains.append(0.0)
+            continue
+        n = max(p * (1 - p) / variance - 1, 1e-9)  # α + β of the Beta with this mean and variance
+        up, down = (p * n + 1) / (n + 1), p * n / (n + 1)
+        gains.append(p * max(0.0, _refold(packet, i, up)) + (1 - p) * max(0.0, _refold(packet, i, down)) - now)
+    best = max(range(len(gains)), key=lambda i: (gains[i], -i))
+    scale = max(1.0, abs(now))
+    return (packet["transitions"][best]["name"] if gains[best] > 1e-12 * scale else None), gains
 
 
 #: How U·D and the selector relate on one route, first that applies: every U·D is 0 (the
@@ -297,7 +345,9 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
         voi = packet.get("voi")
         selected = None if voi is None else voi["selected"]
         agrees = voi is not None and selected == binding
+        kg = knowledge_gradient(packet)
         rows.append({
+            "kg": None if kg is None else kg[0],
             "route": route,
             "binding": binding,
             "voi": selected,
@@ -313,6 +363,7 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
         "binding_named_failure": sum(1 for r in failed_rows
                                      if r["binding"] == r["first_failed"] and not r["binding_by_tie"]),
         "voi_named_failure": sum(1 for r in failed_rows if r["voi"] == r["first_failed"]),
+        "kg_named_failure": sum(1 for r in failed_rows if r["kg"] is not None and r["kg"] == r["first_failed"]),
     }
     counts = {name: sum(1 for r in with_voi if r["relation"] == name) for name in RELATIONS}
     return {
@@ -323,6 +374,7 @@ def binding_vs_voi(packets: Mapping[str, Mapping[str, Any]],
         "differ": counts["differ"],
         "binding_by_tie": counts["tie"],
         "voi_none": counts["voi-none"],
+        "kg_none": sum(1 for r in with_voi if r["kg"] is None),
         "failed_routes": len(failed_rows),
         **named,
         "rates": {name: rate(k, len(failed_rows)) for name, k in named.items()},

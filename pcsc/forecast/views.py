@@ -134,15 +134,19 @@ def binding_lines(b: dict[str, Any] | None) -> list[str]:
     if b is None or not b["routes"]:
         return []
     with_voi = b["routes"] - b["without_voi"]
-    lines = ["", f"binding transition: U·D beside the value-of-information selector ({plural(with_voi, 'route')}"
+    selectors = ("the value-of-information and knowledge-gradient selectors" if "kg_none" in b
+                 else "the value-of-information selector")
+    lines = ["", f"binding transition: U·D beside {selectors} ({plural(with_voi, 'route')}"
              + (f"; {b['without_voi']} frozen without the selector" if b["without_voi"] else "") + ")",
              f"  agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}"
              + (f", U·D only the tie rule's pick (every U·D is 0) {b['binding_by_tie']}"
-                if b.get("binding_by_tie") else "")]
+                if b.get("binding_by_tie") else "")
+             + (f", KG finds no trial worth observing {b['kg_none']}" if "kg_none" in b else "")]
     if b["failed_routes"]:
         n = b["failed_routes"]
+        kg = f", by KG {rate_text(b['kg_named_failure'], n)}" if "kg_named_failure" in b else ""
         lines.append(f"  first failed milestone named: by U·D {rate_text(b['binding_named_failure'], n)}, "
-                     f"by VOI {rate_text(b['voi_named_failure'], n)}")
+                     f"by VOI {rate_text(b['voi_named_failure'], n)}{kg}")
     rows = [("route", "U·D", "VOI", "first failed", "how")]
     rows += [(r["route"], r["binding"] or "—", r["voi"] or "none", r["first_failed"] or "—", RELATION_WORDS[rel])
              for r in b["rows"] for rel in [r.get("relation")] if rel in RELATION_WORDS]
