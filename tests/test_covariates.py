@@ -300,3 +300,44 @@ def test_a_missing_or_misused_covariate_column_is_refused(tmp_path: Path, capsys
     assert code == 1 and "`y` is the outcome column; it cannot be a covariate too" in err
     code, _, err = run_cli(capsys, "evaluate", "--covariate", "flag")
     assert code == 2 and "--covariate does not apply without --scores" in err
+
+
+# ---------------------------------------------------------------------- incumbent and challengers
+def test_no_scorer_of_the_routecast_table_displaces_the_llm_judge(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = evaluate_json(capsys, *ARGS, "--incumbent", "blind_llm_mean", "--bootstrap", "400")
+    assert code == 0
+    gate = doc["incumbent"]
+    assert gate["name"] == "blind_llm_mean" and gate["promoted"] == []
+    rows = graded_rows()
+    y = [int(r["outcome_bucket"] != "-") for r in rows]
+    judge = [float(r["blind_llm_mean"]) for r in rows]
+    for c in gate["challengers"]:
+        mine = [float(r[c["name"]]) for r in rows]
+        assert c["delta_auc"] == pytest.approx(brute_auc(mine, y) - brute_auc(judge, y))
+        assert c["ci"][0] <= 0 < c["ci"][1] and c["promote"] is False
+
+
+def test_a_challenger_whose_interval_clears_zero_replaces_the_incumbent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = np.random.default_rng(3)
+    rows = [[f"c{i}", int(i % 2), round(float(rng.random()), 6), i % 2 + round(float(rng.random()) / 10, 6)]
+            for i in range(60)]
+    path = write(tmp_path / "t.csv", ["id", "y", "coin", "sharp"], rows)
+    argv = ("evaluate", "--scores", str(path), "--id", "id", "--outcome", "y", "--bootstrap", "300")
+    code, doc = evaluate_json(capsys, *argv, "--incumbent", "coin")
+    assert code == 0
+    (c,) = doc["incumbent"]["challengers"]
+    assert c["name"] == "sharp" and c["ci"][0] > 0 and c["promote"] is True
+    assert doc["incumbent"]["promoted"] == ["sharp"]
+    code, out, _ = run_cli(capsys, *argv, "--incumbent", "coin")
+    assert "replaces the incumbent" in out
+    code, doc = evaluate_json(capsys, *argv, "--incumbent", "sharp")
+    assert doc["incumbent"]["promoted"] == [], "the weaker scorer does not replace the stronger"
+
+
+def test_an_incumbent_that_is_no_scorer_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, *ARGS, "--incumbent", "category")
+    assert code == 1 and "PCSC-E731" in err and "--incumbent `category` is not a scorer of the table" in err
+    code, _, err = run_cli(capsys, "evaluate", "--incumbent", "score")
+    assert code == 2 and "--incumbent does not apply without --scores" in err

@@ -127,6 +127,23 @@ class CovariateGrade:
     matched: tuple[str, ...]
 
 
+#: When a challenger replaces the incumbent (`pcsc evaluate --scores --incumbent COL`).
+PROMOTION_RULE = ("a challenger replaces the incumbent only when the lower bound of the paired ΔAUC interval, "
+                  "AUC(challenger) − AUC(incumbent), is above 0; an undefined interval keeps the incumbent")
+
+
+@attrs.frozen
+class Challenge:
+    """One challenger against the incumbent, on the table's paired resamples."""
+
+    challenger: str
+    delta_auc: BootstrapCI  # AUC(challenger) − AUC(incumbent)
+
+    @property
+    def promote(self) -> bool:
+        return self.delta_auc.low is not None and self.delta_auc.low > 0
+
+
 @attrs.frozen
 class Grading:
     table: ScoreTable
@@ -137,6 +154,8 @@ class Grading:
     strata: tuple[StratumGrade, ...] = ()
     covariates: tuple[CovariateGrade, ...] = ()
     adjusted: tuple[Adjusted, ...] = ()  # per scorer, the logit on it and every covariate
+    incumbent: str | None = None
+    challenges: tuple[Challenge, ...] = ()
 
     @property
     def skipped(self) -> int:
@@ -308,8 +327,10 @@ def _scorers(
     return scorers, ignored
 
 
-def grade(table: ScoreTable, B: int = metrics.DEFAULT_B, seed: int = metrics.DEFAULT_SEED) -> Grading:
-    """AUC, bootstrap CI and lift per scorer; paired ΔAUC for every pair, in column order."""
+def grade(table: ScoreTable, B: int = metrics.DEFAULT_B, seed: int = metrics.DEFAULT_SEED,
+          incumbent: str | None = None) -> Grading:
+    """AUC, bootstrap CI and lift per scorer; paired ΔAUC for every pair, in column order;
+    with ``incumbent`` (a scorer's name), every other scorer challenges it."""
     y = table.labels
     n = len(y)
     # every scorer and covariate on the same resamples, drawn once (equal to one bootstrap per column and pair)
@@ -346,7 +367,13 @@ def grade(table: ScoreTable, B: int = metrics.DEFAULT_B, seed: int = metrics.DEF
     adjusted = tuple(cov.adjusted(s.name, s.scores, table.covariates, y, B, seed) for s in table.scorers
                      ) if table.covariates else ()
     strata = _strata(table, table.strata) if table.strata_column is not None else ()
-    return Grading(table, B, seed, graded, paired, strata, baselines, adjusted)
+    challenges: tuple[Challenge, ...] = ()
+    if incumbent is not None:
+        held = next(s for s in table.scorers if s.name == incumbent)
+        # the same resamples as every other interval of the table (one seed, the same cases)
+        challenges = tuple(Challenge(s.name, metrics.paired_delta_auc(s.scores, held.scores, y, B, seed))
+                           for s in table.scorers if s is not held)
+    return Grading(table, B, seed, graded, paired, strata, baselines, adjusted, incumbent, challenges)
 
 
 def _strata(table: ScoreTable, values: Sequence[str]) -> tuple[StratumGrade, ...]:
@@ -404,6 +431,12 @@ def to_json(g: Grading) -> dict[str, object]:
             for c in g.covariates
         ],
         "adjusted": [a.to_json() for a in g.adjusted],
+        "incumbent": None if g.incumbent is None else {
+            "name": g.incumbent, "rule": PROMOTION_RULE,
+            "challengers": [{"name": c.challenger, "delta_auc": c.delta_auc.estimate, "ci": c.delta_auc.ci,
+                             "promote": c.promote} for c in g.challenges],
+            "promoted": [c.challenger for c in g.challenges if c.promote],
+        },
     }
 
 

@@ -158,6 +158,8 @@ def binding_lines(b: dict[str, Any] | None) -> list[str]:
 
 def grading_text(g: Grading, level: float) -> str:
     """The aligned text report of one graded score table."""
+    from pcsc.forecast.scores_csv import PROMOTION_RULE
+
     t = g.table
     n, pos = len(t.labels), t.positives
     pct = f"{level:.0%} CI"
@@ -185,6 +187,12 @@ def grading_text(g: Grading, level: float) -> str:
     if g.strata:
         lines += _strata_lines(g, f"stratum of `{t.strata_column}`", g.strata)
     lines += _covariate_lines(g, pct)
+    if g.incumbent is not None:
+        lines += ["", f"incumbent `{g.incumbent}` and its challengers: {PROMOTION_RULE}"]
+        rows_c: list[tuple[str, ...]] = [("challenger", "ΔAUC", pct, "")]
+        rows_c += [(c.challenger, f"{c.delta_auc.estimate:+.3f}", _ci(c.delta_auc.ci, "+"),
+                    "replaces the incumbent" if c.promote else "keeps the incumbent") for c in g.challenges]
+        lines += table(rows_c, left=(0, 2, 3))
     skipped = f"; {g.skipped:,} without both classes skipped" if g.skipped else ""
     lines += ["", f"bootstrap: B = {g.B:,} resamples of the cases, seed {g.seed}, percentile intervals{skipped}",
               f"lift: the share of positives among the top ⌊n/4⌋ = {n // 4} by score (ties in row order), "

@@ -35,7 +35,8 @@ DEFAULT_BINS = 10
 
 #: Options that apply to one mode only: (dest, flag).
 SCORES_ONLY = (("id", "--id"), ("outcome", "--outcome"), ("positive", "--positive"), ("negative", "--negative"),
-               ("plot", "--plot"), ("strata", "--strata"), ("sha256", "--sha256"), ("covariate", "--covariate"))
+               ("plot", "--plot"), ("strata", "--strata"), ("sha256", "--sha256"), ("covariate", "--covariate"),
+               ("incumbent", "--incumbent"))
 LEDGER_ONLY = (("ledger", "--ledger"), ("as_of", "--as-of"), ("bins", "--bins"), ("plot_dir", "--plot-dir"),
                ("mode", "--mode"))
 
@@ -72,6 +73,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--covariate", metavar="COL", action="append",
                    help="with --scores: a column graded as a baseline and adjusted for, not a scorer (e.g. "
                    "recognition_risk: yes/no words are coded 1/0); repeat for more")
+    p.add_argument("--incumbent", metavar="COL",
+                   help="with --scores: the scorer in use; every other scorer challenges it and replaces it only "
+                   "when its paired ΔAUC interval lies above 0")
     p.add_argument("--sha256", metavar="FILE.sha256", help="with --scores: check the table against this sidecar "
                    "(sha256sum format; default: FILE.csv.sha256 when it exists beside the table)")
     options.formats(p, "text", "json")
@@ -175,7 +179,12 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
     mode = _table_mode(args.scores, table.id_column, table.ids)
     if isinstance(mode, Finding):
         return _failed([mode])
-    grading = scores_csv.grade(table, B, seed)
+    if args.incumbent is not None and args.incumbent not in {s.name for s in table.scorers}:
+        scorers = ", ".join(f"`{s.name}`" for s in table.scorers)
+        problem = Finding.of(codes.E731, f"--incumbent `{args.incumbent}` is not a scorer of the table; the scorers "
+                             f"are {scorers}", Span.file_only(args.scores))
+        return _failed([problem])
+    grading = scores_csv.grade(table, B, seed, incumbent=args.incumbent)
     payload = scores_csv.to_json(grading)
     payload.pop("inputs")  # the envelope lists the table
     payload["checksum"] = checksum
