@@ -310,3 +310,42 @@ def test_binding_counts_the_knowledge_gradient_on_first_failures() -> None:
     assert [row["kg"] for row in out["rows"]] == ["b", None]
     assert (out["failed_routes"], out["kg_named_failure"], out["binding_named_failure"], out["kg_none"]) == (2, 1, 1, 1)
     assert out["rates"]["kg_named_failure"]["k"] == 1
+
+
+def test_the_shipped_pilot_grades_every_baseline_beside_the_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped cohort, frozen retrospectively and resolved with its pilot outcomes:
+    each baseline is graded on the 23 labelled routes, paired with the score on the same
+    resamples, and the ablations are what the frozen packets give when refolded here."""
+    from pcsc.cli import main
+    from pcsc.forecast.ledger import Ledger
+
+    ledger = tmp_path / "pilot.sqlite"
+    cohort = EXAMPLES / "cohort"
+    assert main(["freeze", "--retrospective", str(cohort), "--ledger", str(ledger), "-q"]) == 0
+    assert main(["resolve", str(cohort / "outcomes_pilot.toml"), "--ledger", str(ledger), "--as-of", "2019-01-01",
+                 "-q"]) == 0
+    capsys.readouterr()
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(ledger), "--as-of", "2019-01-01", "--bootstrap",
+                             "300", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    wanted = ["flat_npv", "unweighted", "evidence_compliance", "boosted"]
+    paired = {d["b"]: d for d in doc["paired"]}
+    for name in wanted:
+        assert paired[name]["n"] == 23 and paired[name]["B"] == 300
+    with Ledger.open(ledger, create=False) as opened:
+        packets = {e.route: e.document()["packet"] for e in opened.entries()}
+    for case in doc["cases"]:
+        packet = packets[case["route"]]
+        R = packet["value"]
+        for t in reversed(packet["transitions"]):
+            R = -t["c"] + t["p_prior"] * R
+        assert case["unweighted"] == pytest.approx(R, rel=1e-12)
+        R_one = math.prod(t["p"] for t in packet["transitions"]) * packet["value"] - sum(
+            t["c"] for t in packet["transitions"])
+        assert case["flat_npv"] == pytest.approx(R_one, rel=1e-9)
+        assert 0 <= case["evidence_compliance"] <= 1
+    boosted = next(b for b in doc["baselines"] if b["name"] == "boosted")
+    assert boosted["fitted"] and boosted["folds"] == 5

@@ -341,3 +341,10 @@ def test_an_incumbent_that_is_no_scorer_is_refused(capsys: pytest.CaptureFixture
     assert code == 1 and "PCSC-E731" in err and "--incumbent `category` is not a scorer of the table" in err
     code, _, err = run_cli(capsys, "evaluate", "--incumbent", "score")
     assert code == 2 and "--incumbent does not apply without --scores" in err
+
+
+def test_the_covariate_report_is_byte_identical_run_to_run(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = (*ARGS, "--covariate", "recognition_risk", "--incumbent", "blind_llm_mean", "--bootstrap", "500",
+            "--format", "json")
+    first = run_cli(capsys, *argv)[1]
+    assert run_cli(capsys, *argv)[1] == first
