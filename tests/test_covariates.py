@@ -242,8 +242,9 @@ def test_outcomes_the_terms_separate_have_no_estimate(tmp_path: Path, capsys: py
     assert code == 0
     (model,) = doc["adjusted"]
     assert not model["converged"] and all(t["estimate"] is None and t["p"] is None for t in model["terms"])
+    assert model["why"].startswith("the terms separate the outcomes")
     code, out, _ = run_cli(capsys, *argv)
-    assert "no finite maximum" in out
+    assert "no estimate: the terms separate the outcomes of the graded cases: no finite maximum" in out
 
 
 def test_a_covariate_below_every_scorer_gives_no_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -348,3 +349,18 @@ def test_the_covariate_report_is_byte_identical_run_to_run(capsys: pytest.Captur
             "--format", "json")
     first = run_cli(capsys, *argv)[1]
     assert run_cli(capsys, *argv)[1] == first
+
+
+def test_collinear_terms_have_no_estimate_and_no_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the scorer is constant: it cannot be told apart from the intercept
+    rows = [["a", 1, 1, "yes"], ["b", 0, 1, "no"], ["c", 1, 1, "no"], ["d", 0, 1, "yes"], ["e", 1, 1, "yes"]]
+    path = write(tmp_path / "t.csv", ["id", "y", "s", "flag"], rows)
+    argv = ("evaluate", "--scores", str(path), "--id", "id", "--outcome", "y", "--covariate", "flag",
+            "--bootstrap", "60")
+    code, doc = evaluate_json(capsys, *argv)
+    assert code == 0
+    (model,) = doc["adjusted"]
+    assert not model["converged"] and model["why"].startswith("the terms are collinear")
+    assert model["bootstrap"]["skipped"] == 60, "every resample has the same constant scorer"
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0 and "no estimate: the terms are collinear" in out

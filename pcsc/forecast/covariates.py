@@ -17,11 +17,12 @@ it and the p-value is the two-sided Wald test (z = b / se against the normal). T
 interval is the percentile interval over the score table's own bootstrap resamples
 (the same multiplicities as every AUC of the table, `metrics.multiplicities`): each
 resample is refitted with its multiplicities as case weights, keeping the full sample's
-standardisation. A resample without both classes, or in which a term is constant among
-the drawn cases, is skipped and counted. In a resample whose outcomes the terms separate
-(no finite maximum exists) Newton's method does not converge: the coefficients still
-moving at its last steps are counted at plus or minus infinity, in the direction they
-move, and an interval bound that reaches one of them is unbounded (None).
+standardisation. A resample without both classes, or whose terms are collinear among
+the drawn cases (a term constant, or a combination of the others), is skipped and
+counted. In a resample whose outcomes the terms separate (no finite maximum exists)
+Newton's method does not converge: the coefficients still moving at its last steps are
+counted at plus or minus infinity, in the direction they move, and an interval bound
+that reaches one of them is unbounded (None).
 
 Only evaluation code imports this module (it needs numpy).
 """
@@ -46,6 +47,9 @@ MOVING = 0.1  # a coefficient that moves more than this over the last WINDOW ste
 WINDOW = 10
 INFINITE = 1e300  # ±∞ in the percentile computation; a quantile beyond INFINITE / 2 is unbounded
 MAX_LEVELS = 5  # a covariate with at most this many distinct values is also a set of strata
+COLLINEAR = 1e-9  # det of the weighted, normalised cross-product below which the terms are not identified
+SEPARATED = "the terms separate the outcomes of the graded cases: no finite maximum"
+NOT_IDENTIFIED = "the terms are collinear among the graded cases (one is constant, or a combination of the others)"
 
 
 @attrs.frozen
@@ -118,6 +122,7 @@ class Adjusted:
     n: int
     terms: tuple[Term, ...]
     converged: bool  # on the full sample
+    why: str | None  # why there is no estimate (None when converged)
     B: int
     seed: int
     used: int
@@ -125,7 +130,7 @@ class Adjusted:
     separated: int  # resamples with no finite maximum
 
     def to_json(self) -> dict[str, object]:
-        return {"scorer": self.scorer, "n": self.n, "model": "logit", "converged": self.converged,
+        return {"scorer": self.scorer, "n": self.n, "model": "logit", "converged": self.converged, "why": self.why,
                 "terms": [t.to_json() for t in self.terms],
                 "bootstrap": {"B": self.B, "seed": self.seed, "used": self.used, "skipped": self.skipped,
                               "separated": self.separated}}
@@ -197,8 +202,11 @@ def adjusted(
     x = design(scores, covariates)
     y = np.asarray(labels, dtype=np.float64)
     n, k = x.shape
-    history, converged = newton(x, y, np.ones((n, 1)))
+    ones = np.ones((n, 1))
+    identified = bool(_identified(x, ones)[0])
+    history, converged = newton(x, y, ones) if identified else (np.zeros((1, 1, k)), np.zeros(1, dtype=bool))
     full_ok = bool(converged[0])
+    why = None if full_ok else SEPARATED if identified else NOT_IDENTIFIED
     beta = history[-1, 0]
     se, z, p = _wald(x, y, beta) if full_ok else (None, None, None)
 
@@ -223,7 +231,18 @@ def adjusted(
             None if p is None else float(p[j]),
             low, high, int(diverged[j]),
         ))
-    return Adjusted(name, n, tuple(terms), full_ok, B, seed, B - skipped, skipped, separated)
+    return Adjusted(name, n, tuple(terms), full_ok, why, B, seed, B - skipped, skipped, separated)
+
+
+def _identified(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Per column of weights ``w``, whether the weighted design has full rank: the
+    determinant of its cross-product, over the total weight, clears `COLLINEAR`."""
+    n, k = x.shape
+    outer = (x[:, :, None] * x[:, None, :]).reshape(n, k * k)
+    total = w.sum(axis=0)
+    cross = (w.T @ outer).reshape(w.shape[1], k, k) / np.where(total > 0, total, 1.0)[:, None, None]
+    identified: np.ndarray = np.linalg.det(cross) > COLLINEAR
+    return identified
 
 
 def _refit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -231,12 +250,8 @@ def _refit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.
     (m, k) with NaN for a skipped resample and ±inf for a diverging coefficient; per term,
     how many diverged; how many resamples separated; how many were skipped."""
     k = x.shape[1]
-    drawn = w > 0
     both = ((w * y[:, None]).sum(axis=0) > 0) & ((w * (1 - y)[:, None]).sum(axis=0) > 0)
-    fit = both.copy()
-    for j in range(1, k):  # a term constant among the drawn cases is not identified
-        col = x[:, j][:, None]
-        fit &= np.where(drawn, col, -np.inf).max(axis=0) > np.where(drawn, col, np.inf).min(axis=0)
+    fit = both & _identified(x, w)
     samples = np.full((w.shape[1], k), np.nan)
     if not fit.any():
         return samples, np.zeros(k, dtype=np.int64), 0, int(w.shape[1])

@@ -243,7 +243,7 @@ def _covariate_lines(g: Grading, pct: str) -> list[str]:
         apart = f"; {a.separated:,} of {a.used:,} resamples separate the outcomes" if a.separated else ""
         lines += ["", f"adjusted: logit P(positive) on `{a.scorer}` and the covariates (n = {a.n}{apart})"]
         if not a.converged:
-            lines.append("  no finite maximum: the terms separate the outcomes of the graded cases")
+            lines.append(f"  no estimate: {a.why}")
             continue
         terms: list[tuple[str, ...]] = [("term", "unit", "coefficient", pct, "Wald p")]
         for term in a.terms[1:]:
