@@ -364,3 +364,28 @@ def test_collinear_terms_have_no_estimate_and_no_crash(tmp_path: Path, capsys: p
     assert model["bootstrap"]["skipped"] == 60, "every resample has the same constant scorer"
     code, out, _ = run_cli(capsys, *argv)
     assert code == 0 and "no estimate: the terms are collinear" in out
+
+
+def test_a_ledger_export_joined_with_a_covariate_is_graded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pcsc.cli import main
+
+    ledger, cohort = tmp_path / "pilot.sqlite", EXAMPLES / "cohort"
+    assert main(["freeze", "--retrospective", str(cohort), "--ledger", str(ledger), "-q"]) == 0
+    assert main(["resolve", str(cohort / "outcomes_pilot.toml"), "--ledger", str(ledger), "--as-of", "2019-01-01",
+                 "-q"]) == 0
+    exported = tmp_path / "pilot.csv"
+    assert main(["ledger", "export", "--ledger", str(ledger), "--as-of", "2019-01-01", "-o", str(exported), "-q"]) == 0
+    with exported.open(newline="", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    joined = tmp_path / "pilot-with-covariate.csv"
+    header = [*table[0].keys(), "devtools"]
+    write(joined, header, [[*r.values(), "yes" if "developers" in Path(cohort / Path(r["file"]).name).read_text(
+        encoding="utf-8") else "no"] for r in table])
+    capsys.readouterr()
+    code, doc = evaluate_json(capsys, "evaluate", "--scores", str(joined), "--id", "route", "--outcome", "outcome",
+                              "--positive", "positive", "--negative", "negative", "--covariate", "devtools",
+                              "--bootstrap", "200")
+    assert code == 0, doc
+    (cov,) = doc["covariates"]
+    assert cov["name"] == "devtools" and "devtools" not in {s["name"] for s in doc["scorers"]}
+    assert doc["cases"]["n"] == 23 and {a["scorer"] for a in doc["adjusted"]} >= {"score", "flat_npv"}
