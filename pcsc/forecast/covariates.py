@@ -150,14 +150,16 @@ def design(scores: Sequence[float], covariates: Sequence[Covariate]) -> np.ndarr
     return np.column_stack(columns)
 
 
-def newton(x: np.ndarray, y: np.ndarray, w: np.ndarray, steps: int = NEWTON_STEPS) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted maximum-likelihood logit fits, one per column of the weights ``w`` (n, m):
-    the coefficients after each of ``steps`` Newton steps, (steps, m, k), and which fits
-    converged (their last step under `CONVERGED`), (m,). Converged fits stop moving."""
+def newton(x: np.ndarray, y: np.ndarray, w: np.ndarray, steps: int = NEWTON_STEPS,
+           start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted maximum-likelihood logit fits, one per column of the weights ``w`` (n, m),
+    each from ``start`` (zeros by default): the coefficients after each of ``steps``
+    Newton steps, (steps, m, k), and which fits converged (their last step under
+    `CONVERGED`), (m,). Converged fits stop moving."""
     n, k = x.shape
     m = w.shape[1]
     outer = (x[:, :, None] * x[:, None, :]).reshape(n, k * k)
-    beta = np.zeros((m, k))
+    beta = np.zeros((m, k)) if start is None else np.tile(start, (m, 1))
     active = np.ones(m, dtype=bool)
     history = np.empty((steps, m, k))
     for step in range(steps):
@@ -212,7 +214,7 @@ def adjusted(
 
     chunks, diverged, separated, skipped = [], np.zeros(k, dtype=np.int64), 0, 0
     for block in metrics.multiplicities(n, B, seed):
-        samples, runaway, apart, unfit = _refit(x, y, block.astype(np.float64))
+        samples, runaway, apart, unfit = _refit(x, y, block.astype(np.float64), beta if full_ok else None)
         chunks.append(samples)
         diverged += runaway
         separated += apart
@@ -245,7 +247,8 @@ def _identified(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return identified
 
 
-def _refit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
+def _refit(x: np.ndarray, y: np.ndarray, w: np.ndarray,
+           start: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, int, int]:
     """The coefficients refitted on each resample (column) of the multiplicities ``w``:
     (m, k) with NaN for a skipped resample and ±inf for a diverging coefficient; per term,
     how many diverged; how many resamples separated; how many were skipped."""
@@ -255,7 +258,7 @@ def _refit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.
     samples = np.full((w.shape[1], k), np.nan)
     if not fit.any():
         return samples, np.zeros(k, dtype=np.int64), 0, int(w.shape[1])
-    history, ok = newton(x, y, w[:, fit])
+    history, ok = newton(x, y, w[:, fit], start=start)  # from the full sample's fit: fewer steps
     motion = history[-1] - history[-1 - WINDOW]
     runaway = (np.abs(motion) > MOVING) & ~ok[:, None]
     samples[fit] = np.where(runaway, np.where(motion > 0, np.inf, -np.inf), history[-1])

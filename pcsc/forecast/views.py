@@ -219,6 +219,11 @@ def _bound(x: float | None, side: str) -> str:
     return ("-∞" if side == "low" else "+∞") if x is None else f"{x:+.2f}"
 
 
+def _p_value(p: float | None) -> str:
+    """Two decimals; under 0.005 `<0.01` (0.00 would read as no chance at all)."""
+    return "—" if p is None else "<0.01" if p < 0.005 else f"{p:.2f}"
+
+
 def _covariate_lines(g: Grading, pct: str) -> list[str]:
     """Each covariate as a baseline, the scorers within its values, and the adjusted models."""
     if not g.covariates:
@@ -248,7 +253,8 @@ def _covariate_lines(g: Grading, pct: str) -> list[str]:
         terms: list[tuple[str, ...]] = [("term", "unit", "coefficient", pct, "Wald p")]
         for term in a.terms[1:]:
             terms.append((term.name, term.unit, f"{term.estimate:+.2f}",
-                          f"[{_bound(term.low, 'low')}, {_bound(term.high, 'high')}]", f"{term.p:.2f}"))
+                          f"[{_bound(term.low, 'low')}, {_bound(term.high, 'high')}]",
+                          _p_value(term.p)))
         lines += table(terms, left=(0, 1, 3))
     if any(a.separated for a in g.adjusted):
         lines.append("  ∞: a resample the terms separate has no finite coefficient; its diverging coefficients "
