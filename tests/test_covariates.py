@@ -7,6 +7,7 @@ Newton-Raphson in pure Python), never against the program's own output alone."""
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 import math
 from pathlib import Path
@@ -389,3 +390,57 @@ def test_a_ledger_export_joined_with_a_covariate_is_graded(tmp_path: Path, capsy
     (cov,) = doc["covariates"]
     assert cov["name"] == "devtools" and "devtools" not in {s["name"] for s in doc["scorers"]}
     assert doc["cases"]["n"] == 23 and {a["scorer"] for a in doc["adjusted"]} >= {"score", "flat_npv"}
+
+
+def test_labels_in_the_ledger_carry_covariates_graded_against_the_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+
+    from pcsc.cli import main
+
+    cohort = EXAMPLES / "cohort"
+    text = (cohort / "outcomes_pilot.toml").read_text(encoding="utf-8")
+    flagged: set[str] = set()
+
+    def flag(m: re.Match[str]) -> str:
+        route = m.group(1)
+        if route < "m":
+            flagged.add(route)
+        return f'{m.group(0)}\ncovariates = {{ recognition_risk = {"true" if route < "m" else "false"} }}'
+
+    outcomes = tmp_path / "outcomes.toml"
+    outcomes.write_text(re.sub(r'\[\[label\]\]\nroute = "([a-z_0-9]+)"\ndate = [0-9-]+\noutcome = "[^"]+"', flag,
+                               text), encoding="utf-8")
+    assert flagged
+    ledger = tmp_path / "pilot.sqlite"
+    assert main(["freeze", "--retrospective", str(cohort), "--ledger", str(ledger), "-q"]) == 0
+    assert main(["resolve", str(outcomes), "--ledger", str(ledger), "--as-of", "2019-01-01", "-q"]) == 0
+    capsys.readouterr()
+    argv = ("evaluate", "--ledger", str(ledger), "--as-of", "2019-01-01", "--bootstrap", "300")
+    code, doc = evaluate_json(capsys, *argv)
+    assert code == 0, doc
+    (cov,) = doc["covariates"]
+    graded = [c for c in doc["cases"] if c["score"] is not None]
+    assert cov["name"] == "recognition_risk" and len(graded) == 23
+    y = [int(c["label"] == "positive") for c in graded]
+    flags = [float(c["covariates"]["recognition_risk"]) for c in graded]
+    assert flags == [1.0 if c["route"] in flagged else 0.0 for c in graded]
+    assert cov["auc"] == pytest.approx(brute_auc(flags, y))
+    (model,) = doc["adjusted"]
+    assert model["scorer"] == "score" and model["n"] == 23
+    code, out, _ = run_cli(capsys, *argv)
+    assert "the labels' covariates, graded against the score on 23 routes" in out
+
+
+def test_a_label_covariate_that_is_not_a_value_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pcsc.forecast.outcomes import OutcomesError, outcomes_from_toml
+
+    doc = {"label": [{"route": "r", "date": dt.date(2020, 1, 1), "outcome": "+",
+                      "covariates": {"recognition_risk": [1, 2]}}]}
+    with pytest.raises(OutcomesError) as caught:
+        outcomes_from_toml(doc, "o.toml")
+    assert "label[0].covariates.recognition_risk: expected a name and a number" in str(caught.value.messages)
+    plain = outcomes_from_toml({"label": [{"route": "r", "date": dt.date(2020, 1, 1),
+                                           "outcome": "+"}]}, "o.toml")
+    assert plain.labels[0].payload() == {"label": "positive", "bucket": "+"}, "a label without covariates is as before"

@@ -21,7 +21,7 @@ policy's fixed windows (days after as_of).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from pcsc.forecast.records import Recorded
 
 if TYPE_CHECKING:
     from pcsc.forecast.resolve import RouteOutcome
+    from pcsc.forecast.scores_csv import Grading
 
 PROSPECTIVE_RULE = "a prospective forecast is graded only on outcomes dated after the day it was frozen"
 RETROSPECTIVE_RULE = (
@@ -291,7 +292,7 @@ def evaluate_report(
         "routes_labelled": len(labelled),
         "milestones_resolved": len(milestones),
         "cases": [{"route": r, "label": "positive" if y_route[r] else "negative",
-                   **{c: columns[c][r] for c in columns}} for r in y_route],
+                   **{c: columns[c][r] for c in columns}, **_label_covariates(labelled, r)} for r in y_route],
         "baselines": [{"name": "flat_product", "fitted": True, "what": "Πp, the product of the frozen p"},
                       {"name": "flat_npv", "fitted": True, "what": "Πp·V − Σc: the route as one transition "
                        "(the structure ablation)"},
@@ -308,6 +309,54 @@ def evaluate_report(
         "calibration": calibration,
         "left_out": left_out,
     }
+
+
+def _label_covariates(labelled: Sequence[RouteOutcome], route: str) -> dict[str, Any]:
+    """``{"covariates": {...}}`` of the route's label when it carries any, else nothing."""
+    found = next((o.covariates for o in labelled if o.route == route), ())
+    return {"covariates": dict(found)} if found else {}
+
+
+def covariate_grading(report: Mapping[str, Any], B: int, seed: int) -> tuple[Grading | None, list[dict[str, Any]]]:
+    """The covariates the labels carry, graded against the released score as a score
+    table's are (`pcsc.forecast.scores_csv.grade`): on the labelled routes with a score
+    and every covariate named by any label. The routes left out (and why) come beside;
+    None when no label carries a covariate or too few routes remain."""
+    from pcsc.forecast import covariates as cov
+    from pcsc.forecast import scores_csv
+
+    cases = report["cases"]
+    names = sorted({name for case in cases for name in case.get("covariates", {})})
+    if not names:
+        return None, []
+    left_out, kept = [], []
+    for case in cases:
+        missing = [n for n in names if n not in case.get("covariates", {})]
+        if case["score"] is None or missing:
+            why = "no score" if case["score"] is None else f"its label has no {', '.join(missing)}"
+            left_out.append({"route": case["route"], "why": why})
+        else:
+            kept.append(case)
+    labels = tuple(int(c["label"] == "positive") for c in kept)
+    if not 0 < sum(labels) < len(labels):
+        return None, [*left_out, {"route": None, "why": "the routes left hold one class: no covariate graded"}]
+
+    def cell(value: Any) -> str:
+        return ("yes" if value else "no") if isinstance(value, bool) else str(value)
+
+    try:
+        coded = tuple(cov.code_cells(n, [cell(c["covariates"][n]) for c in kept],
+                                     [None if isinstance(c["covariates"][n], bool | str) else float(c["covariates"][n])
+                                      for c in kept]) for n in names)
+    except cov.CovariateError as exc:
+        return None, [*left_out, {"route": None, "why": exc.message}]
+    table = scores_csv.ScoreTable(
+        path="ledger", sha256="", id_column="route", outcome_column="label", positive=("positive",),
+        negative=("negative",), ids=tuple(c["route"] for c in kept), labels=labels,
+        scorers=(scores_csv.Scorer("score", tuple(float(c["score"]) for c in kept)),), ignored_columns=(),
+        left_out=(), covariates=coded,
+    )
+    return scores_csv.grade(table, B, seed), left_out
 
 
 def report_plots(report: dict[str, Any], folder: Path) -> list[Path]:

@@ -73,9 +73,12 @@ class RouteOutcome:
     label: LabelOutcome
     date: dt.date
     bucket: str | None = None
+    covariates: tuple[tuple[str, float | bool | str], ...] = ()  # the label's, sorted by name
 
     def to_json(self) -> dict[str, Any]:
-        return {"route": self.route, "label": self.label, "date": self.date.isoformat(), "bucket": self.bucket}
+        extra = {"covariates": dict(self.covariates)} if self.covariates else {}
+        return {"route": self.route, "label": self.label, "date": self.date.isoformat(), "bucket": self.bucket,
+                **extra}
 
 
 class PacketError(Exception):
@@ -582,7 +585,7 @@ def route_outcomes(outcomes: Outcomes, as_of: dt.date, routes: Collection[str] |
             continue
         if lab.route not in latest or lab.date >= latest[lab.route].date:
             latest[lab.route] = lab
-    return [RouteOutcome(r, lab.outcome, lab.date, lab.bucket) for r, lab in sorted(latest.items())]
+    return [RouteOutcome(r, lab.outcome, lab.date, lab.bucket, lab.covariates) for r, lab in sorted(latest.items())]
 
 
 # ---------------------------------------------------------------------- outcomes against packets

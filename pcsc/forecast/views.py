@@ -224,6 +224,11 @@ def _p_value(p: float | None) -> str:
     return "—" if p is None else "<0.01" if p < 0.005 else f"{p:.2f}"
 
 
+def covariates_text(g: Grading, level: float, what: str) -> str:
+    """The covariate sections of ``g`` under a heading, for a report other than a score table's."""
+    return "\n".join(["", what, *_covariate_lines(g, f"{level:.0%} CI")])
+
+
 def _covariate_lines(g: Grading, pct: str) -> list[str]:
     """Each covariate as a baseline, the scorers within its values, and the adjusted models."""
     if not g.covariates:

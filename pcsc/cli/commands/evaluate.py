@@ -96,7 +96,7 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import bootstrap, ledger_diagnostic, resolution_date
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.records import latest_forecasts, recorded_outcomes, stored_outcomes
-    from pcsc.forecast.report import GradingError, evaluate_report, pooled_policies
+    from pcsc.forecast.report import GradingError, covariate_grading, evaluate_report, pooled_policies
     from pcsc.forecast.views import evaluate_text
 
     bins = DEFAULT_BINS if args.bins is None else args.bins
@@ -131,7 +131,21 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
             return _failed([_plot_problem(args.plot_dir, exc)])
     pooled = pooled_policies(forecasts)
     warnings = [] if pooled is None else [ledger_diagnostic(path, pooled, codes.W751)]
-    return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report), diagnostics=warnings)
+    text = evaluate_text(report)
+    graded, left_out = covariate_grading(report, B, seed)
+    if graded is not None:
+        from pcsc.forecast import metrics
+        from pcsc.forecast.scores_csv import to_json
+        from pcsc.forecast.views import covariates_text
+
+        document = to_json(graded)
+        report = {**report, "covariates": document["covariates"], "adjusted": document["adjusted"]}
+        text += "\n" + covariates_text(graded, metrics.LEVEL, "the labels' covariates, graded against the score "
+                                       f"on {len(graded.table.ids)} routes")
+        warnings += _rivals(graded, str(path))
+    if left_out:
+        report = {**report, "covariates_left_out": left_out}
+    return Outcome("evaluate", {"ok": True, **report}, text=text, diagnostics=warnings)
 
 
 def _failed(diagnostics: list[Finding]) -> Outcome:
@@ -203,14 +217,15 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
         except OSError as exc:
             return _failed([_plot_problem(args.plot, exc)])
         notes = [f"wrote {args.plot}"]
-    return Outcome("evaluate", {"ok": True, **payload}, text=text, notes=notes, diagnostics=_rivals(grading))
+    return Outcome("evaluate", {"ok": True, **payload}, text=text, notes=notes,
+                   diagnostics=_rivals(grading, grading.table.path))
 
 
-def _rivals(grading: Grading) -> list[Finding]:
-    """A PCSC-W731 for each covariate that alone matches or beats a scorer's AUC."""
+def _rivals(grading: Grading, where: str) -> list[Finding]:
+    """A PCSC-W731 (at ``where``) for each covariate that alone matches or beats a scorer's AUC."""
     aucs = {s.name: s.auc.estimate for s in grading.scorers}
     return [
-        diag(W731_COVARIATE_MATCHES, Span.file_only(grading.table.path), covariate=c.covariate.name,
+        diag(W731_COVARIATE_MATCHES, Span.file_only(where), covariate=c.covariate.name,
              covariate_auc=f"{c.auc.estimate:.3f}", scorers=", ".join(f"`{name}` ({aucs[name]:.3f})"
                                                                      for name in c.matched))
         for c in grading.covariates if c.matched
