@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
+from pcsc.diagnostics.messages import E731_COVARIATE_NOT_CODED, E731_COVARIATE_ONE_VALUE, phrase
 from pcsc.forecast import metrics
 
 ONE = frozenset({"yes", "y", "true", "1"})
@@ -84,13 +85,11 @@ def code_cells(name: str, cells: Sequence[str], numbers: Sequence[float | None])
         bad = next((i for i, c in enumerate(cells) if c.lower() not in ONE | ZERO), None)
         if bad is not None:
             shown = f"`{cells[bad]}`" if cells[bad] else "empty"
-            raise CovariateError(f"covariate column `{name}` is {shown}: a covariate is a number in every graded "
-                                 f"row, or a yes/no word ({CODING_WORDS})", bad)
+            raise CovariateError(phrase(E731_COVARIATE_NOT_CODED, column=name, value=shown, coding=CODING_WORDS), bad)
         values = tuple(1.0 if c.lower() in ONE else 0.0 for c in cells)
         coding = CODING_WORDS
     if len(set(values)) < 2:
-        raise CovariateError(f"covariate column `{name}` has one value, {values[0]:g}, in every graded row: "
-                             "it cannot tell the cases apart")
+        raise CovariateError(phrase(E731_COVARIATE_ONE_VALUE, column=name, value=f"{values[0]:g}"))
     return Covariate(name, values, coding, set(values) == {0.0, 1.0})
 
 

@@ -18,6 +18,7 @@ from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import (
+    E731_INCUMBENT_NOT_A_SCORER,
     E742_NO_FORECAST_OF_MODE,
     E743_CANNOT_WRITE_PLOT,
     E745_TABLE_MIXES_MODES,
@@ -195,9 +196,8 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
         return _failed([mode])
     if args.incumbent is not None and args.incumbent not in {s.name for s in table.scorers}:
         scorers = ", ".join(f"`{s.name}`" for s in table.scorers)
-        problem = Finding.of(codes.E731, f"--incumbent `{args.incumbent}` is not a scorer of the table; the scorers "
-                             f"are {scorers}", Span.file_only(args.scores))
-        return _failed([problem])
+        return _failed([diag(E731_INCUMBENT_NOT_A_SCORER, Span.file_only(args.scores), incumbent=args.incumbent,
+                             scorers=scorers)])
     grading = scores_csv.grade(table, B, seed, incumbent=args.incumbent)
     payload = scores_csv.to_json(grading)
     payload.pop("inputs")  # the envelope lists the table
