@@ -206,13 +206,14 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
         prices = []
         for field, _, price in t.cost.floor_terms:
             d = next(x for x in t.deltas if x.field == field)
-            table = pol.floors.delta[field]
+            table = pol.floors.table(t.ref_class, field)
+            assert table is not None, "a floor term has its table"
             value = num(price)
             value["exact"] = q(_exact_price(table.points, d.magnitude))
             add(f"{k}.price[{field}]", "price = piecewise-linear floor through (0, 0) and the points, of |Δ|", value,
                 source=num(d.source), target=num(d.target),
                 points={"v": [[float(a), float(b)] for a, b in table.points],
-                        "policy": pkey("floors", "delta", field, "points")})
+                        "policy": pkey(*pol.floors.key(t.ref_class, field), "points")})
             prices.append(step(f"{k}.price[{field}]"))
         add(f"{k}.floor_delta", "floor_delta = Σ prices", num(t.cost.floor_delta), prices=prices)
         add(f"{k}.c", "c = max(budget, floor_class, floor_delta)", num(t.cost.c),
