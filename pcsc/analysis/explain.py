@@ -172,11 +172,15 @@ def derive(c: Compiled) -> list[Step]:
                 )
             )
         cal = pol.policy.calibration
+        p_max = pol.policy.reweighting.p_max
+        top, capped = ("1", ()) if p_max == 1.0 else ("p_max", (("p_max", p_max),))
+        source = RULES if p_max == 1.0 else f"policy {ref} [reweighting] p_max"
         if t.p_raw is None or cal is None:
-            add(Step(f"{k}.p", t.p, "p = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)), RULES))
+            add(Step(f"{k}.p", t.p, f"p = clip(p_prior · W, 0, {top})", (("p_prior", t.p_prior), ("W", w.W), *capped),
+                     source))
         else:
-            add(Step(f"{k}.p_raw", t.p_raw, "p_raw = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)),
-                     RULES))
+            add(Step(f"{k}.p_raw", t.p_raw, f"p_raw = clip(p_prior · W, 0, {top})",
+                     (("p_prior", t.p_prior), ("W", w.W), *capped), source))
             add(Step(f"{k}.p", t.p, calibration_rule(cal), calibration_inputs(t.p_raw, cal),
                      f"policy {ref} [calibration] (method {cal.method})"))
         add(

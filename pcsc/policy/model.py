@@ -136,6 +136,15 @@ class Reweighting:
         validator=_unit_interval,
         metadata={"doc": "In [0, 1]: the i-th strongest item of evidence counts `decay^i` of its weight."},
     )
+    p_max: float = attrs.field(
+        default=1.0,
+        validator=_unit_interval,
+        metadata={
+            "doc": "The most any p can be: `p = clip(p_prior · W, 0, p_max)`, with or without evidence. In "
+            "[0, 1]; 1, the default, is the plain clip to a probability. Below 1 it keeps a strong prior "
+            "and supporting evidence from making a step certain (0.9 × W = 1.25 is 1.125, clipped to 1)."
+        },
+    )
 
 
 @attrs.frozen

@@ -156,7 +156,7 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     for t in route.transitions:
         prior = policy.priors[t.ref_class].p
         rw = reweight(t.name, route.evidence, route.as_of, policy)
-        p = clip(checked(prior * rw.W, f"p of `{t.name}` = prior × W", prior, rw.W), 0.0, 1.0)
+        p = clip(checked(prior * rw.W, f"p of `{t.name}` = prior × W", prior, rw.W), 0.0, policy.reweighting.p_max)
         if policy.calibration is not None:
             raw[t.name] = p
             p = calibrate(p, policy.calibration)
