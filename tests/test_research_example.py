@@ -16,12 +16,12 @@ from pcsc.cli import main
 from tests.conftest import ROOT
 
 FOLDER = ROOT / "examples" / "research"
-POLICIES = FOLDER / "policies"
+TESTS = ROOT / "policies" / "research-lab" / "tests"
 ROUTES = ("curated_benchmark", "lab_automation", "theory_program")
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
-    code = main([*argv, "--policy-path", str(POLICIES), "--format", "json"])
+    code = main([*argv, "--format", "json"])
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -79,7 +79,6 @@ def test_curated_items_are_priced_by_their_class(capsys: pytest.CaptureFixture[s
     assert "curation  1 * 300k usd" in text
     cheap = tmp_path / "curated_benchmark.route"
     cheap.write_text(text.replace("curation  1 * 300k usd", "curation  1 * 100k usd"), encoding="utf-8")
-    (tmp_path / "research.obl").write_bytes((FOLDER / "research.obl").read_bytes())
     code, doc = run(capsys, "compile", str(cheap))
     assert code == 3  # GATE refuses: the budget does not pay floor(delta)
     (uncovered,) = doc["routes"][0]["uncovered"]
@@ -87,7 +86,7 @@ def test_curated_items_are_priced_by_their_class(capsys: pytest.CaptureFixture[s
 
 
 def test_the_policy_s_own_tests_pass(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["test", str(POLICIES / "research-lab" / "tests"), "--policy-path", str(POLICIES)])
+    code = main(["test", str(TESTS)])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "4 cases in 1 file: 4 passed, 0 failed" in out

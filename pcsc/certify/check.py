@@ -2710,7 +2710,8 @@ def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any],
             opened += 1
         closed = all(j < len(layout.toks) and layout.toks[j][1] == ")" for j in range(end, end + opened))
         after = layout.toks[end + opened][1] if end + opened < len(layout.toks) else "}"
-        if i - opened - 1 not in keyword or not closed or after not in _CONDITION_ENDS:
+        ends = _CONDITION_ENDS | {"by"} if key == "kill" else _CONDITION_ENDS  # `kill … by DATE`: its time bound
+        if i - opened - 1 not in keyword or not closed or after not in ends:
             raise c.fail(f"{where} ({at})", f"`{o['written']['text']}` is not the whole {key} of `{t}`")
         if o["written"]["text"] != o["v"]:
             raise c.fail(f"{where} ({at})", f"is `{o['v']}`, but the file writes `{o['written']['text']}`")

@@ -163,7 +163,7 @@ def rank_keys(block: Block, out: Printed) -> str:
             v = k["value"]
             values.append("—" if v is None else money(v) if k["key"] != "criteria" else f"{v:.2f}")
         rows.append(f"| {r['rank']} | `{r['route']}` | {' | '.join(values)} | {r['decided_by'] or '—'} |")
-    return f"`$ {block.command}`\n\n" + "\n".join(rows) + "\n"
+    return f"From `{block.command}`:\n\n" + "\n".join(rows) + "\n"
 
 
 def search_tables(block: Block, kept: Mapping[str, Any]) -> str:
@@ -309,9 +309,8 @@ BLOCKS = (
     Block("redteam-cohort", COHORT_REDTEAM.command, redteam_kinds, COHORT_REDTEAM),
     Block("redteam-cohort-category", COHORT_REDTEAM_CATEGORY.command, redteam_totals, COHORT_REDTEAM_CATEGORY),
     Block("redteam-graphs", "pcsc redteam examples/graphs/ --format json", redteam_structure),
-    Block("research-rank", "pcsc rank examples/research --policy-path examples/research/policies", console),
-    Block("research-keys", "pcsc rank examples/research --policy-path examples/research/policies --format json",
-          rank_keys),
+    Block("research-rank", "pcsc rank examples/research", console),
+    Block("research-keys", "pcsc rank examples/research --format json", rank_keys),
 )
 
 
