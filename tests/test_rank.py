@@ -385,6 +385,27 @@ def test_ties_at_zero_are_decided_by_the_sequence_not_the_name(tmp_path: Path,
     assert [s["key"] for s in rows[0]["sequence"]] == ["score", "score_without_stop", "criteria", "first_test_voi"]
 
 
+def test_the_report_and_the_frozen_rank_say_what_decided_each_tie(tmp_path: Path) -> None:
+    import html
+
+    root = tmp_path / "policies" / "ties"
+    root.mkdir(parents=True)
+    (root / "1.0.0.toml").write_text(TIES_POLICY, encoding="utf-8")
+    routes = tmp_path / "ties.route"
+    routes.write_text(one_step("bravo", 80, 50) + one_step("zeta", 60, 50) + one_step("echo", 80, 50),
+                      encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert pcsc_main(["report", "-q", str(routes), "--policy-path", str(tmp_path / "policies"), "-o", str(out)]) == 0
+    page = html.unescape(out.read_text(encoding="utf-8"))
+    ranking = page[page.index('id="ranking"'):page.index("</section>", page.index('id="ranking"'))]
+    assert "Ties are broken by score without the option to stop, then T" in ranking
+    # zeta (−10,000 played through) above bravo (−30,000), bravo above echo by name only
+    assert ranking.index("zeta") < ranking.index("bravo") < ranking.index("echo")
+    assert "score without the option to stop</td>" in ranking and "name (every earlier key tied)</td>" in ranking
+    ranked = ranked_by_policy(routes, policy_path=[tmp_path / "policies"])
+    assert [r.info()["decided_by"] for r in ranked] == [None, "score_without_stop", "name"]  # as freeze stores it
+
+
 def test_without_the_option_to_stop_the_second_key_never_decides(tmp_path: Path) -> None:
     root = tmp_path / "policies" / "ties"
     root.mkdir(parents=True)
