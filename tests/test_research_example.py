@@ -80,7 +80,9 @@ def test_curated_items_are_priced_by_their_class(capsys: pytest.CaptureFixture[s
     cheap = tmp_path / "curated_benchmark.route"
     cheap.write_text(text.replace("curation  1 * 300k usd", "curation  1 * 100k usd"), encoding="utf-8")
     code, doc = run(capsys, "compile", str(cheap))
-    assert code == 3  # GATE refuses: the budget does not pay floor(delta)
+    # GATE refuses: floor(delta) reads the class's table, 300,000 > 100,000; the field's
+    # table alone (20k × 2 usd = 40,000) would have let the 100k budget cover the change
+    assert code == 3
     (uncovered,) = doc["routes"][0]["uncovered"]
     assert (uncovered["transition"], uncovered["field"]) == ("curate", "dataset_items")
 
