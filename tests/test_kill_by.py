@@ -176,3 +176,10 @@ def test_the_compile_document_with_a_bounded_kill_fits_its_schema(tmp_path: Path
     bad["routes"][0]["transitions"][1]["kill_by"] = 20270701
     with pytest.raises(Exception, match="20270701"):
         schemas.validate(bad)
+
+
+@pytest.mark.parametrize(("by", "code"), [("2027-02-30", "PCSC-E306"), ("-6 months", "PCSC-E307"),
+                                          ("1.5 months", "PCSC-E307")])
+def test_a_bad_date_or_duration_after_by_is_a_located_error(tmp_path: Path, by: str, code: str) -> None:
+    session, compiled = compile_text(tmp_path, route_text(f"developers < 2k by {by}"))
+    assert [(c, line) for c, line, _ in errors(session)] == [(code, 18)] and compiled == []
