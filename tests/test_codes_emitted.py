@@ -44,6 +44,7 @@ ELSEWHERE = {
     "PCSC-E311": "tests/test_no_exit70.py::test_a_seam_threshold_beyond_the_floats_is_e311",
     "PCSC-E312": "tests/test_robustness.py::test_threshold_types_are_checked",
     "PCSC-E313": "tests/test_units.py::test_a_bound_in_another_unit_is_refused_where_it_is_written",  # a library
+    "PCSC-E314": "tests/test_kill_by.py::test_a_kill_armed_outside_its_window_is_a_located_error",
     "PCSC-E404": "tests/test_library_checks.py::test_a_typo_in_a_library_fails_check_of_a_route_that_uses_it",
     "PCSC-E405": "tests/test_check_refuses.py::test_check_reports_what_compile_refuses",  # a policy's gate rule
     "PCSC-E407": "tests/test_cli.py::test_bad_configuration_is_an_error",  # pcsc.toml

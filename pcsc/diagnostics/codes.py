@@ -91,6 +91,7 @@ E310 = _register("PCSC-E310", "inadmissible evidence under strict point-in-time"
 E311 = _register("PCSC-E311", "arithmetic overflow")
 E312 = _register("PCSC-E312", "division by zero")
 E313 = _register("PCSC-E313", "quantities in different units compared or combined")
+E314 = _register("PCSC-E314", "kill armed outside its transition's planned window")
 
 # policy and libraries
 E401 = _register("PCSC-E401", "unknown policy")

@@ -449,6 +449,21 @@ E311_COST_OVERFLOWS = message(
 E312_DIVISION_BY_ZERO = message(
     codes.E312, "division by zero in the {kind}", "a threshold or kill divides by a number that is never 0"
 )
+E314_KILL_BY_EARLY = message(
+    codes.E314,
+    "the kill of `{transition}` is armed on {date}, not after the start of its planned window ({start})",
+    "a kill without `by` already applies from the start; name a later date, or drop `by`",
+)
+E314_KILL_BY_LATE = message(
+    codes.E314,
+    "the kill of `{transition}` is armed on {date}, after its due date {due}: it could never apply",
+    "name a date on or before {due}, or a shorter time after the planned start",
+)
+E314_KILL_BY_NO_START = message(
+    codes.E314,
+    "`by {amount}` counts from the start of `{transition}`'s planned window, which is unknown",
+    "an earlier transition states no horizon; give the kill a date (`by 2027-06-01`) instead",
+)
 
 
 # ---------------------------------------------------------------------- policies and libraries

@@ -91,6 +91,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
                 "horizon": None if tr.horizon is None else {"amount": tr.horizon[0], "unit": tr.horizon[1]},
                 "threshold": None if tr.threshold_text is None else expression(tr.threshold_text),
                 "kill": None if tr.kill_text is None else expression(tr.kill_text),
+                **({} if tr.kill_by is None else {"kill_by": tr.kill_by.isoformat()}),
                 "deltas": [_delta(c, t.name, d) for d in t.deltas],
                 **({} if t.p_raw is None else {"p_raw": _num(t.p_raw)}),
             }

@@ -45,7 +45,7 @@ ARTIFACTS = Path("docs") / "artifacts"
 #: The checkout's root (the examples the blocks read).
 ROOT = Path(__file__).resolve().parents[2]
 #: The pages blocks may be on, from the checkout's root.
-PAGES = ("README.md", "docs/*.md")
+PAGES = ("README.md", "docs/*.md", "examples/research/README.md")
 
 
 @attrs.frozen
@@ -151,6 +151,23 @@ def _output_lines(text: str) -> list[str]:
 def console(block: Block, out: Printed) -> str:
     """The command and everything it printed: standard output, then standard error."""
     return _fence([f"$ {block.command}", *_output_lines(out.stdout), *_output_lines(out.stderr)])
+
+
+def rank_keys(block: Block, out: Printed) -> str:
+    """`pcsc rank --format json` as a table of the keys each route was ordered by."""
+    names = {"score": "score", "score_without_stop": "without the option to stop", "criteria": "T",
+             "first_test_voi": "value of learning the first test"}
+    ranking = json.loads(out.stdout)["ranking"]
+    keys = [k["key"] for k in ranking[0]["sequence"]] if ranking else []
+    rows = [f"| rank | route | {' | '.join(names[k] for k in keys)} | decided by |",
+            "|" + "---|" * (len(keys) + 3)]
+    for r in ranking:
+        values = []
+        for k in r["sequence"]:
+            v = k["value"]
+            values.append("—" if v is None else money(v) if k["key"] != "criteria" else f"{v:.2f}")
+        rows.append(f"| {r['rank']} | `{r['route']}` | {' | '.join(values)} | {r['decided_by'] or '—'} |")
+    return f"From `{block.command}`:\n\n" + "\n".join(rows) + "\n"
 
 
 def search_tables(block: Block, kept: Mapping[str, Any]) -> str:
@@ -405,6 +422,8 @@ BLOCKS = (
     Block("redteam-graphs", "pcsc redteam examples/graphs/ --format json", redteam_structure),
     Block("routecast-paper", "pcsc evaluate --scores examples/routecast_table_a1.csv --id blind_id --outcome "
           "outcome_bucket --positive S+,+ --negative - --covariate recognition_risk --format json", paper_numbers),
+    Block("research-rank", "pcsc rank examples/research", console),
+    Block("research-keys", "pcsc rank examples/research --format json", rank_keys),
 )
 
 
