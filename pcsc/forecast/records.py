@@ -115,6 +115,7 @@ class History:
     labels: dict[str, bool]
     # each route's frozen file (as given when frozen) and the hashes of the texts it read
     frozen_inputs: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = attrs.field(factory=dict)
+    frozen_at: dict[str, str] = attrs.field(factory=dict)  # each route's latest forecast's freezing time (UTC)
 
 
 def resolved_history(ledger: Ledger, as_of: dt.date) -> History:
@@ -129,4 +130,5 @@ def resolved_history(ledger: Ledger, as_of: dt.date) -> History:
         for o in route_outcomes(outcomes, as_of)
         if o.label in ("positive", "negative")
     }
-    return History(packets, milestones, labels, {e.route: (e.file, e.inputs) for e in forecasts})
+    return History(packets, milestones, labels, {e.route: (e.file, e.inputs) for e in forecasts},
+                   {e.route: e.frozen_at for e in forecasts})

@@ -403,13 +403,15 @@ def compare_payload(result: Comparison) -> dict[str, Any]:
             "changed": [{"route": f.route, "old": f.old, "new": f.new} for f in result.verdict_changes],
             "unchecked": [{"route": route, "why": why} for route, why in result.gate_unchecked],
         },
+        "cases": {"held_out": result.cases, "training": result.training_cases, "labelled": result.labelled,
+                  "minimum": result.min_cases},
         "regressions": list(result.regressions),
         "promote": result.promote,
         "reason": result.reason,
     }
 
 
-def compare_text(old: str, new: str, result: Comparison) -> str:
+def compare_text(old: str, new: str, result: Comparison, cutoff: str | None = None) -> str:
     """Two policies scored on the same held-out routes, and which one to keep."""
 
     def show(x: float | None, digits: int) -> str:
@@ -418,6 +420,9 @@ def compare_text(old: str, new: str, result: Comparison) -> str:
     lines = [
         f"{old} vs {new} on {plural(result.routes, 'held-out route')} "
         f"({plural(result.transitions, 'resolved transition')})",
+        ("  split  " + (f"frozen before {cutoff} (fit) / on or after it (graded)" if cutoff else "by route name")
+         + f": {result.training_cases} training and {result.cases} held-out cases (routes with a resolved "
+         f"outcome), at least {result.min_cases} required"),
         f"  Brier  {show(result.brier_old, 4)} -> {show(result.brier_new, 4)}",
         f"  AUC    {show(result.auc_old, 3)} -> {show(result.auc_new, 3)}",
         f"  ECE    {show(result.ece_old, 4)} -> {show(result.ece_new, 4)}",
