@@ -114,7 +114,7 @@ def test_schema_is_marked_versioned_and_in_wal_mode(tmp_path: Path) -> None:
     with Ledger.open(path) as ledger:
         assert ledger.verify().ok and ledger.entries() == []
     conn = raw(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()

@@ -602,6 +602,17 @@ E746_NONE_RESOLVED = message(
     "as of {as_of}; no policy written",
     "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of",
 )
+E761_SCORERS_NOT_POOLED = message(
+    codes.E761,
+    "the forecasts to grade were computed by different scorer code: {groups}; their numbers may differ for "
+    "reasons no policy states, so one AUC would pool them",
+    "grade each scorer's forecasts apart (freeze them again with one pcsc), or pool them knowingly with "
+    "--pool-scorers",
+)
+W761_SCORERS_POOLED = message(
+    codes.W761,
+    "--pool-scorers: forecasts computed by different scorer code are graded as one ranking: {groups}",
+)
 E751_NO_ROUTES = message(codes.E751, "nothing to {what}: no routes in {files}")
 
 # ---------------------------------------------------------------------- policy tests and project scaffolding

@@ -114,7 +114,7 @@ _TABLES = {  # table -> its columns, one a line: what `_schema` creates and what
     schema_version integer NOT NULL""",
     "entries": """
     seq            bigint PRIMARY KEY CHECK (seq >= 1),
-    kind           text NOT NULL CHECK (kind = 'forecast'),
+    kind           text NOT NULL CHECK (kind IN ('forecast', 'prereg')),
     route          text NOT NULL,
     file           text NOT NULL,
     payload        text NOT NULL,
@@ -164,7 +164,7 @@ def _schema() -> list[str]:
 _CONSTRAINTS = {  # (table, constraint) -> pg_get_constraintdef
     ("entries", "entries_pkey"): "PRIMARY KEY (seq)",
     ("entries", "entries_seq_check"): "CHECK ((seq >= 1))",
-    ("entries", "entries_kind_check"): "CHECK ((kind = 'forecast'::text))",
+    ("entries", "entries_kind_check"): "CHECK ((kind = ANY (ARRAY['forecast'::text, 'prereg'::text])))",
     ("outcomes", "outcomes_pkey"): "PRIMARY KEY (seq)",
     ("outcomes", "outcomes_seq_check"): "CHECK ((seq >= 1))",
     ("outcomes", "outcomes_kind_check"): "CHECK ((kind = ANY (ARRAY['observation'::text, 'label'::text])))",
@@ -240,13 +240,18 @@ def _which(*changes: tuple[str, Any]) -> list[str]:
     return [description for description, made in changes if made]
 
 
-def _catalog_problems(found: Catalog, schema: str) -> list[Problem]:
+# a ledger created by schema 1 allowed forecasts alone; it is read, verified and appended to as it is
+_KIND_CHECK_1 = "CHECK ((kind = 'forecast'::text))"
+
+
+def _catalog_problems(found: Catalog, schema: str, version: int = SCHEMA_VERSION) -> list[Problem]:
     """Every object of the ledger's schema against what `_schema` creates: each guard
     trigger by its catalog row (events and timing, UPDATE OF columns, WHEN condition,
     enabled, the function it runs) and each function by its body and attributes; the
     tables' columns, constraints, indexes and owner; every privilege held by a role
     other than the owner; and any object, rule, policy or inheritance pcsc does not create."""
-    problems = [*_trigger_problems(found, schema), *_function_problems(found), *_relation_problems(found, schema)]
+    problems = [*_trigger_problems(found, schema), *_function_problems(found),
+                *_relation_problems(found, schema, version)]
     problems += [f"rule {name} on {table}: pcsc creates no rules ({' '.join(str(sql).split())})"
                  for name, table, sql in sorted(found["rules"])]
     problems += [f"row security policy {name} on {table}: pcsc creates no policies"
@@ -259,7 +264,7 @@ def _catalog_problems(found: Catalog, schema: str) -> list[Problem]:
     return [Problem("schema", None, p) for p in problems]
 
 
-def _relation_problems(found: Catalog, schema: str) -> list[str]:
+def _relation_problems(found: Catalog, schema: str, version: int = SCHEMA_VERSION) -> list[str]:
     problems = []
     expected = {**dict.fromkeys(_TABLES, "r"), **dict.fromkeys(_INDEXES, "i")}
     relations = {str(row[0]): row for row in found["relations"]}
@@ -292,6 +297,8 @@ def _relation_problems(found: Catalog, schema: str) -> list[str]:
     constraints = {(str(table), str(name)): str(sql) for table, name, sql in found["constraints"]}
     for (table, name), sql in sorted(constraints.items()):
         want = _CONSTRAINTS.get((table, name))
+        if version == 1 and (table, name) == ("entries", "entries_kind_check"):
+            want = _KIND_CHECK_1
         if want is None:
             problems.append(f"unknown constraint {name} on {table}: pcsc creates no such constraint ({sql})")
         elif sql != want:
@@ -393,6 +400,7 @@ class PostgresLedger(Ledger):
         self.path = path
         self.read_only = False
         self._verified: Chains | None = None
+        self.schema_version = SCHEMA_VERSION  # the identity row's, once opened
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -441,6 +449,7 @@ class PostgresLedger(Ledger):
         if int(rows[0][1]) > SCHEMA_VERSION:
             raise LedgerError(f"{self.path} is a PCSC ledger of schema version {rows[0][1]}, newer than this pcsc "
                               f"reads (schema {SCHEMA_VERSION}): use a newer pcsc")
+        self.schema_version = int(rows[0][1])
 
     def close(self) -> None:
         self._pg.close()
@@ -511,8 +520,9 @@ class PostgresLedger(Ledger):
             rows: list[tuple[Any, ...]] = self._pg.execute(sql + " ORDER BY seq", params).fetchall()
         return rows
 
-    def entries(self, route: str | None = None, file: str | None = None) -> list[Entry]:
-        rows = self._select(f"SELECT {_ENTRY_COLUMNS} FROM entries", {"route": route, "file": file}, "the forecasts")
+    def entries(self, route: str | None = None, file: str | None = None, kind: str = "forecast") -> list[Entry]:
+        rows = self._select(f"SELECT {_ENTRY_COLUMNS} FROM entries", {"kind": kind, "route": route, "file": file},
+                            "the forecasts")
         return [self._entry(row) for row in rows]
 
     def outcomes(self, route: str | None = None) -> list[Outcome]:
@@ -550,7 +560,14 @@ class PostgresLedger(Ledger):
     def _schema_check(self) -> list[Problem]:
         schema = str(self._pg.execute("SELECT current_schema()").fetchone()[0])
         found = {what: list(self._pg.execute(sql).fetchall()) for what, sql in _CATALOG.items()}
-        return _catalog_problems(found, schema)
+        return _catalog_problems(found, schema, self.schema_version)
+
+    def upgrade(self) -> None:
+        """A PostgreSQL ledger of schema 1 is not upgraded in place (its identity row is
+        guarded against change): plans go into a ledger created by this pcsc."""
+        raise LedgerError(f"{self.path}: nothing written: this PostgreSQL ledger was created with schema 1, which "
+                          "holds forecasts alone; preregister in a ledger created by this pcsc (schema "
+                          f"{SCHEMA_VERSION})")
 
     def _rows_after(self, table: str, columns: str, seq: int) -> list[tuple[Any, ...]]:
         return list(self._pg.execute(f"SELECT {columns} FROM {table} WHERE seq > %s ORDER BY seq", (seq,)))

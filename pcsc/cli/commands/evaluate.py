@@ -20,6 +20,8 @@ from pcsc.diagnostics.messages import (
     E742_NO_FORECAST_OF_MODE,
     E743_CANNOT_WRITE_PLOT,
     E745_TABLE_MIXES_MODES,
+    E761_SCORERS_NOT_POOLED,
+    W761_SCORERS_POOLED,
     diag,
 )
 from pcsc.diagnostics.model import Finding, Span
@@ -32,7 +34,7 @@ DEFAULT_BINS = 10
 SCORES_ONLY = (("id", "--id"), ("outcome", "--outcome"), ("positive", "--positive"), ("negative", "--negative"),
                ("plot", "--plot"), ("strata", "--strata"), ("sha256", "--sha256"))
 LEDGER_ONLY = (("ledger", "--ledger"), ("as_of", "--as-of"), ("bins", "--bins"), ("plot_dir", "--plot-dir"),
-               ("mode", "--mode"))
+               ("mode", "--mode"), ("pool_scorers", "--pool-scorers"), ("prereg", "--prereg"))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -66,6 +68,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "(e.g. recognition_risk); an empty cell is its own stratum")
     p.add_argument("--sha256", metavar="FILE.sha256", help="with --scores: check the table against this sidecar "
                    "(sha256sum format; default: FILE.csv.sha256 when it exists beside the table)")
+    p.add_argument("--pool-scorers", action="store_true", default=None,
+                   help="grade forecasts computed by different scorer code (pcsc version and code hash) as one "
+                   "ranking; without it they are refused (PCSC-E761)")
+    p.add_argument("--prereg", metavar="NAME",
+                   help="grade the predictions of the plan `pcsc prereg` froze under NAME: each MET, NOT MET or "
+                   "UNDEFINED (not with --scores)")
     options.formats(p, "text", "json")
     options.output(p)
 
@@ -84,7 +92,7 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import bootstrap, ledger_diagnostic, resolution_date
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.records import latest_forecasts, recorded_outcomes, stored_outcomes
-    from pcsc.forecast.report import GradingError, evaluate_report, pooled_policies
+    from pcsc.forecast.report import GradingError, evaluate_report, pooled_policies, pooled_scorers
     from pcsc.forecast.views import evaluate_text
 
     bins = DEFAULT_BINS if args.bins is None else args.bins
@@ -106,6 +114,9 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     if args.mode and not forecasts:
         flag = " --retrospective" if args.mode == "retrospective" else ""
         return _failed([diag(E742_NO_FORECAST_OF_MODE, Span.file_only(str(path)), mode=args.mode, flag=flag)])
+    scorers = pooled_scorers(forecasts)
+    if scorers is not None and not args.pool_scorers:
+        return _failed([diag(E761_SCORERS_NOT_POOLED, Span.file_only(str(path)), groups=scorers)])
     try:
         report = evaluate_report(forecasts, outcomes, as_of, B=B, seed=seed, bins=bins, recorded=recorded)
     except GradingError as exc:
@@ -119,6 +130,8 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
             return _failed([_plot_problem(args.plot_dir, exc)])
     pooled = pooled_policies(forecasts)
     warnings = [] if pooled is None else [ledger_diagnostic(path, pooled, codes.W751)]
+    if scorers is not None:
+        warnings.append(diag(W761_SCORERS_POOLED, Span.file_only(str(path)), groups=scorers))
     return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report), diagnostics=warnings)
 
 
