@@ -613,6 +613,17 @@ W761_SCORERS_POOLED = message(
     codes.W761,
     "--pool-scorers: forecasts computed by different scorer code are graded as one ranking: {groups}",
 )
+E763_PLAN_AFTER_OUTCOMES = message(
+    codes.E763,
+    "plan {name} (seq {seq}, frozen {frozen}) was frozen after {count} of its outcomes, e.g. the {kind} of route "
+    "{route} observed {observed} and recorded {recorded} (at forecast seq {anchor}): a plan graded on outcomes "
+    "known when it was written predicts nothing; not graded",
+    "preregister before outcomes are recorded; grade this cohort without --prereg, as an unregistered analysis",
+)
+W762_DIFFERS_FROM_PLAN = message(
+    codes.W762,
+    "{option} differs from plan {name}: planned {planned}, used {used}",
+)
 E751_NO_ROUTES = message(codes.E751, "nothing to {what}: no routes in {files}")
 
 # ---------------------------------------------------------------------- policy tests and project scaffolding

@@ -437,3 +437,14 @@ def compare_text(old: str, new: str, result: Comparison, cutoff: str | None = No
         lines.append(f"  keep {old}: not promoted")
         lines += [f"    regression: {r}" for r in result.regressions]
     return "\n".join(lines) + "\n"
+
+
+def prereg_text(graded: dict[str, Any]) -> str:
+    """The predictions of a preregistered plan, each MET, NOT MET or UNDEFINED."""
+    lines = [f"preregistered plan {graded['name']} (seq {graded['seq']}, frozen {graded['frozen_at']}):"]
+    for p in graded["predictions"]:
+        value = "—" if p["value"] is None else f"{p['value']:.3f}"
+        lines.append(f"  {p['id']}  {p['claim']}  value {value}  {p['verdict']}")
+    lines += [f"  differs from the plan: {d['option']} planned {d['planned']}, used {d['used']}"
+              for d in graded["deviations"]]
+    return "\n".join(lines) + "\n"
