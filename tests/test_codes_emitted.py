@@ -70,6 +70,7 @@ ELSEWHERE = {
     "PCSC-E761": "tests/test_prereg.py::test_forecasts_of_different_scorer_code_are_not_pooled",
     "PCSC-E762": "tests/test_prereg.py::test_a_claim_error_is_located_in_the_plan_file",  # a plan file
     "PCSC-E763": "tests/test_prereg.py::test_a_plan_frozen_after_an_outcome_is_refused",
+    "PCSC-E764": "tests/test_prereg.py::test_blind_resolution_refuses_what_it_cannot_use",  # a blind map
     "PCSC-W761": "tests/test_prereg.py::test_forecasts_of_different_scorer_code_are_not_pooled",
     "PCSC-W762": "tests/test_prereg.py::test_a_plan_frozen_before_its_outcomes_is_graded",
     "PCSC-E732": "tests/test_routecast.py::test_the_export_is_a_score_table_evaluate_grades_with_its_checksum",

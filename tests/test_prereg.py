@@ -237,3 +237,79 @@ def test_a_schema_1_ledger_verifies_grades_and_is_upgraded_by_its_first_plan(
     shutil.copyfile(SCHEMA1, ledger_path)
     with Ledger.open(ledger_path, create=False) as ledger:
         assert ledger.schema_version == 1 and ledger.verify().ok
+
+
+# ---------------------------------------------------------------------- blinded resolution
+def test_blind_outcomes_grade_nothing_until_the_map_is_joined_and_then_grade_as_entered_plainly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], frozen: Path
+) -> None:
+    """The cohort blinded (`pcsc blind`); the pilot outcomes entered under the blind ids
+    by alice; the map joined by bob: the ledger records who did what when, in that
+    order, and the grades are those of the outcomes entered under the routes' names."""
+    names = tmp_path / "names.txt"
+    names.write_text("sat\napi\n", encoding="utf-8")
+    private = tmp_path / "private" / "map.json"
+    assert run_cli(capsys, "blind", str(COHORT), "-o", str(tmp_path / "blind"), "--map", str(private),
+                   "--names", str(names), "-q")[0] == 0
+    routes = json.loads(private.read_text(encoding="utf-8"))["routes"]
+    assert sorted(routes.values()) == ["adaptive_sat_prep", "api_monitoring"]
+    text = PILOT.read_text(encoding="utf-8")
+    for blind_id, route in routes.items():
+        text = text.replace(f'route = "{route}"', f'route = "{blind_id}"')
+    entered = write(tmp_path, text, "blind_outcomes.toml")
+    code, doc, err = run_json(capsys, "resolve", entered, "--blind", "--by", "alice", "--ledger", str(frozen),
+                              "--as-of", RESOLVED)
+    assert code == 0 and (doc["stored"], doc["waiting"], doc["milestones"]) == (115, 115, []), err
+    code, _, err = run_cli(capsys, "evaluate", "--ledger", str(frozen), "--as-of", RESOLVED)
+    assert code == 1 and "[PCSC-E742]" in err  # nothing to grade: the blind outcomes are not joined
+    code, doc, err = run_json(capsys, "resolve", "--join", str(private), "--by", "bob", "--ledger", str(frozen),
+                              "--as-of", RESOLVED)
+    assert code == 0 and doc["joined"] == 115, err
+    with Ledger.open(frozen, create=False) as ledger:
+        stored = ledger.outcomes()
+        assert ledger.verify().ok
+    blind, joined = stored[:115], stored[115:]
+    assert len(joined) == 115 and all("entered by alice" in (o.source or "") for o in blind)
+    assert {o.route for o in blind} >= set(routes) and not {o.route for o in joined} & set(routes)
+    for first, second in zip(blind, joined, strict=True):
+        assert (second.route, second.observed, second.payload) == (routes.get(first.route, first.route),
+                                                                   first.observed, first.payload)
+        assert second.source is not None and second.source.startswith(f"joined: blind outcome seq {first.seq} ")
+        assert second.source.endswith("; joined by bob") and second.recorded_at >= first.recorded_at
+    # joining again adds nothing
+    code, doc, _ = run_json(capsys, "resolve", "--join", str(private), "--by", "bob", "--ledger", str(frozen))
+    assert code == 0 and doc["joined"] == 0
+    # the grades are those of the outcomes entered plainly in a ledger of the same forecasts
+    plain = tmp_path / "plain.sqlite"
+    shutil.copyfile(frozen, plain)
+    with Ledger.open(plain, create=False) as ledger:
+        assert ledger.verify().ok
+    plain_dir = tmp_path / "p"
+    plain_dir.mkdir()
+    again = plain_dir / "ledger.sqlite"
+    assert run_cli(capsys, "freeze", "--retrospective", str(COHORT), "--ledger", str(again), "-q")[0] == 0
+    assert run_cli(capsys, "resolve", str(PILOT), "--ledger", str(again), "--as-of", RESOLVED, "-q")[0] == 0
+    grades = [run_json(capsys, "evaluate", "--ledger", str(ledger), "--as-of", RESOLVED, "--bootstrap", "100")[1]
+              for ledger in (frozen, again)]
+    assert grades[0]["scorers"] == grades[1]["scorers"] and grades[0]["routes_labelled"] == 23
+
+
+def test_blind_resolution_refuses_what_it_cannot_use(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     frozen: Path) -> None:
+    code, _, err = run_cli(capsys, "resolve", str(PILOT), "--blind", "--ledger", str(frozen))
+    assert code == 2 and "--blind needs --by NAME" in err
+    code, _, err = run_cli(capsys, "resolve", str(PILOT), "--join", "map.json", "--by", "bob")
+    assert code == 2 and "give no OUTCOMES.toml with it" in err
+    bad = write(tmp_path, '{"format": "something else"}', "map.json")
+    code, _, err = run_cli(capsys, "resolve", "--join", bad, "--by", "bob", "--ledger", str(frozen))
+    assert code == 1 and "not a map of `pcsc blind`" in err and "[PCSC-E764]" in err
+    good = write(tmp_path, '{"format": "pcsc-blind-map", "version": 1, "routes": {"route_9": "nosuch"}}', "m.json")
+    code, _, err = run_cli(capsys, "resolve", "--join", good, "--by", "bob", "--ledger", str(frozen))
+    assert code == 1 and "holds no blind outcome to join" in err
+    # a blind id the map joins to no frozen route is an error, and nothing is joined
+    entered = write(tmp_path, '[[label]]\nroute = "route_9"\ndate = 2018-06-01\noutcome = "+"\n', "b.toml")
+    assert run_cli(capsys, "resolve", entered, "--blind", "--by", "alice", "--ledger", str(frozen))[0] == 0
+    code, _, err = run_cli(capsys, "resolve", "--join", good, "--by", "bob", "--ledger", str(frozen))
+    assert code == 1 and "the map joins to no frozen route: nosuch" in err and "[PCSC-E764]" in err
+    with Ledger.open(frozen, create=False) as ledger:
+        assert len(ledger.outcomes()) == 1

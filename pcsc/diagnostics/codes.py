@@ -136,6 +136,7 @@ E751 = _register("PCSC-E751", "no routes to rank or freeze")
 E761 = _register("PCSC-E761", "forecasts of different scorer code are not pooled")
 E762 = _register("PCSC-E762", "preregistration plan cannot be used")
 E763 = _register("PCSC-E763", "preregistered plan frozen after its outcomes")
+E764 = _register("PCSC-E764", "blind outcomes cannot be joined")
 
 # policy tests and project scaffolding (E80x `pcsc test`, E81x `pcsc init`)
 E801 = _register("PCSC-E801", "policy test file is malformed")
