@@ -411,6 +411,14 @@ def head_hash(entries_seq: int, entries_sha256: str, outcomes_seq: int, outcomes
     })
 
 
+def writer_version() -> str:
+    """What a row records of the pcsc that wrote it: the version, and as its local label
+    (PEP 440) the SHA-256 of the code (`pcsc.base.codehash`), e.g. ``0.1.0+9f…``."""
+    from pcsc.base.codehash import scorer_sha256
+
+    return f"{__version__}+{scorer_sha256()}"
+
+
 def utc_stamp(when: dt.datetime | None = None) -> str:
     """UTC ISO 8601 to the second with a `Z`; ``when`` must be timezone-aware."""
     when = when or dt.datetime.now(dt.UTC)
@@ -822,7 +830,7 @@ class Ledger:
         records: Sequence[ForecastRecord],
         *,
         inputs: Sequence[tuple[str, str]],
-        pcsc_version: str = __version__,
+        pcsc_version: str | None = None,
         frozen_at: dt.datetime | None = None,
         kind: str = "forecast",
     ) -> list[Entry]:
@@ -834,6 +842,7 @@ class Ledger:
             raise LedgerError(f"{self.path}: nothing written: a ledger of schema {self.schema_version} holds no "
                               f"{kind} entries")
         stamp = utc_stamp(frozen_at)
+        pcsc_version = pcsc_version or writer_version()
         prepared = []
         for rec in records:
             payload = _canonical(rec.payload, f"forecast of route {rec.route}")
@@ -913,13 +922,14 @@ class Ledger:
         self,
         records: Sequence[OutcomeRecord],
         *,
-        pcsc_version: str = __version__,
+        pcsc_version: str | None = None,
         recorded_at: dt.datetime | None = None,
     ) -> list[Outcome]:
         """Append outcome ``records`` in one transaction (all or none), chained in the
         outcomes chain, each anchored to the current head of the forecast chain.
         Outcomes never change a frozen forecast. Returns the outcomes written."""
         stamp = utc_stamp(recorded_at)
+        pcsc_version = pcsc_version or writer_version()
         prepared = []
         for rec in records:
             if rec.kind not in ("observation", "label"):
@@ -1337,7 +1347,7 @@ def create_and_append(
     records: Sequence[ForecastRecord],
     *,
     inputs: Sequence[tuple[str, str]],
-    pcsc_version: str = __version__,
+    pcsc_version: str | None = None,
     frozen_at: dt.datetime | None = None,
 ) -> list[Entry]:
     """Append ``records`` to the ledger at ``path`` (`Ledger.append_forecasts`), creating
