@@ -244,14 +244,13 @@ def _which(*changes: tuple[str, Any]) -> list[str]:
 _KIND_CHECK_1 = "CHECK ((kind = 'forecast'::text))"
 
 
-def _catalog_problems(found: Catalog, schema: str, version: int = SCHEMA_VERSION) -> list[Problem]:
+def _catalog_problems(found: Catalog, schema: str) -> list[Problem]:
     """Every object of the ledger's schema against what `_schema` creates: each guard
     trigger by its catalog row (events and timing, UPDATE OF columns, WHEN condition,
     enabled, the function it runs) and each function by its body and attributes; the
     tables' columns, constraints, indexes and owner; every privilege held by a role
     other than the owner; and any object, rule, policy or inheritance pcsc does not create."""
-    problems = [*_trigger_problems(found, schema), *_function_problems(found),
-                *_relation_problems(found, schema, version)]
+    problems = [*_trigger_problems(found, schema), *_function_problems(found), *_relation_problems(found, schema)]
     problems += [f"rule {name} on {table}: pcsc creates no rules ({' '.join(str(sql).split())})"
                  for name, table, sql in sorted(found["rules"])]
     problems += [f"row security policy {name} on {table}: pcsc creates no policies"
@@ -264,7 +263,7 @@ def _catalog_problems(found: Catalog, schema: str, version: int = SCHEMA_VERSION
     return [Problem("schema", None, p) for p in problems]
 
 
-def _relation_problems(found: Catalog, schema: str, version: int = SCHEMA_VERSION) -> list[str]:
+def _relation_problems(found: Catalog, schema: str) -> list[str]:
     problems = []
     expected = {**dict.fromkeys(_TABLES, "r"), **dict.fromkeys(_INDEXES, "i")}
     relations = {str(row[0]): row for row in found["relations"]}
@@ -297,8 +296,6 @@ def _relation_problems(found: Catalog, schema: str, version: int = SCHEMA_VERSIO
     constraints = {(str(table), str(name)): str(sql) for table, name, sql in found["constraints"]}
     for (table, name), sql in sorted(constraints.items()):
         want = _CONSTRAINTS.get((table, name))
-        if version == 1 and (table, name) == ("entries", "entries_kind_check"):
-            want = _KIND_CHECK_1
         if want is None:
             problems.append(f"unknown constraint {name} on {table}: pcsc creates no such constraint ({sql})")
         elif sql != want:
@@ -560,7 +557,11 @@ class PostgresLedger(Ledger):
     def _schema_check(self) -> list[Problem]:
         schema = str(self._pg.execute("SELECT current_schema()").fetchone()[0])
         found = {what: list(self._pg.execute(sql).fetchall()) for what, sql in _CATALOG.items()}
-        return _catalog_problems(found, schema, self.schema_version)
+        if self.schema_version == 1:  # schema 1's CHECK on entries.kind, exactly as it made it, is its own
+            found["constraints"] = [(t, n, _CONSTRAINTS[t, n] if (t, n, d) == ("entries", "entries_kind_check",
+                                                                             _KIND_CHECK_1) else d)
+                                    for t, n, d in found["constraints"]]
+        return _catalog_problems(found, schema)
 
     def upgrade(self) -> None:
         """A PostgreSQL ledger of schema 1 is not upgraded in place (its identity row is
