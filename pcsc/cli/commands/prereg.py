@@ -21,6 +21,15 @@ from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics import codes
+from pcsc.diagnostics.messages import (
+    E762_CANNOT_READ_PLAN,
+    E762_COHORT_NOT_FROZEN,
+    E762_NOTHING_TO_PREREGISTER,
+    E762_PLAN_EXISTS,
+    E762_PLAN_NOT_UTF8,
+    E763_OUTCOMES_RECORDED,
+    diag,
+)
 from pcsc.diagnostics.model import Finding, Span
 
 
@@ -45,10 +54,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         data = read_bytes(args.plan)
         plan = read_plan(data.decode("utf-8"))
     except Unreadable as exc:
-        return _failed(path, [Finding.of(codes.E762, f"cannot read the plan: {exc.reason}",
-                                         Span.file_only(args.plan))])
+        return _failed(path, [diag(E762_CANNOT_READ_PLAN, Span.file_only(args.plan), reason=exc.reason)])
     except UnicodeDecodeError:
-        return _failed(path, [Finding.of(codes.E762, "the plan is not UTF-8 text", Span.file_only(args.plan))])
+        return _failed(path, [diag(E762_PLAN_NOT_UTF8, Span.file_only(args.plan))])
     except PlanError as exc:
         span = Span(args.plan, exc.line, exc.column, exc.line, exc.column) if exc.line else Span.file_only(args.plan)
         return _failed(path, [Finding.of(codes.E762, exc.message, span)])
@@ -57,17 +65,16 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         with open_ledger(path, create=False) as ledger:
             if ledger.plans(plan.name):
                 first = ledger.plans(plan.name)[0]
-                return _failed(path, [Finding.of(codes.E762, f"the ledger already holds a plan named {plan.name!r} "
-                                                 f"(seq {first.seq}, frozen {first.frozen_at}): a plan is frozen "
-                                                 "once; give a new one a new name", Span.file_only(args.plan))])
+                return _failed(path, [diag(E762_PLAN_EXISTS, Span.file_only(args.plan), name=plan.name,
+                                           seq=first.seq, frozen=first.frozen_at)])
             latest = {e.route: e for e in latest_forecasts(ledger)}
             routes = list(plan.cohort) if plan.cohort is not None else list(latest)
             missing = [r for r in routes if r not in latest]
-            if missing or not routes:
+            if missing:
                 what = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
-                message = (f"no frozen forecast of cohort route {what}: freeze the cohort before preregistering"
-                           if missing else "the ledger holds no frozen forecast to preregister")
-                return _failed(path, [Finding.of(codes.E762, message, Span.file_only(args.plan))])
+                return _failed(path, [diag(E762_COHORT_NOT_FROZEN, Span.file_only(args.plan), routes=what)])
+            if not routes:
+                return _failed(path, [diag(E762_NOTHING_TO_PREREGISTER, Span.file_only(args.plan))])
             forecasts = [latest[r] for r in routes]
             modes = {entry_mode(e.document()) for e in forecasts}
             mode = plan.analysis.get("mode") or (modes.pop() if len(modes) == 1 else "prospective")
@@ -77,10 +84,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
                                  mode)
             if early:
                 o = early[0]
-                return _failed(path, [Finding.of(codes.E763, (
-                    f"{plural(len(early), 'outcome')} of the cohort already recorded (e.g. {o.kind} of route "
-                    f"{o.route} observed {o.observed}, recorded {o.recorded_at}): a plan frozen now would "
-                    "follow its outcomes; nothing frozen"), Span.file_only(args.plan))])
+                return _failed(path, [diag(E763_OUTCOMES_RECORDED, Span.file_only(args.plan),
+                                           outcomes=plural(len(early), "outcome"), kind=o.kind, route=o.route,
+                                           observed=o.observed, recorded=o.recorded_at)])
             policy = forecasts[0].policy
             one = len({e.policy for e in forecasts}) == 1
             record = ForecastRecord(plan.name, args.plan, policy if one else PolicyId("(several)", "", ""),

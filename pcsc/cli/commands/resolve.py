@@ -247,7 +247,12 @@ def _join(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
     from pcsc.base.canonical import sha256_hex
     from pcsc.base.files import Unreadable
     from pcsc.cli.forecasting import append_diagnostics, findings_diagnostics, ledger_diagnostic, packet_diagnostics
-    from pcsc.diagnostics import codes
+    from pcsc.diagnostics.messages import (
+        E764_CANNOT_READ_MAP,
+        E764_JOINS_NO_ROUTE,
+        E764_NOT_A_MAP,
+        E764_NOTHING_TO_JOIN,
+    )
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.outcomes import outcomes_from_records
     from pcsc.forecast.records import join_records, latest_forecasts, read_blind_map, stored_outcomes
@@ -259,9 +264,9 @@ def _join(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
         data = read_bytes(args.join)
         blind_map = read_blind_map(data.decode("utf-8"), sha256_hex(data))
     except Unreadable as exc:
-        return failed([Finding.of(codes.E764, f"cannot read the map: {exc.reason}", at)])
+        return failed([diag(E764_CANNOT_READ_MAP, at, reason=exc.reason)])
     except (ValueError, UnicodeDecodeError) as exc:
-        return failed([Finding.of(codes.E764, f"not a map of `pcsc blind`: {exc}", at)])
+        return failed([diag(E764_NOT_A_MAP, at, reason=exc)])
     ctx.note_input(Path(args.join), args.join)
     path = ctx.ledger_path()
     try:
@@ -275,15 +280,12 @@ def _join(ctx: Context, args: argparse.Namespace, as_of: dt.date) -> Outcome:
                 return failed(packet_diagnostics(exc))
             records = join_records(ledger, blind_map, args.by)
             if not records and not _joined_count(ledger):
-                return failed([Finding.of(codes.E764, "the ledger holds no blind outcome to join (`pcsc resolve "
-                                          "--blind` stores them)", Span.file_only(str(ledger.path)))])
+                return failed([diag(E764_NOTHING_TO_JOIN, Span.file_only(str(ledger.path)))])
             known = {r.route for r in routes}
             astray = sorted({r.route for r in records} - known)
             if astray:  # a wrong map, or blind ids mistyped: joined, they would grade nothing
-                return failed([Finding.of(codes.E764, (
-                    f"{plural(len(astray), 'blind outcome route')} the map joins to no frozen route: "
-                    f"{', '.join(astray[:5])}; is it the map of these forecasts' blinded copies? nothing joined"),
-                    at)])
+                return failed([diag(E764_JOINS_NO_ROUTE, at, outcomes=plural(len(astray), "blind outcome route"),
+                                    routes=", ".join(astray[:5]))])
             joining: Outcomes = outcomes_from_records(
                 [(r.kind, r.route, r.observed, r.payload, r.source) for r in records], args.join)
             diagnostics = findings_diagnostics(args.join, check_outcomes(routes, joining))
