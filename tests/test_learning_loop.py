@@ -525,3 +525,19 @@ def test_fit_refuses_its_own_version_and_compare_a_missing_routes_path(
                            str(tmp_path / "policies"), "--ledger", str(resolved_loop), "--as-of", FAR.isoformat(),
                            "--routes", str(tmp_path / "no-such-folder"))
     assert code == 2 and "no-such-folder: no such file or folder" in err
+
+
+def test_fit_with_a_cutoff_fits_only_on_forecasts_frozen_before_it(
+    resolved_loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every route here was frozen today: a cutoff tomorrow fits on all of them (as
+    --holdout 0 does), one in 2000 on none (nothing to fit, PCSC-E746)."""
+    tomorrow = (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)).isoformat()
+    args = ("policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.9", "--ledger", str(resolved_loop),
+            "--as-of", FAR.isoformat(), "--format", "json")
+    code, out, err = run_cli(capsys, *args, "--cutoff", tomorrow)
+    assert code == 0, err
+    _, every, _ = run_cli(capsys, *args, "--holdout", "0")
+    assert json.loads(out)["classes"] == json.loads(every)["classes"]
+    code, out, _ = run_cli(capsys, *args, "--cutoff", "2000-01-01")
+    assert code == 1 and "PCSC-E746" in out
