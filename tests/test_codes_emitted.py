@@ -68,6 +68,12 @@ ELSEWHERE = {
     "PCSC-E719": "tests/test_ledger_tamper.py::test_a_row_stored_otherwise_than_written_is_refused",
     "PCSC-E721": "tests/test_resolve.py::test_command_refuses_bad_outcomes_and_packets",  # frozen packets
     "PCSC-E731": "tests/test_metrics.py::test_bad_tables_exit_1_with_a_message",  # a score table
+    "PCSC-E761": "tests/test_prereg.py::test_forecasts_of_different_scorer_code_are_not_pooled",
+    "PCSC-E762": "tests/test_prereg.py::test_a_claim_error_is_located_in_the_plan_file",  # a plan file
+    "PCSC-E763": "tests/test_prereg.py::test_a_plan_frozen_after_an_outcome_is_refused",
+    "PCSC-E764": "tests/test_prereg.py::test_blind_resolution_refuses_what_it_cannot_use",  # a blind map
+    "PCSC-W761": "tests/test_prereg.py::test_forecasts_of_different_scorer_code_are_not_pooled",
+    "PCSC-W762": "tests/test_prereg.py::test_a_plan_frozen_before_its_outcomes_is_graded",
     "PCSC-E732": "tests/test_routecast.py::test_the_export_is_a_score_table_evaluate_grades_with_its_checksum",
     "PCSC-E741": "tests/test_routecast.py::test_a_retrospective_forecast_is_not_graded_on_outcomes_recorded_before_it",
     "PCSC-E742": "tests/test_forecast_loop.py::test_nothing_to_grade_and_the_envelope",

@@ -765,6 +765,54 @@ E746_NONE_RESOLVED = message(
     "as of {as_of}; no policy written",
     "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of",
 )
+E761_SCORERS_NOT_POOLED = message(
+    codes.E761,
+    "the forecasts to grade were computed by different scorer code: {groups}; their numbers may differ for "
+    "reasons no policy states, so one AUC would pool them",
+    "grade each scorer's forecasts apart (freeze them again with one pcsc), or pool them knowingly with "
+    "--pool-scorers",
+)
+W761_SCORERS_POOLED = message(
+    codes.W761,
+    "--pool-scorers: forecasts computed by different scorer code are graded as one ranking: {groups}",
+)
+E762_CANNOT_READ_PLAN = message(codes.E762, "cannot read the plan: {reason}")
+E762_PLAN_NOT_UTF8 = message(codes.E762, "the plan is not UTF-8 text")
+E762_PLAN_EXISTS = message(
+    codes.E762,
+    "the ledger already holds a plan named {name!r} (seq {seq}, frozen {frozen}): a plan is frozen once",
+    "give a new plan a new name",
+)
+E762_COHORT_NOT_FROZEN = message(
+    codes.E762, "no frozen forecast of cohort route {routes}", "freeze the cohort before preregistering"
+)
+E762_NOTHING_TO_PREREGISTER = message(codes.E762, "the ledger holds no frozen forecast to preregister")
+E763_OUTCOMES_RECORDED = message(
+    codes.E763,
+    "{outcomes} of the cohort already recorded (e.g. the {kind} of route {route} observed {observed}, recorded "
+    "{recorded}): a plan frozen now would follow its outcomes; nothing frozen",
+)
+E764_CANNOT_READ_MAP = message(codes.E764, "cannot read the map: {reason}")
+E764_NOT_A_MAP = message(codes.E764, "not a map of `pcsc blind`: {reason}")
+E764_NOTHING_TO_JOIN = message(
+    codes.E764, "the ledger holds no blind outcome to join", "`pcsc resolve --blind` stores them"
+)
+E764_JOINS_NO_ROUTE = message(
+    codes.E764,
+    "{outcomes} the map joins to no frozen route: {routes}; nothing joined",
+    "is it the map of these forecasts' blinded copies?",
+)
+E763_PLAN_AFTER_OUTCOMES = message(
+    codes.E763,
+    "plan {name} (seq {seq}, frozen {frozen}) was frozen after {count} of its outcomes, e.g. the {kind} of route "
+    "{route} observed {observed} and recorded {recorded} (at forecast seq {anchor}): a plan graded on outcomes "
+    "known when it was written predicts nothing; not graded",
+    "preregister before outcomes are recorded; grade this cohort without --prereg, as an unregistered analysis",
+)
+W762_DIFFERS_FROM_PLAN = message(
+    codes.W762,
+    "{option} differs from plan {name}: planned {planned}, used {used}",
+)
 E751_NO_ROUTES = message(codes.E751, "nothing to {what}: no routes in {files}")
 
 # ---------------------------------------------------------------------- policy tests and project scaffolding

@@ -174,6 +174,29 @@ MODEL_WHAT = {"logistic": "logistic regression on the packet's structured factor
               "boosted": "gradient-boosted stumps on the same factors and folds (numpy, no extra)"}
 
 
+UNRECORDED_SCORER = "unrecorded (frozen before packets named their code)"
+
+
+def scorer_label(packet: Any) -> str:
+    """The code a frozen packet was computed by: its pcsc version and code hash."""
+    scorer = packet.get("scorer") if isinstance(packet, dict) else None
+    if not isinstance(scorer, dict) or not isinstance(scorer.get("code_sha256"), str):
+        return UNRECORDED_SCORER
+    return f"pcsc {scorer.get('pcsc')} code sha256 {scorer['code_sha256'][:12]}"
+
+
+def pooled_scorers(forecasts: Sequence[Entry]) -> str | None:
+    """When the forecasts graded together were computed by different code (their packets'
+    `scorer`), the groups, each with its routes; None for one."""
+    by_scorer: dict[str, list[str]] = {}
+    for e in forecasts:
+        by_scorer.setdefault(scorer_label(e.document()["packet"]), []).append(e.route)
+    if len(by_scorer) < 2:
+        return None
+    return "; ".join(f"{label}: {plural(len(routes), 'route')} ({', '.join(sorted(routes)[:3])}"
+                     f"{', …' if len(routes) > 3 else ''})" for label, routes in sorted(by_scorer.items()))
+
+
 def evaluate_report(
     forecasts: Sequence[Entry],
     outcomes: Outcomes,

@@ -473,13 +473,15 @@ def compare_payload(result: Comparison) -> dict[str, Any]:
             "changed": [{"route": f.route, "old": f.old, "new": f.new} for f in result.verdict_changes],
             "unchecked": [{"route": route, "why": why} for route, why in result.gate_unchecked],
         },
+        "cases": {"held_out": result.cases, "training": result.training_cases, "labelled": result.labelled,
+                  "minimum": result.min_cases},
         "regressions": list(result.regressions),
         "promote": result.promote,
         "reason": result.reason,
     }
 
 
-def compare_text(old: str, new: str, result: Comparison) -> str:
+def compare_text(old: str, new: str, result: Comparison, cutoff: str | None = None) -> str:
     """Two policies scored on the same held-out routes, and which one to keep."""
 
     def show(x: float | None, digits: int) -> str:
@@ -488,6 +490,9 @@ def compare_text(old: str, new: str, result: Comparison) -> str:
     lines = [
         f"{old} vs {new} on {plural(result.routes, 'held-out route')} "
         f"({plural(result.transitions, 'resolved transition')})",
+        ("  split  " + (f"frozen before {cutoff} (fit) / on or after it (graded)" if cutoff else "by route name")
+         + f": {result.training_cases} training and {result.cases} held-out cases (routes with a resolved "
+         f"outcome), at least {result.min_cases} required"),
         f"  Brier  {show(result.brier_old, 4)} -> {show(result.brier_new, 4)}",
         f"  AUC    {show(result.auc_old, 3)} -> {show(result.auc_new, 3)}",
         f"  ECE    {show(result.ece_old, 4)} -> {show(result.ece_new, 4)}",
@@ -501,4 +506,15 @@ def compare_text(old: str, new: str, result: Comparison) -> str:
     else:
         lines.append(f"  keep {old}: not promoted")
         lines += [f"    regression: {r}" for r in result.regressions]
+    return "\n".join(lines) + "\n"
+
+
+def prereg_text(graded: dict[str, Any]) -> str:
+    """The predictions of a preregistered plan, each MET, NOT MET or UNDEFINED."""
+    lines = [f"preregistered plan {graded['name']} (seq {graded['seq']}, frozen {graded['frozen_at']}):"]
+    for p in graded["predictions"]:
+        value = "—" if p["value"] is None else f"{p['value']:.3f}"
+        lines.append(f"  {p['id']}  {p['claim']}  value {value}  {p['verdict']}")
+    lines += [f"  differs from the plan: {d['option']} planned {d['planned']}, used {d['used']}"
+              for d in graded["deviations"]]
     return "\n".join(lines) + "\n"
