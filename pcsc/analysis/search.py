@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +96,7 @@ from pcsc.compiler.session import Compiled, Session, gate_and_dock, score_checke
 from pcsc.coverage import Coverage, DeltaCoverage, discharge_route
 from pcsc.coverage.discharge import field_bounds
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.lang.ir import Route
+from pcsc.lang.ir import Evidence, Route, Transition
 from pcsc.lang.printer import number, route_to_text
 from pcsc.policy.model import Policy
 from pcsc.score.cost import deltas, piecewise_floor
@@ -111,25 +111,39 @@ DEFAULT_BRANCH = 8
 STRUCTURAL = ("delete", "merge", "retarget")
 
 
+#: The policy features a condition may remove, each with how: a condition keeps the
+#: ones it names and loses the rest. A feature a later policy gains (class admission, a
+#: gold registry) is one entry here and one condition in ``CONDITIONS`` that keeps it.
+POLICY_FEATURES: dict[str, Callable[[Policy], Policy]] = {
+    "delta_floors": lambda p: attrs.evolve(p, floors=attrs.evolve(p.floors, delta={})),
+}
+
+
 @attrs.frozen
 class Condition:
-    """A policy condition: the route's policy with or without its delta-indexed
-    floors, with or without grounding; ``restate`` lets repairs rewrite state records."""
+    """A policy condition: the route's policy with the features ``keeps`` names (the
+    others removed), with or without grounding; ``coauthor`` gives repairs the
+    co-author's powers (restate states, edit assets, write and reuse excerpts)."""
 
     name: str
-    delta_floors: bool
+    keeps: frozenset[str]
     grounding: bool
-    restate: bool
+    coauthor: bool
+
+    @property
+    def delta_floors(self) -> bool:
+        return "delta_floors" in self.keeps
 
 
+_ALL = frozenset(POLICY_FEATURES)
 #: EXP B: the route's policy as shipped, no extra grounding, repairs by edits only.
-SHIPPED = Condition("shipped", True, False, False)
+SHIPPED = Condition("shipped", _ALL, False, False)
 #: EXP C's four conditions, in the paper's order.
 CONDITIONS = (
-    Condition("v1", False, False, True),
-    Condition("v1.5a", False, True, True),
-    Condition("v1.5b", True, False, True),
-    Condition("v1.5a+b", True, True, True),
+    Condition("v1", _ALL - {"delta_floors"}, False, True),
+    Condition("v1.5a", _ALL - {"delta_floors"}, True, True),
+    Condition("v1.5b", _ALL, False, True),
+    Condition("v1.5a+b", _ALL, True, True),
 )
 
 #: The paper's EXP C figures known to this project, by condition and measure name: its
@@ -168,7 +182,7 @@ class Revision:
 
     @property
     def structural(self) -> bool:
-        return any(k in STRUCTURAL for k in self.kinds)
+        return any(part in STRUCTURAL for k in self.kinds for part in k.split("+"))
 
 
 @attrs.frozen
@@ -187,9 +201,10 @@ class RouteSearch:
 
 # ---------------------------------------------------------------------- conditions
 def condition_policy(policy: Policy, condition: Condition) -> Policy:
-    if condition.delta_floors:
-        return policy
-    return attrs.evolve(policy, floors=attrs.evolve(policy.floors, delta={}))
+    for feature, remove in POLICY_FEATURES.items():
+        if feature not in condition.keeps:
+            policy = remove(policy)
+    return policy
 
 
 def _claims(route: Route) -> dict[str, tuple[str, str, tuple[Any, ...], tuple[Any, ...]]]:
@@ -285,6 +300,61 @@ def restatements(route: Route, policy: Policy, u: DeltaCoverage) -> list[tuple[s
     return out
 
 
+# ---------------------------------------------------------------------- grounding powers
+def _lowest_tier(policy: Policy) -> int:
+    """The lowest tier the policy admits and weighs (a written excerpt claims no more)."""
+    tiers = sorted(int(t) for t in policy.evidence.tier_weight if int(t) >= policy.evidence.min_tier)
+    return tiers[0] if tiers else policy.evidence.min_tier
+
+
+def _fresh(route: Route, stem: str) -> str:
+    taken = {e.name for e in route.evidence} | {t.name for t in route.transitions} | {s.name for s in route.states}
+    name = stem
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _excerpt(route: Route, t: Transition, name: str, source: str, tier: int, text: str) -> Evidence:
+    """An excerpt the co-author adds, supporting ``t`` only, priced as `gate --suggest`
+    prices the evidence it adds: weight 0, so it moves no p, only what it quotes."""
+    return Evidence(name, source, route.as_of, tier, 0.0, (t.name,), (), text, False, t.span)
+
+
+def write_excerpts(route: Route, names: Sequence[str], policy: Policy) -> Route:
+    """Each named transition gets an excerpt of its own asset, in evidence the co-author
+    writes (what the paper's co-author did: it authored the quotation)."""
+    added: list[Evidence] = []
+    for t in route.transitions:
+        if t.name in names and t.asset:
+            name = _fresh(attrs.evolve(route, evidence=(*route.evidence, *added)), f"coauthor_{t.name}")
+            added.append(_excerpt(route, t, name, f"co-author's excerpt for {t.name}", _lowest_tier(policy), t.asset))
+    return attrs.evolve(route, evidence=(*route.evidence, *added))
+
+
+def reuse_excerpts(route: Route, names: Sequence[str], policy: Policy) -> Route | None:
+    """Each named transition's asset becomes a quotation of text the packet shows: the
+    excerpt of admissible evidence that supports it, or else the packet's first
+    admissible excerpt, quoted again in evidence supporting it. None: the packet has
+    no admissible excerpt."""
+    packet = [e for e in admitted(route.evidence, route.as_of, policy) if e.excerpt.strip()]
+    if not packet:
+        return None
+    transitions: list[Transition] = []
+    added: list[Evidence] = []
+    for t in route.transitions:
+        if t.name not in names:
+            transitions.append(t)
+            continue
+        own = next((e for e in packet if t.name in e.supports), None)
+        quoted = own if own is not None else packet[0]
+        if own is None:
+            name = _fresh(attrs.evolve(route, evidence=(*route.evidence, *added)), f"quote_{t.name}")
+            added.append(_excerpt(route, t, name, f"quoted from `{quoted.name}`", quoted.tier, quoted.excerpt))
+        transitions.append(attrs.evolve(t, asset=quoted.excerpt))
+    return attrs.evolve(route, transitions=tuple(transitions), evidence=(*route.evidence, *added))
+
+
 # ---------------------------------------------------------------------- the search
 class _Search:
     def __init__(self, honest: Compiled, session: Session, arm: str, condition: Condition, settings: Settings):
@@ -349,7 +419,11 @@ class _Search:
                 edited = apply_edit(parent.route, e)
             except NotApplicable:
                 continue
-            yield describe(parent.route, e, self.priors), e.kind, edited
+            move = (describe(parent.route, e, self.priors), e.kind, edited)
+            # the co-author quotes the new claims an edit makes as it makes them (a
+            # packet quotation where the packet has one), in the same revision
+            variants = self.grounded(move) if self.condition.coauthor else []
+            yield next((v for v in variants if v[1].endswith("reuse-excerpt")), variants[0]) if variants else move
 
     def repairs(self, parent: Revision) -> list[tuple[str, str, Route]]:
         c = parent.compiled
@@ -370,7 +444,7 @@ class _Search:
                 seen.add(chosen)
                 out.append(("; ".join(e.describe(parent.route) for e in chosen), "repair",
                             apply_edits(parent.route, chosen)))
-        if self.condition.restate:
+        if self.condition.coauthor:
             for u in uncovered:
                 for description, restated in restatements(parent.route, self.policy, u):
                     rest = [w[0] for k, w in options.items() if k != (u.transition, u.delta.field) and w]
@@ -379,7 +453,46 @@ class _Search:
                         description += "; " + "; ".join(e.describe(restated) for e in edits)
                         restated = apply_edits(restated, edits)
                     out.append((description, "restate", restated))
+            out = [*self.groundings(parent, options), *(g for r in out for g in (r, *self.grounded(r)))]
         return out
+
+    def _ungrounded(self, route: Route, obligations: Sequence[str] = ()) -> list[str]:
+        """The transitions a grounding rule refuses: the condition's, and the obligations'
+        `require grounded(asset)` lines that failed."""
+        names = list(obligations)
+        if self.condition.grounding:
+            names += [n for n in ungrounded(route, self.honest_compiled.route, self.policy) if n not in names]
+        return names
+
+    def _grounding_variants(self, route: Route, names: Sequence[str]) -> list[tuple[str, str, Route]]:
+        if not names:
+            return []
+        listed = ", ".join(f"`{n}`" for n in names)
+        out = [(f"write an excerpt quoting the asset of {listed}", "write-excerpt",
+                write_excerpts(route, names, self.policy))]
+        reused = reuse_excerpts(route, names, self.policy)
+        if reused is not None:
+            out.append((f"make the asset of {listed} a quotation of the packet's evidence", "reuse-excerpt", reused))
+        return out
+
+    def groundings(self, parent: Revision, options: Mapping[tuple[str, str], list[tuple[Repair, ...]]]
+                   ) -> list[tuple[str, str, Route]]:
+        """The co-author's grounding repairs of a refused revision: each ungrounded claim
+        quoted (by a written or a reused excerpt), with the first repair of every
+        uncovered change."""
+        failing = [u.transition for u in parent.coverage.uncovered
+                   if any("grounded(asset)" in f.require for a in u.tried for f in a.failed)]
+        names = self._ungrounded(parent.route, list(dict.fromkeys(failing)))
+        edits = tuple(sorted({e for ws in options.values() if ws for e in ws[0]}))
+        base = apply_edits(parent.route, edits) if edits else parent.route
+        prefix = "; ".join(e.describe(parent.route) for e in edits)
+        return [(f"{prefix}; {d}" if prefix else d, kind, r) for d, kind, r in self._grounding_variants(base, names)]
+
+    def grounded(self, repair: tuple[str, str, Route]) -> list[tuple[str, str, Route]]:
+        """A repair whose new claims a grounding rule would refuse, with them quoted."""
+        description, kind, route = repair
+        return [(f"{description}; {d}", f"{kind}+{k}", r)
+                for d, k, r in self._grounding_variants(route, self._ungrounded(route))]
 
     def run(self) -> RouteSearch:
         s = self.settings
