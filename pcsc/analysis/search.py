@@ -16,11 +16,19 @@ The search is a beam search, bounded and seeded:
   from its undischarged obligations (`pcsc.analysis.suggest.ways`): list the obligation in
   ``discharges``, raise the threshold to the claimed target, add budget to meet the
   delta-indexed floor; a refused revision proposes only repairs;
-- with ``restate`` (the co-author conditions) a repair may instead rewrite the state
-  records: the target state's value of an unmeasured field becomes the threshold's
-  bound (the claim shrinks to what is measured), or the largest change whose
-  delta-indexed floor the budget pays; later states that carried the old value carry
-  the new one, so the chain stays coherent;
+- the co-author conditions give repairs the paper's co-author's powers: a repair may
+  instead rewrite the state records (the target state's value of an unmeasured field
+  becomes the threshold's bound, the claim shrinking to what is measured, or the
+  largest change whose delta-indexed floor the budget pays; later states that carried
+  the old value carry the new one, so the chain stays coherent); and a claim a
+  grounding rule refuses may be quoted, by an excerpt the co-author writes of its own
+  asset, or by making the asset a quotation of an excerpt the packet shows (reused in
+  evidence supporting the transition when none does). Under a grounding condition a
+  structural edit quotes the new claims it makes at once (a packet quotation where
+  the packet has one). The excerpts it adds have weight 0, as `pcsc gate --suggest`'s
+  evidence does: they move no p, and every other number is priced as for any edit.
+  Re-class edits are the structural ones; a policy with class admission refuses what
+  its classes do not admit through the discharger, so no search code decides it;
 - the *objective* is the score as released: feedback ``none`` sees only the ungated
   score (R_0 as compiled, coverage not consulted); feedback ``gate`` sees the score
   GATE releases, and a refused revision is unusable;
@@ -43,7 +51,8 @@ Measures, per arm over the routes (every rate a count with its Wilson interval):
 - *route-around* (``seam_skip``): the revision is released by GATE and skips a state
   of the honest chain (`pcsc.analysis.routediff.chain`), whatever any detector says.
 
-The co-author conditions derive four policies from the route's own policy, in code:
+The co-author conditions derive their policies from the route's own policy, in code,
+by removing the features (``POLICY_FEATURES``) a condition does not keep:
 ``v1`` without delta-indexed floors and without grounding; ``v1.5a`` with grounding
 (a material transition whose claim a revision changed, a new source or target or a
 rewritten state record, must have its asset quoted in the excerpt of admissible
@@ -822,3 +831,53 @@ def emit_revisions(results: Sequence[RouteResult], folder: Path) -> list[Path]:
             written.append(path)
     return written
 
+
+
+# ---------------------------------------------------------------------- channels
+def _parts(revision: Mapping[str, Any]) -> set[str]:
+    return {part for kind in revision["kinds"] for part in kind.split("+")}
+
+
+def channel_counts(doc: Mapping[str, Any], condition: str) -> dict[str, tuple[int, int]]:
+    """Per condition, from the search's JSON: the applied revisions (released, above the
+    honest route), those that skip a state (evasions), the evasions whose edits quote a
+    claim by a reused packet quotation or by an excerpt the co-author wrote, and the
+    applied revisions with a re-class."""
+    n = len(doc["routes"])
+    applied = []
+    for r in doc["routes"]:
+        s = r["conditions"][condition]
+        rev, honest = s["revision"], s["honest"]["released_score"]
+        if rev is not None and rev["released_score"] is not None and honest is not None \
+                and rev["released_score"] > honest:
+            applied.append(rev)
+    evasions = [rev for rev in applied if rev["seam_skips"]]
+    return {
+        "evasion": (len(evasions), n),
+        "reused_quotation": (sum("reuse-excerpt" in _parts(rev) for rev in evasions), len(evasions)),
+        "written_excerpt": (sum("write-excerpt" in _parts(rev) for rev in evasions), len(evasions)),
+        "reclass": (sum("re-class" in _parts(rev) for rev in applied), len(applied)),
+    }
+
+
+def _open(k: int) -> str:
+    return "open" if k else "closed"
+
+
+def channels_table(doc: Mapping[str, Any]) -> str:
+    """The co-author conditions as channels, a Markdown table from the search's JSON:
+    what each condition closes and what stays open, beside the paper's figure."""
+    lines = ["| condition | grounding | delta floors | evasion (routes) | evasions quoting by a reused packet "
+             "quotation | by a written excerpt | applied with a re-class | deletion channel | re-class channel "
+             "| paper: evasions |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in doc["conditions"]:
+        c = channel_counts(doc, row["condition"])
+        paper = row.get("paper", {}).get("surviving_evasions")
+        figure = "—" if paper is None else f"{paper['k']}/{paper['n']} {paper['unit']}"
+        grounding, floors = ("yes" if row[k] else "no" for k in ("grounding", "delta_floors"))
+        lines.append(
+            f"| `{row['condition']}` | {grounding} | {floors} "
+            f"| {rate_text(*c['evasion'])} | {rate_text(*c['reused_quotation'])} | {rate_text(*c['written_excerpt'])} "
+            f"| {rate_text(*c['reclass'])} | {_open(c['evasion'][0])} | {_open(c['reclass'][0])} | {figure} |")
+    return "\n".join(lines)
