@@ -787,7 +787,7 @@ def tables_text(doc: Mapping[str, Any]) -> str:
     lines += table(rows)
     conditions = doc.get("conditions", [])
     if conditions:
-        lines += ["", "co-author conditions (EXP C without a model): feedback gate, repairs may restate states; "
+        lines += ["", "co-author conditions (EXP C without a model): feedback gate, the co-author's powers; "
                   "our definitions"]
         ours: list[tuple[str, ...]] = [("condition", *(label for label, _ in OUR_COLUMNS))]
         ours += [(row["condition"], *(_cell(row, key) for _, key in OUR_COLUMNS)) for row in conditions]
