@@ -314,6 +314,8 @@ def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str
             f"{reused['v1.5a'][0]} of the {reused['v1.5a'][1]} evasions under `v1.5a` and {reused['v1.5a+b'][0]} of "
             f"the {reused['v1.5a+b'][1]} under `v1.5a+b` met `grounded(asset)` by a reused packet quotation"
             ) in experiments
+    quoted = reused["v1.5a"][0] + channel_counts(search, "v1.5a")["written_excerpt"][0]
+    assert f"(the other {reused['v1.5a'][1] - quoted} under `v1.5a` need none" in experiments
     assert (f"Ours evades on {', '.join(str(evasion[c]) for c in ('v1', 'v1.5a', 'v1.5b'))} and "
             f"{evasion['v1.5a+b']} of {n} routes (`v1`, `v1.5a`, `v1.5b`, `v1.5a+b`), {reused['v1.5a'][0]} of its "
             f"{reused['v1.5a'][1]} evasions under `v1.5a` by a reused packet quotation") in readme
