@@ -248,6 +248,19 @@ def test_the_shipped_condition_keeps_every_feature_and_v1_removes_the_floors() -
     assert all(c.coauthor for c in CONDITIONS) and not SHIPPED.coauthor
 
 
+def test_a_new_policy_feature_is_removed_from_the_four_conditions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A feature a later policy gains (class admission, say) is one entry of
+    ``POLICY_FEATURES``: the paper's four conditions lose it, and a condition that names
+    it keeps it (what a `v2a` entry would be)."""
+    policy = compile_file(SLICE[0]).policy.policy
+    assert policy.gates, "the shipped policy has gates, standing in for the new feature"
+    monkeypatch.setitem(POLICY_FEATURES, "stand_in", lambda p: attrs.evolve(p, gates=()))
+    for condition in CONDITIONS:
+        assert condition_policy(policy, condition).gates == (), condition.name
+    keeping = attrs.evolve(CONDITIONS[3], name="v2-like", keeps=CONDITIONS[3].keeps | {"stand_in"})
+    assert condition_policy(policy, keeping) is policy
+
+
 def _ps(c: Compiled) -> list[tuple[str, float, float]]:
     return [(t.name, t.p, t.cost.c) for t in c.numbers.transitions]
 

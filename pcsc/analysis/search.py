@@ -144,15 +144,16 @@ class Condition:
         return "delta_floors" in self.keeps
 
 
-_ALL = frozenset(POLICY_FEATURES)
 #: EXP B: the route's policy as shipped, no extra grounding, repairs by edits only.
-SHIPPED = Condition("shipped", _ALL, False, False)
-#: EXP C's four conditions, in the paper's order.
+SHIPPED = Condition("shipped", frozenset(POLICY_FEATURES), False, False)
+_FLOORS = frozenset({"delta_floors"})
+#: EXP C's four conditions, in the paper's order. Each names what it keeps, so a feature
+#: added to ``POLICY_FEATURES`` is removed from these and kept by the conditions that name it.
 CONDITIONS = (
-    Condition("v1", _ALL - {"delta_floors"}, False, True),
-    Condition("v1.5a", _ALL - {"delta_floors"}, True, True),
-    Condition("v1.5b", _ALL, False, True),
-    Condition("v1.5a+b", _ALL, True, True),
+    Condition("v1", frozenset(), False, True),
+    Condition("v1.5a", frozenset(), True, True),
+    Condition("v1.5b", _FLOORS, False, True),
+    Condition("v1.5a+b", _FLOORS, True, True),
 )
 
 #: The paper's EXP C figures known to this project, by condition and measure name: its
