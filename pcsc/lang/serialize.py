@@ -15,7 +15,7 @@ import cattrs.gen
 from cattrs.strategies import configure_tagged_union
 
 from pcsc.diagnostics.model import Span
-from pcsc.lang.ir import Route, Shape, Vision, VisionItem
+from pcsc.lang.ir import Route, Shape, Transition, Vision, VisionItem
 from pcsc.lang.ir import expr as ex
 from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS
 
@@ -66,6 +66,16 @@ def converter() -> cattrs.Converter:
 
     conv.register_unstructure_hook(Vision, vision)
     conv.register_structure_hook(Vision, vision_back)
+    transition_hook = cattrs.gen.make_dict_unstructure_fn(Transition, conv)
+
+    def transition(t: Transition) -> dict[str, Any]:
+        out: dict[str, Any] = transition_hook(t)
+        for key in ("kill_by", "kill_by_text"):  # an unbounded kill's IR is what it was before kills had dates
+            if out.get(key, 0) is None:
+                del out[key]
+        return out
+
+    conv.register_unstructure_hook(Transition, transition)
     route_hook = cattrs.gen.make_dict_unstructure_fn(Route, conv)
 
     def route(r: Route) -> dict[str, Any]:
