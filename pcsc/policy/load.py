@@ -37,10 +37,11 @@ from pcsc.lang.interp import BASE_FUNCTIONS
 from pcsc.lang.ir import expr as ex
 from pcsc.lang.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
 from pcsc.lang.ir.visit import walk
+from pcsc.lang.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
 from pcsc.lang.lower.expr import lower_expression
 from pcsc.lang.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.lang.syntax import parse_expression
-from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
+from pcsc.policy.model import Admission, Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
 
 MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
 
@@ -215,7 +216,8 @@ def structure(document: dict[str, Any], path: str) -> Policy:
     _semantic_checks(policy, path)
     # every rule passed `rule_problems`: compile each once, here, for scoring to evaluate
     gates = [attrs.evolve(g, expr=compile_rule(g.rule)) for g in policy.gates]
-    return attrs.evolve(policy, gates=gates)
+    admission = {cls: attrs.evolve(a, checks=_admission_checks(a)) for cls, a in policy.admission.items()}
+    return attrs.evolve(policy, gates=gates, admission=admission)
 
 
 def _semantic_checks(policy: Policy, path: str) -> None:
@@ -251,6 +253,7 @@ def _semantic_checks(policy: Policy, path: str) -> None:
         problems.append(f"gates: id `{gid}` is used twice")
     for i, gate in enumerate(policy.gates):
         problems.extend(f"gates[{i}].rule: {m}" for m in rule_problems(gate.rule))
+    problems.extend(_admission_problems(policy))
     for name, pin in policy.libraries.items():
         key = _format_path(["libraries", name])
         if not is_name(name):
@@ -267,6 +270,29 @@ def _semantic_checks(policy: Policy, path: str) -> None:
                 )
     if problems:
         raise PolicyError(path, problems)
+
+
+def _admission_checks(a: Admission) -> tuple[tuple[str, str, ex.Expr], ...]:
+    """The bounds (by field), then the `require` lines, compiled: ("" for a line)."""
+    bounds = [(field, text, compile_rule(text)) for field, text in a.bounds.items()]
+    return (*bounds, *(("", text, compile_rule(text)) for text in a.require))
+
+
+def _admission_problems(policy: Policy) -> list[str]:
+    """Each admission table names a reference class of the policy, and each of its
+    expressions parses and uses only the names and functions its place binds."""
+    problems = []
+    for cls, a in policy.admission.items():
+        key = _format_path(["admission", cls])
+        if cls not in policy.priors:
+            problems.append(f"{key}: `{cls}` is not a reference class of this policy (no [priors.\"{cls}\"])")
+        for field, text in a.bounds.items():
+            if field not in a.fields:
+                problems.append(f"{key}.bounds.{field}: bounds a field the class may not change (not in `fields`)")
+            problems.extend(f"{key}.bounds.{field}: {m}" for m in rule_problems(text, BOUND_NAMES, ADMISSION_FUNCTIONS))
+        for i, text in enumerate(a.require):
+            problems.extend(f"{key}.require[{i}]: {m}" for m in rule_problems(text, ADMIT_NAMES, ADMISSION_FUNCTIONS))
+    return problems
 
 
 def _calibration_problems(policy: Policy) -> list[str]:
@@ -302,9 +328,18 @@ def compile_rule(rule: str) -> ex.Expr:
     return lower_expression(node, diags)
 
 
-def rule_problems(rule: str) -> list[str]:
-    """Why a gate rule cannot be evaluated, found before any route is scored: it does
-    not parse, or it calls a function the rule language does not have."""
+#: What an admission bound may name (the one field's change) and call; a `require` line
+#: of an admission table has an obligation's vocabulary, evidence's names inside `evidence(…)`.
+BOUND_NAMES: tuple[str, ...] = ("delta", "source", "target", "relative")
+ADMIT_NAMES: tuple[str, ...] = (*REQUIRE_NAMES, *EVIDENCE_NAMES)
+ADMISSION_FUNCTIONS: tuple[str, ...] = (*REQUIRE_FUNCTIONS, "abs")
+
+
+def rule_problems(rule: str, names: tuple[str, ...] | None = None,
+                  functions: tuple[str, ...] | None = None) -> list[str]:
+    """Why a gate rule (or, with ``names`` and ``functions``, an admission expression)
+    cannot be evaluated, found before any route is scored: it does not parse, or it
+    calls a function (or uses a name) its place does not have."""
     diags = Diagnostics()
     node = parse_expression(rule, "rule", diags)
     if node is None:
@@ -315,12 +350,16 @@ def rule_problems(rule: str) -> list[str]:
         ]
     expr = lower_expression(node, diags)
     problems = [d.message for d in diags]
-    known = ", ".join(f"`{f}`" for f in sorted(BASE_FUNCTIONS))
+    allowed = tuple(BASE_FUNCTIONS) if functions is None else functions
+    known = ", ".join(f"`{f}`" for f in sorted(allowed))
     for sub in walk(expr):
-        if isinstance(sub, ex.Call) and sub.func not in BASE_FUNCTIONS:
+        if isinstance(sub, ex.Call) and sub.func not in allowed:
             problems.append(f"unknown function `{sub.func}` (a rule may call {known})")
-    problems += [f"{u.message} (column {u.span.column} of the rule): {u.help}"
-                 for u in unit_problems(expr, GATE_DIMENSIONS)]
+        if names is not None and isinstance(sub, ex.Name) and sub.name not in names:
+            problems.append(f"unknown name `{sub.name}` (this expression may name {', '.join(names)})")
+    if names is None:
+        problems += [f"{u.message} (column {u.span.column} of the rule): {u.help}"
+                     for u in unit_problems(expr, GATE_DIMENSIONS)]
     return problems
 
 

@@ -74,6 +74,9 @@ def compile_text(compiled: list[Compiled]) -> str:
         if c.coverage is not None and c.coverage.uncovered:
             lines.append("")
             lines += uncovered_lines(c)
+        if c.coverage is not None and (c.coverage.admission or c.coverage.registry):
+            lines.append("")
+            lines += refusal_lines(c)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -162,7 +165,27 @@ def gate_text(compiled: list[Compiled]) -> str:
         out.append(f"{c.route.name}: {verdict_line(c)}  [{c.route.file}]")
         if c.coverage is not None and c.coverage.uncovered:
             out += uncovered_lines(c)
+        if c.coverage is not None and (c.coverage.admission or c.coverage.registry):
+            out += refusal_lines(c)
     return "\n".join(out)
+
+
+def refusal_lines(c: Compiled) -> list[str]:
+    """Changes the transitions' classes do not admit, and departures from the route's
+    gold registry (refused under `coverage.registry = "required"`, else only counted)."""
+    assert c.coverage is not None
+    cov, lines = c.coverage, []
+    if cov.admission:
+        lines.append("  changes their class does not admit:")
+        for a in cov.admission:
+            what = "the transition" if a.field is None else a.field
+            check = "" if a.check == "fields" else f"`{a.check}`: "
+            lines.append(f"    {a.transition} ({a.ref_class}, {a.span.file}:{a.span.line}): {what}: {check}{a.reason}")
+    if cov.registry:
+        effect = "refused" if cov.registry_mode == "required" else "counted, not refused"
+        lines.append(f"  departures from the gold registry ({len(cov.registry)}, {effect}):")
+        lines += [f"    {f.kind}: {f.message}  ({f.span.file}:{f.span.line})" for f in cov.registry]
+    return lines
 
 
 def seams_text(results: list[RouteSeams]) -> str:

@@ -250,7 +250,8 @@ class PolicyTable:
 _SCALARS = {str: "string", float: "number", int: "whole number", bool: "boolean"}
 #: Placeholders for the names of a table of tables, by key path.
 _PLACEHOLDERS = {"priors": '"<class>"', "floors.delta": "<field>", "criteria": "<criterion>",
-                 "evidence.tier_weight": "<tier>"}
+                 "evidence.tier_weight": "<tier>", "admission": '"<class>"', "admission.\"<class>\".bounds": "<field>",
+                 "registry": "<route>", "registry.<route>.states.fields": "<field>"}
 
 
 def _placeholder(path: str) -> str:
