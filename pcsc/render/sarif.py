@@ -278,14 +278,14 @@ def _refusal_results(
                                  [u.delta.field])
         out.append(((route.file, t.span.line, u.transition, NO_OBLIGATION_RULE, u.delta.field),
                     _no_obligation_rule(docs_url), result))
-    for refused in c.coverage.admission:
-        what = "this transition" if refused.field is None else f"a change of `{refused.field}`"
-        check = refused.reason if refused.check == "fields" else f"`{refused.check}` fails ({refused.reason})"
-        text = (f"route `{route.name}`: transition `{refused.transition}` is of class `{refused.ref_class}`, which does not "
+    for na in c.coverage.admission:
+        what = "this transition" if na.field is None else f"a change of `{na.field}`"
+        check = na.reason if na.check == "fields" else f"`{na.check}` fails ({na.reason})"
+        text = (f"route `{route.name}`: transition `{na.transition}` is of class `{na.ref_class}`, which does not "
                 f"admit {what}: {check}. {consequence}.")
-        result = _refusal_result(NOT_ADMITTED_RULE, level, text, refused.span, [], route.name, refused.transition,
-                                 [] if refused.field is None else [refused.field])
-        out.append(((route.file, refused.span.line, refused.transition, NOT_ADMITTED_RULE, refused.field or "", refused.check),
+        result = _refusal_result(NOT_ADMITTED_RULE, level, text, na.span, [], route.name, na.transition,
+                                 [] if na.field is None else [na.field])
+        out.append(((route.file, na.span.line, na.transition, NOT_ADMITTED_RULE, na.field or "", na.check),
                     _plain_rule(NOT_ADMITTED_RULE, "change not admitted by its class",
                                 "A transition claims a change that the policy's admission rules for its reference "
                                 "class do not admit: a field the class may not change, a change past the class's "
