@@ -127,8 +127,9 @@ def discharge_route(route: Route, policy: Policy) -> Coverage:
 
 
 def admitting_classes(route: Route, t: Transition, policy: Policy) -> list[str]:
-    """The reference classes of ``policy`` whose admission rules admit what ``t`` claims
-    (a class without rules admits anything), in the policy's order."""
+    """The reference classes of ``policy`` whose admission rules admit what ``t`` claims,
+    in the policy's order (a class the rules do not name admits only a step that claims
+    nothing; under a policy without rules, every class admits)."""
     ds = deltas(route, t)
     return [
         cls for cls in policy.priors
@@ -170,19 +171,26 @@ class _TransitionContext:
         """What the transition claims that its class's admission table refuses: a
         material change of a field not in `fields`, a failed bound, a failed `require`."""
         t = self.t
+        if not self.policy.admission:
+            return []  # a policy without admission rules admits every claim
         rules = self.policy.admission.get(t.ref_class)
-        if rules is None:
-            return []
         material = [d for d in self.deltas if d.material]
         out = []
 
         def refuse(field: str | None, check: str, reason: str) -> None:
             out.append(AdmissionFailure(t.name, t.ref_class, field, check, reason, t.class_span))
 
+        if rules is None:  # closed by default: a class the rules do not name admits no change
+            for d in material:
+                refuse(d.field, "fields", f"the policy's admission rules have no table for `{t.ref_class}`, "
+                       "so a transition of that class may change no field")
+            return out
+
         for d in material:
             if d.field not in rules.fields:
-                allowed = ", ".join(f"`{f}`" for f in rules.fields) or "none"
-                refuse(d.field, "fields", f"a `{t.ref_class}` transition may change only {allowed}")
+                allowed = ", ".join(f"`{f}`" for f in rules.fields)
+                refuse(d.field, "fields", f"a `{t.ref_class}` transition may change only {allowed}" if allowed
+                       else f"a `{t.ref_class}` transition may change no field")
         by_field = {d.field: d for d in material}
         whole = self.interpreter(material)
         for field, text, expr in rules.checks:

@@ -83,6 +83,13 @@ def _strict(kind: type, name: str) -> Any:
     return hook
 
 
+def _number_or_bool(value: Any, _: type) -> float | bool:
+    if isinstance(value, bool):
+        return value
+    number: float = _strict(float, "a number or true or false")(value, float)
+    return number
+
+
 def _elements(conv: cattrs.Converter, items: Any, container: Any) -> list[Any]:
     """Structure (index or key, value, type) triples; errors carry cattrs' index notes."""
     out: list[Any] = []
@@ -155,6 +162,7 @@ def _converter() -> cattrs.Converter:
     conv.register_structure_hook(int, _strict(int, "a whole number"))
     conv.register_structure_hook(str, _strict(str, "a string"))
     conv.register_structure_hook(bool, _strict(bool, "true or false"))
+    conv.register_structure_hook_func(lambda t: t == (float | bool), _number_or_bool)  # a registry value
     conv.register_structure_hook_factory(_is_container, lambda cl: _container_hook(conv, cl))
     return conv
 

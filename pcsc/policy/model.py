@@ -458,8 +458,9 @@ class Policy:
         factory=dict,
         metadata={
             "doc": "Per reference class, what a transition of that class may claim: the fields it may change, "
-            "a bound on each change, and what else must hold (such as the evidence tier). A class without a "
-            "table admits any change."
+            "a bound on each change, and what else must hold (such as the evidence tier). Once a policy "
+            "(with what it extends) has any admission table, a class without one admits no material change; "
+            "a policy with none admits every claim."
         },
     )
     coverage: CoverageOptions = attrs.field(

@@ -1,0 +1,294 @@
+"""Class admission and the gold registry (docs/coverage.md): a claim its reference class
+does not admit, and a route that departs from its registry, are refused like an
+uncovered change; every expectation here is written by hand from the route texts."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from pcsc.compiler.session import Compiled, Session
+from pcsc.lsp.analysis import analyse
+from pcsc.policy import PolicyStore
+from tests.conftest import ROOT, run_cli
+
+PRODUCT = ROOT / "examples" / "product"
+POLICIES = PRODUCT / "policies"
+HONEST = PRODUCT / "language_app.route"
+RECLASSED = PRODUCT / "language_app_reclassed.route"
+MERGED = PRODUCT / "language_app_merged.route"
+CLASS_LINE = 60  # `class "handoff/acceptance"` in the re-classed route
+CLASS_COLUMN = 20  # where the class string starts on that line
+
+
+def compile_one(text: str, policy_path: Path, name: str = "r.route", coverage: str | None = None) -> Compiled:
+    session = Session(policies=PolicyStore([policy_path]), coverage_mode=coverage)  # type: ignore[arg-type]
+    (route,) = session.routes_from_text(text, name, PRODUCT)
+    c = session.compile_route(route)
+    assert c is not None, session.diags.sorted()
+    return c
+
+
+def write_policy(root: Path, body: str) -> Path:
+    """A policy `test@1.0.0` extending planner@1.0.0 with ``body``, filed under ``root``."""
+    (root / "test").mkdir(parents=True, exist_ok=True)
+    header = '[policy]\nid = "test"\nversion = "1.0.0"\nextends = "planner@1.0.0"\ncoverage = "gate"\n\n'
+    (root / "test" / "1.0.0.toml").write_text(header + body, encoding="utf-8")
+    return root
+
+
+OPEN_TABLES = """
+[admission."product/retention"]
+fields = ["users", "retention"]
+
+[admission."product/upsell"]
+fields = ["users", "customers", "revenue"]
+
+[admission."saas/repeatable-revenue"]
+fields = ["users", "customers", "revenue"]
+"""
+
+
+def route_text(path: Path = HONEST, policy: str = "test@1.0.0") -> str:
+    return path.read_text(encoding="utf-8").replace('"product@1.0.0"', f'"{policy}"')
+
+
+# ------------------------------------------------------------------ the product example
+def test_the_honest_roadmap_is_released_with_the_score_obligations_give_it() -> None:
+    c = compile_one(HONEST.read_text(encoding="utf-8"), POLICIES)
+    assert c.decision.verdict == "released"
+    assert c.decision.score == pytest.approx(512_155.63, abs=0.01)
+    assert c.coverage is not None and c.coverage.admission == () and c.coverage.registry == ()
+
+
+def test_the_reclass_is_released_by_obligations_alone_and_refused_by_admission(tmp_path: Path) -> None:
+    plain = compile_one(route_text(RECLASSED, "planner@1.0.0"), POLICIES)
+    assert plain.decision.verdict == "released"  # the gap the issue measured
+    assert plain.decision.score == pytest.approx(4_193_044.06, abs=0.01)
+    c = compile_one(RECLASSED.read_text(encoding="utf-8"), POLICIES)
+    assert c.decision.verdict == "suspend-and-ask" and c.decision.score is None
+    assert c.coverage is not None and c.coverage.uncovered == []  # every change is covered
+    refused = [(a.transition, a.ref_class, a.field, a.check) for a in c.coverage.admission]
+    fields = ("users", "customers", "revenue")
+    assert refused == [("school_licences", "handoff/acceptance", f, "fields") for f in fields]
+    assert {(a.span.line, a.span.column) for a in c.coverage.admission} == {(CLASS_LINE, CLASS_COLUMN)}
+
+
+def test_dock_removes_the_value_of_a_route_its_classes_do_not_admit() -> None:
+    c = compile_one(RECLASSED.read_text(encoding="utf-8"), POLICIES, coverage="dock")
+    assert c.decision.verdict == "docked" and c.decision.docked
+    assert c.decision.score == c.docked < c.numbers.score
+
+
+def test_check_reports_it_at_the_class_line_in_text_json_and_sarif(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "check", "--policy-path", str(POLICIES), str(RECLASSED))
+    assert code == 1
+    assert f"language_app_reclassed.route:{CLASS_LINE}:{CLASS_COLUMN}: error: `school_licences` is of class " \
+           "`handoff/acceptance`, which does not admit a change of users" in err
+    assert "[PCSC-E502]" in err and "help: classes of this policy that would admit it: `saas/repeatable-revenue`" in err
+    code, out, _ = run_cli(capsys, "check", "--policy-path", str(POLICIES), str(RECLASSED), "--format", "json")
+    found = [d for d in json.loads(out)["diagnostics"] if d["code"] == "PCSC-E502"]
+    assert [(d["line"], d["column"]) for d in found] == [(CLASS_LINE, CLASS_COLUMN)] * 3
+    code, out, _ = run_cli(capsys, "gate", "--policy-path", str(POLICIES), str(RECLASSED), "--format", "sarif")
+    assert code == 3
+    results = json.loads(out)["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} == {"pcsc/not-admitted"}
+    assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results} == {CLASS_LINE}
+
+
+def test_gate_json_lists_what_is_not_admitted_and_suggest_the_classes_that_would(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "gate", "--suggest", "--policy-path", str(POLICIES), str(RECLASSED),
+                           "--format", "json")
+    assert code == 3
+    doc = json.loads(out)
+    (route,) = doc["routes"]
+    assert [a["field"] for a in route["not_admitted"]] == ["users", "customers", "revenue"]
+    assert doc["admitting_classes"] == [{"route": "language_app", "transition": "school_licences",
+                                         "class": "handoff/acceptance", "admitting": ["saas/repeatable-revenue"]}]
+    code, out, _ = run_cli(capsys, "gate", "--suggest", "--policy-path", str(POLICIES), str(RECLASSED))
+    assert ("classes that would admit language_app.school_licences (now handoff/acceptance): "
+            "saas/repeatable-revenue") in out
+
+
+def test_the_language_server_shows_it_at_the_class_line() -> None:
+    analysis = analyse(RECLASSED.read_text(encoding="utf-8"), RECLASSED, policy_path=[POLICIES])
+    found = [d for d in analysis.diagnostics if d.code == "PCSC-E502"]
+    assert len(found) == 3 and {(d.span.line, d.span.column) for d in found} == {(CLASS_LINE, CLASS_COLUMN)}
+
+
+# ------------------------------------------------------------------ the gold registry
+REGISTRY = """
+[coverage]
+registry = "{mode}"
+
+[registry.language_app]
+states = [
+    {{ name = "today" }},
+    {{ name = "sticky", fields = {{ retention = 0.28 }} }},
+    {{ name = "family", fields = {{ customers = 16_000 }} }},
+    {{ name = "schools" }},
+]
+"""
+
+
+def test_a_merge_of_two_steps_is_released_by_obligations_and_caught_by_the_registry(tmp_path: Path) -> None:
+    merged = route_text(MERGED)
+    off = compile_one(merged, write_policy(tmp_path / "off", REGISTRY.format(mode="off")))
+    assert off.decision.verdict == "released"
+    assert off.decision.score == pytest.approx(1_624_206.52, abs=0.01)  # beats the honest 512,155.63
+    required = compile_one(merged, write_policy(tmp_path / "req", REGISTRY.format(mode="required")))
+    assert required.decision.verdict == "suspend-and-ask"
+    assert required.coverage is not None and required.coverage.uncovered == []
+    (skip,) = required.coverage.registry
+    assert (skip.kind, skip.state, skip.span.line) == ("skip", "sticky", 23)  # the merged transition's line
+    report = compile_one(merged, write_policy(tmp_path / "rep", REGISTRY.format(mode="report")))
+    assert report.decision.verdict == "released" and len(report.coverage.registry) == 1  # type: ignore[union-attr]
+    honest = compile_one(route_text(), write_policy(tmp_path / "h", REGISTRY.format(mode="required")))
+    assert honest.decision.verdict == "released"
+
+
+def test_restating_a_registry_field_is_refused_where_it_is_written(tmp_path: Path) -> None:
+    text = route_text().replace("state sticky  { users 470k  retention 0.28 }",
+                                "state sticky  { users 470k  retention 0.27 }").replace(
+        "threshold  users >= 470k and retention >= 0.28", "threshold  users >= 470k and retention >= 0.27")
+    c = compile_one(text, write_policy(tmp_path, REGISTRY.format(mode="required")))
+    (f,) = c.coverage.registry  # type: ignore[union-attr]
+    assert (f.kind, f.state, f.field) == ("restate", "sticky", "retention")
+    assert "states retention 0.27; the registry says 0.28" in f.message
+    assert f.span.line == text.splitlines().index("    state sticky  { users 470k  retention 0.27 }") + 1
+
+
+def test_check_reports_registry_findings_by_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    merged = tmp_path / "merged.route"
+    merged.write_text(route_text(MERGED), encoding="utf-8")
+    for mode, code, expected in (("required", 1, "PCSC-E503"), ("report", 0, "PCSC-W504")):
+        folder = write_policy(tmp_path / mode, REGISTRY.format(mode=mode))
+        got, _, err = run_cli(capsys, "check", "--policy-path", str(folder), str(merged))
+        assert got == code and f"[{expected}]" in err and "does not pass registry state `sticky`" in err
+
+
+def test_a_route_without_a_registry_entry_is_refused_under_required(tmp_path: Path) -> None:
+    text = route_text().replace("route language_app ", "route language_app_renamed ")
+    c = compile_one(text, write_policy(tmp_path, REGISTRY.format(mode="required")))
+    assert c.decision.verdict == "suspend-and-ask"
+    assert [f.kind for f in c.coverage.registry] == ["no-entry"]  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------ bounds at the boundary
+def _users_at_sticky(users: str) -> str:
+    return route_text().replace("state sticky  { users 470k  retention 0.28 }",
+                                f"state sticky  {{ users {users}  retention 0.28 }}").replace(
+        "threshold  users >= 470k and retention >= 0.28", f"threshold  users >= {users} and retention >= 0.28")
+
+
+@pytest.mark.parametrize(("bound", "users", "admitted"), [
+    ("abs(delta) <= 70k", "470000", True),  # 400k -> 470k: exactly the bound
+    ("abs(delta) <= 70k", "470001", False),
+    ("relative <= 25%", "500000", True),  # 100k / 400k = 0.25 exactly
+    ("relative <= 25%", "500001", False),
+    ("target <= 470k", "470000", True),
+    ("target <= 470k", "470001", False),
+])
+def test_a_bound_admits_a_change_at_it_and_refuses_one_just_over(tmp_path: Path, bound: str, users: str,
+                                                                 admitted: bool) -> None:
+    body = OPEN_TABLES.replace('fields = ["users", "retention"]',
+                               f'fields = ["users", "retention"]\nbounds = {{ users = "{bound}" }}', 1)
+    c = compile_one(_users_at_sticky(users), write_policy(tmp_path, body))
+    assert c.coverage is not None and c.coverage.uncovered == []
+    assert c.decision.verdict == ("released" if admitted else "suspend-and-ask")
+    if not admitted:
+        (a,) = c.coverage.admission
+        assert (a.transition, a.field, a.check) == ("streaks", "users", bound)
+
+
+@pytest.mark.parametrize(("tier", "admitted"), [(2, True), (3, False)])
+def test_the_evidence_tier_a_class_needs(tmp_path: Path, tier: int, admitted: bool) -> None:
+    """`family_plan`'s one supporting item is of tier 2."""
+    fields = 'fields = ["users", "customers", "revenue"]'
+    body = OPEN_TABLES.replace(fields, f'{fields}\nrequire = ["evidence(tier >= {tier}) >= 1"]', 1)
+    c = compile_one(route_text(), write_policy(tmp_path, body))
+    assert c.decision.verdict == ("released" if admitted else "suspend-and-ask")
+    assert c.coverage is not None
+    assert [(a.transition, a.field) for a in c.coverage.admission] == ([] if admitted else [("family_plan", None)])
+
+
+def test_a_class_the_rules_do_not_name_admits_no_change(tmp_path: Path) -> None:
+    body = OPEN_TABLES.split('[admission."saas/repeatable-revenue"]')[0]
+    c = compile_one(route_text(), write_policy(tmp_path, body))
+    assert [(a.transition, a.field) for a in c.coverage.admission] == [
+        ("school_licences", "users"), ("school_licences", "customers"), ("school_licences", "revenue")]
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ('[admission."no/such"]\nfields = []\n', 'admission."no/such": `no/such` is not a reference class'),
+    ('[admission."product/upsell"]\nfields = ["users"]\nbounds = { revenue = "delta <= 1" }\n',
+     'admission."product/upsell".bounds.revenue: bounds a field the class may not change'),
+    ('[admission."product/upsell"]\nfields = ["users"]\nbounds = { users = "budget <= 1" }\n',
+     "unknown name `budget`"),
+    ('[admission."product/upsell"]\nfields = ["users"]\nrequire = ["typo(delta)"]\n', "unknown function `typo`"),
+    ('[admission."product/upsell"]\nfields = "users"\n', 'admission."product/upsell".fields: expected an array'),
+    ('[coverage]\nregistry = "strict"\n', "coverage.registry: expected one of off, report, required"),
+])
+def test_malformed_admission_rules_are_path_addressed_policy_errors(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, message: str) -> None:
+    folder = write_policy(tmp_path, body)
+    code, out, err = run_cli(capsys, "policy", "check", "--policy-path", str(folder), "test@1.0.0")
+    assert code == 1 and message in out + err, out + err
+
+
+# ------------------------------------------------------------------ the shipped venture policy
+def _cohort_under(ref: str) -> list[Compiled]:
+    session = Session()
+    out = []
+    for path in sorted((ROOT / "examples" / "cohort").glob("*.route")):
+        text = path.read_text(encoding="utf-8").replace('"venture@1.1.0"', f'"{ref}"')
+        (route,) = session.routes_from_text(text, str(path), path.parent)
+        c = session.compile_route(route)
+        assert c is not None, session.diags.sorted()
+        out.append(c)
+    return out
+
+
+def test_the_cohort_keeps_zero_of_thirty_honest_routes_suspended_under_venture_1_3_0() -> None:
+    compiled = _cohort_under("venture@1.3.0")
+    assert len(compiled) == 30
+    assert [c.route.name for c in compiled if c.decision.verdict != "released"] == []
+    assert all(c.coverage is not None and c.coverage.admission == () for c in compiled)
+    reference = ROOT / "examples" / "devtools_api.route"
+    c = compile_one(reference.read_text(encoding="utf-8").replace('"venture@1.0.0"', '"venture@1.3.0"'),
+                    ROOT / "policies")
+    assert c.decision.verdict == "released"
+
+
+def test_every_class_of_venture_1_3_0_has_admission_rules_and_the_old_versions_none() -> None:
+    store = PolicyStore()
+    new = store.load_ref("venture@1.3.0").policy
+    assert sorted(new.admission) == sorted(new.priors) and len(new.priors) == 34
+    assert store.load_ref("venture@1.1.0").policy.admission == {}
+    own = tomllib.loads((ROOT / "policies/venture/1.3.0.toml").read_text(encoding="utf-8"))
+    assert set(own) == {"policy", "admission"}  # admission rules, nothing else
+
+
+def test_a_revenue_step_reclassed_as_compliance_is_released_under_1_1_0_and_refused_under_1_3_0() -> None:
+    """`landlord_portal`'s last step (saas/scale, p 0.10) as saas/compliance (p 0.70)."""
+    path = ROOT / "examples" / "cohort" / "landlord_portal.route"
+    for ref, verdict in (("venture@1.1.0", "released"), ("venture@1.3.0", "suspend-and-ask")):
+        text = path.read_text(encoding="utf-8").replace('"venture@1.1.0"', f'"{ref}"')
+        honest = compile_one(text, ROOT / "policies")
+        c = compile_one(text.replace('"saas/scale"', '"saas/compliance"'), ROOT / "policies")
+        assert c.numbers.score > honest.numbers.score
+        assert c.decision.verdict == verdict, ref
+
+
+def test_under_dock_check_warns_instead(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "check", "--coverage", "dock", "--policy-path", str(POLICIES), str(RECLASSED))
+    assert code == 0 and err.count("[PCSC-W502]") == 3 and "DOCK docks the score" in err
+    merged = tmp_path / "merged.route"
+    merged.write_text(route_text(MERGED), encoding="utf-8")
+    folder = write_policy(tmp_path / "p", REGISTRY.format(mode="required"))
+    code, _, err = run_cli(capsys, "check", "--coverage", "dock", "--policy-path", str(folder), str(merged))
+    assert code == 0 and "[PCSC-W503]" in err and "does not pass registry state `sticky`" in err
