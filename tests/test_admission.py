@@ -16,10 +16,10 @@ from pcsc.policy import PolicyStore
 from tests.conftest import ROOT, run_cli
 
 PRODUCT = ROOT / "examples" / "product"
-POLICIES = PRODUCT / "policies"
+POLICIES = ROOT / "policies"  # product@1.0.0 is shipped
 HONEST = PRODUCT / "language_app.route"
-RECLASSED = PRODUCT / "language_app_reclassed.route"
-MERGED = PRODUCT / "language_app_merged.route"
+RECLASSED = PRODUCT / "refused" / "language_app_reclassed.route.txt"
+MERGED = PRODUCT / "refused" / "language_app_merged.route.txt"
 CLASS_LINE = 60  # `class "handoff/acceptance"` in the re-classed route
 CLASS_COLUMN = 20  # where the class string starts on that line
 
@@ -86,7 +86,7 @@ def test_dock_removes_the_value_of_a_route_its_classes_do_not_admit() -> None:
 def test_check_reports_it_at_the_class_line_in_text_json_and_sarif(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(capsys, "check", "--policy-path", str(POLICIES), str(RECLASSED))
     assert code == 1
-    assert f"language_app_reclassed.route:{CLASS_LINE}:{CLASS_COLUMN}: error: `school_licences` is of class " \
+    assert f"language_app_reclassed.route.txt:{CLASS_LINE}:{CLASS_COLUMN}: error: `school_licences` is of class " \
            "`handoff/acceptance`, which does not admit a change of users" in err
     assert "[PCSC-E502]" in err and "help: classes of this policy that would admit it: `saas/repeatable-revenue`" in err
     code, out, _ = run_cli(capsys, "check", "--policy-path", str(POLICIES), str(RECLASSED), "--format", "json")

@@ -377,7 +377,7 @@ class CoverageOptions:
         metadata={
             "doc": "How a route is held to its gold registry (`[registry.<route>]`): `required` refuses a route "
             "that skips a registry state, passes them out of order, restates a registry field or has no "
-            "registry entry (PCSC-E503); `report` counts and shows the same without refusing (PCSC-W503); "
+            "registry entry (PCSC-E503); `report` counts and shows the same without refusing (PCSC-W504); "
             "`off` does not look."
         },
     )

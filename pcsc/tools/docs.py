@@ -273,6 +273,8 @@ def _policy_type(tp: Any) -> str:
         text = " \\| ".join(f'`"{a}"`' for a in args)
     elif tp in _SCALARS:
         text = _SCALARS[tp]
+    elif args and all(a in _SCALARS for a in args):  # a union of scalars: `float | bool`
+        text = " or ".join(_SCALARS[a] for a in args)
     elif origin is dict:
         text = "table of " + _policy_type(args[1]) + "s, by name"
     elif origin is list and args and typing.get_origin(args[0]) is tuple:
