@@ -292,3 +292,30 @@ def test_under_dock_check_warns_instead(tmp_path: Path, capsys: pytest.CaptureFi
     folder = write_policy(tmp_path / "p", REGISTRY.format(mode="required"))
     code, _, err = run_cli(capsys, "check", "--coverage", "dock", "--policy-path", str(folder), str(merged))
     assert code == 0 and "[PCSC-W503]" in err and "does not pass registry state `sticky`" in err
+
+
+def test_the_example_readme_says_what_the_program_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each row of the table in examples/product/README.md, recomputed."""
+    readme = (PRODUCT / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:4]]
+            for line in readme.splitlines() if line.startswith("| ") and "USD" in line}
+    files = {"honest": HONEST, "re-classed": RECLASSED, "merged": MERGED}
+    assert set(rows) == set(files)
+    for name, path in files.items():
+        plain = compile_one(route_text(path, "planner@1.0.0"), POLICIES)
+        assert plain.decision.score is not None
+        assert rows[name][0] == f"released, {plain.decision.score:,.2f} USD", name
+        code, _, err = run_cli(capsys, "check", str(path))
+        if name == "honest":
+            c = compile_one(path.read_text(encoding="utf-8"), POLICIES)
+            assert code == 0 and rows[name][1] == f"released, {c.decision.score:,.2f} USD"
+            continue
+        assert code == 1
+        for cited in ("PCSC-E502", "PCSC-E503"):
+            assert (cited in rows[name][1]) == (f"[{cited}]" in err), (name, cited)
+    assert f"(line {CLASS_LINE})" in rows["re-classed"][1]
+    assert "`sticky` skipped" in rows["merged"][1] and "does not pass registry state `sticky`" in run_cli(
+        capsys, "check", str(MERGED))[2]
+    code, out, _ = run_cli(capsys, "gate", "--suggest", str(RECLASSED))
+    assert code == 3 and out.rstrip().endswith("(now handoff/acceptance): saas/repeatable-revenue")
+    assert "only\n`saas/repeatable-revenue`" in readme
