@@ -319,3 +319,60 @@ def test_the_example_readme_says_what_the_program_prints(capsys: pytest.CaptureF
     code, out, _ = run_cli(capsys, "gate", "--suggest", str(RECLASSED))
     assert code == 3 and out.rstrip().endswith("(now handoff/acceptance): saas/repeatable-revenue")
     assert "only\n`saas/repeatable-revenue`" in readme
+
+
+def test_a_certificate_of_refused_and_released_routes_verifies(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    for path in (HONEST, RECLASSED, MERGED):
+        shutil.copy(path, tmp_path / path.name)
+    names = [str(tmp_path / p.name) for p in (HONEST, RECLASSED, MERGED)]
+    cert = tmp_path / "cert.json"
+    code, _, _ = run_cli(capsys, "compile", *names, "--cert", str(cert), "-q")
+    assert code == 3
+    routes = json.loads(cert.read_text(encoding="utf-8"))["routes"]
+    assert [len(r["refusals"]["not_admitted"]) for r in routes] == [0, 3, 1]
+    assert [len(r["refusals"]["registry"]) for r in routes] == [0, 0, 1]
+    code, out, err = run_cli(capsys, "verify-cert", str(cert))
+    assert code == 0 and "(1 released, 2 suspend-and-ask)" in out + err
+
+
+def test_the_new_keys_are_in_the_gate_and_compile_schemas(capsys: pytest.CaptureFixture[str]) -> None:
+    from jsonschema import Draft202012Validator
+
+    from pcsc.render import schemas
+
+    for kind, argv in (("gate", ["gate", "--suggest", str(RECLASSED)]), ("compile", ["compile", str(MERGED)])):
+        code, out, _ = run_cli(capsys, *argv, "--format", "json")
+        assert code == 3
+        doc = json.loads(out)
+        route = doc["routes"][0]
+        assert route["not_admitted"] and route["registry"]["mode"] == "required"
+        schema = schemas.load(kind)
+        Draft202012Validator(schema, registry=schemas.registry()).validate(doc)
+        broken = json.loads(out)
+        broken["routes"][0]["not_admitted"][0]["line"] = "sixty"
+        assert list(Draft202012Validator(schema, registry=schemas.registry()).iter_errors(broken))
+
+
+def test_product_policy_pins_its_registry_file_by_hash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import hashlib
+    import shutil
+
+    loaded = PolicyStore().load_ref("product@1.0.0")
+    assert "registry" not in loaded.resolved  # the registry is the file's, not the policy text's
+    assert [s.name for s in loaded.policy.registry["language_app"].states] == ["today", "sticky", "family", "schools"]
+    shutil.copytree(ROOT / "policies" / "product", tmp_path / "product")
+    registry = tmp_path / "product" / "registries" / "language_app.toml"
+    assert hashlib.sha256(registry.read_bytes()).hexdigest() == loaded.policy.coverage.registry_sha256
+    registry.write_text(registry.read_text(encoding="utf-8").replace("retention = 0.28", "retention = 0.2"),
+                        encoding="utf-8")  # an edit of the file after the policy pinned it
+    code, out, err = run_cli(capsys, "gate", "--policy-path", str(tmp_path), str(MERGED))
+    assert code == 1 and "PCSC-E403" in err
+    assert "coverage.registry_sha256: `registries/language_app.toml` has sha256" in err
+    policy = tmp_path / "product" / "1.0.0.toml"
+    policy.write_text(policy.read_text(encoding="utf-8").replace('"registries/language_app.toml"', '"../x.toml"'),
+                      encoding="utf-8")
+    code, out, err = run_cli(capsys, "gate", "--policy-path", str(tmp_path), str(MERGED))
+    assert code == 1 and "coverage.registry_file: `../x.toml` is not a file inside the policy's folder" in err

@@ -595,6 +595,11 @@ class RouteCheck:
                 raise self.fail(where, f"recorded covered={row['covered']} by {row['by']}, "
                                        f"recomputed covered={covered} by {by}")
             uncovered += not covered
+        # claims a class does not admit and departures from a required registry, as recorded
+        # (not re-derived here: docs/decisions.md says so); each refuses like an uncovered change
+        refusals = self.route.get("refusals") or {}
+        if mode != "off":
+            uncovered += len(refusals.get("not_admitted") or ()) + len(refusals.get("registry") or ())
         decision = self.route["decision"]
         score, docked = self.values["score"], self.values["docked_score"]
         if mode == "off":

@@ -7,6 +7,7 @@ Numbers are never coerced from strings.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -29,7 +30,7 @@ from cattrs.errors import (
 
 from pcsc.base.canonical import hash_json
 from pcsc.base.config import Config, ConfigError
-from pcsc.base.files import NotText, Unreadable, read_text
+from pcsc.base.files import NotText, Unreadable, read_bytes, read_text
 from pcsc.base.resources import data_dir
 from pcsc.base.resources import display_path as _display
 from pcsc.diagnostics.model import Diagnostics
@@ -41,7 +42,7 @@ from pcsc.lang.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_N
 from pcsc.lang.lower.expr import lower_expression
 from pcsc.lang.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.lang.syntax import parse_expression
-from pcsc.policy.model import Admission, Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
+from pcsc.policy.model import Admission, Found, FoundIn, LoadedPolicy, Policy, PolicyValueError, Registry
 
 MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
 
@@ -262,6 +263,10 @@ def _semantic_checks(policy: Policy, path: str) -> None:
     for i, gate in enumerate(policy.gates):
         problems.extend(f"gates[{i}].rule: {m}" for m in rule_problems(gate.rule))
     problems.extend(_admission_problems(policy))
+    cov = policy.coverage
+    if cov.registry_file is not None and (cov.registry_sha256 is None or not is_sha256(cov.registry_sha256)):
+        problems.append("coverage.registry_sha256: required with coverage.registry_file: 64 lowercase hexadecimal "
+                        "digits, the SHA-256 of the file's bytes")
     for name, pin in policy.libraries.items():
         key = _format_path(["libraries", name])
         if not is_name(name):
@@ -533,8 +538,54 @@ class PolicyStore:
             resolved = merge(base, document)
             inherited = parent.found
         policy = structure(resolved, shown)
+        policy = _with_registry_file(policy, document, path, shown, parent.policy if parent_ref is not None else None)
         found = ((own, self.found(path)), *inherited)
         return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved, found)
+
+
+def _with_registry_file(policy: Policy, document: dict[str, Any], path: Path, shown: str,
+                        parent: Policy | None) -> Policy:
+    """The policy with the registry tables of the file its own `coverage.registry_file`
+    names (beside it, its bytes matching `coverage.registry_sha256`), and those its
+    parent had from a file of its own; tables of the policy itself win."""
+    inherited = {} if parent is None else dict(parent.registry)
+    own = document.get("coverage")
+    name = own.get("registry_file") if isinstance(own, dict) else None
+    from_file: dict[str, Registry] = {}
+    if isinstance(name, str):
+        key = "coverage.registry_file"
+        folder = path.parent.resolve()
+        target = (path.parent / name).resolve()
+        if Path(name).is_absolute() or ".." in Path(name).parts or not target.is_relative_to(folder):
+            raise PolicyError(shown, [f"{key}: `{name}` is not a file inside the policy's folder"])
+        try:
+            data = read_bytes(target)
+        except Unreadable as exc:
+            raise PolicyError(shown, [f"{key}: `{name}` cannot be read: {exc.reason}"]) from None
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != policy.coverage.registry_sha256:
+            raise PolicyError(shown, [f"coverage.registry_sha256: `{name}` has sha256 {digest}, not the "
+                                      f"{policy.coverage.registry_sha256} the policy pins"])
+        try:
+            table = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise PolicyError(shown, [f"{key}: `{name}` is not valid TOML: {exc}"]) from None
+        extra = sorted(set(table) - {"registry"})
+        if extra:
+            raise PolicyError(shown, [f"{key}: `{name}`: {k}: unknown key (a registry file holds only "
+                                      "[registry.<route>] tables)" for k in extra])
+        try:
+            from_file = CONVERTER.structure(table.get("registry", {}), dict[str, Registry])
+        except (ClassValidationError, IterableValidationError, ForbiddenExtraKeysError, TypeError) as exc:
+            messages: list[str] = []
+            _flatten(exc, ["registry"], messages)
+            raise PolicyError(shown, [f"{key}: `{name}`: {m}" for m in messages]) from None
+        twice = sorted(set(from_file) & set(policy.registry))
+        if twice:
+            raise PolicyError(shown, [f"registry.{r}: also in `{name}`: a route has one registry" for r in twice])
+    if not inherited and not from_file:
+        return policy
+    return attrs.evolve(policy, registry={**inherited, **from_file, **policy.registry})
 
 
 def check_configured_policies(config: Config) -> None:

@@ -381,6 +381,20 @@ class CoverageOptions:
             "`off` does not look."
         },
     )
+    registry_file: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "A TOML file of `[registry.<route>]` tables, written apart from the policy, named relative to "
+            "the folder of the policy file that names it (and inside it); its tables join the policy's own."
+        },
+    )
+    registry_sha256: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "SHA-256 of the registry file's bytes (`sha256sum`); required with `registry_file`: a file "
+            "with other content is refused (PCSC-E403), so the policy's hash pins the registry too."
+        },
+    )
 
 
 @attrs.frozen
