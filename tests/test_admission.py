@@ -114,10 +114,15 @@ def test_gate_json_lists_what_is_not_admitted_and_suggest_the_classes_that_would
             "saas/repeatable-revenue") in out
 
 
-def test_the_language_server_shows_it_at_the_class_line() -> None:
+def test_the_language_server_shows_it_at_the_class_line_and_in_the_hover() -> None:
+    from pcsc.lsp.analysis import transition_hover
+
     analysis = analyse(RECLASSED.read_text(encoding="utf-8"), RECLASSED, policy_path=[POLICIES])
     found = [d for d in analysis.diagnostics if d.code == "PCSC-E502"]
     assert len(found) == 3 and {(d.span.line, d.span.column) for d in found} == {(CLASS_LINE, CLASS_COLUMN)}
+    (facts,) = analysis.routes
+    (t,) = [t for t in facts.route.transitions if t.name == "school_licences"]
+    assert "- users: **not admitted** by class `handoff/acceptance`" in transition_hover(facts, t)
 
 
 # ------------------------------------------------------------------ the gold registry
