@@ -341,6 +341,13 @@ def test_a_certificate_of_refused_and_released_routes_verifies(tmp_path: Path,
     assert [len(r["refusals"]["registry"]) for r in routes] == [0, 0, 1]
     code, out, err = run_cli(capsys, "verify-cert", str(cert))
     assert code == 0 and "(1 released, 2 suspend-and-ask)" in out + err
+    # a certificate that drops the re-classed route's refusals is caught: the checker derives them again
+    doc = json.loads(cert.read_text(encoding="utf-8"))
+    doc["routes"][1]["refusals"]["not_admitted"] = []
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = run_cli(capsys, "verify-cert", str(forged))
+    assert code != 0 and "refusals.not_admitted: recorded 0, derived again 3" in out + err
 
 
 def test_the_new_keys_are_in_the_gate_and_compile_schemas(capsys: pytest.CaptureFixture[str]) -> None:
