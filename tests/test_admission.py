@@ -421,3 +421,26 @@ def test_the_reclass_counts_docs_coverage_md_gives() -> None:
     said = f"{new} of the {total:,} single\n  re-classes that compile are released with a higher score ({old:,} under"
     assert said in text
     assert new < old / 10
+
+
+def test_verify_cert_derives_bound_and_evidence_refusals_as_the_compiler_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = OPEN_TABLES.replace(
+        'fields = ["users", "retention"]',
+        'fields = ["users", "retention"]\nbounds = { users = "abs(delta) <= 70k", retention = "relative <= 25%" }', 1,
+    ).replace('fields = ["users", "customers", "revenue"]',
+              'fields = ["users", "customers", "revenue"]\nrequire = ["evidence(tier >= 3) >= 1"]', 1)
+    folder = write_policy(tmp_path / "pol", body)
+    route = tmp_path / "r.route"
+    route.write_text(_users_at_sticky("470001"), encoding="utf-8")
+    cert = tmp_path / "c.json"
+    code, _, _ = run_cli(capsys, "compile", "--policy-path", str(folder), str(route), "--cert", str(cert), "-q")
+    assert code == 3
+    (r,) = json.loads(cert.read_text(encoding="utf-8"))["routes"]
+    assert [(a["transition"], a["field"], a["check"]) for a in r["refusals"]["not_admitted"]] == [
+        ("streaks", "users", "abs(delta) <= 70k"),  # 70,001 over 70k
+        ("streaks", "retention", "relative <= 25%"),  # 0.06 / 0.22 = 0.27 over 25%
+        ("family_plan", None, "evidence(tier >= 3) >= 1"),  # its one item is of tier 2
+    ]
+    code, out, err = run_cli(capsys, "verify-cert", str(cert))
+    assert code == 0, out + err
