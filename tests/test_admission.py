@@ -444,3 +444,10 @@ def test_verify_cert_derives_bound_and_evidence_refusals_as_the_compiler_does(
     ]
     code, out, err = run_cli(capsys, "verify-cert", str(cert))
     assert code == 0, out + err
+
+
+def test_explain_shows_the_admission_and_registry_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "explain", str(MERGED), "--route", "language_app")
+    assert "family_plan.retention admitted = no" in out
+    assert "registry skip = sticky" in out
+    assert "GATE: suspend-and-ask when any material change is uncovered or not admitted by its class" in out
