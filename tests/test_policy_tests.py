@@ -29,7 +29,8 @@ def write(folder: Path, text: str, name: str = "t.pcsctest.toml") -> Path:
 def test_the_shipped_policy_tests_pass(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "test", "policies/")
     assert code == 0, out + err
-    assert sorted(p.name for p in SHIPPED.glob("*.pcsctest.toml")) == ["1.0.0.pcsctest.toml", "1.1.0.pcsctest.toml"]
+    assert sorted(p.name for p in SHIPPED.glob("*.pcsctest.toml")) == ["1.0.0.pcsctest.toml", "1.1.0.pcsctest.toml",
+                                                                 "1.3.0.pcsctest.toml"]
     assert "FAIL" not in out and "0 failed, 0 could not run" in out
     code, out, _ = run_cli(capsys, "test", "--format", "json", "policies/")
     doc = json.loads(out)
