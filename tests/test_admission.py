@@ -451,3 +451,17 @@ def test_explain_shows_the_admission_and_registry_steps(capsys: pytest.CaptureFi
     assert "family_plan.retention admitted = no" in out
     assert "registry skip = sticky" in out
     assert "GATE: suspend-and-ask when any material change is uncovered or not admitted by its class" in out
+
+
+def test_a_registry_file_that_links_out_of_the_policy_folder_is_never_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copytree(ROOT / "policies" / "product", tmp_path / "pol" / "product")
+    registry = tmp_path / "pol" / "product" / "registries" / "language_app.toml"
+    outside = tmp_path / "outside.toml"
+    outside.write_bytes(registry.read_bytes())  # the pinned bytes, but outside the folder
+    registry.unlink()
+    registry.symlink_to(outside)
+    code, _, err = run_cli(capsys, "gate", "--policy-path", str(tmp_path / "pol"), str(HONEST))
+    assert code == 1 and "`registries/language_app.toml` is not a file inside the policy's folder" in err
