@@ -465,3 +465,23 @@ def test_a_registry_file_that_links_out_of_the_policy_folder_is_never_read(
     registry.symlink_to(outside)
     code, _, err = run_cli(capsys, "gate", "--policy-path", str(tmp_path / "pol"), str(HONEST))
     assert code == 1 and "`registries/language_app.toml` is not a file inside the policy's folder" in err
+
+
+def test_the_redteam_counts_the_example_readme_gives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = " ".join((PRODUCT / "README.md").read_text(encoding="utf-8").split())
+    plain = tmp_path / "language_app.route"
+    plain.write_text(route_text(HONEST, "planner@1.0.0"), encoding="utf-8")
+    counts = {}
+    for name, path in (("planner", plain), ("product", HONEST)):
+        code, out, _ = run_cli(capsys, "redteam", str(path), "--format", "json")
+        assert code in (0, 3)
+        edits = json.loads(out)["routes"][0]["edits"]
+        gains = [e["kind"] for e in edits if e["class"] == "covered-gain"]
+        counts[name] = (len(edits), sum(e["class"] == "refused" for e in edits), gains)
+    tried, _, gains = counts["planner"]
+    assert f"tries {tried} single edits" in readme
+    assert f"it finds {len(gains)} covered gains, {gains.count('re-class')} of them re-classes" in readme
+    tried, refused, gains = counts["product"]
+    said = f"GATE refuses {refused} of the {tried} edits and the {len(gains)} covered gains left each drop a cost"
+    assert said in readme
+    assert set(gains) == {"drop-cost"}
