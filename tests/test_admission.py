@@ -485,3 +485,10 @@ def test_the_redteam_counts_the_example_readme_gives(tmp_path: Path, capsys: pyt
     said = f"GATE refuses {refused} of the {tried} edits and the {len(gains)} covered gains left each drop a cost"
     assert said in readme
     assert set(gains) == {"drop-cost"}
+
+
+def test_the_compile_text_says_why_the_score_is_withheld(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "compile", str(RECLASSED))
+    assert code == 3
+    assert "withheld: GATE refuses it until every material change is covered, admitted by its class" in out
+    assert "  changes their class does not admit:\n    school_licences (handoff/acceptance," in out
