@@ -133,10 +133,12 @@ def mode_text(c: Compiled) -> str:
 def score_line(c: Compiled) -> str:
     d, n = c.decision, c.numbers
     if d.score is None:
-        cov = c.coverage
-        if cov is not None and (cov.admission or (cov.registry_mode == "required" and cov.registry)):
-            return (f"withheld: GATE refuses it until every material change is covered, admitted by its class "
-                    f"and on the route's registry (ungated R_0 {money(n.score)} USD)")
+        policy = c.policy.policy
+        asks = ["covered"] + (["admitted by its class"] if policy.admission else []) + (
+            ["on the route's registry"] if policy.coverage.registry == "required" else [])
+        if len(asks) > 1:
+            what = ", ".join(asks[:-1]) + " and " + asks[-1]
+            return f"withheld: GATE refuses it until every material change is {what} (ungated R_0 {money(n.score)} USD)"
         return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} USD)"
     if d.docked:
         return f"{money(d.score)} USD   docked: value over the uncovered path removed (ungated {money(n.score)} USD)"
