@@ -271,11 +271,12 @@ def restatements(route: Route, policy: Policy, u: DeltaCoverage) -> list[tuple[s
             new = max(bounds) if rise else min(bounds)
             out.append((f"restate `{t.target}`.{d.field} {number(float(d.target))} -> {number(new)}: "
                         f"the claim of `{t.name}` shrinks to its threshold", _restate(route, t.target, d.field, new)))
-    table_ = policy.floors.delta.get(d.field)
+    table_ = policy.floors.table(t.ref_class, d.field)
     if "require budget >= floor(delta)" in failed and table_ is not None:
         budget = sum(i.count * i.unit_cost for i in t.cost)
-        others = sum(piecewise_floor(policy.floors.delta[x.field].points, x.magnitude)
-                     for x in deltas(route, t) if x.material and x.field != d.field and x.field in policy.floors.delta)
+        others = sum(piecewise_floor(other.points, x.magnitude) for x in deltas(route, t)
+                     if x.material and x.field != d.field
+                     and (other := policy.floors.table(t.ref_class, x.field)) is not None)
         m = _shrunk(table_.points, budget - others, d.magnitude)
         if 0 < m < d.magnitude:
             new = float(d.source) + (m if rise else -m)
