@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 
 from pcsc.analysis.redteam import KINDS, OUTCOMES
-from pcsc.analysis.search import tables_text
+from pcsc.analysis.search import channels_table, tables_text
 from pcsc.base import canonical
 from pcsc.base.humanize import money
 
@@ -178,6 +178,13 @@ def search_tables(block: Block, kept: Mapping[str, Any]) -> str:
     lines = [f"$ {block.command}", "...", *tables_text(kept["search"]).splitlines()]
     return _fence(lines) + (f"\nRecorded in `{block.recording.path.as_posix()}` (`{block.recording.command}`); "
                             "`python -m pcsc.tools.docs --record` runs it again.\n")
+
+
+def coauthor_channels(block: Block, kept: Mapping[str, Any]) -> str:
+    """What each co-author condition closes and leaves open, from the recorded search."""
+    assert block.recording is not None
+    return channels_table(kept["search"]) + (f"\n\nCounted from `{block.recording.path.as_posix()}` "
+                                              f"(`{block.recording.command}`).\n")
 
 
 def _keep_search(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -416,6 +423,7 @@ RECORDINGS = (COHORT_SEARCH, COHORT_REDTEAM, COHORT_REDTEAM_CATEGORY)
 BLOCKS = (
     Block("experiment", "pcsc seams --experiment examples/cohort/", console),
     Block("search-tables", "pcsc redteam --search --conditions examples/cohort/", search_tables, COHORT_SEARCH),
+    Block("coauthor-channels", COHORT_SEARCH.command, coauthor_channels, COHORT_SEARCH),
     Block("redteam-spec", "pcsc redteam examples/devtools_api.route --format json", redteam_edits),
     Block("redteam-cohort", COHORT_REDTEAM.command, redteam_kinds, COHORT_REDTEAM),
     Block("redteam-cohort-category", COHORT_REDTEAM_CATEGORY.command, redteam_totals, COHORT_REDTEAM_CATEGORY),
