@@ -492,3 +492,15 @@ def test_the_compile_text_says_why_the_score_is_withheld(capsys: pytest.CaptureF
     assert code == 3
     assert "withheld: GATE refuses it until every material change is covered, admitted by its class" in out
     assert "  changes their class does not admit:\n    school_licences (handoff/acceptance," in out
+
+
+def test_the_search_conditions_remove_admission_and_the_registry_and_the_shipped_one_keeps_them() -> None:
+    from pcsc.analysis.search import CONDITIONS, SHIPPED, condition_policy
+
+    policy = PolicyStore().load_ref("product@1.0.0").policy
+    kept = condition_policy(policy, SHIPPED)
+    assert kept.admission == policy.admission and kept.coverage.registry == "required"
+    for condition in CONDITIONS:  # the paper's four conditions predate both
+        removed = condition_policy(policy, condition)
+        assert removed.admission == {} and removed.coverage.registry == "off", condition.name
+        assert removed.priors == policy.priors
