@@ -69,7 +69,7 @@ def test_golden_packets_are_well_formed() -> None:
 def _package_hash() -> str:
     """The canonical hash of pcsc's code, recomputed here from the files on disk (not by
     `pcsc.base.codehash`): each .py and .lark file under pcsc/, by relative path, as
-    path NUL length NUL bytes."""
+    path NUL length NUL bytes, CRLF read as LF."""
     package = Path(pcsc_file()).parent
     chunks = []
     for folder, dirs, files in os.walk(package):
@@ -77,7 +77,7 @@ def _package_hash() -> str:
         for name in files:
             if name.endswith((".py", ".lark")):
                 path = Path(folder, name)
-                chunks.append((path.relative_to(package).as_posix(), path.read_bytes()))
+                chunks.append((path.relative_to(package).as_posix(), path.read_bytes().replace(b"\r\n", b"\n")))
     digest = hashlib.sha256()
     for relative, data in sorted(chunks):
         digest.update(b"%s\0%d\0%s" % (relative.encode(), len(data), data))
@@ -117,6 +117,8 @@ def test_the_code_hash_covers_every_file_and_its_bytes(tmp_path: Path) -> None:
     (tmp_path / "g.lark").write_text("start: y\n", encoding="utf-8")
     second = code_sha256(tmp_path)
     assert second != first
+    (tmp_path / "a.py").write_bytes(b"x = 1\r\n")  # a checkout that converts line ends
+    assert code_sha256(tmp_path) == second
     (tmp_path / "a.py").rename(tmp_path / "b.py")  # the same bytes under another name
     assert code_sha256(tmp_path) not in (first, second)
 

@@ -5,7 +5,8 @@ apart even when the version string was not bumped.
 Canonical form: every ``.py`` and ``.lark`` file of the installed ``pcsc`` package
 (compiled caches left out), in the order of their relative POSIX paths; for each, the
 path in UTF-8, a NUL byte, the length of the file in ASCII decimal, a NUL byte, then its
-bytes. Computed once per process.
+bytes with CRLF line ends read as LF (a checkout that converts line ends, as git may on
+Windows, runs the same code and hashes the same). Computed once per process.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def code_sha256(root: Path = PACKAGE) -> str:
     """The SHA-256 of the canonical form of the code under ``root`` (the module docstring)."""
     digest = hashlib.sha256()
     for relative, path in code_files(root):
-        data = path.read_bytes()
+        data = path.read_bytes().replace(b"\r\n", b"\n")
         digest.update(relative.encode("utf-8") + b"\0" + str(len(data)).encode("ascii") + b"\0")
         digest.update(data)
     return digest.hexdigest()
