@@ -57,6 +57,11 @@ ELSEWHERE = {
     "PCSC-E414": "tests/test_policy_owner.py::test_require_policy_holds_in_worker_processes",  # --require-policy
     "PCSC-E415": "tests/test_vision_formula.py::test_a_value_that_is_not_finite_is_located_at_the_vision",  # a policy
     "PCSC-E416": "tests/test_vision_formula.py::test_usd_without_a_rate_is_a_located_error",  # a policy's units
+    "PCSC-E502": "tests/test_admission.py::test_check_reports_it_at_the_class_line_in_text_json_and_sarif",
+    "PCSC-E503": "tests/test_admission.py::test_check_reports_registry_findings_by_mode",
+    "PCSC-W502": "tests/test_admission.py::test_under_dock_check_warns_instead",
+    "PCSC-W503": "tests/test_admission.py::test_under_dock_check_warns_instead",
+    "PCSC-W504": "tests/test_admission.py::test_check_reports_registry_findings_by_mode",
     "PCSC-E701": "tests/test_resolve.py::test_command_refuses_bad_outcomes_and_packets",  # an outcomes file
     "PCSC-E702": "tests/test_resolve.py::test_command_refuses_fields_the_route_does_not_have",
     "PCSC-E711": "tests/test_forecast_loop.py::test_ledger_errors_are_diagnostics",  # the ledger

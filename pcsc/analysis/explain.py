@@ -443,11 +443,24 @@ def coverage_steps(c: Compiled) -> list[Step]:
                     out.append(Step(f"{t}.{delta.field} covered", "no",
                                     "no listed obligation covering the field holds; every obligation that covers it "
                                     "was tried", (*change, *tried) or change, COVERAGE))
+        for a in c.coverage.admission:
+            out.append(Step(f"{a.transition}.{a.field or '(transition)'} admitted", "no",
+                            "a transition's reference class must admit each change it claims (the policy's "
+                            "admission rules)", (("class", a.ref_class), ("check", a.check), ("reason", a.reason)),
+                            f"{a.span.file}:{a.span.line}"))
+        for f in c.coverage.registry:
+            out.append(Step(f"registry {f.kind}", f.state or c.route.name,
+                            f"the route against its gold registry (coverage.registry = {c.coverage.registry_mode})",
+                            (("finding", f.message),), f"{f.span.file}:{f.span.line}"))
     rule = {
         "gate": "GATE: suspend-and-ask when any material change is uncovered, else released",
         "dock": "DOCK: R_n = 0 when any material change is uncovered (score docked), else released",
         "off": "coverage off: the ungated score",
     }[d.mode]
+    policy = c.policy.policy
+    if d.mode != "off" and (policy.admission or policy.coverage.registry == "required"):
+        rule = rule.replace("is uncovered", "is uncovered or not admitted by its class, or the route departs "
+                            "from a required registry")
     out.append(Step("verdict", d.verdict, rule, (("mode", d.mode), ("mode from", d.mode_source), ("score", d.score)),
                     COVERAGE))
     return out

@@ -125,6 +125,10 @@ STRUCTURAL = ("delete", "merge", "retarget")
 #: gold registry) is one entry here and one condition in ``CONDITIONS`` that keeps it.
 POLICY_FEATURES: dict[str, Callable[[Policy], Policy]] = {
     "delta_floors": lambda p: attrs.evolve(p, floors=attrs.evolve(p.floors, delta={})),
+    # a policy without the feature comes back as it is (the same object)
+    "admission": lambda p: attrs.evolve(p, admission={}) if p.admission else p,
+    "registry": lambda p: (attrs.evolve(p, coverage=attrs.evolve(p.coverage, registry="off"))
+                           if p.coverage.registry != "off" else p),
 }
 
 

@@ -731,7 +731,8 @@ class Session:
     def report(self, unit: RouteUnit) -> None:
         """`pcsc check`'s last pass: each uncovered material change as a diagnostic."""
         if unit.coverage is not None and unit.mode is not None:
-            report_uncovered(unit.route, unit.coverage, unit.mode, self.sources.get(unit.route.file), self.diags)
+            report_uncovered(unit.route, unit.coverage, unit.mode, self.sources.get(unit.route.file), self.diags,
+                             unit.policy.policy if unit.policy is not None else None)
 
     def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
         """The coverage mode and where it came from: an explicit override (a command-line

@@ -111,6 +111,8 @@ E416 = _register("PCSC-E416", "amount in a unit the policy gives no rate for")
 
 # coverage
 E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")
+E502 = _register("PCSC-E502", "change not admitted by the transition's reference class (coverage gate)")
+E503 = _register("PCSC-E503", "route departs from its gold registry (coverage gate)")
 
 # forecasts (E70x outcomes files, E71x the ledger, E72x frozen packets, E73x score tables,
 # E74x grading, E75x ranking and freezing, E76x preregistration)
@@ -156,6 +158,9 @@ E913 = _register("PCSC-E913", "certificate names a file it may not read")
 
 # warnings
 W501 = _register("PCSC-W501", "material change not covered (coverage dock: the score is docked)")
+W502 = _register("PCSC-W502", "change not admitted by the transition's reference class (coverage dock)")
+W503 = _register("PCSC-W503", "route departs from its gold registry (coverage dock)")
+W504 = _register("PCSC-W504", "route departs from its gold registry (registry report: counted, not refused)")
 W601 = _register("PCSC-W601", "evidence captured after as_of is inadmissible")
 W602 = _register("PCSC-W602", "stated criteria total is ignored")
 W603 = _register("PCSC-W603", "state is not used by any transition")

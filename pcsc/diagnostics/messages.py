@@ -572,6 +572,20 @@ W501_UNCOVERED = message(
     "{tried}",
 )
 
+E502_NOT_ADMITTED = message(
+    codes.E502,
+    "`{transition}` is of class `{ref_class}`, which does not admit {what}: {reason}; GATE withholds the score",
+    "{classes}",
+)
+W502_NOT_ADMITTED = message(
+    codes.W502,
+    "`{transition}` is of class `{ref_class}`, which does not admit {what}: {reason}; DOCK docks the score",
+    "{classes}",
+)
+E503_REGISTRY = message(codes.E503, "{finding}: GATE withholds the score (coverage.registry = \"required\")")
+W503_REGISTRY = message(codes.W503, "{finding}: DOCK docks the score (coverage.registry = \"required\")")
+W504_REGISTRY = message(codes.W504, "{finding} (coverage.registry = \"report\": counted, not refused)")
+
 
 # ---------------------------------------------------------------------- forecasts
 # an outcomes file's problems, each at its key path (raised as OutcomesError)

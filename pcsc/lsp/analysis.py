@@ -444,6 +444,11 @@ def _coverage_text(facts: RouteUnit, t: Transition) -> str:
         else:
             tried = ", ".join(f"`{a.obligation}`" for a in d.tried) or "no obligation covers the field"
             out.append(f"- {change}: **uncovered** (tried {tried})")
+    for a in coverage.admission:
+        if a.transition == t.name:
+            what = "the transition" if a.field is None else a.field
+            check = "" if a.check == "fields" else f"`{a.check}`: "
+            out.append(f"- {what}: **not admitted** by class `{a.ref_class}` ({check}{a.reason})")
     return "\n".join(out)
 
 

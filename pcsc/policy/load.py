@@ -7,6 +7,7 @@ Numbers are never coerced from strings.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -29,7 +30,7 @@ from cattrs.errors import (
 
 from pcsc.base.canonical import hash_json
 from pcsc.base.config import Config, ConfigError
-from pcsc.base.files import NotText, Unreadable, read_text
+from pcsc.base.files import NotText, Unreadable, read_bytes, read_text
 from pcsc.base.resources import data_dir
 from pcsc.base.resources import display_path as _display
 from pcsc.diagnostics import codes
@@ -40,12 +41,13 @@ from pcsc.lang.interp import BASE_FUNCTIONS
 from pcsc.lang.ir import expr as ex
 from pcsc.lang.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
 from pcsc.lang.ir.visit import walk
+from pcsc.lang.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
 from pcsc.lang.lower.common import suggest
 from pcsc.lang.lower.expr import lower_expression
 from pcsc.lang.lower.units import GATE_DIMENSIONS, unit_problems
 from pcsc.lang.lower.vision import VISION_KINDS, listed
 from pcsc.lang.syntax import parse_expression
-from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
+from pcsc.policy.model import Admission, Found, FoundIn, LoadedPolicy, Policy, PolicyValueError, Registry
 
 MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
 
@@ -97,6 +99,13 @@ def _strict(kind: type, name: str) -> Any:
         return value
 
     return hook
+
+
+def _number_or_bool(value: Any, _: type) -> float | bool:
+    if isinstance(value, bool):
+        return value
+    number: float = _strict(float, "a number or true or false")(value, float)
+    return number
 
 
 def _elements(conv: cattrs.Converter, items: Any, container: Any) -> list[Any]:
@@ -171,6 +180,7 @@ def _converter() -> cattrs.Converter:
     conv.register_structure_hook(int, _strict(int, "a whole number"))
     conv.register_structure_hook(str, _strict(str, "a string"))
     conv.register_structure_hook(bool, _strict(bool, "true or false"))
+    conv.register_structure_hook_func(lambda t: t == (float | bool), _number_or_bool)  # a registry value
     conv.register_structure_hook_factory(_is_container, lambda cl: _container_hook(conv, cl))
     return conv
 
@@ -246,7 +256,8 @@ def structure(document: dict[str, Any], path: str, text: str | None = None) -> P
     # every rule passed `rule_problems`: compile each once, here, for scoring to evaluate
     gates = [attrs.evolve(g, expr=compile_rule(g.rule)) for g in policy.gates]
     vision = attrs.evolve(policy.vision, expr=compile_rule(policy.vision.value), line=value_line)
-    return attrs.evolve(policy, gates=gates, vision=vision)
+    admission = {cls: attrs.evolve(a, checks=_admission_checks(a)) for cls, a in policy.admission.items()}
+    return attrs.evolve(policy, gates=gates, vision=vision, admission=admission)
 
 
 _HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\" -]+?)\s*\]\s*(#.*)?$")
@@ -405,6 +416,11 @@ def _semantic_checks(policy: Policy, path: str) -> None:
         problems.append(f"gates: id `{gid}` is used twice")
     for i, gate in enumerate(policy.gates):
         problems.extend(f"gates[{i}].rule: {m}" for m in rule_problems(gate.rule))
+    problems.extend(_admission_problems(policy))
+    cov = policy.coverage
+    if cov.registry_file is not None and (cov.registry_sha256 is None or not is_sha256(cov.registry_sha256)):
+        problems.append("coverage.registry_sha256: required with coverage.registry_file: 64 lowercase hexadecimal "
+                        "digits, the SHA-256 of the file's bytes")
     for name, pin in policy.libraries.items():
         key = _format_path(["libraries", name])
         if not is_name(name):
@@ -421,6 +437,29 @@ def _semantic_checks(policy: Policy, path: str) -> None:
                 )
     if problems:
         raise PolicyError(path, problems)
+
+
+def _admission_checks(a: Admission) -> tuple[tuple[str, str, ex.Expr], ...]:
+    """The bounds (by field), then the `require` lines, compiled: ("" for a line)."""
+    bounds = [(field, text, compile_rule(text)) for field, text in a.bounds.items()]
+    return (*bounds, *(("", text, compile_rule(text)) for text in a.require))
+
+
+def _admission_problems(policy: Policy) -> list[str]:
+    """Each admission table names a reference class of the policy, and each of its
+    expressions parses and uses only the names and functions its place binds."""
+    problems = []
+    for cls, a in policy.admission.items():
+        key = _format_path(["admission", cls])
+        if cls not in policy.priors:
+            problems.append(f"{key}: `{cls}` is not a reference class of this policy (no [priors.\"{cls}\"])")
+        for field, text in a.bounds.items():
+            if field not in a.fields:
+                problems.append(f"{key}.bounds.{field}: bounds a field the class may not change (not in `fields`)")
+            problems.extend(f"{key}.bounds.{field}: {m}" for m in rule_problems(text, BOUND_NAMES, ADMISSION_FUNCTIONS))
+        for i, text in enumerate(a.require):
+            problems.extend(f"{key}.require[{i}]: {m}" for m in rule_problems(text, ADMIT_NAMES, ADMISSION_FUNCTIONS))
+    return problems
 
 
 def _calibration_problems(policy: Policy) -> list[str]:
@@ -456,9 +495,18 @@ def compile_rule(rule: str) -> ex.Expr:
     return lower_expression(node, diags)
 
 
-def rule_problems(rule: str) -> list[str]:
-    """Why a gate rule cannot be evaluated, found before any route is scored: it does
-    not parse, or it calls a function the rule language does not have."""
+#: What an admission bound may name (the one field's change) and call; a `require` line
+#: of an admission table has an obligation's vocabulary, evidence's names inside `evidence(…)`.
+BOUND_NAMES: tuple[str, ...] = ("delta", "source", "target", "relative")
+ADMIT_NAMES: tuple[str, ...] = (*REQUIRE_NAMES, *EVIDENCE_NAMES)
+ADMISSION_FUNCTIONS: tuple[str, ...] = (*REQUIRE_FUNCTIONS, "abs")
+
+
+def rule_problems(rule: str, names: tuple[str, ...] | None = None,
+                  functions: tuple[str, ...] | None = None) -> list[str]:
+    """Why a gate rule (or, with ``names`` and ``functions``, an admission expression)
+    cannot be evaluated, found before any route is scored: it does not parse, or it
+    calls a function (or uses a name) its place does not have."""
     diags = Diagnostics()
     node = parse_expression(rule, "rule", diags)
     if node is None:
@@ -469,12 +517,16 @@ def rule_problems(rule: str) -> list[str]:
         ]
     expr = lower_expression(node, diags)
     problems = [d.message for d in diags]
-    known = ", ".join(f"`{f}`" for f in sorted(BASE_FUNCTIONS))
+    allowed = tuple(BASE_FUNCTIONS) if functions is None else functions
+    known = ", ".join(f"`{f}`" for f in sorted(allowed))
     for sub in walk(expr):
-        if isinstance(sub, ex.Call) and sub.func not in BASE_FUNCTIONS:
+        if isinstance(sub, ex.Call) and sub.func not in allowed:
             problems.append(f"unknown function `{sub.func}` (a rule may call {known})")
-    problems += [f"{u.message} (column {u.span.column} of the rule): {u.help}"
-                 for u in unit_problems(expr, GATE_DIMENSIONS)]
+        if names is not None and isinstance(sub, ex.Name) and sub.name not in names:
+            problems.append(f"unknown name `{sub.name}` (this expression may name {', '.join(names)})")
+    if names is None:
+        problems += [f"{u.message} (column {u.span.column} of the rule): {u.help}"
+                     for u in unit_problems(expr, GATE_DIMENSIONS)]
     return problems
 
 
@@ -644,8 +696,54 @@ class PolicyStore:
             resolved = merge(base, document)
             inherited = parent.found
         policy = structure(resolved, shown, text)
+        policy = _with_registry_file(policy, document, path, shown, parent.policy if parent_ref is not None else None)
         found = ((own, self.found(path)), *inherited)
         return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved, found)
+
+
+def _with_registry_file(policy: Policy, document: dict[str, Any], path: Path, shown: str,
+                        parent: Policy | None) -> Policy:
+    """The policy with the registry tables of the file its own `coverage.registry_file`
+    names (beside it, its bytes matching `coverage.registry_sha256`), and those its
+    parent had from a file of its own; tables of the policy itself win."""
+    inherited = {} if parent is None else dict(parent.registry)
+    own = document.get("coverage")
+    name = own.get("registry_file") if isinstance(own, dict) else None
+    from_file: dict[str, Registry] = {}
+    if isinstance(name, str):
+        key = "coverage.registry_file"
+        folder = path.parent.resolve()
+        target = (path.parent / name).resolve()
+        if Path(name).is_absolute() or ".." in Path(name).parts or not target.is_relative_to(folder):
+            raise PolicyError(shown, [f"{key}: `{name}` is not a file inside the policy's folder"])
+        try:
+            data = read_bytes(target)
+        except Unreadable as exc:
+            raise PolicyError(shown, [f"{key}: `{name}` cannot be read: {exc.reason}"]) from None
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != policy.coverage.registry_sha256:
+            raise PolicyError(shown, [f"coverage.registry_sha256: `{name}` has sha256 {digest}, not the "
+                                      f"{policy.coverage.registry_sha256} the policy pins"])
+        try:
+            table = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise PolicyError(shown, [f"{key}: `{name}` is not valid TOML: {exc}"]) from None
+        extra = sorted(set(table) - {"registry"})
+        if extra:
+            raise PolicyError(shown, [f"{key}: `{name}`: {k}: unknown key (a registry file holds only "
+                                      "[registry.<route>] tables)" for k in extra])
+        try:
+            from_file = CONVERTER.structure(table.get("registry", {}), dict[str, Registry])
+        except (ClassValidationError, IterableValidationError, ForbiddenExtraKeysError, TypeError) as exc:
+            messages: list[str] = []
+            _flatten(exc, ["registry"], messages)
+            raise PolicyError(shown, [f"{key}: `{name}`: {m}" for m in messages]) from None
+        twice = sorted(set(from_file) & set(policy.registry))
+        if twice:
+            raise PolicyError(shown, [f"registry.{r}: also in `{name}`: a route has one registry" for r in twice])
+    if not inherited and not from_file:
+        return policy
+    return attrs.evolve(policy, registry={**inherited, **from_file, **policy.registry})
 
 
 def check_configured_policies(config: Config) -> None:

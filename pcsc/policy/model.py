@@ -440,6 +440,93 @@ class UnitsPolicy:
 
 
 @attrs.frozen
+class Admission:
+    """What a transition of one reference class may claim (`pcsc/coverage/admission.py`).
+    ``checks`` are the expressions of ``require`` and ``bounds`` compiled when the policy
+    is loaded (``derived``: not read from the file)."""
+
+    fields: list[str] = attrs.field(
+        metadata={
+            "doc": "The only fields a transition of this class may change materially; a material change of any "
+            "other field is refused (PCSC-E502)."
+        }
+    )
+    bounds: dict[str, str] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Per field, an expression that must hold when the field changes materially, over `delta` "
+            "(target − source), `source`, `target` and `relative` (delta / |source|; `none` from 0), with "
+            "`abs`, `min`, `max`: `\"abs(delta) <= 0.1\"` bounds it absolutely, `\"relative <= 50%\"` relatively."
+        },
+    )
+    require: list[str] = attrs.field(
+        factory=list,
+        metadata={
+            "doc": "Expressions in the vocabulary of an obligation's `require` lines that must hold for the "
+            "transition, with `delta` every material change of it: the evidence tier a class needs is "
+            "`\"evidence(tier >= 2) >= 1\"`."
+        },
+    )
+    checks: tuple[tuple[str, str, Expr], ...] = attrs.field(
+        default=(), eq=False, repr=False, metadata={"derived": True}
+    )  # (field or "", text, expression): bounds by field, then require lines
+
+
+RegistryMode = Literal["off", "report", "required"]
+
+
+@attrs.frozen
+class CoverageOptions:
+    """What coverage checks besides the obligations."""
+
+    registry: RegistryMode = attrs.field(
+        default="off",
+        metadata={
+            "doc": "How a route is held to its gold registry (`[registry.<route>]`): `required` refuses a route "
+            "that skips a registry state, passes them out of order, restates a registry field or has no "
+            "registry entry (PCSC-E503); `report` counts and shows the same without refusing (PCSC-W504); "
+            "`off` does not look."
+        },
+    )
+    registry_file: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "A TOML file of `[registry.<route>]` tables, written apart from the policy, named relative to "
+            "the folder of the policy file that names it (and inside it); its tables join the policy's own."
+        },
+    )
+    registry_sha256: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "SHA-256 of the registry file's bytes (`sha256sum`); required with `registry_file`: a file "
+            "with other content is refused (PCSC-E403), so the policy's hash pins the registry too."
+        },
+    )
+
+
+@attrs.frozen
+class RegistryState:
+    name: str = attrs.field(metadata={"doc": "The state's name, as the route must name it."})
+    fields: dict[str, float | bool] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "The value each listed field must have in that state (USD, counts and ratios in base units: "
+            "`0.28`, not `28%`)."
+        },
+    )
+
+
+@attrs.frozen
+class Registry:
+    """The gold chain of one route, written before any route is scored."""
+
+    states: list[RegistryState] = attrs.field(
+        metadata={"doc": "The typed states the route must pass through, in the order it must pass them."}
+    )
+    source: str | None = attrs.field(default=None, metadata={"doc": "Who wrote the registry, and from what."})
+
+
+@attrs.frozen
 class Policy:
     policy: PolicyHeader = attrs.field(metadata={"doc": "The policy's identity and coverage mode."})
     priors: dict[str, Prior] = attrs.field(
@@ -495,6 +582,25 @@ class Policy:
     units: UnitsPolicy = attrs.field(
         factory=UnitsPolicy,
         metadata={"doc": "The unit the fold is kept in (default: usd) and the rates of the units a route writes."},
+    )
+    admission: dict[str, Admission] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Per reference class, what a transition of that class may claim: the fields it may change, "
+            "a bound on each change, and what else must hold (such as the evidence tier). Once a policy "
+            "(with what it extends) has any admission table, a class without one admits no material change; "
+            "a policy with none admits every claim."
+        },
+    )
+    coverage: CoverageOptions = attrs.field(
+        factory=CoverageOptions, metadata={"doc": "What coverage checks besides the obligations."}
+    )
+    registry: dict[str, Registry] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Per route (by its name), the gold registry: the states it must pass through in order and "
+            "the values each must carry. Read only when `coverage.registry` is not `off`."
+        },
     )
 
     @property

@@ -102,6 +102,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
             for t, tr in zip(n.transitions, r.transitions, strict=True)
         ],
         "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],
+        **refusal_entry(c),
         "evidence": evidence_items(c),
         "windows": list(c.policy.policy.forecast.windows),
         **fold_entry(n),
@@ -232,6 +233,30 @@ def _delta(c: Compiled, transition: str, d: Delta) -> dict[str, Any]:
         cov = next(x for x in c.coverage.for_transition(transition) if x.delta.field == d.field)
         row["covered"], row["by"] = cov.covered, cov.by
     return row
+
+
+def refusal_entry(c: Compiled) -> dict[str, Any]:
+    """`not_admitted` (changes a transition's class does not admit) and `registry` (the
+    route against its gold registry), present only when the policy has admission rules
+    or a registry mode, so packets under other policies keep their bytes."""
+    policy, cov = c.policy.policy, c.coverage
+    out: dict[str, Any] = {}
+    if policy.admission:
+        out["not_admitted"] = [] if cov is None else [
+            {"transition": a.transition, "class": a.ref_class, "field": a.field, "check": a.check,
+             "reason": a.reason, "file": a.span.file, "line": a.span.line, "column": a.span.column}
+            for a in cov.admission
+        ]
+    if policy.coverage.registry != "off":
+        out["registry"] = {
+            "mode": policy.coverage.registry,
+            "findings": [] if cov is None else [
+                {"kind": f.kind, "state": f.state, "field": f.field, "message": f.message,
+                 "file": f.span.file, "line": f.span.line}
+                for f in cov.registry
+            ],
+        }
+    return out
 
 
 def _uncovered(u: DeltaCoverage) -> dict[str, Any]:
@@ -385,6 +410,7 @@ def gate_packet(compiled: list[Compiled]) -> dict[str, Any]:
                 "verdict": c.decision.verdict,
                 "coverage": coverage_mode(c),
                 "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],
+                **refusal_entry(c),
             }
             for c in compiled
         ],

@@ -76,6 +76,9 @@ def compile_text(compiled: list[Compiled]) -> str:
         if c.coverage is not None and c.coverage.uncovered:
             lines.append("")
             lines += uncovered_lines(c)
+        if c.coverage is not None and (c.coverage.admission or c.coverage.registry):
+            lines.append("")
+            lines += refusal_lines(c)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -144,6 +147,13 @@ def score_line(c: Compiled) -> str:
     d, n = c.decision, c.numbers
     unit = c.policy.policy.units.label
     if d.score is None:
+        policy = c.policy.policy
+        asks = ["covered"] + (["admitted by its class"] if policy.admission else []) + (
+            ["on the route's registry"] if policy.coverage.registry == "required" else [])
+        if len(asks) > 1:
+            what = ", ".join(asks[:-1]) + " and " + asks[-1]
+            return (f"withheld: GATE refuses it until every material change is {what} "
+                    f"(ungated R_0 {money(n.score)} {unit})")
         return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} {unit})"
     if d.docked:
         return (f"{money(d.score)} {unit}   docked: value over the uncovered path removed "
@@ -177,7 +187,27 @@ def gate_text(compiled: list[Compiled]) -> str:
         out.append(f"{c.route.name}: {verdict_line(c)}  [{c.route.file}]")
         if c.coverage is not None and c.coverage.uncovered:
             out += uncovered_lines(c)
+        if c.coverage is not None and (c.coverage.admission or c.coverage.registry):
+            out += refusal_lines(c)
     return "\n".join(out)
+
+
+def refusal_lines(c: Compiled) -> list[str]:
+    """Changes the transitions' classes do not admit, and departures from the route's
+    gold registry (refused under `coverage.registry = "required"`, else only counted)."""
+    assert c.coverage is not None
+    cov, lines = c.coverage, []
+    if cov.admission:
+        lines.append("  changes their class does not admit:")
+        for a in cov.admission:
+            what = "the transition" if a.field is None else a.field
+            check = "" if a.check == "fields" else f"`{a.check}`: "
+            lines.append(f"    {a.transition} ({a.ref_class}, {a.span.file}:{a.span.line}): {what}: {check}{a.reason}")
+    if cov.registry:
+        effect = "refused" if cov.registry_mode == "required" else "counted, not refused"
+        lines.append(f"  departures from the gold registry ({len(cov.registry)}, {effect}):")
+        lines += [f"    {f.kind}: {f.message}  ({f.span.file}:{f.span.line})" for f in cov.registry]
+    return lines
 
 
 def seams_text(results: list[RouteSeams]) -> str:

@@ -75,6 +75,44 @@ class RouteCheck:
     def library_obligations(self) -> dict[str, tuple[list[str], list[tuple[int, str]]]]:
         return _library_obligations(self)
 
+    def admission_refusals(self, admission: Mapping[str, Any]) -> list[list[Any]]:
+        """What each transition claims that its class's admission table refuses, derived
+        from the coverage rows, the policy and the evidence each `sat(C)` step weighs:
+        [transition, class, field, check] in the order the compiler reports them."""
+        out: list[list[Any]] = []
+        for t in self.transitions():
+            step = next(s for s in self.route["steps"] if s["symbol"] == f"{t}.p_prior")
+            key = step["operands"]["prior"].get("policy") or []
+            cls = key[1] if len(key) == 3 and key[0] == "priors" else None
+            rows = [r for r in self.route["coverage"] if r["transition"] == t and r["material"]]
+            rules = admission.get(cls) if isinstance(cls, str) else None
+            if not isinstance(rules, dict):
+                out += [[t, cls, r["field"], "fields"] for r in rows]
+                continue
+            fields = rules.get("fields") or []
+            out += [[t, cls, r["field"], "fields"] for r in rows if r["field"] not in fields]
+            sat = next((s for s in self.route["steps"] if s["symbol"] == f"{t}.sat(C)"), None)
+            weighed = [] if sat is None else [
+                {"name": i["evidence"], "tier": Fraction(i["tier"]), "weight": self.number(i["weight"], t)}
+                for i in sat["operands"]["items"]
+            ]
+            by_field = {r["field"]: r for r in rows}
+            bounds = rules.get("bounds") or {}
+            checks = [(f, text) for f, text in bounds.items()] + [("", text) for text in rules.get("require") or []]
+            for field, text in checks:
+                if field and field not in by_field:
+                    continue
+                try:
+                    if field:
+                        ok = truthy(_bound_evaluator(by_field[field]).eval(parse_expression(text)))
+                    else:
+                        ok = truthy(_admission_evaluator(weighed).eval(parse_expression(text)))
+                except ExprError:
+                    ok = False
+                if not ok:
+                    out.append([t, cls, field or None, text])
+        return out
+
     def evaluate_require(self, row: Mapping[str, Any], o: Mapping[str, Any], req: Mapping[str, Any],
                          what: str) -> bool:
         return _evaluate_require(self, row, o, req, what)
@@ -286,6 +324,22 @@ class RouteCheck:
                 raise self.fail(where, f"recorded covered={row['covered']} by {row['by']}, "
                                        f"recomputed covered={covered} by {by}")
             uncovered += not covered
+        # claims a class does not admit (derived again here) and departures from a required
+        # registry (as recorded: docs/decisions.md says so); each refuses like an uncovered change
+        refusals = self.route.get("refusals") or {}
+        admission = self.policy.get("admission")
+        if isinstance(admission, dict) and admission:
+            claims = [[a.get("transition"), a.get("class"), a.get("field"), a.get("check")]
+                      for a in refusals.get("not_admitted") or ()]
+            derived = self.admission_refusals(admission)
+            if claims != derived:
+                listed = "; ".join(f"{t}.{f or '(transition)'}: {k}" for t, _, f, k in derived) or "none"
+                raise self.fail("refusals.not_admitted", f"recorded {len(claims)}, derived again {len(derived)} "
+                                                         f"({listed})")
+        elif refusals.get("not_admitted"):
+            raise self.fail("refusals.not_admitted", "recorded, but the policy has no admission rules")
+        if mode != "off":
+            uncovered += len(refusals.get("not_admitted") or ()) + len(refusals.get("registry") or ())
         decision = self.route["decision"]
         score, docked = self.values["score"], self.values["docked_score"]
         if mode == "off":
@@ -453,6 +507,37 @@ def _evaluate_require(c: RouteCheck, row: Mapping[str, Any], o: Mapping[str, Any
     except ExprError:
         c.evaluation_failed = True
         return False
+
+
+def _abs(ev: Evaluator, args: Sequence[Node]) -> Fraction:
+    value = ev.eval(args[0]) if len(args) == 1 else None
+    if not isinstance(value, Fraction):
+        raise ExprError("`abs` needs a number")
+    return abs(value)
+
+
+def _bound_evaluator(row: Mapping[str, Any]) -> Evaluator:
+    """An admission bound's names for one material change: delta, source, target and
+    delta relative to |source| (none from 0)."""
+    source, target = as_value(row["source"]), as_value(row["target"])
+    if isinstance(source, bool) or isinstance(target, bool):
+        delta, relative = target, None
+    else:
+        delta = rnd(target - source)
+        relative = None if source == 0 else rnd(delta / abs(source))
+    names = {"delta": delta, "source": source, "target": target, "relative": relative}
+    return Evaluator(names, {**BASE_FUNCTIONS, "abs": _abs})
+
+
+def _admission_evaluator(weighed: Sequence[Mapping[str, Any]]) -> Evaluator:
+    """An admission `require` line over the admissible supporting evidence (its tier and
+    weight); a line naming anything else cannot be evaluated here and fails."""
+    def evidence(ev: Evaluator, args: Sequence[Node]) -> list[str]:
+        if len(args) > 1:
+            raise ExprError("`evidence` takes at most one filter")
+        return [e["name"] for e in weighed if not args or truthy(ev.child(e).eval(args[0]))]
+
+    return Evaluator({}, {**BASE_FUNCTIONS, "abs": _abs, "evidence": evidence})
 
 
 def _V(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
