@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pcsc.compiler.parallel import Executor
     from pcsc.compiler.session import Compiled, PolicyRequirement, Session
     from pcsc.diagnostics.model import Finding
+    from pcsc.diagnostics.suppress import Selection
     from pcsc.forecast.ledger import Ledger
     from pcsc.lang.ir import Route
     from pcsc.policy.model import LoadedPolicy
@@ -54,12 +55,14 @@ class Context:
         args: argparse.Namespace,
         config: Config,
         *,
+        run_config: Config | None = None,
         stdin: TextIO | None = None,
         stderr: TextIO | None = None,
         stdout: TextIO | None = None,
     ) -> None:
         self.args = args
-        self.config = config
+        self.config = config  # the inputs' configuration: it judges them
+        self.run_config = config if run_config is None else run_config  # the working folder's: the run's own settings
         self.stdin = stdin or sys.stdin
         self.stderr = stderr or sys.stderr
         self.stdout = stdout or sys.stdout
@@ -79,8 +82,8 @@ class Context:
         if chosen:
             return chosen
         allowed: Sequence[str] = getattr(self.args, "_formats", ("text",))
-        if self.config.format in allowed:
-            return self.config.format or "text"
+        if self.run_config.format in allowed:
+            return self.run_config.format or "text"
         return "text"
 
     @property
@@ -159,7 +162,7 @@ class Context:
 
         given = os.environ.get(DOCS_URL_ENV)
         if not given:
-            return self.config.docs_url
+            return self.run_config.docs_url
         try:
             return docs_base_url(given)
         except ValueError as exc:
@@ -168,7 +171,7 @@ class Context:
     def ledger_path(self) -> Path:
         from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
-        given = getattr(self.args, "ledger", None) or self.config.ledger
+        given = getattr(self.args, "ledger", None) or self.run_config.ledger
         if given:
             return ledger_location(given)  # a postgresql:// address stays whole
         return DEFAULT_PATH
@@ -183,6 +186,15 @@ class Context:
             found = read(ledger)
         self.note_input(Path(path))
         return found
+
+    @property
+    def selection(self) -> Selection:
+        """The warnings the inputs' configuration leaves out (`select`, `ignore`)."""
+        from pcsc.base.resources import display_path
+        from pcsc.diagnostics.suppress import Selection
+
+        cfg = self.config
+        return Selection(cfg.select, cfg.ignore, display_path(cfg.path) if cfg.path else None)
 
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:

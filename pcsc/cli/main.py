@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from pcsc._version import __version__
@@ -108,17 +109,28 @@ def _main(argv: list[str]) -> int:
 
 def run(command: Command, args: argparse.Namespace) -> int:
     """Run ``command`` with parsed ``args``; every failure becomes output and an exit code."""
-    from pcsc.base.config import ConfigError, load_config
+    from pcsc.base.config import ConfigError, MixedConfigs, config_for_inputs, load_config
     from pcsc.cli.context import Context
     from pcsc.cli.outcome import Outcome, emit
 
     try:
-        config = load_config()
-        check_requirements(config)
+        here = load_config()
+        config = config_for_inputs(input_paths(args))
+        for cfg in {c.path: c for c in (config, here)}.values():
+            check_requirements(cfg)
+            check_selections(cfg)
         if config.policy_path:  # imported only then: most runs configure no policy folder
             from pcsc.policy.load import check_configured_policies
 
             check_configured_policies(config)
+    except MixedConfigs as exc:
+        from pcsc.base.resources import display_path
+
+        each = "; ".join(f"{display_path(path) if path else 'none'} for {first}" for path, first in exc.found)
+        sys.stderr.write(escape_controls(
+            f"pcsc {command.name}: error: the inputs fall under different configuration files ({each}): "
+            "run pcsc once for each project") + "\n")
+        return EXIT_USAGE
     except ConfigError as exc:  # in the format asked for, like any other input error
         from pcsc.base.config import Config
         from pcsc.diagnostics import codes
@@ -129,7 +141,7 @@ def run(command: Command, args: argparse.Namespace) -> int:
         failure = Outcome(command.name.replace(" ", "-"), {"ok": False, "error": problem.message},
                           diagnostics=[problem])
         return finish(ctx, emit(ctx, failure))
-    ctx = Context(args, config)
+    ctx = Context(args, config, run_config=here)
     module = importlib.import_module(command.module)
     try:
         ctx.docs_url  # noqa: B018 - a bad PCSC_DOCS_URL is a usage error before any work
@@ -160,6 +172,35 @@ def check_requirements(config: Any) -> None:
             if split_requirement(entry) is None:
                 raise ConfigError(path, f"`require_policy`: {entry!r} is not a policy id or id@version "
                                   "(lowercase letters, digits, `_` and `-`; e.g. venture@1.0.0)")
+
+
+#: The arguments that name a command's inputs (files or folders): their configuration judges them.
+INPUT_ARGUMENTS = ("files", "paths", "honest", "revised", "file")
+
+
+def input_paths(args: argparse.Namespace) -> list[Path]:
+    """The files and folders ``args`` names as inputs (standard input, `-`, aside)."""
+    found: list[Path] = []
+    for name in INPUT_ARGUMENTS:
+        value = getattr(args, name, None)
+        for item in [value] if isinstance(value, str) else value or []:
+            if item != "-":
+                found.append(Path(item))
+    return found
+
+
+def check_selections(config: Any) -> None:
+    """`select` and `ignore` name warning codes (`W604`, `PCSC-W604`) or their prefixes
+    (`W6`); an error's code is refused: an error decides a number or a verdict, and no
+    setting hides it."""
+    from pcsc.base.config import ConfigError
+    from pcsc.diagnostics.suppress import bad_selection
+
+    for key in ("select", "ignore"):
+        for entry in getattr(config, key) or ():
+            problem = bad_selection(entry)
+            if problem is not None:
+                raise ConfigError(config.path, f"`{key}`: {problem}")
 
 
 def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:
