@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p, stdin=True)
-    options.formats(p, "text", "json", "sarif")
+    options.formats(p, "text", "json", "sarif", "junit", "github")
     options.search_paths(p)
     options.coverage(p)
     options.require_policy(p)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p, stdin=True)
-    options.formats(p, "text", "json", "sarif")
+    options.formats(p, "text", "json", "sarif", "junit", "github")
     options.search_paths(p)
     options.jobs(p)
     options.coverage(p)
@@ -48,7 +48,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.render.packet import gate_packet
-    from pcsc.render.sarif import to_sarif
     from pcsc.render.text import gate_text
 
     overrides, problems = whatif.parse(args)
@@ -87,7 +86,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         text=whatif.record(None, text, overrides),
         diagnostics=diags,
         exit_code=code,
-        sarif=lambda: to_sarif(diags, refusals=compiled, docs_url=ctx.docs_url),
+        refusals=compiled,
     )
 
 
