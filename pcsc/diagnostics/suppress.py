@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import CODES
+from pcsc.diagnostics.messages import W609_CANNOT_APPLY, diag
 from pcsc.diagnostics.model import Finding, Span
 
 PREFIX = "PCSC-"
@@ -140,8 +140,7 @@ def _unknown(code: str) -> str | None:
 
 
 def _cannot(span: Span, code: str, why: str) -> Finding:
-    return Finding.of(codes.W609, f"`# pcsc: ignore[{code}]` cannot apply: {why}", span,
-                      help="only warnings (W…) can be suppressed; `pcsc rule CODE` says what a code means")
+    return diag(W609_CANNOT_APPLY, span, code=code, why=why)
 
 
 def records(suppressed: Iterable[Suppressed]) -> list[dict[str, object]]:
