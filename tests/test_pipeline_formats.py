@@ -3,6 +3,7 @@ and invocations, and one rule id per fact (docs/pipelines.md)."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import xml.etree.ElementTree as ET
@@ -116,3 +117,25 @@ def test_invocations_say_success_and_the_exit_code_and_nothing_else(
 ) -> None:
     assert _sarif(capsys, "gate")["runs"][0]["invocations"] == [{"executionSuccessful": True, "exitCode": 3}]
     assert _sarif(capsys, "check")["runs"][0]["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_reading_a_cohort_shows_progress_on_a_terminal_only(spliced: Path, terminal: bool) -> None:
+    from pcsc.base.config import Config
+    from pcsc.cli.context import Context
+    from pcsc.cli.main import command_parser
+    from pcsc.cli.registry import find
+
+    command = find(("check",))
+    assert command is not None
+    args = command_parser(command).parse_args(["examples/", "--lib-path", "obligations"])
+    stderr = _Terminal() if terminal else io.StringIO()
+    ctx = Context(args, Config(), stderr=stderr)
+    ctx.load(args.files, bind=True, keep_routes=False)
+    assert ctx.loaded_count == 2
+    assert ("reading routes" in stderr.getvalue()) is terminal, stderr.getvalue()

@@ -8,6 +8,7 @@ Commands read their inputs through the context so that every command treats `-`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -315,7 +316,8 @@ class Context:
                 take(got, len(got))
             else:
                 pending.extend(session.route_files(arg))
-        take(*load_files(session, settings, pending, run))
+        with self.progress_bar(len(pending), "reading routes") as done:
+            take(*load_files(session, settings, pending, run, done))
         return session, routes
 
     def compile(self, files: Sequence[str]) -> tuple[Session, list[Compiled]]:
@@ -469,6 +471,21 @@ class Context:
             for item in items:
                 yield item
                 bar.advance(task)
+
+
+    @contextlib.contextmanager
+    def progress_bar(self, total: int, description: str) -> Iterator[Callable[[], None] | None]:
+        """A callable that advances a progress bar on standard error by one, while the
+        block runs; None (no bar) unless standard error is a terminal, the run is not
+        ``--quiet`` and there are at least two steps: pipes, files and tests see none."""
+        if self.quiet or total < 2 or not self.stderr.isatty():
+            yield None
+            return
+        from rich.progress import Progress
+
+        with Progress(console=_console(self.stderr), transient=True) as bar:
+            task = bar.add_task(description, total=total)
+            yield lambda: bar.advance(task)
 
 
 def _console(stream: TextIO) -> Any:
