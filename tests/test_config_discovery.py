@@ -88,15 +88,39 @@ def test_a_pyproject_table_is_found_the_same_way(
     assert code == EXIT_OK, err
 
 
-def test_inputs_under_two_projects_are_a_usage_error_naming_both(
+def test_check_and_gate_judge_two_projects_each_by_its_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As pre-commit runs them from a repository's root: the files of two projects, whose
+    libraries and policies differ (`b`'s routes are found only with `b`'s file)."""
+    assert run_cli(capsys, "init", str(tmp_path / "a"))[0] == EXIT_OK
+    assert run_cli(capsys, "init", str(tmp_path / "b"), "--name", "other")[0] == EXIT_OK
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "check", "a/routes/example.route", "b/routes")
+    assert code == EXIT_OK and "ok: 2 routes checked" in err, err
+    code, out, err = run_cli(capsys, "gate", "a/routes", "b/routes/example.route", "--format", "json")
+    assert code == EXIT_OK, err
+    doc = json.loads(out)
+    assert [(r["file"], r["verdict"]) for r in doc["routes"]] == [
+        ("a/routes/example.route", "released"), ("b/routes/example.route", "released")]
+    assert [r["policy"]["id"] for r in doc["routes"]] == ["myproject", "other"]
+    # a file of b's own project breaks only b's routes, and says where
+    (tmp_path / "b" / "routes" / "bad.route").write_text("route x {\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "check", "a/routes", "b/routes")
+    assert code == EXIT_INPUT and "b/routes/bad.route" in err and "a/routes" not in err, err
+
+
+def test_other_commands_take_one_project_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for name in ("a", "b"):
         assert run_cli(capsys, "init", str(tmp_path / name))[0] == EXIT_OK
     monkeypatch.chdir(tmp_path)
-    code, out, err = run_cli(capsys, "check", "a/routes", "b/routes")
+    code, out, err = run_cli(capsys, "compile", "a/routes", "b/routes")
     assert code == EXIT_USAGE and not out
     assert "different configuration files" in err and "a/pcsc.toml" in err and "b/pcsc.toml" in err, err
+    code, _, err = run_cli(capsys, "gate", "a/routes", "b/routes", "--suggest")
+    assert code == EXIT_USAGE and "one project's routes at a time" in err, err
 
 
 def test_the_working_folders_requirement_holds_over_the_inputs_file(

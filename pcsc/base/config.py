@@ -143,30 +143,39 @@ class MixedConfigs(Exception):
         self.found = found
 
 
-def config_for_inputs(inputs: Iterable[Path], cwd: Path | None = None) -> Config:
-    """The configuration that judges ``inputs`` (files or folders): the nearest file
-    above them, as for one input; the working folder's when they have none. Every
-    input must find the same file (`MixedConfigs` otherwise). The working folder's
-    files are added to ``above``: their tightening keys hold too."""
+def configs_for_inputs(inputs: Iterable[Path], cwd: Path | None = None) -> list[tuple[Config, list[Path]]]:
+    """The configuration that judges each input (a file or a folder): the nearest file
+    at or above it, else the working folder's; grouped, in the order of the inputs, each
+    with the inputs it judges (none: the working folder's, with no input). The working
+    folder's files are added to each one's ``above``: their tightening keys hold too."""
     here = load_config(cwd)
-    chosen: dict[Path | None, tuple[Config, Path]] = {}
+    groups: dict[Path | None, tuple[Config, list[Path]]] = {}
     seen: dict[Path, Config] = {}
     for given in inputs:
-        start = given if given.is_dir() else given.parent
-        start = start.resolve()
+        start = (given if given.is_dir() else given.parent).resolve()
         if start not in seen:
             found = load_config(start)
             seen[start] = found if found.path is not None else here
         cfg = seen[start]
-        chosen.setdefault(cfg.path, (cfg, given))
-    if len(chosen) > 1:
-        raise MixedConfigs([(path, first) for path, (_, first) in chosen.items()])
-    if not chosen:
-        return here
-    (cfg, _), = chosen.values()
+        groups.setdefault(cfg.path, (cfg, []))[1].append(given)
+    if not groups:
+        return [(here, [])]
+    return [(_with_working_folder(cfg, here), given) for cfg, given in groups.values()]
+
+
+def _with_working_folder(cfg: Config, here: Config) -> Config:
     known = {c.path for c in cfg.chain()}
     extra = tuple(c for c in here.chain() if c.path not in known)
     return attrs.evolve(cfg, above=cfg.above + extra) if extra and cfg.path is not None else cfg
+
+
+def config_for_inputs(inputs: Iterable[Path], cwd: Path | None = None) -> Config:
+    """The one configuration that judges every input (`configs_for_inputs`);
+    `MixedConfigs` when they fall under different files."""
+    groups = configs_for_inputs(inputs, cwd)
+    if len(groups) > 1:
+        raise MixedConfigs([(cfg.path, given[0]) for cfg, given in groups])
+    return groups[0][0]
 
 
 def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:

@@ -57,6 +57,7 @@ class Context:
         config: Config,
         *,
         run_config: Config | None = None,
+        groups: Sequence[tuple[Config, Sequence[Path]]] = (),
         stdin: TextIO | None = None,
         stderr: TextIO | None = None,
         stdout: TextIO | None = None,
@@ -64,6 +65,8 @@ class Context:
         self.args = args
         self.config = config  # the inputs' configuration: it judges them
         self.run_config = config if run_config is None else run_config  # the working folder's: the run's own settings
+        self.groups = list(groups) or [(config, [])]  # each configuration and the inputs it judges
+        self._session_configs: list[Config] = []  # the configuration of each session, in order
         self.stdin = stdin or sys.stdin
         self.stderr = stderr or sys.stderr
         self.stdout = stdout or sys.stdout
@@ -188,14 +191,34 @@ class Context:
         self.note_input(Path(path))
         return found
 
-    @property
-    def selection(self) -> Selection:
-        """The warnings the inputs' configuration leaves out (`select`, `ignore`)."""
+    def selection(self, file: str) -> Selection:
+        """The warnings the configuration that judged ``file`` leaves out (`select`, `ignore`)."""
         from pcsc.base.resources import display_path
         from pcsc.diagnostics.suppress import Selection
 
-        cfg = self.config
+        cfg = next((c for session, c in zip(self.sessions, self._session_configs, strict=False)
+                    if file in session.sources or any(file == shown for shown, _ in session.inputs)), self.config)
         return Selection(cfg.select, cfg.ignore, display_path(cfg.path) if cfg.path else None)
+
+    def input_groups(self, files: Sequence[str]) -> list[tuple[Config, list[str]]]:
+        """``files`` by the configuration that judges them, in the order they are given
+        (`-`, standard input, with the first)."""
+        out: list[tuple[Config, list[str]]] = []
+        for cfg, given in self.groups:
+            mine = [f for f in files if Path(f) in given]
+            if mine or not out:
+                out.append((cfg, mine))
+        out[0][1][:0] = [f for f in files if f == STDIN]
+        return [(cfg, mine) for cfg, mine in out if mine] or [(self.config, list(files))]
+
+    @contextlib.contextmanager
+    def judged_by(self, config: Config) -> Iterator[None]:
+        """Within the block, sessions use ``config`` (one group of `input_groups`)."""
+        before, self.config = self.config, config
+        try:
+            yield
+        finally:
+            self.config = before
 
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
@@ -219,6 +242,7 @@ class Context:
             ir_cache=ir_cache,
         )
         self.sessions.append(session)
+        self._session_configs.append(self.config)
         return session
 
     @property

@@ -109,28 +109,20 @@ def _main(argv: list[str]) -> int:
 
 def run(command: Command, args: argparse.Namespace) -> int:
     """Run ``command`` with parsed ``args``; every failure becomes output and an exit code."""
-    from pcsc.base.config import ConfigError, MixedConfigs, config_for_inputs, load_config
+    from pcsc.base.config import ConfigError, configs_for_inputs, load_config
     from pcsc.cli.context import Context
     from pcsc.cli.outcome import Outcome, emit
 
     try:
         here = load_config()
-        config = config_for_inputs(input_paths(args))
-        for cfg in {c.path: c for c in (config, here)}.values():
+        groups = configs_for_inputs(input_paths(args))
+        for cfg in {c.path: c for c in (*(g for g, _ in groups), here)}.values():
             check_requirements(cfg)
             check_selections(cfg)
-        if config.policy_path:  # imported only then: most runs configure no policy folder
-            from pcsc.policy.load import check_configured_policies
+            if cfg.policy_path:  # imported only then: most runs configure no policy folder
+                from pcsc.policy.load import check_configured_policies
 
-            check_configured_policies(config)
-    except MixedConfigs as exc:
-        from pcsc.base.resources import display_path
-
-        each = "; ".join(f"{display_path(path) if path else 'none'} for {first}" for path, first in exc.found)
-        sys.stderr.write(escape_controls(
-            f"pcsc {command.name}: error: the inputs fall under different configuration files ({each}): "
-            "run pcsc once for each project") + "\n")
-        return EXIT_USAGE
+                check_configured_policies(cfg)
     except ConfigError as exc:  # in the format asked for, like any other input error
         from pcsc.base.config import Config
         from pcsc.diagnostics import codes
@@ -141,7 +133,15 @@ def run(command: Command, args: argparse.Namespace) -> int:
         failure = Outcome(command.name.replace(" ", "-"), {"ok": False, "error": problem.message},
                           diagnostics=[problem])
         return finish(ctx, emit(ctx, failure))
-    ctx = Context(args, config, run_config=here)
+    if len(groups) > 1 and command.name not in GROUPED:
+        from pcsc.base.resources import display_path
+
+        each = "; ".join(f"{display_path(cfg.path) if cfg.path else 'none'} for {given[0]}" for cfg, given in groups)
+        sys.stderr.write(escape_controls(
+            f"pcsc {command.name}: error: the inputs fall under different configuration files ({each}): "
+            f"run pcsc {command.name} once for each project") + "\n")
+        return EXIT_USAGE
+    ctx = Context(args, groups[0][0], run_config=here, groups=groups)
     module = importlib.import_module(command.module)
     try:
         ctx.docs_url  # noqa: B018 - a bad PCSC_DOCS_URL is a usage error before any work
@@ -174,6 +174,9 @@ def check_requirements(config: Any) -> None:
                                   "(lowercase letters, digits, `_` and `-`; e.g. venture@1.0.0)")
 
 
+#: The commands that judge each group of inputs by its own configuration file in one run
+#: (the others take the inputs of one project at a time).
+GROUPED = ("check", "gate")
 #: The arguments that name a command's inputs (files or folders): their configuration judges them.
 INPUT_ARGUMENTS = ("files", "paths", "honest", "revised", "file")
 

@@ -11,7 +11,7 @@ error reported and adds PCSC-W609 saying why. Every suppressed warning is kept a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -90,14 +90,16 @@ def comments(sources: Mapping[str, str]) -> dict[tuple[str, int], tuple[tuple[st
 
 
 def apply(
-    diagnostics: Sequence[Finding], sources: Mapping[str, str], selection: Selection = Selection()
+    diagnostics: Sequence[Finding], sources: Mapping[str, str],
+    selection: Callable[[str], Selection] = lambda _: Selection(),
 ) -> tuple[list[Finding], list[Suppressed]]:
     """The diagnostics to report (with a PCSC-W609 for each comment that cannot apply)
-    and the warnings suppressed."""
+    and the warnings suppressed; ``selection`` gives the settings that judge a file."""
     inline = comments(sources)
     kept: list[Finding] = []
     suppressed: list[Suppressed] = []
     used: set[tuple[str, int, str]] = set()
+    chosen_for: dict[str, Selection] = {}
     for d in diagnostics:
         named = inline.get((d.span.file, d.span.line), ())
         hit = next((c for c, _ in named if matches(c, d.code)), None)
@@ -108,13 +110,14 @@ def apply(
                 kept.append(_cannot(d.span, hit, f"{d.code} is an error: an error decides a number or a verdict "
                                     "and no comment hides it"))
             continue
+        chosen = chosen_for.get(d.span.file) or chosen_for.setdefault(d.span.file, selection(d.span.file))
         if hit is not None:
             used.add((d.span.file, d.span.line, hit))
             suppressed.append(Suppressed(d, "comment"))
-        elif any(matches(e, d.code) for e in selection.ignore):
-            suppressed.append(Suppressed(d, "ignore", selection.config))
-        elif selection.select is not None and not any(matches(e, d.code) for e in selection.select):
-            suppressed.append(Suppressed(d, "select", selection.config))
+        elif any(matches(e, d.code) for e in chosen.ignore):
+            suppressed.append(Suppressed(d, "ignore", chosen.config))
+        elif chosen.select is not None and not any(matches(e, d.code) for e in chosen.select):
+            suppressed.append(Suppressed(d, "select", chosen.config))
         else:
             kept.append(d)
     for (file, line), named in sorted(inline.items()):

@@ -31,13 +31,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     # each route is bound as soon as its file is lowered, and not kept: a large cohort
-    # needs memory for its diagnostics, not for its IR (the leakage scan needs the texts)
-    session, _ = ctx.load(args.files, bind=True, keep_routes=bool(args.leakage))
-    if args.leakage:
-        _leakage(ctx, session, args.leakage)
-    n = ctx.loaded_count
-    notes = [] if session.diags.has_errors else [f"ok: {plural(n, 'route')} checked"]
-    return Outcome("check", {}, diagnostics=session.diags.items, notes=notes)
+    # needs memory for its diagnostics, not for its IR (the leakage scan needs the texts);
+    # each project's files under its own configuration
+    n = 0
+    for config, files in ctx.input_groups(args.files):
+        with ctx.judged_by(config):
+            session, _ = ctx.load(files, bind=True, keep_routes=bool(args.leakage))
+        if args.leakage:
+            _leakage(ctx, session, args.leakage)
+        n += ctx.loaded_count
+    notes = [] if ctx.has_errors else [f"ok: {plural(n, 'route')} checked"]
+    return Outcome("check", {}, diagnostics=ctx.diagnostics, notes=notes)
 
 
 def _leakage(ctx: Context, session: Session, names_file: str) -> None:
