@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pcsc.render import schemas
 from pcsc.analysis.seams.splice import splice_text
 from pcsc.compiler.session import Session
 from tests.conftest import ROOT, SPEC_ROUTE, run_cli
@@ -43,6 +44,7 @@ def edit_line(path: Path, needle: str, tail: str) -> int:
 def json_run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object]]:
     code, out, _ = run_cli(capsys, *argv, "--format", "json")
     doc: dict[str, object] = json.loads(out)
+    schemas.validate(doc)  # `suppressed` as its kind's schema describes it
     return code, doc
 
 
