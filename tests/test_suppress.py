@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.render import schemas
 from pcsc.analysis.seams.splice import splice_text
 from pcsc.compiler.session import Session
+from pcsc.render import schemas
 from tests.conftest import ROOT, SPEC_ROUTE, run_cli
 from tests.test_sarif import assert_valid_sarif
 
