@@ -139,3 +139,65 @@ def test_reading_a_cohort_shows_progress_on_a_terminal_only(spliced: Path, termi
     ctx.load(args.files, bind=True, keep_routes=False)
     assert ctx.loaded_count == 2
     assert ("reading routes" in stderr.getvalue()) is terminal, stderr.getvalue()
+
+
+class _Lines:
+    """What a child process writes on a pipe, read as it comes (no buffering in between:
+    a buffered reader would hold lines that `select` then never reports)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.unread = fd, ""
+
+    def until(self, marker: str, deadline: float) -> str:
+        """Everything up to and including the first line that holds ``marker``."""
+        import os
+        import select
+        import time
+
+        while marker not in self.unread or not self.unread.split(marker, 1)[1].count("\n"):
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {marker!r} in time; read {self.unread!r}"
+            if select.select([self.fd], [], [], left)[0]:
+                chunk = os.read(self.fd, 65536)
+                assert chunk, f"the stream ended; read {self.unread!r}"
+                self.unread += chunk.decode("utf-8")
+        head, tail = self.unread.split(marker, 1)
+        line_end = tail.index("\n") + 1
+        self.unread = tail[line_end:]
+        return head + marker + tail[:line_end]
+
+
+def test_watch_checks_again_after_each_change_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    route = tmp_path / "r.route"
+
+    def save(text: str) -> None:  # as editors save: a new file moved over the old one
+        (tmp_path / "r.tmp").write_text(text, encoding="utf-8")
+        (tmp_path / "r.tmp").replace(route)
+
+    save(SPEC_ROUTE.read_text(encoding="utf-8"))
+    proc = subprocess.Popen([sys.executable, "-m", "pcsc", "check", "--watch", "r.route"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, bufsize=0)
+    try:
+        deadline = time.monotonic() + 90
+        assert proc.stderr is not None
+        err = _Lines(proc.stderr.fileno())
+        first = err.until("watching", deadline)
+        assert "ok: 1 route checked" in first and "error" not in first, first
+        save(route.read_text(encoding="utf-8").replace("launch: garage", "launch: garag", 1))
+        second = err.until("watching", deadline)
+        assert "a file changed" in second and "PCSC-E201" in second, second
+        save(SPEC_ROUTE.read_text(encoding="utf-8"))
+        third = err.until("watching", deadline)
+        assert "ok: 1 route checked" in third and "PCSC-E201" not in third, third
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()  # type: ignore[union-attr]

@@ -108,7 +108,17 @@ def _main(argv: list[str]) -> int:
 
 
 def run(command: Command, args: argparse.Namespace) -> int:
-    """Run ``command`` with parsed ``args``; every failure becomes output and an exit code."""
+    """Run ``command`` with parsed ``args``; every failure becomes output and an exit code.
+    With ``--watch``, again after each change of its inputs, until Ctrl-C."""
+    if getattr(args, "watch", False):
+        if "-" in (getattr(args, "files", None) or []):
+            sys.stderr.write(f"pcsc {command.name}: error: --watch reads files, not standard input (`-`)\n")
+            return EXIT_USAGE
+        from pcsc.cli.watch import watch
+
+        args.watch = False
+        roots = [*input_paths(args), *(Path(p) for p in getattr(args, "lib_path", []) or [])]
+        return watch(roots, lambda: run(command, args))
     from pcsc.base.config import ConfigError, configs_for_inputs, load_config
     from pcsc.cli.context import Context
     from pcsc.cli.outcome import Outcome, emit

@@ -24,6 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.coverage(p)
     options.require_policy(p)
     options.jobs(p)
+    p.add_argument("--watch", action="store_true",
+                   help="check again whenever a route, library, policy or configuration file it reads changes; "
+                   "Ctrl-C stops (exit 130)")
     p.add_argument("--leakage", metavar="NAMES.txt",
                    help="also flag identity cues left in the routes: these names (one per line; an empty file "
                    "for the patterns only), e-mails, URLs, domains, known investors (PCSC-W702)")
