@@ -211,6 +211,11 @@ class Context:
         out[0][1][:0] = [f for f in files if f == STDIN]
         return [(cfg, mine) for cfg, mine in out if mine] or [(self.config, list(files))]
 
+    def forget_sessions(self) -> None:
+        """Drop the sessions run so far (`check --fix` checks the files it rewrote anew)."""
+        self.sessions.clear()
+        self._session_configs.clear()
+
     @contextlib.contextmanager
     def judged_by(self, config: Config) -> Iterator[None]:
         """Within the block, sessions use ``config`` (one group of `input_groups`)."""
