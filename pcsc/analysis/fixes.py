@@ -15,10 +15,11 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Finding
 
 #: The codes whose "did you mean" fix changes no number.
-SAFE = frozenset({"PCSC-E101", "PCSC-E201", "PCSC-E202", "PCSC-E204"})
+SAFE = frozenset(c.code for c in (codes.E101, codes.E201, codes.E202, codes.E204))
 _SUGGESTED = re.compile(r"^did you mean `([^`]+)`\?$")
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"")
 

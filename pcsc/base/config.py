@@ -29,6 +29,7 @@ never drops what a file further up demands.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Iterable
@@ -152,11 +153,14 @@ def configs_for_inputs(inputs: Iterable[Path], cwd: Path | None = None) -> list[
     groups: dict[Path | None, tuple[Config, list[Path]]] = {}
     seen: dict[Path, Config] = {}
     for given in inputs:
-        start = (given if given.is_dir() else given.parent).resolve()
-        if start not in seen:
-            found = load_config(start)
-            seen[start] = found if found.path is not None else here
-        cfg = seen[start]
+        try:
+            start = (given if os.path.isdir(given) else given.parent).resolve()
+            if start not in seen:
+                found = load_config(start)
+                seen[start] = found if found.path is not None else here
+            cfg = seen[start]
+        except OSError:  # a name too long, a folder not searchable: the command reports the path
+            cfg = here
         groups.setdefault(cfg.path, (cfg, []))[1].append(given)
     if not groups:
         return [(here, [])]
