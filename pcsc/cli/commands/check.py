@@ -24,6 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     options.coverage(p)
     options.require_policy(p)
     options.jobs(p)
+    options.output(p, "the JSON, SARIF, JUnit or GitHub report")
     p.add_argument("--fix", action="store_true",
                    help="apply the safe fixes the diagnostics propose (a misspelt state, transition, obligation or "
                    "keyword: `did you mean`), then check again; never one that could change a number")
