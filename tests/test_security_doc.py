@@ -97,6 +97,19 @@ def run_settings_beside_from_above(tmp: Path, mp: pytest.MonkeyPatch) -> Run:
     return run
 
 
+def ignore_an_error_beside(tmp: Path, mp: pytest.MonkeyPatch) -> Run:
+    route = write(tmp / "r" / "s.route", spliced_text())
+    write(tmp / "r" / "pcsc.toml", 'ignore = ["E501"]\n')
+    return gate(route)
+
+
+def ignore_comment_on_the_refused_line(tmp: Path, mp: pytest.MonkeyPatch) -> Run:
+    text = spliced_text().replace("transition launch: garage -> bridge {",
+                                  "transition launch: garage -> bridge {  # pcsc: ignore[E501]", 1)
+    assert "# pcsc: ignore[E501]" in text
+    return gate(write(tmp / "s.route", text))
+
+
 def config_coverage_off_under_a_raise(tmp: Path, mp: pytest.MonkeyPatch) -> Run:
     lax_policy(tmp / "roots")  # the maintainer's own policy, whose mode is off
     write(tmp / "pcsc.toml", 'coverage = "gate"\n')
@@ -186,6 +199,8 @@ AUTHOR: dict[str, Attack] = {
     'writes `coverage = "off"` in a `pcsc.toml` beside the route': config_coverage_off_beside,
     "writes `format` and `ledger` in a `pcsc.toml` beside the route, and pcsc runs above it":
         run_settings_beside_from_above,
+    'writes `ignore = ["E501"]` in a `pcsc.toml` beside the route': ignore_an_error_beside,
+    "writes `# pcsc: ignore[E501]` on the refused transition's line": ignore_comment_on_the_refused_line,
     'writes `coverage = "off"` beside the route, under a maintainer\'s file that raises the mode':
         config_coverage_off_under_a_raise,
     "writes `require_policy` beside the route, under a maintainer's file that requires venture":
