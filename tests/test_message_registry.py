@@ -184,6 +184,8 @@ PASSED_ON = {
     ("pcsc/cli/commands/evaluate.py", "E731"): "ScoreTableError: E731_* of the registry",
     ("pcsc/cli/commands/evaluate.py", "E732"): "SidecarError: E732_* of the registry",
     ("pcsc/cli/commands/evaluate.py", "W751"): "pooled_policies: W751_GRADED_TOGETHER of the registry",
+    ("pcsc/cli/commands/evaluate.py", "E762"): "PlanError of pcsc/forecast/prereg.py: located problems as strings",
+    ("pcsc/cli/commands/prereg.py", "E762"): "PlanError of pcsc/forecast/prereg.py: located problems as strings",
     ("pcsc/cli/commands/rank.py", "W751"): "choose_key: W751_RANKED_TOGETHER of the registry",
     ("pcsc/cli/commands/ledger_export.py", "E741"): "label_problems: E741_* of the registry",
     ("pcsc/forecast/report.py", "E741"): "GradingError: E741_* of the registry",

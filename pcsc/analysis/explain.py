@@ -8,6 +8,7 @@ import attrs
 
 from pcsc.base.humanize import number
 from pcsc.compiler.session import Compiled
+from pcsc.policy.model import Floors
 from pcsc.score.calibration import rule as calibration_rule
 from pcsc.score.calibration import rule_inputs as calibration_inputs
 
@@ -171,11 +172,15 @@ def derive(c: Compiled) -> list[Step]:
                 )
             )
         cal = pol.policy.calibration
+        p_max = pol.policy.reweighting.p_max
+        top, capped = ("1", ()) if p_max == 1.0 else ("p_max", (("p_max", p_max),))
+        source = RULES if p_max == 1.0 else f"policy {ref} [reweighting] p_max"
         if t.p_raw is None or cal is None:
-            add(Step(f"{k}.p", t.p, "p = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)), RULES))
+            add(Step(f"{k}.p", t.p, f"p = clip(p_prior · W, 0, {top})", (("p_prior", t.p_prior), ("W", w.W), *capped),
+                     source))
         else:
-            add(Step(f"{k}.p_raw", t.p_raw, "p_raw = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)),
-                     RULES))
+            add(Step(f"{k}.p_raw", t.p_raw, f"p_raw = clip(p_prior · W, 0, {top})",
+                     (("p_prior", t.p_prior), ("W", w.W), *capped), source))
             add(Step(f"{k}.p", t.p, calibration_rule(cal), calibration_inputs(t.p_raw, cal),
                      f"policy {ref} [calibration] (method {cal.method})"))
         add(
@@ -202,7 +207,7 @@ def derive(c: Compiled) -> list[Step]:
                 t.cost.floor_delta,
                 "floor_delta = Σ price_f(|Δf|) over material fields with a floor table",
                 tuple((f, f"|Δ|={num(m)} → {num(price)}") for f, m, price in t.cost.floor_terms),
-                f"policy {ref} [floors.delta]",
+                f"policy {ref} " + _floor_tables(pol.policy.floors, t.ref_class, [f for f, _, _ in t.cost.floor_terms]),
             )
         )
         add(
@@ -474,3 +479,14 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return number(v)
     return str(v)
+
+
+def _floor_tables(floors: Floors, ref_class: str, fields: list[str]) -> str:
+    """`[floors.delta]`, or the class's own tables where it has them."""
+    own = [f for f in fields if floors.key(ref_class, f)[1] == "by_class"]
+    if not own:
+        return "[floors.delta]"
+    shared = [f for f in fields if f not in own]
+    tables = ", ".join(f'[floors.by_class."{ref_class}".{f}]' for f in own)
+    return tables + (" and [floors.delta]" if shared else "")
+

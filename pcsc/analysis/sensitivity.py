@@ -107,13 +107,19 @@ def parameters(c: Compiled) -> list[Parameter]:
         where = ", ".join(f"`{n}`" for n in names)
         out.append(_policy(("priors", cls, "floor_usd"), "floor", f"the class floor of {cls} ({where})",
                            prior.floor_usd, 0.0, None))
-    fields = sorted({d.field for tn in c.numbers.transitions for d in tn.deltas
-                     if d.material and d.field in policy.floors.delta})
-    for f in fields:
-        table = policy.floors.delta[f]
+    tables: dict[tuple[str, ...], tuple[str, str]] = {}  # each table once, whichever classes read it
+    for tn in c.numbers.transitions:
+        for d in tn.deltas:
+            if d.material and policy.floors.table(tn.ref_class, d.field) is not None:
+                tables.setdefault(policy.floors.key(tn.ref_class, d.field), (tn.ref_class, d.field))
+    for key in sorted(tables):
+        cls, f = tables[key]
+        table = policy.floors.table(cls, f)
+        assert table is not None
+        whose = f"`{f}`" if key[1] == "delta" else f"`{f}` for class {cls}"
         out.append(attrs.evolve(
-            _policy(("floors", "delta", f, "points"), "floor-table",
-                    f"the delta floors of `{f}`, every breakpoint's usd times this factor", 1.0, 0.0, None),
+            _policy((*key, "points"), "floor-table",
+                    f"the delta floors of {whose}, every breakpoint's usd times this factor", 1.0, 0.0, None),
             points=tuple((float(x), float(y)) for x, y in table.points),
         ))
     for e in admitted(route.evidence, route.as_of, policy):

@@ -130,7 +130,7 @@ def ways(c: Compiled, u: DeltaCoverage, was: Route | None = None) -> list[tuple[
             elif text == "require budget >= floor(delta)":
                 floor = 0.0
                 for d in scoped:
-                    table = policy.floors.delta.get(d.field)
+                    table = policy.floors.table(t.ref_class, d.field)
                     if table is not None:
                         floor += piecewise_floor(table.points, d.magnitude)
                 budget = sum(i.count * i.unit_cost for i in t.cost)

@@ -123,6 +123,8 @@ def _policy_files(loaded: LoadedPolicy, store: PolicyStore, cert_dir: Path) -> l
     return files
 
 
+P_RULE = "p = clip(p_prior · W, 0, 1)"
+P_MAX_RULE = "p = clip(p_prior · W, 0, p_max)"
 ISOTONIC_RULE = "p = isotonic map of p_raw: linear between the points (x, y), flat outside, clipped to [0, 1]"
 PLATT_RULE = "p = 1 / (1 + exp(−(a + b·logit(p_raw)))), p_raw clipped to [1e-9, 1 − 1e-9]"
 
@@ -185,11 +187,13 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
             w_min=num(rw.w_min, policy=pkey("reweighting", "w_min")),
             w_max=num(rw.w_max, policy=pkey("reweighting", "w_max")))
         cal = pol.calibration
+        # under the default p_max = 1 the rule and its operands are what they were before p_max
+        capped = {} if rw.p_max == 1.0 else {"p_max": num(rw.p_max, policy=pkey("reweighting", "p_max"))}
+        p_rule = P_RULE if not capped else P_MAX_RULE
         if t.p_raw is None or cal is None:
-            add(f"{k}.p", "p = clip(p_prior · W, 0, 1)", num(t.p), p_prior=step(f"{k}.p_prior"), W=step(f"{k}.W"))
+            add(f"{k}.p", p_rule, num(t.p), p_prior=step(f"{k}.p_prior"), W=step(f"{k}.W"), **capped)
         else:
-            add(f"{k}.p_raw", "p = clip(p_prior · W, 0, 1)", num(t.p_raw), p_prior=step(f"{k}.p_prior"),
-                W=step(f"{k}.W"))
+            add(f"{k}.p_raw", p_rule, num(t.p_raw), p_prior=step(f"{k}.p_prior"), W=step(f"{k}.W"), **capped)
             if cal.isotonic is not None and cal.method == "isotonic":
                 add(f"{k}.p", ISOTONIC_RULE, num(t.p), p_raw=step(f"{k}.p_raw"),
                     x={"v": list(cal.isotonic.x), "policy": pkey("calibration", "isotonic", "x")},
@@ -206,13 +210,14 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
         prices = []
         for field, _, price in t.cost.floor_terms:
             d = next(x for x in t.deltas if x.field == field)
-            table = pol.floors.delta[field]
+            table = pol.floors.table(t.ref_class, field)
+            assert table is not None, "a floor term has its table"
             value = num(price)
             value["exact"] = q(_exact_price(table.points, d.magnitude))
             add(f"{k}.price[{field}]", "price = piecewise-linear floor through (0, 0) and the points, of |Δ|", value,
                 source=num(d.source), target=num(d.target),
                 points={"v": [[float(a), float(b)] for a, b in table.points],
-                        "policy": pkey("floors", "delta", field, "points")})
+                        "policy": pkey(*pol.floors.key(t.ref_class, field), "points")})
             prices.append(step(f"{k}.price[{field}]"))
         add(f"{k}.floor_delta", "floor_delta = Σ prices", num(t.cost.floor_delta), prices=prices)
         add(f"{k}.c", "c = max(budget, floor_class, floor_delta)", num(t.cost.c),

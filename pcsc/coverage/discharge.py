@@ -175,7 +175,7 @@ class _TransitionContext:
         ds = self._delta_arg(it, args, span, "floor")
         total = 0.0
         for d in ds.deltas:
-            table = self.policy.floors.delta.get(d.field)
+            table = self.policy.floors.table(self.t.ref_class, d.field)
             if table is not None:
                 try:
                     total += piecewise_floor(table.points, d.magnitude)

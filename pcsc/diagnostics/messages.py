@@ -449,6 +449,21 @@ E311_COST_OVERFLOWS = message(
 E312_DIVISION_BY_ZERO = message(
     codes.E312, "division by zero in the {kind}", "a threshold or kill divides by a number that is never 0"
 )
+E314_KILL_BY_EARLY = message(
+    codes.E314,
+    "the kill of `{transition}` is armed on {date}, not after the start of its planned window ({start})",
+    "a kill without `by` already applies from the start; name a later date, or drop `by`",
+)
+E314_KILL_BY_LATE = message(
+    codes.E314,
+    "the kill of `{transition}` is armed on {date}, after its due date {due}: it could never apply",
+    "name a date on or before {due}, or a shorter time after the planned start",
+)
+E314_KILL_BY_NO_START = message(
+    codes.E314,
+    "`by {amount}` counts from the start of `{transition}`'s planned window, which is unknown",
+    "an earlier transition states no horizon; give the kill a date (`by 2027-06-01`) instead",
+)
 
 
 # ---------------------------------------------------------------------- policies and libraries
@@ -575,6 +590,13 @@ E701_HINT_UNQUOTED = message(codes.E701, "; write it unquoted: {text}")
 E701_HINT_NO_SUFFIX = message(codes.E701, "; TOML numbers take no suffixes or units: write {plain} for `{text}`")
 E701_UNKNOWN_LABEL_KEY = message(codes.E701, "{where}.{key}: unknown key; a label has {keys}")
 E701_NOT_AN_OUTCOME = message(codes.E701, "{where}.outcome: expected one of {choices}")
+E701_COVARIATES_NOT_A_TABLE = message(
+    codes.E701,
+    "{where}.covariates: expected a table of names and values, e.g. covariates = {{ recognition_risk = true }}",
+)
+E701_NOT_A_COVARIATE = message(
+    codes.E701, "{where}.covariates.{name}: expected a name and a number, true/false or a yes/no word"
+)
 E701_OBSERVED_TWICE = message(
     codes.E701,
     "observation[{i}].{field}: {route} on {date} already has {field} = {value} (observation[{j}])",
@@ -672,6 +694,18 @@ E731_NO_CASE_OF_KIND = message(
 )
 E731_NO_SCORER = message(codes.E731, "no scorer: no column besides `{id}` and `{outcome}` holds numbers")
 E731_NOT_A_NUMBER = message(codes.E731, "case `{case}`: scorer column `{column}` is {value}, not a (finite) number")
+E731_COVARIATE_IS_ROLE = message(codes.E731, "`{column}` is the {role} column; it cannot be a covariate too")
+E731_COVARIATE_NOT_CODED = message(
+    codes.E731,
+    "covariate column `{column}` is {value}: a covariate is a number in every graded row, or a yes/no word ({coding})",
+)
+E731_COVARIATE_ONE_VALUE = message(
+    codes.E731,
+    "covariate column `{column}` has one value, {value}, in every graded row: it cannot tell the cases apart",
+)
+E731_INCUMBENT_NOT_A_SCORER = message(
+    codes.E731, "--incumbent `{incumbent}` is not a scorer of the table; the scorers are {scorers}"
+)
 # a checksum sidecar that cannot be read or that the table does not match (raised as SidecarError)
 E732_CANNOT_READ_SIDECAR = message(codes.E732, "cannot read the checksum file {sidecar}: {reason}")
 E732_NOT_A_SHA256SUM_LINE = message(codes.E732, "{sidecar}: expected a sha256sum line, `<64 hex digits>  {table}`")
@@ -730,6 +764,54 @@ E746_NONE_RESOLVED = message(
     "nothing to fit: none of the {forecasts} forecasts frozen under {policy} has a resolved training transition "
     "as of {as_of}; no policy written",
     "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of",
+)
+E761_SCORERS_NOT_POOLED = message(
+    codes.E761,
+    "the forecasts to grade were computed by different scorer code: {groups}; their numbers may differ for "
+    "reasons no policy states, so one AUC would pool them",
+    "grade each scorer's forecasts apart (freeze them again with one pcsc), or pool them knowingly with "
+    "--pool-scorers",
+)
+W761_SCORERS_POOLED = message(
+    codes.W761,
+    "--pool-scorers: forecasts computed by different scorer code are graded as one ranking: {groups}",
+)
+E762_CANNOT_READ_PLAN = message(codes.E762, "cannot read the plan: {reason}")
+E762_PLAN_NOT_UTF8 = message(codes.E762, "the plan is not UTF-8 text")
+E762_PLAN_EXISTS = message(
+    codes.E762,
+    "the ledger already holds a plan named {name!r} (seq {seq}, frozen {frozen}): a plan is frozen once",
+    "give a new plan a new name",
+)
+E762_COHORT_NOT_FROZEN = message(
+    codes.E762, "no frozen forecast of cohort route {routes}", "freeze the cohort before preregistering"
+)
+E762_NOTHING_TO_PREREGISTER = message(codes.E762, "the ledger holds no frozen forecast to preregister")
+E763_OUTCOMES_RECORDED = message(
+    codes.E763,
+    "{outcomes} of the cohort already recorded (e.g. the {kind} of route {route} observed {observed}, recorded "
+    "{recorded}): a plan frozen now would follow its outcomes; nothing frozen",
+)
+E764_CANNOT_READ_MAP = message(codes.E764, "cannot read the map: {reason}")
+E764_NOT_A_MAP = message(codes.E764, "not a map of `pcsc blind`: {reason}")
+E764_NOTHING_TO_JOIN = message(
+    codes.E764, "the ledger holds no blind outcome to join", "`pcsc resolve --blind` stores them"
+)
+E764_JOINS_NO_ROUTE = message(
+    codes.E764,
+    "{outcomes} the map joins to no frozen route: {routes}; nothing joined",
+    "is it the map of these forecasts' blinded copies?",
+)
+E763_PLAN_AFTER_OUTCOMES = message(
+    codes.E763,
+    "plan {name} (seq {seq}, frozen {frozen}) was frozen after {count} of its outcomes, e.g. the {kind} of route "
+    "{route} observed {observed} and recorded {recorded} (at forecast seq {anchor}): a plan graded on outcomes "
+    "known when it was written predicts nothing; not graded",
+    "preregister before outcomes are recorded; grade this cohort without --prereg, as an unregistered analysis",
+)
+W762_DIFFERS_FROM_PLAN = message(
+    codes.W762,
+    "{option} differs from plan {name}: planned {planned}, used {used}",
 )
 E751_NO_ROUTES = message(codes.E751, "nothing to {what}: no routes in {files}")
 
@@ -895,6 +977,12 @@ W702_CUE_LEFT = message(
     "identity cue `{cue}` left in the blinded copy: only route, state, transition and evidence names are renamed, "
     "not the other names the compiler reads (reference classes, fields, cost items, libraries, obligations); "
     "rename it in the route",
+)
+W731_COVARIATE_MATCHES = message(
+    codes.W731,
+    "covariate `{covariate}` alone has AUC {covariate_auc}, which matches or beats {scorers}",
+    "a scorer that a covariate matches has not shown that it adds discrimination beyond it: read its AUC within "
+    "the covariate's values and its coefficient in the adjusted model",
 )
 
 W751_RANKED_TOGETHER = message(

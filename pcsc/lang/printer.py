@@ -195,7 +195,8 @@ def _transition(t: Transition) -> list[str]:
     if t.threshold_text is not None:
         line("threshold", canonical_expression(t.threshold_text))
     if t.kill_text is not None:
-        line("kill", canonical_expression(t.kill_text))
+        by = "" if t.kill_by_text is None else f" by {t.kill_by_text}"
+        line("kill", canonical_expression(t.kill_text) + by)
     if t.horizon is not None:
         line("horizon", f"{number(t.horizon[0])} {t.horizon[1]}")
     if t.cost:

@@ -14,7 +14,7 @@ import cattrs
 import cattrs.gen
 from cattrs.strategies import configure_tagged_union
 
-from pcsc.lang.ir import Route, Shape
+from pcsc.lang.ir import Route, Shape, Transition
 from pcsc.lang.ir import expr as ex
 
 
@@ -36,6 +36,16 @@ def converter() -> cattrs.Converter:
     shape_hook = conv.get_structure_hook(Shape)
     conv.register_structure_hook(Shape | None, lambda v, _: None if v is None else shape_hook(v, Shape))
     conv.register_unstructure_hook(Shape | None, lambda v: None if v is None else conv.unstructure(v, Shape))
+    transition_hook = cattrs.gen.make_dict_unstructure_fn(Transition, conv)
+
+    def transition(t: Transition) -> dict[str, Any]:
+        out: dict[str, Any] = transition_hook(t)
+        for key in ("kill_by", "kill_by_text"):  # an unbounded kill's IR is what it was before kills had dates
+            if out.get(key, 0) is None:
+                del out[key]
+        return out
+
+    conv.register_unstructure_hook(Transition, transition)
     route_hook = cattrs.gen.make_dict_unstructure_fn(Route, conv)
 
     def route(r: Route) -> dict[str, Any]:

@@ -228,15 +228,20 @@ def _semantic_checks(policy: Policy, path: str) -> None:
             problems.append(f"evidence.tier_weight.{key}: tier keys are whole numbers")
         if not weight >= 0:
             problems.append(f"evidence.tier_weight.{key}: must be at least 0")
-    for field, table in policy.floors.delta.items():
+    tables = [(f"floors.delta.{field}", table) for field, table in policy.floors.delta.items()]
+    for cls, by_field in policy.floors.by_class.items():
+        if cls not in policy.priors:
+            problems.append(f'floors.by_class."{cls}": not a reference class of [priors]')
+        tables += [(f'floors.by_class."{cls}".{field}', table) for field, table in by_field.items()]
+    for where, table in tables:
         xs = [x for x, _ in table.points]
         ys = [y for _, y in table.points]
         if not table.points:
-            problems.append(f"floors.delta.{field}.points: needs at least one breakpoint")
+            problems.append(f"{where}.points: needs at least one breakpoint")
         if any(b <= a for a, b in zip(xs, xs[1:], strict=False)) or any(x <= 0 for x in xs):
-            problems.append(f"floors.delta.{field}.points: |delta| breakpoints must be positive and increasing")
+            problems.append(f"{where}.points: |delta| breakpoints must be positive and increasing")
         if any(b < a for a, b in zip(ys, ys[1:], strict=False)) or any(y < 0 for y in ys):
-            problems.append(f"floors.delta.{field}.points: floors must be non-negative and non-decreasing")
+            problems.append(f"{where}.points: floors must be non-negative and non-decreasing")
     for name, weight in policy.criteria.items():
         if not weight >= 0:
             problems.append(f"criteria.{name}: a weight must be at least 0")

@@ -136,6 +136,15 @@ class Reweighting:
         validator=_unit_interval,
         metadata={"doc": "In [0, 1]: the i-th strongest item of evidence counts `decay^i` of its weight."},
     )
+    p_max: float = attrs.field(
+        default=1.0,
+        validator=_unit_interval,
+        metadata={
+            "doc": "The most any p can be: `p = clip(p_prior · W, 0, p_max)`, with or without evidence. In "
+            "[0, 1]; 1, the default, is the plain clip to a probability. Below 1 it keeps a strong prior "
+            "and supporting evidence from making a step certain (0.9 × W = 1.25 is 1.125, clipped to 1)."
+        },
+    )
 
 
 @attrs.frozen
@@ -155,6 +164,30 @@ class Floors:
         factory=dict,
         metadata={"doc": "Delta-indexed floors, one table per state field: the price of a material change."},
     )
+    by_class: dict[str, dict[str, FloorTable]] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Delta-indexed floors for the transitions of one reference class, one table per state field "
+            '(`[floors.by_class."<class>".<field>]`): for a transition of that class, its table for a field '
+            "replaces `[floors.delta.<field>]`; other classes, and fields it does not list, use `[floors.delta]`."
+        },
+    )
+
+    def table(self, ref_class: str, field: str) -> FloorTable | None:
+        """The floor table of ``field`` for a transition of ``ref_class``: the class's own
+        table when it has one, else the field's (None: the change is not priced)."""
+        own = self.by_class.get(ref_class, {}).get(field)
+        return own if own is not None else self.delta.get(field)
+
+    def key(self, ref_class: str, field: str) -> tuple[str, ...]:
+        """Where `table` found the table, as a policy key path."""
+        if field in self.by_class.get(ref_class, {}):
+            return ("floors", "by_class", ref_class, field)
+        return ("floors", "delta", field)
+
+    def priced(self, ref_class: str) -> set[str]:
+        """The fields a transition of ``ref_class`` has a floor table for."""
+        return {*self.delta, *self.by_class.get(ref_class, {})}
 
 
 @attrs.frozen

@@ -14,6 +14,7 @@ from pcsc.analysis.seams.analysis import RouteSeams
 from pcsc.analysis.seams.detectors import JUMP_MULTIPLE
 from pcsc.analysis.seams.experiment import PAPER, Experiment, Summary, rates, summary_rates, sweep_rates
 from pcsc.analysis.seams.identity import fraction_text
+from pcsc.base.codehash import scorer_identity
 from pcsc.base.stats import rate
 from pcsc.compiler.session import Compiled, coverage_mode
 from pcsc.coverage import DeltaCoverage
@@ -45,6 +46,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "as_of": r.as_of.isoformat(),
         "fields": [{"name": f.name, "type": f.type} for f in r.fields],
         "policy": policy_identity(c),
+        "scorer": scorer_identity(),
         "policy_found": policy_found(c),
         "libraries": library_uses(c),
         "local_libraries": c.policy.policy.policy.local_libraries,
@@ -91,6 +93,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
                 "horizon": None if tr.horizon is None else {"amount": tr.horizon[0], "unit": tr.horizon[1]},
                 "threshold": None if tr.threshold_text is None else expression(tr.threshold_text),
                 "kill": None if tr.kill_text is None else expression(tr.kill_text),
+                **({} if tr.kill_by is None else {"kill_by": tr.kill_by.isoformat()}),
                 "deltas": [_delta(c, t.name, d) for d in t.deltas],
                 **({} if t.p_raw is None else {"p_raw": _num(t.p_raw)}),
             }

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from pcsc._version import __version__
-from pcsc.analysis.rank import Ranked, choose_key, rank
+from pcsc.analysis.rank import Ranked, choose_key, decided_text, rank, sequence_text
 from pcsc.analysis.seams.analysis import RouteSeams, analyse
 from pcsc.base.escape import escape_controls
 from pcsc.base.extras import require
@@ -177,6 +177,7 @@ class RankRow:
     score: str
     T: str
     bucket: str
+    decided_by: str  # what put it below the row above (`pcsc.analysis.rank.decided_text`)
 
 
 @attrs.frozen
@@ -185,6 +186,7 @@ class Ranking:
     policies: tuple[str, ...]
     warnings: tuple[str, ...]
     rows: tuple[RankRow, ...]
+    sequence: str  # the tie-break sequence in words (`pcsc.analysis.rank.sequence_text`)
 
 
 @attrs.frozen
@@ -448,7 +450,8 @@ def _ranking(compiled: Sequence[Compiled], anchors: Sequence[str]) -> Ranking | 
         return None
     where = {id(c): anchors[i] for i, c in enumerate(compiled)}
     return Ranking(choice.key, choice.policies, choice.warnings,
-                   tuple(_rank_row(r, where[id(r.compiled)]) for r in rank(compiled, choice.key)))
+                   tuple(_rank_row(r, where[id(r.compiled)]) for r in rank(compiled, choice.key)),
+                   sequence_text(choice.key))
 
 
 def _rank_row(r: Ranked, anchor: str) -> RankRow:
@@ -471,4 +474,5 @@ def _rank_row(r: Ranked, anchor: str) -> RankRow:
         score="—" if c.decision.score is None else money(c.decision.score),
         T="—" if n.criteria_score is None else points(n.criteria_score),
         bucket=n.bucket or "—",
+        decided_by=decided_text(r),
     )

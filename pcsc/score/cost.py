@@ -104,7 +104,7 @@ def cost(t: Transition, ds: tuple[Delta, ...], policy: Policy) -> Cost:
     terms = []
     floor_delta = 0.0
     for d in ds:
-        table = policy.floors.delta.get(d.field)
+        table = policy.floors.table(t.ref_class, d.field)
         if d.material and table is not None:
             what = f"the floor for |Δ{d.field}| in `{t.name}`"
             magnitude = checked(d.magnitude, what, d.source, d.target)

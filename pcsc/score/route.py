@@ -156,7 +156,7 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     for t in route.transitions:
         prior = policy.priors[t.ref_class].p
         rw = reweight(t.name, route.evidence, route.as_of, policy)
-        p = clip(checked(prior * rw.W, f"p of `{t.name}` = prior × W", prior, rw.W), 0.0, 1.0)
+        p = clip(checked(prior * rw.W, f"p of `{t.name}` = prior × W", prior, rw.W), 0.0, policy.reweighting.p_max)
         if policy.calibration is not None:
             raw[t.name] = p
             p = calibrate(p, policy.calibration)
@@ -339,3 +339,14 @@ def run_gates(numbers: RouteNumbers, policy: Policy, diags: Diagnostics) -> tupl
             diags.diag(E405_GATE_RULE, numbers.route.policy.span, gate=gate.id, problem=err.message, rule=gate.rule)
         out.append(GateResult(gate.id, gate.kind, passed, gate.kind == "eligibility" or gate.block))
     return tuple(out)
+
+
+def score_without_stop(numbers: RouteNumbers, docked: bool) -> float:
+    """R_0 refolded without the option to stop (``docked``: with the value over the
+    uncovered path removed, as DOCK releases it): what the route is worth to a planner
+    who pays every stage. Equal to the score under a policy without the option to stop."""
+    ts = numbers.transitions
+    spec = attrs.evolve(numbers.fold, abandonment=False)
+    return route_fold(spec, numbers.route.shape, [t.name for t in ts], [t.source for t in ts],
+                      [t.target for t in ts], [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts],
+                      0.0 if docked else numbers.value).score

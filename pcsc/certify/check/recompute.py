@@ -490,6 +490,10 @@ def _p(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     return clip(rnd(c.number(o["p_prior"], w) * c.number(o["W"], w)), Fraction(0), Fraction(1))
 
 
+def _p_max(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return clip(rnd(c.number(o["p_prior"], w) * c.number(o["W"], w)), Fraction(0), c.number(o["p_max"], w))
+
+
 def _policy_list(c: RouteCheck, o: Mapping[str, Any], w: str) -> list[Fraction]:
     actual = lookup(c.policy, o["policy"])
     if not isinstance(actual, list) or [Fraction(a) for a in actual] != [Fraction(b) for b in o["v"]]:
@@ -891,6 +895,7 @@ def _gate_operands(c: RouteCheck, recorded: Mapping[str, Any], w: str) -> dict[s
 _OWN_STEPS: dict[str, dict[str, str]] = {
     "W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)": {"sat_c": "sat(C)", "sat_k": "sat(K)"},
     "p = clip(p_prior · W, 0, 1)": {"p_prior": "p_prior", "W": "W"},
+    "p = clip(p_prior · W, 0, p_max)": {"p_prior": "p_prior", "W": "W"},
     "c = max(budget, floor_class, floor_delta)": {"budget": "budget", "floor_class": "floor_class",
                                                   "floor_delta": "floor_delta"},
     "D_i = reach_i · max(R_{i+1}, 0)": {"reach": "reach"},
@@ -966,6 +971,7 @@ RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
     "sat = S/(1+S), S = Σ x_(i)·decay^i over x sorted descending": _sat,
     "W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)": _W,
     "p = clip(p_prior · W, 0, 1)": _p,
+    "p = clip(p_prior · W, 0, p_max)": _p_max,
     "p = isotonic map of p_raw: linear between the points (x, y), flat outside, clipped to [0, 1]": _isotonic,
     "p = 1 / (1 + exp(−(a + b·logit(p_raw)))), p_raw clipped to [1e-9, 1 − 1e-9]": _platt,
     "budget = Σ count × unit cost": _budget,
@@ -1905,7 +1911,8 @@ def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any],
             opened += 1
         closed = all(j < len(layout.toks) and layout.toks[j][1] == ")" for j in range(end, end + opened))
         after = layout.toks[end + opened][1] if end + opened < len(layout.toks) else "}"
-        if i - opened - 1 not in keyword or not closed or after not in _CONDITION_ENDS:
+        ends = _CONDITION_ENDS | {"by"} if key == "kill" else _CONDITION_ENDS  # `kill … by DATE`: its time bound
+        if i - opened - 1 not in keyword or not closed or after not in ends:
             raise c.fail(f"{where} ({at})", f"`{o['written']['text']}` is not the whole {key} of `{t}`")
         if o["written"]["text"] != o["v"]:
             raise c.fail(f"{where} ({at})", f"is `{o['v']}`, but the file writes `{o['written']['text']}`")

@@ -122,6 +122,8 @@ class Transition:
     due: dt.date | None  # as_of plus the horizons of this and every earlier transition
     span: Span
     estimates_span: Span | None = None  # where `estimates …` is written
+    kill_by: dt.date | None = None  # the kill applies only to readings on or after this date
+    kill_by_text: str | None = None  # `2027-06-01` or `6 months`, as written after `by`
 
 
 @attrs.frozen

@@ -86,6 +86,9 @@ from pcsc.diagnostics.messages import (
     E307_WEIGHT,
     E311_COST_OVERFLOWS,
     E312_DIVISION_BY_ZERO,
+    E314_KILL_BY_EARLY,
+    E314_KILL_BY_LATE,
+    E314_KILL_BY_NO_START,
     E406_BAD_PIN,
     E406_NOT_A_REFERENCE,
     W602_TOTAL_IGNORED,
@@ -182,6 +185,9 @@ class _Draft:
     threshold_text: str | None = None
     kill: Expr | None = None
     kill_text: str | None = None
+    kill_by: syn.KillBy | None = None
+    kill_after: tuple[float, str] | None = None  # `by 6 months`, checked
+    kill_on: dt.date | None = None  # `by 2027-06-01`, checked
     horizon: tuple[float, str] | None = None
     cost: tuple[CostItem, ...] = ()
     learning_cost: float | None = None
@@ -193,7 +199,7 @@ class _Draft:
     def name(self) -> str:
         return self.node.name.text
 
-    def freeze(self, due: dt.date | None) -> Transition:
+    def freeze(self, due: dt.date | None, kill_by: dt.date | None = None) -> Transition:
         """The IR transition; only for a route without errors (so it has a class)."""
         assert self.ref_class is not None and self.class_span is not None
         return Transition(
@@ -217,6 +223,8 @@ class _Draft:
             due=due,
             span=self.node.span,
             estimates_span=self.estimates_span,
+            kill_by=kill_by,
+            kill_by_text=None if self.kill_by is None else _kill_by_text(self.kill_by),
         )
 
     @property
@@ -331,6 +339,7 @@ class RouteLowerer:
         evidence = [self.evidence(e, names_t) for e in evidence_nodes]
         criteria = self.criteria(criteria_node) if isinstance(criteria_node, syn.Criteria) else []
         due = self.due_dates(chain, as_of) if chain and as_of is not None else None
+        kills = self.kill_dates(chain, due, as_of) if chain and as_of is not None and due is not None else None
         self.facts = PolicyFacts(
             policy,
             as_of,
@@ -342,7 +351,8 @@ class RouteLowerer:
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
         assert as_of is not None and policy is not None and vision is not None and chain and due is not None
-        ordered = self.build_transitions(chain, due)
+        assert kills is not None
+        ordered = self.build_transitions(chain, due, kills)
         return Route(
             name=name_word.text,
             title=unquote(tree.title.text) if tree.title is not None else None,
@@ -495,7 +505,11 @@ class RouteLowerer:
                 if kind == "threshold":
                     t.threshold, t.threshold_text = expr, stmt.text
                 else:
-                    t.kill, t.kill_text = expr, stmt.text
+                    t.kill, t.kill_text, t.kill_by = expr, stmt.text, stmt.by
+                    if stmt.by is not None and stmt.by.duration is not None:
+                        t.kill_after = self.horizon(stmt.by.duration)
+                    elif stmt.by is not None and stmt.by.date is not None:
+                        t.kill_on = self.date(stmt.by.date)
             elif isinstance(stmt, syn.Cost):
                 check_statement_lines(stmt.items, self.diags, "cost items")
                 t.cost = tuple(c for c in (self.cost_item(i) for i in stmt.items) if c)
@@ -923,8 +937,46 @@ class RouteLowerer:
                 at[t.target] = None if before is None or due is None else max(before, due)
         return out
 
-    def build_transitions(self, chain: list[_Draft], due: list[dt.date | None]) -> list[Transition]:
-        return [t.freeze(d) for t, d in zip(chain, due, strict=True)]
+    def build_transitions(self, chain: list[_Draft], due: list[dt.date | None],
+                          kills: list[dt.date | None]) -> list[Transition]:
+        return [t.freeze(d, k) for t, d, k in zip(chain, due, kills, strict=True)]
+
+    def kill_dates(self, order: list[_Draft], due: list[dt.date | None], as_of: dt.date) -> list[dt.date | None]:
+        """The date each bounded kill is armed (None: no `by`, or an error reported). It
+        must fall after the start of the transition's planned window (where the one
+        before it is due; as_of for the first; on a graph, the latest due date into its
+        source) and on or before its own due date."""
+        at: dict[str, dt.date | None] = {order[0].source: as_of} if order else {}
+        out: list[dt.date | None] = []
+        for t, d in zip(order, due, strict=True):
+            start = at.get(t.source)
+            armed: dt.date | None = None
+            if t.kill_by is not None and t.kill_after is not None:
+                amount, unit = t.kill_after
+                if start is None:
+                    self.report(E314_KILL_BY_NO_START, t.kill_by.span, transition=t.name,
+                                amount=_kill_by_text(t.kill_by))
+                else:
+                    try:
+                        armed = add_horizon(start, int(amount), unit)
+                    except (OverflowError, ValueError):
+                        self.report(E306_DUE_PAST_9999, t.node.name, transition=t.name, as_of=as_of)
+            elif t.kill_by is not None:
+                armed = t.kill_on
+            if armed is not None and t.kill_by is not None:
+                if start is not None and armed <= start:
+                    self.report(E314_KILL_BY_EARLY, t.kill_by.span, transition=t.name, date=armed, start=start)
+                    armed = None
+                elif d is not None and armed > d:
+                    self.report(E314_KILL_BY_LATE, t.kill_by.span, transition=t.name, date=armed, due=d)
+                    armed = None
+            out.append(armed)
+            if t.target not in at:
+                at[t.target] = d
+            else:
+                before = at[t.target]
+                at[t.target] = None if before is None or d is None else max(before, d)
+        return out
 
     # ------------------------------------------------------------------ vision, evidence, criteria
     def vision(self, node: syn.StateBlock, states: dict[str, syn.StateBlock]) -> Vision | None:
@@ -1261,3 +1313,12 @@ def value_spans(node: syn.StateBlock, listed: dict[str, float | bool]) -> tuple[
         if fv.name.text in listed and fv.name.text not in out:
             out[fv.name.text] = fv.span
     return tuple(out.items())
+
+
+def _kill_by_text(by: syn.KillBy) -> str:
+    """What follows `by`, as written in canonical form: `2027-06-01`, `6 months`."""
+    if by.date is not None:
+        return by.date.text
+    assert by.duration is not None
+    q = by.duration
+    return f"{'-' if q.minus else ''}{q.number}{'' if q.unit is None else ' ' + q.unit}"
