@@ -95,7 +95,7 @@ def test_check_reports_it_at_the_class_line_in_text_json_and_sarif(capsys: pytes
     code, out, _ = run_cli(capsys, "gate", "--policy-path", str(POLICIES), str(RECLASSED), "--format", "sarif")
     assert code == 3
     results = json.loads(out)["runs"][0]["results"]
-    assert {r["ruleId"] for r in results} == {"pcsc/not-admitted"}
+    assert {r["ruleId"] for r in results} == {"PCSC-E502"}  # the fact check reports, under its code
     assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results} == {CLASS_LINE}
 
 
