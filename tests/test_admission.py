@@ -504,3 +504,18 @@ def test_the_search_conditions_remove_admission_and_the_registry_and_the_shipped
         removed = condition_policy(policy, condition)
         assert removed.admission == {} and removed.coverage.registry == "off", condition.name
         assert removed.priors == policy.priors
+
+
+def test_the_search_releases_no_revision_its_class_does_not_admit() -> None:
+    """The co-author's search judges a revision as GATE does: the re-classed roadmap,
+    covered by its obligations but not admitted by its class, is no released revision."""
+    from pcsc.analysis.search import SHIPPED, Settings, _Search
+    from pcsc.compiler.session import Session
+
+    session = Session()
+    (honest,) = session.compile_routes(session.load_paths([str(HONEST)]))
+    search = _Search(honest, session, "gate", SHIPPED, Settings(budget=1))
+    revision = search.evaluate(RECLASSED.read_text(encoding="utf-8"), (), ())
+    assert revision is not None and revision.coverage.admission
+    assert revision.released is None and any(".admitted(" in u for u in revision.uncovered)
+    assert search.evaluate(HONEST.read_text(encoding="utf-8"), (), ()).released is not None  # type: ignore[union-attr]
