@@ -43,6 +43,7 @@ from pcsc.base.modes import Mode
 from pcsc.compiler.session import Compiled
 from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.discharge import DeltaCoverage, DischargeAttempt
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostics, Finding, Span, condense
 from pcsc.diagnostics.suppress import Suppressed
@@ -216,7 +217,7 @@ def refusal_findings(c: Compiled, source: str | None) -> list[tuple[Finding, Del
     mode: Mode = "gate" if c.decision.verdict == "suspend-and-ask" else "dock"
     report_uncovered(c.route, c.coverage, mode, source, found, c.policy.policy)
     uncovered = iter(c.coverage.uncovered)
-    return [(f, next(uncovered) if f.code in ("PCSC-E501", "PCSC-W501") else None) for f in found.items]
+    return [(f, next(uncovered) if f.code in (codes.E501.code, codes.W501.code) else None) for f in found.items]
 
 
 def _refusal_results(c: Compiled, source: str | None) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
