@@ -66,6 +66,7 @@ from pcsc.diagnostics.messages import (
     E410_VERSION_AGAINST_PIN,
     E413_NOT_NAMED,
     E414_NOT_REQUIRED,
+    E419_NO_PAYOFFS,
     W601_LATE_EVIDENCE,
     W605_BELOW_MINIMUM_TIER,
     W607_DUPLICATE,
@@ -777,6 +778,9 @@ class Session:
                     policy=ref,
                     suggestion=suggest(ref_class, policy.priors),
                 )
+        if policy.payoffs is None:
+            for state, payoff_span in facts.payoffs:
+                self.diags.diag(E419_NO_PAYOFFS, payoff_span, state=state, policy=ref)
         for c in facts.criteria:
             if c.name not in policy.criteria:
                 self.diags.diag(
@@ -904,7 +908,10 @@ def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[Rou
     before = len(diags)
     try:
         numbers = score_route(route, policy, diags)
-        docked = docked_score(numbers)
+        uncovered: set[str] = set()
+        if numbers.payoffs is not None:  # DOCK credits a payoff only over a covered path
+            uncovered = {u.transition for u in discharge_route(route, policy).uncovered}
+        docked = docked_score(numbers, uncovered)
     except NotFinite as exc:
         diags.diag(E311_IN_ROUTE, exc.span or route.span, route=route.name, overflow=exc.message)
         return None

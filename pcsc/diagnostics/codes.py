@@ -105,6 +105,7 @@ E409 = _register("PCSC-E409", "library replaces a pinned or shipped library")
 E410 = _register("PCSC-E410", "library does not match the policy's pin")
 E413 = _register("PCSC-E413", "library not named by the route's policy")
 E414 = _register("PCSC-E414", "policy not one the run requires")
+E419 = _register("PCSC-E419", "policy admits no payoffs")
 
 # coverage
 E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")
