@@ -16,7 +16,7 @@ from pcsc.analysis.seams.experiment import PAPER, Experiment, Summary, rates, su
 from pcsc.analysis.seams.identity import fraction_text
 from pcsc.base.stats import rate
 from pcsc.compiler.session import Compiled, coverage_mode
-from pcsc.coverage import DeltaCoverage
+from pcsc.coverage import DeltaCoverage, payoff_credits
 from pcsc.diagnostics.model import Finding
 from pcsc.lang.ir import Shape
 from pcsc.lang.printer import expression
@@ -102,7 +102,21 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         **fold_entry(n),
         **calibration_entry(c),
         **graph_entry(n),
+        **payoffs_entry(c),
     }
+
+
+def payoffs_entry(c: Compiled) -> dict[str, Any]:
+    """`payoffs` in the packet of a route whose states carry payoffs (absent otherwise, so
+    other packets are unchanged): each payoff as written and credited, and whether DOCK
+    credits it (with the reason when it does not)."""
+    if c.numbers.payoffs is None:
+        return {}
+    return {"payoffs": [
+        {"state": p.state, "transition": p.transition, "written": _num(p.written), "credited": _num(p.credited),
+         "bound_by": p.bound_by, "covered": p.covered, "removed_by_dock": p.reason}
+        for p in payoff_credits(c.numbers, c.coverage)
+    ]}
 
 
 def voi_entry(n: RouteNumbers) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from pcsc.base.modes import lowers
 from pcsc.base.stats import rate_text
 from pcsc.base.tables import table
 from pcsc.compiler.session import Compiled
+from pcsc.coverage import payoff_credits
 from pcsc.score.route import RouteNumbers
 
 
@@ -46,6 +47,7 @@ def compile_text(compiled: list[Compiled]) -> str:
             voi_line(n),
             f"  flat Π p    {significant(n.flat_product)}",
             *fold_lines(n),
+            *payoff_lines(c),
             "",
         ]
         header = ("transition", "class", "p_prior", "W", "p", "c", "bound by", "U", "D", "R_next")
@@ -114,6 +116,18 @@ def fold_lines(n: RouteNumbers) -> list[str]:
     return ["  fold        " + "; ".join(kind)]
 
 
+def payoff_lines(c: Compiled) -> list[str]:
+    """The payoffs the fold credits along the way (nothing for a route without them)."""
+    if c.numbers.payoffs is None:
+        return []
+    lines = []
+    for p in payoff_credits(c.numbers, c.coverage):
+        capped = "" if p.bound_by == "route" else f" (written {money(p.written)}; the policy's cap)"
+        dock = "" if p.covered else f"; DOCK removes it: {p.reason}"
+        lines.append(f"{p.state} {money(p.credited)} USD on `{p.transition}`{capped}{dock}")
+    return ["  payoffs     " + lines[0], *("              " + x for x in lines[1:])]
+
+
 def verdict_line(c: Compiled) -> str:
     return f"{c.decision.verdict}  (coverage {mode_text(c)})"
 
@@ -132,7 +146,9 @@ def score_line(c: Compiled) -> str:
     if d.score is None:
         return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} USD)"
     if d.docked:
-        return f"{money(d.score)} USD   docked: value over the uncovered path removed (ungated {money(n.score)} USD)"
+        removed = "value and payoffs" if n.payoffs is not None else "value"
+        ungated = money(n.score)
+        return f"{money(d.score)} USD   docked: {removed} over the uncovered path removed (ungated {ungated} USD)"
     if c.route.shape is not None:
         return f"{money(d.score)} USD   (R of the series-parallel fold: the route forks and joins)"
     return f"{money(d.score)} USD   (R_0 of the staged fold)"

@@ -54,7 +54,8 @@ def chain_fold(
     any numbers). ``vs``: vs[i] is the payoff of the state e_i reaches, credited with
     e_i's success (None: no payoffs, and none is added). ``stop``: the option to stop,
     R_i = ``clip``(−c_i + p_i·d_i·(v_{i+1} + R_{i+1})), ``clip`` by default max(0, ·)
-    with the 0 of ``value``'s type. A float step that leaves the floats raises `NotFinite`, naming R_i (``what(i)`` names it instead).
+    with the 0 of ``value``'s type. A float step that leaves the floats raises
+    `NotFinite`, naming R_i (``what(i)`` names it instead).
     Prefix folds are this on a slice: R_0 of the first k stages from a value x at k
     is ``chain_fold(ps[:k], cs[:k], x, ...)[0]``."""
     if stop and clip is None:
