@@ -908,10 +908,10 @@ def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[Rou
     before = len(diags)
     try:
         numbers = score_route(route, policy, diags)
-        uncovered: set[str] = set()
-        if numbers.payoffs is not None:  # DOCK credits a payoff only over a covered path
-            uncovered = {u.transition for u in discharge_route(route, policy).uncovered}
-        docked = docked_score(numbers, uncovered)
+        if numbers.payoffs is None:
+            docked = docked_score(numbers)
+        else:  # DOCK credits a payoff only over a covered path
+            docked = docked_score(numbers, {u.transition for u in discharge_route(route, policy).uncovered})
     except NotFinite as exc:
         diags.diag(E311_IN_ROUTE, exc.span or route.span, route=route.name, overflow=exc.message)
         return None

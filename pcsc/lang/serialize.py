@@ -14,7 +14,7 @@ import cattrs
 import cattrs.gen
 from cattrs.strategies import configure_tagged_union
 
-from pcsc.lang.ir import Route, Shape
+from pcsc.lang.ir import Route, Shape, State
 from pcsc.lang.ir import expr as ex
 
 
@@ -36,6 +36,15 @@ def converter() -> cattrs.Converter:
     shape_hook = conv.get_structure_hook(Shape)
     conv.register_structure_hook(Shape | None, lambda v, _: None if v is None else shape_hook(v, Shape))
     conv.register_unstructure_hook(Shape | None, lambda v: None if v is None else conv.unstructure(v, Shape))
+    state_hook = cattrs.gen.make_dict_unstructure_fn(State, conv)
+
+    def state(s: State) -> dict[str, Any]:
+        out: dict[str, Any] = state_hook(s)
+        if s.payoff_span is None:  # a state without a payoff is what it was before states had them
+            del out["payoff"], out["payoff_span"]
+        return out
+
+    conv.register_unstructure_hook(State, state)
     route_hook = cattrs.gen.make_dict_unstructure_fn(Route, conv)
 
     def route(r: Route) -> dict[str, Any]:

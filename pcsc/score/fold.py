@@ -67,7 +67,7 @@ def chain_fold(
     R = [value] * (len(ps) + 1)
     for i in range(len(ps) - 1, -1, -1):
         q = ps[i] if ds is None else ps[i] * ds[i]
-        r = -cs[i] + q * (R[i + 1] if vs is None else vs[i] + R[i + 1])
+        r = -cs[i] + q * R[i + 1] if vs is None else -cs[i] + q * (vs[i] + R[i + 1])
         if isinstance(r, float) and not math.isfinite(r):
             after = R if vs is None else [R[0], *(v + x for v, x in zip(vs, R[1:], strict=True))]
             _overflow(r, i, ps, cs, ds, after, what)
