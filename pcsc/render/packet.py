@@ -311,6 +311,7 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
                 "R_next": float(i.R_next),
                 "sign_matches": i.sign_matches,
                 "removed_cost": float(i.removed_cost),
+                **({} if c.numbers.payoffs is None else {"removed_payoff": float(i.removed_payoff)}),
                 "retained_value": float(i.retained_value),
                 "silence_rewarded": i.silence_rewarded,
                 **({} if i.fold == "chain" else {"fold": i.fold, "case": i.case}),

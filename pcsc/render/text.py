@@ -188,13 +188,15 @@ def seams_text(results: list[RouteSeams]) -> str:
         lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} USD, "
                  f"GATE: {r.honest_gate.verdict}", *fold_lines(c.numbers)]
         cases = any(s.identity.case is not None for s in r.seams)
+        paid = c.numbers.payoffs is not None
         if not r.seams and c.route.shape is not None:
             lines.append("  no admissible deletion: no transition of this graph route leaves a state with one "
                          "transition in and one out for a state that is neither a join nor the end state")
         elif not r.seams:
             lines.append(f"  no admissible deletion (n = {len(c.route.transitions)}; seams need n >= 3)")
         header = ("k", "deleted", "Δ_k (formula)", "identity", *(("case",) if cases else ()), "sympy", "threshold",
-                  "R_k+1", "sign", "removed cost", "retained value", "silence", "pipeline Δ", "drift", "verdict")
+                  "R_k+1", "sign", "removed cost", *(("removed payoff",) if paid else ()), "retained value", "silence",
+                  "pipeline Δ", "drift", "verdict")
         rows = [header]
         for s in r.seams:
             i = s.identity
@@ -207,7 +209,8 @@ def seams_text(results: list[RouteSeams]) -> str:
                 "—" if i.threshold is None else money(float(i.threshold)),
                 money(float(i.R_next)),
                 {True: "match", False: "MISMATCH", None: "n/a"}[i.sign_matches],
-                money(float(i.removed_cost)), money(float(i.retained_value)),
+                money(float(i.removed_cost)), *((money(float(i.removed_payoff)),) if paid else ()),
+                money(float(i.retained_value)),
                 "rewarded" if i.silence_rewarded else "not rewarded",
                 "—" if arm is None else money(arm.delta),
                 "—" if arm is None else ("; ".join(d.text() for d in arm.drifted) or "none"),
@@ -215,7 +218,11 @@ def seams_text(results: list[RouteSeams]) -> str:
             ))
         if r.seams:
             left = (1, 3, 4, 7, 10, 12, 13)
-            lines += table(rows, left=tuple(x + (x >= 4) for x in left) + (4,) if cases else left)
+            if cases:
+                left = tuple(x + (x >= 4) for x in left) + (4,)
+            if paid:  # the removed payoff after the removed cost
+                left = tuple(x + (x > 8 + cases) for x in left)
+            lines += table(rows, left=left)
             for s in r.seams:
                 if s.pipeline is not None and s.pipeline.uncovered:
                     where = ", ".join(f"{t}.{f}" for t, f in s.pipeline.uncovered)
