@@ -217,7 +217,7 @@ def seams_text(results: list[RouteSeams]) -> str:
                 "did not compile" if arm is None else arm.verdict,
             ))
         if r.seams:
-            left = (1, 3, 4, 7, 10, 12, 13)
+            left: tuple[int, ...] = (1, 3, 4, 7, 10, 12, 13)
             if cases:
                 left = tuple(x + (x >= 4) for x in left) + (4,)
             if paid:  # the removed payoff after the removed cost
