@@ -54,6 +54,7 @@ ELSEWHERE = {
     "PCSC-E410": "tests/test_search_paths.py::test_policy_check_refuses_a_pin_of_another_version_or_of_nothing",
     "PCSC-E413": "tests/test_policy_owner.py::test_a_lax_library_in_a_subfolder_of_the_routes_folder_is_never_searched",
     "PCSC-E414": "tests/test_policy_owner.py::test_require_policy_holds_in_worker_processes",  # --require-policy
+    "PCSC-E419": "tests/test_payoffs.py::test_a_bad_payoff_is_a_located_diagnostic",  # a policy without [payoffs]
     "PCSC-E701": "tests/test_resolve.py::test_command_refuses_bad_outcomes_and_packets",  # an outcomes file
     "PCSC-E702": "tests/test_resolve.py::test_command_refuses_fields_the_route_does_not_have",
     "PCSC-E711": "tests/test_forecast_loop.py::test_ledger_errors_are_diagnostics",  # the ledger
