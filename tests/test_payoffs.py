@@ -326,3 +326,20 @@ def test_the_certificate_checker_refuses_a_route_file_with_payoffs() -> None:
     check = RouteCheck({"route": "school_pilots", "file": "r.route", "policy": "planner-payoffs@1.0.0",
                         "libraries": ["startup"]}, {}, lambda kind, name: Source(bare))
     check_route_header(check, {"planner-payoffs@1.0.0": {"file_sha256": ""}})
+
+
+def test_the_red_team_moves_a_payoff_earlier_and_prices_it_like_any_edit(tmp_path: Path) -> None:
+    _session(tmp_path)
+    (tmp_path / "paid.route").write_text(ROUTE, encoding="utf-8")
+    run = _pcsc("redteam", "--policy-path", str(tmp_path / "policies"), "--format", "json", "paid.route",
+                cwd=tmp_path)
+    assert run.returncode in (0, 3), run.stderr
+    (route,) = json.loads(run.stdout)["routes"]
+    moved = {e["edit"]: e for e in route["edits"] if e["kind"] == "move-payoff"}
+    assert list(moved) == ["move-payoff:b:a"]  # the start state takes none
+    # b's 250k joins a's 40k: 290k written, and the cap credits 100k of it (by hand):
+    #   R_2 = 155,000, R_1 = −400,000 + 0.30 × (0 + 155,000) = −353,500
+    #   R_0 = −60,000 + 0.45 × (100,000 − 353,500) = −174,075, a gain of 13,500
+    edit = moved["move-payoff:b:a"]
+    assert edit["ungated_score"] == pytest.approx(-174_075.0, rel=1e-12)
+    assert edit["gain"] == pytest.approx(13_500.0, rel=1e-9)
