@@ -44,7 +44,8 @@ def test_the_shipped_policy_tests_pass(at_root: None, capsys: pytest.CaptureFixt
 
 
 def test_policy_loader_ignores_the_tests_folder() -> None:
-    shipped = ["planner-discount@1.0.0", "planner-stop@1.0.0", "planner@1.0.0", "venture@1.0.0", "venture@1.1.0"]
+    shipped = ["planner-discount@1.0.0", "planner-payoffs@1.0.0", "planner-stop@1.0.0", "planner@1.0.0",
+               "venture@1.0.0", "venture@1.1.0"]
     assert PolicyStore().available() == shipped
     assert main(["policy", "check", *shipped]) == 0
 
