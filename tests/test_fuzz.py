@@ -140,6 +140,22 @@ def test_the_command_runs_the_mutator(capsys: pytest.CaptureFixture[str], tmp_pa
     assert main(["--mutate", "-n", "٤"]) == 2
 
 
+@pytest.mark.slow
+def test_a_slice_of_10000_mutated_inputs_finds_nothing(tmp_path: Path) -> None:
+    """CI's slow run: 10,000 inputs of the mutation fuzzer, from a seed .ci/run derives
+    from the commit (PCSC_FUZZ_SEED), so every commit tries inputs the last did not and a
+    failure names the seed that reproduces it (`python -m pcsc.tools.fuzz --mutate -n
+    10000 --seed S`). The whole 100,000 of seed 1 is `.ci/fuzz`'s."""
+    import os
+
+    seed = int(os.environ.get("PCSC_FUZZ_SEED", "1"))
+    report = mutation_fuzz(10_000, seed=seed, out=tmp_path / "crashes", jobs=os.cpu_count() or 1)
+    print(f"10,000 mutated inputs of seed {seed} in {report.seconds:.0f} s: {dict(report.counts)}")
+    assert sum(report.counts.values()) == 10_000
+    crashes = [p.read_text()[-3000:] for p in (tmp_path / "crashes").glob("*.txt")]
+    assert report.counts["crash"] == 0, (f"seed {seed}", crashes)
+
+
 @pytest.mark.fuzz100k
 def test_100000_mutated_inputs_find_nothing(tmp_path: Path) -> None:
     """The mutation fuzzer's full run (docs/development.md gives its time): 100,000
