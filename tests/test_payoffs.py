@@ -343,3 +343,11 @@ def test_the_red_team_moves_a_payoff_earlier_and_prices_it_like_any_edit(tmp_pat
     edit = moved["move-payoff:b:a"]
     assert edit["ungated_score"] == pytest.approx(-174_075.0, rel=1e-12)
     assert edit["gain"] == pytest.approx(13_500.0, rel=1e-9)
+
+
+def test_seams_symbolic_prints_the_payoff_algebra() -> None:
+    run = _pcsc("seams", "--symbolic", str(EXAMPLE))
+    assert run.returncode == 0, run.stderr
+    assert "payoffs and the option to stop" in run.stdout
+    assert run.stdout.count("derived − formula expands to 0") >= 4  # two seams, two cases each
+    assert "identity verified in every case: True" in run.stdout

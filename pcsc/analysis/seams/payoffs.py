@@ -200,3 +200,27 @@ def _case_formula(Q: list[Any], C: list[Any], W: list[Any], k: int, after: Any, 
     spliced = prefix_value(Q, C, W, k, after) if j2 is None else prefix_value(Q, C, W, j2, W[j2 - 1] if j2 else 0)
     original = prefix_value(Q, C, W, k, y) if j is None else prefix_value(Q, C, W, j, W[j - 1] if j else 0)
     return spliced - original
+
+
+def payoff_derivation(n: int, k: int, abandonment: bool) -> dict[str, Any]:
+    """For `pcsc seams --symbolic` on a chain with payoffs: spliced − original with a
+    symbol for every q_i = p_i·d_i, c_i, payoff w_i (w_i = v_{i+1}) and R_{k+1}, factored,
+    beside the formula and the residual; under the option to stop, one row for each case
+    that walks the prefix (the proof also covers every first stop in it)."""
+    import sympy
+
+    Q, C, W = (list(sympy.symbols(f"{x}0:{n}")) for x in "qcw")
+    R = sympy.Symbol(f"R{k + 1}")
+    after = W[k] + R
+    spliced = _resolved(Q, C, W[:k - 1] + W[k:], k, after, None)
+    rows = []
+    for case, y in (("continue", W[k - 1] - C[k] + Q[k] * after), ("stop", W[k - 1])):
+        formula = _formula(Q, C, W, k, after, case, (None, None))
+        difference = sympy.factor(sympy.expand(spliced - _resolved(Q, C, W, k, y, None)))
+        rows.append({"case": case, "difference": sympy.sstr(difference), "formula": sympy.sstr(formula),
+                     "residual": sympy.sstr(sympy.expand(difference - formula))})
+    out: dict[str, Any] = {"fold": "payoffs-abandonment" if abandonment else "payoffs", "shape": f"n={n}, k={k}",
+                           "verified": str(verify_payoff_shape(n, k, abandonment))}
+    if abandonment:
+        return {**out, "cases": rows}
+    return {**out, **{key: rows[0][key] for key in ("difference", "formula", "residual")}}
