@@ -351,3 +351,36 @@ def test_seams_symbolic_prints_the_payoff_algebra() -> None:
     assert "payoffs and the option to stop" in run.stdout
     assert run.stdout.count("derived − formula expands to 0") >= 4  # two seams, two cases each
     assert "identity verified in every case: True" in run.stdout
+
+
+@settings(max_examples=300, deadline=None)
+@given(paid_chains())
+def test_the_fold_is_the_sum_over_what_each_stage_reaches(chain: Any) -> None:
+    """Without the option to stop, R_0 = −Σ reach_i·c_i + Σ reach_{i+1}·v_{i+1} + reach_n·V
+    with reach_i = Π_{j<i} p_j·d_j: each cost is paid and each payoff credited as often as
+    its stage is reached (an independent closed form, in Fractions)."""
+    ps, cs, ds, ws, v = chain
+    P, C, D, W = ([Fraction(x) for x in xs] for xs in (ps, cs, ds, ws))
+    reach, total = Fraction(1), Fraction(0)
+    for p, c, d, w in zip(P, C, D, W, strict=True):
+        total -= reach * c
+        reach *= p * d
+        total += reach * w
+    total += reach * Fraction(v)
+    assert chain_fold(P, C, Fraction(v), D, vs=W)[0] == total
+
+
+def test_dock_removes_a_payoff_past_an_uncovered_change_even_when_its_own_is_covered(tmp_path: Path) -> None:
+    """`third` changes nothing material (it is covered), but `second` before it is not:
+    the payoff at scale goes with the vision's value, as the reason says."""
+    text = ROUTE.replace("state scale  { developers 100k }", "state scale  { developers 5k  payoff 30k usd }")
+    c, _ = _compiled(tmp_path, text)
+    assert c is not None and c.decision.verdict == "docked"
+    from pcsc.coverage import payoff_credits
+
+    credits = {p.state: p for p in payoff_credits(c.numbers, c.coverage)}
+    assert credits["a"].covered and not credits["b"].covered and not credits["scale"].covered
+    assert credits["scale"].reason == "a change before it on the path is not covered: `second`"
+    # by hand, docked: v = (40k, 0, 0), V = 0:
+    #   R_2 = −70,000, R_1 = −400,000 + 0.30 × (0 − 70,000) = −421,000, R_0 = −231,450
+    assert c.decision.score == pytest.approx(-231_450.0, rel=1e-12)
