@@ -384,3 +384,15 @@ def test_dock_removes_a_payoff_past_an_uncovered_change_even_when_its_own_is_cov
     # by hand, docked: v = (40k, 0, 0), V = 0:
     #   R_2 = −70,000, R_1 = −400,000 + 0.30 × (0 − 70,000) = −421,000, R_0 = −231,450
     assert c.decision.score == pytest.approx(-231_450.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("command", ["compile", "seams"])
+def test_the_json_with_payoffs_validates_against_its_schema(command: str) -> None:
+    from tests.test_schemas_everywhere import validate
+
+    run = _pcsc(command, "--format", "json", str(EXAMPLE))
+    assert run.returncode == 0, run.stderr
+    validate(run.stdout, "json", command)
+    doc = json.loads(run.stdout)
+    route = doc["routes"][0]
+    assert ("payoffs" in route) if command == "compile" else ("removed_payoff" in route["seams"][0])
