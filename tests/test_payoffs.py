@@ -396,3 +396,11 @@ def test_the_json_with_payoffs_validates_against_its_schema(command: str) -> Non
     doc = json.loads(run.stdout)
     route = doc["routes"][0]
     assert ("payoffs" in route) if command == "compile" else ("removed_payoff" in route["seams"][0])
+
+
+def test_the_picture_shows_each_payoff_on_its_state() -> None:
+    run = _pcsc("graph", "--format", "mermaid", str(EXAMPLE))
+    assert run.returncode == 0, run.stderr
+    family = next(line for line in run.stdout.splitlines() if '["family<br/>' in line)
+    assert family.endswith("payoff 1.4M\"]")
+    assert "payoff" not in next(line for line in run.stdout.splitlines() if '["sticky<br/>' in line)
