@@ -17,7 +17,7 @@ import attrs
 import pytest
 
 import pcsc.lang.lower.route
-from pcsc.certify.check import compare as checker_compare
+from pcsc.certify.check.expressions import compare as checker_compare
 from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.model import Diagnostics, Span

@@ -249,7 +249,7 @@ def test_a_library_that_is_not_the_pinned_one_fails(run: Run, refused: Path) -> 
     # the same under a policy that pins nothing: the library must be the one PCSC ships
     policy = project / "policies" / "venture" / "1.0.0.toml"
     policy.write_text(policy.read_text().replace("[libraries.venture]", "[unpinned]"))
-    from pcsc.certify.check import Files, canonical, policy_document
+    from pcsc.certify.check.reading import Files, canonical, policy_document
 
     record = doc["policies"][0]
     files = Files({"certificate": project}, [])
@@ -442,7 +442,7 @@ def rule_swaps(doc: dict[str, Any]) -> list[tuple[str, str, str, dict[str, Any]]
     again: the values and operands stay right, only the claim of how changes."""
     import copy
 
-    from pcsc.certify.check import RULES
+    from pcsc.certify.check.recompute import RULES
 
     def code(rule: str) -> Any:
         return getattr(RULES[rule], "__code__", RULES[rule])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.certify import check as certcheck
+from pcsc.certify.check import library as certcheck
 from pcsc.compiler.session import library_hash
 from pcsc.lang.fmt import canonical_library as compiler_canonical
 from tests.conftest import ROOT

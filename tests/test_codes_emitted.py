@@ -133,6 +133,10 @@ def test_the_named_test_exists_and_names_its_code(code: str) -> None:
     assert code.removeprefix("PCSC-") in source or (
         "parametrize" in source and code.removeprefix("PCSC-") in module
     ), f"{nodeid} never names {code}"
+    # and it is of the default run: not deselected as slow, nor as the fuzzer's long run
+    marks = ("mark.slow", "mark.fuzz100k")
+    assert not any(m in source for m in marks), f"{nodeid} is not run by default"
+    assert not any(f"pytestmark = pytest.{m}" in module for m in marks), f"{nodeid} is not run by default"
 
 
 # ---------------------------------------------------------------------- codes no other test names
@@ -194,10 +198,27 @@ def test_compare_with_a_class_the_old_policy_lacks(tmp_path: Path, capsys: pytes
         f"{outcomes}: warning: observation[0].route: no packet has route `adaptive_sat_prep`; ignored [PCSC-W701]\n"
         in err
     )
-    code, _, err = run_cli(capsys, "policy", "compare", "venture@1.0.0", "venture@1.1.0", "--ledger", str(ledger),
-                           "--as-of", "2019-01-01", "--holdout", "1")
-    assert code == 1
-    assert err == (
-        f"{ledger}: error: reference class 'fintech/first-users' of a frozen forecast is in neither policy "
-        "[PCSC-E744]\n"
-    )
+    # the class is in 1.1.0 and not in 1.0.0: the one that lacks it is named, whichever side it is on
+    for old, new in (("venture@1.0.0", "venture@1.1.0"), ("venture@1.1.0", "venture@1.0.0")):
+        code, _, err = run_cli(capsys, "policy", "compare", old, new, "--ledger", str(ledger),
+                               "--as-of", "2019-01-01", "--holdout", "1")
+        assert code == 1
+        assert err == (
+            f'{ledger}: error: reference class "fintech/first-users" of a frozen forecast is not in policy '
+            "venture@1.0.0 [PCSC-E744]\n"
+            "  help: a forecast is re-scored under both policies: compare policies that have a prior for every "
+            "class it uses\n"
+        )
+
+
+def test_rank_of_routes_under_two_policies_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = ROOT / "examples/ci_cache.route", ROOT / "examples/cohort/adaptive_sat_prep.route"
+    code, _, err = run_cli(capsys, "rank", str(new), str(old))
+    assert code == 0
+    assert re.fullmatch(
+        rf"{re.escape(str(new))}: warning: routes ranked together use 2 policies: "
+        r"venture@1\.0\.0 \(sha256 [0-9a-f]{12}\), "
+        r"venture@1\.1\.0 \(sha256 [0-9a-f]{12}\); their numbers come from different rules\. All rank by `score`, "
+        r"so they are ranked together \[PCSC-W751\]\n",
+        err,
+    ), err

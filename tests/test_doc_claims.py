@@ -52,7 +52,8 @@ def test_an_unlisted_tier_is_refused_as_the_docs_say(capsys: pytest.CaptureFixtu
 def test_the_checker_refuses_a_certificate_that_weighs_an_unlisted_tier_0() -> None:
     """The compiler never certifies such an item (it refuses it), so a certificate that
     cites a tier weight the policy lacks is forged, even at 0."""
-    from pcsc.certify.check import Mismatch, RouteCheck
+    from pcsc.certify.check import Mismatch
+    from pcsc.certify.check.recompute import RouteCheck
 
     check = RouteCheck({"route": "r", "steps": []}, {"evidence": {"tier_weight": {"2": 0.8}}})
     check.policy_value(["evidence", "tier_weight", "2"], Fraction(0.8), "w")

@@ -51,6 +51,17 @@ def test_a_diagnostic_at_every_conjunct_of_a_line_is_reported_once_with_a_count(
     code, out, _ = run_cli(capsys, "check", "--format", "sarif", str(path))
     (result,) = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == "PCSC-E301"]
     assert result["occurrenceCount"] == 360
+    # and so does every command's JSON: compile's packet and its IR, as check, gate and explain
+    for command in (["compile"], ["compile", "--emit", "ir"], ["gate"], ["explain"]):
+        code, out, _ = run_cli(capsys, *command, "--format", "json", str(path))
+        found = [d for d in json.loads(out)["diagnostics"] if d["code"] == "PCSC-E301"]
+        assert [(d["repeats"], d["line"], d["column"]) for d in found] == [(359, 29, 34)], command
+    # the Python API's documents too
+    import pcsc
+
+    for document in (pcsc.compile(path).to_json(), pcsc.analyse_seams(path).to_json()):
+        found = [d for d in document["diagnostics"] if d["code"] == "PCSC-E301"]
+        assert [(d["repeats"], d["line"], d["column"]) for d in found] == [(359, 29, 34)]
 
 
 def test_a_long_route_of_such_lines_gives_little_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

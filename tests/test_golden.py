@@ -75,7 +75,7 @@ def _steps(route: dict[str, Any]) -> dict[str, Any]:
 def test_golden_packet_numbers_are_the_independent_checkers(example: str, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """The golden packet's numbers are not only what the compiler wrote last time: each
-    one is the value the certificate checker (pcsc/certify/check.py, which imports nothing
+    one is the value the certificate checker (pcsc/certify/check/, which imports nothing
     of pcsc and recomputes every step from the route text and the policy file in exact
     rationals) accepts for that step. The certificate is written beside a copy of the
     example; `verify-cert` must pass, then every golden number must be its step's."""

@@ -152,3 +152,131 @@ def test_a_missing_or_unknown_field_is_refused() -> None:
 def test_the_registry_holds_messages_only() -> None:
     assert all(isinstance(m, Message) for m in MESSAGES.values())
     assert len({(m.code, m.text, m.help) for m in MESSAGES.values()}) == len(MESSAGES)
+
+
+# ---------------------------------------------------------------------- no sentence outside the registry
+# Each site outside pcsc/diagnostics/ that names a code (`codes.EXXX`) rather than a
+# message passes on text an exception raised further down; where that text is written:
+PASSED_ON = {
+    ("pcsc/cli/main.py", "E407"): "ConfigError of pcsc/base/config.py: pcsc.base may not import the registry",
+    ("pcsc/cli/main.py", "E115"): "MissingExtra of pcsc/base/extras.py: pcsc.base may not import the registry",
+    ("pcsc/cli/failures.py", "E403"): "PolicyError of pcsc/policy/load.py: problems built as strings",
+    ("pcsc/lang/lower/library.py", "E313"): "UnitProblem of pcsc/lang/lower/units.py, shared with policy rules",
+    ("pcsc/lang/fmt.py", "E104"): "none: fmt compares the code of the layout error it repairs",
+    ("pcsc/lang/fmt.py", "W620"): "none: fmt compares the code of the control character it drops",
+    ("pcsc/cli/forecasting.py", "E711"): "LedgerError of pcsc/forecast/ledger.py: problems built as strings",
+    ("pcsc/cli/forecasting.py", "E719"): "LedgerWriteLost of pcsc/forecast/ledger.py: problems built as strings",
+    ("pcsc/cli/commands/ledger_verify.py", "E712"): "the ledger's verify problems (pcsc/forecast/ledger.py)",
+    ("pcsc/cli/commands/ledger_verify.py", "E716"): "the ledger's verify problems (pcsc/forecast/ledger.py)",
+    # the words are the registry's, filled in where the exception is raised (`phrase`)
+    ("pcsc/cli/forecasting.py", "E701"): "OutcomesError: E701_* of the registry",
+    ("pcsc/cli/forecasting.py", "E721"): "PacketError: E721_* of the registry",
+    ("pcsc/cli/forecasting.py", "E702"): "check_outcomes' errors: E702_* of the registry",
+    ("pcsc/cli/forecasting.py", "W701"): "check_outcomes' warnings: W701_* of the registry",
+    ("pcsc/cli/commands/test.py", "E801"): "PolicyTestError: E801_* of the registry",
+    ("pcsc/cli/commands/ledger_verify.py", "E717"): "CheckpointError: E717_* of the registry",
+    ("pcsc/cli/commands/ledger_checkpoint.py", "E717"): "CheckpointError: E717_* of the registry",
+    ("pcsc/cli/commands/ledger_keygen.py", "E717"): "CheckpointError: E717_* of the registry",
+    ("pcsc/cli/commands/evaluate.py", "E731"): "ScoreTableError: E731_* of the registry",
+    ("pcsc/cli/commands/evaluate.py", "E732"): "SidecarError: E732_* of the registry",
+    ("pcsc/cli/commands/evaluate.py", "W751"): "pooled_policies: W751_GRADED_TOGETHER of the registry",
+    ("pcsc/cli/commands/rank.py", "W751"): "choose_key: W751_RANKED_TOGETHER of the registry",
+    ("pcsc/cli/commands/ledger_export.py", "E741"): "label_problems: E741_* of the registry",
+    ("pcsc/forecast/report.py", "E741"): "GradingError: E741_* of the registry",
+    ("pcsc/forecast/report.py", "E742"): "GradingError: E742_* of the registry",
+    ("pcsc/forecast/report.py", "E745"): "GradingError: E745_* of the registry",
+}
+# exceptions whose text a site passes on, raised only with the registry's words
+FROM_THE_REGISTRY = {"CheckpointError": 0, "SidecarError": 0, "ScoreTableError": 1, "GradingError": 1,
+                     "PolicyTestError": 1, "OutcomesError": 1, "PacketError": 1, "OverrideError": 0}
+# modules that still collect their problems as sentences written in place
+PROBLEMS_AS_SENTENCES = {"pcsc/policy/load.py", "pcsc/forecast/ledger_pg.py", "pcsc/cli/commands/policy_check.py"}
+# the calls that make a diagnostic of a code and a text, and the position of the text
+REPORTING_TEXT = {"Finding": 1, "of": 1, "add": 1, "ledger_diagnostic": 1}
+
+
+def writes_a_sentence(node: ast.expr) -> bool:
+    """``node`` builds text in place: a literal, an f-string, `+` or `%` on text, `.format`."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return any(writes_a_sentence(e) for e in node.elts)
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return writes_a_sentence(node.elt)
+    if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        return writes_a_sentence(node.left) or writes_a_sentence(node.right)
+    if isinstance(node, ast.IfExp):
+        return writes_a_sentence(node.body) or writes_a_sentence(node.orelse)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+
+
+def calls() -> Iterator[tuple[str, ast.Call]]:
+    for path in modules():
+        if path.parent.name == "diagnostics":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                yield f"{path.relative_to(ROOT)}:{node.lineno}", node
+
+
+def called(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def names_a_code(call: ast.Call) -> bool:
+    return any(isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) and a.value.id == "codes"
+               for a in [*call.args, *(k.value for k in call.keywords)])
+
+
+def test_no_site_writes_the_sentence_of_a_diagnostic() -> None:
+    """A diagnostic made of a code and a text takes the text from the registry, or passes
+    on an exception's; it never writes the sentence where it reports."""
+    wrong = []
+    for where, call in calls():
+        name = called(call)
+        position = REPORTING_TEXT.get(name)
+        if position is None or (name in ("of", "add") and not names_a_code(call)) or len(call.args) <= position:
+            continue
+        if name == "Finding" and not (isinstance(call.func, ast.Name)):
+            continue
+        if writes_a_sentence(call.args[position]):
+            wrong.append(f"{where}: {ast.unparse(call)[:100]}")
+    assert wrong == [], "write the words in pcsc/diagnostics/messages.py and report with `diag`"
+
+
+def test_exceptions_reported_as_diagnostics_take_the_registrys_words() -> None:
+    wrong = []
+    for where, call in calls():
+        position = FROM_THE_REGISTRY.get(called(call))
+        if position is not None and len(call.args) > position and writes_a_sentence(call.args[position]):
+            wrong.append(f"{where}: {ast.unparse(call)[:100]}")
+    assert wrong == [], "raise it with `phrase(MESSAGE, ...)` of pcsc/diagnostics/messages.py"
+
+
+def test_a_code_is_named_only_where_a_text_is_passed_on() -> None:
+    named = set()
+    for path in modules():
+        if path.parent.name == "diagnostics":
+            continue
+        rel = path.relative_to(ROOT).as_posix()
+        named |= {(rel, c) for c in re.findall(r"\bcodes\.([EW]\d{3})\b", path.read_text(encoding="utf-8"))}
+    assert sorted(named - set(PASSED_ON)) == [], "report with a message of the registry, or say where its text is"
+    assert sorted(set(PASSED_ON) - named) == [], "no longer named there: drop it from PASSED_ON"
+
+
+def test_problem_lists_collect_the_registrys_words() -> None:
+    """A module collecting problems to raise (`problems`, `errors`, `warnings`, `messages`)
+    appends `phrase(...)`s, except those not yet moved to the registry."""
+    found: dict[str, list[str]] = {}
+    for where, call in calls():
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and call.args):
+            continue
+        target = func.value
+        name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+        if name in ("problems", "errors", "warnings", "messages") and writes_a_sentence(call.args[0]):
+            found.setdefault(where.partition(":")[0], []).append(where)
+    assert sorted(set(found) - PROBLEMS_AS_SENTENCES) == [], [w for f in found for w in found[f]
+                                                              if f not in PROBLEMS_AS_SENTENCES]
+    assert sorted(PROBLEMS_AS_SENTENCES - set(found)) == [], "moved to the registry: drop it from the list"

@@ -313,7 +313,10 @@ def test_a_certificate_is_refused_for_a_route_with_payoffs(tmp_path: Path) -> No
 def test_the_certificate_checker_refuses_a_route_file_with_payoffs() -> None:
     """The checker (which imports nothing of pcsc) has no rule for payoffs: it refuses a
     route whose hashed file writes one, before any number is compared."""
-    from pcsc.certify.check import Mismatch, RouteCheck, Source, check_route_header
+    from pcsc.certify.check.certificate import check_route_header
+    from pcsc.certify.check.reading import Mismatch
+    from pcsc.certify.check.recompute import RouteCheck
+    from pcsc.certify.check.route_text import Source
 
     text = EXAMPLE.read_text(encoding="utf-8")
     check = RouteCheck({"route": "school_pilots", "file": "r.route"}, {}, lambda kind, name: Source(text))

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pcsc.certify import check as certcheck
+from pcsc.certify.check import expressions as certcheck
+from pcsc.certify.check.reading import rnd
 from pcsc.cli import main
 from pcsc.coverage.discharge import _TransitionContext
 from pcsc.diagnostics.model import Diagnostics
@@ -193,7 +194,7 @@ def test_the_checker_compares_durations_as_the_compiler_does(expr: str) -> None:
     results = set()
     for (amount, unit), budget in itertools.product(HORIZONS, (99_000.0, 720_000.0)):
         horizon = amount * DAYS[unit]
-        exact = certcheck.rnd(Fraction(amount) * certcheck.DAYS[unit])
+        exact = rnd(Fraction(amount) * certcheck.DAYS[unit])
         assert Fraction(horizon) == exact  # the two tables agree, exactly
         compiled = _compiler(expr, {"horizon": horizon, "budget": budget, "learning_cost": 50_000.0})
         checked = _checker(expr, {"horizon": exact, "budget": Fraction(budget), "learning_cost": Fraction(50_000)})

@@ -43,6 +43,35 @@ from pcsc.base.modes import MODES, VERDICTS
 from pcsc.base.resources import display_path
 from pcsc.compiler.session import Compiled, Session, coverage_mode, gate_and_dock
 from pcsc.compiler.walk import folder_files
+from pcsc.diagnostics.messages import (
+    E801_AT,
+    E801_BELOW_MINIMUM,
+    E801_EMPTY_RANGE,
+    E801_ERRORS_AND_MORE,
+    E801_MIN_ABOVE_MAX,
+    E801_NAME_TWICE,
+    E801_NO_CASES,
+    E801_NO_EXPECT,
+    E801_NO_EXPECTATION,
+    E801_NO_NAME,
+    E801_NO_ROUTE,
+    E801_NOT_A_BOOL,
+    E801_NOT_A_CHOICE,
+    E801_NOT_A_NUMBER,
+    E801_NOT_A_POLICY,
+    E801_NOT_A_RANGE,
+    E801_NOT_A_SEAM,
+    E801_NOT_A_STRING,
+    E801_NOT_A_TABLE,
+    E801_NOT_FINITE,
+    E801_NOT_OF_FORM,
+    E801_NOT_STRINGS,
+    E801_NOT_TOML,
+    E801_NOT_UTF8,
+    E801_UNKNOWN_KEY,
+    Message,
+    phrase,
+)
 from pcsc.diagnostics.model import Diagnostics, Finding, Span
 from pcsc.lang.ir import PolicyRef, Route
 from pcsc.policy.load import PolicyError, PolicyStore
@@ -143,32 +172,33 @@ class _Reader:
     def __init__(self) -> None:
         self.errors: list[str] = []
 
-    def fail(self, where: str, message: str) -> None:
-        self.errors.append(f"{where}: {message}")
+    def report(self, msg: Message, where: str, **fields: object) -> None:
+        """The problem ``msg`` (a template of `pcsc.diagnostics.messages`) at the key path ``where``."""
+        self.errors.append(phrase(E801_AT, where=where, problem=phrase(msg, **fields)))
 
     def keys(self, table: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
         for key in table:
             if key not in allowed:
-                self.fail(f"{where}.{key}" if where else key, "unknown key; expected one of " + ", ".join(allowed))
+                self.report(E801_UNKNOWN_KEY, f"{where}.{key}" if where else key, allowed=", ".join(allowed))
 
     def string(self, value: Any, where: str, choices: Sequence[str] = ()) -> str | None:
         if not isinstance(value, str):
-            self.fail(where, "expected a string")
+            self.report(E801_NOT_A_STRING, where)
             return None
         if choices and value not in choices:
-            self.fail(where, f"expected one of {', '.join(choices)}, got {value!r}")
+            self.report(E801_NOT_A_CHOICE, where, choices=", ".join(choices), value=value)
             return None
         return value
 
     def number(self, value: Any, where: str, *, minimum: float | None = None) -> float | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(where, "expected a number")
+            self.report(E801_NOT_A_NUMBER, where)
             return None
         if not math.isfinite(value):
-            self.fail(where, "expected a finite number")
+            self.report(E801_NOT_FINITE, where)
             return None
         if minimum is not None and value < minimum:
-            self.fail(where, f"expected a number >= {minimum:g}")
+            self.report(E801_BELOW_MINIMUM, where, minimum=minimum)
             return None
         return float(value)
 
@@ -176,15 +206,15 @@ class _Reader:
         if isinstance(value, dict):
             self.keys(value, ("min", "max"), where)
             if not value.keys() & {"min", "max"}:
-                self.fail(where, "expected a table with min, max or both")
+                self.report(E801_EMPTY_RANGE, where)
                 return None
             lo = self.number(value["min"], f"{where}.min") if "min" in value else None
             hi = self.number(value["max"], f"{where}.max") if "max" in value else None
             if lo is not None and hi is not None and lo > hi:
-                self.fail(where, f"min {lo:g} is greater than max {hi:g}")
+                self.report(E801_MIN_ABOVE_MAX, where, min=lo, max=hi)
             return Range(lo, hi)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(where, "expected a number or a table {min = …, max = …}")
+            self.report(E801_NOT_A_RANGE, where)
             return None
         exact = self.number(value, where)
         return None if exact is None else Range(exact=exact)
@@ -193,17 +223,17 @@ class _Reader:
         self, value: Any, where: str, pattern: re.Pattern[str] | None = None, what: str = ""
     ) -> tuple[str, ...] | None:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.fail(where, "expected an array of strings")
+            self.report(E801_NOT_STRINGS, where)
             return None
         if pattern is not None:
             for i, v in enumerate(value):
                 if not pattern.match(v):
-                    self.fail(f"{where}[{i}]", f"expected {what}, got {v!r}")
+                    self.report(E801_NOT_OF_FORM, f"{where}[{i}]", what=what, value=v)
         return tuple(value)
 
     def expect(self, value: Any, where: str) -> Expect:
         if not isinstance(value, dict) or not value:
-            self.fail(where, "expected a table with at least one expectation (" + ", ".join(_EXPECT_KEYS) + ")")
+            self.report(E801_NO_EXPECTATION, where, keys=", ".join(_EXPECT_KEYS))
             return Expect()
         self.keys(value, _EXPECT_KEYS, where)
         got: dict[str, Any] = {}
@@ -221,7 +251,7 @@ class _Reader:
                 if isinstance(v, bool):
                     got[key] = v
                 else:
-                    self.fail(here, "expected true or false")
+                    self.report(E801_NOT_A_BOOL, here)
             elif key == "uncovered":
                 got[key] = self.strings(v, here, re.compile(r"^[A-Za-z_]\w*\.[A-Za-z_]\w*$"), "transition.field")
             elif key == "errors":
@@ -229,7 +259,7 @@ class _Reader:
             elif key in ("redteam_max_covered_gain", "redteam_max_covered_gain_usd"):
                 got[key] = self.number(v, here, minimum=0.0)
         if "errors" in value and len(value) > 1:
-            self.fail(f"{where}.errors", "a case that expects errors expects nothing else (its route does not compile)")
+            self.report(E801_ERRORS_AND_MORE, f"{where}.errors")
         return Expect(**{k: v for k, v in got.items() if v is not None})
 
 
@@ -240,54 +270,54 @@ def load_test_file(path: Path, shown: str | None = None) -> PolicyTestFile:
     try:
         doc = tomllib.loads(decode(data, shown))
     except NotText:
-        raise PolicyTestError(shown, ["not UTF-8 text"]) from None
+        raise PolicyTestError(shown, [phrase(E801_NOT_UTF8)]) from None
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"\(at line (\d+)", str(exc))
-        raise PolicyTestError(shown, [f"not valid TOML: {exc}"], int(match.group(1)) if match else 0) from None
+        raise PolicyTestError(shown, [phrase(E801_NOT_TOML, reason=exc)], int(match.group(1)) if match else 0) from None
     r = _Reader()
     r.keys(doc, ("defaults", "case"), "")
     defaults = doc.get("defaults", {})
     if not isinstance(defaults, dict):
-        r.fail("defaults", "expected a table")
+        r.report(E801_NOT_A_TABLE, "defaults")
         defaults = {}
     r.keys(defaults, _DEFAULT_KEYS, "defaults")
     raw_cases = doc.get("case")
     if not isinstance(raw_cases, list) or not raw_cases:
-        r.fail("case", "expected one or more [[case]] tables")
+        r.report(E801_NO_CASES, "case")
         raw_cases = []
     cases: list[Case] = []
     names: dict[str, int] = {}
     for i, raw in enumerate(raw_cases, start=1):
         where = f"case[{i}]"
         if not isinstance(raw, dict):
-            r.fail(where, "expected a table")
+            r.report(E801_NOT_A_TABLE, where)
             continue
         r.keys(raw, _CASE_KEYS, where)
         merged = {**defaults, **raw}
         name = r.string(raw.get("name"), f"{where}.name") if "name" in raw else None
         if "name" not in raw:
-            r.fail(f"{where}.name", "missing: every case needs a name")
+            r.report(E801_NO_NAME, f"{where}.name")
         elif name is not None:
             if name in names:
-                r.fail(f"{where}.name", f"{name!r} is already the name of case[{names[name]}]")
+                r.report(E801_NAME_TWICE, f"{where}.name", name=name, first=names[name])
             names.setdefault(name, i)
         route = r.string(merged.get("route"), f"{where}.route") if "route" in merged else None
         if "route" not in merged:
-            r.fail(f"{where}.route", "missing: the route file to test (relative to this file)")
+            r.report(E801_NO_ROUTE, f"{where}.route")
         route_name = r.string(merged["route_name"], f"{where}.route_name") if "route_name" in merged else None
         policy = r.string(merged["policy"], f"{where}.policy") if "policy" in merged else None
         if policy is not None and not (_REF.match(policy) or policy.endswith(".toml")):
-            r.fail(f"{where}.policy", f"expected id@version or a path to a .toml file, got {policy!r}")
+            r.report(E801_NOT_A_POLICY, f"{where}.policy", policy=policy)
         coverage = r.string(merged["coverage"], f"{where}.coverage", MODES) if "coverage" in merged else None
         seam = None
         if "splice" in raw:
             v = raw["splice"]
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                r.fail(f"{where}.splice", "expected a whole number >= 1 (the seam k)")
+                r.report(E801_NOT_A_SEAM, f"{where}.splice")
             else:
                 seam = v
         if "expect" not in raw:
-            r.fail(f"{where}.expect", "missing: what the case expects")
+            r.report(E801_NO_EXPECT, f"{where}.expect")
         expect = r.expect(raw.get("expect", {}), f"{where}.expect") if "expect" in raw else Expect()
         cases.append(Case(i, name or "", route or "", route_name, policy, seam, coverage, expect))
     if r.errors:

@@ -36,6 +36,7 @@ import attrs
 from pcsc._version import __version__
 from pcsc.base.humanize import money, points
 from pcsc.compiler.session import Compiled
+from pcsc.diagnostics.messages import W751_RANKED_TOGETHER, phrase
 
 RankKey = Literal["criteria", "score"]
 Tier = Literal["released", "refused", "ineligible-released", "ineligible-refused"]
@@ -115,10 +116,7 @@ def choose_key(compiled: Sequence[Compiled]) -> KeyChoice:
             "policy separately, or give their policies the same [ranking] key"
         )
     key = next(iter(keys.values()))
-    warning = (
-        f"routes ranked together use {len(labels)} policies: " + ", ".join(labels)
-        + f"; their numbers come from different rules. All rank by `{key}`, so they are ranked together"
-    )
+    warning = phrase(W751_RANKED_TOGETHER, count=len(labels), policies=", ".join(labels), key=key)
     return KeyChoice(key, labels, (warning,))
 
 

@@ -697,7 +697,7 @@ def analyse_seams(
     exp = run_experiment(results, session) if experiment else None
     public, internal = _diagnostics(session)
     payload = _payload(seams_packet(results, summary, exp))
-    payload["diagnostics"] = [to_json(d) for d in internal]
+    payload["diagnostics"] = [to_json(d) for d in condense(internal)]
     document = envelope("seams", payload, session.inputs)
     return SeamsResult(
         routes=tuple(_route_seams(r) for r in results),

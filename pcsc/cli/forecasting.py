@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pcsc.cli.outcome import UsageError
 from pcsc.diagnostics import codes
-from pcsc.diagnostics.messages import E718_NOT_VERIFIED, diag
+from pcsc.diagnostics.messages import E711_NOTHING_WRITTEN, E718_NOT_VERIFIED, E719_NOTHING_WRITTEN, diag
 from pcsc.diagnostics.model import Finding, Span
 
 if TYPE_CHECKING:
@@ -64,10 +64,10 @@ def append_diagnostics(path: Path, exc: LedgerError, nothing: str) -> list[Findi
         return [diag(E718_NOT_VERIFIED, Span.file_only(str(path)), nothing=nothing, problem=p) for p in exc.problems]
     if isinstance(exc, LedgerWriteLost):
         problem = ledger_diagnostic(path, str(exc), codes.E719)
-        return [Finding(problem.code, f"{nothing}: {problem.message.removeprefix('nothing written: ')}",
-                           problem.span)]
+        return [diag(E719_NOTHING_WRITTEN, problem.span, nothing=nothing,
+                     problem=problem.message.removeprefix("nothing written: "))]
     problem = ledger_diagnostic(path, str(exc))
-    return [Finding(problem.code, f"{nothing}: {problem.message}", problem.span)]
+    return [diag(E711_NOTHING_WRITTEN, problem.span, nothing=nothing, problem=problem.message)]
 
 
 def outcomes_diagnostics(exc: OutcomesError) -> list[Finding]:

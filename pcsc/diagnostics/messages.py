@@ -567,6 +567,82 @@ W501_UNCOVERED = message(
 
 
 # ---------------------------------------------------------------------- forecasts
+# an outcomes file's problems, each at its key path (raised as OutcomesError)
+E701_CANNOT_READ = message(codes.E701, "cannot read the file: {reason}")
+E701_NOT_TOML = message(codes.E701, "not valid TOML: {reason}")
+E701_NESTED_TOO_DEEPLY = message(codes.E701, "not usable: arrays or tables nested too deeply")
+E701_NOT_USABLE = message(codes.E701, "not usable: {reason}")
+E701_UNKNOWN_TOP_KEY = message(
+    codes.E701,
+    "{key}: unknown key; an outcomes file holds [[observation]] and [[label]] tables",
+)
+E701_BAD_RECORD = message(codes.E701, "record {n}: expected an observation with fields or a label")
+E701_NOT_AN_ARRAY = message(codes.E701, "{key}: expected an array of tables; write each entry under [[{key}]]")
+E701_NOT_A_TABLE = message(codes.E701, "{key}[{i}]: expected a table")
+E701_MISSING_KEY = message(codes.E701, "{where}: missing key `{key}`")
+E701_NOT_A_ROUTE_NAME = message(
+    codes.E701,
+    '{where}.route: expected a route name (a quoted identifier such as "devtools_api")',
+)
+E701_DATE_AND_TIME = message(codes.E701, "{where}.date: expected a date (YYYY-MM-DD), not a date and time")
+E701_NOT_A_DATE = message(codes.E701, "{where}.date: expected a date (YYYY-MM-DD, unquoted)")
+E701_QUOTED_DATE = message(codes.E701, "{where}.date: expected a date; write it unquoted: date = {value}")
+E701_SOURCE_NOT_A_STRING = message(codes.E701, "{where}.source: expected a string")
+E701_NOT_A_FIELD_NAME = message(codes.E701, "{where}.{key}: not a field name")
+E701_NO_FIELD_VALUES = message(codes.E701, "{where}: no field values; write at least one, e.g. developers = 620")
+E701_NOT_FINITE = message(codes.E701, "{where}: expected a finite number (at most about 1.8e308)")
+E701_NOT_A_VALUE = message(codes.E701, "{where}: expected a number or true/false, not {kind}{hint}")
+E701_HINT_UNQUOTED = message(codes.E701, "; write it unquoted: {text}")
+E701_HINT_NO_SUFFIX = message(codes.E701, "; TOML numbers take no suffixes or units: write {plain} for `{text}`")
+E701_UNKNOWN_LABEL_KEY = message(codes.E701, "{where}.{key}: unknown key; a label has {keys}")
+E701_NOT_AN_OUTCOME = message(codes.E701, "{where}.outcome: expected one of {choices}")
+E701_OBSERVED_TWICE = message(
+    codes.E701,
+    "observation[{i}].{field}: {route} on {date} already has {field} = {value} (observation[{j}])",
+)
+E701_LABELLED_TWICE = message(
+    codes.E701,
+    "label[{i}].outcome: {route} on {date} is already labelled {outcome} (label[{j}])",
+)
+# outcomes that do not fit the frozen routes, and suspect ones (a resolution's Findings)
+W701_NO_SUCH_ROUTE = message(codes.W701, "{where}.route: no packet has route `{route}`{hint}; ignored")
+W701_OBSERVED_BEFORE_AS_OF = message(
+    codes.W701,
+    "{where}.date: on or before as_of {as_of} of {route}: it resolves nothing",
+)
+E702_NO_SUCH_FIELD = message(codes.E702, "{where}.{field}: route {route} has no field `{field}`{hint}")
+E702_ITS_FIELDS = message(codes.E702, "; its fields are {fields}")
+E702_NOT_A_BOOL = message(codes.E702, "{where}.{field}: `{field}` is a bool field: expected true or false")
+E702_NOT_A_NUMBER = message(codes.E702, "{where}.{field}: `{field}` is a {kind} field: expected a number")
+E702_NEGATIVE_COUNT = message(codes.E702, "{where}.{field}: `{field}` is a count: expected a number >= 0")
+W701_RATIO_OVER_ONE = message(
+    codes.W701,
+    "{where}.{field}: `{field}` is a ratio, written as a fraction: {value} is {percent}%",
+)
+W701_LABELLED_BEFORE_AS_OF = message(
+    codes.W701,
+    "label[{i}].date: on or before as_of {as_of} of {route}: the forecast was frozen after this outcome",
+)
+E702_DID_YOU_MEAN = message(codes.E702, " (did you mean `{name}`?)")  # W701's hint too
+# frozen packets that cannot be resolved, each problem at its path (raised as PacketError)
+E721_CANNOT_READ = message(codes.E721, "cannot read the file: {reason}")
+E721_NOT_JSON = message(codes.E721, "not JSON: {reason}")
+E721_NESTED_TOO_DEEPLY = message(codes.E721, "not usable: arrays or objects nested too deeply")
+E721_NOT_AN_ARRAY = message(codes.E721, "{where}: expected an array")
+E721_NOT_A_PACKET = message(codes.E721, "{where}: expected a `pcsc compile --format json` output or a route packet")
+E721_NOT_AN_OBJECT = message(codes.E721, "{where}: expected an object")
+E721_NO_ROUTE_NAME = message(codes.E721, "{where}: expected the route's name")
+E721_NOT_FIELDS = message(codes.E721, "{where}: expected an array of {{name, type}}")
+E721_NOT_WINDOWS = message(codes.E721, "{where}: expected an array of positive whole numbers of days")
+E721_MISSING = message(codes.E721, "{where}: missing; freeze the route again with this compiler")
+E721_NOT_A_DATE = message(codes.E721, "{where}: expected an ISO date")
+E721_NOT_A_DATE_OR_NULL = message(codes.E721, "{where}: expected an ISO date or null")
+E721_NO_TRANSITION_NAME = message(codes.E721, "{where}: expected the transition's name")
+E721_NOT_AN_EXPRESSION_TEXT = message(codes.E721, "{where}: expected the expression text or null")
+E721_CANNOT_READ_CONDITION = message(codes.E721, "{where}: cannot read `{text}`: {problem}")
+# why an append wrote nothing (``nothing``: "nothing frozen", "nothing stored")
+E711_NOTHING_WRITTEN = message(codes.E711, "{nothing}: {problem}")
+E719_NOTHING_WRITTEN = message(codes.E719, "{nothing}: {problem}")
 E712_NOT_VERIFIED = message(codes.E712, "{nothing}: the ledger does not verify: {problem}")
 E713_NOTHING_TO_RESOLVE = message(codes.E713, "no frozen forecast to resolve (run `pcsc freeze` first)")
 E714_CANNOT_SHOW = message(codes.E714, "cannot show the ledger: {cause}; `pcsc ledger verify` names the bad row")
@@ -578,6 +654,55 @@ E715_NOT_IN_THE_PAST = message(
 )
 E718_NOT_VERIFIED = message(codes.E718, "{nothing}: the ledger does not verify: {problem}")
 # the three ways a forecast would be graded on what was known when it was frozen (raised as GradingError)
+# a key or a checkpoint that cannot be used (raised as CheckpointError)
+E717_KEY_EXISTS = message(codes.E717, "{file} exists: a key file is never replaced; choose another name")
+E717_CANNOT_WRITE_KEYS = message(codes.E717, "cannot write the key files {private}, {public}: {reason}")
+E717_CANNOT_READ_KEY = message(codes.E717, "{path}: cannot read the {what} key: {reason}")
+E717_NOT_PEM = message(codes.E717, "{path}: not an unencrypted PEM {what} key ({reason})")
+E717_NOT_ED25519 = message(codes.E717, "{path}: not an Ed25519 {what} key (`pcsc ledger keygen` makes one)")
+E717_NOT_A_CHECKPOINT = message(codes.E717, "{path}: not a checkpoint: {reason}")
+E717_CANNOT_READ_CHECKPOINT = message(codes.E717, "{path}: cannot read the checkpoint: {reason}")
+E717_NO_FORMAT = message(codes.E717, '{path}: not a checkpoint (no "format": "{format}")')
+E717_VERSION = message(codes.E717, "{path}: a checkpoint of version {version!r}; this pcsc reads {reads}")
+E717_NO_SIGNATURE = message(codes.E717, "{path}: the checkpoint has no valid signature")
+E717_SIGNATURE_FAILS = message(
+    codes.E717,
+    "{path}: the signature does not verify with {key}: the checkpoint was changed after it was signed, "
+    "or it was signed with another key",
+)
+E717_HEAD_INCOMPLETE = message(codes.E717, "{path}: the checkpoint's head is incomplete")
+E717_HEAD_SEQS = message(
+    codes.E717, "{path}: the checkpoint's head seqs are not whole numbers: {entries!r}, {outcomes!r}"
+)
+E717_HEAD_TOKEN = message(codes.E717, "{path}: the checkpoint's head token {token} is not the hash of its rows")
+E717_CANNOT_WRITE_CHECKPOINT = message(codes.E717, "{path}: cannot write the checkpoint: {reason}")
+# a score table that cannot be graded (raised as ScoreTableError, which names the file and line)
+E731_NO_SUCH_FILE = message(codes.E731, "no such file")
+E731_CANNOT_READ = message(codes.E731, "cannot be read: {reason}")
+E731_EMPTY = message(codes.E731, "the file is empty: expected a header row of column names")
+E731_NOT_CSV = message(codes.E731, "not a CSV file: {reason}")
+E731_HEADER_TWICE = message(codes.E731, "the header names {names} more than once")
+E731_FIELD_COUNT = message(codes.E731, "{count} fields where the header has {header}")
+E731_NO_COLUMN = message(codes.E731, "no {role} column `{column}`; the columns are {columns}")
+E731_EMPTY_ID = message(codes.E731, "empty case id in column `{column}`")
+E731_CASE_TWICE = message(codes.E731, "case `{case}` appears twice (first on line {first})")
+E731_NO_CASE_OF_KIND = message(
+    codes.E731,
+    "no {kind} case: no row has `{column}` in {{{wanted}}}, so AUC is undefined ({graded} graded, "
+    "{left_out} left out)",
+)
+E731_NO_SCORER = message(codes.E731, "no scorer: no column besides `{id}` and `{outcome}` holds numbers")
+E731_NOT_A_NUMBER = message(codes.E731, "case `{case}`: scorer column `{column}` is {value}, not a (finite) number")
+# a checksum sidecar that cannot be read or that the table does not match (raised as SidecarError)
+E732_CANNOT_READ_SIDECAR = message(codes.E732, "cannot read the checksum file {sidecar}: {reason}")
+E732_NOT_A_SHA256SUM_LINE = message(codes.E732, "{sidecar}: expected a sha256sum line, `<64 hex digits>  {table}`")
+E732_OF_ANOTHER_FILE = message(codes.E732, "{sidecar} is the checksum of {named}, not of {table}")
+E732_CANNOT_READ_TABLE = message(codes.E732, "cannot read {table}: {reason}")
+E732_DOES_NOT_MATCH = message(
+    codes.E732,
+    "the table does not match its checksum: {sidecar} says {expected}, the file hashes to {actual}; "
+    "it changed after the checksum was written",
+)
 E741_RECORDED_BEFORE = message(
     codes.E741,
     "route {route}: retrospective forecast frozen {frozen} (seq {seq}), but the {kind} dated {observed} it would "
@@ -601,7 +726,11 @@ E742_NO_FORECAST_OF_MODE = message(
     codes.E742, "nothing to grade: no {mode} forecast in the ledger (see `pcsc freeze{flag}`)"
 )
 E743_CANNOT_WRITE_PLOT = message(codes.E743, "cannot write the plot: {reason}")
-E744_CLASS_IN_NEITHER = message(codes.E744, "reference class {ref_class} of a frozen forecast is in neither policy")
+E744_CLASS_NOT_IN_POLICY = message(
+    codes.E744,
+    'reference class "{ref_class}" of a frozen forecast is not in policy {policy}',
+    "a forecast is re-scored under both policies: compare policies that have a prior for every class it uses",
+)
 E745_LATEST_MIX_MODES = message(
     codes.E745,
     "the latest forecasts are {first} and {second}; the two are never pooled: {prospective}, and {retrospective}; "
@@ -626,6 +755,35 @@ E746_NONE_RESOLVED = message(
 E751_NO_ROUTES = message(codes.E751, "nothing to {what}: no routes in {files}")
 
 # ---------------------------------------------------------------------- policy tests and project scaffolding
+# a policy test file's problems, each at its key path (raised as PolicyTestError)
+E801_AT = message(codes.E801, "{where}: {problem}")
+E801_UNKNOWN_KEY = message(codes.E801, "unknown key; expected one of {allowed}")
+E801_NOT_A_STRING = message(codes.E801, "expected a string")
+E801_NOT_A_CHOICE = message(codes.E801, "expected one of {choices}, got {value!r}")
+E801_NOT_A_NUMBER = message(codes.E801, "expected a number")
+E801_NOT_FINITE = message(codes.E801, "expected a finite number")
+E801_BELOW_MINIMUM = message(codes.E801, "expected a number >= {minimum:g}")
+E801_EMPTY_RANGE = message(codes.E801, "expected a table with min, max or both")
+E801_MIN_ABOVE_MAX = message(codes.E801, "min {min:g} is greater than max {max:g}")
+E801_NOT_A_RANGE = message(codes.E801, "expected a number or a table {{min = …, max = …}}")
+E801_NOT_STRINGS = message(codes.E801, "expected an array of strings")
+E801_NOT_OF_FORM = message(codes.E801, "expected {what}, got {value!r}")
+E801_NO_EXPECTATION = message(codes.E801, "expected a table with at least one expectation ({keys})")
+E801_NOT_A_BOOL = message(codes.E801, "expected true or false")
+E801_ERRORS_AND_MORE = message(
+    codes.E801, "a case that expects errors expects nothing else (its route does not compile)"
+)
+E801_NOT_UTF8 = message(codes.E801, "not UTF-8 text")
+E801_NOT_TOML = message(codes.E801, "not valid TOML: {reason}")
+E801_NOT_A_TABLE = message(codes.E801, "expected a table")
+E801_NO_CASES = message(codes.E801, "expected one or more [[case]] tables")
+E801_NO_NAME = message(codes.E801, "missing: every case needs a name")
+E801_NAME_TWICE = message(codes.E801, "{name!r} is already the name of case[{first}]")
+E801_NO_ROUTE = message(codes.E801, "missing: the route file to test (relative to this file)")
+E801_NOT_A_POLICY = message(codes.E801, "expected id@version or a path to a .toml file, got {policy!r}")
+E801_NOT_A_SEAM = message(codes.E801, "expected a whole number >= 1 (the seam k)")
+E801_NO_EXPECT = message(codes.E801, "missing: what the case expects")
+
 E802_CASE_ERROR = message(codes.E802, 'case[{index}] "{name}": {failures}')
 E803_NO_TEST_FILES = message(
     codes.E803,
@@ -641,6 +799,43 @@ E812_CANNOT_WRITE = message(codes.E812, "cannot write {path}: {reason}")
 
 # ---------------------------------------------------------------------- decisions
 E901_OVERRIDE = message(codes.E901, "{problem}", "see docs/decisions.md")
+# an override that cannot be applied, addressed by its key (raised as OverrideError)
+E901_UNCLOSED_QUOTE = message(codes.E901, "{key}: a quoted segment is not closed")
+E901_BAD_SEGMENT_START = message(
+    codes.E901,
+    "{key}: `{char}` cannot start a key segment (quote segments with other characters)",
+)
+E901_NO_DOT = message(codes.E901, "{key}: expected `.` between key segments")
+E901_ENDS_WITH_DOT = message(codes.E901, "{key}: the key ends with `.`")
+E901_EMPTY_KEY = message(codes.E901, "an empty key")
+E901_NOT_A_VALUE = message(
+    codes.E901,
+    "`{text}` is not a value: write a TOML literal or a number such as 5B, 12% or 1.5M usd",
+)
+E901_NOT_FINITE = message(
+    codes.E901,
+    "{key}: `{value}` is not a finite number (no policy or route value may be NaN or infinite, nor "
+    "beyond about 1.8e308)",
+)
+E901_NOT_KEY_VALUE = message(codes.E901, '`{text}`: expected KEY=VALUE, e.g. priors."devtools/scale".p=0.2')
+E901_NOT_A_ROUTE_KEY = message(
+    codes.E901,
+    "{key}: a route override is route.vision.tam (.capture, .defensibility), "
+    "route.transitions.NAME.cost.ITEM or route.evidence.NAME.weight",
+)
+E901_UNKNOWN_VISION_KEY = message(codes.E901, "{key}: unknown key (a route's vision has tam, capture, defensibility)")
+E901_NOT_A_NUMBER = message(codes.E901, "{key}: expected a number")
+E901_TAM = message(codes.E901, "{key}: vision `tam` must be a finite number at least 0, got {number:g}")
+E901_VISION_RATIO = message(codes.E901, "{key}: vision `{item}` must be in [0, 1], got {number:g}")
+E901_NEGATIVE_COST = message(codes.E901, "{key}: a cost amount cannot be negative, got {number:g}")
+E901_WEIGHT = message(codes.E901, "{key}: an evidence weight must be in [0, 1], got {number:g}")
+E901_NOT_A_TABLE = message(codes.E901, "{key}: is a value, not a table")
+E901_NAMES_THE_POLICY = message(codes.E901, "--set {key}: names the policy; it cannot be overridden")
+E901_NO_SUCH_COST_ITEM = message(
+    codes.E901,
+    "{key}: no route compiled has a transition `{transition}` with a cost item `{item}`",
+)
+E901_NO_SUCH_EVIDENCE = message(codes.E901, "{key}: no route compiled has evidence `{evidence}`")
 E911_CERTIFICATE = message(codes.E911, "certificate {file}: {problem}")
 E911_CANNOT_WRITE = message(codes.E911, "cannot write {file}: {reason}")
 E911_CANNOT_READ = message(codes.E911, "cannot read {file}: {problem}")
@@ -716,6 +911,18 @@ W702_CUE_LEFT = message(
     "identity cue `{cue}` left in the blinded copy: only route, state, transition and evidence names are renamed, "
     "not the other names the compiler reads (reference classes, fields, cost items, libraries, obligations); "
     "rename it in the route",
+)
+
+W751_RANKED_TOGETHER = message(
+    codes.W751,
+    "routes ranked together use {count} policies: {policies}; their numbers come from different rules. "
+    "All rank by `{key}`, so they are ranked together",
+)
+W751_GRADED_TOGETHER = message(
+    codes.W751,
+    "forecasts graded together use {count} policies: {policies}. Their numbers come from different rules, and "
+    "each AUC, lift and calibration below pools them as one ranking; grade each policy's forecasts in a ledger "
+    "of their own to keep them apart",
 )
 
 

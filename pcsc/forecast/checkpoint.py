@@ -31,6 +31,24 @@ from pcsc._version import __version__
 from pcsc.base.canonical import dumps, sha256_hex
 from pcsc.base.extras import require
 from pcsc.base.files import NotText, Unreadable, read_bytes, read_text
+from pcsc.diagnostics.messages import (
+    E717_CANNOT_READ_CHECKPOINT,
+    E717_CANNOT_READ_KEY,
+    E717_CANNOT_WRITE_CHECKPOINT,
+    E717_CANNOT_WRITE_KEYS,
+    E717_HEAD_INCOMPLETE,
+    E717_HEAD_SEQS,
+    E717_HEAD_TOKEN,
+    E717_KEY_EXISTS,
+    E717_NO_FORMAT,
+    E717_NO_SIGNATURE,
+    E717_NOT_A_CHECKPOINT,
+    E717_NOT_ED25519,
+    E717_NOT_PEM,
+    E717_SIGNATURE_FAILS,
+    E717_VERSION,
+    phrase,
+)
 from pcsc.forecast.ledger import Head, HeadToken, utc_stamp
 
 FORMAT = "pcsc-ledger-checkpoint"
@@ -79,7 +97,7 @@ def generate_keys(name: Path | str) -> tuple[Path, Path]:
     private_path, public_path = Path(f"{name}.pem"), Path(f"{name}.pub.pem")
     for each in (private_path, public_path):
         if each.exists():
-            raise CheckpointError(f"{each} exists: a key file is never replaced; choose another name")
+            raise CheckpointError(phrase(E717_KEY_EXISTS, file=each))
     key = ed25519.Ed25519PrivateKey.generate()
     private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption())
@@ -95,8 +113,8 @@ def generate_keys(name: Path | str) -> tuple[Path, Path]:
         for each in (private_path, public_path):
             if each.exists() and each.stat().st_size in (0, len(private), len(public)):
                 each.unlink(missing_ok=True)
-        raise CheckpointError(f"cannot write the key files {private_path}, {public_path}: "
-                              f"{exc.strerror or exc}") from None
+        raise CheckpointError(phrase(E717_CANNOT_WRITE_KEYS, private=private_path, public=public_path,
+                                     reason=exc.strerror or exc)) from None
     return private_path, public_path
 
 
@@ -106,7 +124,7 @@ def _read_key(path: Path, private: bool) -> Any:
     try:
         data = read_bytes(path)
     except Unreadable as exc:
-        raise CheckpointError(f"{path}: cannot read the {what} key: {exc.reason}") from None
+        raise CheckpointError(phrase(E717_CANNOT_READ_KEY, path=path, what=what, reason=exc.reason)) from None
     try:
         if private:
             key = serialization.load_pem_private_key(data, password=None)
@@ -115,9 +133,9 @@ def _read_key(path: Path, private: bool) -> Any:
             key = serialization.load_pem_public_key(data)
             wanted = ed25519.Ed25519PublicKey
     except (ValueError, TypeError) as exc:
-        raise CheckpointError(f"{path}: not an unencrypted PEM {what} key ({exc})") from None
+        raise CheckpointError(phrase(E717_NOT_PEM, path=path, what=what, reason=exc)) from None
     if not isinstance(key, wanted):
-        raise CheckpointError(f"{path}: not an Ed25519 {what} key (`pcsc ledger keygen` makes one)")
+        raise CheckpointError(phrase(E717_NOT_ED25519, path=path, what=what))
     return key
 
 
@@ -153,33 +171,30 @@ def read_checkpoint(path: Path | str, public_key_path: Path | str) -> Checkpoint
     try:
         doc = json.loads(read_text(path))
     except NotText as exc:
-        raise CheckpointError(f"{path}: not a checkpoint: {exc.reason}") from None
+        raise CheckpointError(phrase(E717_NOT_A_CHECKPOINT, path=path, reason=exc.reason)) from None
     except Unreadable as exc:
-        raise CheckpointError(f"{path}: cannot read the checkpoint: {exc.reason}") from None
+        raise CheckpointError(phrase(E717_CANNOT_READ_CHECKPOINT, path=path, reason=exc.reason)) from None
     except json.JSONDecodeError as exc:
-        raise CheckpointError(f"{path}: not a checkpoint: not JSON ({exc})") from None
+        raise CheckpointError(phrase(E717_NOT_A_CHECKPOINT, path=path, reason=f"not JSON ({exc})")) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a checkpoint (no \"format\": \"{FORMAT}\")")
+        raise CheckpointError(phrase(E717_NO_FORMAT, path=path, format=FORMAT))
     if type(doc.get("version")) is not int or doc["version"] != VERSION:  # `true == 1` and `1.0 == 1`
-        raise CheckpointError(f"{path}: a checkpoint of version {doc.get('version')!r}; this pcsc reads {VERSION}")
+        raise CheckpointError(phrase(E717_VERSION, path=path, version=doc.get("version"), reads=VERSION))
     signature: Any = doc.pop("signature", None)
     try:
         value = base64.b64decode(str(signature["value"]), validate=True)
     except (TypeError, KeyError, ValueError):
-        raise CheckpointError(f"{path}: the checkpoint has no valid signature") from None
+        raise CheckpointError(phrase(E717_NO_SIGNATURE, path=path)) from None
     try:
         body = dumps(doc).encode("utf-8")
     except (TypeError, ValueError) as exc:
-        raise CheckpointError(f"{path}: not a checkpoint: {exc}") from None
+        raise CheckpointError(phrase(E717_NOT_A_CHECKPOINT, path=path, reason=exc)) from None
     from cryptography.exceptions import InvalidSignature
 
     try:
         public.verify(value, body)
     except InvalidSignature:
-        raise CheckpointError(
-            f"{path}: the signature does not verify with {public_key_path}: the checkpoint was changed after it "
-            "was signed, or it was signed with another key"
-        ) from None
+        raise CheckpointError(phrase(E717_SIGNATURE_FAILS, path=path, key=public_key_path)) from None
     head = _head(doc.get("head"), path)
     return Checkpoint(path, head, dict(doc.get("ledger") or {}), str(doc.get("created_at")),
                       _public_sha256(public, serialization))
@@ -193,11 +208,11 @@ def _head(value: Any, path: Path) -> Head:
                     int(seqs[1]), str(value["outcomes"]["entry_sha256"]))
         token = str(value["token"])
     except (TypeError, KeyError, ValueError):
-        raise CheckpointError(f"{path}: the checkpoint's head is incomplete") from None
+        raise CheckpointError(phrase(E717_HEAD_INCOMPLETE, path=path)) from None
     if not all(type(seq) is int and seq >= 0 for seq in seqs):  # `int()` would take "٤", 4.9 and true
-        raise CheckpointError(f"{path}: the checkpoint's head seqs are not whole numbers: {seqs[0]!r}, {seqs[1]!r}")
+        raise CheckpointError(phrase(E717_HEAD_SEQS, path=path, entries=seqs[0], outcomes=seqs[1]))
     if str(head.token) != token:
-        raise CheckpointError(f"{path}: the checkpoint's head token {token} is not the hash of its rows")
+        raise CheckpointError(phrase(E717_HEAD_TOKEN, path=path, token=token))
     return head
 
 
@@ -206,4 +221,4 @@ def write_checkpoint(doc: Mapping[str, Any], target: Path | str) -> None:
     try:
         Path(target).write_text(dumps(doc, pretty=True) + "\n", encoding="utf-8")
     except OSError as exc:
-        raise CheckpointError(f"{target}: cannot write the checkpoint: {exc.strerror or exc}") from None
+        raise CheckpointError(phrase(E717_CANNOT_WRITE_CHECKPOINT, path=target, reason=exc.strerror or exc)) from None

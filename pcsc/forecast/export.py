@@ -22,6 +22,14 @@ from typing import Any
 
 from pcsc.base.canonical import dumps
 from pcsc.base.files import Unreadable, read_bytes, read_text
+from pcsc.diagnostics.messages import (
+    E732_CANNOT_READ_SIDECAR,
+    E732_CANNOT_READ_TABLE,
+    E732_DOES_NOT_MATCH,
+    E732_NOT_A_SHA256SUM_LINE,
+    E732_OF_ANOTHER_FILE,
+    phrase,
+)
 from pcsc.forecast.ledger import Entry
 from pcsc.forecast.outcomes import Outcomes
 
@@ -120,21 +128,18 @@ def check_sidecar(table: Path, sidecar: Path) -> str:
     try:
         line = read_text(sidecar).strip().splitlines()
     except Unreadable as exc:
-        raise SidecarError(f"cannot read the checksum file {sidecar}: {exc.reason}") from None
+        raise SidecarError(phrase(E732_CANNOT_READ_SIDECAR, sidecar=sidecar, reason=exc.reason)) from None
     parts = line[0].split(None, 1) if line else []
     expected = parts[0].lower() if parts else ""
     if len(expected) != 64 or any(ch not in "0123456789abcdef" for ch in expected):
-        raise SidecarError(f"{sidecar}: expected a sha256sum line, `<64 hex digits>  {table.name}`")
+        raise SidecarError(phrase(E732_NOT_A_SHA256SUM_LINE, sidecar=sidecar, table=table.name))
     named = parts[1].strip().lstrip("*") if len(parts) > 1 else table.name
     if Path(named).name != table.name:
-        raise SidecarError(f"{sidecar} is the checksum of {named}, not of {table.name}")
+        raise SidecarError(phrase(E732_OF_ANOTHER_FILE, sidecar=sidecar, named=named, table=table.name))
     try:
         actual = hashlib.sha256(read_bytes(table)).hexdigest()
     except Unreadable as exc:
-        raise SidecarError(f"cannot read {table}: {exc.reason}") from None
+        raise SidecarError(phrase(E732_CANNOT_READ_TABLE, table=table, reason=exc.reason)) from None
     if actual != expected:
-        raise SidecarError(
-            f"the table does not match its checksum: {sidecar} says {expected}, the file hashes to {actual}; "
-            "it changed after the checksum was written"
-        )
+        raise SidecarError(phrase(E732_DOES_NOT_MATCH, sidecar=sidecar, expected=expected, actual=actual))
     return actual

@@ -404,18 +404,28 @@ class Comparison:
     regressions: tuple[str, ...] = ()  # each reason NEW is not promoted, in words
 
 
+class ClassNotInPolicy(Exception):
+    """A frozen forecast's reference class that a policy it is re-scored under has no prior for."""
+
+    def __init__(self, ref_class: str, policy: Policy) -> None:
+        super().__init__(ref_class)
+        self.ref_class = ref_class
+        self.policy = f"{policy.policy.id}@{policy.policy.version}"
+
+
 def rescore(packet: Mapping[str, Any], policy: Policy) -> tuple[list[float], float]:
     """Each transition's p under ``policy`` from its frozen inputs, and the re-folded score:
     p = clip(p_prior·W, 0, 1) with W recomputed from the frozen admitted evidence under the
     policy's reweighting (the frozen W when the packet lacks its evidence), then the
     policy's calibration map, if any. The score is the policy's fold: discounted along the
     frozen horizons and with the option to stop as its `[fold]` says, and the
-    series-parallel fold of the frozen `graph` shape for a route that forks and joins."""
+    series-parallel fold of the frozen `graph` shape for a route that forks and joins.
+    ClassNotInPolicy if ``policy`` has no prior for a transition's class."""
     ps = []
     for t in packet["transitions"]:
         prior = policy.priors.get(t["class"])
         if prior is None:
-            raise KeyError(t["class"])
+            raise ClassNotInPolicy(t["class"], policy)
         p = min(max(prior.p * weight_under(packet, t, policy), 0.0), 1.0)
         if policy.calibration is not None:
             p = calibrate(p, policy.calibration)

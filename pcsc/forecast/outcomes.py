@@ -20,6 +20,33 @@ from typing import Any, Literal
 import attrs
 
 from pcsc.base.files import Unreadable, read_text
+from pcsc.diagnostics.messages import (
+    E701_BAD_RECORD,
+    E701_CANNOT_READ,
+    E701_DATE_AND_TIME,
+    E701_HINT_NO_SUFFIX,
+    E701_HINT_UNQUOTED,
+    E701_LABELLED_TWICE,
+    E701_MISSING_KEY,
+    E701_NESTED_TOO_DEEPLY,
+    E701_NO_FIELD_VALUES,
+    E701_NOT_A_DATE,
+    E701_NOT_A_FIELD_NAME,
+    E701_NOT_A_ROUTE_NAME,
+    E701_NOT_A_TABLE,
+    E701_NOT_A_VALUE,
+    E701_NOT_AN_ARRAY,
+    E701_NOT_AN_OUTCOME,
+    E701_NOT_FINITE,
+    E701_NOT_TOML,
+    E701_NOT_USABLE,
+    E701_OBSERVED_TWICE,
+    E701_QUOTED_DATE,
+    E701_SOURCE_NOT_A_STRING,
+    E701_UNKNOWN_LABEL_KEY,
+    E701_UNKNOWN_TOP_KEY,
+    phrase,
+)
 from pcsc.lang.printer import number as literal_number
 
 Value = float | bool
@@ -92,7 +119,7 @@ def load_outcomes(path: str | Path, shown: str | None = None) -> Outcomes:
     try:
         text = read_text(path)
     except Unreadable as exc:
-        raise OutcomesError(name, [f"cannot read the file: {exc.reason}"]) from None
+        raise OutcomesError(name, [phrase(E701_CANNOT_READ, reason=exc.reason)]) from None
     return parse_outcomes(text, name)
 
 
@@ -100,11 +127,11 @@ def parse_outcomes(text: str, path: str) -> Outcomes:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise OutcomesError(path, [f"not valid TOML: {exc}"]) from None
+        raise OutcomesError(path, [phrase(E701_NOT_TOML, reason=exc)]) from None
     except RecursionError:  # tomllib recurses once per nested array or inline table
-        raise OutcomesError(path, ["not usable: arrays or tables nested too deeply"]) from None
+        raise OutcomesError(path, [phrase(E701_NESTED_TOO_DEEPLY)]) from None
     except ValueError as exc:  # an integer of more than 4300 digits
-        raise OutcomesError(path, [f"not usable: {exc}"]) from None
+        raise OutcomesError(path, [phrase(E701_NOT_USABLE, reason=exc)]) from None
     return outcomes_from_toml(doc, path)
 
 
@@ -113,7 +140,7 @@ def outcomes_from_toml(doc: Mapping[str, Any], path: str) -> Outcomes:
     problems: list[str] = []
     for key in doc:
         if key not in TOP_KEYS:
-            problems.append(f"{key}: unknown key; an outcomes file holds [[observation]] and [[label]] tables")
+            problems.append(phrase(E701_UNKNOWN_TOP_KEY, key=key))
     observations = [
         (i, o) for i, t in enumerate(_tables(doc, "observation", problems)) if (o := _observation(t, i, problems))
     ]
@@ -141,7 +168,7 @@ def outcomes_from_records(
             outcome = payload["label"] if payload.get("bucket") is None else payload["bucket"]
             doc["label"].append({"route": route, "date": date, "outcome": outcome, **extra})
         else:
-            problems.append(f"record {n}: expected an observation with fields or a label")
+            problems.append(phrase(E701_BAD_RECORD, n=n))
     if problems:
         raise OutcomesError(path, problems)
     return outcomes_from_toml(doc, path)
@@ -155,36 +182,36 @@ def _tables(doc: Mapping[str, Any], key: str, problems: list[str]) -> list[Mappi
         return []
     value = doc[key]
     if not isinstance(value, list):
-        problems.append(f"{key}: expected an array of tables; write each entry under [[{key}]]")
+        problems.append(phrase(E701_NOT_AN_ARRAY, key=key))
         return []
     out: list[Mapping[str, Any] | None] = []
     for i, item in enumerate(value):
         if isinstance(item, dict):
             out.append(item)
         else:
-            problems.append(f"{key}[{i}]: expected a table")
+            problems.append(phrase(E701_NOT_A_TABLE, key=key, i=i))
             out.append(None)
     return out
 
 
 def _route(table: Mapping[str, Any], where: str, problems: list[str]) -> str | None:
     if "route" not in table:
-        problems.append(f"{where}: missing key `route`")
+        problems.append(phrase(E701_MISSING_KEY, where=where, key="route"))
         return None
     value = table["route"]
     if not isinstance(value, str) or not _FIELD.match(value):
-        problems.append(f'{where}.route: expected a route name (a quoted identifier such as "devtools_api")')
+        problems.append(phrase(E701_NOT_A_ROUTE_NAME, where=where))
         return None
     return value
 
 
 def _date(table: Mapping[str, Any], where: str, problems: list[str]) -> dt.date | None:
     if "date" not in table:
-        problems.append(f"{where}: missing key `date`")
+        problems.append(phrase(E701_MISSING_KEY, where=where, key="date"))
         return None
     value = table["date"]
     if isinstance(value, dt.datetime):
-        problems.append(f"{where}.date: expected a date (YYYY-MM-DD), not a date and time")
+        problems.append(phrase(E701_DATE_AND_TIME, where=where))
         return None
     if isinstance(value, dt.date):
         return value
@@ -192,18 +219,18 @@ def _date(table: Mapping[str, Any], where: str, problems: list[str]) -> dt.date 
         try:
             dt.date.fromisoformat(value)
         except ValueError:
-            problems.append(f"{where}.date: expected a date (YYYY-MM-DD, unquoted)")
+            problems.append(phrase(E701_NOT_A_DATE, where=where))
         else:
-            problems.append(f"{where}.date: expected a date; write it unquoted: date = {value}")
+            problems.append(phrase(E701_QUOTED_DATE, where=where, value=value))
         return None
-    problems.append(f"{where}.date: expected a date (YYYY-MM-DD, unquoted)")
+    problems.append(phrase(E701_NOT_A_DATE, where=where))
     return None
 
 
 def _source(table: Mapping[str, Any], where: str, problems: list[str]) -> str | None:
     value = table.get("source")
     if value is not None and not isinstance(value, str):
-        problems.append(f"{where}.source: expected a string")
+        problems.append(phrase(E701_SOURCE_NOT_A_STRING, where=where))
         return None
     return value
 
@@ -221,13 +248,13 @@ def _observation(table: Mapping[str, Any] | None, i: int, problems: list[str]) -
         if key in OBSERVATION_KEYS:
             continue
         if not _FIELD.match(key):
-            problems.append(f"{where}.{_quoted(key)}: not a field name")
+            problems.append(phrase(E701_NOT_A_FIELD_NAME, where=where, key=_quoted(key)))
             continue
         value = field_value(raw, f"{where}.{key}", problems)
         if value is not None:
             values.append((key, value))
     if len(problems) == before and not values:
-        problems.append(f"{where}: no field values; write at least one, e.g. developers = 620")
+        problems.append(phrase(E701_NO_FIELD_VALUES, where=where))
     if len(problems) > before or route is None or date is None:
         return None
     return Observation(route, date, tuple(sorted(values)), source)
@@ -243,11 +270,11 @@ def field_value(raw: Any, where: str, problems: list[str]) -> Value | None:
         except OverflowError:
             value = math.inf
         if not math.isfinite(value):
-            problems.append(f"{where}: expected a finite number (at most about 1.8e308)")
+            problems.append(phrase(E701_NOT_FINITE, where=where))
             return None
         return value
     if isinstance(raw, str):
-        problems.append(f"{where}: expected a number or true/false, not a string{_string_hint(raw)}")
+        problems.append(phrase(E701_NOT_A_VALUE, where=where, kind="a string", hint=_string_hint(raw)))
         return None
     kind = (
         "a date"
@@ -258,7 +285,7 @@ def field_value(raw: Any, where: str, problems: list[str]) -> Value | None:
         if isinstance(raw, dict)
         else type(raw).__name__
     )
-    problems.append(f"{where}: expected a number or true/false, not {kind}")
+    problems.append(phrase(E701_NOT_A_VALUE, where=where, kind=kind, hint=""))
     return None
 
 
@@ -266,7 +293,7 @@ def _string_hint(raw: str) -> str:
     """Suggest the TOML spelling of a value written the way a .route file writes it."""
     text = raw.strip()
     if text in ("true", "false"):
-        return f"; write it unquoted: {text}"
+        return phrase(E701_HINT_UNQUOTED, text=text)
     match = _SUFFIXED.match(text)
     if match is None:
         return ""
@@ -278,8 +305,8 @@ def _string_hint(raw: str) -> str:
         return ""
     plain = _plain(value)
     if suffix or match.group(3):
-        return f"; TOML numbers take no suffixes or units: write {plain} for `{text}`"
-    return f"; write it unquoted: {plain}"
+        return phrase(E701_HINT_NO_SUFFIX, plain=plain, text=text)
+    return phrase(E701_HINT_UNQUOTED, text=plain)
 
 
 def _plain(value: float) -> str:
@@ -295,14 +322,14 @@ def _label(table: Mapping[str, Any] | None, i: int, problems: list[str]) -> Labe
     before = len(problems)
     for key in table:
         if key not in LABEL_KEYS:
-            problems.append(f"{where}.{_quoted(key)}: unknown key; a label has {', '.join(LABEL_KEYS)}")
+            problems.append(phrase(E701_UNKNOWN_LABEL_KEY, where=where, key=_quoted(key), keys=", ".join(LABEL_KEYS)))
     route = _route(table, where, problems)
     date = _date(table, where, problems)
     source = _source(table, where, problems)
     outcome: LabelOutcome | None = None
     bucket: str | None = None
     if "outcome" not in table:
-        problems.append(f"{where}: missing key `outcome`")
+        problems.append(phrase(E701_MISSING_KEY, where=where, key="outcome"))
     else:
         raw = table["outcome"]
         if raw == "positive" or raw == "negative":
@@ -311,7 +338,7 @@ def _label(table: Mapping[str, Any] | None, i: int, problems: list[str]) -> Labe
             outcome, bucket = BUCKETS[raw], raw
         else:
             choices = ", ".join(f'"{c}"' for c in (*OUTCOMES, *BUCKETS))
-            problems.append(f"{where}.outcome: expected one of {choices}")
+            problems.append(phrase(E701_NOT_AN_OUTCOME, where=where, choices=choices))
     if len(problems) > before or route is None or date is None or outcome is None:
         return None
     return Label(route, date, outcome, bucket, source)
@@ -331,20 +358,16 @@ def _conflicts(observations: list[tuple[int, Observation]], labels: list[tuple[i
             key = (obs.route, obs.date, field)
             if key in seen and not same_value(seen[key][1], value):
                 j, other = seen[key]
-                problems.append(
-                    f"observation[{i}].{field}: {obs.route} on {obs.date.isoformat()} already has "
-                    f"{field} = {plain_value(other)} (observation[{j}])"
-                )
+                problems.append(phrase(E701_OBSERVED_TWICE, i=i, field=field, route=obs.route,
+                                       date=obs.date.isoformat(), value=plain_value(other), j=j))
             seen.setdefault(key, (i, value))
     said: dict[tuple[str, dt.date], tuple[int, Label]] = {}
     for i, lab in labels:
         key2 = (lab.route, lab.date)
         if key2 in said and said[key2][1].outcome != lab.outcome:
             j, other_label = said[key2]
-            problems.append(
-                f"label[{i}].outcome: {lab.route} on {lab.date.isoformat()} is already labelled "
-                f"{other_label.outcome} (label[{j}])"
-            )
+            problems.append(phrase(E701_LABELLED_TWICE, i=i, route=lab.route, date=lab.date.isoformat(),
+                                   outcome=other_label.outcome, j=j))
         said.setdefault(key2, (i, lab))
     return problems
 

@@ -16,6 +16,7 @@ import attrs
 
 from pcsc.base.canonical import dumps
 from pcsc.base.files import Unreadable, read_text
+from pcsc.diagnostics.messages import E721_CANNOT_READ, E721_NESTED_TOO_DEEPLY, E721_NOT_JSON, phrase
 from pcsc.forecast.ledger import Entry, Ledger, OutcomeKind, OutcomeRecord
 from pcsc.forecast.outcomes import Outcomes, outcomes_from_records
 from pcsc.forecast.resolve import (
@@ -97,11 +98,11 @@ def read_packets(path: str) -> list[FrozenRoute]:
     try:
         doc = json.loads(read_text(path))
     except Unreadable as exc:
-        raise PacketError(path, [f"cannot read the file: {exc.reason}"]) from None
+        raise PacketError(path, [phrase(E721_CANNOT_READ, reason=exc.reason)]) from None
     except json.JSONDecodeError as exc:
-        raise PacketError(path, [f"not JSON: {exc}"]) from None
+        raise PacketError(path, [phrase(E721_NOT_JSON, reason=exc)]) from None
     except RecursionError:  # the decoder recurses once per nested array or object
-        raise PacketError(path, ["not usable: arrays or objects nested too deeply"]) from None
+        raise PacketError(path, [phrase(E721_NESTED_TOO_DEEPLY)]) from None
     return frozen_routes(doc, path)
 
 

@@ -33,6 +33,7 @@ from pcsc.diagnostics.messages import (
     E741_RECORDED_BEFORE,
     E742_NOTHING_TO_GRADE,
     E745_LATEST_MIX_MODES,
+    W751_GRADED_TOGETHER,
     phrase,
 )
 from pcsc.forecast.ledger import Entry
@@ -159,9 +160,7 @@ def pooled_policies(forecasts: Sequence[Entry]) -> str | None:
         return None
     named = "; ".join(f"{label}: {plural(len(routes), 'route')} ({', '.join(sorted(routes)[:3])}"
                       f"{', …' if len(routes) > 3 else ''})" for label, routes in sorted(by_policy.items()))
-    return (f"forecasts graded together use {len(by_policy)} policies: {named}. Their numbers come from different "
-            "rules, and each AUC, lift and calibration below pools them as one ranking; grade each policy's "
-            "forecasts in a ledger of their own to keep them apart")
+    return phrase(W751_GRADED_TOGETHER, count=len(by_policy), policies=named)
 
 
 def evaluate_report(

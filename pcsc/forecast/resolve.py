@@ -28,6 +28,31 @@ from typing import Any, Literal
 import attrs
 
 from pcsc.base.humanize import number
+from pcsc.diagnostics.messages import (
+    E702_DID_YOU_MEAN,
+    E702_ITS_FIELDS,
+    E702_NEGATIVE_COUNT,
+    E702_NO_SUCH_FIELD,
+    E702_NOT_A_BOOL,
+    E702_NOT_A_NUMBER,
+    E721_CANNOT_READ_CONDITION,
+    E721_MISSING,
+    E721_NO_ROUTE_NAME,
+    E721_NO_TRANSITION_NAME,
+    E721_NOT_A_DATE,
+    E721_NOT_A_DATE_OR_NULL,
+    E721_NOT_A_PACKET,
+    E721_NOT_AN_ARRAY,
+    E721_NOT_AN_EXPRESSION_TEXT,
+    E721_NOT_AN_OBJECT,
+    E721_NOT_FIELDS,
+    E721_NOT_WINDOWS,
+    W701_LABELLED_BEFORE_AS_OF,
+    W701_NO_SUCH_ROUTE,
+    W701_OBSERVED_BEFORE_AS_OF,
+    W701_RATIO_OVER_ONE,
+    phrase,
+)
 from pcsc.diagnostics.model import Diagnostics
 from pcsc.forecast.outcomes import Label, LabelOutcome, Observation, Outcomes, Value, plain_value
 from pcsc.lang.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
@@ -140,7 +165,7 @@ def _collect(doc: Any, where: str, routes: list[FrozenRoute], problems: list[str
     if isinstance(doc, Mapping) and "routes" in doc:
         items = doc["routes"]
         if not isinstance(items, list):
-            problems.append(f"{_at(where, 'routes')}: expected an array")
+            problems.append(phrase(E721_NOT_AN_ARRAY, where=_at(where, "routes")))
             return
         for j, item in enumerate(items):
             route = _route_packet(item, _at(where, f"routes[{j}]"), problems)
@@ -157,7 +182,7 @@ def _collect(doc: Any, where: str, routes: list[FrozenRoute], problems: list[str
         if route is not None:
             routes.append(route)
         return
-    problems.append(f"{where or '(top)'}: expected a `pcsc compile --format json` output or a route packet")
+    problems.append(phrase(E721_NOT_A_PACKET, where=where or "(top)"))
 
 
 def _at(where: str, key: str) -> str:
@@ -166,12 +191,12 @@ def _at(where: str, key: str) -> str:
 
 def _route_packet(doc: Any, where: str, problems: list[str]) -> FrozenRoute | None:
     if not isinstance(doc, Mapping):
-        problems.append(f"{where}: expected an object")
+        problems.append(phrase(E721_NOT_AN_OBJECT, where=where))
         return None
     before = len(problems)
     name = doc.get("route")
     if not isinstance(name, str) or not name:
-        problems.append(f"{_at(where, 'route')}: expected the route's name")
+        problems.append(phrase(E721_NO_ROUTE_NAME, where=_at(where, "route")))
     as_of = _iso(doc, "as_of", where, problems, nullable=False)
     fields: tuple[tuple[str, str], ...] | None = None
     if "fields" in doc:
@@ -180,13 +205,13 @@ def _route_packet(doc: Any, where: str, problems: list[str]) -> FrozenRoute | No
             isinstance(f, Mapping) and isinstance(f.get("name"), str) and isinstance(f.get("type"), str)
             for f in raw_fields
         ):
-            problems.append(f"{_at(where, 'fields')}: expected an array of {{name, type}}")
+            problems.append(phrase(E721_NOT_FIELDS, where=_at(where, "fields")))
         else:
             fields = tuple((f["name"], f["type"]) for f in raw_fields)
     raw = doc.get("transitions")
     transitions: list[FrozenTransition] = []
     if not isinstance(raw, list):
-        problems.append(f"{_at(where, 'transitions')}: expected an array")
+        problems.append(phrase(E721_NOT_AN_ARRAY, where=_at(where, "transitions")))
     else:
         for k, t in enumerate(raw):
             tr = _transition(t, _at(where, f"transitions[{k}]"), problems)
@@ -198,7 +223,7 @@ def _route_packet(doc: Any, where: str, problems: list[str]) -> FrozenRoute | No
         if not isinstance(raw_windows, list) or not all(
             isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in raw_windows
         ):
-            problems.append(f"{_at(where, 'windows')}: expected an array of positive whole numbers of days")
+            problems.append(phrase(E721_NOT_WINDOWS, where=_at(where, "windows")))
         else:
             windows = tuple(raw_windows)
     if len(problems) > before or not isinstance(name, str) or as_of is None:
@@ -208,7 +233,7 @@ def _route_packet(doc: Any, where: str, problems: list[str]) -> FrozenRoute | No
 
 def _iso(doc: Mapping[str, Any], key: str, where: str, problems: list[str], *, nullable: bool) -> dt.date | None:
     if key not in doc:
-        problems.append(f"{_at(where, key)}: missing; freeze the route again with this compiler")
+        problems.append(phrase(E721_MISSING, where=_at(where, key)))
         return None
     value = doc[key]
     if value is None and nullable:
@@ -218,18 +243,21 @@ def _iso(doc: Mapping[str, Any], key: str, where: str, problems: list[str], *, n
             return dt.date.fromisoformat(value)
         except ValueError:
             pass
-    problems.append(f"{_at(where, key)}: expected an ISO date{' or null' if nullable else ''}")
+    if nullable:
+        problems.append(phrase(E721_NOT_A_DATE_OR_NULL, where=_at(where, key)))
+    else:
+        problems.append(phrase(E721_NOT_A_DATE, where=_at(where, key)))
     return None
 
 
 def _transition(doc: Any, where: str, problems: list[str]) -> FrozenTransition | None:
     if not isinstance(doc, Mapping):
-        problems.append(f"{where}: expected an object")
+        problems.append(phrase(E721_NOT_AN_OBJECT, where=where))
         return None
     before = len(problems)
     name = doc.get("name")
     if not isinstance(name, str) or not name:
-        problems.append(f"{_at(where, 'name')}: expected the transition's name")
+        problems.append(phrase(E721_NO_TRANSITION_NAME, where=_at(where, "name")))
     due = _iso(doc, "due", where, problems, nullable=True)
     threshold = _condition(doc, "threshold", where, problems)
     kill = _condition(doc, "kill", where, problems)
@@ -249,20 +277,20 @@ def _condition(doc: Mapping[str, Any], key: str, where: str, problems: list[str]
 
     here = _at(where, key)
     if key not in doc:
-        problems.append(f"{here}: missing; freeze the route again with this compiler")
+        problems.append(phrase(E721_MISSING, where=here))
         return None
     text = doc[key]
     if text is None:
         return None
     if not isinstance(text, str):
-        problems.append(f"{here}: expected the expression text or null")
+        problems.append(phrase(E721_NOT_AN_EXPRESSION_TEXT, where=here))
         return None
     diags = Diagnostics()
     node = parse_expression(text, here, diags)
     expr = lower_expression(node, diags) if node is not None else None
     if expr is None or diags.has_errors:
         first = next((d.message for d in diags if d.severity == "error"), "not an expression")
-        problems.append(f"{here}: cannot read `{text}`: {first}")
+        problems.append(phrase(E721_CANNOT_READ_CONDITION, where=here, text=text, problem=first))
         return None
     return Condition(text, expr, tuple(_names_ordered(expr)))
 
@@ -614,46 +642,37 @@ def check_outcomes(routes: Sequence[FrozenRoute], outcomes: Outcomes) -> Finding
         where = f"observation[{i}]"
         if obs.route not in earliest:
             hint = _did_you_mean(obs.route, names)
-            warnings.append(f"{where}.route: no packet has route `{obs.route}`{hint}; ignored")
+            warnings.append(phrase(W701_NO_SUCH_ROUTE, where=where, route=obs.route, hint=hint))
             continue
         if obs.date <= earliest[obs.route]:
-            warnings.append(
-                f"{where}.date: on or before as_of {earliest[obs.route]} of {obs.route}: it resolves nothing"
-            )
+            warnings.append(phrase(W701_OBSERVED_BEFORE_AS_OF, where=where, as_of=earliest[obs.route], route=obs.route))
         if obs.route not in declared:
             continue
         route_fields = fields[obs.route]
         for field, value in obs.values:
             kind = route_fields.get(field)
             if kind is None:
-                errors.append(
-                    f"{where}.{field}: route {obs.route} has no field `{field}`"
-                    f"{_did_you_mean(field, route_fields) or '; its fields are ' + ', '.join(sorted(route_fields))}"
-                )
+                its_fields = phrase(E702_ITS_FIELDS, fields=", ".join(sorted(route_fields)))
+                hint = _did_you_mean(field, route_fields) or its_fields
+                errors.append(phrase(E702_NO_SUCH_FIELD, where=where, field=field, route=obs.route, hint=hint))
             elif kind == "bool" and not isinstance(value, bool):
-                errors.append(f"{where}.{field}: `{field}` is a bool field: expected true or false")
+                errors.append(phrase(E702_NOT_A_BOOL, where=where, field=field))
             elif kind in _NUMERIC_TYPES and isinstance(value, bool):
-                errors.append(f"{where}.{field}: `{field}` is a {kind} field: expected a number")
+                errors.append(phrase(E702_NOT_A_NUMBER, where=where, field=field, kind=kind))
             elif kind == "count" and isinstance(value, float) and value < 0:
-                errors.append(f"{where}.{field}: `{field}` is a count: expected a number >= 0")
+                errors.append(phrase(E702_NEGATIVE_COUNT, where=where, field=field))
             elif kind == "ratio" and isinstance(value, float) and value > 1:
-                warnings.append(
-                    f"{where}.{field}: `{field}` is a ratio, written as a fraction: "
-                    f"{plain_value(value)} is {number(value * 100)}%"
-                )
+                warnings.append(phrase(W701_RATIO_OVER_ONE, where=where, field=field, value=plain_value(value),
+                                       percent=number(value * 100)))
     for i, lab in enumerate(outcomes.labels):
         if lab.route not in earliest:
-            warnings.append(
-                f"label[{i}].route: no packet has route `{lab.route}`{_did_you_mean(lab.route, names)}; ignored"
-            )
+            warnings.append(phrase(W701_NO_SUCH_ROUTE, where=f"label[{i}]", route=lab.route,
+                                   hint=_did_you_mean(lab.route, names)))
         elif lab.date <= earliest[lab.route]:
-            warnings.append(
-                f"label[{i}].date: on or before as_of {earliest[lab.route]} of {lab.route}: "
-                "the forecast was frozen after this outcome"
-            )
+            warnings.append(phrase(W701_LABELLED_BEFORE_AS_OF, i=i, as_of=earliest[lab.route], route=lab.route))
     return Findings(tuple(errors), tuple(warnings))
 
 
 def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
     close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    return phrase(E702_DID_YOU_MEAN, name=close[0]) if close else ""

@@ -31,6 +31,21 @@ import attrs
 
 from pcsc.base.files import Unreadable, decode, read_bytes
 from pcsc.base.humanize import plural
+from pcsc.diagnostics.messages import (
+    E731_CANNOT_READ,
+    E731_CASE_TWICE,
+    E731_EMPTY,
+    E731_EMPTY_ID,
+    E731_FIELD_COUNT,
+    E731_HEADER_TWICE,
+    E731_NO_CASE_OF_KIND,
+    E731_NO_COLUMN,
+    E731_NO_SCORER,
+    E731_NO_SUCH_FILE,
+    E731_NOT_A_NUMBER,
+    E731_NOT_CSV,
+    phrase,
+)
 from pcsc.forecast import metrics
 from pcsc.forecast.metrics import BootstrapCI
 
@@ -150,28 +165,30 @@ def _rows(path: Path, shown: str) -> tuple[str, list[str], list[tuple[int, list[
         data = read_bytes(path)
         text = decode(data, shown)
     except Unreadable as exc:
-        raise ScoreTableError(shown, "no such file" if exc.errno == errno.ENOENT else f"cannot be read: {exc.reason}",
-                              exc.line) from None
+        missing = exc.errno == errno.ENOENT
+        problem = phrase(E731_NO_SUCH_FILE) if missing else phrase(E731_CANNOT_READ, reason=exc.reason)
+        raise ScoreTableError(shown, problem, exc.line) from None
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
-        raise ScoreTableError(shown, "the file is empty: expected a header row of column names") from None
+        raise ScoreTableError(shown, phrase(E731_EMPTY)) from None
     except csv.Error as exc:
-        raise ScoreTableError(shown, f"not a CSV file: {exc}", 1) from None
+        raise ScoreTableError(shown, phrase(E731_NOT_CSV, reason=exc), 1) from None
     duplicated = sorted({h for h in header if header.count(h) > 1})
     if duplicated:
-        raise ScoreTableError(shown, f"the header names {_names(duplicated)} more than once", 1)
+        raise ScoreTableError(shown, phrase(E731_HEADER_TWICE, names=_names(duplicated)), 1)
     rows: list[tuple[int, list[str]]] = []
     try:
         for row in reader:
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) != len(header):
-                raise ScoreTableError(shown, f"{len(row)} fields where the header has {len(header)}", reader.line_num)
+                raise ScoreTableError(shown, phrase(E731_FIELD_COUNT, count=len(row), header=len(header)),
+                                      reader.line_num)
             rows.append((reader.line_num, [cell.strip() for cell in row]))
     except csv.Error as exc:
-        raise ScoreTableError(shown, f"not a CSV file: {exc}", reader.line_num) from None
+        raise ScoreTableError(shown, phrase(E731_NOT_CSV, reason=exc), reader.line_num) from None
     return hashlib.sha256(data).hexdigest(), header, rows
 
 
@@ -196,7 +213,7 @@ def read_score_table(
     roles = (("id", id_column), ("outcome", outcome_column)) + ((("strata", strata),) if strata else ())
     for role, column in roles:
         if column not in header:
-            raise ScoreTableError(shown, f"no {role} column `{column}`; the columns are {_names(header)}", 1)
+            raise ScoreTableError(shown, phrase(E731_NO_COLUMN, role=role, column=column, columns=_names(header)), 1)
     i_id, i_out = header.index(id_column), header.index(outcome_column)
     skip = (i_id, i_out) + ((header.index(strata),) if strata else ())
 
@@ -207,9 +224,9 @@ def read_score_table(
     for line, row in rows:
         case = row[i_id]
         if not case:
-            raise ScoreTableError(shown, f"empty case id in column `{id_column}`", line)
+            raise ScoreTableError(shown, phrase(E731_EMPTY_ID, column=id_column), line)
         if case in seen:
-            raise ScoreTableError(shown, f"case `{case}` appears twice (first on line {seen[case]})", line)
+            raise ScoreTableError(shown, phrase(E731_CASE_TWICE, case=case, first=seen[case]), line)
         seen[case] = line
         outcome = row[i_out]
         if outcome in positive or outcome in negative:
@@ -220,14 +237,13 @@ def read_score_table(
 
     for count, kind, wanted in ((sum(labels), "positive", positive), (len(labels) - sum(labels), "negative", negative)):
         if count == 0:
-            raise ScoreTableError(
-                shown, f"no {kind} case: no row has `{outcome_column}` in {{{', '.join(wanted)}}}, "
-                f"so AUC is undefined ({plural(len(kept), 'row')} graded, {len(left_out)} left out)",
-            )
+            raise ScoreTableError(shown, phrase(E731_NO_CASE_OF_KIND, kind=kind, column=outcome_column,
+                                                wanted=", ".join(wanted), graded=plural(len(kept), "row"),
+                                                left_out=len(left_out)))
 
     scorers, ignored = _scorers(shown, header, skip, kept)
     if not scorers:
-        raise ScoreTableError(shown, f"no scorer: no column besides `{id_column}` and `{outcome_column}` holds numbers")
+        raise ScoreTableError(shown, phrase(E731_NO_SCORER, id=id_column, outcome=outcome_column))
 
     return ScoreTable(
         path=shown,
@@ -264,8 +280,8 @@ def _scorers(
             if v is None:
                 shown_value = f"`{row[j]}`" if row[j] else "empty"
                 case = row[skip[0]]
-                raise ScoreTableError(shown, f"case `{case}`: scorer column `{column}` is {shown_value}, "
-                                      "not a (finite) number", line)
+                raise ScoreTableError(shown, phrase(E731_NOT_A_NUMBER, case=case, column=column, value=shown_value),
+                                      line)
         scorers.append(Scorer(column, tuple(v for v in values if v is not None)))
     return scorers, ignored
 

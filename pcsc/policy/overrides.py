@@ -28,16 +28,34 @@ from typing import Any
 import attrs
 
 from pcsc.base.canonical import hash_json
+from pcsc.diagnostics.messages import (
+    E901_BAD_SEGMENT_START,
+    E901_EMPTY_KEY,
+    E901_ENDS_WITH_DOT,
+    E901_NAMES_THE_POLICY,
+    E901_NEGATIVE_COST,
+    E901_NO_DOT,
+    E901_NO_SUCH_COST_ITEM,
+    E901_NO_SUCH_EVIDENCE,
+    E901_NOT_A_NUMBER,
+    E901_NOT_A_ROUTE_KEY,
+    E901_NOT_A_TABLE,
+    E901_NOT_A_VALUE,
+    E901_NOT_FINITE,
+    E901_NOT_KEY_VALUE,
+    E901_TAM,
+    E901_UNCLOSED_QUOTE,
+    E901_UNKNOWN_VISION_KEY,
+    E901_VISION_RATIO,
+    E901_WEIGHT,
+    phrase,
+)
 from pcsc.lang.ir import Route
 from pcsc.lang.syntax.literals import parse_number
 from pcsc.policy.load import PolicyError, PolicyStore, _jsonable, structure
 from pcsc.policy.model import LoadedPolicy
 
 ROUTE_KEYS = ("tam", "capture", "defensibility")
-ROUTE_HELP = (
-    "a route override is route.vision.tam (.capture, .defensibility), "
-    "route.transitions.NAME.cost.ITEM or route.evidence.NAME.weight"
-)
 
 
 class OverrideError(Exception):
@@ -82,24 +100,23 @@ def split_key(key: str) -> tuple[str, ...]:
         if key[i] == '"':
             end = key.find('"', i + 1)
             if end < 0:
-                raise OverrideError([f"{key}: a quoted segment is not closed"])
+                raise OverrideError([phrase(E901_UNCLOSED_QUOTE, key=key)])
             parts.append(key[i + 1 : end])
             i = end + 1
         else:
             m = _SEGMENT.match(key, i)
             if m is None:
-                raise OverrideError([f"{key}: `{key[i]}` cannot start a key segment (quote segments with other "
-                                     "characters)"])
+                raise OverrideError([phrase(E901_BAD_SEGMENT_START, key=key, char=key[i])])
             parts.append(m.group())
             i = m.end()
         if i < n:
             if key[i] != ".":
-                raise OverrideError([f"{key}: expected `.` between key segments"])
+                raise OverrideError([phrase(E901_NO_DOT, key=key)])
             i += 1
             if i == n:
-                raise OverrideError([f"{key}: the key ends with `.`"])
+                raise OverrideError([phrase(E901_ENDS_WITH_DOT, key=key)])
     if not parts:
-        raise OverrideError(["an empty key"])
+        raise OverrideError([phrase(E901_EMPTY_KEY)])
     return tuple(parts)
 
 
@@ -120,15 +137,14 @@ def parse_value(text: str) -> Any:
         return sign * value
     if _BARE.fullmatch(text):
         return text
-    raise OverrideError([f"`{text}` is not a value: write a TOML literal or a number such as 5B, 12% or 1.5M usd"])
+    raise OverrideError([phrase(E901_NOT_A_VALUE, text=text)])
 
 
 def finite_value(key: str, value: Any) -> Any:
     """``value``, when every number in it is finite; else an `OverrideError` (TOML reads
     `nan`, `inf` and `1e309` as floats, and no policy or route number may be one)."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise OverrideError([f"{key}: `{value}` is not a finite number (no policy or route value may be NaN or "
-                             "infinite, nor beyond about 1.8e308)"])
+        raise OverrideError([phrase(E901_NOT_FINITE, key=key, value=value)])
     for item in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
         finite_value(key, item)
     return value
@@ -138,7 +154,7 @@ def parse_override(text: str) -> Override:
     key, eq, value = text.partition("=")
     key = key.strip()
     if not eq or not key:
-        raise OverrideError([f"`{text}`: expected KEY=VALUE, e.g. priors.\"devtools/scale\".p=0.2"])
+        raise OverrideError([phrase(E901_NOT_KEY_VALUE, text=text)])
     path = split_key(key)
     parsed = finite_value(key, parse_value(value.strip()))
     if path[0] == "route":
@@ -146,17 +162,17 @@ def parse_override(text: str) -> Override:
         if path and path[0] in ("transitions", "evidence"):
             return _route_item(text, key, ("route", *path), parsed)
         if not path or path[0] != "vision":
-            raise OverrideError([f"{key}: {ROUTE_HELP}"])
+            raise OverrideError([phrase(E901_NOT_A_ROUTE_KEY, key=key)])
     if path[0] == "vision":
         if len(path) != 2 or path[1] not in ROUTE_KEYS:
-            raise OverrideError([f"{key}: unknown key (a route's vision has tam, capture, defensibility)"])
+            raise OverrideError([phrase(E901_UNKNOWN_VISION_KEY, key=key)])
         if isinstance(parsed, bool) or not isinstance(parsed, (int, float)):
-            raise OverrideError([f"{key}: expected a number"])
+            raise OverrideError([phrase(E901_NOT_A_NUMBER, key=key)])
         number = float(parsed)
         if path[1] == "tam" and not 0.0 <= number < float("inf"):
-            raise OverrideError([f"{key}: vision `tam` must be a finite number at least 0, got {number:g}"])
+            raise OverrideError([phrase(E901_TAM, key=key, number=number)])
         if path[1] != "tam" and not 0.0 <= number <= 1.0:
-            raise OverrideError([f"{key}: vision `{path[1]}` must be in [0, 1], got {number:g}"])
+            raise OverrideError([phrase(E901_VISION_RATIO, key=key, item=path[1], number=number)])
         return Override(text, path, number, "route")
     return Override(text, path, parsed, "policy")
 
@@ -166,14 +182,14 @@ def _route_item(text: str, key: str, path: tuple[str, ...], parsed: Any) -> Over
     cost = path[1] == "transitions" and len(path) == 5 and path[3] == "cost"
     weight = path[1] == "evidence" and len(path) == 4 and path[3] == "weight"
     if not (cost or weight):
-        raise OverrideError([f"{key}: {ROUTE_HELP}"])
+        raise OverrideError([phrase(E901_NOT_A_ROUTE_KEY, key=key)])
     if isinstance(parsed, bool) or not isinstance(parsed, (int, float)):
-        raise OverrideError([f"{key}: expected a number"])
+        raise OverrideError([phrase(E901_NOT_A_NUMBER, key=key)])
     number = float(parsed)
     if cost and not number >= 0.0:
-        raise OverrideError([f"{key}: a cost amount cannot be negative, got {number:g}"])
+        raise OverrideError([phrase(E901_NEGATIVE_COST, key=key, number=number)])
     if weight and not 0.0 <= number <= 1.0:
-        raise OverrideError([f"{key}: an evidence weight must be in [0, 1], got {number:g}"])
+        raise OverrideError([phrase(E901_WEIGHT, key=key, number=number)])
     return Override(text, path, number, "route")
 
 
@@ -200,7 +216,7 @@ def set_key(document: dict[str, Any], path: Sequence[str], value: Any) -> None:
         if nxt is None:
             nxt = node[part] = {}
         elif not isinstance(nxt, dict):
-            raise OverrideError([f"{format_path(path[: i + 1])}: is a value, not a table"])
+            raise OverrideError([phrase(E901_NOT_A_TABLE, key=format_path(path[: i + 1]))])
         else:
             nxt = node[part] = dict(nxt)
         node = nxt
@@ -216,7 +232,7 @@ def override_policy(loaded: LoadedPolicy, overrides: Sequence[Override]) -> Load
     document: dict[str, Any] = _jsonable(loaded.resolved)
     for o in chosen:
         if o.path[0] == "policy" and len(o.path) == 2 and o.path[1] in ("id", "version", "extends"):
-            raise OverrideError([f"--set {o.key}: names the policy; it cannot be overridden"])
+            raise OverrideError([phrase(E901_NAMES_THE_POLICY, key=o.key)])
         set_key(document, o.path, o.value)
     try:
         policy = structure(document, f"{loaded.path} with --set")
@@ -277,8 +293,8 @@ def unmatched(routes: Sequence[Route], overrides: Sequence[Override]) -> list[st
         if o.path[:2] == ("route", "transitions"):
             t, item = o.path[2], o.path[4]
             if not any(i.name == item for r in routes for tr in r.transitions if tr.name == t for i in tr.cost):
-                out.append(f"{o.key}: no route compiled has a transition `{t}` with a cost item `{item}`")
+                out.append(phrase(E901_NO_SUCH_COST_ITEM, key=o.key, transition=t, item=item))
         elif o.path[:2] == ("route", "evidence"):
             if not any(e.name == o.path[2] for r in routes for e in r.evidence):
-                out.append(f"{o.key}: no route compiled has evidence `{o.path[2]}`")
+                out.append(phrase(E901_NO_SUCH_EVIDENCE, key=o.key, evidence=o.path[2]))
     return out

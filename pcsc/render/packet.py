@@ -17,7 +17,7 @@ from pcsc.analysis.seams.identity import fraction_text
 from pcsc.base.stats import rate
 from pcsc.compiler.session import Compiled, coverage_mode
 from pcsc.coverage import DeltaCoverage, payoff_credits
-from pcsc.diagnostics.model import Finding
+from pcsc.diagnostics.model import Finding, condense
 from pcsc.lang.ir import Shape
 from pcsc.lang.printer import expression
 from pcsc.policy.model import Found
@@ -279,14 +279,15 @@ def policy_found(c: Compiled) -> list[dict[str, str | None]]:
 
 
 def compile_packet(compiled: list[Compiled], diagnostics: list[Finding]) -> dict[str, Any]:
-    """The payload of `pcsc compile --format json` (the envelope adds pcsc, schema, inputs)."""
+    """The payload of `pcsc compile --format json` (the envelope adds pcsc, schema, inputs);
+    a diagnostic repeated on its line is given once with its count, as every command does."""
     policies = sorted({(c.policy.policy.id, c.policy.policy.version, c.policy.sha256) for c in compiled})
     policy: dict[str, str] | None = None
     if len(policies) == 1:
         policy = {"id": policies[0][0], "version": policies[0][1], "sha256": policies[0][2]}
     return {
         "policy": policy,
-        "diagnostics": [to_json(d) for d in diagnostics],
+        "diagnostics": [to_json(d) for d in condense(diagnostics)],
         "routes": [route_packet(c) for c in compiled],
     }
 

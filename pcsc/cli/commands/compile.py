@@ -75,13 +75,14 @@ def _ir(ctx: Context, args: argparse.Namespace) -> Outcome:
     in text mode."""
     from pcsc.base import canonical
     from pcsc.base.escape import escape_controls
+    from pcsc.diagnostics.model import condense
     from pcsc.lang.serialize import ir_json
     from pcsc.render.diagnostics import to_json
     from pcsc.render.envelope import envelope
 
     session, routes = ctx.load(args.files)
     diags = session.diags.sorted()
-    payload = {"routes": [ir_json(r) for r in routes], "diagnostics": [to_json(d) for d in diags]}
+    payload = {"routes": [ir_json(r) for r in routes], "diagnostics": [to_json(d) for d in condense(diags)]}
     if ctx.format == "json":
         return Outcome("ir", payload, diagnostics=diags)
     document = escape_controls(canonical.dumps(envelope("ir", payload, ctx.inputs), pretty=True), json=True) + "\n"

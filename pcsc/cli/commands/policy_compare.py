@@ -15,7 +15,7 @@ from pcsc.cli.commands.policy_fit import failed, history
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
 from pcsc.diagnostics.exits import EXIT_REFUSED
-from pcsc.diagnostics.messages import E744_CLASS_IN_NEITHER, diag
+from pcsc.diagnostics.messages import E744_CLASS_NOT_IN_POLICY, diag
 from pcsc.diagnostics.model import Span
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.failures import policy_diagnostics
     from pcsc.cli.forecasting import ledger_diagnostic, resolution_date
-    from pcsc.forecast.learn import compare, held_out_routes
+    from pcsc.forecast.learn import ClassNotInPolicy, compare, held_out_routes
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.views import compare_payload, compare_text
     from pcsc.policy.load import PolicyError
@@ -72,8 +72,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     try:
         result = compare(old.policy, new.policy, found.packets, found.milestones, found.labels, holdout,
                          verdicts, unchecked)
-    except KeyError as exc:
-        problem = diag(E744_CLASS_IN_NEITHER, Span.file_only(str(ctx.ledger_path())), ref_class=exc)
+    except ClassNotInPolicy as exc:
+        problem = diag(E744_CLASS_NOT_IN_POLICY, Span.file_only(str(ctx.ledger_path())), ref_class=exc.ref_class,
+                       policy=exc.policy)
         return failed("policy-compare", [problem])
     return Outcome(
         "policy-compare",

@@ -158,11 +158,13 @@ def _write_artifacts(ctx: Context, folder: Path, payload: dict[str, Any], diagno
     """experiment.json: the document `--format json` prints (envelope, input hashes);
     experiment.json.sha256: its digest in sha256sum's format."""
     from pcsc.base import canonical
+    from pcsc.diagnostics.model import condense
     from pcsc.render.diagnostics import to_json
     from pcsc.render.envelope import envelope
 
     document = dict(payload)
-    shown = sorted(diagnostics, key=lambda d: (d.span.file, d.span.line, d.span.column))  # as `emit` orders them
+    # as `emit` orders and condenses them
+    shown = condense(sorted(diagnostics, key=lambda d: (d.span.file, d.span.line, d.span.column)))
     document.setdefault("diagnostics", [to_json(d) for d in shown])
     data = (canonical.dumps(envelope("seams", document, ctx.inputs), pretty=True) + "\n").encode("utf-8")
     folder.mkdir(parents=True, exist_ok=True)
