@@ -10,7 +10,9 @@ For every `examples/*.route` it writes, under tests/data/golden/:
 - `<example>.packet.json`: stdout of `pcsc compile examples/<example>.route --format json`
 
 both run from the repo root with the relative path, so that the `file` fields and
-spans in the output read `examples/<example>.route`. Golden files of examples that no
+spans in the output read `examples/<example>.route`. Each packet's `scorer.code_sha256`
+(the hash of pcsc's own code, which any edit changes) is written as `CODE_SHA256`;
+tests/test_golden.py checks the real one against a recomputation of its own. Golden files of examples that no
 longer exist are deleted. Read the diff before committing: a golden file is a claim
 that its numbers are right.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -37,7 +40,22 @@ def golden_path(example: str, kind: str) -> Path:
     return GOLDEN / f"{Path(example).stem}.{kind}.json"
 
 
+CODE_SHA256 = "<the sha256 of pcsc's code: checked by tests/test_golden.py>"
+_CODE_HASH = re.compile(r'"code_sha256": "[0-9a-f]{64}"')
+
+
+def normalised(text: str) -> str:
+    """``text`` with every scorer code hash replaced by `CODE_SHA256`."""
+    return _CODE_HASH.sub(f'"code_sha256": "{CODE_SHA256}"', text)
+
+
 def render(example: str, kind: str) -> str:
+    """stdout of `pcsc compile <example> <KINDS[kind]>`, run in-process from the repo root,
+    `normalised`."""
+    return normalised(raw(example, kind))
+
+
+def raw(example: str, kind: str) -> str:
     """stdout of `pcsc compile <example> <KINDS[kind]>`, run in-process from the repo root."""
     from pcsc.cli import main
 

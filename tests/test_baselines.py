@@ -14,7 +14,7 @@ import pytest
 from pcsc.forecast import baselines, metrics
 from pcsc.forecast.learn import fit, held_out, w_aware_prior
 from pcsc.policy.load import PolicyStore
-from tests.conftest import run_cli
+from tests.conftest import EXAMPLES, run_cli
 from tests.test_forecast_loop import FAR, loop, outcomes  # noqa: F401  (loop is a fixture)
 
 
@@ -72,8 +72,9 @@ def test_logistic_is_not_fitted_on_too_few_cases() -> None:
     labels = {r: i == 0 for i, r in enumerate(sorted(packets))}
     result = baselines.logistic_oof(packets, labels, seed=1)
     assert not result.fitted and result.predictions == {} and "too few cases" in (result.why or "")
-    columns, logistic = baselines.baseline_columns(packets, labels, seed=1)
-    assert set(columns) == {"flat_product", "flat_npv"} and logistic.to_json()["fitted"] is False
+    columns, models = baselines.baseline_columns(packets, labels, seed=1)
+    assert set(columns) == {"flat_product", "flat_npv", "unweighted", "evidence_compliance"}
+    assert [m.to_json()["fitted"] for m in models] == [False, False]
 
 
 def test_bootstrap_many_pairs_are_the_paired_bootstrap() -> None:
@@ -95,9 +96,10 @@ def test_evaluate_prints_the_baselines_beside_the_score(
                              "--bootstrap", "300", "--seed", "7", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
-    assert [s["name"] for s in doc["scorers"]][2:] == ["flat_product", "flat_npv"]
+    assert [s["name"] for s in doc["scorers"]][2:] == ["flat_product", "flat_npv", "unweighted", "evidence_compliance"]
     assert [(d["a"], d["b"]) for d in doc["paired"]] == [
-        ("score", "criteria_score"), ("score", "flat_product"), ("score", "flat_npv")]
+        ("score", "criteria_score"), ("score", "flat_product"), ("score", "flat_npv"), ("score", "unweighted"),
+        ("score", "evidence_compliance")]
     assert all(d["B"] == 300 and d["seed"] == 7 for d in doc["paired"])
     logistic = next(b for b in doc["baselines"] if b["name"] == "logistic")
     assert logistic["fitted"] is False and "too few cases" in logistic["why"]
@@ -186,3 +188,164 @@ def test_a_binding_picked_only_by_the_tie_rule_is_not_counted_against_the_select
     assert found["differ"] == 1  # only `real`
     assert found["failed_routes"] == 2 and found["binding_named_failure"] == 1  # `real` names b; `tie` does not count
     assert [r["binding_by_tie"] for r in found["rows"]] == [False, True]
+
+
+# ---------------------------------------------------------------------- ablations, contract, boosted (issue 22)
+def _full_packet(**over: object) -> dict[str, object]:
+    packet: dict[str, object] = {
+        "route": "r", "value": 1000.0, "score": 1.0, "verdict": "released", "criteria_score": 50.0,
+        "flat_product": 0.3 * 0.5,
+        "transitions": [
+            {"name": "a", "p": 0.3, "p_prior": 0.2, "c": 10.0,
+             "deltas": [{"field": "users", "material": True, "covered": True}]},
+            {"name": "b", "p": 0.5, "p_prior": 0.6, "c": 20.0,
+             "deltas": [{"field": "arr", "material": True, "covered": False}]},
+        ],
+        "evidence": [{"name": "e1", "admitted": True, "supports": ["a", "b"]},
+                     {"name": "e2", "admitted": False, "supports": ["b"]}],
+    }
+    packet.update(over)
+    return packet
+
+
+def test_the_reweighting_ablation_folds_the_priors() -> None:
+    # R_2 = V; R_1 = -20 + 0.6·1000 = 580; R_0 = -10 + 0.2·580 = 106
+    assert baselines.unweighted(_full_packet()) == pytest.approx(106.0)
+    assert baselines.unweighted(_full_packet(verdict="docked")) == pytest.approx(-10 + 0.2 * -20)
+    assert baselines.unweighted(_full_packet(score=None)) is None, "a withheld score has no ablation either"
+    assert baselines.unweighted(_full_packet(graph={})) is None
+    assert baselines.unweighted(_full_packet(calibration={"method": "platt"})) is None
+    # the packet's own fold: discounts d and the option to stop
+    discounted = _full_packet(fold={"d": [0.5, 0.5], "abandonment": False})
+    assert baselines.unweighted(discounted) == pytest.approx(-10 + 0.2 * 0.5 * (-20 + 0.6 * 0.5 * 1000))
+    stopping = _full_packet(value=10.0, fold={"abandonment": True})
+    assert baselines.unweighted(stopping) == 0.0  # R_1 = max(0, -20 + 6) = 0, R_0 = max(0, -10) = 0
+
+
+def test_the_unweighted_score_of_a_compiled_route_is_its_fold_with_w_one(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "compile", str(EXAMPLES / "cohort" / "api_monitoring.route"), "--format", "json")
+    assert code == 0
+    (packet,) = json.loads(out)["routes"]
+    assert any(t["W"] != 1 for t in packet["transitions"])
+    R = packet["value"]
+    for t in reversed(packet["transitions"]):
+        R = -t["c"] + t["p_prior"] * R
+    assert baselines.unweighted(packet) == pytest.approx(R, rel=1e-12)
+    assert baselines.unweighted(packet) != pytest.approx(packet["score"])
+
+
+def test_the_contract_baseline_counts_transitions_keeping_the_evidence_contract() -> None:
+    # a: admitted support, covered; b: admitted support but an uncovered material change
+    assert baselines.evidence_compliance(_full_packet()) == 0.5
+    only_unadmitted = _full_packet(evidence=[{"name": "e2", "admitted": False, "supports": ["a", "b"]}])
+    assert baselines.evidence_compliance(only_unadmitted) == 0.0
+
+
+def test_boosted_stumps_fit_a_threshold_and_predict_out_of_fold() -> None:
+    x = np.array([[float(i)] for i in range(20)])
+    y = (x[:, 0] >= 12).astype(float)
+    f0, stumps = baselines.fit_stumps(x, y)
+    # the first split is the one that separates the classes, its leaves one Newton step of rate GBM_RATE
+    j, threshold, left, right = stumps[0]
+    assert (j, threshold) == (0, 11.5)
+    p = 8 / 20
+    assert f0 == pytest.approx(math.log(p / (1 - p)))
+    assert left == pytest.approx(baselines.GBM_RATE * (0 - p) / (p * (1 - p)))
+    assert right == pytest.approx(baselines.GBM_RATE * (1 - p) / (p * (1 - p)))
+    fitted = baselines.predict_stumps((f0, stumps), x)
+    assert metrics.auc(fitted, y) == 1.0
+    packets, labels = _cohort(40, 1)
+    a = baselines.boosted_oof(packets, labels, seed=3)
+    assert a.fitted and a.predictions == baselines.boosted_oof(packets, labels, seed=3).predictions
+    assert a.to_json()["name"] == "boosted" and a.to_json()["rounds"] == baselines.GBM_ROUNDS
+
+
+def test_boosted_folds_are_grouped_by_company() -> None:
+    packets, labels = _cohort(30, 2)
+    for i, route in enumerate(sorted(packets)):
+        packets[route]["company"] = f"company_{i % 6}"
+    result = baselines.boosted_oof(packets, labels, seed=4)
+    flipped = {r: (not y if packets[r]["company"] == "company_0" else y) for r, y in labels.items()}
+    other = baselines.boosted_oof(packets, flipped, seed=4)
+    assert result.fitted and other.fitted
+    for r in packets:
+        if packets[r]["company"] == "company_0":
+            assert other.predictions[r] == pytest.approx(result.predictions[r])
+
+
+def test_the_docs_state_the_boosted_settings() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "forecast.md").read_text(encoding="utf-8")
+    assert (f"{baselines.GBM_ROUNDS} rounds of shrinkage {baselines.GBM_RATE}, each a one-split tree (at least "
+            f"{baselines.GBM_MIN_LEAF} routes on\n    each side)") in text
+
+
+def _kg_packet() -> dict[str, object]:
+    # R_1 = -200 + 0.4·1000 = 200, R_0 = -100 + 0.5·200 = 0: the route sits at break-even
+    return {"route": "r", "value": 1000.0, "verdict": "released", "score": 0.0,
+            "binding": {"transition": "a"},
+            "transitions": [{"name": "a", "p": 0.5, "c": 100.0}, {"name": "b", "p": 0.4, "c": 200.0}],
+            "voi": {"selected": None, "transitions": [{"values": [0.4, 0.6]}, {"values": [0.3, 0.5]}]}}
+
+
+def test_the_knowledge_gradient_is_the_expected_gain_of_one_trial() -> None:
+    selected, gains = baselines.knowledge_gradient(_kg_packet()) or (None, [])
+    # a: variance 0.01, so α + β = 0.25/0.01 − 1 = 24; one trial moves p to 13/25 or 12/25
+    r0_a = [-100 + q * 200 for q in (13 / 25, 12 / 25)]
+    assert gains[0] == pytest.approx(0.5 * max(0, r0_a[0]) + 0.5 * max(0, r0_a[1]))
+    # b: α + β = 0.24/0.01 − 1 = 23; p moves to (9.2 + 1)/24 or 9.2/24
+    r0_b = [-100 + 0.5 * (-200 + q * 1000) for q in (10.2 / 24, 9.2 / 24)]
+    assert gains[1] == pytest.approx(0.4 * max(0, r0_b[0]) + 0.6 * max(0, r0_b[1]))
+    assert selected == "b" and gains[1] > gains[0] > 0
+    far = _kg_packet()
+    far["value"] = 10_000.0  # far above break-even: no single trial changes the decision
+    # above break-even R_0 is affine in p and a trial's expected mean is p: the expected gain is 0
+    far_selected, far_gains = baselines.knowledge_gradient(far) or ("?", [])
+    assert far_selected is None and far_gains == pytest.approx([0.0, 0.0], abs=1e-9)
+    assert baselines.knowledge_gradient({**_kg_packet(), "voi": None}) is None
+
+
+def test_binding_counts_the_knowledge_gradient_on_first_failures() -> None:
+    packets = {"r": _kg_packet(), "s": {**_kg_packet(), "route": "s", "value": 10_000.0}}
+    out = baselines.binding_vs_voi(packets, [("r", "b"), ("s", "a")])
+    assert [row["kg"] for row in out["rows"]] == ["b", None]
+    assert (out["failed_routes"], out["kg_named_failure"], out["binding_named_failure"], out["kg_none"]) == (2, 1, 1, 1)
+    assert out["rates"]["kg_named_failure"]["k"] == 1
+
+
+def test_the_shipped_pilot_grades_every_baseline_beside_the_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped cohort, frozen retrospectively and resolved with its pilot outcomes:
+    each baseline is graded on the 23 labelled routes, paired with the score on the same
+    resamples, and the ablations are what the frozen packets give when refolded here."""
+    from pcsc.cli import main
+    from pcsc.forecast.ledger import Ledger
+
+    ledger = tmp_path / "pilot.sqlite"
+    cohort = EXAMPLES / "cohort"
+    assert main(["freeze", "--retrospective", str(cohort), "--ledger", str(ledger), "-q"]) == 0
+    assert main(["resolve", str(cohort / "outcomes_pilot.toml"), "--ledger", str(ledger), "--as-of", "2019-01-01",
+                 "-q"]) == 0
+    capsys.readouterr()
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", str(ledger), "--as-of", "2019-01-01", "--bootstrap",
+                             "300", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    wanted = ["flat_npv", "unweighted", "evidence_compliance", "boosted"]
+    paired = {d["b"]: d for d in doc["paired"]}
+    for name in wanted:
+        assert paired[name]["n"] == 23 and paired[name]["B"] == 300
+    with Ledger.open(ledger, create=False) as opened:
+        packets = {e.route: e.document()["packet"] for e in opened.entries()}
+    for case in doc["cases"]:
+        packet = packets[case["route"]]
+        R = packet["value"]
+        for t in reversed(packet["transitions"]):
+            R = -t["c"] + t["p_prior"] * R
+        assert case["unweighted"] == pytest.approx(R, rel=1e-12)
+        R_one = math.prod(t["p"] for t in packet["transitions"]) * packet["value"] - sum(
+            t["c"] for t in packet["transitions"])
+        assert case["flat_npv"] == pytest.approx(R_one, rel=1e-9)
+        assert 0 <= case["evidence_compliance"] <= 1
+    boosted = next(b for b in doc["baselines"] if b["name"] == "boosted")
+    assert boosted["fitted"] and boosted["folds"] == 5

@@ -44,6 +44,7 @@ ELSEWHERE = {
     "PCSC-E311": "tests/test_no_exit70.py::test_a_seam_threshold_beyond_the_floats_is_e311",
     "PCSC-E312": "tests/test_robustness.py::test_threshold_types_are_checked",
     "PCSC-E313": "tests/test_units.py::test_a_bound_in_another_unit_is_refused_where_it_is_written",  # a library
+    "PCSC-E314": "tests/test_kill_by.py::test_a_kill_armed_outside_its_window_is_a_located_error",
     "PCSC-E404": "tests/test_library_checks.py::test_a_typo_in_a_library_fails_check_of_a_route_that_uses_it",
     "PCSC-E405": "tests/test_check_refuses.py::test_check_reports_what_compile_refuses",  # a policy's gate rule
     "PCSC-E407": "tests/test_cli.py::test_bad_configuration_is_an_error",  # pcsc.toml
@@ -55,6 +56,13 @@ ELSEWHERE = {
     "PCSC-E413": "tests/test_policy_owner.py::test_a_lax_library_in_a_subfolder_of_the_routes_folder_is_never_searched",
     "PCSC-E414": "tests/test_policy_owner.py::test_require_policy_holds_in_worker_processes",  # --require-policy
     "PCSC-E419": "tests/test_payoffs.py::test_a_bad_payoff_is_a_located_diagnostic",  # a policy without [payoffs]
+    "PCSC-E415": "tests/test_vision_formula.py::test_a_value_that_is_not_finite_is_located_at_the_vision",  # a policy
+    "PCSC-E416": "tests/test_vision_formula.py::test_usd_without_a_rate_is_a_located_error",  # a policy's units
+    "PCSC-E502": "tests/test_admission.py::test_check_reports_it_at_the_class_line_in_text_json_and_sarif",
+    "PCSC-E503": "tests/test_admission.py::test_check_reports_registry_findings_by_mode",
+    "PCSC-W502": "tests/test_admission.py::test_under_dock_check_warns_instead",
+    "PCSC-W503": "tests/test_admission.py::test_under_dock_check_warns_instead",
+    "PCSC-W504": "tests/test_admission.py::test_check_reports_registry_findings_by_mode",
     "PCSC-E701": "tests/test_resolve.py::test_command_refuses_bad_outcomes_and_packets",  # an outcomes file
     "PCSC-E702": "tests/test_resolve.py::test_command_refuses_fields_the_route_does_not_have",
     "PCSC-E711": "tests/test_forecast_loop.py::test_ledger_errors_are_diagnostics",  # the ledger
@@ -68,6 +76,12 @@ ELSEWHERE = {
     "PCSC-E719": "tests/test_ledger_tamper.py::test_a_row_stored_otherwise_than_written_is_refused",
     "PCSC-E721": "tests/test_resolve.py::test_command_refuses_bad_outcomes_and_packets",  # frozen packets
     "PCSC-E731": "tests/test_metrics.py::test_bad_tables_exit_1_with_a_message",  # a score table
+    "PCSC-E761": "tests/test_prereg.py::test_forecasts_of_different_scorer_code_are_not_pooled",
+    "PCSC-E762": "tests/test_prereg.py::test_a_claim_error_is_located_in_the_plan_file",  # a plan file
+    "PCSC-E763": "tests/test_prereg.py::test_a_plan_frozen_after_an_outcome_is_refused",
+    "PCSC-E764": "tests/test_prereg.py::test_blind_resolution_refuses_what_it_cannot_use",  # a blind map
+    "PCSC-W761": "tests/test_prereg.py::test_forecasts_of_different_scorer_code_are_not_pooled",
+    "PCSC-W762": "tests/test_prereg.py::test_a_plan_frozen_before_its_outcomes_is_graded",
     "PCSC-E732": "tests/test_routecast.py::test_the_export_is_a_score_table_evaluate_grades_with_its_checksum",
     "PCSC-E741": "tests/test_routecast.py::test_a_retrospective_forecast_is_not_graded_on_outcomes_recorded_before_it",
     "PCSC-E742": "tests/test_forecast_loop.py::test_nothing_to_grade_and_the_envelope",
@@ -93,6 +107,7 @@ ELSEWHERE = {
     "PCSC-W620": "tests/test_clean_output.py::test_a_diagnostic_escapes_its_file_name_message_and_snippet",
     "PCSC-W701": f"{THIS}::test_compare_with_a_class_the_old_policy_lacks",  # an outcome of no frozen route
     "PCSC-W702": "tests/test_routecast.py::test_blinding_masks_the_cues_and_keeps_the_numbers",  # --leakage, blind
+    "PCSC-W731": "tests/test_covariates.py::test_one_command_reproduces_the_recognition_numbers",  # --covariate
     "PCSC-W751": "tests/test_forecast_loop.py::test_evaluate_warns_when_it_pools_forecasts_of_several_policies",
 }
 

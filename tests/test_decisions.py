@@ -73,8 +73,12 @@ def test_vision_keys_are_route_overrides() -> None:
     assert parse_override("vision.tam=5B").target == "route"
     assert parse_override("route.vision.capture=12%").value == 0.12
     assert parse_override('priors."devtools/scale".p=0.2').target == "policy"
-    with pytest.raises(OverrideError, match="vision.size: unknown key"):
-        parse_override("vision.size=3")
+    # a vision's names are the policy's (`[vision] fields`): any name parses, and one that no
+    # compiled route's vision states is refused when applied (tests/test_vision_formula.py)
+    assert parse_override("vision.size=3").target == "route"
+    assert parse_override('vision.value="tam * capture"').target == "policy"
+    with pytest.raises(OverrideError, match="vision.value.x: unknown key"):
+        parse_override("route.vision.value.x=3")
 
 
 # ---------------------------------------------------------------------- overrides: compile

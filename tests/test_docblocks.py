@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pcsc.analysis.seams.experiment import fundability_flip
-from pcsc.analysis.search import lower_median
+from pcsc.analysis.search import channel_counts, lower_median
 from pcsc.base.stats import rate
 from pcsc.cli import main
 from pcsc.tools import docblocks
@@ -155,6 +155,33 @@ def test_the_recorded_coauthor_rows_recount_from_their_revisions(recorded: dict[
         assert row["median_floor_uplift_b"] == (uplift if row["delta_floors"] else None)
 
 
+def test_the_recorded_channels_recount_and_keep_the_papers_direction(recorded: dict[str, Any]) -> None:
+    """The channels table's counts, recounted from the recorded revisions' edit kinds;
+    under each grounding condition the deletion channel stays open, and some evasion
+    got past grounding by a reused packet quotation (the paper's direction); no
+    condition refuses an honest route."""
+    search = recorded["kept"]["search"]
+    n = len(search["routes"])
+    for row in search["conditions"]:
+        name = row["condition"]
+        applied = [rev for h, rev in _revisions(search, "conditions", name) if rev is not None
+                   and rev["released_score"] is not None and rev["released_score"] > h["released_score"]]
+        evasions = [rev for rev in applied if rev["seam_skips"]]
+
+        def using(kind: str, revisions: list[dict[str, Any]]) -> int:
+            return sum(any(kind in k.split("+") for k in rev["kinds"]) for rev in revisions)
+
+        counts = channel_counts(search, name)
+        assert counts == {"evasion": (len(evasions), n),
+                          "reused_quotation": (using("reuse-excerpt", evasions), len(evasions)),
+                          "written_excerpt": (using("write-excerpt", evasions), len(evasions)),
+                          "reclass": (using("re-class", applied), len(applied))}, name
+        assert counts["evasion"][0] == row["rates"]["evasion"]["k"]
+        assert row["rates"]["honest_false_suspensions"]["k"] == 0, name
+        if row["grounding"]:
+            assert counts["evasion"][0] > 0 and counts["reused_quotation"][0] > 0, name
+
+
 def test_the_recorded_search_keeps_the_done_when(recorded: dict[str, Any]) -> None:
     """Under `gate` no released revision has an uncovered change; under `none` most routes
     have an uncovered revision that beats the honest score, and GATE refuses each one."""
@@ -280,20 +307,36 @@ def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str
     def count(condition: str, measure: str) -> int:
         return int(rows[condition]["rates"][measure]["k"])
 
-    assert count("v1.5a", "evasion") == count("v1.5a+b", "evasion")
-    assert (f"under `v1.5a` and `v1.5a+b` {count('v1.5a', 'evasion')} of {n} revisions skip a state, against "
-            f"{count('v1', 'evasion')} (`v1`) and {count('v1.5b', 'evasion')} (`v1.5b`) without it") in experiments
+    evasion = {c: count(c, "evasion") for c in rows}
+    reused = {c: channel_counts(search, c)["reused_quotation"] for c in rows}
+    assert (f"under `v1.5a` and `v1.5a+b` {evasion['v1.5a']} and {evasion['v1.5a+b']} of {n} applied revisions skip "
+            f"a state, against {evasion['v1']} (`v1`) and {evasion['v1.5b']} (`v1.5b`) without it, and "
+            f"{reused['v1.5a'][0]} of the {reused['v1.5a'][1]} evasions under `v1.5a` and {reused['v1.5a+b'][0]} of "
+            f"the {reused['v1.5a+b'][1]} under `v1.5a+b` met `grounded(asset)` by a reused packet quotation"
+            ) in experiments
+    quoted = reused["v1.5a"][0] + channel_counts(search, "v1.5a")["written_excerpt"][0]
+    assert f"(the other {reused['v1.5a'][1] - quoted} under `v1.5a` need none" in experiments
+    assert (f"Ours evades on {', '.join(str(evasion[c]) for c in ('v1', 'v1.5a', 'v1.5b'))} and "
+            f"{evasion['v1.5a+b']} of {n} routes (`v1`, `v1.5a`, `v1.5b`, `v1.5a+b`), {reused['v1.5a'][0]} of its "
+            f"{reused['v1.5a'][1]} evasions under `v1.5a` by a reused packet quotation") in readme
+    assert (f"lower the count ({evasion['v1.5b']} and {evasion['v1.5a+b']} against {evasion['v1']} and "
+            f"{evasion['v1.5a']})") in readme
+    assert min(evasion["v1.5a"], evasion["v1.5a+b"]) > 0, "the paper's direction: grounding leaves evasions"
     (paper,) = {f for c in PAPER_CONDITIONS.values() for f in c.values()}
     assert set(PAPER_CONDITIONS) <= set(rows), "the paper's four conditions are among ours"
     for page in (readme, experiments):
         assert f"evaded in {paper.k} of its {paper.n} {paper.unit}" in page
+    assert f"not a packet a model revised), the denominator ({n} routes, not {paper.n} {paper.unit})" in readme
     redteam = " ".join((ROOT / "docs" / "redteam.md").read_text(encoding="utf-8").split())
     assert f"evasion in {paper.k} of its {paper.n} {paper.unit}, under each of its four conditions" in redteam
     gain = {c: _money_m(row["median_gain"]) for c, row in rows.items()}
     binds = rows["v1.5b"]["rates"]["floor_delta_binds"]
-    assert (f"lower our median gain from {gain['v1']} to {gain['v1.5b']} and set some cost in {binds['k']} of "
-            f"the {binds['n']} applied revisions; grounding and floors together lower it to {gain['v1.5a+b']}"
-            ) in experiments
+    assert (f"lower our median gain from {gain['v1']} (`v1`) to {gain['v1.5b']} (`v1.5b`) and set some cost in "
+            f"{binds['k']} of the {binds['n']} applied revisions") in experiments
+    assert rows["v1.5a"]["median_gain"] >= rows["v1"]["median_gain"]
+    assert rows["v1.5a+b"]["median_gain"] >= rows["v1.5b"]["median_gain"]
+    assert (f"Grounding lowers no gain: the median gain is {gain['v1.5a']} under `v1.5a` and {gain['v1.5a+b']} "
+            "under `v1.5a+b`") in experiments
     evasions = {c: _money_m(row["median_gain_surviving_evasions"]) for c, row in rows.items()}
     assert f"{evasions['v1.5b']} under `v1.5b` against {evasions['v1']} under `v1`" in experiments
     beating = ", ".join(str(count(c, "evasions_beating_honest")) for c in rows)
@@ -302,10 +345,12 @@ def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str
     assert f"which counts re-class gains too, {n} of {n} in every condition" in experiments
     assert {count(c, "honest_false_suspensions") for c in rows} == {0}
     assert "No condition suspends an honest route" in experiments
-    assert count("v1.5a", "fundability_by_silence") == count("v1.5a+b", "fundability_by_silence")
-    assert (f"falls from {count('v1', 'fundability_by_silence')}/{n} (`v1`) and "
-            f"{count('v1.5b', 'fundability_by_silence')}/{n} (`v1.5b`) to "
-            f"{count('v1.5a', 'fundability_by_silence')}/{n} with grounding") in experiments
+    fund = {c: count(c, "fundability_by_silence") for c in rows}
+    assert fund["v1.5b"] < fund["v1"] and fund["v1.5a"] >= fund["v1"]
+    assert (f"is {fund['v1']}/{n} (`v1`), {fund['v1.5a']}/{n} (`v1.5a`), {fund['v1.5b']}/{n} (`v1.5b`) and "
+            f"{fund['v1.5a+b']}/{n} (`v1.5a+b`): the floors lower it, grounding does not") in experiments
+    assert all(count(c, "evasion") and channel_counts(search, c)["reclass"][0] for c in rows)
+    assert "No condition closes the deletion channel or the re-class channel" in experiments
 
 
 def _redteam_page() -> str:

@@ -107,7 +107,8 @@ def test_evaluate_grades_the_frozen_forecasts(loop: Path, tmp_path: Path, capsys
     assert code == 0, err
     doc = json.loads(out)
     names = [s["name"] for s in doc["scorers"]]
-    assert names == ["score", "criteria_score", "flat_product", "flat_npv"]  # the logistic baseline is not fitted
+    # the logistic and boosted baselines are not fitted on two routes
+    assert names == ["score", "criteria_score", "flat_product", "flat_npv", "unweighted", "evidence_compliance"]
     for s in doc["scorers"]:
         assert set(s) >= {"name", "n", "positives", "auc", "ci", "lift_top_quartile", "B", "seed"}
         assert (s["n"], s["positives"], s["B"], s["seed"]) == (2, 1, 500, 7)
@@ -202,9 +203,10 @@ def test_policy_fit_is_a_beta_binomial_update_and_compare_decides(
     assert code == 0 and "venture@1.0.1" in out
     code, out, err = run_cli(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path",
                              str(tmp_path / "policies"), "--ledger", str(loop), "--as-of", FAR.isoformat(),
-                             "--holdout", "1", "--format", "json")
+                             "--holdout", "1", "--min-cases", "2", "--format", "json")
     assert code == 0, err
     result = json.loads(out)
+    assert result["cases"] == {"held_out": 2, "training": 0, "labelled": 2, "minimum": 2}
     assert result["transitions"] == 3 and result["brier_new"] < result["brier_old"] and result["promote"] is True
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, run_cli
-from tests.regen_golden import GOLDEN, KINDS, examples, golden_path, render
+from tests.regen_golden import CODE_SHA256, GOLDEN, KINDS, examples, golden_path, normalised, raw, render
 
 EXAMPLES = examples()
 CASES = [(example, kind) for example in EXAMPLES for kind in KINDS]
@@ -64,6 +64,63 @@ def test_golden_packets_are_well_formed() -> None:
         for route in packet["routes"]:
             assert route["file"] == example
             assert len(route["transitions"]) >= 1
+
+
+def _package_hash() -> str:
+    """The canonical hash of pcsc's code, recomputed here from the files on disk (not by
+    `pcsc.base.codehash`): each .py and .lark file under pcsc/, by relative path, as
+    path NUL length NUL bytes, CRLF read as LF."""
+    package = Path(pcsc_file()).parent
+    chunks = []
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith((".py", ".lark")):
+                path = Path(folder, name)
+                chunks.append((path.relative_to(package).as_posix(), path.read_bytes().replace(b"\r\n", b"\n")))
+    digest = hashlib.sha256()
+    for relative, data in sorted(chunks):
+        digest.update(b"%s\0%d\0%s" % (relative.encode(), len(data), data))
+    return digest.hexdigest()
+
+
+def pcsc_file() -> str:
+    import pcsc
+
+    return str(pcsc.__file__)
+
+
+def test_every_packet_names_the_code_that_computed_it() -> None:
+    """The golden packets hold a placeholder for the code hash (it changes with any edit);
+    the real output carries the hash of the package's code, as recomputed here, and a
+    changed file changes it."""
+    from pcsc._version import __version__
+
+    want = _package_hash()
+    for example in EXAMPLES:
+        doc = json.loads(raw(example, "packet"))
+        assert {json.dumps(r["scorer"]) for r in doc["routes"]} == {
+            json.dumps({"code_sha256": want, "pcsc": __version__})}
+        golden = json.loads(golden_path(example, "packet").read_text(encoding="utf-8"))
+        assert {r["scorer"]["code_sha256"] for r in golden["routes"]} == {CODE_SHA256}
+
+
+def test_the_code_hash_covers_every_file_and_its_bytes(tmp_path: Path) -> None:
+    from pcsc.base.codehash import code_sha256
+
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "g.lark").write_text("start: x\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("not code\n", encoding="utf-8")
+    first = code_sha256(tmp_path)
+    (tmp_path / "notes.txt").write_text("still not code\n", encoding="utf-8")
+    assert code_sha256(tmp_path) == first
+    (tmp_path / "g.lark").write_text("start: y\n", encoding="utf-8")
+    second = code_sha256(tmp_path)
+    assert second != first
+    (tmp_path / "a.py").write_bytes(b"x = 1\r\n")  # a checkout that converts line ends
+    assert code_sha256(tmp_path) == second
+    (tmp_path / "a.py").rename(tmp_path / "b.py")  # the same bytes under another name
+    assert code_sha256(tmp_path) not in (first, second)
 
 
 def _steps(route: dict[str, Any]) -> dict[str, Any]:
@@ -132,6 +189,6 @@ def test_two_processes_produce_identical_bytes(kind: str) -> None:
     first = _run(list(KINDS[kind]), "1")
     second = _run(list(KINDS[kind]), "2")
     assert first == second
-    routes = json.loads(first)["routes"]
+    routes = json.loads(normalised(first.decode("utf-8")))["routes"]
     golden = [r for e in EXAMPLES for r in json.loads(golden_path(e, kind).read_text(encoding="utf-8"))["routes"]]
     assert routes == golden and len(routes) >= 6

@@ -4,6 +4,7 @@ the hash, and `pcsc policy compare`'s integrity checks (held-out GATE verdicts, 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -316,9 +317,12 @@ def test_a_bad_calibration_section_is_refused(tmp_path: Path, extra: str, messag
 
 
 # ---------------------------------------------------------------------- compare's integrity checks
+LABELS = {f"r{i}": (i < 2 if i < 10 else i < 16) for i in range(20)}  # each route labelled as its one milestone
+
+
 def _two_class_cohort() -> tuple[list[dict[str, Any]], list[_R]]:
     """20 held-out routes (holdout 1): class A (first-users) 2 of 10 positive, class B
-    (first-revenue) 6 of 10 positive, every W = 1."""
+    (first-revenue) 6 of 10 positive, every W = 1; `LABELS` are their route labels."""
     packets, results = [], []
     for i in range(20):
         cls, positive = ("devtools/first-users", i < 2) if i < 10 else ("devtools/first-revenue", i < 16)
@@ -340,7 +344,7 @@ def test_compare_refuses_a_worse_ece_even_with_a_better_brier() -> None:
     0.75: Brier 0.2125 < 0.24, but ECE 0.1 > 0."""
     packets, results = _two_class_cohort()
     old, new = _with_priors(venture(), 0.4, 0.4), _with_priors(venture(), 0.15, 0.75)
-    result = compare(old, new, packets, results, {}, 1.0, {})
+    result = compare(old, new, packets, results, LABELS, 1.0, {})
     assert result.brier_new == pytest.approx(0.2125) and result.brier_old == pytest.approx(0.24)
     assert result.ece_new == pytest.approx(0.1) and result.ece_old == pytest.approx(0.0, abs=1e-12)
     assert result.promote is False
@@ -351,15 +355,52 @@ def test_compare_promotes_a_genuinely_better_policy_and_refuses_a_gate_flip() ->
     packets, results = _two_class_cohort()
     old, new = _with_priors(venture(), 0.4, 0.4), _with_priors(venture(), 0.2, 0.6)
     same = {p["route"]: ("released", "released") for p in packets}
-    better = compare(old, new, packets, results, {}, 1.0, same)
+    better = compare(old, new, packets, results, LABELS, 1.0, same, min_cases=20)
     assert better.promote is True and better.regressions == () and better.gate_checked == 20
+    assert (better.cases, better.labelled, better.auc_old) == (20, 20, 0.5)
     assert better.brier_new == pytest.approx(0.2) and better.ece_new == pytest.approx(0.0, abs=1e-12)
-    flipped = compare(old, new, packets, results, {}, 1.0, {**same, "r3": ("released", "suspend-and-ask")})
+    flipped = compare(old, new, packets, results, LABELS, 1.0, {**same, "r3": ("released", "suspend-and-ask")})
     assert flipped.promote is False and [(f.route, f.old, f.new) for f in flipped.verdict_changes] == [
         ("r3", "released", "suspend-and-ask")]
     assert flipped.regressions == ("GATE verdict of held-out route `r3` changes (released -> suspend-and-ask)",)
-    unchecked = compare(old, new, packets, results, {}, 1.0, same, [("r4", "no route file")])
+    unchecked = compare(old, new, packets, results, LABELS, 1.0, same, [("r4", "no route file")])
     assert unchecked.promote is False and "`r4` not checked: no route file" in unchecked.reason
+
+
+def test_compare_never_promotes_on_an_undefined_auc_or_too_few_cases() -> None:
+    """The same better policy: without route labels its AUC is undefined ("— -> —"),
+    which is not a pass; with labels of one class only, neither; below the minimum of
+    held-out cases, neither."""
+    packets, results = _two_class_cohort()
+    old, new = _with_priors(venture(), 0.4, 0.4), _with_priors(venture(), 0.2, 0.6)
+    same = {p["route"]: ("released", "released") for p in packets}
+    unlabelled = compare(old, new, packets, results, {}, 1.0, same)
+    assert unlabelled.brier_new is not None and unlabelled.brier_new < unlabelled.brier_old
+    assert (unlabelled.promote, unlabelled.auc_old, unlabelled.auc_new) == (False, None, None)
+    assert unlabelled.regressions == ("held-out route AUC undefined (0 labelled held-out routes, 0 positive): "
+                                      "an undefined metric is not a pass",)
+    one_class = compare(old, new, packets, results, {r: False for r in LABELS}, 1.0, same)
+    assert one_class.promote is False and "20 labelled held-out routes, 0 positive" in one_class.reason
+    few = compare(old, new, packets, results, LABELS, 1.0, same, min_cases=21)
+    assert few.promote is False
+    assert few.regressions == ("20 held-out cases (routes with a resolved outcome), fewer than the 21 required",)
+
+
+def test_a_cutoff_splits_in_time_and_counts_both_sides() -> None:
+    """Routes r0..r9 frozen in January, r10..r19 in March: with a cutoff of 1 March the
+    later ten are graded and the earlier ten are the training side, whatever their names."""
+    from pcsc.forecast.learn import cutoff_split, held_out_routes
+
+    packets, results = _two_class_cohort()
+    frozen = {f"r{i}": ("2026-01-15T10:00:00Z" if i < 10 else "2026-03-01T00:00:00Z") for i in range(20)}
+    split = cutoff_split(frozen, dt.date(2026, 3, 1))
+    assert held_out_routes(packets, 0.0, split) == [f"r{i}" for i in range(10, 20)]
+    old, new = _with_priors(venture(), 0.4, 0.4), _with_priors(venture(), 0.4, 0.6)
+    result = compare(old, new, packets, results, LABELS, 0.0, split=split, min_cases=10)
+    assert (result.routes, result.cases, result.training_cases, result.labelled) == (10, 10, 10, 10)
+    # the later ten are all of class B (6 of 10 positive): every score is the same, so the AUC is 0.5 on both
+    assert result.auc_old == result.auc_new == 0.5
+    assert cutoff_split(frozen, dt.date(2027, 1, 1))("unknown route") is True  # never fitted on
 
 
 @pytest.fixture
@@ -376,9 +417,36 @@ def resolved_loop(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 
 def _compare(capsys: pytest.CaptureFixture[str], tmp: Path, ledger: Path, new: str, *extra: str) -> tuple[int, Any]:
     code, out, _ = run_cli(capsys, "policy", "compare", "venture@1.0.0", new, "--policy-path", str(tmp / "policies"),
-                           "--ledger", str(ledger), "--as-of", FAR.isoformat(), "--holdout", "1", "--format", "json",
-                           *extra)
+                           "--ledger", str(ledger), "--as-of", FAR.isoformat(), "--format", "json",
+                           *extra, *(() if {"--cutoff", "--holdout"} & set(extra) else ("--holdout", "1")),
+                           *(() if "--min-cases" in extra else ("--min-cases", "2")))
     return code, json.loads(out)
+
+
+def test_compare_states_both_sides_and_refuses_below_the_minimum_or_on_a_split_in_time(
+    resolved_loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two held-out routes, both labelled: promoted with --min-cases 2, refused under the
+    default of 10; a cutoff after every freeze holds out nothing, one long before holds
+    out every route."""
+    code, doc = _compare(capsys, tmp_path, resolved_loop, "venture@1.0.1", "--holdout", "1", "--min-cases", "10")
+    assert code == 3 and doc["cases"] == {"held_out": 2, "training": 0, "labelled": 2, "minimum": 10}
+    assert doc["regressions"] == ["2 held-out cases (routes with a resolved outcome), fewer than the 10 required"]
+    tomorrow = (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)).isoformat()
+    code, doc = _compare(capsys, tmp_path, resolved_loop, "venture@1.0.1", "--cutoff", tomorrow)
+    assert code == 3 and (doc["routes"], doc["cutoff"], doc["holdout"]) == (0, tomorrow, None)
+    assert doc["cases"]["training"] == 2 and doc["auc_new"] is None
+    assert any("AUC undefined" in r for r in doc["regressions"])
+    code, doc = _compare(capsys, tmp_path, resolved_loop, "venture@1.0.1", "--cutoff", "2000-01-01")
+    assert (code, doc["routes"], doc["promote"]) == (0, 2, True)
+    code, out, _ = run_cli(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.1", "--policy-path",
+                           str(tmp_path / "policies"), "--ledger", str(resolved_loop), "--as-of", FAR.isoformat(),
+                           "--cutoff", "2000-01-01")
+    assert code == 3 and "split  frozen before 2000-01-01 (fit) / on or after it (graded): 0 training and 2 " \
+        "held-out cases (routes with a resolved outcome), at least 10 required" in out
+    code, _, err = run_cli(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.1", "--ledger",
+                           str(resolved_loop), "--cutoff", "2000-01-01", "--holdout", "1")
+    assert code == 2 and "give one" in err
 
 
 def test_compare_recompiles_held_out_routes_and_refuses_a_gate_flip(
@@ -399,7 +467,7 @@ def test_compare_recompiles_held_out_routes_and_refuses_a_gate_flip(
                                   for r in ("devtools_api", "rival_api")]
     code, out, _ = run_cli(capsys, "policy", "compare", "venture@1.0.0", "venture@1.0.2", "--policy-path",
                            str(tmp_path / "policies"), "--ledger", str(resolved_loop), "--as-of", FAR.isoformat(),
-                           "--holdout", "1")
+                           "--holdout", "1", "--min-cases", "2")
     assert code == 3 and "keep venture@1.0.0: not promoted" in out
     assert "devtools_api: released -> suspend-and-ask" in out
 
@@ -457,3 +525,19 @@ def test_fit_refuses_its_own_version_and_compare_a_missing_routes_path(
                            str(tmp_path / "policies"), "--ledger", str(resolved_loop), "--as-of", FAR.isoformat(),
                            "--routes", str(tmp_path / "no-such-folder"))
     assert code == 2 and "no-such-folder: no such file or folder" in err
+
+
+def test_fit_with_a_cutoff_fits_only_on_forecasts_frozen_before_it(
+    resolved_loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every route here was frozen today: a cutoff tomorrow fits on all of them (as
+    --holdout 0 does), one in 2000 on none (nothing to fit, PCSC-E746)."""
+    tomorrow = (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)).isoformat()
+    args = ("policy", "fit", "--policy", "venture@1.0.0", "--version", "1.0.9", "--ledger", str(resolved_loop),
+            "--as-of", FAR.isoformat(), "--format", "json")
+    code, out, err = run_cli(capsys, *args, "--cutoff", tomorrow)
+    assert code == 0, err
+    _, every, _ = run_cli(capsys, *args, "--holdout", "0")
+    assert json.loads(out)["classes"] == json.loads(every)["classes"]
+    code, out, _ = run_cli(capsys, *args, "--cutoff", "2000-01-01")
+    assert code == 1 and "PCSC-E746" in out

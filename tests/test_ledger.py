@@ -114,7 +114,7 @@ def test_schema_is_marked_versioned_and_in_wal_mode(tmp_path: Path) -> None:
     with Ledger.open(path) as ledger:
         assert ledger.verify().ok and ledger.entries() == []
     conn = raw(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
@@ -258,10 +258,14 @@ def test_entries_chain_and_hash_as_documented(tmp_path: Path) -> None:
     e = entries[1]
     assert e.payload == dumps({"i": 1, "x": 0.1}) and e.payload_sha256 == sha256_hex(e.payload)
     assert e.frozen_at == "2026-01-02T03:04:05Z"
+    from tests.test_golden import _package_hash
+
+    assert e.pcsc_version == f"{__version__}+{_package_hash()}"  # the version and, as its local label, the code
     assert e.entry_sha256 == sha256_hex(dumps({
         "seq": 2, "kind": "forecast", "route": "r", "file": "f.route", "payload_sha256": e.payload_sha256,
         "prev_sha256": entries[0].entry_sha256, "policy": {"id": "venture", "version": "1.0.0", "sha256": "ab" * 32},
-        "pcsc": __version__, "inputs": [{"path": "f.route", "sha256": "cd" * 32}], "frozen_at": "2026-01-02T03:04:05Z",
+        "pcsc": e.pcsc_version, "inputs": [{"path": "f.route", "sha256": "cd" * 32}],
+        "frozen_at": "2026-01-02T03:04:05Z",
     }))
 
 

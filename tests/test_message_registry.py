@@ -160,7 +160,8 @@ def test_the_registry_holds_messages_only() -> None:
 PASSED_ON = {
     ("pcsc/cli/main.py", "E407"): "ConfigError of pcsc/base/config.py: pcsc.base may not import the registry",
     ("pcsc/cli/main.py", "E115"): "MissingExtra of pcsc/base/extras.py: pcsc.base may not import the registry",
-    ("pcsc/cli/failures.py", "E403"): "PolicyError of pcsc/policy/load.py: problems built as strings",
+    ("pcsc/policy/load.py", "E403"): "PolicyError's problems, built as strings, at their line (located_policy_problem)",
+    ("pcsc/policy/load.py", "E415"): "PolicyError's problems of `[vision]`, in E415_VISION_FORMULA at their line",
     ("pcsc/lang/lower/library.py", "E313"): "UnitProblem of pcsc/lang/lower/units.py, shared with policy rules",
     ("pcsc/lang/fmt.py", "E104"): "none: fmt compares the code of the layout error it repairs",
     ("pcsc/lang/fmt.py", "W620"): "none: fmt compares the code of the control character it drops",
@@ -180,6 +181,8 @@ PASSED_ON = {
     ("pcsc/cli/commands/evaluate.py", "E731"): "ScoreTableError: E731_* of the registry",
     ("pcsc/cli/commands/evaluate.py", "E732"): "SidecarError: E732_* of the registry",
     ("pcsc/cli/commands/evaluate.py", "W751"): "pooled_policies: W751_GRADED_TOGETHER of the registry",
+    ("pcsc/cli/commands/evaluate.py", "E762"): "PlanError of pcsc/forecast/prereg.py: located problems as strings",
+    ("pcsc/cli/commands/prereg.py", "E762"): "PlanError of pcsc/forecast/prereg.py: located problems as strings",
     ("pcsc/cli/commands/rank.py", "W751"): "choose_key: W751_RANKED_TOGETHER of the registry",
     ("pcsc/cli/commands/ledger_export.py", "E741"): "label_problems: E741_* of the registry",
     ("pcsc/forecast/report.py", "E741"): "GradingError: E741_* of the registry",

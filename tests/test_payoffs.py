@@ -228,7 +228,7 @@ def test_dock_removes_an_uncovered_payoff_and_says_why(tmp_path: Path) -> None:
          "removed_by_dock": "the change into `b` (`second`) is not covered"},
     ]
     text = _pcsc("compile", "--policy-path", str(tmp_path / "policies"), "paid.route", cwd=tmp_path).stdout
-    assert "b 100,000.00 USD on `second` (written 250,000.00; the policy's cap); DOCK removes it: the change " \
+    assert "b 100,000.00 USD on `second` (written 250,000.00 usd; the policy's cap); DOCK removes it: the change " \
            "into `b` (`second`) is not covered" in text
 
 

@@ -29,7 +29,8 @@ def write(folder: Path, text: str, name: str = "t.pcsctest.toml") -> Path:
 def test_the_shipped_policy_tests_pass(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "test", "policies/")
     assert code == 0, out + err
-    assert sorted(p.name for p in SHIPPED.glob("*.pcsctest.toml")) == ["1.0.0.pcsctest.toml", "1.1.0.pcsctest.toml"]
+    assert sorted(p.name for p in SHIPPED.glob("*.pcsctest.toml")) == ["1.0.0.pcsctest.toml", "1.1.0.pcsctest.toml",
+                                                                 "1.3.0.pcsctest.toml"]
     assert "FAIL" not in out and "0 failed, 0 could not run" in out
     code, out, _ = run_cli(capsys, "test", "--format", "json", "policies/")
     doc = json.loads(out)
@@ -44,8 +45,9 @@ def test_the_shipped_policy_tests_pass(at_root: None, capsys: pytest.CaptureFixt
 
 
 def test_policy_loader_ignores_the_tests_folder() -> None:
-    shipped = ["planner-discount@1.0.0", "planner-payoffs@1.0.0", "planner-stop@1.0.0", "planner@1.0.0",
-               "venture@1.0.0", "venture@1.1.0"]
+    shipped = ["oss-impact@1.0.0", "planner-discount@1.0.0", "planner-payoffs@1.0.0", "planner-stop@1.0.0",
+               "planner@1.0.0", "product@1.0.0", "research-lab@1.0.0", "venture@1.0.0", "venture@1.1.0",
+               "venture@1.3.0"]
     assert PolicyStore().available() == shipped
     assert main(["policy", "check", *shipped]) == 0
 

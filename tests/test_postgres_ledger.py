@@ -106,6 +106,55 @@ def test_freeze_resolve_verify_round_trip(
     assert code == 0 and "devtools_api" in out and "rival_api" in out, err
 
 
+def test_a_plan_is_frozen_graded_and_verified_in_postgresql(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pcsc prereg` into a database ledger: a `prereg` entry in the same chain, read apart
+    from the forecasts, verified, graded by `evaluate --prereg`."""
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(capsys, "freeze", *write_routes(tmp_path), "--ledger", url)[0] == 0
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[plan]\nname = "p"\n\n[analysis]\nbootstrap = 50\n\n[[prediction]]\nid = "P1"\n'
+                    'claim = "auc(score) >= 0.5"\n', encoding="utf-8")
+    code, out, err = run_cli(capsys, "prereg", str(plan), "--ledger", url)
+    assert code == 0 and "froze plan p" in out and "(seq 3," in out, err
+    with open_ledger(url, create=False) as ledger:
+        assert [e.route for e in ledger.entries()] == ["devtools_api", "rival_api"]
+        assert [(p.seq, p.kind) for p in ledger.plans()] == [(3, "prereg")]
+    assert run_cli(capsys, "resolve", outcomes(tmp_path), "--ledger", url, "--as-of", FAR.isoformat())[0] == 0
+    doc = verified(capsys, url)
+    assert doc["_code"] == 0 and doc["ok"] and doc["checked"]["rows"]["entries"] == 3, doc
+    code, out, err = run_cli(capsys, "evaluate", "--ledger", url, "--as-of", FAR.isoformat(), "--prereg", "p",
+                             "--format", "json")
+    assert code == 0, err
+    assert [p["id"] for p in json.loads(out)["prereg"]["predictions"]] == ["P1"]
+
+
+def test_a_schema_1_database_ledger_verifies_and_takes_no_plan(
+    url: str, admin: Any, schema: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ledger as schema 1 made it (the CHECK on entries.kind allowing forecasts alone,
+    identity schema 1) verifies against what schema 1 created; a plan is refused with
+    a message, not written."""
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(capsys, "freeze", *write_routes(tmp_path), "--ledger", url)[0] == 0
+    admin.execute(f"ALTER TABLE {schema}.entries DROP CONSTRAINT entries_kind_check")
+    admin.execute(f"ALTER TABLE {schema}.entries ADD CONSTRAINT entries_kind_check CHECK (kind = 'forecast')")
+    admin.execute(f"ALTER TABLE {schema}.pcsc_identity DISABLE TRIGGER USER")
+    admin.execute(f"UPDATE {schema}.pcsc_identity SET schema_version = 1")
+    admin.execute(f"ALTER TABLE {schema}.pcsc_identity ENABLE TRIGGER USER")
+    doc = verified(capsys, url)
+    assert doc["_code"] == 0 and doc["ok"], doc
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[plan]\nname = "p"\n\n[[prediction]]\nid = "P1"\nclaim = "auc(score) >= 0.5"\n',
+                    encoding="utf-8")
+    code, _, err = run_cli(capsys, "prereg", str(plan), "--ledger", url)
+    assert code == 1 and "created with schema 1" in err
+    with open_ledger(url, create=False) as ledger:
+        assert ledger.plans() == [] and len(ledger.entries()) == 2
+
+
 def test_the_password_is_never_printed(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     from pcsc.forecast.ledger import ledger_location
 

@@ -255,12 +255,16 @@ def test_rank_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_rank(rank_args([str(DEVTOOLS), str(DEVTOOLS), str(refused), str(INELIGIBLE)])) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("ranked by score, the [ranking] key of policy venture@1.0.0")
-    assert lines[2].split()[:3] == ["rank", "route", "file"]
-    table = [line.split() for line in lines[3:]]
+    assert lines[2].startswith("ties broken by: score without the option to stop, then T, then value of learning")
+    assert lines[3].split()[:3] == ["rank", "route", "file"] and lines[3].endswith("decided by")
+    table = [line.split() for line in lines[4:]]
     assert [row[:2] for row in table] == [["1=", "devtools_api"], ["2=", "devtools_api"], ["3", "refused_api"],
                                           ["4", "subscription_switch"]]
-    assert "withheld" in lines[5] and "suspend-and-ask" in lines[5]
+    assert "withheld" in lines[6] and "suspend-and-ask" in lines[6]
     assert table[3][3] == "no"
+    # the same route twice: every key ties, so the last key decides and says that it is the last
+    assert lines[5].endswith("file (every earlier key tied)")
+    assert [row[-1] for row in table[1:]][1:] == ["tier", "tier"]
 
 
 def test_rank_exits_1_on_input_errors_and_ranks_the_rest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -282,3 +286,134 @@ def test_rank_applies_the_coverage_override(tmp_path: Path, capsys: pytest.Captu
     assert run_rank(rank_args([str(refused)], "json", coverage="dock")) == 0
     (row,) = json.loads(capsys.readouterr().out)["ranking"]
     assert row["verdict"] == "docked" and row["tier"] == "released" and row["score"] is not None
+
+
+# ---------------------------------------------------------------------- ties that mean something
+TIES_POLICY = """[policy]
+id = "ties"
+version = "1.0.0"
+coverage = "off"
+
+[priors."t/half"]
+p = 0.5
+floor_usd = 0
+source = "a test: every p is 0.5 (no evidence, so W = 1)"
+
+[criteria]
+team = 1.0
+
+[evidence]
+min_tier = 1
+tier_weight = { 1 = 0.5, 2 = 0.8, 3 = 1.0 }
+strict_point_in_time = false
+
+[reweighting]
+corroborate_gain = 0.5
+contradict_gain = 0.5
+w_min = 0.3
+w_max = 1.5
+decay = 0.5
+
+[uncertainty]
+default = 0.25
+
+[fold]
+abandonment = true
+"""
+
+
+def one_step(name: str, cost_k: int, team: int, estimates: str = "") -> str:
+    """One transition with p = 0.5 to a vision worth 1M × 10% × 1 = 100,000."""
+    return f"""route {name} {{
+    as_of   2026-01-01
+    policy  "ties@1.0.0"
+    uses    venture
+    state a {{ developers 0 }}
+    state b {{ developers 10 }}
+    vision b {{ tam 1M usd  capture 10%  defensibility 1 }}
+    transition go: a -> b {{
+        class "t/half"
+        cost {{ work 1 * {cost_k}k usd }}
+        {estimates}
+    }}
+    criteria {{ team {team} }}
+}}
+"""
+
+
+def test_ties_at_zero_are_decided_by_the_sequence_not_the_name(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # By hand (V = 100,000, p = 0.5, R_0 = max(0, −c + 0.5·V) under the option to stop):
+    #   yankee  c = 40k: R_0 = 10,000                                     -> first, by the score
+    #   zeta    c = 60k: R_0 = 0, without the stop −60k + 50k = −10,000  -> by the score
+    #   charlie c = 80k: R_0 = 0, without −30,000, T 80                  -> by the score without the stop
+    #   delta   c = 80k: −30,000, T 50, estimates 0.1 0.9: learning p gives 0.1 or 0.9, worth
+    #           max(0, −80k + 10k) = 0 or max(0, −80k + 90k) = 10,000; EVI = 5,000 -> by T
+    #   bravo   c = 80k: −30,000, T 50, default U 0.25: 0.375 or 0.625, both worth 0; EVI = 0
+    #                                                                      -> by the value of learning
+    #   echo    the same numbers as bravo                                  -> by name, and says so
+    # By name alone (the order before) it would be bravo, charlie, delta, echo, yankee, zeta.
+    root = tmp_path / "policies" / "ties"
+    root.mkdir(parents=True)
+    (root / "1.0.0.toml").write_text(TIES_POLICY, encoding="utf-8")
+    routes = tmp_path / "ties.route"
+    routes.write_text("".join([
+        one_step("bravo", 80, 50), one_step("charlie", 80, 80), one_step("delta", 80, 50, "estimates 0.1 0.9"),
+        one_step("echo", 80, 50), one_step("yankee", 40, 50), one_step("zeta", 60, 50),
+    ]), encoding="utf-8")
+    ranked = ranked_by_policy(routes, policy_path=[tmp_path / "policies"])
+    assert names(ranked) == ["yankee", "zeta", "charlie", "delta", "bravo", "echo"]
+    assert [r.decided_by for r in ranked] == [None, "score", "score_without_stop", "criteria", "first_test_voi",
+                                              "name"]
+    by_name = {r.compiled.route.name: dict(r.sequence) for r in ranked}
+    assert by_name["yankee"]["score"] == 10_000
+    assert by_name["zeta"]["score"] == 0 and by_name["zeta"]["score_without_stop"] == -10_000
+    assert by_name["charlie"]["score_without_stop"] == -30_000 and by_name["charlie"]["criteria"] == 80
+    assert by_name["delta"]["first_test_voi"] == pytest.approx(5_000, abs=1e-6)
+    assert by_name["bravo"]["first_test_voi"] == 0 == by_name["echo"]["first_test_voi"]
+    assert [r.tied for r in ranked] == [False, True, True, True, True, True]  # the key (the score) ties at 0
+
+    assert run_rank(rank_args([str(routes)], policy_path=[str(tmp_path / "policies")])) == 0
+    lines = capsys.readouterr().out.splitlines()
+    decided = [line.split("  ")[-1].strip() for line in lines[4:]]
+    assert decided == ["—", "score", "score without the option to stop", "T", "value of learning the first test",
+                       "name (every earlier key tied)"]
+    assert run_rank(rank_args([str(routes)], "json", [str(tmp_path / "policies")])) == 0
+    rows = json.loads(capsys.readouterr().out)["ranking"]
+    assert [r["decided_by"] for r in rows] == [None, "score", "score_without_stop", "criteria", "first_test_voi",
+                                               "name"]
+    assert [s["key"] for s in rows[0]["sequence"]] == ["score", "score_without_stop", "criteria", "first_test_voi"]
+
+
+def test_the_report_and_the_frozen_rank_say_what_decided_each_tie(tmp_path: Path) -> None:
+    import html
+
+    root = tmp_path / "policies" / "ties"
+    root.mkdir(parents=True)
+    (root / "1.0.0.toml").write_text(TIES_POLICY, encoding="utf-8")
+    routes = tmp_path / "ties.route"
+    routes.write_text(one_step("bravo", 80, 50) + one_step("zeta", 60, 50) + one_step("echo", 80, 50),
+                      encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert pcsc_main(["report", "-q", str(routes), "--policy-path", str(tmp_path / "policies"), "-o", str(out)]) == 0
+    page = html.unescape(out.read_text(encoding="utf-8"))
+    ranking = page[page.index('id="ranking"'):page.index("</section>", page.index('id="ranking"'))]
+    assert "Ties are broken by score without the option to stop, then T" in ranking
+    # zeta (−10,000 played through) above bravo (−30,000), bravo above echo by name only
+    assert ranking.index("zeta") < ranking.index("bravo") < ranking.index("echo")
+    assert "score without the option to stop</td>" in ranking and "name (every earlier key tied)</td>" in ranking
+    ranked = ranked_by_policy(routes, policy_path=[tmp_path / "policies"])
+    assert [r.info()["decided_by"] for r in ranked] == [None, "score_without_stop", "name"]  # as freeze stores it
+
+
+def test_without_the_option_to_stop_the_second_key_never_decides(tmp_path: Path) -> None:
+    root = tmp_path / "policies" / "ties"
+    root.mkdir(parents=True)
+    (root / "1.0.0.toml").write_text(TIES_POLICY.replace("abandonment = true", "abandonment = false"),
+                                     encoding="utf-8")
+    routes = tmp_path / "ties.route"
+    routes.write_text(one_step("bravo", 80, 50) + one_step("zeta", 60, 50), encoding="utf-8")
+    ranked = ranked_by_policy(routes, policy_path=[tmp_path / "policies"])
+    # −60k + 50k = −10,000 above −80k + 50k = −30,000: the score itself decides
+    assert names(ranked) == ["zeta", "bravo"] and [r.decided_by for r in ranked] == [None, "score"]
+    assert [dict(r.sequence)["score_without_stop"] for r in ranked] == [-10_000, -30_000]

@@ -633,7 +633,7 @@ OBS = '[[observation]]\nroute = "r"\n'
         ('[[label]]\nroute = "r"\ndate = 2016-01-01\n', "label[0]: missing key `outcome`"),
         (
             '[[label]]\nroute = "r"\ndate = 2016-01-01\noutcome = "+"\nnote = "x"\n',
-            "label[0].note: unknown key; a label has route, date, outcome, source",
+            "label[0].note: unknown key; a label has route, date, outcome, source, covariates",
         ),
         ("verdict = 1\n", "verdict: unknown key; an outcomes file holds [[observation]] and [[label]] tables"),
         (

@@ -63,7 +63,8 @@ def test_a_retrospective_pilot_of_the_shipped_cohort_is_graded_and_labelled_retr
     assert doc["mode"] == "retrospective"
     assert "recorded in the ledger after it was frozen" in doc["rule"]
     assert doc["routes_labelled"] == 23  # 7 mixed (~) are left out
-    assert {s["name"] for s in doc["scorers"]} == {"score", "criteria_score", "flat_product", "flat_npv", "logistic"}
+    assert {s["name"] for s in doc["scorers"]} == {"score", "criteria_score", "flat_product", "flat_npv", "unweighted",
+                                                 "evidence_compliance", "logistic", "boosted"}
     assert [w["days"] for w in doc["windows"]] == [30, 90, 180]
     assert all(w["routes"] == 30 for w in doc["windows"])
     code, out, _ = run_cli(capsys, "evaluate", "--ledger", str(pilot), "--as-of", RESOLVED, "--bootstrap", "200")

@@ -182,6 +182,23 @@ def _tests(k: Kind) -> list[list[str]]:
     return [found]
 
 
+def _prereg(k: Kind) -> list[list[str]]:
+    """A plan over the kind's forecasts, in a ledger of them without outcomes (`prereg`
+    refuses a cohort whose outcomes are recorded already)."""
+    from pcsc.forecast.ledger import ForecastRecord, Ledger, create_and_append
+
+    target = k.work / "plan.sqlite"
+    target.unlink(missing_ok=True)
+    with Ledger.open(k.ledger, create=False) as ledger:
+        entries = ledger.entries()
+    create_and_append(target, [ForecastRecord(e.route, e.file, e.policy, e.document()) for e in entries],
+                      inputs=entries[0].inputs)
+    plan = k.work / "plan.toml"
+    plan.write_text('[plan]\nname = "p"\n\n[[prediction]]\nid = "P1"\nclaim = "auc(score) >= 0.5"\n',
+                    encoding="utf-8")
+    return [[str(plan), "--ledger", str(target)]]
+
+
 PLANS: dict[str, Plan] = {
     "check": lambda k: [[str(k.folder)]],
     "compile": lambda k: [[str(k.folder)], ["--emit", "ir", str(k.folder)]],
@@ -198,6 +215,7 @@ PLANS: dict[str, Plan] = {
                           *(["--retrospective"] if k.retrospective else [])]],
     "resolve": lambda k: [[str(k.outcomes), "--ledger", str(k.ledger), "--as-of", k.as_of, "--dry-run"]],
     "evaluate": lambda k: _ledger(k, "--as-of", k.as_of, "--bootstrap", "50"),
+    "prereg": _prereg,
     "ledger verify": lambda k: _ledger(k),
     "ledger show": lambda k: _ledger(k),
     "ledger export": lambda k: _ledger(k, "--as-of", k.as_of),
@@ -354,6 +372,7 @@ FAILING: dict[str, Plan] = {
                           [_bad_outcomes(k), "--ledger", str(k.ledger), "--as-of", k.as_of, "--dry-run"]],
     "evaluate": lambda k: [*_on_ledger("--as-of", k.as_of)(k),
                            ["--scores", _missing(k, "missing.csv"), "--id", "id", "--outcome", "outcome"]],
+    "prereg": lambda k: [[_missing(k, "missing.toml"), "--ledger", str(k.ledger)]],
     "ledger verify": _on_ledger(),
     "ledger show": _on_ledger(),
     "ledger export": _on_ledger(),

@@ -302,6 +302,8 @@ IGNORED = {
     "value_spans",  # where each listed field is written: as `listed`, and spans are aside
     "threshold_text",  # compared on their own: printed on one line, comments dropped
     "kill_text",
+    "percent",  # how a number is written (`10%` or `0.1`): the value is compared
+    "written",  # the names a vision block's lines state, as `listed`
 }
 
 

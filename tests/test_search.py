@@ -13,7 +13,18 @@ import attrs
 import pytest
 
 from pcsc.analysis.redteam import Edit, apply_edit, enumerate_edits
-from pcsc.analysis.search import CONDITIONS, Settings, _restate, condition_policy, search_route, ungrounded
+from pcsc.analysis.search import (
+    CONDITIONS,
+    POLICY_FEATURES,
+    SHIPPED,
+    Settings,
+    _restate,
+    condition_policy,
+    reuse_excerpts,
+    search_route,
+    ungrounded,
+    write_excerpts,
+)
 from pcsc.cli import main
 from pcsc.compiler.session import Compiled, Session
 from pcsc.coverage import discharge_route
@@ -228,6 +239,86 @@ def test_grounding_conditions_release_only_grounded_new_claims(condition: str, w
         unquoted += len(claims)
     assert released == len(SLICE)
     assert unquoted >= 1, f"without grounding ({without_grounding}) no revision made a new unquoted claim"
+
+
+def test_the_shipped_condition_keeps_every_feature_and_v1_removes_the_floors() -> None:
+    policy = compile_file(SLICE[0]).policy.policy
+    assert SHIPPED.keeps == set(POLICY_FEATURES)
+    assert condition_policy(policy, SHIPPED) is policy
+    assert all(c.coauthor for c in CONDITIONS) and not SHIPPED.coauthor
+
+
+def test_a_new_policy_feature_is_removed_from_the_four_conditions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A feature a later policy gains (class admission, say) is one entry of
+    ``POLICY_FEATURES``: the paper's four conditions lose it, and a condition that names
+    it keeps it (what a `v2a` entry would be)."""
+    policy = compile_file(SLICE[0]).policy.policy
+    assert policy.gates, "the shipped policy has gates, standing in for the new feature"
+    monkeypatch.setitem(POLICY_FEATURES, "stand_in", lambda p: attrs.evolve(p, gates=()))
+    for condition in CONDITIONS:
+        assert condition_policy(policy, condition).gates == (), condition.name
+    keeping = attrs.evolve(CONDITIONS[3], name="v2-like", keeps=CONDITIONS[3].keeps | {"stand_in"})
+    assert condition_policy(policy, keeping) is policy
+
+
+def _ps(c: Compiled) -> list[tuple[str, float, float]]:
+    return [(t.name, t.p, t.cost.c) for t in c.numbers.transitions]
+
+
+@pytest.mark.parametrize("power", ["write", "reuse"])
+def test_a_coauthor_quotation_grounds_the_asset_and_moves_no_number(power: str) -> None:
+    """Each quotation power makes `grounded(asset)` hold, read from the text as the
+    language page words it, on a transition whose asset no evidence quoted; the
+    recompiled route has the same p, c and score (the excerpt has weight 0)."""
+    c = compile_file(SLICE[0])
+    target = next(t for t in c.route.transitions if t.asset and not _quoted(c.route, t))
+    policy = condition_policy(c.policy.policy, CONDITIONS[1])
+    edited = (write_excerpts(c.route, [target.name], policy) if power == "write"
+              else reuse_excerpts(c.route, [target.name], policy))
+    assert edited is not None
+    again = compile_file_text(route_to_text(edited), c)
+    t = next(x for x in again.route.transitions if x.name == target.name)
+    assert _quoted(again.route, t)
+    if power == "reuse":
+        assert t.asset in {e.excerpt for e in c.route.evidence}, "the asset quotes text the packet shows"
+    else:
+        assert t.asset == target.asset, "the written excerpt quotes the asset as it was"
+    assert len(again.route.evidence) - len(c.route.evidence) <= 1
+    assert _ps(again) == _ps(c) and again.numbers.score == c.numbers.score
+
+
+def test_grounding_does_not_close_the_deletion_channel() -> None:
+    """The paper's direction: under `v1.5a` the co-author's best revision of a route
+    skips a state of the honest chain and is released, every new material claim in it
+    quoted (read from the text), and GATE under the condition's policy finds nothing
+    uncovered in it."""
+    grounded = next(x for x in CONDITIONS if x.name == "v1.5a")
+    session = Session()
+    (c,) = session.compile_routes(session.load_paths(SLICE[:1]))
+    found = search_route(c, session, "gate", grounded)
+    best = found.best
+    assert best is not None and best.released is not None and best.released > found.honest.ungated
+    assert best.skips, "the revision skips a state of the honest chain"
+    claims = _new_material_claims(best.route, c.route)
+    assert claims and all(_quoted(best.route, t) for t in claims)
+    assert discharge_route(best.route, condition_policy(c.policy.policy, grounded)).uncovered == []
+    assert {"reuse-excerpt", "write-excerpt"} & {p for k in best.kinds for p in k.split("+")}
+
+
+def test_no_honest_route_is_refused_under_any_condition() -> None:
+    """Every route of the shipped cohort, honest, under each condition's policy: nothing
+    uncovered, eligible, and (its claims being its own) nothing for grounding to ask."""
+    session = Session()
+    compiled = session.compile_routes(session.load_paths([str(COHORT)]))
+    assert len(compiled) == 30
+    for condition in CONDITIONS:
+        for c in compiled:
+            policy = condition_policy(c.policy.policy, condition)
+            assert discharge_route(c.route, policy).uncovered == [], (condition.name, c.route.name)
+            assert c.numbers.eligible and ungrounded(c.route, c.route, policy) == []
+        refused = [s for s in (search_route(c, session, "gate", condition, Settings(budget=1)) for c in compiled[:3])
+                   if s.honest.released is None]
+        assert refused == [], condition.name
 
 
 def test_restate_rewrites_later_states_that_carried_the_value() -> None:

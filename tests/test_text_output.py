@@ -69,6 +69,8 @@ def routes_of_examples() -> Iterator[tuple[str, str]]:
 def work(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("text")
     (tmp / "one.toml").write_text(ONE_OUTCOMES, encoding="utf-8")
+    (tmp / "plan.toml").write_text('[plan]\nname = "pilot"\n\n[analysis]\nas_of = 2019-01-01\n\n[[prediction]]\n'
+                                   'id = "P1"\nclaim = "auc(score) >= 0.6"\n', encoding="utf-8")
     return {"tmp": tmp, "cohort": tmp / "cohort.sqlite", "one": tmp / "one.sqlite"}
 
 
@@ -101,8 +103,10 @@ def commands(w: dict[str, Path]) -> list[list[str]]:
         ["policy", "diff", "venture@1.0.0", "venture@1.1.0", "examples/"], ["config"],
         # the cohort's retrospective pilot, and a ledger of one forecast and one outcome
         ["freeze", "--retrospective", "examples/cohort/", "--ledger", cohort],
+        ["prereg", str(tmp / "plan.toml"), "--ledger", cohort],
         ["resolve", str(PILOT), "--ledger", cohort, "--as-of", "2019-01-01"],
         ["evaluate", "--ledger", cohort, "--as-of", "2019-01-01"],
+        ["evaluate", "--ledger", cohort, "--prereg", "pilot"],
         ["freeze", "--retrospective", "examples/devtools_api.route", "--ledger", one],
         ["resolve", str(tmp / "one.toml"), "--ledger", one, "--as-of", "2016-06-01"],
         ["evaluate", "--ledger", one, "--as-of", "2016-06-01"],

@@ -203,10 +203,13 @@ def test_evaluate_reports_the_selector_on_a_retrospective_pilot(tmp_path: Path,
         assert r["agrees"] == (r["voi"] == r["binding"])
     assert main(["evaluate", "--ledger", ledger, "--as-of", "2019-01-01"]) == 0
     out = capsys.readouterr().out
-    assert "U·D beside the value-of-information selector (30 routes)" in out
+    assert "U·D beside the value-of-information and knowledge-gradient selectors (30 routes)" in out
     # the text lists as many routes as it counts where the two do not agree (it said
     # "differ 0", then listed 23 routes "where they disagree")
-    assert f"agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}\n" in out
+    assert (f"agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}, "
+            f"KG finds no trial worth observing {b['kg_none']}\n") in out
+    assert b["kg_none"] == sum(r["kg"] is None for r in b["rows"]) > 0
+    assert b["kg_named_failure"] == sum(r["kg"] is not None and r["kg"] == r["first_failed"] for r in b["rows"])
     not_agreeing = 30 - b["agree"]
     assert f"the {not_agreeing} routes where they do not agree:" in out
     block = out.split("where they do not agree:\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]

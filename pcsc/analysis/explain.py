@@ -8,8 +8,11 @@ import attrs
 
 from pcsc.base.humanize import number
 from pcsc.compiler.session import Compiled
+from pcsc.policy.model import Floors
 from pcsc.score.calibration import rule as calibration_rule
 from pcsc.score.calibration import rule_inputs as calibration_inputs
+from pcsc.score.units import usd_rate
+from pcsc.score.vision import vision_inputs
 
 # Where a user reads each rule: the pages ship in docs/ beside the README.
 RULES = "scoring rules (docs/formulas.md)"
@@ -115,16 +118,7 @@ def derive(c: Compiled) -> list[Step]:
     ref = pol.ref
     steps: list[Step] = []
     add = steps.append
-    v = r.vision
-    add(
-        Step(
-            "V",
-            n.value,
-            "V = tam × capture × defensibility",
-            (("tam", v.tam), ("capture", v.capture), ("defensibility", v.defensibility)),
-            f"{r.file}:{v.span.line} (vision {v.state})",
-        )
-    )
+    add(vision_step(c))
     steps += evidence_steps(c)
     rw = pol.policy.reweighting
     for i, t in enumerate(n.transitions):
@@ -171,22 +165,24 @@ def derive(c: Compiled) -> list[Step]:
                 )
             )
         cal = pol.policy.calibration
+        p_max = pol.policy.reweighting.p_max
+        top, capped = ("1", ()) if p_max == 1.0 else ("p_max", (("p_max", p_max),))
+        source = RULES if p_max == 1.0 else f"policy {ref} [reweighting] p_max"
         if t.p_raw is None or cal is None:
-            add(Step(f"{k}.p", t.p, "p = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)), RULES))
+            add(Step(f"{k}.p", t.p, f"p = clip(p_prior · W, 0, {top})", (("p_prior", t.p_prior), ("W", w.W), *capped),
+                     source))
         else:
-            add(Step(f"{k}.p_raw", t.p_raw, "p_raw = clip(p_prior · W, 0, 1)", (("p_prior", t.p_prior), ("W", w.W)),
-                     RULES))
+            add(Step(f"{k}.p_raw", t.p_raw, f"p_raw = clip(p_prior · W, 0, {top})",
+                     (("p_prior", t.p_prior), ("W", w.W), *capped), source))
             add(Step(f"{k}.p", t.p, calibration_rule(cal), calibration_inputs(t.p_raw, cal),
                      f"policy {ref} [calibration] (method {cal.method})"))
-        add(
-            Step(
-                f"{k}.budget",
-                t.cost.budget,
-                "budget = Σ n·u over cost items",
-                tuple((item.name, f"{num(item.count)} × {num(item.unit_cost)}") for item in tr.cost),
-                f"{r.file}:{tr.span.line}",
-            )
-        )
+        units = pol.policy.units
+        items = tuple((item.name, f"{num(item.count)} × {num(item.unit_cost)}") for item in tr.cost)
+        if units.is_default:
+            add(Step(f"{k}.budget", t.cost.budget, "budget = Σ n·u over cost items", items, f"{r.file}:{tr.span.line}"))
+        else:
+            add(Step(f"{k}.budget", t.cost.budget, f"budget = Σ n·u over cost items (usd) × rate, in {units.fold}",
+                     (*items, ("rate", usd_rate(pol.policy))), f"{r.file}:{tr.span.line}, policy {ref} [units.rates]"))
         add(
             Step(
                 f"{k}.floor_class",
@@ -202,7 +198,7 @@ def derive(c: Compiled) -> list[Step]:
                 t.cost.floor_delta,
                 "floor_delta = Σ price_f(|Δf|) over material fields with a floor table",
                 tuple((f, f"|Δ|={num(m)} → {num(price)}") for f, m, price in t.cost.floor_terms),
-                f"policy {ref} [floors.delta]",
+                f"policy {ref} " + _floor_tables(pol.policy.floors, t.ref_class, [f for f, _, _ in t.cost.floor_terms]),
             )
         )
         add(
@@ -416,6 +412,24 @@ def evidence_steps(c: Compiled) -> list[Step]:
     return out
 
 
+def vision_step(c: Compiled) -> Step:
+    """V: the policy's formula (the venture one by default) over the vision's values,
+    each as the formula reads it (a usd field in the fold's unit)."""
+    r, pol = c.route, c.policy
+    v, vp = r.vision, pol.policy.vision
+    where = f"{r.file}:{v.span.line} (vision {v.state})"
+    if vp.is_default and pol.policy.units.is_default:
+        return Step("V", c.numbers.value, "V = tam × capture × defensibility",
+                    (("tam", v.tam), ("capture", v.capture), ("defensibility", v.defensibility)), where)
+    inputs: list[tuple[str, Any]] = list(vision_inputs(v, pol.policy).items())
+    converted = [name for name, kind in vp.fields.items() if kind == "usd"]
+    if converted and usd_rate(pol.policy) != 1.0:
+        inputs.append(("usd rate", usd_rate(pol.policy)))
+    line = f", line {vp.line}" if vp.line else ""
+    return Step("V", c.numbers.value, f"V = {vp.value}", tuple(inputs),
+                f"{where}; formula: policy {pol.ref} [vision] value{line}")
+
+
 def coverage_steps(c: Compiled) -> list[Step]:
     """Which obligation covered each material change, or which `require` lines failed;
     then the verdict (docs/coverage.md)."""
@@ -445,18 +459,31 @@ def coverage_steps(c: Compiled) -> list[Step]:
                     out.append(Step(f"{t}.{delta.field} covered", "no",
                                     "no listed obligation covering the field holds; every obligation that covers it "
                                     "was tried", (*change, *tried) or change, COVERAGE))
+        for a in c.coverage.admission:
+            out.append(Step(f"{a.transition}.{a.field or '(transition)'} admitted", "no",
+                            "a transition's reference class must admit each change it claims (the policy's "
+                            "admission rules)", (("class", a.ref_class), ("check", a.check), ("reason", a.reason)),
+                            f"{a.span.file}:{a.span.line}"))
+        for f in c.coverage.registry:
+            out.append(Step(f"registry {f.kind}", f.state or c.route.name,
+                            f"the route against its gold registry (coverage.registry = {c.coverage.registry_mode})",
+                            (("finding", f.message),), f"{f.span.file}:{f.span.line}"))
     rule = {
         "gate": "GATE: suspend-and-ask when any material change is uncovered, else released",
         "dock": "DOCK: R_n = 0 when any material change is uncovered (score docked), else released",
         "off": "coverage off: the ungated score",
     }[d.mode]
+    policy = c.policy.policy
+    if d.mode != "off" and (policy.admission or policy.coverage.registry == "required"):
+        rule = rule.replace("is uncovered", "is uncovered or not admitted by its class, or the route departs "
+                            "from a required registry")
     out.append(Step("verdict", d.verdict, rule, (("mode", d.mode), ("mode from", d.mode_source), ("score", d.score)),
                     COVERAGE))
     return out
 
 
 def to_json(c: Compiled) -> dict[str, Any]:
-    return {
+    out = {
         "route": c.route.name,
         "policy": {"id": c.policy.policy.id, "version": c.policy.policy.version, "sha256": c.policy.sha256},
         "steps": [
@@ -470,10 +497,16 @@ def to_json(c: Compiled) -> dict[str, Any]:
             for s in derive(c)
         ],
     }
+    if not c.policy.policy.units.is_default:
+        out["unit"] = c.policy.policy.units.fold  # absent: usd
+    return out
 
 
 def to_text(c: Compiled) -> str:
     lines = [f"route {c.route.name} under policy {c.policy.ref} (sha256 {c.policy.sha256[:12]}…)", ""]
+    units = c.policy.policy.units
+    if not units.is_default:
+        lines[1:1] = [f"every amount below is in {units.fold}"]
     for s in derive(c):
         value = _fmt(s.value)
         lines.append(f"{s.symbol} = {value}")
@@ -490,3 +523,14 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return number(v)
     return str(v)
+
+
+def _floor_tables(floors: Floors, ref_class: str, fields: list[str]) -> str:
+    """`[floors.delta]`, or the class's own tables where it has them."""
+    own = [f for f in fields if floors.key(ref_class, f)[1] == "by_class"]
+    if not own:
+        return "[floors.delta]"
+    shared = [f for f in fields if f not in own]
+    tables = ", ".join(f'[floors.by_class."{ref_class}".{f}]' for f in own)
+    return tables + (" and [floors.delta]" if shared else "")
+

@@ -454,16 +454,17 @@ class Runner:
         observed["redteam_max_covered_gain_usd"] = top
         observed["redteam_max_covered_gain_edit"] = best.description if best is not None else None
         out = []
-        what = f"{_money(top)} USD by {best.description}" if best is not None else ""
+        unit = c.policy.policy.units.label
+        what = f"{_money(top)} {unit} by {best.description}" if best is not None else ""
         if e.redteam_max_covered_gain is not None and relative > e.redteam_max_covered_gain:
             share = f"{relative:.1%}" if math.isfinite(relative) else "an unbounded share"
             out.append(
                 f"expected no covered red-team gain above {e.redteam_max_covered_gain:.1%} of the honest score "
-                f"({_money(honest)} USD), got {share}: {what}"
+                f"({_money(honest)} {unit}), got {share}: {what}"
             )
         if e.redteam_max_covered_gain_usd is not None and top > e.redteam_max_covered_gain_usd:
             limit = _money(e.redteam_max_covered_gain_usd)
-            out.append(f"expected no covered red-team gain above {limit} USD, got {what}")
+            out.append(f"expected no covered red-team gain above {limit} {unit}, got {what}")
         return out
 
     def _errors(self, tf: PolicyTestFile, case: Case, diags: Diagnostics) -> CaseResult:

@@ -13,11 +13,22 @@ route in an earlier tier ranks above every route in a later one, whatever the nu
    score; among themselves they are ordered as tiers 1 and 2 are.
 
 The rank key comes from the policy (``[ranking] key``): ``score`` (the default) is
-the released score, ``criteria`` is T. A route without a key value (no criteria, so
-T is null) ranks after the routes of its tier that have one. Ties on the key (and
-routes without a value) are broken by route name, then file, so that the same
-routes always rank the same way; ``tied`` marks a route whose key value another
-route of its tier shares.
+the released score, ``criteria`` is T. A route without a value for a key (no
+criteria, so T is null) ranks after the routes of its tier that have one. Ties on the
+key are broken by the rest of a fixed sequence (`SEQUENCES`), each highest first:
+
+- released tiers, key ``score``: the score, the score without the option to stop,
+  T, the value of learning the first test (VOI of the first transition, net of its
+  learning cost: `pcsc.score.voi`), then the route name, then the file;
+- released tiers, key ``criteria``: T first, then the same keys as above;
+- refused tiers: T, then the name, then the file (the withheld score, and everything
+  computed from it, orders nothing).
+
+The name and the file come last only so that the same routes always rank the same
+way; ``decided_by`` names the first key of the sequence on which a route differs from
+the route ranked just above it (``tier`` when they are in different tiers), so a
+ranking decided by name says so. ``tied`` marks a route whose key value another route
+of its tier shares.
 
 Routes ranked together should share a policy. When they do not, `choose_key` says
 so in a warning, and ranks by the key only if every policy names the same one; if
@@ -37,8 +48,29 @@ from pcsc._version import __version__
 from pcsc.base.humanize import money, points
 from pcsc.compiler.session import Compiled
 from pcsc.diagnostics.messages import W751_RANKED_TOGETHER, phrase
+from pcsc.score.route import score_without_stop
+from pcsc.score.units import unit_key
 
 RankKey = Literal["criteria", "score"]
+#: What can decide the order of two routes, in the words `decided_by` uses.
+TieKey = Literal["tier", "score", "score_without_stop", "criteria", "first_test_voi", "name", "file"]
+#: How each tie key is named in text (`pcsc rank`, the report).
+TIE_KEY_TEXT: dict[str, str] = {
+    "tier": "tier",
+    "score": "score",
+    "score_without_stop": "score without the option to stop",
+    "criteria": "T",
+    "first_test_voi": "value of learning the first test",
+    "name": "name",
+    "file": "file",
+}
+#: The numeric keys after the tier, per rank key and tier kind; the name, then the file, follow.
+SEQUENCES: dict[tuple[RankKey, bool], tuple[TieKey, ...]] = {
+    ("score", True): ("score", "score_without_stop", "criteria", "first_test_voi"),
+    ("criteria", True): ("criteria", "score", "score_without_stop", "first_test_voi"),
+    ("score", False): ("criteria",),
+    ("criteria", False): ("criteria",),
+}
 Tier = Literal["released", "refused", "ineligible-released", "ineligible-refused"]
 TIERS: tuple[Tier, ...] = ("released", "refused", "ineligible-released", "ineligible-refused")
 
@@ -66,6 +98,8 @@ class Ranked:
     ordered_by: RankKey  # what key_value is: the key, or `criteria` for a refused route
     tied: bool
     compiled: Compiled
+    decided_by: TieKey | None = None  # what put it below the route above; None for the first
+    sequence: tuple[tuple[TieKey, float | None], ...] = ()  # the numeric keys it was ordered by, in order
 
     @property
     def eligible(self) -> bool:
@@ -83,6 +117,8 @@ class Ranked:
             "key_value": self.key_value,
             "ordered_by": self.ordered_by,
             "tied": self.tied,
+            "decided_by": self.decided_by,
+            "sequence": [{"key": k, "value": v} for k, v in self.sequence],
         }
 
 
@@ -140,12 +176,48 @@ def key_value(c: Compiled, key: RankKey) -> float | None:
     return c.decision.score
 
 
+def tie_value(c: Compiled, key: TieKey) -> float | None:
+    """The value of one numeric key of `SEQUENCES` for ``c`` (None: the route has none)."""
+    if key == "criteria":
+        return c.numbers.criteria_score
+    if c.decision.score is None:
+        return None  # never asked: a refused route is ordered by T alone
+    if key == "score":
+        return c.decision.score
+    if key == "score_without_stop":
+        if not c.numbers.fold.abandonment:
+            return c.decision.score
+        return score_without_stop(c.numbers, c.decision.docked)
+    if key == "first_test_voi":
+        voi = c.numbers.voi
+        return None if voi is None or not voi.rows else voi.rows[0].voi
+    raise ValueError(f"not a numeric tie key: {key}")
+
+
+def sequence_of(c: Compiled, key: RankKey) -> tuple[tuple[TieKey, float | None], ...]:
+    """The numeric keys that order ``c`` inside its tier, with their values, in order."""
+    released = c.decision.score is not None
+    return tuple((k, tie_value(c, k)) for k in SEQUENCES[(key, released)])
+
+
+def _decided_by(above: tuple[Any, ...], below: tuple[Any, ...], keys: Sequence[TieKey]) -> TieKey:
+    """The first key on which two order tuples (`rank`'s ``order``) differ."""
+    if above[0] != below[0]:
+        return "tier"
+    names: tuple[TieKey, ...] = (*keys, "name", "file")
+    for i, name in enumerate(names):
+        if above[1 + i] != below[1 + i]:
+            return name
+    return "file"  # the same route twice: nothing separates them
+
+
 def rank(compiled: Sequence[Compiled], key: RankKey) -> list[Ranked]:
     """``compiled`` in rank order (see the module docstring)."""
+    sequences = {id(c): sequence_of(c, key) for c in compiled}
 
-    def order(c: Compiled) -> tuple[int, bool, float, str, str]:
-        value = key_value(c, key)
-        return (TIERS.index(tier_of(c)), value is None, 0.0 if value is None else -value, c.route.name, c.route.file)
+    def order(c: Compiled) -> tuple[Any, ...]:
+        values = [(v is None, 0.0 if v is None else -v) for _, v in sequences[id(c)]]
+        return (TIERS.index(tier_of(c)), *values, c.route.name, c.route.file)
 
     ordered = sorted(compiled, key=order)
     tier_values: dict[tuple[Tier, float | None], int] = {}
@@ -160,6 +232,10 @@ def rank(compiled: Sequence[Compiled], key: RankKey) -> list[Ranked]:
     for i, c in enumerate(ordered, start=1):
         value = key_value(c, key)
         seen_in_file[c.route.file] = seen_in_file.get(c.route.file, 0) + 1
+        decided: TieKey | None = None
+        if i > 1:
+            above = ordered[i - 2]
+            decided = _decided_by(order(above), order(c), [k for k, _ in sequences[id(c)]])
         out.append(
             Ranked(
                 rank=i,
@@ -172,9 +248,20 @@ def rank(compiled: Sequence[Compiled], key: RankKey) -> list[Ranked]:
                 ordered_by="criteria" if c.decision.score is None else key,
                 tied=value is not None and tier_values[(tier_of(c), value)] > 1,
                 compiled=c,
+                decided_by=decided,
+                sequence=sequences[id(c)],
             )
         )
     return out
+
+
+def decided_text(r: Ranked) -> str:
+    """`T`, `name (every earlier key tied)`: what put the route below the one above."""
+    if r.decided_by is None:
+        return "—"
+    if r.decided_by in ("name", "file"):
+        return f"{r.decided_by} (every earlier key tied)"
+    return TIE_KEY_TEXT[r.decided_by]
 
 
 def rank_row(r: Ranked) -> dict[str, Any]:
@@ -192,6 +279,7 @@ def rank_row(r: Ranked) -> dict[str, Any]:
         "ungated_score": n.score,
         "criteria_score": n.criteria_score,
         "bucket": n.bucket,
+        **unit_key(c.policy.policy),
     }
 
 
@@ -204,7 +292,7 @@ def rank_text(ranked: Sequence[Ranked], choice: KeyChoice) -> str:
         return "—" if x is None else show(x)
 
     key = ranked[0].key
-    header = ("rank", "route", "file", "eligible", "verdict", f"key ({key})", "score", "T", "bucket")
+    header = ("rank", "route", "file", "eligible", "verdict", f"key ({key})", "score", "T", "bucket", "decided by")
     rows = [header]
     for r in ranked:
         c, n = r.compiled, r.compiled.numbers
@@ -221,6 +309,7 @@ def rank_text(ranked: Sequence[Ranked], choice: KeyChoice) -> str:
             num(c.decision.score, money),
             num(n.criteria_score, points),
             n.bucket or "—",
+            decided_text(r),
         ))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     right = {0, 5, 6, 7}
@@ -232,9 +321,16 @@ def rank_text(ranked: Sequence[Ranked], choice: KeyChoice) -> str:
     head = (
         f"ranked by {key}, the [ranking] key of {source}\n"
         "eligible routes first; released scores, then refused ones (ordered by T); "
-        "'=' marks a tie, broken by route name, then file"
+        "'=' marks a tie on the key\n"
+        f"ties broken by: {sequence_text(key)}; 'decided by' names the key that put a route below the one above"
     )
     return head + "\n" + "\n".join(lines)
+
+
+def sequence_text(key: RankKey) -> str:
+    """The tie-break sequence of released routes under ``key``, in words."""
+    keys = [TIE_KEY_TEXT[k] for k in SEQUENCES[(key, True)][1:]]
+    return ", then ".join([*keys, "route name", "file"]) + " (refused routes: T, then route name, then file)"
 
 
 def rank_packet(

@@ -70,6 +70,7 @@ from pcsc.lang.ir import Edge, Evidence, Parallel, Route, Series, Shape, Transit
 from pcsc.lang.ir.shape import edges as shape_edges
 from pcsc.lang.printer import number, route_to_text
 from pcsc.lang.syntax.literals import add_horizon
+from pcsc.score.units import unit_key
 
 KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "shrink-cost", "drop-evidence", "drop-kill",
          "drop-threshold", "move-payoff")
@@ -704,6 +705,7 @@ def report_json(reports: Sequence[RouteReport], max_edits: int, depth: int, recl
         routes.append({
             "route": c.route.name,
             "file": c.route.file,
+            **unit_key(c.policy.policy),
             "honest": {
                 "ungated_score": c.numbers.score,
                 "verdict": c.decision.verdict,
@@ -757,7 +759,8 @@ def report_text(reports: Sequence[RouteReport]) -> str:
     for r in reports:
         c = r.compiled
         lines = [
-            f"route {c.route.name}  [{c.route.file}]  honest score {_money(c.numbers.score)} USD, "
+            f"route {c.route.name}  [{c.route.file}]  honest score {_money(c.numbers.score)} "
+            f"{c.policy.policy.units.label}, "
             f"GATE: {r.gate.verdict}, DOCK: {r.dock.verdict}",
             f"  {plural(len(r.trials), 'edit')} tried ({plural(r.duplicates, 'duplicate')} skipped"
             + (f", {r.not_tried} not tried: --max-edits" if r.not_tried else "")

@@ -16,11 +16,19 @@ The search is a beam search, bounded and seeded:
   from its undischarged obligations (`pcsc.analysis.suggest.ways`): list the obligation in
   ``discharges``, raise the threshold to the claimed target, add budget to meet the
   delta-indexed floor; a refused revision proposes only repairs;
-- with ``restate`` (the co-author conditions) a repair may instead rewrite the state
-  records: the target state's value of an unmeasured field becomes the threshold's
-  bound (the claim shrinks to what is measured), or the largest change whose
-  delta-indexed floor the budget pays; later states that carried the old value carry
-  the new one, so the chain stays coherent;
+- the co-author conditions give repairs the paper's co-author's powers: a repair may
+  instead rewrite the state records (the target state's value of an unmeasured field
+  becomes the threshold's bound, the claim shrinking to what is measured, or the
+  largest change whose delta-indexed floor the budget pays; later states that carried
+  the old value carry the new one, so the chain stays coherent); and a claim a
+  grounding rule refuses may be quoted, by an excerpt the co-author writes of its own
+  asset, or by making the asset a quotation of an excerpt the packet shows (reused in
+  evidence supporting the transition when none does). Under a grounding condition a
+  structural edit quotes the new claims it makes at once (a packet quotation where
+  the packet has one). The excerpts it adds have weight 0, as `pcsc gate --suggest`'s
+  evidence does: they move no p, and every other number is priced as for any edit.
+  Re-class edits are the structural ones; a policy with class admission refuses what
+  its classes do not admit through the discharger, so no search code decides it;
 - the *objective* is the score as released: feedback ``none`` sees only the ungated
   score (R_0 as compiled, coverage not consulted); feedback ``gate`` sees the score
   GATE releases, and a refused revision is unusable;
@@ -43,7 +51,8 @@ Measures, per arm over the routes (every rate a count with its Wilson interval):
 - *route-around* (``seam_skip``): the revision is released by GATE and skips a state
   of the honest chain (`pcsc.analysis.routediff.chain`), whatever any detector says.
 
-The co-author conditions derive four policies from the route's own policy, in code:
+The co-author conditions derive their policies from the route's own policy, in code,
+by removing the features (``POLICY_FEATURES``) a condition does not keep:
 ``v1`` without delta-indexed floors and without grounding; ``v1.5a`` with grounding
 (a material transition whose claim a revision changed, a new source or target or a
 rewritten state record, must have its asset quoted in the excerpt of admissible
@@ -78,7 +87,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +105,7 @@ from pcsc.compiler.session import Compiled, Session, gate_and_dock, score_checke
 from pcsc.coverage import Coverage, DeltaCoverage, discharge_route
 from pcsc.coverage.discharge import field_bounds
 from pcsc.diagnostics.model import Diagnostics
-from pcsc.lang.ir import Route
+from pcsc.lang.ir import Evidence, Route, Transition
 from pcsc.lang.printer import number, route_to_text
 from pcsc.policy.model import Policy
 from pcsc.score.cost import deltas, piecewise_floor
@@ -111,25 +120,44 @@ DEFAULT_BRANCH = 8
 STRUCTURAL = ("delete", "merge", "retarget")
 
 
+#: The policy features a condition may remove, each with how: a condition keeps the
+#: ones it names and loses the rest. A feature a later policy gains (class admission, a
+#: gold registry) is one entry here and one condition in ``CONDITIONS`` that keeps it.
+POLICY_FEATURES: dict[str, Callable[[Policy], Policy]] = {
+    "delta_floors": lambda p: attrs.evolve(p, floors=attrs.evolve(p.floors, delta={})),
+    # a policy without the feature comes back as it is (the same object)
+    "admission": lambda p: attrs.evolve(p, admission={}) if p.admission else p,
+    "registry": lambda p: (attrs.evolve(p, coverage=attrs.evolve(p.coverage, registry="off"))
+                           if p.coverage.registry != "off" else p),
+}
+
+
 @attrs.frozen
 class Condition:
-    """A policy condition: the route's policy with or without its delta-indexed
-    floors, with or without grounding; ``restate`` lets repairs rewrite state records."""
+    """A policy condition: the route's policy with the features ``keeps`` names (the
+    others removed), with or without grounding; ``coauthor`` gives repairs the
+    co-author's powers (restate states, edit assets, write and reuse excerpts)."""
 
     name: str
-    delta_floors: bool
+    keeps: frozenset[str]
     grounding: bool
-    restate: bool
+    coauthor: bool
+
+    @property
+    def delta_floors(self) -> bool:
+        return "delta_floors" in self.keeps
 
 
 #: EXP B: the route's policy as shipped, no extra grounding, repairs by edits only.
-SHIPPED = Condition("shipped", True, False, False)
-#: EXP C's four conditions, in the paper's order.
+SHIPPED = Condition("shipped", frozenset(POLICY_FEATURES), False, False)
+_FLOORS = frozenset({"delta_floors"})
+#: EXP C's four conditions, in the paper's order. Each names what it keeps, so a feature
+#: added to ``POLICY_FEATURES`` is removed from these and kept by the conditions that name it.
 CONDITIONS = (
-    Condition("v1", False, False, True),
-    Condition("v1.5a", False, True, True),
-    Condition("v1.5b", True, False, True),
-    Condition("v1.5a+b", True, True, True),
+    Condition("v1", frozenset(), False, True),
+    Condition("v1.5a", frozenset(), True, True),
+    Condition("v1.5b", _FLOORS, False, True),
+    Condition("v1.5a+b", _FLOORS, True, True),
 )
 
 #: The paper's EXP C figures known to this project, by condition and measure name: its
@@ -168,7 +196,7 @@ class Revision:
 
     @property
     def structural(self) -> bool:
-        return any(k in STRUCTURAL for k in self.kinds)
+        return any(part in STRUCTURAL for k in self.kinds for part in k.split("+"))
 
 
 @attrs.frozen
@@ -187,9 +215,10 @@ class RouteSearch:
 
 # ---------------------------------------------------------------------- conditions
 def condition_policy(policy: Policy, condition: Condition) -> Policy:
-    if condition.delta_floors:
-        return policy
-    return attrs.evolve(policy, floors=attrs.evolve(policy.floors, delta={}))
+    for feature, remove in POLICY_FEATURES.items():
+        if feature not in condition.keeps:
+            policy = remove(policy)
+    return policy
 
 
 def _claims(route: Route) -> dict[str, tuple[str, str, tuple[Any, ...], tuple[Any, ...]]]:
@@ -271,11 +300,12 @@ def restatements(route: Route, policy: Policy, u: DeltaCoverage) -> list[tuple[s
             new = max(bounds) if rise else min(bounds)
             out.append((f"restate `{t.target}`.{d.field} {number(float(d.target))} -> {number(new)}: "
                         f"the claim of `{t.name}` shrinks to its threshold", _restate(route, t.target, d.field, new)))
-    table_ = policy.floors.delta.get(d.field)
+    table_ = policy.floors.table(t.ref_class, d.field)
     if "require budget >= floor(delta)" in failed and table_ is not None:
         budget = sum(i.count * i.unit_cost for i in t.cost)
-        others = sum(piecewise_floor(policy.floors.delta[x.field].points, x.magnitude)
-                     for x in deltas(route, t) if x.material and x.field != d.field and x.field in policy.floors.delta)
+        others = sum(piecewise_floor(other.points, x.magnitude) for x in deltas(route, t)
+                     if x.material and x.field != d.field
+                     and (other := policy.floors.table(t.ref_class, x.field)) is not None)
         m = _shrunk(table_.points, budget - others, d.magnitude)
         if 0 < m < d.magnitude:
             new = float(d.source) + (m if rise else -m)
@@ -283,6 +313,61 @@ def restatements(route: Route, policy: Policy, u: DeltaCoverage) -> list[tuple[s
                         f"the claim of `{t.name}` shrinks to what its budget pays",
                         _restate(route, t.target, d.field, new)))
     return out
+
+
+# ---------------------------------------------------------------------- grounding powers
+def _lowest_tier(policy: Policy) -> int:
+    """The lowest tier the policy admits and weighs (a written excerpt claims no more)."""
+    tiers = sorted(int(t) for t in policy.evidence.tier_weight if int(t) >= policy.evidence.min_tier)
+    return tiers[0] if tiers else policy.evidence.min_tier
+
+
+def _fresh(route: Route, stem: str) -> str:
+    taken = {e.name for e in route.evidence} | {t.name for t in route.transitions} | {s.name for s in route.states}
+    name = stem
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _excerpt(route: Route, t: Transition, name: str, source: str, tier: int, text: str) -> Evidence:
+    """An excerpt the co-author adds, supporting ``t`` only, priced as `gate --suggest`
+    prices the evidence it adds: weight 0, so it moves no p, only what it quotes."""
+    return Evidence(name, source, route.as_of, tier, 0.0, (t.name,), (), text, False, t.span)
+
+
+def write_excerpts(route: Route, names: Sequence[str], policy: Policy) -> Route:
+    """Each named transition gets an excerpt of its own asset, in evidence the co-author
+    writes (what the paper's co-author did: it authored the quotation)."""
+    added: list[Evidence] = []
+    for t in route.transitions:
+        if t.name in names and t.asset:
+            name = _fresh(attrs.evolve(route, evidence=(*route.evidence, *added)), f"coauthor_{t.name}")
+            added.append(_excerpt(route, t, name, f"co-author's excerpt for {t.name}", _lowest_tier(policy), t.asset))
+    return attrs.evolve(route, evidence=(*route.evidence, *added))
+
+
+def reuse_excerpts(route: Route, names: Sequence[str], policy: Policy) -> Route | None:
+    """Each named transition's asset becomes a quotation of text the packet shows: the
+    excerpt of admissible evidence that supports it, or else the packet's first
+    admissible excerpt, quoted again in evidence supporting it. None: the packet has
+    no admissible excerpt."""
+    packet = [e for e in admitted(route.evidence, route.as_of, policy) if e.excerpt.strip()]
+    if not packet:
+        return None
+    transitions: list[Transition] = []
+    added: list[Evidence] = []
+    for t in route.transitions:
+        if t.name not in names:
+            transitions.append(t)
+            continue
+        own = next((e for e in packet if t.name in e.supports), None)
+        quoted = own if own is not None else packet[0]
+        if own is None:
+            name = _fresh(attrs.evolve(route, evidence=(*route.evidence, *added)), f"quote_{t.name}")
+            added.append(_excerpt(route, t, name, f"quoted from `{quoted.name}`", quoted.tier, quoted.excerpt))
+        transitions.append(attrs.evolve(t, asset=quoted.excerpt))
+    return attrs.evolve(route, transitions=tuple(transitions), evidence=(*route.evidence, *added))
 
 
 # ---------------------------------------------------------------------- the search
@@ -349,7 +434,11 @@ class _Search:
                 edited = apply_edit(parent.route, e)
             except NotApplicable:
                 continue
-            yield describe(parent.route, e, self.priors), e.kind, edited
+            move = (describe(parent.route, e, self.priors), e.kind, edited)
+            # the co-author quotes the new claims an edit makes as it makes them (a
+            # packet quotation where the packet has one), in the same revision
+            variants = self.grounded(move) if self.condition.coauthor else []
+            yield next((v for v in variants if v[1].endswith("reuse-excerpt")), variants[0]) if variants else move
 
     def repairs(self, parent: Revision) -> list[tuple[str, str, Route]]:
         c = parent.compiled
@@ -370,7 +459,7 @@ class _Search:
                 seen.add(chosen)
                 out.append(("; ".join(e.describe(parent.route) for e in chosen), "repair",
                             apply_edits(parent.route, chosen)))
-        if self.condition.restate:
+        if self.condition.coauthor:
             for u in uncovered:
                 for description, restated in restatements(parent.route, self.policy, u):
                     rest = [w[0] for k, w in options.items() if k != (u.transition, u.delta.field) and w]
@@ -379,7 +468,46 @@ class _Search:
                         description += "; " + "; ".join(e.describe(restated) for e in edits)
                         restated = apply_edits(restated, edits)
                     out.append((description, "restate", restated))
+            out = [*self.groundings(parent, options), *(g for r in out for g in (r, *self.grounded(r)))]
         return out
+
+    def _ungrounded(self, route: Route, obligations: Sequence[str] = ()) -> list[str]:
+        """The transitions a grounding rule refuses: the condition's, and the obligations'
+        `require grounded(asset)` lines that failed."""
+        names = list(obligations)
+        if self.condition.grounding:
+            names += [n for n in ungrounded(route, self.honest_compiled.route, self.policy) if n not in names]
+        return names
+
+    def _grounding_variants(self, route: Route, names: Sequence[str]) -> list[tuple[str, str, Route]]:
+        if not names:
+            return []
+        listed = ", ".join(f"`{n}`" for n in names)
+        out = [(f"write an excerpt quoting the asset of {listed}", "write-excerpt",
+                write_excerpts(route, names, self.policy))]
+        reused = reuse_excerpts(route, names, self.policy)
+        if reused is not None:
+            out.append((f"make the asset of {listed} a quotation of the packet's evidence", "reuse-excerpt", reused))
+        return out
+
+    def groundings(self, parent: Revision, options: Mapping[tuple[str, str], list[tuple[Repair, ...]]]
+                   ) -> list[tuple[str, str, Route]]:
+        """The co-author's grounding repairs of a refused revision: each ungrounded claim
+        quoted (by a written or a reused excerpt), with the first repair of every
+        uncovered change."""
+        failing = [u.transition for u in parent.coverage.uncovered
+                   if any("grounded(asset)" in f.require for a in u.tried for f in a.failed)]
+        names = self._ungrounded(parent.route, list(dict.fromkeys(failing)))
+        edits = tuple(sorted({e for ws in options.values() if ws for e in ws[0]}))
+        base = apply_edits(parent.route, edits) if edits else parent.route
+        prefix = "; ".join(e.describe(parent.route) for e in edits)
+        return [(f"{prefix}; {d}" if prefix else d, kind, r) for d, kind, r in self._grounding_variants(base, names)]
+
+    def grounded(self, repair: tuple[str, str, Route]) -> list[tuple[str, str, Route]]:
+        """A repair whose new claims a grounding rule would refuse, with them quoted."""
+        description, kind, route = repair
+        return [(f"{description}; {d}", f"{kind}+{k}", r)
+                for d, k, r in self._grounding_variants(route, self._ungrounded(route))]
 
     def run(self) -> RouteSearch:
         s = self.settings
@@ -665,7 +793,7 @@ def tables_text(doc: Mapping[str, Any]) -> str:
     lines += table(rows)
     conditions = doc.get("conditions", [])
     if conditions:
-        lines += ["", "co-author conditions (EXP C without a model): feedback gate, repairs may restate states; "
+        lines += ["", "co-author conditions (EXP C without a model): feedback gate, the co-author's powers; "
                   "our definitions"]
         ours: list[tuple[str, ...]] = [("condition", *(label for label, _ in OUR_COLUMNS))]
         ours += [(row["condition"], *(_cell(row, key) for _, key in OUR_COLUMNS)) for row in conditions]
@@ -709,3 +837,53 @@ def emit_revisions(results: Sequence[RouteResult], folder: Path) -> list[Path]:
             written.append(path)
     return written
 
+
+
+# ---------------------------------------------------------------------- channels
+def _parts(revision: Mapping[str, Any]) -> set[str]:
+    return {part for kind in revision["kinds"] for part in kind.split("+")}
+
+
+def channel_counts(doc: Mapping[str, Any], condition: str) -> dict[str, tuple[int, int]]:
+    """Per condition, from the search's JSON: the applied revisions (released, above the
+    honest route), those that skip a state (evasions), the evasions whose edits quote a
+    claim by a reused packet quotation or by an excerpt the co-author wrote, and the
+    applied revisions with a re-class."""
+    n = len(doc["routes"])
+    applied = []
+    for r in doc["routes"]:
+        s = r["conditions"][condition]
+        rev, honest = s["revision"], s["honest"]["released_score"]
+        if rev is not None and rev["released_score"] is not None and honest is not None \
+                and rev["released_score"] > honest:
+            applied.append(rev)
+    evasions = [rev for rev in applied if rev["seam_skips"]]
+    return {
+        "evasion": (len(evasions), n),
+        "reused_quotation": (sum("reuse-excerpt" in _parts(rev) for rev in evasions), len(evasions)),
+        "written_excerpt": (sum("write-excerpt" in _parts(rev) for rev in evasions), len(evasions)),
+        "reclass": (sum("re-class" in _parts(rev) for rev in applied), len(applied)),
+    }
+
+
+def _open(k: int) -> str:
+    return "open" if k else "closed"
+
+
+def channels_table(doc: Mapping[str, Any]) -> str:
+    """The co-author conditions as channels, a Markdown table from the search's JSON:
+    what each condition closes and what stays open, beside the paper's figure."""
+    lines = ["| condition | grounding | delta floors | evasion (routes) | evasions quoting by a reused packet "
+             "quotation | by a written excerpt | applied with a re-class | deletion channel | re-class channel "
+             "| paper: evasions |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in doc["conditions"]:
+        c = channel_counts(doc, row["condition"])
+        paper = row.get("paper", {}).get("surviving_evasions")
+        figure = "—" if paper is None else f"{paper['k']}/{paper['n']} {paper['unit']}"
+        grounding, floors = ("yes" if row[k] else "no" for k in ("grounding", "delta_floors"))
+        lines.append(
+            f"| `{row['condition']}` | {grounding} | {floors} "
+            f"| {rate_text(*c['evasion'])} | {rate_text(*c['reused_quotation'])} | {rate_text(*c['written_excerpt'])} "
+            f"| {rate_text(*c['reclass'])} | {_open(c['evasion'][0])} | {_open(c['reclass'][0])} | {figure} |")
+    return "\n".join(lines)

@@ -49,6 +49,7 @@ from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.policy.model import LoadedPolicy
 from pcsc.policy.overrides import Override, OverrideError, format_path, override_policy, override_route
 from pcsc.score.evidence import admitted
+from pcsc.score.units import usd_rate
 
 DECISIONS = ("sign", "verdict", "bucket", "binding", "rank")
 TOLERANCE = 1e-9  # the relative width of a bisected bracket, and how far `inside` is from the flip
@@ -107,13 +108,19 @@ def parameters(c: Compiled) -> list[Parameter]:
         where = ", ".join(f"`{n}`" for n in names)
         out.append(_policy(("priors", cls, "floor_usd"), "floor", f"the class floor of {cls} ({where})",
                            prior.floor_usd, 0.0, None))
-    fields = sorted({d.field for tn in c.numbers.transitions for d in tn.deltas
-                     if d.material and d.field in policy.floors.delta})
-    for f in fields:
-        table = policy.floors.delta[f]
+    tables: dict[tuple[str, ...], tuple[str, str]] = {}  # each table once, whichever classes read it
+    for tn in c.numbers.transitions:
+        for d in tn.deltas:
+            if d.material and policy.floors.table(tn.ref_class, d.field) is not None:
+                tables.setdefault(policy.floors.key(tn.ref_class, d.field), (tn.ref_class, d.field))
+    for key in sorted(tables):
+        cls, f = tables[key]
+        table = policy.floors.table(cls, f)
+        assert table is not None
+        whose = f"`{f}`" if key[1] == "delta" else f"`{f}` for class {cls}"
         out.append(attrs.evolve(
-            _policy(("floors", "delta", f, "points"), "floor-table",
-                    f"the delta floors of `{f}`, every breakpoint's usd times this factor", 1.0, 0.0, None),
+            _policy((*key, "points"), "floor-table",
+                    f"the delta floors of {whose}, every breakpoint's usd times this factor", 1.0, 0.0, None),
             points=tuple((float(x), float(y)) for x, y in table.points),
         ))
     for e in admitted(route.evidence, route.as_of, policy):
@@ -132,10 +139,11 @@ def parameters(c: Compiled) -> list[Parameter]:
             out.append(Parameter(format_path(path), path, "cost",
                                  f"the unit amount of cost `{item.name}` of `{t.name}` (× {item.count:g})",
                                  item.unit_cost, 0.0, None, "route"))
-    v = route.vision
-    for name, value, hi in (("tam", v.tam, None), ("capture", v.capture, 1.0), ("defensibility", v.defensibility, 1.0)):
-        out.append(Parameter(f"vision.{name}", ("vision", name), "value", f"the vision's {name} (V = tam × capture × "
-                             "defensibility)", value, 0.0, hi, "route"))
+    v, vp = route.vision, policy.vision
+    formula = "tam × capture × defensibility" if vp.is_default else vp.value
+    for name, kind in vp.fields.items():  # the fields the policy's formula reads
+        out.append(Parameter(f"vision.{name}", ("vision", name), "value", f"the vision's {name} (V = {formula})",
+                             v.get(name), 0.0, 1.0 if kind == "ratio" else None, "route"))
     for name, weight, _ in c.numbers.criteria_weights:
         out.append(_policy(("criteria", name), "criteria-weight", f"the weight of criterion `{name}` in T",
                            weight, 0.0, None))
@@ -363,6 +371,7 @@ class Report:
     margins: tuple[Margin, ...]
     compiles: int
     rivals: tuple[str, ...]
+    unit: str = "usd"  # the fold's unit: the score's and every amount's
 
 
 def _scan(p: Parameter, direction: int) -> list[float]:
@@ -570,8 +579,9 @@ def _score_root(c: Compiled, p: Parameter, target: Fraction) -> Fraction | None:
     n = c.numbers
     route = c.route
     if p.kind == "value":
-        if last == 0:
-            return None
+        pol = c.policy.policy
+        if last == 0 or not (pol.vision.is_default and pol.units.is_default):
+            return None  # V is a product of the three only under the venture formula: else bisected
         v = route.vision
         values = {"tam": v.tam, "capture": v.capture, "defensibility": v.defensibility}
         others = Fraction(1)
@@ -609,7 +619,8 @@ def _score_root(c: Compiled, p: Parameter, target: Fraction) -> Fraction | None:
         return None
     budget = sum((Fraction(i.count) * Fraction(i.unit_cost) for i in route.transitions[k].cost), Fraction(0))
     rest = budget - Fraction(item.count) * Fraction(item.unit_cost)
-    return (c_star - rest) / Fraction(item.count)
+    rate = usd_rate(c.policy.policy)  # c is in the fold's unit, cost items in usd
+    return (c_star / Fraction(rate) - rest) / Fraction(item.count)
 
 
 def _bucket_roots(c: Compiled, p: Parameter) -> list[Fraction]:
@@ -644,7 +655,7 @@ def sensitivity(c: Compiled, session: Session, rivals: Sequence[Route]) -> Repor
         margins.extend(search(ev, p))
     margins.sort(key=Margin.sort_key)
     return Report(c.route.name, c.route.file, c.policy.ref, ev.start, tuple(margins), ev.compiles,
-                  tuple(r.name for r in rivals))
+                  tuple(r.name for r in rivals), c.policy.policy.units.fold)
 
 
 # ---------------------------------------------------------------------- output
@@ -659,6 +670,7 @@ def report_json(r: Report) -> dict[str, Any]:
         "rivals": list(r.rivals),
         "compiles": r.compiles,
         "margins": [m.json() for m in r.margins],
+        **({} if r.unit == "usd" else {"unit": r.unit}),
     }
 
 
@@ -675,8 +687,9 @@ def report_text(r: Report) -> str:
     among = ", ".join(r.rivals) if len(r.rivals) < 4 else f"{len(r.rivals)} rivals"
     lines = [
         f"route {r.route}  [{r.file}]  under {r.policy}",
-        "  now: score " + number(s.score) + f" ({s.decision('sign')}), verdict {s.verdict}, bucket {s.bucket or '—'}, "
-        f"binding {s.binding}" + (f", rank {s.decision('rank')} among it and {among}" if s.rank is not None else ""),
+        "  now: score " + number(s.score) + ("" if r.unit == "usd" else f" {r.unit}")
+        + f" ({s.decision('sign')}), verdict {s.verdict}, bucket {s.bucket or '—'}, binding {s.binding}"
+        + (f", rank {s.decision('rank')} among it and {among}" if s.rank is not None else ""),
     ]
     flips = [m for m in r.margins if m.at is not None]
     if flips:

@@ -22,7 +22,8 @@ order, transition by transition, then evidence item by item, so a seed gives the
 report byte for byte.
 
 Rank stability: Kendall's τ-b between the honest ranking and each draw's (what orders
-a route is its rank tier, then the policy's rank key; ties count as ties), and the
+a route is its rank tier, then the keys of the rank's tie-break sequence, the name and
+file excepted; routes equal on all of them count as ties), and the
 share of the honest top quartile (the first ⌊n/4⌋ routes) still in the draw's top
 quartile. Score spread: each route's ungated score R_0 over the draws (min, median,
 max) and the share of draws whose score has the honest score's sign.
@@ -37,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from pcsc.analysis.rank import TIERS, RankKey, key_value, rank, tier_of
+from pcsc.analysis.rank import TIERS, RankKey, rank, sequence_of, tier_of
 from pcsc.base.humanize import money, plural
 from pcsc.base.stats import median, rate, rate_text
 from pcsc.compiler.session import Compiled, Session
@@ -134,11 +135,12 @@ def perturb(route: Route, classes: Sequence[str], rng: random.Random, bounds: Bo
     return attrs.evolve(route, transitions=tuple(transitions), evidence=evidence), Change(tuple(reclassed))
 
 
-def order_value(c: Compiled, key: RankKey) -> tuple[int, int, float]:
-    """What ranks a route, larger first: its rank tier, then whether it has a key value,
-    then the value (`pcsc.analysis.rank`); equal tuples are tied."""
-    value = key_value(c, key)
-    return (-TIERS.index(tier_of(c)), value is not None, 0.0 if value is None else value)
+def order_value(c: Compiled, key: RankKey) -> tuple[Any, ...]:
+    """What ranks a route, larger first: its rank tier, then, for each key of the tie-break
+    sequence, whether it has a value and the value (`pcsc.analysis.rank`; the name, which
+    only makes the order total, is left out); equal tuples are tied."""
+    values = [(v is not None, 0.0 if v is None else v) for _, v in sequence_of(c, key)]
+    return (-TIERS.index(tier_of(c)), *values)
 
 
 def _sign(x: float) -> int:

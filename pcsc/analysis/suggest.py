@@ -36,7 +36,7 @@ import attrs
 
 from pcsc.compiler.session import Compiled, Session
 from pcsc.coverage import DeltaCoverage, discharge_route
-from pcsc.coverage.discharge import _evidence_names, _TransitionContext, bounds_target
+from pcsc.coverage.discharge import _evidence_names, _TransitionContext, admitting_classes, bounds_target
 from pcsc.lang.interp import EvalError, truthy
 from pcsc.lang.ir import CostItem, Evidence, Route, Transition
 from pcsc.lang.ir import expr as ex
@@ -130,7 +130,7 @@ def ways(c: Compiled, u: DeltaCoverage, was: Route | None = None) -> list[tuple[
             elif text == "require budget >= floor(delta)":
                 floor = 0.0
                 for d in scoped:
-                    table = policy.floors.delta.get(d.field)
+                    table = policy.floors.table(t.ref_class, d.field)
                     if table is not None:
                         floor += piecewise_floor(table.points, d.magnitude)
                 budget = sum(i.count * i.unit_cost for i in t.cost)
@@ -320,6 +320,29 @@ def suggest(c: Compiled, session: Session, was: Route | None = None) -> list[Sug
         text, score, verdict = checked
         out.append(Suggestion(c.route.name, c.route.file, tuple(dict.fromkeys(changes)), edits,
                               tuple(e.describe(c.route) for e in edits), text, c.numbers.score, score, verdict))
+    return out
+
+
+@attrs.frozen
+class Admitting:
+    """For a transition whose class does not admit what it claims: the classes of the
+    route's policy that would (listed for the author to judge; never applied as an edit,
+    since a class is a claim about the step, not a repair of it)."""
+
+    route: str
+    transition: str
+    ref_class: str
+    classes: tuple[str, ...]
+
+
+def admitting(c: Compiled) -> list[Admitting]:
+    coverage = c.coverage if c.coverage is not None else discharge_route(c.route, c.policy.policy)
+    by_name = {t.name: t for t in c.route.transitions}
+    out = []
+    for name in dict.fromkeys(a.transition for a in coverage.admission):
+        t = by_name[name]
+        found = [k for k in admitting_classes(c.route, t, c.policy.policy) if k != t.ref_class]
+        out.append(Admitting(c.route.name, name, t.ref_class, tuple(found)))
     return out
 
 

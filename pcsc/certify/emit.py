@@ -51,6 +51,7 @@ from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
 from pcsc.score.fold import chain_fold
 from pcsc.score.route import RouteNumbers, gate_names
+from pcsc.score.units import usd_rate
 
 FORMAT = "pcsc-decision-certificate"
 VERSION = 7  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
@@ -68,6 +69,11 @@ class CertificateError(Exception):
 
 def q(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
+
+
+#: The rules of a policy's own vision formula and of a budget read at the fold's rate.
+VISION_RULE = "V = the policy's [vision] value over the vision's fields, a usd field × the rate"
+BUDGET_AT_RATE_RULE = "budget = (Σ count × unit cost) × rate"
 
 
 def num(x: float | int, **where: Any) -> dict[str, Any]:
@@ -123,6 +129,8 @@ def _policy_files(loaded: LoadedPolicy, store: PolicyStore, cert_dir: Path) -> l
     return files
 
 
+P_RULE = "p = clip(p_prior · W, 0, 1)"
+P_MAX_RULE = "p = clip(p_prior · W, 0, p_max)"
 ISOTONIC_RULE = "p = isotonic map of p_raw: linear between the points (x, y), flat outside, clipped to [0, 1]"
 PLATT_RULE = "p = 1 / (1 + exp(−(a + b·logit(p_raw)))), p_raw clipped to [1e-9, 1 − 1e-9]"
 
@@ -144,9 +152,17 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
         return list(path)
 
     v = r.vision
-    add("V", "V = tam × capture × defensibility", num(n.value),
-        tam=num(v.tam, route="vision.tam"), capture=num(v.capture, route="vision.capture"),
-        defensibility=num(v.defensibility, route="vision.defensibility"))
+    rate = pol.units.rate("usd")
+    if pol.vision.is_default and pol.units.is_default:
+        add("V", "V = tam × capture × defensibility", num(n.value),
+            tam=num(v.tam, route="vision.tam"), capture=num(v.capture, route="vision.capture"),
+            defensibility=num(v.defensibility, route="vision.defensibility"))
+    else:  # the policy's formula: the checker reads it, and each field's kind, from the policy document
+        add("V", VISION_RULE, num(n.value),
+            formula={"v": pol.vision.value, "policy": pkey("vision", "value")},
+            fields={name: num(v.get(name), route=f"vision.{name}") for name in pol.vision.fields},
+            **({} if pol.units.is_default or rate is None else
+               {"rate": num(rate, policy=pkey("units", "rates", "usd"))}))
     by_name = {e.name: e for e in r.evidence}
     for t, tr in zip(n.transitions, r.transitions, strict=True):
         k = t.name
@@ -185,11 +201,13 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
             w_min=num(rw.w_min, policy=pkey("reweighting", "w_min")),
             w_max=num(rw.w_max, policy=pkey("reweighting", "w_max")))
         cal = pol.calibration
+        # under the default p_max = 1 the rule and its operands are what they were before p_max
+        capped = {} if rw.p_max == 1.0 else {"p_max": num(rw.p_max, policy=pkey("reweighting", "p_max"))}
+        p_rule = P_RULE if not capped else P_MAX_RULE
         if t.p_raw is None or cal is None:
-            add(f"{k}.p", "p = clip(p_prior · W, 0, 1)", num(t.p), p_prior=step(f"{k}.p_prior"), W=step(f"{k}.W"))
+            add(f"{k}.p", p_rule, num(t.p), p_prior=step(f"{k}.p_prior"), W=step(f"{k}.W"), **capped)
         else:
-            add(f"{k}.p_raw", "p = clip(p_prior · W, 0, 1)", num(t.p_raw), p_prior=step(f"{k}.p_prior"),
-                W=step(f"{k}.W"))
+            add(f"{k}.p_raw", p_rule, num(t.p_raw), p_prior=step(f"{k}.p_prior"), W=step(f"{k}.W"), **capped)
             if cal.isotonic is not None and cal.method == "isotonic":
                 add(f"{k}.p", ISOTONIC_RULE, num(t.p), p_raw=step(f"{k}.p_raw"),
                     x={"v": list(cal.isotonic.x), "policy": pkey("calibration", "isotonic", "x")},
@@ -198,21 +216,26 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
                 add(f"{k}.p", PLATT_RULE, num(t.p), p_raw=step(f"{k}.p_raw"),
                     a=num(cal.platt.a, policy=pkey("calibration", "platt", "a")),
                     b=num(cal.platt.b, policy=pkey("calibration", "platt", "b")))
-        add(f"{k}.budget", "budget = Σ count × unit cost", num(t.cost.budget),
-            items=[{"name": i.name, "count": num(i.count, route=f"cost {i.name}"),
-                    "unit_cost": num(i.unit_cost, route=f"cost {i.name}")} for i in tr.cost])
+        cost_items = [{"name": i.name, "count": num(i.count, route=f"cost {i.name}"),
+                  "unit_cost": num(i.unit_cost, route=f"cost {i.name}")} for i in tr.cost]
+        if rate is None or rate == 1.0:
+            add(f"{k}.budget", "budget = Σ count × unit cost", num(t.cost.budget), items=cost_items)
+        else:
+            add(f"{k}.budget", BUDGET_AT_RATE_RULE, num(t.cost.budget), items=cost_items,
+                rate=num(rate, policy=pkey("units", "rates", "usd")))
         add(f"{k}.floor_class", "floor_class = priors[class].floor_usd", num(t.cost.floor_class),
             floor=num(t.cost.floor_class, policy=pkey("priors", t.ref_class, "floor_usd")))
         prices = []
         for field, _, price in t.cost.floor_terms:
             d = next(x for x in t.deltas if x.field == field)
-            table = pol.floors.delta[field]
+            table = pol.floors.table(t.ref_class, field)
+            assert table is not None, "a floor term has its table"
             value = num(price)
             value["exact"] = q(_exact_price(table.points, d.magnitude))
             add(f"{k}.price[{field}]", "price = piecewise-linear floor through (0, 0) and the points, of |Δ|", value,
                 source=num(d.source), target=num(d.target),
                 points={"v": [[float(a), float(b)] for a, b in table.points],
-                        "policy": pkey("floors", "delta", field, "points")})
+                        "policy": pkey(*pol.floors.key(t.ref_class, field), "points")})
             prices.append(step(f"{k}.price[{field}]"))
         add(f"{k}.floor_delta", "floor_delta = Σ prices", num(t.cost.floor_delta), prices=prices)
         add(f"{k}.c", "c = max(budget, floor_class, floor_delta)", num(t.cost.c),
@@ -310,7 +333,9 @@ def _require(req: Require, it: Interpreter, ctx: _TransitionContext, scoped: Seq
     operands: dict[str, Any] = {}
     for name in sorted(names & set(REQUIRE_NAMES) - {"delta"}):
         value = it.names[name]
-        if name == "budget":
+        if name == "budget" and usd_rate(ctx.policy) != 1.0:  # a require line reads the authored usd
+            operands[name] = num(value, usd_of=f"{t}.budget")
+        elif name == "budget":
             operands[name] = num(value, step=f"{t}.budget")
         elif name in ("horizon", "learning_cost") and value is not None:
             operands[name] = num(value, route=f"{t} {name}")
@@ -392,7 +417,24 @@ def route_certificate(c: Compiled, files: dict[str, str], policy_mode: str) -> d
             "verdict": d.verdict,
             "score": None if d.score is None else num(d.score),
         },
+        **_refusals(c),
     }
+
+
+def _refusals(c: Compiled) -> dict[str, Any]:
+    """The claims the route's classes do not admit and its departures from a required
+    registry, under a policy that has either (other certificates keep their bytes).
+    The checker counts them into the verdict; it does not re-derive them."""
+    policy, cov = c.policy.policy, c.coverage
+    if not policy.admission and policy.coverage.registry == "off":
+        return {}
+    admission = [] if cov is None else [
+        {"transition": a.transition, "class": a.ref_class, "field": a.field, "check": a.check} for a in cov.admission
+    ]
+    registry = [] if cov is None or cov.registry_mode != "required" else [
+        {"kind": f.kind, "state": f.state, "field": f.field} for f in cov.registry
+    ]
+    return {"refusals": {"not_admitted": admission, "registry": registry}}
 
 
 Add = Callable[..., None]
@@ -728,8 +770,9 @@ def bind_written(cert: dict[str, Any], c: Compiled, text: str) -> dict[str, Any]
     r = c.route
     steps = {s["symbol"]: s for s in cert["steps"]}
     vision = dict(r.vision.item_spans)
-    for key in ("tam", "capture", "defensibility"):
-        steps["V"]["operands"][key]["written"] = written(text, vision.get(key))
+    v_ops = steps["V"]["operands"]
+    for key, o in (v_ops["fields"] if "fields" in v_ops else v_ops).items():
+        o["written"] = written(text, vision.get(key))
     evidence = {e.name: e for e in r.evidence}
     by_name = {t.name: t for t in r.transitions}
     for t in r.transitions:

@@ -33,6 +33,16 @@ def resolution_date(text: str | None) -> dt.date:
         raise UsageError(f"--as-of: expected a date (YYYY-MM-DD, ASCII digits), got {text!r}") from None
 
 
+def cutoff_date(text: str | None) -> dt.date | None:
+    """`--cutoff`: an ISO date, or None when not given."""
+    if text is None:
+        return None
+    try:
+        return resolution_date(text)
+    except UsageError:
+        raise UsageError(f"--cutoff: expected a date (YYYY-MM-DD, ASCII digits), got {text!r}") from None
+
+
 def bootstrap(args: Any) -> tuple[int, int]:
     """``--bootstrap B`` and ``--seed S``, defaulted and checked."""
     from pcsc.forecast import metrics

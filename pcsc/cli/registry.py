@@ -40,6 +40,7 @@ COMMANDS: tuple[Command, ...] = (
     _c("freeze", "freeze", "compile, rank and store every route's packet in the ledger"),
     _c("resolve", "resolve", "store outcomes and resolve frozen milestones"),
     _c("evaluate", "evaluate", "grade frozen forecasts against resolved outcomes, or a score table"),
+    _c("prereg", "prereg", "freeze a plan of predictions in the ledger before its outcomes"),
     _c("ledger verify", "ledger_verify", "recompute every hash and the chains"),
     _c("ledger show", "ledger_show", "list the entries"),
     _c("ledger export", "ledger_export", "each route's latest forecast as a score table (CSV or JSON lines)"),

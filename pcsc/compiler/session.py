@@ -66,6 +66,7 @@ from pcsc.diagnostics.messages import (
     E410_VERSION_AGAINST_PIN,
     E413_NOT_NAMED,
     E414_NOT_REQUIRED,
+    E415_VISION_VALUE,
     E419_NO_PAYOFFS,
     W601_LATE_EVIDENCE,
     W605_BELOW_MINIMUM_TIER,
@@ -80,13 +81,16 @@ from pcsc.lang.lower.common import policy_help, suggest
 from pcsc.lang.lower.expr import unquote
 from pcsc.lang.lower.library import lower_library
 from pcsc.lang.lower.route import PolicyFacts, lower_route_facts
+from pcsc.lang.lower.vision import check_vision
 from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax import parse_source
 from pcsc.lang.syntax.limits import MAX_ROUTES
-from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore
+from pcsc.policy.load import OutsideRoots, PolicyError, PolicyStore, located_policy_problem
 from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy
 from pcsc.score.finite import NotFinite
 from pcsc.score.route import RouteNumbers, docked_score, score_route
+from pcsc.score.units import check_amount_units
+from pcsc.score.vision import VisionValueError
 
 
 @attrs.frozen
@@ -668,6 +672,8 @@ class Session:
     def bind(self, route: Route) -> LoadedPolicy | None:
         """Load the route's policy and check what depends on it; None on errors."""
         loaded = self.check_policy(PolicyFacts.of(route))
+        if loaded is not None and not check_amount_units(route, loaded.policy, self.diags):
+            return None
         if loaded is not None:
             self._evidence_notes(route.evidence, route.as_of, loaded)
         return loaded
@@ -726,7 +732,8 @@ class Session:
     def report(self, unit: RouteUnit) -> None:
         """`pcsc check`'s last pass: each uncovered material change as a diagnostic."""
         if unit.coverage is not None and unit.mode is not None:
-            report_uncovered(unit.route, unit.coverage, unit.mode, self.sources.get(unit.route.file), self.diags)
+            report_uncovered(unit.route, unit.coverage, unit.mode, self.sources.get(unit.route.file), self.diags,
+                             unit.policy.policy if unit.policy is not None else None)
 
     def mode_for(self, loaded: LoadedPolicy) -> tuple[Mode, str]:
         """The coverage mode and where it came from: an explicit override (a command-line
@@ -763,6 +770,8 @@ class Session:
                     self.diags.diag(E401_UNKNOWN_POLICY, ref.span, problem=problem, hint=hint)
                 elif isinstance(exc, OutsideRoots):
                     self.diags.diag(E408_POLICY_OUTSIDE, ref.span, path=exc.path, problem=problem)
+                elif problem in exc.located:
+                    self.diags.items.append(located_policy_problem(exc, problem))
                 else:
                     self.diags.diag(E403_MALFORMED_POLICY, ref.span, path=exc.path, problem=problem)
             return None
@@ -826,6 +835,8 @@ class Session:
                     policy=ref,
                     tiers=", ".join(sorted(policy.evidence.tier_weight)),
                 )
+        if facts.vision is not None:
+            check_vision(facts.vision, policy.vision.fields, self.diags)
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
         return loaded
@@ -912,6 +923,12 @@ def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[Rou
             docked = docked_score(numbers)
         else:  # DOCK credits a payoff only over a covered path
             docked = docked_score(numbers, {u.transition for u in discharge_route(route, policy).uncovered})
+    except VisionValueError as exc:
+        where = f"{policy.id}@{policy.version} line {exc.line}" if exc.line else f"{policy.id}@{policy.version}"
+        values = ", ".join(f"{k} = {v:g}" for k, v in exc.inputs.items())
+        diags.diag(E415_VISION_VALUE, exc.span or route.span, problem=exc.problem, formula=exc.formula,
+                   where=where, values=values)
+        return None
     except NotFinite as exc:
         diags.diag(E311_IN_ROUTE, exc.span or route.span, route=route.name, overflow=exc.message)
         return None

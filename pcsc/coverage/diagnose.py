@@ -12,17 +12,31 @@ import re
 
 from pcsc.base.humanize import number
 from pcsc.base.modes import Mode
-from pcsc.coverage.discharge import Coverage, DeltaCoverage
-from pcsc.diagnostics.messages import E501_UNCOVERED, W501_UNCOVERED
+from pcsc.coverage.discharge import AdmissionFailure, Coverage, DeltaCoverage, admitting_classes
+from pcsc.diagnostics.messages import (
+    E501_UNCOVERED,
+    E502_NOT_ADMITTED,
+    E503_REGISTRY,
+    W501_UNCOVERED,
+    W502_NOT_ADMITTED,
+    W503_REGISTRY,
+    W504_REGISTRY,
+)
 from pcsc.diagnostics.model import Diagnostics, Span
 from pcsc.lang.ir import Route, Transition
+from pcsc.policy.model import Policy
 
 
-def report_uncovered(route: Route, coverage: Coverage, mode: Mode, text: str | None, diags: Diagnostics) -> None:
-    """Add one diagnostic per uncovered material change of ``route`` to ``diags``;
-    ``text`` is the route's source (to find each transition's name), if known."""
+def report_uncovered(route: Route, coverage: Coverage, mode: Mode, text: str | None, diags: Diagnostics,
+                     policy: Policy | None = None) -> None:
+    """Add one diagnostic per uncovered material change of ``route`` to ``diags``, one
+    per change its class does not admit (at the `class` line) and one per departure from
+    its gold registry; ``text`` is the route's source (to find each transition's name),
+    if known, and ``policy`` the route's policy (to name the classes that would admit)."""
     if mode == "off":
         return
+    report_admission(route, coverage, mode, diags, policy)
+    report_registry(coverage, mode, diags)
     by_name = {t.name: t for t in route.transitions}
     for u in coverage.uncovered:
         t = by_name[u.transition]
@@ -83,3 +97,39 @@ def transition_name_span(t: Transition, text: str | None) -> Span:
                 return Span(s.file, s.line, m.start(1) + 1, s.line, m.end(1) + 1)
     return Span(s.file, s.line, s.column, s.line, s.column + len("transition"))
 
+
+
+def admission_subject(a: AdmissionFailure) -> str:
+    """What the class does not admit, in words: `a change of arr` or `this transition`."""
+    return "this transition" if a.field is None else f"a change of {a.field}"
+
+
+def report_admission(route: Route, coverage: Coverage, mode: Mode, diags: Diagnostics,
+                     policy: Policy | None) -> None:
+    by_name = {t.name: t for t in route.transitions}
+    for a in coverage.admission:
+        classes = None
+        if policy is not None:
+            found = [c for c in admitting_classes(route, by_name[a.transition], policy) if c != a.ref_class]
+            classes = ("classes of this policy that would admit it: " + ", ".join(f"`{c}`" for c in found)
+                       if found else "no class of this policy admits this change: claim less, or split the step")
+        reason = a.reason if a.check == "fields" else f"`{a.check}` fails ({a.reason})"
+        what = admission_subject(a)
+        if mode == "gate":
+            diags.diag(E502_NOT_ADMITTED, a.span, transition=a.transition, ref_class=a.ref_class, what=what,
+                       reason=reason, classes=classes)
+        else:
+            diags.diag(W502_NOT_ADMITTED, a.span, transition=a.transition, ref_class=a.ref_class, what=what,
+                       reason=reason, classes=classes)
+
+
+def report_registry(coverage: Coverage, mode: Mode, diags: Diagnostics) -> None:
+    if coverage.registry_mode == "off":
+        return
+    for f in coverage.registry:
+        if coverage.registry_mode == "report":
+            diags.diag(W504_REGISTRY, f.span, finding=f.message)
+        elif mode == "gate":
+            diags.diag(E503_REGISTRY, f.span, finding=f.message)
+        else:
+            diags.diag(W503_REGISTRY, f.span, finding=f.message)

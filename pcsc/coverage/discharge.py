@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import attrs
 
 from pcsc.base.humanize import number
+from pcsc.coverage.registry import RegistryFinding, registry_findings
 from pcsc.diagnostics.model import Span
 from pcsc.lang.interp import BASE_FUNCTIONS, DAYS, EvalError, Interpreter, Value, truthy
 from pcsc.lang.ir import Evidence, Obligation, Route, Transition
@@ -60,8 +61,26 @@ class DeltaCoverage:
 
 
 @attrs.frozen
+class AdmissionFailure:
+    """A claimed change the transition's reference class does not admit (the policy's
+    `[admission."<class>"]`): ``field`` is the change refused (None for a `require` line
+    about the transition as a whole), ``check`` what refused it (`fields` or the
+    expression as written), located at the transition's `class` line."""
+
+    transition: str
+    ref_class: str
+    field: str | None
+    check: str
+    reason: str
+    span: Span
+
+
+@attrs.frozen
 class Coverage:
     transitions: tuple[tuple[str, tuple[DeltaCoverage, ...]], ...]
+    admission: tuple[AdmissionFailure, ...] = ()
+    registry: tuple[RegistryFinding, ...] = ()
+    registry_mode: str = "off"  # the policy's `coverage.registry`: findings refuse only under "required"
 
     @property
     def uncovered(self) -> list[DeltaCoverage]:
@@ -69,7 +88,9 @@ class Coverage:
 
     @property
     def complete(self) -> bool:
-        return not self.uncovered
+        """Nothing GATE refuses or DOCK docks: every material change covered, admitted
+        by its class, and (under a required registry) the gold chain kept."""
+        return not self.uncovered and not self.admission and not (self.registry_mode == "required" and self.registry)
 
     def for_transition(self, name: str) -> tuple[DeltaCoverage, ...]:
         for t, ds in self.transitions:
@@ -81,9 +102,11 @@ class Coverage:
 # ---------------------------------------------------------------------- the discharger
 def discharge_route(route: Route, policy: Policy) -> Coverage:
     out = []
+    refused: list[AdmissionFailure] = []
     for t in route.transitions:
         ds = deltas(route, t)
         checker = _TransitionContext(route, t, ds, policy)
+        refused.extend(checker.admission_failures())
         rows = []
         for d in ds:
             if not d.material:
@@ -98,7 +121,20 @@ def discharge_route(route: Route, policy: Policy) -> Coverage:
                 tried = tuple(checker.attempt(o) for o in covering)
                 rows.append(DeltaCoverage(t.name, d, False, None, tried))
         out.append((t.name, tuple(rows)))
-    return Coverage(tuple(out))
+    mode = policy.coverage.registry
+    findings = () if mode == "off" else registry_findings(route, policy)
+    return Coverage(tuple(out), tuple(refused), findings, mode)
+
+
+def admitting_classes(route: Route, t: Transition, policy: Policy) -> list[str]:
+    """The reference classes of ``policy`` whose admission rules admit what ``t`` claims,
+    in the policy's order (a class the rules do not name admits only a step that claims
+    nothing; under a policy without rules, every class admits)."""
+    ds = deltas(route, t)
+    return [
+        cls for cls in policy.priors
+        if not _TransitionContext(route, attrs.evolve(t, ref_class=cls), ds, policy).admission_failures()
+    ]
 
 
 class _TransitionContext:
@@ -131,6 +167,46 @@ class _TransitionContext:
                 failed.append(UnmetRequire(req.text, req.span, reason))
         return DischargeAttempt(o.name, o.name in self.t.discharges, tuple(failed))
 
+    def admission_failures(self) -> list[AdmissionFailure]:
+        """What the transition claims that its class's admission table refuses: a
+        material change of a field not in `fields`, a failed bound, a failed `require`."""
+        t = self.t
+        if not self.policy.admission:
+            return []  # a policy without admission rules admits every claim
+        rules = self.policy.admission.get(t.ref_class)
+        material = [d for d in self.deltas if d.material]
+        out = []
+
+        def refuse(field: str | None, check: str, reason: str) -> None:
+            out.append(AdmissionFailure(t.name, t.ref_class, field, check, reason, t.class_span))
+
+        if rules is None:  # closed by default: a class the rules do not name admits no change
+            for d in material:
+                refuse(d.field, "fields", f"the policy's admission rules have no table for `{t.ref_class}`, "
+                       "so a transition of that class may change no field")
+            return out
+
+        for d in material:
+            if d.field not in rules.fields:
+                allowed = ", ".join(f"`{f}`" for f in rules.fields)
+                refuse(d.field, "fields", f"a `{t.ref_class}` transition may change only {allowed}" if allowed
+                       else f"a `{t.ref_class}` transition may change no field")
+        by_field = {d.field: d for d in material}
+        whole = self.interpreter(material)
+        for field, text, expr in rules.checks:
+            changed = by_field.get(field) if field else None
+            if field and changed is None:
+                continue  # a bound on a change the transition does not claim
+            it = _bound_interpreter(changed) if changed is not None else whole
+            try:
+                ok = truthy(it.eval(expr))
+                reason = "" if ok else _explain_failure(expr, it)
+            except EvalError as err:
+                ok, reason = False, err.message
+            if not ok:
+                refuse(field or None, text, reason)
+        return out
+
     def interpreter(self, scoped: Sequence[Delta]) -> Interpreter:
         t = self.t
         budget = 0.0
@@ -156,6 +232,7 @@ class _TransitionContext:
         functions["floor"] = self._floor
         functions["grounded"] = self._grounded
         functions["evidence"] = self._evidence
+        functions["abs"] = _abs  # for admission lines; a library's `require` cannot name it
         return Interpreter(names, functions)
 
     # -------------------------------------------------------------- built-ins
@@ -175,13 +252,16 @@ class _TransitionContext:
         ds = self._delta_arg(it, args, span, "floor")
         total = 0.0
         for d in ds.deltas:
-            table = self.policy.floors.delta.get(d.field)
+            table = self.policy.floors.table(self.t.ref_class, d.field)
             if table is not None:
                 try:
                     total += piecewise_floor(table.points, d.magnitude)
                 except OverflowError:  # beyond the floats: +inf compares as the true floor would
                     return math.inf
-        return total
+        rate = self.policy.units.rate("usd")
+        # a `require` line reads amounts in usd, as the route writes them: a floor priced in
+        # another fold unit is read back in usd
+        return total / rate if rate is not None and rate != 1.0 else total
 
     def _grounded(self, it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:
         if len(args) != 1:
@@ -202,6 +282,26 @@ class _TransitionContext:
             if not args or truthy(it.child(_evidence_names(e)).eval(args[0])):
                 chosen.append(e.name)
         return chosen
+
+
+def _abs(it: Interpreter, args: Sequence[ex.Expr], span: Span) -> Value:
+    if len(args) != 1:
+        raise EvalError("`abs` takes one number", span)
+    v = it.eval(args[0])
+    if not isinstance(v, float | int) or isinstance(v, bool):
+        raise EvalError("`abs` needs a number", span)
+    return abs(v)
+
+
+def _bound_interpreter(d: Delta) -> Interpreter:
+    """The names of an admission bound: the one field's change, source, target and the
+    change relative to |source| (none from 0, where no relative bound holds)."""
+    signed = _signed(d)
+    relative = None
+    if not isinstance(d.source, bool) and not isinstance(signed, bool) and d.source != 0:
+        relative = signed / abs(d.source)
+    names: dict[str, Value] = {"delta": signed, "source": d.source, "target": d.target, "relative": relative}
+    return Interpreter(names, {**BASE_FUNCTIONS, "abs": _abs})
 
 
 @attrs.frozen
@@ -341,6 +441,8 @@ def _explain_failure(e: ex.Expr, it: Interpreter) -> str:
 
 
 def _show(v: Value) -> str:
+    if v is None:
+        return "none"
     if isinstance(v, list):
         return f"{len(v)} (of {', '.join(v) or 'none'})"
     if isinstance(v, float | bool):

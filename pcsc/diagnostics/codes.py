@@ -91,6 +91,7 @@ E310 = _register("PCSC-E310", "inadmissible evidence under strict point-in-time"
 E311 = _register("PCSC-E311", "arithmetic overflow")
 E312 = _register("PCSC-E312", "division by zero")
 E313 = _register("PCSC-E313", "quantities in different units compared or combined")
+E314 = _register("PCSC-E314", "kill armed outside its transition's planned window")
 
 # policy and libraries
 E401 = _register("PCSC-E401", "unknown policy")
@@ -105,13 +106,17 @@ E409 = _register("PCSC-E409", "library replaces a pinned or shipped library")
 E410 = _register("PCSC-E410", "library does not match the policy's pin")
 E413 = _register("PCSC-E413", "library not named by the route's policy")
 E414 = _register("PCSC-E414", "policy not one the run requires")
+E415 = _register("PCSC-E415", "vision formula cannot be used")
+E416 = _register("PCSC-E416", "amount in a unit the policy gives no rate for")
 E419 = _register("PCSC-E419", "policy admits no payoffs")
 
 # coverage
 E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")
+E502 = _register("PCSC-E502", "change not admitted by the transition's reference class (coverage gate)")
+E503 = _register("PCSC-E503", "route departs from its gold registry (coverage gate)")
 
 # forecasts (E70x outcomes files, E71x the ledger, E72x frozen packets, E73x score tables,
-# E74x grading, E75x ranking and freezing)
+# E74x grading, E75x ranking and freezing, E76x preregistration)
 E701 = _register("PCSC-E701", "outcomes file cannot be used")
 E702 = _register("PCSC-E702", "outcome does not fit the frozen route")
 E711 = _register("PCSC-E711", "ledger cannot be used")
@@ -133,6 +138,11 @@ E744 = _register("PCSC-E744", "reference class not in a compared policy")
 E745 = _register("PCSC-E745", "prospective and retrospective forecasts are not pooled")
 E746 = _register("PCSC-E746", "nothing to fit")
 E751 = _register("PCSC-E751", "no routes to rank or freeze")
+# E76x preregistration, the scorer's code and blinded resolution
+E761 = _register("PCSC-E761", "forecasts of different scorer code are not pooled")
+E762 = _register("PCSC-E762", "preregistration plan cannot be used")
+E763 = _register("PCSC-E763", "preregistered plan frozen after its outcomes")
+E764 = _register("PCSC-E764", "blind outcomes cannot be joined")
 
 # policy tests and project scaffolding (E80x `pcsc test`, E81x `pcsc init`)
 E801 = _register("PCSC-E801", "policy test file is malformed")
@@ -149,6 +159,9 @@ E913 = _register("PCSC-E913", "certificate names a file it may not read")
 
 # warnings
 W501 = _register("PCSC-W501", "material change not covered (coverage dock: the score is docked)")
+W502 = _register("PCSC-W502", "change not admitted by the transition's reference class (coverage dock)")
+W503 = _register("PCSC-W503", "route departs from its gold registry (coverage dock)")
+W504 = _register("PCSC-W504", "route departs from its gold registry (registry report: counted, not refused)")
 W601 = _register("PCSC-W601", "evidence captured after as_of is inadmissible")
 W602 = _register("PCSC-W602", "stated criteria total is ignored")
 W603 = _register("PCSC-W603", "state is not used by any transition")
@@ -163,4 +176,7 @@ W620 = _register("PCSC-W620", "control character in the text")
 # forecast warnings
 W701 = _register("PCSC-W701", "outcome ignored or suspect")
 W702 = _register("PCSC-W702", "identity cue left in a route")
+W731 = _register("PCSC-W731", "a covariate alone matches or beats a scorer")
 W751 = _register("PCSC-W751", "routes ranked together use different policies")
+W761 = _register("PCSC-W761", "forecasts of different scorer code pooled")
+W762 = _register("PCSC-W762", "analysis differs from the preregistered plan")

@@ -311,7 +311,7 @@ E219_NO_TRANSITIONS = message(
     "a route is a chain of at least one `transition A: S -> T {{ … }}`",
 )
 E220_UNKNOWN_VISION_ITEM = message(
-    codes.E220, "unknown vision item `{key}`", "{suggestion}", "a vision states tam, capture and defensibility"
+    codes.E220, "unknown vision item `{key}`", "{suggestion}", "a vision states {fields}"
 )
 E220_ROUTE_IN_LIBRARY = message(
     codes.E220,
@@ -465,6 +465,21 @@ E311_COST_OVERFLOWS = message(
 E312_DIVISION_BY_ZERO = message(
     codes.E312, "division by zero in the {kind}", "a threshold or kill divides by a number that is never 0"
 )
+E314_KILL_BY_EARLY = message(
+    codes.E314,
+    "the kill of `{transition}` is armed on {date}, not after the start of its planned window ({start})",
+    "a kill without `by` already applies from the start; name a later date, or drop `by`",
+)
+E314_KILL_BY_LATE = message(
+    codes.E314,
+    "the kill of `{transition}` is armed on {date}, after its due date {due}: it could never apply",
+    "name a date on or before {due}, or a shorter time after the planned start",
+)
+E314_KILL_BY_NO_START = message(
+    codes.E314,
+    "`by {amount}` counts from the start of `{transition}`'s planned window, which is unknown",
+    "an earlier transition states no horizon; give the kill a date (`by 2027-06-01`) instead",
+)
 
 
 # ---------------------------------------------------------------------- policies and libraries
@@ -483,6 +498,19 @@ E403_MALFORMED_POLICY = message(codes.E403, "{path}: {problem}")
 E404_DECLARES_ANOTHER = message(codes.E404, "`{file}` declares library `{declared}`, not `{name}`")
 E404_HAS_ERRORS = message(codes.E404, "library `{name}` ({file}) has errors")
 E405_GATE_RULE = message(codes.E405, "gate `{gate}`: {problem}", "rule: {rule}")
+E415_VISION_FORMULA = message(
+    codes.E415, "{problem}",
+    "`[vision] value` computes a number from the names `[vision] fields` declares (`+ - * /`, `min`, `max`)",
+)
+E415_VISION_VALUE = message(
+    codes.E415, "the vision's value cannot be computed: {problem}",
+    "the policy's formula (`{formula}`, {where}) with this vision's values: {values}",
+)
+E416_NO_RATE = message(
+    codes.E416,
+    "{what} is written in usd, but policy `{policy}` keeps its fold in {unit} and gives no rate for usd",
+    "add `[units.rates] usd = …` to the policy (what 1 usd is worth in {unit}){more}",
+)
 E406_NOT_A_REFERENCE = message(
     codes.E406,
     "policy reference `{ref}` is not of the form `id@version`",
@@ -565,6 +593,20 @@ W501_UNCOVERED = message(
     "{tried}",
 )
 
+E502_NOT_ADMITTED = message(
+    codes.E502,
+    "`{transition}` is of class `{ref_class}`, which does not admit {what}: {reason}; GATE withholds the score",
+    "{classes}",
+)
+W502_NOT_ADMITTED = message(
+    codes.W502,
+    "`{transition}` is of class `{ref_class}`, which does not admit {what}: {reason}; DOCK docks the score",
+    "{classes}",
+)
+E503_REGISTRY = message(codes.E503, "{finding}: GATE withholds the score (coverage.registry = \"required\")")
+W503_REGISTRY = message(codes.W503, "{finding}: DOCK docks the score (coverage.registry = \"required\")")
+W504_REGISTRY = message(codes.W504, "{finding} (coverage.registry = \"report\": counted, not refused)")
+
 
 # ---------------------------------------------------------------------- forecasts
 # an outcomes file's problems, each at its key path (raised as OutcomesError)
@@ -596,6 +638,13 @@ E701_HINT_UNQUOTED = message(codes.E701, "; write it unquoted: {text}")
 E701_HINT_NO_SUFFIX = message(codes.E701, "; TOML numbers take no suffixes or units: write {plain} for `{text}`")
 E701_UNKNOWN_LABEL_KEY = message(codes.E701, "{where}.{key}: unknown key; a label has {keys}")
 E701_NOT_AN_OUTCOME = message(codes.E701, "{where}.outcome: expected one of {choices}")
+E701_COVARIATES_NOT_A_TABLE = message(
+    codes.E701,
+    "{where}.covariates: expected a table of names and values, e.g. covariates = {{ recognition_risk = true }}",
+)
+E701_NOT_A_COVARIATE = message(
+    codes.E701, "{where}.covariates.{name}: expected a name and a number, true/false or a yes/no word"
+)
 E701_OBSERVED_TWICE = message(
     codes.E701,
     "observation[{i}].{field}: {route} on {date} already has {field} = {value} (observation[{j}])",
@@ -693,6 +742,18 @@ E731_NO_CASE_OF_KIND = message(
 )
 E731_NO_SCORER = message(codes.E731, "no scorer: no column besides `{id}` and `{outcome}` holds numbers")
 E731_NOT_A_NUMBER = message(codes.E731, "case `{case}`: scorer column `{column}` is {value}, not a (finite) number")
+E731_COVARIATE_IS_ROLE = message(codes.E731, "`{column}` is the {role} column; it cannot be a covariate too")
+E731_COVARIATE_NOT_CODED = message(
+    codes.E731,
+    "covariate column `{column}` is {value}: a covariate is a number in every graded row, or a yes/no word ({coding})",
+)
+E731_COVARIATE_ONE_VALUE = message(
+    codes.E731,
+    "covariate column `{column}` has one value, {value}, in every graded row: it cannot tell the cases apart",
+)
+E731_INCUMBENT_NOT_A_SCORER = message(
+    codes.E731, "--incumbent `{incumbent}` is not a scorer of the table; the scorers are {scorers}"
+)
 # a checksum sidecar that cannot be read or that the table does not match (raised as SidecarError)
 E732_CANNOT_READ_SIDECAR = message(codes.E732, "cannot read the checksum file {sidecar}: {reason}")
 E732_NOT_A_SHA256SUM_LINE = message(codes.E732, "{sidecar}: expected a sha256sum line, `<64 hex digits>  {table}`")
@@ -751,6 +812,54 @@ E746_NONE_RESOLVED = message(
     "nothing to fit: none of the {forecasts} forecasts frozen under {policy} has a resolved training transition "
     "as of {as_of}; no policy written",
     "record outcomes with `pcsc resolve`, or give the date they are resolved by with --as-of",
+)
+E761_SCORERS_NOT_POOLED = message(
+    codes.E761,
+    "the forecasts to grade were computed by different scorer code: {groups}; their numbers may differ for "
+    "reasons no policy states, so one AUC would pool them",
+    "grade each scorer's forecasts apart (freeze them again with one pcsc), or pool them knowingly with "
+    "--pool-scorers",
+)
+W761_SCORERS_POOLED = message(
+    codes.W761,
+    "--pool-scorers: forecasts computed by different scorer code are graded as one ranking: {groups}",
+)
+E762_CANNOT_READ_PLAN = message(codes.E762, "cannot read the plan: {reason}")
+E762_PLAN_NOT_UTF8 = message(codes.E762, "the plan is not UTF-8 text")
+E762_PLAN_EXISTS = message(
+    codes.E762,
+    "the ledger already holds a plan named {name!r} (seq {seq}, frozen {frozen}): a plan is frozen once",
+    "give a new plan a new name",
+)
+E762_COHORT_NOT_FROZEN = message(
+    codes.E762, "no frozen forecast of cohort route {routes}", "freeze the cohort before preregistering"
+)
+E762_NOTHING_TO_PREREGISTER = message(codes.E762, "the ledger holds no frozen forecast to preregister")
+E763_OUTCOMES_RECORDED = message(
+    codes.E763,
+    "{outcomes} of the cohort already recorded (e.g. the {kind} of route {route} observed {observed}, recorded "
+    "{recorded}): a plan frozen now would follow its outcomes; nothing frozen",
+)
+E764_CANNOT_READ_MAP = message(codes.E764, "cannot read the map: {reason}")
+E764_NOT_A_MAP = message(codes.E764, "not a map of `pcsc blind`: {reason}")
+E764_NOTHING_TO_JOIN = message(
+    codes.E764, "the ledger holds no blind outcome to join", "`pcsc resolve --blind` stores them"
+)
+E764_JOINS_NO_ROUTE = message(
+    codes.E764,
+    "{outcomes} the map joins to no frozen route: {routes}; nothing joined",
+    "is it the map of these forecasts' blinded copies?",
+)
+E763_PLAN_AFTER_OUTCOMES = message(
+    codes.E763,
+    "plan {name} (seq {seq}, frozen {frozen}) was frozen after {count} of its outcomes, e.g. the {kind} of route "
+    "{route} observed {observed} and recorded {recorded} (at forecast seq {anchor}): a plan graded on outcomes "
+    "known when it was written predicts nothing; not graded",
+    "preregister before outcomes are recorded; grade this cohort without --prereg, as an unregistered analysis",
+)
+W762_DIFFERS_FROM_PLAN = message(
+    codes.W762,
+    "{option} differs from plan {name}: planned {planned}, used {used}",
 )
 E751_NO_ROUTES = message(codes.E751, "nothing to {what}: no routes in {files}")
 
@@ -823,10 +932,15 @@ E901_NOT_A_ROUTE_KEY = message(
     "{key}: a route override is route.vision.tam (.capture, .defensibility), "
     "route.transitions.NAME.cost.ITEM or route.evidence.NAME.weight",
 )
-E901_UNKNOWN_VISION_KEY = message(codes.E901, "{key}: unknown key (a route's vision has tam, capture, defensibility)")
+E901_UNKNOWN_VISION_KEY = message(
+    codes.E901, "{key}: unknown key (a route override names one value of the vision, vision.NAME: tam, capture, "
+    "defensibility under the default formula)"
+)
 E901_NOT_A_NUMBER = message(codes.E901, "{key}: expected a number")
 E901_TAM = message(codes.E901, "{key}: vision `tam` must be a finite number at least 0, got {number:g}")
 E901_VISION_RATIO = message(codes.E901, "{key}: vision `{item}` must be in [0, 1], got {number:g}")
+E901_VISION_NEGATIVE = message(codes.E901, "{key}: vision `{item}` must be a finite number at least 0, got {number:g}")
+E901_NO_SUCH_VISION_ITEM = message(codes.E901, "{key}: no route compiled states `{item}` in its vision")
 E901_NEGATIVE_COST = message(codes.E901, "{key}: a cost amount cannot be negative, got {number:g}")
 E901_WEIGHT = message(codes.E901, "{key}: an evidence weight must be in [0, 1], got {number:g}")
 E901_NOT_A_TABLE = message(codes.E901, "{key}: is a value, not a table")
@@ -911,6 +1025,12 @@ W702_CUE_LEFT = message(
     "identity cue `{cue}` left in the blinded copy: only route, state, transition and evidence names are renamed, "
     "not the other names the compiler reads (reference classes, fields, cost items, libraries, obligations); "
     "rename it in the route",
+)
+W731_COVARIATE_MATCHES = message(
+    codes.W731,
+    "covariate `{covariate}` alone has AUC {covariate_auc}, which matches or beats {scorers}",
+    "a scorer that a covariate matches has not shown that it adds discrimination beyond it: read its AUC within "
+    "the covariate's values and its coefficient in the adjusted model",
 )
 
 W751_RANKED_TOGETHER = message(

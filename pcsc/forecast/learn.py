@@ -37,7 +37,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol
 
@@ -48,6 +48,7 @@ from pcsc.forecast.calibrate import Bounds, GainCase, fit_gains, pava, platt_fit
 from pcsc.policy.model import Calibration, IsotonicMap, LoadedPolicy, PlattMap, Policy
 from pcsc.score.calibration import calibrate
 from pcsc.score.route import discount_factor, route_fold
+from pcsc.score.units import in_fold, usd_rate
 
 
 class Resolved(Protocol):
@@ -61,6 +62,28 @@ class Resolved(Protocol):
 
 def held_out(route: str, holdout: float) -> bool:
     return hashlib.sha256(route.encode("utf-8")).digest()[0] < 256 * holdout
+
+
+Split = Callable[[str], bool]  # route -> held out (graded by compare, not fitted on)
+
+
+def hash_split(holdout: float) -> Split:
+    """The default split: a route is held out when `held_out` says so."""
+    return partial(_held_out_by_name, holdout=holdout)
+
+
+def _held_out_by_name(route: str, *, holdout: float) -> bool:
+    return held_out(route, holdout)
+
+
+def cutoff_split(frozen_at: Mapping[str, str], cutoff: dt.date) -> Split:
+    """A split in time: a route is held out when its forecast was frozen on or after
+    ``cutoff`` (``frozen_at``: route -> UTC time, as the ledger stores it); a route whose
+    freezing time is unknown is held out, never fitted on."""
+    def split(route: str) -> bool:
+        when = frozen_at.get(route)
+        return when is None or dt.date.fromisoformat(when[:10]) >= cutoff
+    return split
 
 
 @attrs.frozen
@@ -134,11 +157,13 @@ def _outcomes(packets: Sequence[Mapping[str, Any]], results: Iterable[Resolved],
 
 
 def fit(policy: Policy, packets: Sequence[Mapping[str, Any]], results: Iterable[Resolved],
-        strength: float, holdout: float) -> list[ClassFit]:
+        strength: float, holdout: float, split: Split | None = None) -> list[ClassFit]:
+    """``split`` (the hash split of ``holdout`` by default) says which routes are held out."""
     if strength <= 0:
         raise ValueError("the prior strength must be positive")
+    test = split or hash_split(holdout)
     seen: dict[str, tuple[list[float], list[bool]]] = {}
-    for _, t, positive in _outcomes(packets, results, lambda r: not held_out(r, holdout)):
+    for _, t, positive in _outcomes(packets, results, lambda r: not test(r)):
         ws, ys = seen.setdefault(t["class"], ([], []))
         ws.append(float(t["W"]))
         ys.append(positive)
@@ -233,7 +258,7 @@ GAIN_ROUNDS = 60
 
 def fit_policy(policy: Policy, packets: Sequence[Mapping[str, Any]], results: Iterable[Resolved],
                strength: float, holdout: float, *, gains: bool = False, gain_strength: float = 10.0,
-               calibration: str | None = None) -> Fitted:
+               calibration: str | None = None, split: Split | None = None) -> Fitted:
     """The priors (`fit`), and when asked the reweighting gains (priors and gains refitted
     in turn until they settle) and a calibration map fitted on the training transitions'
     p = clip(p'·W', 0, 1) under the new priors and gains, as the new policy computes it."""
@@ -243,12 +268,13 @@ def fit_policy(policy: Policy, packets: Sequence[Mapping[str, Any]], results: It
         raise ValueError("the gain strength must be positive")
     if calibration not in (None, "isotonic", "platt"):
         raise ValueError(f"unknown calibration method {calibration!r}")
-    rows = _outcomes(packets, results, lambda r: not held_out(r, holdout))
+    test = split or hash_split(holdout)
+    rows = _outcomes(packets, results, lambda r: not test(r))
     rw = policy.reweighting
     old_gains = (rw.corroborate_gain, rw.contradict_gain)
     new_gains: tuple[float, float] | None = None
     if not gains:
-        classes = fit(policy, packets, results, strength, holdout)
+        classes = fit(policy, packets, results, strength, holdout, test)
     else:
         cases = _gain_cases(rows, policy)
         bounds = Bounds(rw.w_min, rw.w_max)
@@ -402,6 +428,10 @@ class Comparison:
     gate_unchecked: tuple[tuple[str, str], ...] = ()  # (route, why it could not be recompiled)
     verdict_changes: tuple[VerdictFlip, ...] = ()
     regressions: tuple[str, ...] = ()  # each reason NEW is not promoted, in words
+    cases: int = 0  # held-out routes with a resolved outcome (label or milestone)
+    training_cases: int = 0  # the same count on the other side of the split
+    labelled: int = 0  # held-out routes with a route label (what the AUC is computed on)
+    min_cases: int = 0
 
 
 class ClassNotInPolicy(Exception):
@@ -459,13 +489,25 @@ def packet_payoffs(packet: Mapping[str, Any], policy: Policy) -> list[float] | N
     if rows is None:
         return None
     cap = policy.payoffs.max_usd if policy.payoffs is not None else 0.0
+    rate = usd_rate(policy)
     written = {row["transition"]: float(row["written"]) for row in rows}
-    return [min(written[t["name"]], cap) if t["name"] in written else 0.0 for t in packet["transitions"]]
+    return [in_fold(min(written[t["name"]], cap), rate) if t["name"] in written else 0.0 for t in packet["transitions"]]
 
 
-def held_out_routes(packets: Sequence[Mapping[str, Any]], holdout: float) -> list[str]:
+def held_out_routes(packets: Sequence[Mapping[str, Any]], holdout: float, split: Split | None = None) -> list[str]:
     """The routes `compare` grades on, in the order of ``packets``."""
-    return [p["route"] for p in packets if held_out(p["route"], holdout)]
+    test = split or hash_split(holdout)
+    return [p["route"] for p in packets if test(p["route"])]
+
+
+MIN_CASES = 10  # held-out cases below which `policy compare` promotes nothing (its --min-cases default)
+
+
+def _cases(packets: Sequence[Mapping[str, Any]], results: Iterable[Resolved], labels: Mapping[str, bool]) -> int:
+    """The routes of ``packets`` with a route label or a resolved milestone: what a metric can grade."""
+    names = {p["route"] for p in packets}
+    graded = {r.route for r in results if r.status in ("positive", "negative") and r.route in names}
+    return len(graded | (names & set(labels)))
 
 
 ECE_TOLERANCE = 1e-12  # an ECE counts as worse only beyond float noise (equal rates summed differently)
@@ -474,15 +516,22 @@ ECE_TOLERANCE = 1e-12  # an ECE counts as worse only beyond float noise (equal r
 def compare(old: Policy, new: Policy, packets: Sequence[Mapping[str, Any]], results: Iterable[Resolved],
             labels: Mapping[str, bool], holdout: float,
             verdicts: Mapping[str, tuple[str, str]] | None = None,
-            unchecked: Sequence[tuple[str, str]] = ()) -> Comparison:
+            unchecked: Sequence[tuple[str, str]] = (), *, split: Split | None = None,
+            min_cases: int = 0) -> Comparison:
     """``verdicts``: each held-out route's GATE verdict under OLD and NEW, recompiled from
     its frozen text by the caller; ``unchecked``: held-out routes that could not be, with
-    why. NEW is promoted only when its held-out Brier is lower, its AUC (where defined) not
-    lower, its ECE not higher, no held-out route's GATE verdict changes and every held-out
-    route's verdict was checked."""
+    why; ``split``: which routes are held out (the hash split of ``holdout`` by default).
+    NEW is promoted only when its held-out Brier is lower, its route AUC is defined and not
+    lower, its ECE not higher, no held-out route's GATE verdict changes, every held-out
+    route's verdict was checked, and at least ``min_cases`` held-out routes were graded.
+    An undefined metric (one class, no case) is never a pass."""
     from pcsc.forecast.metrics import auc, brier, ece
 
-    test = [p for p in packets if held_out(p["route"], holdout)]
+    is_test = split or hash_split(holdout)
+    results = list(results)
+    test = [p for p in packets if is_test(p["route"])]
+    train = [p for p in packets if not is_test(p["route"])]
+    test_cases, train_cases = _cases(test, results, labels), _cases(train, results, labels)
     rows = _outcomes(test, results, lambda r: True)
     ys = [1.0 if positive else 0.0 for _, _, positive in rows]
     p_old, p_new = [], []
@@ -506,8 +555,14 @@ def compare(old: Policy, new: Policy, packets: Sequence[Mapping[str, Any]], resu
         regressions.append("no resolved held-out transition: nothing to compare on")
     elif b_new >= b_old:
         regressions.append(f"held-out Brier does not improve ({b_new:.4f} vs {b_old:.4f})")
-    if a_old is not None and a_new is not None and a_new < a_old:
+    if a_old is None or a_new is None:
+        regressions.append(f"held-out route AUC undefined ({plural(len(labelled), 'labelled held-out route')}, "
+                           f"{sum(y_route)} positive): an undefined metric is not a pass")
+    elif a_new < a_old:
         regressions.append(f"held-out AUC falls ({a_new:.3f} vs {a_old:.3f})")
+    if test_cases < min_cases:
+        regressions.append(f"{plural(test_cases, 'held-out case')} (routes with a resolved outcome), fewer than "
+                           f"the {min_cases} required")
     if e_old is not None and e_new is not None and e_new > e_old + ECE_TOLERANCE:
         regressions.append(f"held-out ECE worsens ({e_new:.4f} vs {e_old:.4f})")
     regressions += [f"GATE verdict of held-out route `{f.route}` changes ({f.old} -> {f.new})" for f in flips]
@@ -516,11 +571,12 @@ def compare(old: Policy, new: Policy, packets: Sequence[Mapping[str, Any]], resu
         promote, reason = False, "; ".join(regressions)
     else:
         promote, reason = True, f"held-out Brier improves ({b_new:.4f} vs {b_old:.4f})" + (
-            "" if a_old is None else f" and AUC does not fall ({a_new:.3f} vs {a_old:.3f})") + (
+            f" and AUC does not fall ({a_new:.3f} vs {a_old:.3f})") + (
             f", ECE does not worsen ({e_new:.4f} vs {e_old:.4f})") + (
             "" if verdicts is None else f", no GATE verdict changes on {plural(len(verdicts), 'held-out route')}")
     return Comparison(len(test), len(rows), b_old, b_new, a_old, a_new, promote, reason, e_old, e_new,
-                      0 if verdicts is None else len(verdicts), tuple(unchecked), flips, tuple(regressions))
+                      0 if verdicts is None else len(verdicts), tuple(unchecked), flips, tuple(regressions),
+                      test_cases, train_cases, len(labelled), min_cases)
 
 
 def class_fits(policy: Policy, seen: Mapping[str, tuple[list[float], list[bool]]], strength: float) -> list[ClassFit]:

@@ -81,7 +81,8 @@ from pcsc._version import __version__
 from pcsc.base.canonical import dumps, hash_json, sha256_hex
 from pcsc.base.config import DATABASE_SCHEMES, hide_credentials
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `entries` also holds preregistered plans (kind 'prereg'); 1 is still read
+ENTRY_KINDS = {1: ("forecast",), 2: ("forecast", "prereg")}
 APPLICATION_ID = 0x50435343  # "PCSC"
 GENESIS = "0" * 64
 DEFAULT_PATH = Path(".pcsc") / "ledger.sqlite"
@@ -410,6 +411,14 @@ def head_hash(entries_seq: int, entries_sha256: str, outcomes_seq: int, outcomes
     })
 
 
+def writer_version() -> str:
+    """What a row records of the pcsc that wrote it: the version, and as its local label
+    (PEP 440) the SHA-256 of the code (`pcsc.base.codehash`), e.g. ``0.1.0+9f…``."""
+    from pcsc.base.codehash import scorer_sha256
+
+    return f"{__version__}+{scorer_sha256()}"
+
+
 def utc_stamp(when: dt.datetime | None = None) -> str:
     """UTC ISO 8601 to the second with a `Z`; ``when`` must be timezone-aware."""
     when = when or dt.datetime.now(dt.UTC)
@@ -441,10 +450,17 @@ END;
 """
 
 
-SCHEMA = f"""
-CREATE TABLE entries (
+def _kind_check(version: int) -> str:
+    """The CHECK on `entries.kind` of schema ``version``, as that version wrote it."""
+    if version == 1:
+        return "CHECK (kind = 'forecast')"
+    return "CHECK (kind IN (" + ", ".join(f"'{k}'" for k in ENTRY_KINDS[version]) + "))"
+
+
+def _entries_table(version: int) -> str:
+    return f"""CREATE TABLE entries (
     seq            INTEGER PRIMARY KEY CHECK (seq >= 1),
-    kind           TEXT NOT NULL CHECK (kind = 'forecast'),
+    kind           TEXT NOT NULL {_kind_check(version)},
     route          TEXT NOT NULL,
     file           TEXT NOT NULL,
     payload        TEXT NOT NULL,
@@ -457,7 +473,13 @@ CREATE TABLE entries (
     pcsc_version   TEXT NOT NULL,
     inputs         TEXT NOT NULL,
     frozen_at      TEXT NOT NULL
-);
+);"""
+
+
+def schema_script(version: int = SCHEMA_VERSION) -> str:
+    """The statements that create a ledger of schema ``version`` (1 or 2)."""
+    return f"""
+{_entries_table(version)}
 CREATE INDEX entries_by_route ON entries (route);
 CREATE TABLE outcomes (
     seq             INTEGER PRIMARY KEY CHECK (seq >= 1),
@@ -479,6 +501,9 @@ CREATE INDEX outcomes_by_route ON outcomes (route);
 {_guards("outcomes", "outcome")}
 """
 
+
+SCHEMA = schema_script()
+
 GUARDS = tuple(f"{t}_{g}" for t in ("entries", "outcomes") for g in ("no_update", "no_delete", "append_in_order"))
 SQLITE_COMPARED_BY = "their full SQL in sqlite_master, whitespace normalised"
 
@@ -493,12 +518,12 @@ def _normal_sql(sql: str) -> str:
 
 
 @functools.cache
-def expected_schema() -> dict[tuple[str, str], tuple[str, str]]:
-    """Every object of a new ledger's ``sqlite_master``, as SQLite itself records the
-    schema this version creates: (type, name) -> (table, whitespace-normalised SQL)."""
+def expected_schema(version: int = SCHEMA_VERSION) -> dict[tuple[str, str], tuple[str, str]]:
+    """Every object of the ``sqlite_master`` of a ledger of schema ``version``, as SQLite
+    itself records it: (type, name) -> (table, whitespace-normalised SQL)."""
     conn = sqlite3.connect(":memory:")
     try:
-        for statement in _statements(SCHEMA):
+        for statement in _statements(schema_script(version)):
             conn.execute(statement)
         rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
     finally:
@@ -529,6 +554,7 @@ class Ledger:
         self.path = path
         self.read_only = read_only  # opened read-only because its folder cannot be written
         self._verified: Chains | None = None  # where the chains ended after this object's last append
+        self.schema_version = SCHEMA_VERSION  # the file's, once opened: a ledger of schema 1 stays so until upgraded
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -647,6 +673,7 @@ class Ledger:
             self._initialise()
             return
         self._check_identity(app, version)
+        self.schema_version = version
         if not self.read_only:
             self._pragmas()
 
@@ -803,13 +830,19 @@ class Ledger:
         records: Sequence[ForecastRecord],
         *,
         inputs: Sequence[tuple[str, str]],
-        pcsc_version: str = __version__,
+        pcsc_version: str | None = None,
         frozen_at: dt.datetime | None = None,
+        kind: str = "forecast",
     ) -> list[Entry]:
         """Append ``records`` in one transaction (all or none), in order, each chained to
         the one before; ``inputs`` (path, sha256) and ``frozen_at`` (now, by default)
-        are stored with each. Returns the entries written."""
+        are stored with each. Returns the entries written. ``kind="prereg"`` appends
+        plans instead (`append_plan`)."""
+        if kind not in ENTRY_KINDS[self.schema_version]:
+            raise LedgerError(f"{self.path}: nothing written: a ledger of schema {self.schema_version} holds no "
+                              f"{kind} entries")
         stamp = utc_stamp(frozen_at)
+        pcsc_version = pcsc_version or writer_version()
         prepared = []
         for rec in records:
             payload = _canonical(rec.payload, f"forecast of route {rec.route}")
@@ -823,13 +856,13 @@ class Ledger:
             seq, prev = self._head("entries")
             for rec, payload, payload_sha in prepared:
                 seq += 1
-                entry_sha = forecast_hash(seq, "forecast", rec.route, rec.file, payload_sha, prev, rec.policy,
+                entry_sha = forecast_hash(seq, kind, rec.route, rec.file, payload_sha, prev, rec.policy,
                                           pcsc_version, frozen_inputs, stamp)
-                entry = Entry(seq, "forecast", rec.route, rec.file, payload, payload_sha, prev, entry_sha,
+                entry = Entry(seq, kind, rec.route, rec.file, payload, payload_sha, prev, entry_sha,
                               rec.policy, pcsc_version, frozen_inputs, stamp)
                 self._stored(
                     "entries", _ENTRY_COLUMNS,
-                    (seq, "forecast", rec.route, rec.file, payload, payload_sha, prev, entry_sha, rec.policy.id,
+                    (seq, kind, rec.route, rec.file, payload, payload_sha, prev, entry_sha, rec.policy.id,
                      rec.policy.version, rec.policy.sha256, pcsc_version, inputs_text, stamp),
                 )
                 written.append(entry)
@@ -837,17 +870,66 @@ class Ledger:
             self._last_is("entries", seq, prev)
         return written
 
+    def append_plan(
+        self,
+        record: ForecastRecord,
+        *,
+        inputs: Sequence[tuple[str, str]],
+        frozen_at: dt.datetime | None = None,
+    ) -> Entry:
+        """Freeze a preregistered plan (`pcsc.forecast.prereg`) in the forecast chain, as an
+        entry of kind ``prereg`` (``route`` is the plan's name): every outcome recorded
+        after it anchors at or above its seq, which is how a plan is shown to precede its
+        outcomes. A ledger of schema 1 is upgraded first (`upgrade`)."""
+        if self.schema_version < 2:
+            self.upgrade()
+        return self.append_forecasts([record], inputs=inputs, frozen_at=frozen_at, kind="prereg")[0]
+
+    def upgrade(self) -> None:
+        """Bring a ledger of schema 1 to schema 2, whose `entries` may also hold plans: in
+        one write transaction, the table is rebuilt under the new CHECK with every row
+        copied unchanged, its index and guards made again, and the whole ledger verified
+        under schema 2 before the commit (else rolled back, nothing changed). A ledger
+        that does not verify is not upgraded (`LedgerUnverified`)."""
+        verification = self.verify()
+        if not verification.ok:
+            raise LedgerUnverified(self.path, verification.problems)
+        with self._write():
+            app, version, _ = self._identity(locked=True)
+            if version >= 2:
+                self.schema_version = version
+                return
+            before = self._rows("entries", _ENTRY_COLUMNS)
+            self._conn.execute("ALTER TABLE entries RENAME TO entries_schema_1")
+            new = [s for s in _statements(schema_script(2))
+                   if s.startswith("CREATE TABLE entries") or re.search(r"\bON entries\b", s)]
+            self._conn.execute(new[0])  # CREATE TABLE entries
+            self._conn.execute(f"INSERT INTO entries ({_ENTRY_COLUMNS}) SELECT {_ENTRY_COLUMNS} "
+                               "FROM entries_schema_1 ORDER BY seq")
+            self._conn.execute("DROP TABLE entries_schema_1")  # its index and guards with it; no trigger fires
+            for statement in new[1:]:
+                self._conn.execute(statement)
+            self._conn.execute("PRAGMA user_version = 2")
+            self.schema_version = 2
+            check = self._verification()
+            if not check.ok or self._rows("entries", _ENTRY_COLUMNS) != before:
+                self.schema_version = version
+                problems = check.problems or (Problem("entries", None, "rows changed in the upgrade"),)
+                raise LedgerUnverified(self.path, problems)
+        self._verified = None
+
     def append_outcomes(
         self,
         records: Sequence[OutcomeRecord],
         *,
-        pcsc_version: str = __version__,
+        pcsc_version: str | None = None,
         recorded_at: dt.datetime | None = None,
     ) -> list[Outcome]:
         """Append outcome ``records`` in one transaction (all or none), chained in the
         outcomes chain, each anchored to the current head of the forecast chain.
         Outcomes never change a frozen forecast. Returns the outcomes written."""
         stamp = utc_stamp(recorded_at)
+        pcsc_version = pcsc_version or writer_version()
         prepared = []
         for rec in records:
             if rec.kind not in ("observation", "label"):
@@ -878,12 +960,17 @@ class Ledger:
         return written
 
     # ------------------------------------------------------------------ reading
-    def entries(self, route: str | None = None, file: str | None = None) -> list[Entry]:
-        """Frozen forecasts in seq order, optionally only those of ``route`` (and ``file``)."""
-        sql, params = _filtered(f"SELECT {_ENTRY_COLUMNS} FROM entries", route=route, file=file)
+    def entries(self, route: str | None = None, file: str | None = None, kind: str = "forecast") -> list[Entry]:
+        """Frozen forecasts in seq order, optionally only those of ``route`` (and ``file``);
+        with ``kind="prereg"``, the preregistered plans instead (``route`` is a plan's name)."""
+        sql, params = _filtered(f"SELECT {_ENTRY_COLUMNS} FROM entries", kind=kind, route=route, file=file)
         with self._reading("the forecasts"):
             rows = list(self._conn.execute(sql + " ORDER BY seq", params))
         return [self._entry(row) for row in rows]
+
+    def plans(self, name: str | None = None) -> list[Entry]:
+        """Preregistered plans (`pcsc prereg`) in seq order, optionally only those named ``name``."""
+        return self.entries(name, kind="prereg")
 
     def outcomes(self, route: str | None = None) -> list[Outcome]:
         """Recorded outcomes in seq order, optionally only those of ``route``."""
@@ -943,12 +1030,12 @@ class Ledger:
         more = self._schema_check()
         more += [Problem("file", None, f"SQLite's integrity check failed: {m}") for m in self._integrity()]
         return check_chains(entry_rows, outcome_rows, more, head, guards=GUARDS, integrity=True,
-                            schema=tuple(f"{kind} {name}" for kind, name in expected_schema()),
+                            schema=tuple(f"{kind} {name}" for kind, name in expected_schema(self.schema_version)),
                             compared_by=SQLITE_COMPARED_BY)
 
     def _schema_check(self) -> list[Problem]:
         """The schema's problems alone, in the caller's transaction: no row is read (a hook)."""
-        return _schema_problems(self._schema_objects())
+        return _schema_problems(self._schema_objects(), self.schema_version)
 
     def _rows(self, table: str, columns: str) -> list[tuple[Any, ...]] | Problem:
         try:
@@ -1017,14 +1104,15 @@ def check_chains(
                         chains=chains)
 
 
-def _schema_problems(objects: list[tuple[str, str, str, str]] | Problem) -> list[Problem]:
+def _schema_problems(objects: list[tuple[str, str, str, str]] | Problem,
+                     version: int = SCHEMA_VERSION) -> list[Problem]:
     """Every object of ``sqlite_master`` (type, name, table, SQL) against `expected_schema`:
     a guard trigger, table or index missing or with other SQL (a no-op trigger under a
     guard's name, a guard with a WHEN or an UPDATE OF, a table without its CHECKs), and
     any object pcsc does not create (a trigger that swallows inserts, a view, an index)."""
     if isinstance(objects, Problem):
         return [objects]
-    expected = expected_schema()
+    expected = expected_schema(version)
     found: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for kind, name, table, sql in objects:
         if kind != "table" or name not in _STATISTICS:
@@ -1259,7 +1347,7 @@ def create_and_append(
     records: Sequence[ForecastRecord],
     *,
     inputs: Sequence[tuple[str, str]],
-    pcsc_version: str = __version__,
+    pcsc_version: str | None = None,
     frozen_at: dt.datetime | None = None,
 ) -> list[Entry]:
     """Append ``records`` to the ledger at ``path`` (`Ledger.append_forecasts`), creating

@@ -114,7 +114,7 @@ _TABLES = {  # table -> its columns, one a line: what `_schema` creates and what
     schema_version integer NOT NULL""",
     "entries": """
     seq            bigint PRIMARY KEY CHECK (seq >= 1),
-    kind           text NOT NULL CHECK (kind = 'forecast'),
+    kind           text NOT NULL CHECK (kind IN ('forecast', 'prereg')),
     route          text NOT NULL,
     file           text NOT NULL,
     payload        text NOT NULL,
@@ -164,7 +164,7 @@ def _schema() -> list[str]:
 _CONSTRAINTS = {  # (table, constraint) -> pg_get_constraintdef
     ("entries", "entries_pkey"): "PRIMARY KEY (seq)",
     ("entries", "entries_seq_check"): "CHECK ((seq >= 1))",
-    ("entries", "entries_kind_check"): "CHECK ((kind = 'forecast'::text))",
+    ("entries", "entries_kind_check"): "CHECK ((kind = ANY (ARRAY['forecast'::text, 'prereg'::text])))",
     ("outcomes", "outcomes_pkey"): "PRIMARY KEY (seq)",
     ("outcomes", "outcomes_seq_check"): "CHECK ((seq >= 1))",
     ("outcomes", "outcomes_kind_check"): "CHECK ((kind = ANY (ARRAY['observation'::text, 'label'::text])))",
@@ -238,6 +238,10 @@ def _columns(table: str) -> list[tuple[str, str, bool, bool, str]]:
 def _which(*changes: tuple[str, Any]) -> list[str]:
     """The descriptions of the ``changes`` (description, whether it was made) that were made."""
     return [description for description, made in changes if made]
+
+
+# a ledger created by schema 1 allowed forecasts alone; it is read, verified and appended to as it is
+_KIND_CHECK_1 = "CHECK ((kind = 'forecast'::text))"
 
 
 def _catalog_problems(found: Catalog, schema: str) -> list[Problem]:
@@ -393,6 +397,7 @@ class PostgresLedger(Ledger):
         self.path = path
         self.read_only = False
         self._verified: Chains | None = None
+        self.schema_version = SCHEMA_VERSION  # the identity row's, once opened
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -441,6 +446,7 @@ class PostgresLedger(Ledger):
         if int(rows[0][1]) > SCHEMA_VERSION:
             raise LedgerError(f"{self.path} is a PCSC ledger of schema version {rows[0][1]}, newer than this pcsc "
                               f"reads (schema {SCHEMA_VERSION}): use a newer pcsc")
+        self.schema_version = int(rows[0][1])
 
     def close(self) -> None:
         self._pg.close()
@@ -511,8 +517,9 @@ class PostgresLedger(Ledger):
             rows: list[tuple[Any, ...]] = self._pg.execute(sql + " ORDER BY seq", params).fetchall()
         return rows
 
-    def entries(self, route: str | None = None, file: str | None = None) -> list[Entry]:
-        rows = self._select(f"SELECT {_ENTRY_COLUMNS} FROM entries", {"route": route, "file": file}, "the forecasts")
+    def entries(self, route: str | None = None, file: str | None = None, kind: str = "forecast") -> list[Entry]:
+        rows = self._select(f"SELECT {_ENTRY_COLUMNS} FROM entries", {"kind": kind, "route": route, "file": file},
+                            "the forecasts")
         return [self._entry(row) for row in rows]
 
     def outcomes(self, route: str | None = None) -> list[Outcome]:
@@ -550,7 +557,18 @@ class PostgresLedger(Ledger):
     def _schema_check(self) -> list[Problem]:
         schema = str(self._pg.execute("SELECT current_schema()").fetchone()[0])
         found = {what: list(self._pg.execute(sql).fetchall()) for what, sql in _CATALOG.items()}
+        if self.schema_version == 1:  # schema 1's CHECK on entries.kind, exactly as it made it, is its own
+            found["constraints"] = [(t, n, _CONSTRAINTS[t, n] if (t, n, d) == ("entries", "entries_kind_check",
+                                                                             _KIND_CHECK_1) else d)
+                                    for t, n, d in found["constraints"]]
         return _catalog_problems(found, schema)
+
+    def upgrade(self) -> None:
+        """A PostgreSQL ledger of schema 1 is not upgraded in place (its identity row is
+        guarded against change): plans go into a ledger created by this pcsc."""
+        raise LedgerError(f"{self.path}: nothing written: this PostgreSQL ledger was created with schema 1, which "
+                          "holds forecasts alone; preregister in a ledger created by this pcsc (schema "
+                          f"{SCHEMA_VERSION})")
 
     def _rows_after(self, table: str, columns: str, seq: int) -> list[tuple[Any, ...]]:
         return list(self._pg.execute(f"SELECT {columns} FROM {table} WHERE seq > %s ORDER BY seq", (seq,)))

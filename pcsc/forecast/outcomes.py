@@ -23,6 +23,7 @@ from pcsc.base.files import Unreadable, read_text
 from pcsc.diagnostics.messages import (
     E701_BAD_RECORD,
     E701_CANNOT_READ,
+    E701_COVARIATES_NOT_A_TABLE,
     E701_DATE_AND_TIME,
     E701_HINT_NO_SUFFIX,
     E701_HINT_UNQUOTED,
@@ -30,6 +31,7 @@ from pcsc.diagnostics.messages import (
     E701_MISSING_KEY,
     E701_NESTED_TOO_DEEPLY,
     E701_NO_FIELD_VALUES,
+    E701_NOT_A_COVARIATE,
     E701_NOT_A_DATE,
     E701_NOT_A_FIELD_NAME,
     E701_NOT_A_ROUTE_NAME,
@@ -50,6 +52,7 @@ from pcsc.diagnostics.messages import (
 from pcsc.lang.printer import number as literal_number
 
 Value = float | bool
+Covariate = float | bool | str  # a number, true/false, or a yes/no word (coded by `pcsc evaluate`)
 LabelOutcome = Literal["positive", "negative", "mixed"]
 
 #: The paper's route-level buckets, mapped to the label that route-level grading uses.
@@ -59,7 +62,7 @@ OUTCOMES: tuple[LabelOutcome, ...] = ("positive", "negative", "mixed")
 
 #: Keys of an `[[observation]]` table that are not field values.
 OBSERVATION_KEYS = ("route", "date", "source")
-LABEL_KEYS = ("route", "date", "outcome", "source")
+LABEL_KEYS = ("route", "date", "outcome", "source", "covariates")
 TOP_KEYS = ("observation", "label")
 
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -89,10 +92,13 @@ class Label:
     outcome: LabelOutcome
     bucket: str | None = None
     source: str | None = None
+    covariates: tuple[tuple[str, Covariate], ...] = ()  # sorted by name
 
     def payload(self) -> dict[str, Any]:
-        """The ledger payload of a `label` outcome: ``{"label": ..., "bucket": ...}``."""
-        return {"label": self.outcome, "bucket": self.bucket}
+        """The ledger payload of a `label` outcome: ``{"label": ..., "bucket": ...}``, and
+        ``"covariates"`` when the label has any (so labels without are stored as before)."""
+        extra = {"covariates": dict(self.covariates)} if self.covariates else {}
+        return {"label": self.outcome, "bucket": self.bucket, **extra}
 
 
 @attrs.frozen
@@ -166,7 +172,8 @@ def outcomes_from_records(
             doc["observation"].append({"route": route, "date": date, **payload["fields"], **extra})
         elif kind == "label" and "label" in payload:
             outcome = payload["label"] if payload.get("bucket") is None else payload["bucket"]
-            doc["label"].append({"route": route, "date": date, "outcome": outcome, **extra})
+            covariates = {"covariates": payload["covariates"]} if "covariates" in payload else {}
+            doc["label"].append({"route": route, "date": date, "outcome": outcome, **extra, **covariates})
         else:
             problems.append(phrase(E701_BAD_RECORD, n=n))
     if problems:
@@ -339,9 +346,26 @@ def _label(table: Mapping[str, Any] | None, i: int, problems: list[str]) -> Labe
         else:
             choices = ", ".join(f'"{c}"' for c in (*OUTCOMES, *BUCKETS))
             problems.append(phrase(E701_NOT_AN_OUTCOME, where=where, choices=choices))
+    covariates = _covariates(table.get("covariates", {}), where, problems)
     if len(problems) > before or route is None or date is None or outcome is None:
         return None
-    return Label(route, date, outcome, bucket, source)
+    return Label(route, date, outcome, bucket, source, covariates)
+
+
+def _covariates(raw: Any, where: str, problems: list[str]) -> tuple[tuple[str, Covariate], ...]:
+    """A label's `covariates` table: names to numbers, true/false or words, sorted by name."""
+    if not isinstance(raw, dict):
+        problems.append(phrase(E701_COVARIATES_NOT_A_TABLE, where=where))
+        return ()
+    out = []
+    for name, value in sorted(raw.items()):
+        ok = (isinstance(value, bool) or isinstance(value, str)
+              or (isinstance(value, int | float) and math.isfinite(value)))
+        if not _FIELD.match(name) or not ok:
+            problems.append(phrase(E701_NOT_A_COVARIATE, where=where, name=_quoted(name)))
+            continue
+        out.append((name, value if isinstance(value, bool | str) else float(value)))
+    return tuple(out)
 
 
 def _quoted(key: str) -> str:

@@ -21,7 +21,7 @@ policy's fixed windows (days after as_of).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from pcsc.forecast.records import Recorded
 
 if TYPE_CHECKING:
     from pcsc.forecast.resolve import RouteOutcome
+    from pcsc.forecast.scores_csv import Grading
 
 PROSPECTIVE_RULE = "a prospective forecast is graded only on outcomes dated after the day it was frozen"
 RETROSPECTIVE_RULE = (
@@ -163,6 +164,39 @@ def pooled_policies(forecasts: Sequence[Entry]) -> str | None:
     return phrase(W751_GRADED_TOGETHER, count=len(by_policy), policies=named)
 
 
+#: Why a scorer has no value for a route (the score's words for any scorer not named).
+NO_VALUE = {"score": "no value (score withheld or no criteria)",
+            "unweighted": "no value (score withheld, or the packet cannot be refolded: a graph route or a "
+                          "calibrated p)"}
+#: What each fitted baseline is, for the report.
+MODEL_WHAT = {"logistic": "logistic regression on the packet's structured factors, out-of-fold predictions "
+              "(folds grouped by company)",
+              "boosted": "gradient-boosted stumps on the same factors and folds (numpy, no extra)"}
+
+
+UNRECORDED_SCORER = "unrecorded (frozen before packets named their code)"
+
+
+def scorer_label(packet: Any) -> str:
+    """The code a frozen packet was computed by: its pcsc version and code hash."""
+    scorer = packet.get("scorer") if isinstance(packet, dict) else None
+    if not isinstance(scorer, dict) or not isinstance(scorer.get("code_sha256"), str):
+        return UNRECORDED_SCORER
+    return f"pcsc {scorer.get('pcsc')} code sha256 {scorer['code_sha256'][:12]}"
+
+
+def pooled_scorers(forecasts: Sequence[Entry]) -> str | None:
+    """When the forecasts graded together were computed by different code (their packets'
+    `scorer`), the groups, each with its routes; None for one."""
+    by_scorer: dict[str, list[str]] = {}
+    for e in forecasts:
+        by_scorer.setdefault(scorer_label(e.document()["packet"]), []).append(e.route)
+    if len(by_scorer) < 2:
+        return None
+    return "; ".join(f"{label}: {plural(len(routes), 'route')} ({', '.join(sorted(routes)[:3])}"
+                     f"{', …' if len(routes) > 3 else ''})" for label, routes in sorted(by_scorer.items()))
+
+
 def evaluate_report(
     forecasts: Sequence[Entry],
     outcomes: Outcomes,
@@ -222,11 +256,11 @@ def evaluate_report(
         "score": {r: packets[r]["score"] for r in y_route},
         "criteria_score": {r: packets[r]["criteria_score"] for r in y_route},
     }
-    extra, logistic = baselines.baseline_columns(packets, y_route, seed)
+    extra, models = baselines.baseline_columns(packets, y_route, seed)
     columns.update(extra)
     for name, values in columns.items():
         cases = [r for r in y_route if values[r] is not None]
-        left_out += [{"route": r, "scorer": name, "why": "no value (score withheld or no criteria)"}
+        left_out += [{"route": r, "scorer": name, "why": NO_VALUE.get(name, NO_VALUE["score"])}
                      for r in y_route if values[r] is None]
         ys = [int(y_route[r]) for r in cases]
         if cases and 0 < sum(ys) < len(ys):
@@ -280,12 +314,16 @@ def evaluate_report(
         "routes_labelled": len(labelled),
         "milestones_resolved": len(milestones),
         "cases": [{"route": r, "label": "positive" if y_route[r] else "negative",
-                   **{c: columns[c][r] for c in columns}} for r in y_route],
+                   **{c: columns[c][r] for c in columns}, **_label_covariates(labelled, r)} for r in y_route],
         "baselines": [{"name": "flat_product", "fitted": True, "what": "Πp, the product of the frozen p"},
-                      {"name": "flat_npv", "fitted": True, "what": "Πp·V − Σc"},
+                      {"name": "flat_npv", "fitted": True, "what": "Πp·V − Σc: the route as one transition "
+                       "(the structure ablation)"},
+                      {"name": "unweighted", "fitted": True, "what": "the fold with W = 1, every p its prior "
+                       "(the reweighting ablation)"},
+                      {"name": "evidence_compliance", "fitted": True, "what": "share of transitions with admitted "
+                       "supporting evidence and no uncovered material change (the contract baseline)"},
                       {"name": "criteria_score", "fitted": True, "what": "the criteria score T"},
-                      {**logistic.to_json(), "what": "logistic regression on the packet's structured factors, "
-                       "out-of-fold predictions (folds grouped by company)"}],
+                      *({**m.to_json(), "what": MODEL_WHAT[m.name]} for m in models)],
         "binding": baselines.binding_vs_voi(
             packets, [(m.route, m.transition) for m in milestones if m.status == "negative"]),
         "scorers": scorers,
@@ -293,6 +331,54 @@ def evaluate_report(
         "calibration": calibration,
         "left_out": left_out,
     }
+
+
+def _label_covariates(labelled: Sequence[RouteOutcome], route: str) -> dict[str, Any]:
+    """``{"covariates": {...}}`` of the route's label when it carries any, else nothing."""
+    found = next((o.covariates for o in labelled if o.route == route), ())
+    return {"covariates": dict(found)} if found else {}
+
+
+def covariate_grading(report: Mapping[str, Any], B: int, seed: int) -> tuple[Grading | None, list[dict[str, Any]]]:
+    """The covariates the labels carry, graded against the released score as a score
+    table's are (`pcsc.forecast.scores_csv.grade`): on the labelled routes with a score
+    and every covariate named by any label. The routes left out (and why) come beside;
+    None when no label carries a covariate or too few routes remain."""
+    from pcsc.forecast import covariates as cov
+    from pcsc.forecast import scores_csv
+
+    cases = report["cases"]
+    names = sorted({name for case in cases for name in case.get("covariates", {})})
+    if not names:
+        return None, []
+    left_out, kept = [], []
+    for case in cases:
+        missing = [n for n in names if n not in case.get("covariates", {})]
+        if case["score"] is None or missing:
+            why = "no score" if case["score"] is None else f"its label has no {', '.join(missing)}"
+            left_out.append({"route": case["route"], "why": why})
+        else:
+            kept.append(case)
+    labels = tuple(int(c["label"] == "positive") for c in kept)
+    if not 0 < sum(labels) < len(labels):
+        return None, [*left_out, {"route": None, "why": "the routes left hold one class: no covariate graded"}]
+
+    def cell(value: Any) -> str:
+        return ("yes" if value else "no") if isinstance(value, bool) else str(value)
+
+    try:
+        coded = tuple(cov.code_cells(n, [cell(c["covariates"][n]) for c in kept],
+                                     [None if isinstance(c["covariates"][n], bool | str) else float(c["covariates"][n])
+                                      for c in kept]) for n in names)
+    except cov.CovariateError as exc:
+        return None, [*left_out, {"route": None, "why": exc.message}]
+    table = scores_csv.ScoreTable(
+        path="ledger", sha256="", id_column="route", outcome_column="label", positive=("positive",),
+        negative=("negative",), ids=tuple(c["route"] for c in kept), labels=labels,
+        scorers=(scores_csv.Scorer("score", tuple(float(c["score"]) for c in kept)),), ignored_columns=(),
+        left_out=(), covariates=coded,
+    )
+    return scores_csv.grade(table, B, seed), left_out
 
 
 def report_plots(report: dict[str, Any], folder: Path) -> list[Path]:

@@ -7,7 +7,9 @@ for transition k of a route frozen at ``as_of`` and due at ``due``:
 - only observations dated strictly after ``as_of`` and on or before the resolution date
   count; the state at a date carries each field's latest value forward;
 - the threshold is watched over (as_of, due], the kill over the transition's own
-  planned window (previous due, due] (as_of for the first transition);
+  planned window (previous due, due] (as_of for the first transition); a kill with
+  `by` (the packet's `kill_by`) holds only on an observation, dated on or after that
+  date, of one of the fields it names;
 - conditions are decided in three-valued logic: a comparison naming a field not yet
   observed is unknown, `and` is false once a part is false, `or` true once a part is;
 - positive when the threshold holds first (a tie with the kill goes to the threshold),
@@ -98,9 +100,12 @@ class RouteOutcome:
     label: LabelOutcome
     date: dt.date
     bucket: str | None = None
+    covariates: tuple[tuple[str, float | bool | str], ...] = ()  # the label's, sorted by name
 
     def to_json(self) -> dict[str, Any]:
-        return {"route": self.route, "label": self.label, "date": self.date.isoformat(), "bucket": self.bucket}
+        extra = {"covariates": dict(self.covariates)} if self.covariates else {}
+        return {"route": self.route, "label": self.label, "date": self.date.isoformat(), "bucket": self.bucket,
+                **extra}
 
 
 class PacketError(Exception):
@@ -130,6 +135,7 @@ class FrozenTransition:
     kill: Condition | None
     source: str | None = None  # the packet's `from` and `to`: a graph route's transitions
     target: str | None = None  # follow their sources, not the previous transition in the list
+    kill_by: dt.date | None = None  # the packet's `kill_by`: the kill applies from this date on
 
 
 @attrs.frozen
@@ -261,6 +267,7 @@ def _transition(doc: Any, where: str, problems: list[str]) -> FrozenTransition |
     due = _iso(doc, "due", where, problems, nullable=True)
     threshold = _condition(doc, "threshold", where, problems)
     kill = _condition(doc, "kill", where, problems)
+    kill_by = _iso(doc, "kill_by", where, problems, nullable=True) if "kill_by" in doc else None
     if len(problems) > before or not isinstance(name, str):
         return None
     source, target = doc.get("from"), doc.get("to")
@@ -268,6 +275,7 @@ def _transition(doc: Any, where: str, problems: list[str]) -> FrozenTransition |
         name, due, threshold, kill,
         source if isinstance(source, str) else None,
         target if isinstance(target, str) else None,
+        kill_by,
     )
 
 
@@ -365,8 +373,11 @@ class _Scan:
     errors: tuple[str, ...]
 
 
-def _scan(cond: Condition, timeline: Timeline, start: dt.date, end: dt.date, own_from: dt.date | None = None) -> _Scan:
-    """Walk the observations dated in (start, end], carrying values forward."""
+def _scan(cond: Condition, timeline: Timeline, start: dt.date, end: dt.date, own_from: dt.date | None = None,
+          armed: dt.date | None = None) -> _Scan:
+    """Walk the observations dated in (start, end], carrying values forward. With
+    ``armed`` (a kill's `by` date), the condition holds only on a day on or after it
+    that observes one of its fields: an earlier reading alone never decides it."""
     own_from = start if own_from is None else own_from
     known: Known = {}
     last: tuple[dt.date, Known] | None = None
@@ -382,6 +393,8 @@ def _scan(cond: Condition, timeline: Timeline, start: dt.date, end: dt.date, own
         observed_own = observed_own or own
         for field, value in values.items():
             known[field] = (value, day)
+        if armed is not None and (day < armed or not any(f in values for f in cond.fields)):
+            continue
         verdict = decide(cond.expr, {f: v for f, (v, _) in known.items()}, errors)
         if verdict is True:
             return _Scan(day, dict(known), last, last_own, observed_own, frozenset(known), tuple(errors))
@@ -464,7 +477,7 @@ def _resolve_one(
     thr = f"threshold `{tr.threshold.text}`"
     killed: _Scan | None = None
     if tr.kill is not None and blocked_by is None:
-        killed = _scan(tr.kill, timeline, start, end)
+        killed = _scan(tr.kill, timeline, start, end, armed=tr.kill_by)
     kill_day = killed.hit if killed is not None else None
 
     if met.hit is not None and (kill_day is None or met.hit <= kill_day):
@@ -488,7 +501,8 @@ def _resolve_one(
         return result(
             "negative",
             kill_day,
-            f"kill `{tr.kill.text}` held on {kill_day}: {_state_text(tr.kill, killed.hit_state, kill_day)}, "
+            f"kill `{tr.kill.text}`{'' if tr.kill_by is None else f' (armed {tr.kill_by})'} held on {kill_day}: "
+            f"{_state_text(tr.kill, killed.hit_state, kill_day)}, "
             f"before the threshold was met{later}",
         )
     if today < due:
@@ -610,7 +624,7 @@ def route_outcomes(outcomes: Outcomes, as_of: dt.date, routes: Collection[str] |
             continue
         if lab.route not in latest or lab.date >= latest[lab.route].date:
             latest[lab.route] = lab
-    return [RouteOutcome(r, lab.outcome, lab.date, lab.bucket) for r, lab in sorted(latest.items())]
+    return [RouteOutcome(r, lab.outcome, lab.date, lab.bucket, lab.covariates) for r, lab in sorted(latest.items())]
 
 
 # ---------------------------------------------------------------------- outcomes against packets

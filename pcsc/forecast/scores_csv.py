@@ -34,6 +34,7 @@ from pcsc.base.humanize import plural
 from pcsc.diagnostics.messages import (
     E731_CANNOT_READ,
     E731_CASE_TWICE,
+    E731_COVARIATE_IS_ROLE,
     E731_EMPTY,
     E731_EMPTY_ID,
     E731_FIELD_COUNT,
@@ -46,7 +47,9 @@ from pcsc.diagnostics.messages import (
     E731_NOT_CSV,
     phrase,
 )
+from pcsc.forecast import covariates as cov
 from pcsc.forecast import metrics
+from pcsc.forecast.covariates import Adjusted, Covariate
 from pcsc.forecast.metrics import BootstrapCI
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
@@ -92,6 +95,7 @@ class ScoreTable:
     left_out: tuple[LeftOut, ...]
     strata_column: str | None = None
     strata: tuple[str, ...] = ()  # per graded case, its value in `strata_column`
+    covariates: tuple[Covariate, ...] = ()
 
     @property
     def positives(self) -> int:
@@ -125,6 +129,38 @@ class StratumGrade:
 
 
 @attrs.frozen
+class CovariateGrade:
+    """A covariate graded as a baseline: its AUC and lift, and each scorer's ΔAUC over it
+    (``versus``: a is the scorer, b the covariate) on the same resamples; the scorers'
+    AUC within each of its values (when it has at most `covariates.MAX_LEVELS`), and
+    the scorers whose AUC it matches or beats on its own."""
+
+    covariate: Covariate
+    auc: BootstrapCI
+    lift_top_quartile: float | None
+    versus: tuple[PairedGrade, ...]
+    strata: tuple[StratumGrade, ...]
+    matched: tuple[str, ...]
+
+
+#: When a challenger replaces the incumbent (`pcsc evaluate --scores --incumbent COL`).
+PROMOTION_RULE = ("a challenger replaces the incumbent only when the lower bound of the paired ΔAUC interval, "
+                  "AUC(challenger) − AUC(incumbent), is above 0; an undefined interval keeps the incumbent")
+
+
+@attrs.frozen
+class Challenge:
+    """One challenger against the incumbent, on the table's paired resamples."""
+
+    challenger: str
+    delta_auc: BootstrapCI  # AUC(challenger) − AUC(incumbent)
+
+    @property
+    def promote(self) -> bool:
+        return self.delta_auc.low is not None and self.delta_auc.low > 0
+
+
+@attrs.frozen
 class Grading:
     table: ScoreTable
     B: int
@@ -132,6 +168,10 @@ class Grading:
     scorers: tuple[ScorerGrade, ...]
     paired: tuple[PairedGrade, ...]
     strata: tuple[StratumGrade, ...] = ()
+    covariates: tuple[CovariateGrade, ...] = ()
+    adjusted: tuple[Adjusted, ...] = ()  # per scorer, the logit on it and every covariate
+    incumbent: str | None = None
+    challenges: tuple[Challenge, ...] = ()
 
     @property
     def skipped(self) -> int:
@@ -204,18 +244,26 @@ def read_score_table(
     negative: Sequence[str],
     shown: str | None = None,
     strata: str | None = None,
+    covariates: Sequence[str] = (),
 ) -> ScoreTable:
     """Read and check a score table; ``shown`` is the path as messages print it;
-    ``strata`` names a column to grade within (it is not a scorer)."""
+    ``strata`` names a column to grade within, ``covariates`` columns graded as
+    baselines and adjusted for (neither is a scorer)."""
     shown = str(path) if shown is None else shown
     check_labels(positive, negative)
     sha256, header, rows = _rows(path, shown)
     roles = (("id", id_column), ("outcome", outcome_column)) + ((("strata", strata),) if strata else ())
+    roles += tuple(("covariate", c) for c in covariates)
     for role, column in roles:
         if column not in header:
             raise ScoreTableError(shown, phrase(E731_NO_COLUMN, role=role, column=column, columns=_names(header)), 1)
+    for column in covariates:
+        if column in (id_column, outcome_column):
+            role = "id" if column == id_column else "outcome"
+            raise ScoreTableError(shown, phrase(E731_COVARIATE_IS_ROLE, column=column, role=role), 1)
     i_id, i_out = header.index(id_column), header.index(outcome_column)
     skip = (i_id, i_out) + ((header.index(strata),) if strata else ())
+    skip += tuple(header.index(c) for c in covariates)
 
     kept: list[tuple[int, list[str]]] = []
     labels: list[int] = []
@@ -259,7 +307,17 @@ def read_score_table(
         left_out=tuple(left_out),
         strata_column=strata,
         strata=tuple(row[skip[2]] for _, row in kept) if strata else (),
+        covariates=tuple(_covariate(shown, column, header.index(column), kept) for column in dict.fromkeys(covariates)),
     )
+
+
+def _covariate(shown: str, column: str, j: int, kept: list[tuple[int, list[str]]]) -> Covariate:
+    cells = [row[j] for _, row in kept]
+    try:
+        return cov.code_cells(column, cells, [_number(c) for c in cells])
+    except cov.CovariateError as exc:
+        line = None if exc.row is None else kept[exc.row][0]
+        raise ScoreTableError(shown, exc.message, line) from None
 
 
 def _scorers(
@@ -286,12 +344,18 @@ def _scorers(
     return scorers, ignored
 
 
-def grade(table: ScoreTable, B: int = metrics.DEFAULT_B, seed: int = metrics.DEFAULT_SEED) -> Grading:
-    """AUC, bootstrap CI and lift per scorer; paired ΔAUC for every pair, in column order."""
+def grade(table: ScoreTable, B: int = metrics.DEFAULT_B, seed: int = metrics.DEFAULT_SEED,
+          incumbent: str | None = None) -> Grading:
+    """AUC, bootstrap CI and lift per scorer; paired ΔAUC for every pair, in column order;
+    with ``incumbent`` (a scorer's name), every other scorer challenges it."""
     y = table.labels
     n = len(y)
-    # every scorer on the same resamples, drawn once (equal to one bootstrap per scorer and pair)
-    aucs, deltas = metrics.bootstrap_many([s.scores for s in table.scorers], y, B, seed)
+    # every scorer and covariate on the same resamples, drawn once (equal to one bootstrap per column and pair)
+    columns = [s.scores for s in table.scorers] + [c.values for c in table.covariates]
+    aucs, all_deltas = metrics.bootstrap_many(columns, y, B, seed)
+    delta_of = dict(zip(itertools.combinations(range(len(columns)), 2), all_deltas, strict=True))
+    k = len(table.scorers)
+    deltas = [delta_of[pair] for pair in itertools.combinations(range(k), 2)]
     graded = tuple(
         ScorerGrade(
             name=s.name,
@@ -300,22 +364,40 @@ def grade(table: ScoreTable, B: int = metrics.DEFAULT_B, seed: int = metrics.DEF
             auc=ci,
             lift_top_quartile=metrics.lift_top_quartile(s.scores, y) if n >= 4 else None,
         )
-        for s, ci in zip(table.scorers, aucs, strict=True)
+        for s, ci in zip(table.scorers, aucs[:k], strict=True)
     )
     paired = tuple(
         PairedGrade(a.name, b.name, ci)
         for (a, b), ci in zip(itertools.combinations(table.scorers, 2), deltas, strict=True)
     )
-    return Grading(table, B, seed, graded, paired, _strata(table))
+    baselines = tuple(
+        CovariateGrade(
+            covariate=c,
+            auc=aucs[k + i],
+            lift_top_quartile=metrics.lift_top_quartile(c.values, y) if n >= 4 else None,
+            versus=tuple(PairedGrade(s.name, c.name, delta_of[(j, k + i)]) for j, s in enumerate(table.scorers)),
+            strata=_strata(table, [f"{v:g}" for v in c.values]) if len(c.levels) <= cov.MAX_LEVELS else (),
+            matched=tuple(s.name for s in graded if aucs[k + i].estimate >= s.auc.estimate),
+        )
+        for i, c in enumerate(table.covariates)
+    )
+    adjusted = tuple(cov.adjusted(s.name, s.scores, table.covariates, y, B, seed) for s in table.scorers
+                     ) if table.covariates else ()
+    strata = _strata(table, table.strata) if table.strata_column is not None else ()
+    challenges: tuple[Challenge, ...] = ()
+    if incumbent is not None:
+        held = next(s for s in table.scorers if s.name == incumbent)
+        # the same resamples as every other interval of the table (one seed, the same cases)
+        challenges = tuple(Challenge(s.name, metrics.paired_delta_auc(s.scores, held.scores, y, B, seed))
+                           for s in table.scorers if s is not held)
+    return Grading(table, B, seed, graded, paired, strata, baselines, adjusted, incumbent, challenges)
 
 
-def _strata(table: ScoreTable) -> tuple[StratumGrade, ...]:
-    """Per value of the strata column (sorted; an empty cell is its own stratum), each scorer's AUC."""
-    if table.strata_column is None:
-        return ()
+def _strata(table: ScoreTable, values: Sequence[str]) -> tuple[StratumGrade, ...]:
+    """Per value of ``values`` (one per graded case; sorted, an empty cell its own stratum), each scorer's AUC."""
     out = []
-    for value in sorted(set(table.strata)):
-        rows = [i for i, v in enumerate(table.strata) if v == value]
+    for value in sorted(set(values), key=lambda v: (_number(v) is None, _number(v) or 0.0, v)):
+        rows = [i for i, v in enumerate(values) if v == value]
         y = [table.labels[i] for i in rows]
         both = 0 < sum(y) < len(y)
         aucs = tuple(
@@ -352,12 +434,29 @@ def to_json(g: Grading) -> dict[str, object]:
         "calibration": None,
         "left_out": [{"id": x.id, "outcome": x.outcome, "line": x.line} for x in t.left_out],
         "ignored_columns": list(t.ignored_columns),
-        "strata": None if t.strata_column is None else {
-            "column": t.strata_column,
-            "groups": [
-                {"value": st.value, "n": st.n, "positives": st.positives,
-                 "scorers": [{"name": name, "auc": auc} for name, auc in st.auc]}
-                for st in g.strata
-            ],
+        "strata": None if t.strata_column is None else {"column": t.strata_column, "groups": _groups(g.strata)},
+        "covariates": [
+            {
+                "name": c.covariate.name, "coding": c.covariate.coding, "levels": len(c.covariate.levels),
+                "auc": c.auc.estimate, "ci": c.auc.ci, "lift_top_quartile": c.lift_top_quartile,
+                "B": c.auc.B, "seed": c.auc.seed,
+                "paired": [{"a": p.a, "b": p.b, "delta_auc": p.delta_auc.estimate, "ci": p.delta_auc.ci}
+                           for p in c.versus],
+                "strata": _groups(c.strata) if c.strata else None,
+                "matches_or_beats": list(c.matched),
+            }
+            for c in g.covariates
+        ],
+        "adjusted": [a.to_json() for a in g.adjusted],
+        "incumbent": None if g.incumbent is None else {
+            "name": g.incumbent, "rule": PROMOTION_RULE,
+            "challengers": [{"name": c.challenger, "delta_auc": c.delta_auc.estimate, "ci": c.delta_auc.ci,
+                             "promote": c.promote} for c in g.challenges],
+            "promoted": [c.challenger for c in g.challenges if c.promote],
         },
     }
+
+
+def _groups(strata: Sequence[StratumGrade]) -> list[dict[str, object]]:
+    return [{"value": st.value, "n": st.n, "positives": st.positives,
+             "scorers": [{"name": name, "auc": auc} for name, auc in st.auc]} for st in strata]

@@ -10,7 +10,6 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from pcsc._version import __version__
 from pcsc.forecast import ledger as sqlite_ledger
 from pcsc.forecast.ledger import Entry, ForecastRecord, Ledger, LedgerURL, ledger_location
 
@@ -35,7 +34,7 @@ def create_and_append(
     records: Sequence[ForecastRecord],
     *,
     inputs: Sequence[tuple[str, str]],
-    pcsc_version: str = __version__,
+    pcsc_version: str | None = None,
     frozen_at: dt.datetime | None = None,
 ) -> list[Entry]:
     """`pcsc.forecast.ledger.create_and_append` for a file; for a database, the tables

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pcsc.forecast.learn import Comparison
     from pcsc.forecast.ledger import Entry, Head, Outcome, Verification
     from pcsc.forecast.resolve import MilestoneResult, RouteOutcome
-    from pcsc.forecast.scores_csv import Grading
+    from pcsc.forecast.scores_csv import Grading, StratumGrade
 
 
 def _aligned(rows: Sequence[Sequence[str]], right: set[int] | None = None) -> list[str]:
@@ -134,15 +134,19 @@ def binding_lines(b: dict[str, Any] | None) -> list[str]:
     if b is None or not b["routes"]:
         return []
     with_voi = b["routes"] - b["without_voi"]
-    lines = ["", f"binding transition: U·D beside the value-of-information selector ({plural(with_voi, 'route')}"
+    selectors = ("the value-of-information and knowledge-gradient selectors" if "kg_none" in b
+                 else "the value-of-information selector")
+    lines = ["", f"binding transition: U·D beside {selectors} ({plural(with_voi, 'route')}"
              + (f"; {b['without_voi']} frozen without the selector" if b["without_voi"] else "") + ")",
              f"  agree {b['agree']}, differ {b['differ']}, VOI finds none worth learning {b['voi_none']}"
              + (f", U·D only the tie rule's pick (every U·D is 0) {b['binding_by_tie']}"
-                if b.get("binding_by_tie") else "")]
+                if b.get("binding_by_tie") else "")
+             + (f", KG finds no trial worth observing {b['kg_none']}" if "kg_none" in b else "")]
     if b["failed_routes"]:
         n = b["failed_routes"]
+        kg = f", by KG {rate_text(b['kg_named_failure'], n)}" if "kg_named_failure" in b else ""
         lines.append(f"  first failed milestone named: by U·D {rate_text(b['binding_named_failure'], n)}, "
-                     f"by VOI {rate_text(b['voi_named_failure'], n)}")
+                     f"by VOI {rate_text(b['voi_named_failure'], n)}{kg}")
     rows = [("route", "U·D", "VOI", "first failed", "how")]
     rows += [(r["route"], r["binding"] or "—", r["voi"] or "none", r["first_failed"] or "—", RELATION_WORDS[rel])
              for r in b["rows"] for rel in [r.get("relation")] if rel in RELATION_WORDS]
@@ -154,6 +158,8 @@ def binding_lines(b: dict[str, Any] | None) -> list[str]:
 
 def grading_text(g: Grading, level: float) -> str:
     """The aligned text report of one graded score table."""
+    from pcsc.forecast.scores_csv import PROMOTION_RULE
+
     t = g.table
     n, pos = len(t.labels), t.positives
     pct = f"{level:.0%} CI"
@@ -179,13 +185,14 @@ def grading_text(g: Grading, level: float) -> str:
         pairs += [(p.a, p.b, f"{p.delta_auc.estimate:+.3f}", _ci(p.delta_auc.ci, "+")) for p in g.paired]
         lines += table(pairs, left=(0, 1, 3))
     if g.strata:
-        lines += ["", f"within each stratum of `{t.strata_column}` (AUC; — without both classes)"]
-        strata: list[tuple[str, ...]] = [("stratum", "n", "positives", *(s.name for s in g.scorers))]
-        for st in g.strata:
-            aucs = tuple("—" if a is None else f"{a:.3f}" for _, a in st.auc)
-            strata.append((st.value or "(empty)", str(st.n), str(st.positives), *aucs))
-        strata.append(("overall", str(n), str(pos), *(f"{s.auc.estimate:.3f}" for s in g.scorers)))
-        lines += table(strata, left=(0,))
+        lines += _strata_lines(g, f"stratum of `{t.strata_column}`", g.strata)
+    lines += _covariate_lines(g, pct)
+    if g.incumbent is not None:
+        lines += ["", f"incumbent `{g.incumbent}` and its challengers: {PROMOTION_RULE}"]
+        rows_c: list[tuple[str, ...]] = [("challenger", "ΔAUC", pct, "")]
+        rows_c += [(c.challenger, f"{c.delta_auc.estimate:+.3f}", _ci(c.delta_auc.ci, "+"),
+                    "replaces the incumbent" if c.promote else "keeps the incumbent") for c in g.challenges]
+        lines += table(rows_c, left=(0, 2, 3))
     skipped = f"; {g.skipped:,} without both classes skipped" if g.skipped else ""
     lines += ["", f"bootstrap: B = {g.B:,} resamples of the cases, seed {g.seed}, percentile intervals{skipped}",
               f"lift: the share of positives among the top ⌊n/4⌋ = {n // 4} by score (ties in row order), "
@@ -195,6 +202,69 @@ def grading_text(g: Grading, level: float) -> str:
 
 def _ci(ci: list[float] | None, sign: str = "") -> str:
     return "—" if ci is None else f"[{ci[0]:{sign}.3f}, {ci[1]:{sign}.3f}]"
+
+
+def _strata_lines(g: Grading, what: str, strata: Sequence[StratumGrade]) -> list[str]:
+    """Each scorer's AUC within each stratum, then overall."""
+    n, pos = len(g.table.labels), g.table.positives
+    rows: list[tuple[str, ...]] = [("stratum", "n", "positives", *(s.name for s in g.scorers))]
+    for st in strata:
+        aucs = tuple("—" if a is None else f"{a:.3f}" for _, a in st.auc)
+        rows.append((st.value or "(empty)", str(st.n), str(st.positives), *aucs))
+    rows.append(("overall", str(n), str(pos), *(f"{s.auc.estimate:.3f}" for s in g.scorers)))
+    return ["", f"within each {what} (AUC; — without both classes)", *table(rows, left=(0,))]
+
+
+def _bound(x: float | None, side: str) -> str:
+    return ("-∞" if side == "low" else "+∞") if x is None else f"{x:+.2f}"
+
+
+def _p_value(p: float | None) -> str:
+    """Two decimals; under 0.005 `<0.01` (0.00 would read as no chance at all)."""
+    return "—" if p is None else "<0.01" if p < 0.005 else f"{p:.2f}"
+
+
+def covariates_text(g: Grading, level: float, what: str) -> str:
+    """The covariate sections of ``g`` under a heading, for a report other than a score table's."""
+    return "\n".join(["", what, *_covariate_lines(g, f"{level:.0%} CI")])
+
+
+def _covariate_lines(g: Grading, pct: str) -> list[str]:
+    """Each covariate as a baseline, the scorers within its values, and the adjusted models."""
+    if not g.covariates:
+        return []
+    lines = ["", "covariates, each graded alone as a baseline"]
+    rows: list[tuple[str, ...]] = [("covariate", "n", "AUC", pct, "lift top quartile", "coding")]
+    for c in g.covariates:
+        lift = "—" if c.lift_top_quartile is None else f"{c.lift_top_quartile:.2f}"
+        rows.append((c.covariate.name, str(len(c.covariate.values)), f"{c.auc.estimate:.3f}",
+                     _ci(c.auc.ci), lift, c.covariate.coding))
+    lines += table(rows, left=(0, 3, 5))
+    lines += ["", "paired ΔAUC = AUC(scorer) − AUC(covariate), on the same resamples"]
+    pairs: list[tuple[str, ...]] = [("scorer", "covariate", "ΔAUC", pct, "")]
+    pairs += [(p.a, p.b, f"{p.delta_auc.estimate:+.3f}", _ci(p.delta_auc.ci, "+"),
+               "covariate matches or beats it" if p.a in c.matched else "")
+              for c in g.covariates for p in c.versus]
+    lines += table(pairs, left=(0, 1, 3, 4))
+    for c in g.covariates:
+        if c.strata:
+            lines += _strata_lines(g, f"value of covariate `{c.covariate.name}`", c.strata)
+    for a in g.adjusted:
+        apart = f"; {a.separated:,} of {a.used:,} resamples separate the outcomes" if a.separated else ""
+        lines += ["", f"adjusted: logit P(positive) on `{a.scorer}` and the covariates (n = {a.n}{apart})"]
+        if not a.converged:
+            lines.append(f"  no estimate: {a.why}")
+            continue
+        terms: list[tuple[str, ...]] = [("term", "unit", "coefficient", pct, "Wald p")]
+        for term in a.terms[1:]:
+            terms.append((term.name, term.unit, f"{term.estimate:+.2f}",
+                          f"[{_bound(term.low, 'low')}, {_bound(term.high, 'high')}]",
+                          _p_value(term.p)))
+        lines += table(terms, left=(0, 1, 3))
+    if any(a.separated for a in g.adjusted):
+        lines.append("  ∞: a resample the terms separate has no finite coefficient; its diverging coefficients "
+                     "count at ±∞, so more than 2.5% of them on one side leaves that side of the interval open")
+    return lines
 
 
 # ---------------------------------------------------------------------- freeze
@@ -403,13 +473,15 @@ def compare_payload(result: Comparison) -> dict[str, Any]:
             "changed": [{"route": f.route, "old": f.old, "new": f.new} for f in result.verdict_changes],
             "unchecked": [{"route": route, "why": why} for route, why in result.gate_unchecked],
         },
+        "cases": {"held_out": result.cases, "training": result.training_cases, "labelled": result.labelled,
+                  "minimum": result.min_cases},
         "regressions": list(result.regressions),
         "promote": result.promote,
         "reason": result.reason,
     }
 
 
-def compare_text(old: str, new: str, result: Comparison) -> str:
+def compare_text(old: str, new: str, result: Comparison, cutoff: str | None = None) -> str:
     """Two policies scored on the same held-out routes, and which one to keep."""
 
     def show(x: float | None, digits: int) -> str:
@@ -418,6 +490,9 @@ def compare_text(old: str, new: str, result: Comparison) -> str:
     lines = [
         f"{old} vs {new} on {plural(result.routes, 'held-out route')} "
         f"({plural(result.transitions, 'resolved transition')})",
+        ("  split  " + (f"frozen before {cutoff} (fit) / on or after it (graded)" if cutoff else "by route name")
+         + f": {result.training_cases} training and {result.cases} held-out cases (routes with a resolved "
+         f"outcome), at least {result.min_cases} required"),
         f"  Brier  {show(result.brier_old, 4)} -> {show(result.brier_new, 4)}",
         f"  AUC    {show(result.auc_old, 3)} -> {show(result.auc_new, 3)}",
         f"  ECE    {show(result.ece_old, 4)} -> {show(result.ece_new, 4)}",
@@ -431,4 +506,15 @@ def compare_text(old: str, new: str, result: Comparison) -> str:
     else:
         lines.append(f"  keep {old}: not promoted")
         lines += [f"    regression: {r}" for r in result.regressions]
+    return "\n".join(lines) + "\n"
+
+
+def prereg_text(graded: dict[str, Any]) -> str:
+    """The predictions of a preregistered plan, each MET, NOT MET or UNDEFINED."""
+    lines = [f"preregistered plan {graded['name']} (seq {graded['seq']}, frozen {graded['frozen_at']}):"]
+    for p in graded["predictions"]:
+        value = "—" if p["value"] is None else f"{p['value']:.3f}"
+        lines.append(f"  {p['id']}  {p['claim']}  value {value}  {p['verdict']}")
+    lines += [f"  differs from the plan: {d['option']} planned {d['planned']}, used {d['used']}"
+              for d in graded["deviations"]]
     return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from pcsc.lang.ir import Evidence, Route, Transition
+from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS
 from pcsc.lang.syntax.tokens import Lexeme, lex
 
 # ---------------------------------------------------------------------- spacing
@@ -162,8 +163,11 @@ def route_to_text(route: Route, header: str | None = None) -> str:
     out.append("")
     v = route.vision
     out.append(f"    vision {v.state} {{")
-    vision = [("tam", f"{number(v.tam)} usd"), ("capture", number(v.capture)),
-              ("defensibility", number(v.defensibility))]
+    if sorted(i.name for i in v.items) == sorted(DEFAULT_VISION_FIELDS):
+        vision = [("tam", f"{number(v.tam)} usd"), ("capture", number(v.capture)),
+                  ("defensibility", number(v.defensibility))]
+    else:  # the fields of the policy's own formula, as written (a usd amount with its unit)
+        vision = [(i.name, f"{number(i.value)} usd" if i.unit == "usd" else number(i.value)) for i in v.items]
     out += ["        " + line for line in items(vision, ITEM_COLUMNS["vision"])]
     out.append("    }")
     for t in route.transitions:
@@ -195,7 +199,8 @@ def _transition(t: Transition) -> list[str]:
     if t.threshold_text is not None:
         line("threshold", canonical_expression(t.threshold_text))
     if t.kill_text is not None:
-        line("kill", canonical_expression(t.kill_text))
+        by = "" if t.kill_by_text is None else f" by {t.kill_by_text}"
+        line("kill", canonical_expression(t.kill_text) + by)
     if t.horizon is not None:
         line("horizon", f"{number(t.horizon[0])} {t.horizon[1]}")
     if t.cost:

@@ -14,8 +14,10 @@ import cattrs
 import cattrs.gen
 from cattrs.strategies import configure_tagged_union
 
-from pcsc.lang.ir import Route, Shape, State
+from pcsc.diagnostics.model import Span
+from pcsc.lang.ir import Route, Shape, State, Transition, Vision, VisionItem
 from pcsc.lang.ir import expr as ex
+from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS
 
 
 @cache
@@ -45,6 +47,44 @@ def converter() -> cattrs.Converter:
         return out
 
     conv.register_unstructure_hook(State, state)
+    item_hook = cattrs.gen.make_dict_unstructure_fn(VisionItem, conv)
+    item_structure = cattrs.gen.make_dict_structure_fn(VisionItem, conv)
+
+    def vision(v: Vision) -> dict[str, Any]:
+        """The venture vision as its IR always was; any other as its items."""
+        span = conv.unstructure(v.span, Span)
+        if sorted(i.name for i in v.items) == sorted(DEFAULT_VISION_FIELDS):
+            return {"state": v.state, **{k: v.get(k) for k in DEFAULT_VISION_FIELDS}, "span": span,
+                    "item_spans": [[i.name, conv.unstructure(i.span, Span)] for i in v.items]}
+        return {"state": v.state, "items": [item_hook(i) for i in v.items], "span": span,
+                "name_span": None if v.name_span is None else conv.unstructure(v.name_span, Span),
+                "written": list(v.written)}
+
+    def vision_back(d: dict[str, Any], _: Any) -> Vision:
+        span = conv.structure(d["span"], Span)
+        if "items" in d:
+            name_span = None if d["name_span"] is None else conv.structure(d["name_span"], Span)
+            return Vision(d["state"], tuple(item_structure(i, VisionItem) for i in d["items"]), span, name_span,
+                          tuple(d["written"]))
+        items = []
+        for name, at in d["item_spans"]:
+            where = conv.structure(at, Span)
+            unit = "usd" if DEFAULT_VISION_FIELDS[name] == "usd" else None
+            items.append(VisionItem(name, float(d[name]), unit, False, where, where, where))
+        return Vision(d["state"], tuple(items), span, None, tuple(i.name for i in items))
+
+    conv.register_unstructure_hook(Vision, vision)
+    conv.register_structure_hook(Vision, vision_back)
+    transition_hook = cattrs.gen.make_dict_unstructure_fn(Transition, conv)
+
+    def transition(t: Transition) -> dict[str, Any]:
+        out: dict[str, Any] = transition_hook(t)
+        for key in ("kill_by", "kill_by_text"):  # an unbounded kill's IR is what it was before kills had dates
+            if out.get(key, 0) is None:
+                del out[key]
+        return out
+
+    conv.register_unstructure_hook(Transition, transition)
     route_hook = cattrs.gen.make_dict_unstructure_fn(Route, conv)
 
     def route(r: Route) -> dict[str, Any]:

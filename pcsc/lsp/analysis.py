@@ -176,8 +176,8 @@ class Analysis:
         if m is not None:
             start = m.start(1) + 1
             return [
-                Completion(name, "class", f"p_prior {significant(p)}, floor {money(floor, 0)} USD ({loaded.ref})",
-                           start)
+                Completion(name, "class", f"p_prior {significant(p)}, floor {money(floor, 0)} "
+                           f"{loaded.policy.units.label} ({loaded.ref})", start)
                 for name, (loaded, p, floor, _) in sorted(self.classes().items())
             ]
         partial = re.search(r"[A-Za-z_0-9]*$", before)
@@ -220,7 +220,8 @@ class Analysis:
         if known is None:
             return None
         loaded, p, floor, source = known
-        out = f'**class "{name}"** ({loaded.ref})\n\n- p_prior {significant(p)}\n- floor {money(floor, 0)} USD'
+        out = (f'**class "{name}"** ({loaded.ref})\n\n- p_prior {significant(p)}\n- floor {money(floor, 0)} '
+               f"{loaded.policy.units.label}")
         return out + (f"\n- source: {source}" if source else "")
 
     def _class_location(self, name: str) -> Location | None:
@@ -398,11 +399,12 @@ def transition_hover(facts: RouteUnit, t: Transition) -> str:
     else:
         c = n.cost
         policy = facts.policy.ref if facts.policy is not None else "?"
+        unit = facts.policy.policy.units.label if facts.policy is not None else "USD"
         lines += [
             f"- p_prior {significant(n.p_prior, 4)} (policy {policy})",
             f"- W {probability(n.reweight.W)} (evidence reweighting)",
             f"- p {probability(n.p)}",
-            f"- c {money(c.c)} USD, bound by {c.bound_by} "
+            f"- c {money(c.c)} {unit}, bound by {c.bound_by} "
             f"(budget {money(c.budget)}, class floor {money(c.floor_class)}, delta floor {money(c.floor_delta)})",
             f"- U {significant(n.U, 4)} ({n.U_rule}), D {money(n.D)}, R_next {money(n.R_next)}",
         ]
@@ -442,6 +444,11 @@ def _coverage_text(facts: RouteUnit, t: Transition) -> str:
         else:
             tried = ", ".join(f"`{a.obligation}`" for a in d.tried) or "no obligation covers the field"
             out.append(f"- {change}: **uncovered** (tried {tried})")
+    for a in coverage.admission:
+        if a.transition == t.name:
+            what = "the transition" if a.field is None else a.field
+            check = "" if a.check == "fields" else f"`{a.check}`: "
+            out.append(f"- {what}: **not admitted** by class `{a.ref_class}` ({check}{a.reason})")
     return "\n".join(out)
 
 

@@ -7,6 +7,7 @@ Numbers are never coerced from strings.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -29,29 +30,47 @@ from cattrs.errors import (
 
 from pcsc.base.canonical import hash_json
 from pcsc.base.config import Config, ConfigError
-from pcsc.base.files import NotText, Unreadable, read_text
+from pcsc.base.files import NotText, Unreadable, read_bytes, read_text
 from pcsc.base.resources import data_dir
 from pcsc.base.resources import display_path as _display
-from pcsc.diagnostics.model import Diagnostics
+from pcsc.diagnostics import codes
+from pcsc.diagnostics.codes import Code
+from pcsc.diagnostics.messages import E415_VISION_FORMULA, diag
+from pcsc.diagnostics.model import Diagnostics, Finding, Span
 from pcsc.lang.interp import BASE_FUNCTIONS
 from pcsc.lang.ir import expr as ex
 from pcsc.lang.ir.names import REFERENCE_RULE, is_name, is_sha256, is_version, split_policy_ref
 from pcsc.lang.ir.visit import walk
+from pcsc.lang.ir.vocabulary import EVIDENCE_NAMES, REQUIRE_FUNCTIONS, REQUIRE_NAMES
+from pcsc.lang.lower.common import suggest
 from pcsc.lang.lower.expr import lower_expression
 from pcsc.lang.lower.units import GATE_DIMENSIONS, unit_problems
+from pcsc.lang.lower.vision import VISION_KINDS, listed
 from pcsc.lang.syntax import parse_expression
-from pcsc.policy.model import Found, FoundIn, LoadedPolicy, Policy, PolicyValueError
+from pcsc.policy.model import Admission, Found, FoundIn, LoadedPolicy, Policy, PolicyValueError, Registry
 
 MAX_EXTENDS = 32  # policies in one `extends` chain, the policy itself included
 
 
 class PolicyError(Exception):
-    """A policy cannot be used; ``messages`` are path-addressed, one per problem."""
+    """A policy cannot be used; ``messages`` are path-addressed, one per problem.
+    ``located`` gives some of them a code of their own and the line of the policy file
+    that wrote the key (the vision's formula, the units): (code, line)."""
 
-    def __init__(self, path: str, messages: list[str]) -> None:
+    def __init__(self, path: str, messages: list[str], located: dict[str, tuple[Code, int]] | None = None) -> None:
         super().__init__("; ".join(f"{path}: {m}" for m in messages))
         self.path = path
         self.messages = messages
+        self.located = located or {}
+
+
+def located_policy_problem(exc: PolicyError, problem: str) -> Finding:
+    """The diagnostic of one of ``exc``'s messages, at the policy file's line when it
+    has one (a vision formula's problem: PCSC-E415, with its help)."""
+    code, line = exc.located.get(problem, (codes.E403, 0))
+    if code is codes.E415:
+        return diag(E415_VISION_FORMULA, Span.file_only(exc.path, line), problem=problem)
+    return Finding.of(code, problem, Span.file_only(exc.path, line))
 
 
 class ExtendsCycle(PolicyError):
@@ -80,6 +99,13 @@ def _strict(kind: type, name: str) -> Any:
         return value
 
     return hook
+
+
+def _number_or_bool(value: Any, _: type) -> float | bool:
+    if isinstance(value, bool):
+        return value
+    number: float = _strict(float, "a number or true or false")(value, float)
+    return number
 
 
 def _elements(conv: cattrs.Converter, items: Any, container: Any) -> list[Any]:
@@ -154,6 +180,7 @@ def _converter() -> cattrs.Converter:
     conv.register_structure_hook(int, _strict(int, "a whole number"))
     conv.register_structure_hook(str, _strict(str, "a string"))
     conv.register_structure_hook(bool, _strict(bool, "true or false"))
+    conv.register_structure_hook_func(lambda t: t == (float | bool), _number_or_bool)  # a registry value
     conv.register_structure_hook_factory(_is_container, lambda cl: _container_hook(conv, cl))
     return conv
 
@@ -205,7 +232,9 @@ def _flatten(exc: BaseException, path: list[str | int], out: list[str]) -> None:
     out.append(f"{_format_path(path)}: {message}")
 
 
-def structure(document: dict[str, Any], path: str) -> Policy:
+def structure(document: dict[str, Any], path: str, text: str | None = None) -> Policy:
+    """The policy of a resolved ``document``; ``text``, the file's own TOML, locates the
+    problems of its `[vision]` and `[units]` keys by line."""
     try:
         policy = CONVERTER.structure(document, Policy)
     except (ClassValidationError, ForbiddenExtraKeysError) as exc:
@@ -213,9 +242,140 @@ def structure(document: dict[str, Any], path: str) -> Policy:
         _flatten(exc, [], messages)
         raise PolicyError(path, messages) from None
     _semantic_checks(policy, path)
+    located: dict[str, tuple[Code, int]] = {}
+    value_line = key_line(text, "vision", "value") if text else 0
+    for message in vision_problems(policy):
+        located[message] = (codes.E415, value_line if message.startswith("vision.value") else
+                            key_line(text, "vision", "fields") if text else 0)
+    for message in units_problems(policy):
+        *table, key = message.split(":")[0].split(".")  # `units.rates.usd`: the key `usd` of `[units.rates]`
+        line = key_line(text, ".".join(table), key) or key_line(text, "units", table[-1] if len(table) > 1 else key)
+        located[message] = (codes.E403, line)
+    if located:
+        raise PolicyError(path, list(located), located)
     # every rule passed `rule_problems`: compile each once, here, for scoring to evaluate
     gates = [attrs.evolve(g, expr=compile_rule(g.rule)) for g in policy.gates]
-    return attrs.evolve(policy, gates=gates)
+    vision = attrs.evolve(policy.vision, expr=compile_rule(policy.vision.value), line=value_line)
+    admission = {cls: attrs.evolve(a, checks=_admission_checks(a)) for cls, a in policy.admission.items()}
+    return attrs.evolve(policy, gates=gates, vision=vision, admission=admission)
+
+
+_HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\" -]+?)\s*\]\s*(#.*)?$")
+
+
+def key_line(text: str | None, table: str, key: str) -> int:
+    """The line (1-based) of ``key = …`` in ``[table]`` of a policy file's TOML, or of
+    `table.key = …` at the top; 0 when the file does not write it there."""
+    if not text:
+        return 0
+    current = ""
+    assign = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    dotted = re.compile(rf"^\s*{re.escape(table)}\s*\.\s*{re.escape(key)}\s*=")
+    for number, line in enumerate(text.splitlines(), 1):
+        header = _HEADER.match(line)
+        if header:
+            current = header.group(1).replace(" ", "")
+        elif (current == table and assign.match(line)) or (current == "" and dotted.match(line)):
+            return number
+        elif current.startswith(f"{table}.") and current == f"{table}.{key}":
+            return number - 1  # `[units.rates]`: the table's own header
+    return 0
+
+
+RESERVED_VISION_NAMES = ("value", "fields")  # `--set vision.value=…` sets the policy's formula
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_UNIT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: The units a route can write an amount in (the language's money unit).
+ROUTE_AMOUNT_UNITS = ("usd",)
+
+
+def vision_problems(policy: Policy) -> list[str]:
+    """Why the vision's formula cannot compute a value: a field that is not a name or
+    of no known kind; a formula that does not parse, reads a name `fields` does not
+    declare, leaves a declared field unread, calls a function other than `min` and
+    `max`, is not arithmetic, or divides by a literal 0."""
+    vp = policy.vision
+    problems: list[str] = []
+    kinds = ", ".join(VISION_KINDS)
+    for name, kind in vp.fields.items():
+        key = _format_path(["vision", "fields", name])
+        if not _FIELD_NAME.fullmatch(name):
+            problems.append(f"{key}: a field name is a letter or `_`, then letters, digits and `_`")
+        elif name in RESERVED_VISION_NAMES:
+            problems.append(f"{key}: `{name}` is reserved (`--set vision.{name}` sets the policy's own key)")
+        if kind not in VISION_KINDS:
+            problems.append(f"{key}: `{kind}` is not a kind of number (the kinds are {kinds})")
+    if not vp.fields:
+        problems.append("vision.fields: declares no field, so a vision could state nothing")
+    diags = Diagnostics()
+    node = parse_expression(vp.value, "vision", diags)
+    if node is None:
+        return problems + [
+            "vision.value: " + d.message.replace("file ends early", "formula ends early")
+            .replace("end of the file", "end of the formula") + f" (column {d.span.column} of the formula)"
+            for d in diags
+        ]
+    expr = lower_expression(node, diags)
+    problems += [f"vision.value: {d.message}" for d in diags]
+    read: list[str] = []
+    for sub in walk(expr):
+        where = f" (column {sub.span.column} of the formula)"
+        if isinstance(sub, ex.Name):
+            if sub.name not in vp.fields:
+                hint = suggest(sub.name, vp.fields)
+                problems.append(f"vision.value: unknown field `{sub.name}`{where}: the fields are "
+                                f"{listed([f'`{f}`' for f in vp.fields])}" + (f"; {hint}" if hint else ""))
+            elif sub.name not in read:
+                read.append(sub.name)
+        elif isinstance(sub, ex.Call):
+            if sub.func not in ("min", "max"):
+                problems.append(f"vision.value: unknown function `{sub.func}`{where} (the formula may call "
+                                "`min` and `max`)")
+        elif isinstance(sub, ex.Number):
+            if sub.unit is not None:
+                problems.append(f"vision.value: `{sub.value:g} {sub.unit}`{where}: a number in the formula takes "
+                                "no unit (each field's kind says what it is)")
+        elif isinstance(sub, ex.Binary):
+            right = sub.right
+            if sub.op == "/" and isinstance(right, ex.Number) and right.value == 0:
+                problems.append(f"vision.value: division by zero (column {right.span.column} of the formula)")
+        elif not isinstance(sub, ex.Neg):
+            problems.append(f"vision.value: {_not_arithmetic(sub)}{where}: the formula computes a number from "
+                            "numbers (`+ - * /`, `min`, `max`)")
+    for name in vp.fields:
+        if name not in read and not any(p.startswith("vision.value") for p in problems):
+            problems.append(f"{_format_path(['vision', 'fields', name])}: declared but the formula "
+                            f"`{vp.value}` does not read it")
+    return problems
+
+
+def _not_arithmetic(e: ex.Expr) -> str:
+    if isinstance(e, ex.Compare):
+        return f"`{e.op}` is a comparison"
+    if isinstance(e, (ex.Logic, ex.Not)):
+        return "`and`, `or` and `not` are logic"
+    if isinstance(e, ex.Attribute):
+        return f"`.{e.name}` reads a record"
+    return "a string, date, `true`, `false` or `none` is not a number"
+
+
+def units_problems(policy: Policy) -> list[str]:
+    """The fold's unit is a name; each rate is of a unit a route can write, positive and
+    finite, and a fold kept in usd needs none."""
+    units = policy.units
+    problems: list[str] = []
+    if not _UNIT_NAME.fullmatch(units.fold):
+        problems.append(f"units.fold: `{units.fold}` is not a unit name (a letter or `_`, then letters, digits, `_`)")
+    for unit, rate in units.rates.items():
+        key = _format_path(["units", "rates", unit])
+        if unit == units.fold:
+            problems.append(f"{key}: the fold is kept in {unit}; its own rate is 1 by definition")
+        elif unit not in ROUTE_AMOUNT_UNITS:
+            problems.append(f"{key}: a route writes amounts only in {listed(list(ROUTE_AMOUNT_UNITS))}; "
+                            f"`{unit}` never appears in one")
+        if not (rate > 0 and math.isfinite(rate)):
+            problems.append(f"{key}: a rate must be a finite number above 0, got {rate!r}")
+    return problems
 
 
 def _semantic_checks(policy: Policy, path: str) -> None:
@@ -228,15 +388,20 @@ def _semantic_checks(policy: Policy, path: str) -> None:
             problems.append(f"evidence.tier_weight.{key}: tier keys are whole numbers")
         if not weight >= 0:
             problems.append(f"evidence.tier_weight.{key}: must be at least 0")
-    for field, table in policy.floors.delta.items():
+    tables = [(f"floors.delta.{field}", table) for field, table in policy.floors.delta.items()]
+    for cls, by_field in policy.floors.by_class.items():
+        if cls not in policy.priors:
+            problems.append(f'floors.by_class."{cls}": not a reference class of [priors]')
+        tables += [(f'floors.by_class."{cls}".{field}', table) for field, table in by_field.items()]
+    for where, table in tables:
         xs = [x for x, _ in table.points]
         ys = [y for _, y in table.points]
         if not table.points:
-            problems.append(f"floors.delta.{field}.points: needs at least one breakpoint")
+            problems.append(f"{where}.points: needs at least one breakpoint")
         if any(b <= a for a, b in zip(xs, xs[1:], strict=False)) or any(x <= 0 for x in xs):
-            problems.append(f"floors.delta.{field}.points: |delta| breakpoints must be positive and increasing")
+            problems.append(f"{where}.points: |delta| breakpoints must be positive and increasing")
         if any(b < a for a, b in zip(ys, ys[1:], strict=False)) or any(y < 0 for y in ys):
-            problems.append(f"floors.delta.{field}.points: floors must be non-negative and non-decreasing")
+            problems.append(f"{where}.points: floors must be non-negative and non-decreasing")
     for name, weight in policy.criteria.items():
         if not weight >= 0:
             problems.append(f"criteria.{name}: a weight must be at least 0")
@@ -251,6 +416,11 @@ def _semantic_checks(policy: Policy, path: str) -> None:
         problems.append(f"gates: id `{gid}` is used twice")
     for i, gate in enumerate(policy.gates):
         problems.extend(f"gates[{i}].rule: {m}" for m in rule_problems(gate.rule))
+    problems.extend(_admission_problems(policy))
+    cov = policy.coverage
+    if cov.registry_file is not None and (cov.registry_sha256 is None or not is_sha256(cov.registry_sha256)):
+        problems.append("coverage.registry_sha256: required with coverage.registry_file: 64 lowercase hexadecimal "
+                        "digits, the SHA-256 of the file's bytes")
     for name, pin in policy.libraries.items():
         key = _format_path(["libraries", name])
         if not is_name(name):
@@ -267,6 +437,29 @@ def _semantic_checks(policy: Policy, path: str) -> None:
                 )
     if problems:
         raise PolicyError(path, problems)
+
+
+def _admission_checks(a: Admission) -> tuple[tuple[str, str, ex.Expr], ...]:
+    """The bounds (by field), then the `require` lines, compiled: ("" for a line)."""
+    bounds = [(field, text, compile_rule(text)) for field, text in a.bounds.items()]
+    return (*bounds, *(("", text, compile_rule(text)) for text in a.require))
+
+
+def _admission_problems(policy: Policy) -> list[str]:
+    """Each admission table names a reference class of the policy, and each of its
+    expressions parses and uses only the names and functions its place binds."""
+    problems = []
+    for cls, a in policy.admission.items():
+        key = _format_path(["admission", cls])
+        if cls not in policy.priors:
+            problems.append(f"{key}: `{cls}` is not a reference class of this policy (no [priors.\"{cls}\"])")
+        for field, text in a.bounds.items():
+            if field not in a.fields:
+                problems.append(f"{key}.bounds.{field}: bounds a field the class may not change (not in `fields`)")
+            problems.extend(f"{key}.bounds.{field}: {m}" for m in rule_problems(text, BOUND_NAMES, ADMISSION_FUNCTIONS))
+        for i, text in enumerate(a.require):
+            problems.extend(f"{key}.require[{i}]: {m}" for m in rule_problems(text, ADMIT_NAMES, ADMISSION_FUNCTIONS))
+    return problems
 
 
 def _calibration_problems(policy: Policy) -> list[str]:
@@ -302,9 +495,18 @@ def compile_rule(rule: str) -> ex.Expr:
     return lower_expression(node, diags)
 
 
-def rule_problems(rule: str) -> list[str]:
-    """Why a gate rule cannot be evaluated, found before any route is scored: it does
-    not parse, or it calls a function the rule language does not have."""
+#: What an admission bound may name (the one field's change) and call; a `require` line
+#: of an admission table has an obligation's vocabulary, evidence's names inside `evidence(…)`.
+BOUND_NAMES: tuple[str, ...] = ("delta", "source", "target", "relative")
+ADMIT_NAMES: tuple[str, ...] = (*REQUIRE_NAMES, *EVIDENCE_NAMES)
+ADMISSION_FUNCTIONS: tuple[str, ...] = (*REQUIRE_FUNCTIONS, "abs")
+
+
+def rule_problems(rule: str, names: tuple[str, ...] | None = None,
+                  functions: tuple[str, ...] | None = None) -> list[str]:
+    """Why a gate rule (or, with ``names`` and ``functions``, an admission expression)
+    cannot be evaluated, found before any route is scored: it does not parse, or it
+    calls a function (or uses a name) its place does not have."""
     diags = Diagnostics()
     node = parse_expression(rule, "rule", diags)
     if node is None:
@@ -315,20 +517,27 @@ def rule_problems(rule: str) -> list[str]:
         ]
     expr = lower_expression(node, diags)
     problems = [d.message for d in diags]
-    known = ", ".join(f"`{f}`" for f in sorted(BASE_FUNCTIONS))
+    allowed = tuple(BASE_FUNCTIONS) if functions is None else functions
+    known = ", ".join(f"`{f}`" for f in sorted(allowed))
     for sub in walk(expr):
-        if isinstance(sub, ex.Call) and sub.func not in BASE_FUNCTIONS:
+        if isinstance(sub, ex.Call) and sub.func not in allowed:
             problems.append(f"unknown function `{sub.func}` (a rule may call {known})")
-    problems += [f"{u.message} (column {u.span.column} of the rule): {u.help}"
-                 for u in unit_problems(expr, GATE_DIMENSIONS)]
+        if names is not None and isinstance(sub, ex.Name) and sub.name not in names:
+            problems.append(f"unknown name `{sub.name}` (this expression may name {', '.join(names)})")
+    if names is None:
+        problems += [f"{u.message} (column {u.span.column} of the rule): {u.help}"
+                     for u in unit_problems(expr, GATE_DIMENSIONS)]
     return problems
 
 
-def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
-    """Key-by-key override; tables merge recursively; gates merge by id; arrays replace."""
+def merge(base: dict[str, Any], child: dict[str, Any], top: bool = True) -> dict[str, Any]:
+    """Key-by-key override; tables merge recursively; gates merge by id; arrays replace;
+    `[vision]` replaces whole (a formula and the fields it reads go together)."""
     out = dict(base)
     for key, value in child.items():
-        if key == "gates" and isinstance(value, list) and isinstance(base.get(key), list):
+        if top and key == "vision":
+            out[key] = value
+        elif key == "gates" and isinstance(value, list) and isinstance(base.get(key), list):
             by_id = {g.get("id"): g for g in base[key] if isinstance(g, dict)}
             order = [g.get("id") for g in base[key] if isinstance(g, dict)]
             for g in value:
@@ -338,7 +547,7 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
                 by_id[gid] = g
             out[key] = [by_id[g] for g in order]
         elif isinstance(value, dict) and isinstance(base.get(key), dict):
-            out[key] = merge(base[key], value)
+            out[key] = merge(base[key], value, top=False)
         else:
             out[key] = value
     return out
@@ -420,7 +629,8 @@ class PolicyStore:
     ) -> LoadedPolicy:
         shown = _display(path)
         try:
-            document = tomllib.loads(read_text(path))
+            text = read_text(path)
+            document = tomllib.loads(text)
         except NotText:
             raise PolicyError(shown, ["not UTF-8 text"]) from None
         except Unreadable as exc:
@@ -485,9 +695,55 @@ class PolicyStore:
             base["policy"] = {k: v for k, v in parent_header.items() if k not in ("extends", "description")}
             resolved = merge(base, document)
             inherited = parent.found
-        policy = structure(resolved, shown)
+        policy = structure(resolved, shown, text)
+        policy = _with_registry_file(policy, document, path, shown, parent.policy if parent_ref is not None else None)
         found = ((own, self.found(path)), *inherited)
         return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved, found)
+
+
+def _with_registry_file(policy: Policy, document: dict[str, Any], path: Path, shown: str,
+                        parent: Policy | None) -> Policy:
+    """The policy with the registry tables of the file its own `coverage.registry_file`
+    names (beside it, its bytes matching `coverage.registry_sha256`), and those its
+    parent had from a file of its own; tables of the policy itself win."""
+    inherited = {} if parent is None else dict(parent.registry)
+    own = document.get("coverage")
+    name = own.get("registry_file") if isinstance(own, dict) else None
+    from_file: dict[str, Registry] = {}
+    if isinstance(name, str):
+        key = "coverage.registry_file"
+        folder = path.parent.resolve()
+        target = (path.parent / name).resolve()
+        if Path(name).is_absolute() or ".." in Path(name).parts or not target.is_relative_to(folder):
+            raise PolicyError(shown, [f"{key}: `{name}` is not a file inside the policy's folder"])
+        try:
+            data = read_bytes(target)
+        except Unreadable as exc:
+            raise PolicyError(shown, [f"{key}: `{name}` cannot be read: {exc.reason}"]) from None
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != policy.coverage.registry_sha256:
+            raise PolicyError(shown, [f"coverage.registry_sha256: `{name}` has sha256 {digest}, not the "
+                                      f"{policy.coverage.registry_sha256} the policy pins"])
+        try:
+            table = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise PolicyError(shown, [f"{key}: `{name}` is not valid TOML: {exc}"]) from None
+        extra = sorted(set(table) - {"registry"})
+        if extra:
+            raise PolicyError(shown, [f"{key}: `{name}`: {k}: unknown key (a registry file holds only "
+                                      "[registry.<route>] tables)" for k in extra])
+        try:
+            from_file = CONVERTER.structure(table.get("registry", {}), dict[str, Registry])
+        except (ClassValidationError, IterableValidationError, ForbiddenExtraKeysError, TypeError) as exc:
+            messages: list[str] = []
+            _flatten(exc, ["registry"], messages)
+            raise PolicyError(shown, [f"{key}: `{name}`: {m}" for m in messages]) from None
+        twice = sorted(set(from_file) & set(policy.registry))
+        if twice:
+            raise PolicyError(shown, [f"registry.{r}: also in `{name}`: a route has one registry" for r in twice])
+    if not inherited and not from_file:
+        return policy
+    return attrs.evolve(policy, registry={**inherited, **from_file, **policy.registry})
 
 
 def check_configured_policies(config: Config) -> None:

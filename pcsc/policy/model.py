@@ -9,6 +9,7 @@ import attrs
 
 from pcsc.base.modes import Mode
 from pcsc.lang.ir.expr import Expr
+from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS, DEFAULT_VISION_VALUE
 
 
 class PolicyValueError(ValueError):
@@ -137,6 +138,15 @@ class Reweighting:
         validator=_unit_interval,
         metadata={"doc": "In [0, 1]: the i-th strongest item of evidence counts `decay^i` of its weight."},
     )
+    p_max: float = attrs.field(
+        default=1.0,
+        validator=_unit_interval,
+        metadata={
+            "doc": "The most any p can be: `p = clip(p_prior · W, 0, p_max)`, with or without evidence. In "
+            "[0, 1]; 1, the default, is the plain clip to a probability. Below 1 it keeps a strong prior "
+            "and supporting evidence from making a step certain (0.9 × W = 1.25 is 1.125, clipped to 1)."
+        },
+    )
 
 
 @attrs.frozen
@@ -156,6 +166,30 @@ class Floors:
         factory=dict,
         metadata={"doc": "Delta-indexed floors, one table per state field: the price of a material change."},
     )
+    by_class: dict[str, dict[str, FloorTable]] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Delta-indexed floors for the transitions of one reference class, one table per state field "
+            '(`[floors.by_class."<class>".<field>]`): for a transition of that class, its table for a field '
+            "replaces `[floors.delta.<field>]`; other classes, and fields it does not list, use `[floors.delta]`."
+        },
+    )
+
+    def table(self, ref_class: str, field: str) -> FloorTable | None:
+        """The floor table of ``field`` for a transition of ``ref_class``: the class's own
+        table when it has one, else the field's (None: the change is not priced)."""
+        own = self.by_class.get(ref_class, {}).get(field)
+        return own if own is not None else self.delta.get(field)
+
+    def key(self, ref_class: str, field: str) -> tuple[str, ...]:
+        """Where `table` found the table, as a policy key path."""
+        if field in self.by_class.get(ref_class, {}):
+            return ("floors", "by_class", ref_class, field)
+        return ("floors", "delta", field)
+
+    def priced(self, ref_class: str) -> set[str]:
+        """The fields a transition of ``ref_class`` has a floor table for."""
+        return {*self.delta, *self.by_class.get(ref_class, {})}
 
 
 @attrs.frozen
@@ -352,6 +386,166 @@ class PayoffPolicy:
     )
 
 
+def _default_vision_fields() -> dict[str, str]:
+    return dict(DEFAULT_VISION_FIELDS)
+
+
+@attrs.frozen
+class VisionPolicy:
+    """How the vision's value V is computed from the values a route's vision states.
+    ``expr`` is ``value`` compiled when the policy is loaded (`pcsc.policy.load`)."""
+
+    value: str = attrs.field(
+        default=DEFAULT_VISION_VALUE,
+        metadata={
+            "doc": "The formula of V, in the expression language of `require` lines and gate rules, over the "
+            "names `fields` declares (`+ - * /`, numbers, `min`, `max`, parentheses). Its result is in the "
+            "fold's unit (`[units] fold`): a `usd` field is converted at `[units.rates] usd` as it is read. "
+            "The default is the venture formula."
+        },
+    )
+    fields: dict[str, str] = attrs.field(
+        factory=_default_vision_fields,
+        metadata={
+            "doc": "The values a route's vision states, each with its kind: `usd` (an amount: `5M usd`), "
+            "`ratio` (in [0, 1], or a percentage), `count` or `number` (at least 0). Every "
+            "field must be one the formula reads, and a vision states each one. `extends` replaces the whole "
+            "`[vision]` table: a formula and its fields go together."
+        },
+    )
+    expr: Expr | None = attrs.field(default=None, eq=False, repr=False, metadata={"derived": True})
+    #: the line of `value =` in the policy file that wrote it (0 when unknown or defaulted)
+    line: int = attrs.field(default=0, eq=False, repr=False, metadata={"derived": True})
+
+    @property
+    def is_default(self) -> bool:
+        return self.value == DEFAULT_VISION_VALUE and self.fields == dict(DEFAULT_VISION_FIELDS)
+
+
+@attrs.frozen
+class UnitsPolicy:
+    """The unit every amount of the fold is kept in (costs, floors, the vision's value,
+    the score), and what the amounts a route writes in another unit are worth in it."""
+
+    fold: str = attrs.field(
+        default="usd",
+        metadata={
+            "doc": "The name of the unit the fold is kept in: `usd`, or any name the policy chooses "
+            "(`impact_points`, `researcher_months`). Every amount PCSC prints (c, D, R, the value, the score) is "
+            "printed in it. Class and delta floors (`floor_usd`, `floors.delta`) are in this unit."
+        },
+    )
+    rates: dict[str, float] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "What one unit a route writes is worth in the fold's unit (`usd = 0.001`: 1 usd is 0.001 "
+            "of the fold's unit). A route writes amounts in `usd` (cost items, `learning_cost`, `usd` "
+            "vision fields); under a fold kept in another unit, such an amount without a rate here is an "
+            "error (PCSC-E416). Positive and finite; a fold kept in usd takes no rate."
+        },
+    )
+
+    @property
+    def is_default(self) -> bool:
+        return self.fold == "usd" and not self.rates
+
+    @property
+    def label(self) -> str:
+        """The unit as outputs print it beside an amount: `USD`, or the fold's own name."""
+        return "USD" if self.fold == "usd" else self.fold
+
+    def rate(self, unit: str) -> float | None:
+        """How many fold units one ``unit`` is worth; None when the policy does not say."""
+        return 1.0 if unit == self.fold else self.rates.get(unit)
+
+
+@attrs.frozen
+class Admission:
+    """What a transition of one reference class may claim (`pcsc/coverage/admission.py`).
+    ``checks`` are the expressions of ``require`` and ``bounds`` compiled when the policy
+    is loaded (``derived``: not read from the file)."""
+
+    fields: list[str] = attrs.field(
+        metadata={
+            "doc": "The only fields a transition of this class may change materially; a material change of any "
+            "other field is refused (PCSC-E502)."
+        }
+    )
+    bounds: dict[str, str] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Per field, an expression that must hold when the field changes materially, over `delta` "
+            "(target − source), `source`, `target` and `relative` (delta / |source|; `none` from 0), with "
+            "`abs`, `min`, `max`: `\"abs(delta) <= 0.1\"` bounds it absolutely, `\"relative <= 50%\"` relatively."
+        },
+    )
+    require: list[str] = attrs.field(
+        factory=list,
+        metadata={
+            "doc": "Expressions in the vocabulary of an obligation's `require` lines that must hold for the "
+            "transition, with `delta` every material change of it: the evidence tier a class needs is "
+            "`\"evidence(tier >= 2) >= 1\"`."
+        },
+    )
+    checks: tuple[tuple[str, str, Expr], ...] = attrs.field(
+        default=(), eq=False, repr=False, metadata={"derived": True}
+    )  # (field or "", text, expression): bounds by field, then require lines
+
+
+RegistryMode = Literal["off", "report", "required"]
+
+
+@attrs.frozen
+class CoverageOptions:
+    """What coverage checks besides the obligations."""
+
+    registry: RegistryMode = attrs.field(
+        default="off",
+        metadata={
+            "doc": "How a route is held to its gold registry (`[registry.<route>]`): `required` refuses a route "
+            "that skips a registry state, passes them out of order, restates a registry field or has no "
+            "registry entry (PCSC-E503); `report` counts and shows the same without refusing (PCSC-W504); "
+            "`off` does not look."
+        },
+    )
+    registry_file: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "A TOML file of `[registry.<route>]` tables, written apart from the policy, named relative to "
+            "the folder of the policy file that names it (and inside it); its tables join the policy's own."
+        },
+    )
+    registry_sha256: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "SHA-256 of the registry file's bytes (`sha256sum`); required with `registry_file`: a file "
+            "with other content is refused (PCSC-E403), so the policy's hash pins the registry too."
+        },
+    )
+
+
+@attrs.frozen
+class RegistryState:
+    name: str = attrs.field(metadata={"doc": "The state's name, as the route must name it."})
+    fields: dict[str, float | bool] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "The value each listed field must have in that state (USD, counts and ratios in base units: "
+            "`0.28`, not `28%`)."
+        },
+    )
+
+
+@attrs.frozen
+class Registry:
+    """The gold chain of one route, written before any route is scored."""
+
+    states: list[RegistryState] = attrs.field(
+        metadata={"doc": "The typed states the route must pass through, in the order it must pass them."}
+    )
+    source: str | None = attrs.field(default=None, metadata={"doc": "Who wrote the registry, and from what."})
+
+
 @attrs.frozen
 class Policy:
     policy: PolicyHeader = attrs.field(metadata={"doc": "The policy's identity and coverage mode."})
@@ -403,6 +597,33 @@ class Policy:
         metadata={
             "doc": "A calibration map applied to each transition's p after the prior and W (none by default: "
             "p = clip(p_prior·W, 0, 1) is scored as is)."
+        },
+    )
+    vision: VisionPolicy = attrs.field(
+        factory=VisionPolicy,
+        metadata={"doc": "How the vision's value V is computed (default: `tam * capture * defensibility`)."},
+    )
+    units: UnitsPolicy = attrs.field(
+        factory=UnitsPolicy,
+        metadata={"doc": "The unit the fold is kept in (default: usd) and the rates of the units a route writes."},
+    )
+    admission: dict[str, Admission] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Per reference class, what a transition of that class may claim: the fields it may change, "
+            "a bound on each change, and what else must hold (such as the evidence tier). Once a policy "
+            "(with what it extends) has any admission table, a class without one admits no material change; "
+            "a policy with none admits every claim."
+        },
+    )
+    coverage: CoverageOptions = attrs.field(
+        factory=CoverageOptions, metadata={"doc": "What coverage checks besides the obligations."}
+    )
+    registry: dict[str, Registry] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Per route (by its name), the gold registry: the states it must pass through in order and "
+            "the values each must carry. Read only when `coverage.registry` is not `off`."
         },
     )
 

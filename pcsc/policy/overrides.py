@@ -2,8 +2,10 @@
 
 A key is a policy key by its TOML path (`reweighting.decay`, `priors."devtools/scale".p`,
 quoted segments for keys with `/` or other characters a bare TOML key cannot hold), or
-one of the route's vision values, `vision.tam`, `vision.capture`, `vision.defensibility`
-(also spelled `route.vision.tam`; a policy has no `vision` table, so the two never clash),
+one of the route's vision values, `vision.NAME` (`vision.tam`, `vision.capture`,
+`vision.defensibility` under the default formula; also spelled `route.vision.tam`): the
+policy's own `[vision]` keys are `vision.value` and `vision.fields.NAME`, which no
+vision field may be named, so the two never clash,
 or, always behind `route.`, the amount of one cost item of a transition
 (`route.transitions.launch.cost.engineers`, the unit amount: the count is kept) or the
 weight of one evidence item (`route.evidence.hn_launch.weight`).
@@ -37,6 +39,7 @@ from pcsc.diagnostics.messages import (
     E901_NO_DOT,
     E901_NO_SUCH_COST_ITEM,
     E901_NO_SUCH_EVIDENCE,
+    E901_NO_SUCH_VISION_ITEM,
     E901_NOT_A_NUMBER,
     E901_NOT_A_ROUTE_KEY,
     E901_NOT_A_TABLE,
@@ -46,6 +49,7 @@ from pcsc.diagnostics.messages import (
     E901_TAM,
     E901_UNCLOSED_QUOTE,
     E901_UNKNOWN_VISION_KEY,
+    E901_VISION_NEGATIVE,
     E901_VISION_RATIO,
     E901_WEIGHT,
     phrase,
@@ -55,7 +59,8 @@ from pcsc.lang.syntax.literals import parse_number
 from pcsc.policy.load import PolicyError, PolicyStore, _jsonable, structure
 from pcsc.policy.model import LoadedPolicy
 
-ROUTE_KEYS = ("tam", "capture", "defensibility")
+ROUTE_KEYS = ("tam", "capture", "defensibility")  # the default formula's fields
+POLICY_VISION_KEYS = ("value", "fields")  # `[vision]` keys of the policy, never a field's name
 
 
 class OverrideError(Exception):
@@ -163,16 +168,20 @@ def parse_override(text: str) -> Override:
             return _route_item(text, key, ("route", *path), parsed)
         if not path or path[0] != "vision":
             raise OverrideError([phrase(E901_NOT_A_ROUTE_KEY, key=key)])
+    if path[0] == "vision" and path[1:2] in (("value",), ("fields",)) and not key.startswith("route."):
+        return Override(text, path, parsed, "policy")  # the policy's formula and its fields
     if path[0] == "vision":
-        if len(path) != 2 or path[1] not in ROUTE_KEYS:
+        if len(path) != 2 or path[1] in POLICY_VISION_KEYS:
             raise OverrideError([phrase(E901_UNKNOWN_VISION_KEY, key=key)])
         if isinstance(parsed, bool) or not isinstance(parsed, (int, float)):
             raise OverrideError([phrase(E901_NOT_A_NUMBER, key=key)])
         number = float(parsed)
         if path[1] == "tam" and not 0.0 <= number < float("inf"):
             raise OverrideError([phrase(E901_TAM, key=key, number=number)])
-        if path[1] != "tam" and not 0.0 <= number <= 1.0:
+        if path[1] in ROUTE_KEYS[1:] and not 0.0 <= number <= 1.0:
             raise OverrideError([phrase(E901_VISION_RATIO, key=key, item=path[1], number=number)])
+        if not 0.0 <= number < float("inf"):  # the policy's kind of the field is checked when the route binds
+            raise OverrideError([phrase(E901_VISION_NEGATIVE, key=key, item=path[1], number=number)])
         return Override(text, path, number, "route")
     return Override(text, path, parsed, "policy")
 
@@ -270,7 +279,7 @@ def override_route(route: Route, overrides: Sequence[Override]) -> Route:
     costs = {(o.path[2], o.path[4]): o.value for o in chosen if o.path[:2] == ("route", "transitions")}
     weights = {o.path[2]: o.value for o in chosen if o.path[:2] == ("route", "evidence")}
     if values:
-        route = attrs.evolve(route, vision=attrs.evolve(route.vision, **values))
+        route = attrs.evolve(route, vision=route.vision.replace(values))
     if costs:
         route = attrs.evolve(route, transitions=tuple(
             attrs.evolve(t, cost=tuple(
@@ -294,6 +303,9 @@ def unmatched(routes: Sequence[Route], overrides: Sequence[Override]) -> list[st
             t, item = o.path[2], o.path[4]
             if not any(i.name == item for r in routes for tr in r.transitions if tr.name == t for i in tr.cost):
                 out.append(phrase(E901_NO_SUCH_COST_ITEM, key=o.key, transition=t, item=item))
+        elif o.target == "route" and o.path[0] == "vision" and routes:
+            if not any(i.name == o.path[1] for r in routes for i in r.vision.items):
+                out.append(phrase(E901_NO_SUCH_VISION_ITEM, key=o.key, item=o.path[1]))
         elif o.path[:2] == ("route", "evidence"):
             if not any(e.name == o.path[2] for r in routes for e in r.evidence):
                 out.append(phrase(E901_NO_SUCH_EVIDENCE, key=o.key, evidence=o.path[2]))

@@ -35,6 +35,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "redteam-search": 1,
     "rank": 1,
     "freeze": 1,
+    "prereg": 1,
     "resolve": 1,
     "evaluate": 1,
     "ledger-verify": 1,

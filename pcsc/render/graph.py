@@ -126,11 +126,14 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
             fields += (f"payoff {compact(s.payoff)}",)
         vision = None
         if s.name == route.vision.state:
-            v = route.vision
-            vision = (
-                f"V {compact(n.value)} = {compact(v.tam)} × {compact(v.capture, 'ratio')} "
-                f"× {compact(v.defensibility)}"
-            )
+            v, vp = route.vision, c.policy.policy.vision
+            if vp.is_default:
+                vision = (
+                    f"V {compact(n.value)} = {compact(v.tam)} × {compact(v.capture, 'ratio')} "
+                    f"× {compact(v.defensibility)}"
+                )
+            else:
+                vision = f"V {compact(n.value)} = {vp.value}"
         nodes.append(Node(ids[s.name], s.name, fields, vision))
         previous = values
     edges = []
@@ -146,12 +149,13 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
         numbers = f"p {probability(t.p)} · c {compact(t.cost.c)}"
         edges.append(Edge(ids[t.source], ids[t.target], t.name, numbers, covered, uncovered, binding, tie))
     title = escape_controls(route.name + (f" — {route.title}" if route.title else ""))
+    unit = c.policy.policy.units.label
     if d.score is None:
-        score = f"score withheld (ungated {money(n.score)} USD)"
+        score = f"score withheld (ungated {money(n.score)} {unit})"
     elif d.docked:
-        score = f"score {money(d.score)} USD (docked; ungated {money(n.score)} USD)"
+        score = f"score {money(d.score)} {unit} (docked; ungated {money(n.score)} {unit})"
     else:
-        score = f"score {money(d.score)} USD"
+        score = f"score {money(d.score)} {unit}"
     verdict = "ungated (coverage off)" if d.verdict == "ungated" else d.verdict
     summary = f"{score} · {verdict}" + ("" if n.eligible else " · ineligible") + f" · policy {c.policy.ref}"
     grid = None

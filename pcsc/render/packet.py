@@ -14,6 +14,7 @@ from pcsc.analysis.seams.analysis import RouteSeams
 from pcsc.analysis.seams.detectors import JUMP_MULTIPLE
 from pcsc.analysis.seams.experiment import PAPER, Experiment, Summary, rates, summary_rates, sweep_rates
 from pcsc.analysis.seams.identity import fraction_text
+from pcsc.base.codehash import scorer_identity
 from pcsc.base.stats import rate
 from pcsc.compiler.session import Compiled, coverage_mode
 from pcsc.coverage import DeltaCoverage, payoff_credits
@@ -24,6 +25,8 @@ from pcsc.policy.model import Found
 from pcsc.render.diagnostics import to_json
 from pcsc.score.cost import Delta
 from pcsc.score.route import RouteNumbers
+from pcsc.score.units import unit_key
+from pcsc.score.vision import vision_inputs
 
 
 def _num(x: float) -> float:
@@ -45,6 +48,7 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         "as_of": r.as_of.isoformat(),
         "fields": [{"name": f.name, "type": f.type} for f in r.fields],
         "policy": policy_identity(c),
+        "scorer": scorer_identity(),
         "policy_found": policy_found(c),
         "libraries": library_uses(c),
         "local_libraries": c.policy.policy.policy.local_libraries,
@@ -91,18 +95,21 @@ def route_packet(c: Compiled) -> dict[str, Any]:
                 "horizon": None if tr.horizon is None else {"amount": tr.horizon[0], "unit": tr.horizon[1]},
                 "threshold": None if tr.threshold_text is None else expression(tr.threshold_text),
                 "kill": None if tr.kill_text is None else expression(tr.kill_text),
+                **({} if tr.kill_by is None else {"kill_by": tr.kill_by.isoformat()}),
                 "deltas": [_delta(c, t.name, d) for d in t.deltas],
                 **({} if t.p_raw is None else {"p_raw": _num(t.p_raw)}),
             }
             for t, tr in zip(n.transitions, r.transitions, strict=True)
         ],
         "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],
+        **refusal_entry(c),
         "evidence": evidence_items(c),
         "windows": list(c.policy.policy.forecast.windows),
         **fold_entry(n),
         **calibration_entry(c),
         **graph_entry(n),
         **payoffs_entry(c),
+        **units_entry(c),
     }
 
 
@@ -117,6 +124,21 @@ def payoffs_entry(c: Compiled) -> dict[str, Any]:
          "bound_by": p.bound_by, "covered": p.covered, "removed_by_dock": p.reason}
         for p in payoff_credits(c.numbers, c.coverage)
     ]}
+
+
+def units_entry(c: Compiled) -> dict[str, Any]:
+    """Under a policy that keeps its fold in another unit than usd, or computes V by
+    another formula: the unit every amount of the route is in (`unit`; absent: usd),
+    the rate its usd amounts were read at, and the formula with the values it read."""
+    pol = c.policy.policy
+    out: dict[str, Any] = {}
+    if not pol.units.is_default:
+        out["unit"] = pol.units.fold
+        out["usd_rate"] = pol.units.rate("usd")
+    if not pol.vision.is_default:
+        out["vision"] = {"value": pol.vision.value,
+                         "inputs": {k: _num(v) for k, v in vision_inputs(c.route.vision, pol).items()}}
+    return out
 
 
 def voi_entry(n: RouteNumbers) -> dict[str, Any]:
@@ -227,6 +249,30 @@ def _delta(c: Compiled, transition: str, d: Delta) -> dict[str, Any]:
     return row
 
 
+def refusal_entry(c: Compiled) -> dict[str, Any]:
+    """`not_admitted` (changes a transition's class does not admit) and `registry` (the
+    route against its gold registry), present only when the policy has admission rules
+    or a registry mode, so packets under other policies keep their bytes."""
+    policy, cov = c.policy.policy, c.coverage
+    out: dict[str, Any] = {}
+    if policy.admission:
+        out["not_admitted"] = [] if cov is None else [
+            {"transition": a.transition, "class": a.ref_class, "field": a.field, "check": a.check,
+             "reason": a.reason, "file": a.span.file, "line": a.span.line, "column": a.span.column}
+            for a in cov.admission
+        ]
+    if policy.coverage.registry != "off":
+        out["registry"] = {
+            "mode": policy.coverage.registry,
+            "findings": [] if cov is None else [
+                {"kind": f.kind, "state": f.state, "field": f.field, "message": f.message,
+                 "file": f.span.file, "line": f.span.line}
+                for f in cov.registry
+            ],
+        }
+    return out
+
+
 def _uncovered(u: DeltaCoverage) -> dict[str, Any]:
     return {
         "transition": u.transition,
@@ -331,6 +377,7 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
         routes.append({
             "route": c.route.name,
             "file": c.route.file,
+            **unit_key(c.policy.policy),
             "policy": policy_identity(c),
             "score": c.numbers.score,
             "verdict": c.decision.verdict,
@@ -378,6 +425,7 @@ def gate_packet(compiled: list[Compiled]) -> dict[str, Any]:
                 "verdict": c.decision.verdict,
                 "coverage": coverage_mode(c),
                 "uncovered": [_uncovered(u) for u in c.coverage.uncovered] if c.coverage else [],
+                **refusal_entry(c),
             }
             for c in compiled
         ],

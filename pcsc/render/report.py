@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from pcsc._version import __version__
-from pcsc.analysis.rank import Ranked, choose_key, rank
+from pcsc.analysis.rank import Ranked, choose_key, decided_text, rank, sequence_text
 from pcsc.analysis.seams.analysis import RouteSeams, analyse
 from pcsc.base.escape import escape_controls
 from pcsc.base.extras import require
@@ -163,6 +163,7 @@ class RouteReport:
     seams_note: str | None
     honest_gate: str
     payoffs: tuple[str, ...] = ()  # each payoff credited along the way, and what DOCK does with it
+    unit: str = "USD"  # the fold's unit, as amounts are printed beside it
 
 
 @attrs.frozen
@@ -178,6 +179,7 @@ class RankRow:
     score: str
     T: str
     bucket: str
+    decided_by: str  # what put it below the row above (`pcsc.analysis.rank.decided_text`)
 
 
 @attrs.frozen
@@ -186,6 +188,8 @@ class Ranking:
     policies: tuple[str, ...]
     warnings: tuple[str, ...]
     rows: tuple[RankRow, ...]
+    sequence: str  # the tie-break sequence in words (`pcsc.analysis.rank.sequence_text`)
+    unit: str = "USD"  # the routes' fold unit (each route's score says its own when they differ)
 
 
 @attrs.frozen
@@ -235,11 +239,12 @@ def _verdict_kind(c: Compiled) -> str:
 
 def _score(c: Compiled) -> str:
     d, n = c.decision, c.numbers
+    unit = c.policy.policy.units.label
     if d.score is None:
-        return f"withheld (ungated {money(n.score)} USD)"
+        return f"withheld (ungated {money(n.score)} {unit})"
     if d.docked:
-        return f"{money(d.score)} USD (docked; ungated {money(n.score)} USD)"
-    return f"{money(d.score)} USD"
+        return f"{money(d.score)} {unit} (docked; ungated {money(n.score)} {unit})"
+    return f"{money(d.score)} {unit}"
 
 
 def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteReport:
@@ -249,6 +254,7 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
     _, _, coverage = gate_and_dock(c, "report")
     seams = analyse(c, session)
     return RouteReport(
+        unit=c.policy.policy.units.label,
         anchor=anchor,
         name=r.name,
         title=r.title,
@@ -260,7 +266,7 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
         verdict_kind=_verdict_kind(c),
         coverage_mode=mode_text(c),
         score=_score(c),
-        value=f"{money(n.value)} USD",
+        value=f"{money(n.value)} {c.policy.policy.units.label}",
         criteria="—" if n.criteria_score is None else f"{points(n.criteria_score)} ({n.bucket})",
         eligible=n.eligible,
         gates=tuple((g.id, g.passed) for g in n.gates),
@@ -460,8 +466,10 @@ def _ranking(compiled: Sequence[Compiled], anchors: Sequence[str]) -> Ranking | 
     if choice.key is None:
         return None
     where = {id(c): anchors[i] for i, c in enumerate(compiled)}
+    units = sorted({c.policy.policy.units.label for c in compiled})
     return Ranking(choice.key, choice.policies, choice.warnings,
-                   tuple(_rank_row(r, where[id(r.compiled)]) for r in rank(compiled, choice.key)))
+                   tuple(_rank_row(r, where[id(r.compiled)]) for r in rank(compiled, choice.key)),
+                   sequence_text(choice.key), units[0] if len(units) == 1 else "each route's unit")
 
 
 def _rank_row(r: Ranked, anchor: str) -> RankRow:
@@ -484,4 +492,5 @@ def _rank_row(r: Ranked, anchor: str) -> RankRow:
         score="—" if c.decision.score is None else money(c.decision.score),
         T="—" if n.criteria_score is None else points(n.criteria_score),
         bucket=n.bucket or "—",
+        decided_by=decided_text(r),
     )

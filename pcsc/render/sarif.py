@@ -53,6 +53,9 @@ SARIF_VERSION = "2.1.0"
 SRCROOT = "%SRCROOT%"
 #: The rule of a material delta that no obligation covers.
 NO_OBLIGATION_RULE = "pcsc/no-obligation"
+#: The rules of a change its reference class does not admit, and of a departure from the gold registry.
+NOT_ADMITTED_RULE = "pcsc/not-admitted"
+REGISTRY_RULE = "pcsc/registry"
 
 _DIAGNOSTICS_PAGE = "diagnostics"
 
@@ -275,7 +278,46 @@ def _refusal_results(
                                  [u.delta.field])
         out.append(((route.file, t.span.line, u.transition, NO_OBLIGATION_RULE, u.delta.field),
                     _no_obligation_rule(docs_url), result))
+    for na in c.coverage.admission:
+        what = "this transition" if na.field is None else f"a change of `{na.field}`"
+        check = na.reason if na.check == "fields" else f"`{na.check}` fails ({na.reason})"
+        text = (f"route `{route.name}`: transition `{na.transition}` is of class `{na.ref_class}`, which does not "
+                f"admit {what}: {check}. {consequence}.")
+        result = _refusal_result(NOT_ADMITTED_RULE, level, text, na.span, [], route.name, na.transition,
+                                 [] if na.field is None else [na.field])
+        out.append(((route.file, na.span.line, na.transition, NOT_ADMITTED_RULE, na.field or "", na.check),
+                    _plain_rule(NOT_ADMITTED_RULE, "change not admitted by its class",
+                                "A transition claims a change that the policy's admission rules for its reference "
+                                "class do not admit: a field the class may not change, a change past the class's "
+                                "bound, or a `require` line of the class that fails.",
+                                "Claim what the class admits, or give the transition the class that admits the "
+                                "change (`pcsc gate --suggest` lists them).", docs_url, "pcsc-e502"), result))
+    if c.coverage.registry_mode == "required":
+        for f in c.coverage.registry:
+            text = f"route `{route.name}`: {f.message}. {consequence}."
+            result = _refusal_result(REGISTRY_RULE, level, text, f.span, [], route.name, f.state or "",
+                                     [] if f.field is None else [f.field])
+            out.append(((route.file, f.span.line, f.state or "", REGISTRY_RULE, f.field or "", f.kind),
+                        _plain_rule(REGISTRY_RULE, "route departs from its gold registry",
+                                    "The policy's registry for the route lists the states it must pass through, in "
+                                    "order, with the value of each listed field; the route skips one, passes them "
+                                    "out of order, or states a listed field with another value.",
+                                    "Keep every registry state, in order, with the registry's values.",
+                                    docs_url, "pcsc-e503"), result))
     return out
+
+
+def _plain_rule(rule_id: str, name: str, full: str, help_text: str, docs_url: str | None,
+                anchor: str) -> dict[str, Any]:
+    return {
+        "id": rule_id,
+        "name": name,
+        "shortDescription": {"text": name},
+        "fullDescription": {"text": full + " GATE refuses the route's score (DOCK releases a reduced one)."},
+        **_help(help_text, docs_url, anchor),
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["pcsc", "coverage"]},
+    }
 
 
 def _why(attempt: DischargeAttempt, o: Obligation) -> str:

@@ -29,6 +29,7 @@ def compile_text(compiled: list[Compiled]) -> str:
     blocks = []
     for c in compiled:
         n, r = c.numbers, c.route
+        unit = c.policy.policy.units.label
         b = n.transitions[n.binding]
         T = "—" if n.criteria_score is None else f"{points(n.criteria_score)} ({n.bucket})"
         lines = [
@@ -36,7 +37,8 @@ def compile_text(compiled: list[Compiled]) -> str:
             f"  policy      {c.policy.ref}  sha256 {c.policy.sha256}",
             f"  verdict     {verdict_line(c)}",
             f"  score       {score_line(c)}",
-            f"  value       {money(n.value)} USD",
+            f"  value       {money(n.value)} {unit}",
+            *unit_lines(c),
             f"  criteria T  {T}",
             f"  eligible    {'yes' if n.eligible else 'no'}"
             + "".join(f"; gate {g.id} {'passed' if g.passed else 'FAILED'}" for g in n.gates),
@@ -76,6 +78,9 @@ def compile_text(compiled: list[Compiled]) -> str:
         if c.coverage is not None and c.coverage.uncovered:
             lines.append("")
             lines += uncovered_lines(c)
+        if c.coverage is not None and (c.coverage.admission or c.coverage.registry):
+            lines.append("")
+            lines += refusal_lines(c)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -122,9 +127,9 @@ def payoff_lines(c: Compiled) -> list[str]:
         return []
     lines = []
     for p in payoff_credits(c.numbers, c.coverage):
-        capped = "" if p.bound_by == "route" else f" (written {money(p.written)}; the policy's cap)"
+        capped = "" if p.bound_by == "route" else f" (written {money(p.written)} usd; the policy's cap)"
         dock = "" if p.covered else f"; DOCK removes it: {p.reason}"
-        lines.append(f"{p.state} {money(p.credited)} USD on `{p.transition}`{capped}{dock}")
+        lines.append(f"{p.state} {money(p.credited)} {c.policy.policy.units.label} on `{p.transition}`{capped}{dock}")
     return ["  payoffs     " + lines[0], *("              " + x for x in lines[1:])]
 
 
@@ -141,17 +146,36 @@ def mode_text(c: Compiled) -> str:
     return f"{d.mode}, from the {where}{lowered}"
 
 
+def unit_lines(c: Compiled) -> list[str]:
+    """Under a fold kept in another unit than usd: the line that says so, with the rate
+    the route's usd amounts were converted at; none under usd."""
+    units = c.policy.policy.units
+    if units.is_default:
+        return []
+    rate = units.rate("usd")
+    at = f"; the route's usd amounts at 1 usd = {significant(rate)} {units.fold}" if rate is not None else ""
+    return [f"  unit        {units.fold} (every amount: c, D, R, value, score{at})"]
+
+
 def score_line(c: Compiled) -> str:
     d, n = c.decision, c.numbers
+    unit = c.policy.policy.units.label
     if d.score is None:
-        return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} USD)"
+        policy = c.policy.policy
+        asks = ["covered"] + (["admitted by its class"] if policy.admission else []) + (
+            ["on the route's registry"] if policy.coverage.registry == "required" else [])
+        if len(asks) > 1:
+            what = ", ".join(asks[:-1]) + " and " + asks[-1]
+            return (f"withheld: GATE refuses it until every material change is {what} "
+                    f"(ungated R_0 {money(n.score)} {unit})")
+        return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} {unit})"
     if d.docked:
         removed = "value and payoffs" if n.payoffs is not None else "value"
-        ungated = money(n.score)
-        return f"{money(d.score)} USD   docked: {removed} over the uncovered path removed (ungated {ungated} USD)"
+        return (f"{money(d.score)} {unit}   docked: {removed} over the uncovered path removed "
+                f"(ungated {money(n.score)} {unit})")
     if c.route.shape is not None:
-        return f"{money(d.score)} USD   (R of the series-parallel fold: the route forks and joins)"
-    return f"{money(d.score)} USD   (R_0 of the staged fold)"
+        return f"{money(d.score)} {unit}   (R of the series-parallel fold: the route forks and joins)"
+    return f"{money(d.score)} {unit}   (R_0 of the staged fold)"
 
 
 def uncovered_lines(c: Compiled) -> list[str]:
@@ -178,14 +202,35 @@ def gate_text(compiled: list[Compiled]) -> str:
         out.append(f"{c.route.name}: {verdict_line(c)}  [{c.route.file}]")
         if c.coverage is not None and c.coverage.uncovered:
             out += uncovered_lines(c)
+        if c.coverage is not None and (c.coverage.admission or c.coverage.registry):
+            out += refusal_lines(c)
     return "\n".join(out)
+
+
+def refusal_lines(c: Compiled) -> list[str]:
+    """Changes the transitions' classes do not admit, and departures from the route's
+    gold registry (refused under `coverage.registry = "required"`, else only counted)."""
+    assert c.coverage is not None
+    cov, lines = c.coverage, []
+    if cov.admission:
+        lines.append("  changes their class does not admit:")
+        for a in cov.admission:
+            what = "the transition" if a.field is None else a.field
+            check = "" if a.check == "fields" else f"`{a.check}`: "
+            lines.append(f"    {a.transition} ({a.ref_class}, {a.span.file}:{a.span.line}): {what}: {check}{a.reason}")
+    if cov.registry:
+        effect = "refused" if cov.registry_mode == "required" else "counted, not refused"
+        lines.append(f"  departures from the gold registry ({len(cov.registry)}, {effect}):")
+        lines += [f"    {f.kind}: {f.message}  ({f.span.file}:{f.span.line})" for f in cov.registry]
+    return lines
 
 
 def seams_text(results: list[RouteSeams]) -> str:
     blocks = []
     for r in results:
         c = r.compiled
-        lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} USD, "
+        lines = [f"route {c.route.name}  [{c.route.file}]  honest score {money(c.numbers.score)} "
+                 f"{c.policy.policy.units.label}, "
                  f"GATE: {r.honest_gate.verdict}", *fold_lines(c.numbers)]
         cases = any(s.identity.case is not None for s in r.seams)
         paid = c.numbers.payoffs is not None

@@ -100,11 +100,14 @@ def cost(t: Transition, ds: tuple[Delta, ...], policy: Policy) -> Cost:
         line = checked(item.count * item.unit_cost, f"cost `{item.name}` of `{t.name}` (count × amount)",
                        item.count, item.unit_cost)
         budget = checked(budget + line, f"the budget of `{t.name}`", budget, line)
+    rate = policy.units.rate("usd")
+    if rate is not None and rate != 1.0:  # the authored usd in the fold's unit
+        budget = checked(budget * rate, f"the budget of `{t.name}` in {policy.units.fold}", budget, rate)
     floor_class = policy.priors[t.ref_class].floor_usd
     terms = []
     floor_delta = 0.0
     for d in ds:
-        table = policy.floors.delta.get(d.field)
+        table = policy.floors.table(t.ref_class, d.field)
         if d.material and table is not None:
             what = f"the floor for |Δ{d.field}| in `{t.name}`"
             magnitude = checked(d.magnitude, what, d.source, d.target)

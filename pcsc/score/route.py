@@ -19,6 +19,8 @@ from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked
 from pcsc.score.fold import ChainFold, chain_fold
 from pcsc.score.graph import GraphFold, graph_fold
+from pcsc.score.units import in_fold, usd_rate
+from pcsc.score.vision import vision_value
 from pcsc.score.voi import Voi, graph_flat, value_of_information, value_of_information_refolded
 
 
@@ -28,12 +30,9 @@ class Payoff:
     policy credits of it (at most `[payoffs] max_usd`)."""
 
     state: str
-    written: float
-    credited: float
-
-    @property
-    def bound_by(self) -> str:
-        return "route" if self.credited == self.written else "policy cap"
+    written: float  # usd, as the route writes it
+    credited: float  # in the fold's unit (`[units]`): min(written, max_usd) at the policy's usd rate
+    bound_by: str = "route"  # "route" | "policy cap"
 
 
 @attrs.frozen
@@ -173,25 +172,27 @@ def payoffs_of(route: Route, policy: Policy) -> list[Payoff | None]:
     """Each transition's payoff (that of the state it reaches), capped by the policy."""
     out: list[Payoff | None] = []
     cap = policy.payoffs.max_usd if policy.payoffs is not None else 0.0
+    rate = usd_rate(policy)
     for t in route.transitions:
         written = route.state(t.target).payoff
-        out.append(None if written is None else Payoff(t.target, written, min(written, cap)))
+        if written is not None:
+            out.append(Payoff(t.target, written, in_fold(min(written, cap), rate),
+                              "route" if written <= cap else "policy cap"))
+        else:
+            out.append(None)
     return out
 
 
 def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumbers:
     """Compute every number of docs/formulas.md for a route already checked against ``policy``."""
-    v = route.vision
-    value = checked(
-        v.tam * v.capture * v.defensibility, "the value tam × capture × defensibility",
-        v.tam, v.capture, v.defensibility,
-    )
+    value = vision_value(route.vision, policy)
+    rate = usd_rate(policy)
     partial = []
     raw: dict[str, float] = {}  # p before the calibration map, when there is one
     for t in route.transitions:
         prior = policy.priors[t.ref_class].p
         rw = reweight(t.name, route.evidence, route.as_of, policy)
-        p = clip(checked(prior * rw.W, f"p of `{t.name}` = prior × W", prior, rw.W), 0.0, 1.0)
+        p = clip(checked(prior * rw.W, f"p of `{t.name}` = prior × W", prior, rw.W), 0.0, policy.reweighting.p_max)
         if policy.calibration is not None:
             raw[t.name] = p
             p = calibrate(p, policy.calibration)
@@ -239,7 +240,7 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
                 D,
                 R[i + 1],
                 ds,
-                t.learning_cost,
+                _learning_cost(t, rate),
                 dfs[i],
                 stops,
                 raw.get(t.name),
@@ -254,9 +255,14 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     voi = value_of_information(
         [t.name for t in route.transitions], [x[3] for x in partial], [x[4].c for x in partial], dfs, value,
         spec.abandonment, [t.estimates for t in route.transitions], policy.uncertainty.default,
-        [t.learning_cost for t in route.transitions],
+        [_learning_cost(t, rate) for t in route.transitions],
     )
     return _finish(route, policy, diags, value, numbers, R, flat, voi)
+
+
+def _learning_cost(t: Transition, rate: float) -> float | None:
+    """``t``'s learning cost in the fold's unit (None when it states none)."""
+    return None if t.learning_cost is None else in_fold(t.learning_cost, rate)
 
 
 def _finish(
@@ -320,6 +326,7 @@ def _score_graph(
     (`pcsc.score.graph`); R is per state, in the order of `route.states` (docs/graphs.md)."""
     assert route.shape is not None
     spec = policy.fold
+    rate = usd_rate(policy)
     numbers = []
     flat = 1.0
     for i, (t, prior, rw, p, c, U, rule, ds) in enumerate(partial):
@@ -329,7 +336,7 @@ def _score_graph(
         numbers.append(
             TransitionNumbers(
                 t.name, t.source, t.target, t.ref_class, prior, rw, p, c, U, rule, reach, D, after, ds,
-                t.learning_cost, dfs[i], g.stops(t.name, t.source),
+                _learning_cost(t, rate), dfs[i], g.stops(t.name, t.source),
             )
         )
         flat *= p
@@ -345,7 +352,7 @@ def _score_graph(
 
     voi = value_of_information_refolded(
         names, [x[3] for x in partial], [t.estimates for t in route.transitions], policy.uncertainty.default,
-        [t.learning_cost for t in route.transitions], refold,
+        [_learning_cost(t, rate) for t in route.transitions], refold,
         graph_flat(g, names, [x[3] for x in partial], [x[4].c for x in partial], dfs, value),
     )
     return _finish(route, policy, diags, value, numbers, R, flat, voi)
@@ -417,3 +424,14 @@ def run_gates(numbers: RouteNumbers, policy: Policy, diags: Diagnostics) -> tupl
             diags.diag(E405_GATE_RULE, numbers.route.policy.span, gate=gate.id, problem=err.message, rule=gate.rule)
         out.append(GateResult(gate.id, gate.kind, passed, gate.kind == "eligibility" or gate.block))
     return tuple(out)
+
+
+def score_without_stop(numbers: RouteNumbers, docked: bool) -> float:
+    """R_0 refolded without the option to stop (``docked``: with the value over the
+    uncovered path removed, as DOCK releases it): what the route is worth to a planner
+    who pays every stage. Equal to the score under a policy without the option to stop."""
+    ts = numbers.transitions
+    spec = attrs.evolve(numbers.fold, abandonment=False)
+    return route_fold(spec, numbers.route.shape, [t.name for t in ts], [t.source for t in ts],
+                      [t.target for t in ts], [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts],
+                      0.0 if docked else numbers.value).score

@@ -19,7 +19,9 @@ recordings (a few minutes).
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 import os
 import re
 import shlex
@@ -32,7 +34,7 @@ from typing import Any
 import attrs
 
 from pcsc.analysis.redteam import KINDS, OUTCOMES
-from pcsc.analysis.search import tables_text
+from pcsc.analysis.search import channels_table, tables_text
 from pcsc.base import canonical
 from pcsc.base.humanize import money
 
@@ -40,8 +42,10 @@ BEGIN = re.compile(r"^<!-- pcsc:begin (?P<name>[\w.-]+) -->\n", re.M)
 END = "<!-- pcsc:end {name} -->"
 #: Where recordings live, from the checkout's root.
 ARTIFACTS = Path("docs") / "artifacts"
+#: The checkout's root (the examples the blocks read).
+ROOT = Path(__file__).resolve().parents[2]
 #: The pages blocks may be on, from the checkout's root.
-PAGES = ("README.md", "docs/*.md")
+PAGES = ("README.md", "docs/*.md", "examples/research/README.md")
 
 
 @attrs.frozen
@@ -149,6 +153,23 @@ def console(block: Block, out: Printed) -> str:
     return _fence([f"$ {block.command}", *_output_lines(out.stdout), *_output_lines(out.stderr)])
 
 
+def rank_keys(block: Block, out: Printed) -> str:
+    """`pcsc rank --format json` as a table of the keys each route was ordered by."""
+    names = {"score": "score", "score_without_stop": "without the option to stop", "criteria": "T",
+             "first_test_voi": "value of learning the first test"}
+    ranking = json.loads(out.stdout)["ranking"]
+    keys = [k["key"] for k in ranking[0]["sequence"]] if ranking else []
+    rows = [f"| rank | route | {' | '.join(names[k] for k in keys)} | decided by |",
+            "|" + "---|" * (len(keys) + 3)]
+    for r in ranking:
+        values = []
+        for k in r["sequence"]:
+            v = k["value"]
+            values.append("—" if v is None else money(v) if k["key"] != "criteria" else f"{v:.2f}")
+        rows.append(f"| {r['rank']} | `{r['route']}` | {' | '.join(values)} | {r['decided_by'] or '—'} |")
+    return f"From `{block.command}`:\n\n" + "\n".join(rows) + "\n"
+
+
 def search_tables(block: Block, kept: Mapping[str, Any]) -> str:
     """The search and co-author tables, the end of what the command prints (and of what
     `pcsc seams --experiment --search` prints), as the program writes them from the
@@ -157,6 +178,13 @@ def search_tables(block: Block, kept: Mapping[str, Any]) -> str:
     lines = [f"$ {block.command}", "...", *tables_text(kept["search"]).splitlines()]
     return _fence(lines) + (f"\nRecorded in `{block.recording.path.as_posix()}` (`{block.recording.command}`); "
                             "`python -m pcsc.tools.docs --record` runs it again.\n")
+
+
+def coauthor_channels(block: Block, kept: Mapping[str, Any]) -> str:
+    """What each co-author condition closes and leaves open, from the recorded search."""
+    assert block.recording is not None
+    return channels_table(kept["search"]) + (f"\n\nCounted from `{block.recording.path.as_posix()}` "
+                                              f"(`{block.recording.command}`).\n")
 
 
 def _keep_search(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -276,6 +304,113 @@ def redteam_structure(block: Block, out: Printed) -> str:
                                         "None is `invalid` or `ineligible`") + f" {_from(block)}.\n"
 
 
+@attrs.frozen
+class PaperNumber:
+    """A number stated about Table A1 (by the RouteCast paper, or by issue 22 from the
+    table), as it is printed there, and how to read the same number from `pcsc evaluate
+    --scores … --covariate … --format json`."""
+
+    what: str
+    source: str
+    stated: str
+    unit: str
+    denominator: str
+    ours: Callable[[Mapping[str, Any]], str]
+
+
+def _scorer(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    return next(s for s in doc["scorers"] if s["name"] == name)
+
+
+def _term(doc: Mapping[str, Any], scorer: str, term: str) -> Mapping[str, Any]:
+    model = next(a for a in doc["adjusted"] if a["scorer"] == scorer)
+    return next(t for t in model["terms"] if t["name"] == term)
+
+
+def _interval(ci: Sequence[float | None], sign: str = "") -> str:
+    low, high = ("−∞" if ci[0] is None else f"{ci[0]:{sign}.3f}"), ("+∞" if ci[1] is None else f"{ci[1]:{sign}.3f}")
+    return f"[{low}, {high}]"
+
+
+RECOGNITION = "recognition_risk"
+PAIRS = "positive-negative pairs, 6 × 15 = 90"
+PAPER, ISSUE = "paper", "issue 22"
+PAPER_NUMBERS = (
+    PaperNumber("cases graded (positive / negative)", PAPER, "21 (6 / 15)", "cases",
+                "the 26 rows less the 5 mixed (`~`)",
+                lambda d: f"{d['cases']['n']} ({d['cases']['positives']} / {d['cases']['negatives']})"),
+    PaperNumber("AUC of the RouteCast score", ISSUE, "0.756", "AUC", PAIRS,
+                lambda d: f"{_scorer(d, 'routecast_score')['auc']:.3f}"),
+    PaperNumber("AUC of the recognition flag alone", ISSUE, "0.767 [0.533, 0.971]", "AUC, 95% percentile CI", PAIRS,
+                lambda d: f"{d['covariates'][0]['auc']:.3f} {_interval(d['covariates'][0]['ci'])}"),
+    PaperNumber("top-quartile lift of the flag", ISSUE, "2.80", "share of positives in the top ⌊21/4⌋ = 5 over 6/21",
+                "the 21 cases, ties in row order",
+                lambda d: f"{d['covariates'][0]['lift_top_quartile']:.2f}"),
+    PaperNumber("ΔAUC RouteCast − flag", ISSUE, "−0.011 [−0.368, +0.287]", "AUC difference, paired 95% CI", PAIRS,
+                lambda d: (lambda p: f"{p['delta_auc']:+.3f} {_interval(p['ci'], '+')}".replace("-", "−"))(
+                    next(p for p in d["covariates"][0]["paired"] if p["a"] == "routecast_score"))),
+    PaperNumber("logit coefficient of the score (Wald p)", ISSUE, "0.31 (p = 0.65)",
+                "log odds per SD of the score (SD over the 21 cases)", "21 cases, 3 coefficients",
+                lambda d: (lambda t: f"{t['estimate']:.2f} (p = {t['p']:.2f})")(
+                    _term(d, "routecast_score", "routecast_score"))),
+    PaperNumber("logit coefficient of the flag (Wald p)", ISSUE, "2.23 (p = 0.10)", "log odds ratio, flagged vs not",
+                "21 cases, 3 coefficients",
+                lambda d: (lambda t: f"{t['estimate']:.2f} (p = {t['p']:.2f})")(
+                    _term(d, "routecast_score", RECOGNITION))),
+    PaperNumber("bootstrap", PAPER, "B = 10,000, seed 20260710", "resamples of the cases", "—",
+                lambda d: f"B = {d['bootstrap']['B']:,}, seed {d['bootstrap']['seed']}"),
+)
+
+
+def _reading(doc: Mapping[str, Any]) -> list[str]:
+    """What the stated numbers rest on: the standardisation, the tie order of the lift,
+    the separated resamples; computed from the table and the document."""
+    with (ROOT / "examples" / "routecast_table_a1.csv").open(newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["outcome_bucket"] in ("S+", "+", "-")]
+    n = len(rows)
+    scores = [float(r["routecast_score"]) for r in rows]
+    mean = sum(scores) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in scores) / n)
+    flagged = [r["outcome_bucket"] != "-" for r in rows if r[RECOGNITION] == "yes"]
+    top, positives = n // 4, sum(r["outcome_bucket"] != "-" for r in rows)
+    first = [r["blind_id"] for r in rows if r[RECOGNITION] == "yes"][:top]
+    expected = top * sum(flagged) / len(flagged) / top / (positives / n)
+    t_score, t_flag = (_term(doc, "routecast_score", name) for name in ("routecast_score", RECOGNITION))
+    model = next(a for a in doc["adjusted"] if a["scorer"] == "routecast_score")
+    boot = model["bootstrap"]
+    b = t_score["estimate"]
+    return [
+        f"- The AUCs' intervals are the table's own bootstrap: B = {boot['B']:,}, seed {boot['seed']}, resamples of "
+        f"the {n} cases, percentile intervals, {doc['bootstrap']['skipped']} resamples without both classes "
+        "skipped. The same seed with another resampling scheme gives other bounds.",
+        f"- The score's coefficient is per standard deviation of `routecast_score` over the {n} graded cases "
+        f"(population SD, {sd:.1f} points): per raw point it is {b / sd:.3f}, per sample SD (n − 1) "
+        f"{b * math.sqrt(n / (n - 1)):.2f}. The flag's {t_flag['estimate']:.2f} is a log odds ratio "
+        f"(×{math.exp(t_flag['estimate']):.1f} in odds). The p-values are Wald tests from the maximum-likelihood "
+        "fit; a likelihood-ratio test gives others.",
+        f"- The lift counts the first {top} of the {len(flagged)} flagged cases in row order ({', '.join(first)}); "
+        f"ordered at random among the flagged, the expected lift is {expected:.2f}.",
+        f"- The coefficients' intervals (not stated elsewhere): score {_interval(t_score['ci'], '+')}, flag "
+        f"{_interval(t_flag['ci'], '+')}. {boot['separated']:,} of the {boot['used']:,} resamples refitted "
+        f"({boot['separated'] / boot['used']:.0%}) are separated by the flag and the score, so no finite "
+        "coefficient exists there. With this few positives the bootstrap leaves both intervals open: the point "
+        "estimates and their Wald p-values are all the table supports.",
+    ]
+
+
+def paper_numbers(block: Block, out: Printed) -> str:
+    """The paper's numbers about Table A1 beside the program's, and whether they agree as printed."""
+    doc = json.loads(out.stdout)
+    lines = [f"From `{block.command}`:", "",
+             "| number | stated by | stated | PCSC | unit | denominator | |", "|---|---|---|---|---|---|---|"]
+    for n in PAPER_NUMBERS:
+        ours = n.ours(doc)
+        lines.append(f"| {n.what} | {n.source} | {n.stated} | {ours} | {n.unit} | {n.denominator} | "
+                     f"{'same' if ours == n.stated else '**differs**'} |")
+    lines += ["", "How the stated numbers are reached, and what to read into them:", "", *_reading(doc)]
+    return "\n".join(lines) + "\n"
+
+
 #: The search alone (what `pcsc seams --experiment --search` runs after experiment A), so
 #: that a change of experiment A's output leaves the recording as it is.
 COHORT_SEARCH = Recording("cohort-search", "pcsc redteam --search --conditions examples/cohort/ --format json",
@@ -288,10 +423,15 @@ RECORDINGS = (COHORT_SEARCH, COHORT_REDTEAM, COHORT_REDTEAM_CATEGORY)
 BLOCKS = (
     Block("experiment", "pcsc seams --experiment examples/cohort/", console),
     Block("search-tables", "pcsc redteam --search --conditions examples/cohort/", search_tables, COHORT_SEARCH),
+    Block("coauthor-channels", COHORT_SEARCH.command, coauthor_channels, COHORT_SEARCH),
     Block("redteam-spec", "pcsc redteam examples/devtools_api.route --format json", redteam_edits),
     Block("redteam-cohort", COHORT_REDTEAM.command, redteam_kinds, COHORT_REDTEAM),
     Block("redteam-cohort-category", COHORT_REDTEAM_CATEGORY.command, redteam_totals, COHORT_REDTEAM_CATEGORY),
     Block("redteam-graphs", "pcsc redteam examples/graphs/ --format json", redteam_structure),
+    Block("routecast-paper", "pcsc evaluate --scores examples/routecast_table_a1.csv --id blind_id --outcome "
+          "outcome_bucket --positive S+,+ --negative - --covariate recognition_risk --format json", paper_numbers),
+    Block("research-rank", "pcsc rank examples/research", console),
+    Block("research-keys", "pcsc rank examples/research --format json", rank_keys),
 )
 
 

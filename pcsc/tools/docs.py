@@ -250,7 +250,8 @@ class PolicyTable:
 _SCALARS = {str: "string", float: "number", int: "whole number", bool: "boolean"}
 #: Placeholders for the names of a table of tables, by key path.
 _PLACEHOLDERS = {"priors": '"<class>"', "floors.delta": "<field>", "criteria": "<criterion>",
-                 "evidence.tier_weight": "<tier>"}
+                 "evidence.tier_weight": "<tier>", "admission": '"<class>"', "admission.\"<class>\".bounds": "<field>",
+                 "registry": "<route>", "registry.<route>.states.fields": "<field>"}
 
 
 def _placeholder(path: str) -> str:
@@ -272,6 +273,8 @@ def _policy_type(tp: Any) -> str:
         text = " \\| ".join(f'`"{a}"`' for a in args)
     elif tp in _SCALARS:
         text = _SCALARS[tp]
+    elif args and all(a in _SCALARS for a in args):  # a union of scalars: `float | bool`
+        text = " or ".join(_SCALARS[a] for a in args)
     elif origin is dict:
         text = "table of " + _policy_type(args[1]) + "s, by name"
     elif origin is list and args and typing.get_origin(args[0]) is tuple:

@@ -99,11 +99,14 @@ def jsonable(v: Any) -> Any:
     return v
 
 
-def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
-    """Key-by-key override; tables merge recursively; gates merge by id; arrays replace."""
+def merge(base: dict[str, Any], child: dict[str, Any], top: bool = True) -> dict[str, Any]:
+    """Key-by-key override; tables merge recursively; gates merge by id; arrays replace;
+    the top-level `[vision]` replaces whole (a formula goes with its fields)."""
     out = dict(base)
     for key, value in child.items():
-        if key == "gates" and isinstance(value, list) and isinstance(base.get(key), list):
+        if top and key == "vision":
+            out[key] = value
+        elif key == "gates" and isinstance(value, list) and isinstance(base.get(key), list):
             by_id = {g.get("id"): g for g in base[key] if isinstance(g, dict)}
             order = [g.get("id") for g in base[key] if isinstance(g, dict)]
             for g in value:
@@ -113,7 +116,7 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
                 by_id[gid] = g
             out[key] = [by_id[g] for g in order]
         elif isinstance(value, dict) and isinstance(base.get(key), dict):
-            out[key] = merge(base[key], value)
+            out[key] = merge(base[key], value, top=False)
         else:
             out[key] = value
     return out

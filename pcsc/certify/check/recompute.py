@@ -75,6 +75,44 @@ class RouteCheck:
     def library_obligations(self) -> dict[str, tuple[list[str], list[tuple[int, str]]]]:
         return _library_obligations(self)
 
+    def admission_refusals(self, admission: Mapping[str, Any]) -> list[list[Any]]:
+        """What each transition claims that its class's admission table refuses, derived
+        from the coverage rows, the policy and the evidence each `sat(C)` step weighs:
+        [transition, class, field, check] in the order the compiler reports them."""
+        out: list[list[Any]] = []
+        for t in self.transitions():
+            step = next(s for s in self.route["steps"] if s["symbol"] == f"{t}.p_prior")
+            key = step["operands"]["prior"].get("policy") or []
+            cls = key[1] if len(key) == 3 and key[0] == "priors" else None
+            rows = [r for r in self.route["coverage"] if r["transition"] == t and r["material"]]
+            rules = admission.get(cls) if isinstance(cls, str) else None
+            if not isinstance(rules, dict):
+                out += [[t, cls, r["field"], "fields"] for r in rows]
+                continue
+            fields = rules.get("fields") or []
+            out += [[t, cls, r["field"], "fields"] for r in rows if r["field"] not in fields]
+            sat = next((s for s in self.route["steps"] if s["symbol"] == f"{t}.sat(C)"), None)
+            weighed = [] if sat is None else [
+                {"name": i["evidence"], "tier": Fraction(i["tier"]), "weight": self.number(i["weight"], t)}
+                for i in sat["operands"]["items"]
+            ]
+            by_field = {r["field"]: r for r in rows}
+            bounds = rules.get("bounds") or {}
+            checks = [(f, text) for f, text in bounds.items()] + [("", text) for text in rules.get("require") or []]
+            for field, text in checks:
+                if field and field not in by_field:
+                    continue
+                try:
+                    if field:
+                        ok = truthy(_bound_evaluator(by_field[field]).eval(parse_expression(text)))
+                    else:
+                        ok = truthy(_admission_evaluator(weighed).eval(parse_expression(text)))
+                except ExprError:
+                    ok = False
+                if not ok:
+                    out.append([t, cls, field or None, text])
+        return out
+
     def evaluate_require(self, row: Mapping[str, Any], o: Mapping[str, Any], req: Mapping[str, Any],
                          what: str) -> bool:
         return _evaluate_require(self, row, o, req, what)
@@ -286,6 +324,22 @@ class RouteCheck:
                 raise self.fail(where, f"recorded covered={row['covered']} by {row['by']}, "
                                        f"recomputed covered={covered} by {by}")
             uncovered += not covered
+        # claims a class does not admit (derived again here) and departures from a required
+        # registry (as recorded: docs/decisions.md says so); each refuses like an uncovered change
+        refusals = self.route.get("refusals") or {}
+        admission = self.policy.get("admission")
+        if isinstance(admission, dict) and admission:
+            claims = [[a.get("transition"), a.get("class"), a.get("field"), a.get("check")]
+                      for a in refusals.get("not_admitted") or ()]
+            derived = self.admission_refusals(admission)
+            if claims != derived:
+                listed = "; ".join(f"{t}.{f or '(transition)'}: {k}" for t, _, f, k in derived) or "none"
+                raise self.fail("refusals.not_admitted", f"recorded {len(claims)}, derived again {len(derived)} "
+                                                         f"({listed})")
+        elif refusals.get("not_admitted"):
+            raise self.fail("refusals.not_admitted", "recorded, but the policy has no admission rules")
+        if mode != "off":
+            uncovered += len(refusals.get("not_admitted") or ()) + len(refusals.get("registry") or ())
         decision = self.route["decision"]
         score, docked = self.values["score"], self.values["docked_score"]
         if mode == "off":
@@ -334,7 +388,11 @@ def _transition_operand(c: RouteCheck, t: str, name: str, o: Mapping[str, Any], 
     """A name of a `require` line, tied to where the certificate or the route states it."""
     value = _decode(c, o, f"{what}: `{name}`")
     where = f"{what}: `{name}`"
-    if name == "budget" and o.get("step") != f"{t}.budget":
+    if name == "budget" and "usd_of" in o:  # under a fold in another unit: the usd the transition writes
+        step = next((s for s in c.route["steps"] if s["symbol"] == f"{t}.budget"), None)
+        if o["usd_of"] != f"{t}.budget" or step is None or value != _budget(c, step["operands"], where):
+            raise c.fail(where, f"is not the usd sum of step `{t}.budget`'s cost items")
+    elif name == "budget" and o.get("step") != f"{t}.budget":
         raise c.fail(where, f"is not step `{t}.budget`")
     if name == "class":
         prior = next((s for s in c.route["steps"] if s["symbol"] == f"{t}.p_prior"), None)
@@ -424,7 +482,8 @@ def _evaluate_require(c: RouteCheck, row: Mapping[str, Any], o: Mapping[str, Any
         for f, _, _ in delta_arg(ev, args, "floor").changes:
             if f"{t}.price[{f}]" in c.values:
                 total = rnd(total + c.values[f"{t}.price[{f}]"])
-        return total
+        rate = usd_rate(c)  # a require line reads usd: a floor priced in another fold unit, back in usd
+        return total if rate is None or rate == 1 else rnd(total / rate)
 
     def grounded(ev: Evaluator, args: Sequence[Node]) -> bool:
         if len(args) != 1:
@@ -450,8 +509,87 @@ def _evaluate_require(c: RouteCheck, row: Mapping[str, Any], o: Mapping[str, Any
         return False
 
 
+def _abs(ev: Evaluator, args: Sequence[Node]) -> Fraction:
+    value = ev.eval(args[0]) if len(args) == 1 else None
+    if not isinstance(value, Fraction):
+        raise ExprError("`abs` needs a number")
+    return abs(value)
+
+
+def _bound_evaluator(row: Mapping[str, Any]) -> Evaluator:
+    """An admission bound's names for one material change: delta, source, target and
+    delta relative to |source| (none from 0)."""
+    source, target = as_value(row["source"]), as_value(row["target"])
+    if isinstance(source, bool) or isinstance(target, bool):
+        delta, relative = target, None
+    else:
+        delta = rnd(target - source)
+        relative = None if source == 0 else rnd(delta / abs(source))
+    names = {"delta": delta, "source": source, "target": target, "relative": relative}
+    return Evaluator(names, {**BASE_FUNCTIONS, "abs": _abs})
+
+
+def _admission_evaluator(weighed: Sequence[Mapping[str, Any]]) -> Evaluator:
+    """An admission `require` line over the admissible supporting evidence (its tier and
+    weight); a line naming anything else cannot be evaluated here and fails."""
+    def evidence(ev: Evaluator, args: Sequence[Node]) -> list[str]:
+        if len(args) > 1:
+            raise ExprError("`evidence` takes at most one filter")
+        return [e["name"] for e in weighed if not args or truthy(ev.child(e).eval(args[0]))]
+
+    return Evaluator({}, {**BASE_FUNCTIONS, "abs": _abs, "evidence": evidence})
+
+
 def _V(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     return rnd(rnd(c.number(o["tam"], w) * c.number(o["capture"], w)) * c.number(o["defensibility"], w))
+
+
+VISION_RULE = "V = the policy's [vision] value over the vision's fields, a usd field × the rate"
+BUDGET_AT_RATE_RULE = "budget = (Σ count × unit cost) × rate"
+VISION_KINDS = ("usd", "ratio", "count", "number")
+DEFAULT_VISION = ("tam * capture * defensibility", {"tam": "usd", "capture": "ratio", "defensibility": "ratio"})
+
+
+def usd_rate(c: RouteCheck) -> Fraction | None:
+    """What 1 usd is worth in the fold's unit, by the policy document (None: a usd fold)."""
+    units = lookup(c.policy, ["units"])
+    if not isinstance(units, dict) or units.get("fold", "usd") == "usd":
+        return None
+    rate = lookup(c.policy, ["units", "rates", "usd"])
+    return None if isinstance(rate, bool) or not isinstance(rate, (int, float)) else Fraction(rate)
+
+
+def _V_formula(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """V by the policy's own formula, read from the policy document with its fields'
+    kinds; a usd field is multiplied by the rate (rounded, as the compiler does)."""
+    formula, kinds = lookup(c.policy, ["vision", "value"]), lookup(c.policy, ["vision", "fields"])
+    if lookup(c.policy, ["vision"]) is None:  # the default formula, under a fold in another unit
+        formula, kinds = DEFAULT_VISION
+    if not isinstance(formula, str) or o["formula"].get("v") != formula or not isinstance(kinds, dict):
+        raise c.fail(w, "the formula is not the policy's [vision] value")
+    if sorted(o["fields"]) != sorted(kinds) or any(k not in VISION_KINDS for k in kinds.values()):
+        raise c.fail(w, "its fields are not the policy's [vision] fields")
+    rate = usd_rate(c)
+    if "rate" in o and (rate is None or c.number(o["rate"], w) != rate):
+        raise c.fail(w, "its rate is not the policy's units.rates.usd")
+    names: dict[str, Fraction] = {}
+    for name, kind in kinds.items():
+        x = c.number(o["fields"][name], w)
+        names[name] = rnd(x * rate) if kind == "usd" and rate is not None else x
+    try:
+        value = Evaluator(names, {k: BASE_FUNCTIONS[k] for k in ("min", "max")}).eval(parse_expression(formula))
+    except ExprError as exc:
+        raise c.fail(w, f"the formula cannot be evaluated: {exc}") from None
+    if not isinstance(value, Fraction):
+        raise c.fail(w, "the formula does not compute a number")
+    return value
+
+
+def _budget_rate(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    rate = usd_rate(c)
+    if rate is None or c.number(o["rate"], w) != rate:
+        raise c.fail(w, "its rate is not the policy's units.rates.usd")
+    return rnd(_budget(c, o, w) * rate)
 
 
 def _copy(key: str) -> Callable[[RouteCheck, Mapping[str, Any], str], Fraction]:
@@ -488,6 +626,10 @@ def _W(c: RouteCheck, o: Mapping[str, Any], w: str) -> tuple[Fraction | None, Fr
 
 def _p(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     return clip(rnd(c.number(o["p_prior"], w) * c.number(o["W"], w)), Fraction(0), Fraction(1))
+
+
+def _p_max(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    return clip(rnd(c.number(o["p_prior"], w) * c.number(o["W"], w)), Fraction(0), c.number(o["p_max"], w))
 
 
 def _policy_list(c: RouteCheck, o: Mapping[str, Any], w: str) -> list[Fraction]:
@@ -891,6 +1033,7 @@ def _gate_operands(c: RouteCheck, recorded: Mapping[str, Any], w: str) -> dict[s
 _OWN_STEPS: dict[str, dict[str, str]] = {
     "W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)": {"sat_c": "sat(C)", "sat_k": "sat(K)"},
     "p = clip(p_prior · W, 0, 1)": {"p_prior": "p_prior", "W": "W"},
+    "p = clip(p_prior · W, 0, p_max)": {"p_prior": "p_prior", "W": "W"},
     "c = max(budget, floor_class, floor_delta)": {"budget": "budget", "floor_class": "floor_class",
                                                   "floor_delta": "floor_delta"},
     "D_i = reach_i · max(R_{i+1}, 0)": {"reach": "reach"},
@@ -962,10 +1105,13 @@ def check_operand_steps(c: RouteCheck, symbol: str, rule: str, ops: Mapping[str,
 
 RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
     "V = tam × capture × defensibility": _V,
+    VISION_RULE: _V_formula,
+    BUDGET_AT_RATE_RULE: _budget_rate,
     "p_prior = priors[class].p": _copy("prior"),
     "sat = S/(1+S), S = Σ x_(i)·decay^i over x sorted descending": _sat,
     "W = clip(1 + gc·sat(C) − gk·sat(K), w_min, w_max)": _W,
     "p = clip(p_prior · W, 0, 1)": _p,
+    "p = clip(p_prior · W, 0, p_max)": _p_max,
     "p = isotonic map of p_raw: linear between the points (x, y), flat outside, clipped to [0, 1]": _isotonic,
     "p = 1 / (1 + exp(−(a + b·logit(p_raw)))), p_raw clipped to [1e-9, 1 − 1e-9]": _platt,
     "budget = Σ count × unit cost": _budget,
@@ -1158,9 +1304,10 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
         if not isinstance(o, Mapping) or o.get("route") != tag:
             raise c.fail(what, f"is not tagged `route: {tag}`")
 
-    v = step("V", "V = tam × capture × defensibility")
-    for key in ("tam", "capture", "defensibility"):
-        o, what = v["operands"][key], f"V: vision `{key}`"
+    v = step("V", "V = tam × capture × defensibility", VISION_RULE)
+    v_ops = v["operands"]["fields"] if v["rule"] == VISION_RULE else v["operands"]
+    for key in (v_ops if v["rule"] == VISION_RULE else ("tam", "capture", "defensibility")):
+        o, what = v_ops[key], f"V: vision `{key}`"
         tagged(o, f"vision.{key}", what)
         at, i, _, _ = _place(c, o.get("written"), what)
         vision = layout.toks[i][4]
@@ -1185,7 +1332,7 @@ def check_written(c: RouteCheck, overrides: Sequence[Mapping[str, Any]]) -> None
                      ("route", "evidence", e, "weight"), f"{what} weight", at)
                 if t not in layout.listed((route, f"evidence {e}"), listing):
                     raise c.fail(what, f"`{e}` does not list `{t}` in its `{listing}` in {c.route['file']}")
-        s = step(f"{t}.budget", "budget = Σ count × unit cost")
+        s = step(f"{t}.budget", "budget = Σ count × unit cost", BUDGET_AT_RATE_RULE)
         items = s["operands"]["items"]
         names = layout.names((*block, "cost"))
         if [row["name"] for row in items] != names:
@@ -1905,7 +2052,8 @@ def check_written_conditions(c: RouteCheck, t: str, operands: Mapping[str, Any],
             opened += 1
         closed = all(j < len(layout.toks) and layout.toks[j][1] == ")" for j in range(end, end + opened))
         after = layout.toks[end + opened][1] if end + opened < len(layout.toks) else "}"
-        if i - opened - 1 not in keyword or not closed or after not in _CONDITION_ENDS:
+        ends = _CONDITION_ENDS | {"by"} if key == "kill" else _CONDITION_ENDS  # `kill … by DATE`: its time bound
+        if i - opened - 1 not in keyword or not closed or after not in ends:
             raise c.fail(f"{where} ({at})", f"`{o['written']['text']}` is not the whole {key} of `{t}`")
         if o["written"]["text"] != o["v"]:
             raise c.fail(f"{where} ({at})", f"is `{o['v']}`, but the file writes `{o['written']['text']}`")

@@ -11,18 +11,28 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pcsc.cli import options
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome, UsageError
 from pcsc.diagnostics import codes
 from pcsc.diagnostics.messages import (
+    E731_INCUMBENT_NOT_A_SCORER,
     E742_NO_FORECAST_OF_MODE,
     E743_CANNOT_WRITE_PLOT,
     E745_TABLE_MIXES_MODES,
+    E761_SCORERS_NOT_POOLED,
+    E763_PLAN_AFTER_OUTCOMES,
+    W731_COVARIATE_MATCHES,
+    W761_SCORERS_POOLED,
+    W762_DIFFERS_FROM_PLAN,
     diag,
 )
 from pcsc.diagnostics.model import Finding, Span
+
+if TYPE_CHECKING:
+    from pcsc.forecast.scores_csv import Grading
 
 DEFAULT_POSITIVE = "1"
 DEFAULT_NEGATIVE = "0"
@@ -30,9 +40,10 @@ DEFAULT_BINS = 10
 
 #: Options that apply to one mode only: (dest, flag).
 SCORES_ONLY = (("id", "--id"), ("outcome", "--outcome"), ("positive", "--positive"), ("negative", "--negative"),
-               ("plot", "--plot"), ("strata", "--strata"), ("sha256", "--sha256"))
+               ("plot", "--plot"), ("strata", "--strata"), ("sha256", "--sha256"), ("covariate", "--covariate"),
+               ("incumbent", "--incumbent"))
 LEDGER_ONLY = (("ledger", "--ledger"), ("as_of", "--as-of"), ("bins", "--bins"), ("plot_dir", "--plot-dir"),
-               ("mode", "--mode"))
+               ("mode", "--mode"), ("pool_scorers", "--pool-scorers"), ("prereg", "--prereg"))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -64,8 +75,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "the two are never pooled)")
     p.add_argument("--strata", metavar="COL", help="with --scores: also grade within each value of this column "
                    "(e.g. recognition_risk); an empty cell is its own stratum")
+    p.add_argument("--covariate", metavar="COL", action="append",
+                   help="with --scores: a column graded as a baseline and adjusted for, not a scorer (e.g. "
+                   "recognition_risk: yes/no words are coded 1/0); repeat for more")
+    p.add_argument("--incumbent", metavar="COL",
+                   help="with --scores: the scorer in use; every other scorer challenges it and replaces it only "
+                   "when its paired ΔAUC interval lies above 0")
     p.add_argument("--sha256", metavar="FILE.sha256", help="with --scores: check the table against this sidecar "
                    "(sha256sum format; default: FILE.csv.sha256 when it exists beside the table)")
+    p.add_argument("--pool-scorers", action="store_true", default=None,
+                   help="grade forecasts computed by different scorer code (pcsc version and code hash) as one "
+                   "ranking; without it they are refused (PCSC-E761)")
+    p.add_argument("--prereg", metavar="NAME",
+                   help="grade the predictions of the plan `pcsc prereg` froze under NAME: each MET, NOT MET or "
+                   "UNDEFINED (not with --scores)")
     options.formats(p, "text", "json")
     options.output(p)
 
@@ -83,33 +106,67 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.forecasting import bootstrap, ledger_diagnostic, resolution_date
     from pcsc.forecast.ledger import LedgerError
+    from pcsc.forecast.prereg import PlanError, prereg_forecasts
     from pcsc.forecast.records import latest_forecasts, recorded_outcomes, stored_outcomes
-    from pcsc.forecast.report import GradingError, evaluate_report, pooled_policies
-    from pcsc.forecast.views import evaluate_text
+    from pcsc.forecast.report import (
+        GradingError,
+        covariate_grading,
+        evaluate_report,
+        pooled_policies,
+        pooled_scorers,
+    )
+    from pcsc.forecast.views import evaluate_text, prereg_text
 
-    bins = DEFAULT_BINS if args.bins is None else args.bins
-    if bins < 1:
+    if args.bins is not None and args.bins < 1:
         raise UsageError("--bins must be at least 1")
     if args.plot_dir:
         from pcsc.forecast.plots import require_matplotlib
 
         require_matplotlib()  # before any work: without the extra, PCSC-E115
-    as_of = resolution_date(args.as_of)
-    B, seed = bootstrap(args)
     path = ctx.ledger_path()
+    given = {"bootstrap": args.bootstrap, "seed": args.seed, "bins": args.bins, "mode": args.mode,
+             "as_of": args.as_of}
     try:
-        forecasts, outcomes, recorded = ctx.read_ledger(
-            lambda ledger: (latest_forecasts(ledger, args.mode), stored_outcomes(ledger), recorded_outcomes(ledger))
+        forecasts, outcomes, recorded, plan = ctx.read_ledger(
+            lambda ledger: (latest_forecasts(ledger, args.mode), stored_outcomes(ledger), recorded_outcomes(ledger),
+                            None if args.prereg is None else prereg_forecasts(ledger, args.prereg))
         )
     except LedgerError as exc:
         return _failed([ledger_diagnostic(path, str(exc))])
+    except PlanError as exc:
+        return _failed([Finding.of(codes.E762, exc.message, Span.file_only(str(path)))])
+    if plan is not None:  # the plan's options, unless given otherwise; its own forecasts
+        for key, value in plan.analysis.items():
+            if given[key] is None:
+                setattr(args, key, value)
+        forecasts = plan.forecasts
+    bins = DEFAULT_BINS if args.bins is None else args.bins
+    as_of = resolution_date(args.as_of)
+    B, seed = bootstrap(args)
     if args.mode and not forecasts:
         flag = " --retrospective" if args.mode == "retrospective" else ""
         return _failed([diag(E742_NO_FORECAST_OF_MODE, Span.file_only(str(path)), mode=args.mode, flag=flag)])
+    scorers = pooled_scorers(forecasts)
+    if scorers is not None and not args.pool_scorers:
+        return _failed([diag(E761_SCORERS_NOT_POOLED, Span.file_only(str(path)), groups=scorers)])
+    if plan is not None:
+        early = plan.known_before(recorded, as_of)
+        if early is not None:
+            return _failed([diag(E763_PLAN_AFTER_OUTCOMES, Span.file_only(str(path)), name=early["name"],
+                                 seq=early["seq"], frozen=early["frozen"], count=early["count"], kind=early["kind"],
+                                 route=early["route"], observed=early["observed"], recorded=early["recorded"],
+                                 anchor=early["anchor"])])
     try:
         report = evaluate_report(forecasts, outcomes, as_of, B=B, seed=seed, bins=bins, recorded=recorded)
     except GradingError as exc:
         return _failed([ledger_diagnostic(path, m, exc.code) for m in exc.messages])
+    plan_warnings: list[Finding] = []
+    if plan is not None:
+        used = {"bootstrap": B, "seed": seed, "bins": bins, "mode": report["mode"], "as_of": as_of.isoformat()}
+        report = {**report, "prereg": plan.graded(report, used)}
+        plan_warnings = [diag(W762_DIFFERS_FROM_PLAN, Span.file_only(str(path)), name=plan.name,
+                              option=d["option"], planned=d["planned"], used=d["used"])
+                         for d in report["prereg"]["deviations"]]
     if args.plot_dir:
         from pcsc.forecast.report import report_plots
 
@@ -119,7 +176,23 @@ def _ledger(ctx: Context, args: argparse.Namespace) -> Outcome:
             return _failed([_plot_problem(args.plot_dir, exc)])
     pooled = pooled_policies(forecasts)
     warnings = [] if pooled is None else [ledger_diagnostic(path, pooled, codes.W751)]
-    return Outcome("evaluate", {"ok": True, **report}, text=evaluate_text(report), diagnostics=warnings)
+    if scorers is not None:
+        warnings.append(diag(W761_SCORERS_POOLED, Span.file_only(str(path)), groups=scorers))
+    text = evaluate_text(report) + ("" if plan is None else "\n" + prereg_text(report["prereg"]))
+    graded, left_out = covariate_grading(report, B, seed)
+    if graded is not None:
+        from pcsc.forecast import metrics
+        from pcsc.forecast.scores_csv import to_json
+        from pcsc.forecast.views import covariates_text
+
+        document = to_json(graded)
+        report = {**report, "covariates": document["covariates"], "adjusted": document["adjusted"]}
+        text += "\n" + covariates_text(graded, metrics.LEVEL, "the labels' covariates, graded against the score "
+                                       f"on {len(graded.table.ids)} routes")
+        warnings += _rivals(graded, str(path))
+    if left_out:
+        report = {**report, "covariates_left_out": left_out}
+    return Outcome("evaluate", {"ok": True, **report}, text=text, diagnostics=[*warnings, *plan_warnings])
 
 
 def _failed(diagnostics: list[Finding]) -> Outcome:
@@ -159,7 +232,7 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
         return _failed([checksum])
     try:
         table = scores_csv.read_score_table(Path(args.scores), id_column, outcome, positive, negative, args.scores,
-                                            strata=args.strata)
+                                            strata=args.strata, covariates=args.covariate or ())
     except scores_csv.ScoreTableError as exc:
         problem = Finding.of(codes.E731, exc.message, Span.file_only(exc.path, exc.line or 0))
         return _failed([problem])
@@ -167,7 +240,11 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
     mode = _table_mode(args.scores, table.id_column, table.ids)
     if isinstance(mode, Finding):
         return _failed([mode])
-    grading = scores_csv.grade(table, B, seed)
+    if args.incumbent is not None and args.incumbent not in {s.name for s in table.scorers}:
+        scorers = ", ".join(f"`{s.name}`" for s in table.scorers)
+        return _failed([diag(E731_INCUMBENT_NOT_A_SCORER, Span.file_only(args.scores), incumbent=args.incumbent,
+                             scorers=scorers)])
+    grading = scores_csv.grade(table, B, seed, incumbent=args.incumbent)
     payload = scores_csv.to_json(grading)
     payload.pop("inputs")  # the envelope lists the table
     payload["checksum"] = checksum
@@ -186,7 +263,19 @@ def _scores(ctx: Context, args: argparse.Namespace) -> Outcome:
         except OSError as exc:
             return _failed([_plot_problem(args.plot, exc)])
         notes = [f"wrote {args.plot}"]
-    return Outcome("evaluate", {"ok": True, **payload}, text=text, notes=notes)
+    return Outcome("evaluate", {"ok": True, **payload}, text=text, notes=notes,
+                   diagnostics=_rivals(grading, grading.table.path))
+
+
+def _rivals(grading: Grading, where: str) -> list[Finding]:
+    """A PCSC-W731 (at ``where``) for each covariate that alone matches or beats a scorer's AUC."""
+    aucs = {s.name: s.auc.estimate for s in grading.scorers}
+    return [
+        diag(W731_COVARIATE_MATCHES, Span.file_only(where), covariate=c.covariate.name,
+             covariate_auc=f"{c.auc.estimate:.3f}", scorers=", ".join(f"`{name}` ({aucs[name]:.3f})"
+                                                                     for name in c.matched))
+        for c in grading.covariates if c.matched
+    ]
 
 
 def _table_mode(path: str, id_column: str, graded: Sequence[str]) -> tuple[str, str] | Finding | None:

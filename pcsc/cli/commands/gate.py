@@ -62,7 +62,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     text = gate_text(compiled) if compiled else None
     code = exit_code(session, compiled)
     if args.suggest or args.apply is not None or args.was is not None:
-        from pcsc.analysis.suggest import suggest
+        from pcsc.analysis.suggest import admitting, suggest
         from pcsc.cli.exits import UsageError
 
         earlier: dict[str, Route] = {}
@@ -74,6 +74,12 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             earlier = {r.name: r for r in was_routes}
         found = [s for c in compiled for s in suggest(c, session, earlier.get(c.route.name))]
         payload["suggestions"] = [_suggestion_json(i, s) for i, s in enumerate(found, 1)]
+        classes = [a for c in compiled for a in admitting(c)]
+        if classes:
+            payload["admitting_classes"] = [
+                {"route": a.route, "transition": a.transition, "class": a.ref_class, "admitting": list(a.classes)}
+                for a in classes
+            ]
         if args.apply is not None:
             if not 1 <= args.apply <= len(found):
                 raise UsageError(f"--apply {args.apply}: there are {plural(len(found), 'suggestion')}")
@@ -81,6 +87,9 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
                            notes=whatif.note(overrides))
         if text is not None:  # nothing compiled (errors only): no suggestion to speak of
             text += "\n\n" + _suggestions_text(found)
+            for a in classes:
+                names = ", ".join(a.classes) if a.classes else "none: claim less, or split the step"
+                text += f"\nclasses that would admit {a.route}.{a.transition} (now {a.ref_class}): {names}"
     return Outcome(
         "gate",
         payload,

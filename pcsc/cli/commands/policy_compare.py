@@ -32,6 +32,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--holdout", type=options.decimal_number,
                    help="the share of routes held out (default: the share NEW's `[fit]` "
                    f"section records, as `policy fit` wrote it; else {DEFAULT_HOLDOUT})")
+    p.add_argument("--cutoff", metavar="DATE",
+                   help="split in time instead: grade the routes whose forecasts were frozen on or after DATE "
+                   "(YYYY-MM-DD, UTC), the others being those `policy fit --cutoff DATE` fits on")
+    p.add_argument("--min-cases", type=options.whole_number, metavar="N",
+                   help="promote nothing on fewer than N held-out routes with a resolved outcome "
+                   "(default: 10)")
     p.add_argument("--routes", nargs="+", action="extend", default=[], metavar="PATH",
                    help="route files or folders holding the held-out routes' frozen text, for the GATE check "
                    "(default: the file each route was frozen from, if it is unchanged)")
@@ -44,13 +50,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.cli.failures import policy_diagnostics
-    from pcsc.cli.forecasting import ledger_diagnostic, resolution_date
-    from pcsc.forecast.learn import ClassNotInPolicy, compare, held_out_routes
+    from pcsc.cli.forecasting import cutoff_date, ledger_diagnostic, resolution_date
+    from pcsc.forecast.learn import MIN_CASES, ClassNotInPolicy, compare, cutoff_split, held_out_routes
     from pcsc.forecast.ledger import LedgerError
     from pcsc.forecast.views import compare_payload, compare_text
     from pcsc.policy.load import PolicyError
 
     when = resolution_date(args.as_of)
+    cutoff = cutoff_date(args.cutoff)
+    if cutoff is not None and args.holdout is not None:
+        from pcsc.cli.exits import UsageError
+
+        raise UsageError("--cutoff and --holdout are two ways to split: give one")
     missing = [r for r in args.routes if not Path(r).exists()]
     if missing:
         from pcsc.cli.exits import UsageError
@@ -67,19 +78,22 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if holdout is None:
         recorded = new.policy.fit
         holdout = DEFAULT_HOLDOUT if recorded is None else recorded.holdout
-    held = held_out_routes(found.packets, holdout)
+    split = None if cutoff is None else cutoff_split(found.frozen_at, cutoff)
+    min_cases = MIN_CASES if args.min_cases is None else args.min_cases
+    held = held_out_routes(found.packets, holdout, split)
     verdicts, unchecked = gate_verdicts(ctx, old, new, held, found.frozen_inputs, args.routes)
     try:
         result = compare(old.policy, new.policy, found.packets, found.milestones, found.labels, holdout,
-                         verdicts, unchecked)
+                         verdicts, unchecked, split=split, min_cases=min_cases)
     except ClassNotInPolicy as exc:
         problem = diag(E744_CLASS_NOT_IN_POLICY, Span.file_only(str(ctx.ledger_path())), ref_class=exc.ref_class,
                        policy=exc.policy)
         return failed("policy-compare", [problem])
     return Outcome(
         "policy-compare",
-        {"old": old.ref, "new": new.ref, "holdout": holdout, **compare_payload(result)},
-        text=compare_text(old.ref, new.ref, result),
+        {"old": old.ref, "new": new.ref, "holdout": None if cutoff else holdout,
+         "cutoff": None if cutoff is None else cutoff.isoformat(), **compare_payload(result)},
+        text=compare_text(old.ref, new.ref, result, None if cutoff is None else cutoff.isoformat()),
         exit_code=None if result.promote else EXIT_REFUSED,
     )
 

@@ -34,6 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="prior strength in pseudo-transitions (default: 20)")
     p.add_argument("--holdout", type=options.decimal_number, default=0.3,
                    help="share of routes held out for compare (default: 0.3)")
+    p.add_argument("--cutoff", metavar="DATE",
+                   help="fit only on routes whose forecasts were frozen before DATE (YYYY-MM-DD, UTC), holding "
+                   "out the later ones for `policy compare --cutoff DATE`, instead of --holdout's split")
     p.add_argument("--gains", action="store_true",
                    help="also refit the reweighting gains (corroborate_gain, contradict_gain) from the frozen evidence")
     p.add_argument("--gain-strength", type=options.decimal_number, default=10.0, metavar="S",
@@ -67,8 +70,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     import tomli_w
 
     from pcsc.cli.failures import policy_diagnostics
-    from pcsc.cli.forecasting import ledger_diagnostic, resolution_date
-    from pcsc.forecast.learn import fit_policy, fitted_policy_document
+    from pcsc.cli.forecasting import cutoff_date, ledger_diagnostic, resolution_date
+    from pcsc.forecast.learn import cutoff_split, fit_policy, fitted_policy_document
     from pcsc.forecast.ledger import LedgerError
     from pcsc.policy.load import PolicyError
 
@@ -91,8 +94,10 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
 
         raise UsageError(f"--version {args.version}: the refitted policy extends {old.policy.id}@{old.policy.version},"
                          " so it needs a new version (one that extends itself cannot load)")
+    cutoff = cutoff_date(args.cutoff)
+    split = None if cutoff is None else cutoff_split(found.frozen_at, cutoff)
     fitted = fit_policy(old.policy, mine, found.milestones, args.strength, args.holdout, gains=args.gains,
-                        gain_strength=args.gain_strength, calibration=args.calibration)
+                        gain_strength=args.gain_strength, calibration=args.calibration, split=split)
     fits = fitted.classes
     trained = sum(f.n for f in fits)
     if not trained:  # a policy fitted to nothing would be the old one under a new version

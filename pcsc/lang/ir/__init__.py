@@ -30,6 +30,7 @@ from pcsc.lang.ir.nodes import (
     State,
     Transition,
     Vision,
+    VisionItem,
 )
 from pcsc.lang.ir.shape import Edge, Parallel, Series, Shape
 
@@ -65,4 +66,5 @@ __all__ = [
     "String",
     "Transition",
     "Vision",
+    "VisionItem",
 ]

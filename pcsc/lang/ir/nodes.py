@@ -85,13 +85,66 @@ class State:
 
 
 @attrs.frozen
+class VisionItem:
+    """One `name value` line of a vision block, as written: the policy's `[vision]`
+    declares which names a vision holds and what kind of number each is, so lowering
+    keeps the unit and percent sign for binding to check (`pcsc.policy.vision`)."""
+
+    name: str
+    value: float
+    # how it is written, for binding's checks; not part of the value (the IR of a venture
+    # vision, `pcsc.lang.serialize`, keeps the line's span only)
+    unit: str | None = attrs.field(eq=False)
+    percent: bool = attrs.field(eq=False)
+    span: Span  # the whole `name value` line
+    name_span: Span = attrs.field(eq=False)
+    value_span: Span = attrs.field(eq=False)
+
+
+@attrs.frozen
 class Vision:
+    """The vision block: its state and the values it states, in the order written.
+    The policy's formula (by default `tam * capture * defensibility`) reads them."""
+
     state: str
-    tam: float
-    capture: float
-    defensibility: float
+    items: tuple[VisionItem, ...]
     span: Span
-    item_spans: tuple[tuple[str, Span], ...] = ()  # where `tam`, `capture`, `defensibility` are written
+    name_span: Span | None = attrs.field(default=None, eq=False)  # the state name: a missing value is reported there
+    #: every name a line of the block states, those lowering refused included (so a
+    #: value written but refused is not also reported missing)
+    written: tuple[str, ...] = attrs.field(default=(), eq=False)
+
+    @property
+    def values(self) -> dict[str, float]:
+        return {i.name: i.value for i in self.items}
+
+    @property
+    def item_spans(self) -> tuple[tuple[str, Span], ...]:
+        """Where each value's `name value` line is written."""
+        return tuple((i.name, i.span) for i in self.items)
+
+    def get(self, name: str) -> float:
+        for item in self.items:
+            if item.name == name:
+                return item.value
+        raise KeyError(name)
+
+    def replace(self, values: dict[str, float]) -> Vision:
+        """This vision with the named values replaced (what-if overrides)."""
+        return attrs.evolve(self, items=tuple(
+            attrs.evolve(i, value=values[i.name]) if i.name in values else i for i in self.items))
+
+    @property
+    def tam(self) -> float:
+        return self.get("tam")
+
+    @property
+    def capture(self) -> float:
+        return self.get("capture")
+
+    @property
+    def defensibility(self) -> float:
+        return self.get("defensibility")
 
 
 @attrs.frozen
@@ -124,6 +177,8 @@ class Transition:
     due: dt.date | None  # as_of plus the horizons of this and every earlier transition
     span: Span
     estimates_span: Span | None = None  # where `estimates …` is written
+    kill_by: dt.date | None = None  # the kill applies only to readings on or after this date
+    kill_by_text: str | None = None  # `2027-06-01` or `6 months`, as written after `by`
 
 
 @attrs.frozen

@@ -42,7 +42,6 @@ from pcsc.diagnostics.messages import (
     E214_NO_CLASS,
     E214_NO_EVIDENCE_STATEMENT,
     E214_NO_ROUTE_STATEMENT,
-    E214_NO_VISION_ITEM,
     E215_CHAIN_ENDS_ELSEWHERE,
     E215_ROUTE_ENDS_ELSEWHERE,
     E216_NO_START_VALUE,
@@ -50,7 +49,6 @@ from pcsc.diagnostics.messages import (
     E219_NO_TRANSITIONS,
     E220_PAYOFF_ON_GRAPH,
     E220_PAYOFF_ON_START,
-    E220_UNKNOWN_VISION_ITEM,
     E222_TOO_MANY_TRANSITIONS,
     E224_JOIN_CONFLICT,
     E301_ADDS,
@@ -85,11 +83,12 @@ from pcsc.diagnostics.messages import (
     E307_HORIZON,
     E307_NEGATIVE_PAYOFF,
     E307_TIER,
-    E307_VISION_NEGATIVE,
-    E307_VISION_RATIO,
     E307_WEIGHT,
     E311_COST_OVERFLOWS,
     E312_DIVISION_BY_ZERO,
+    E314_KILL_BY_EARLY,
+    E314_KILL_BY_LATE,
+    E314_KILL_BY_NO_START,
     E406_BAD_PIN,
     E406_NOT_A_REFERENCE,
     W602_TOTAL_IGNORED,
@@ -114,6 +113,7 @@ from pcsc.lang.ir import (
     State,
     Transition,
     Vision,
+    VisionItem,
 )
 from pcsc.lang.ir import expr as ex
 from pcsc.lang.ir.names import MAX_NAME, REFERENCE_RULE, split_policy_ref
@@ -128,14 +128,15 @@ from pcsc.lang.lower.common import (
 )
 from pcsc.lang.lower.expr import lower_expression, unquote
 from pcsc.lang.lower.graph import decompose, find_cycle, reachable, rename, topological
+from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS
 from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax.limits import MAX_TRANSITIONS
 from pcsc.lang.syntax.literals import add_horizon, parse_date
 
 LibraryResolver = Callable[[str, Span], Library | None]
+VISION_KEYS = tuple(DEFAULT_VISION_FIELDS)  # the venture vision's names, the default
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-VISION_KEYS = ("tam", "capture", "defensibility")
 PAYOFF_KEY = "payoff"  # in a state block, `payoff 250k usd` is the state's payoff, not a field
 EXPR_FUNCTIONS = ("min", "max")
 
@@ -161,6 +162,7 @@ class PolicyFacts:
     classes: tuple[tuple[str, Span], ...]
     criteria: tuple[Criterion, ...]
     evidence: tuple[Evidence, ...]
+    vision: Vision | None = None  # its values are checked against the policy's `[vision] fields`
     payoffs: tuple[tuple[str, Span], ...] = ()  # (state, where its payoff is written)
 
     @classmethod
@@ -171,6 +173,7 @@ class PolicyFacts:
             tuple((t.ref_class, t.class_span) for t in route.transitions),
             route.criteria,
             route.evidence,
+            route.vision,
             tuple((s.name, s.payoff_span) for s in route.states if s.payoff_span is not None),
         )
 
@@ -189,6 +192,9 @@ class _Draft:
     threshold_text: str | None = None
     kill: Expr | None = None
     kill_text: str | None = None
+    kill_by: syn.KillBy | None = None
+    kill_after: tuple[float, str] | None = None  # `by 6 months`, checked
+    kill_on: dt.date | None = None  # `by 2027-06-01`, checked
     horizon: tuple[float, str] | None = None
     cost: tuple[CostItem, ...] = ()
     learning_cost: float | None = None
@@ -200,7 +206,7 @@ class _Draft:
     def name(self) -> str:
         return self.node.name.text
 
-    def freeze(self, due: dt.date | None) -> Transition:
+    def freeze(self, due: dt.date | None, kill_by: dt.date | None = None) -> Transition:
         """The IR transition; only for a route without errors (so it has a class)."""
         assert self.ref_class is not None and self.class_span is not None
         return Transition(
@@ -224,6 +230,8 @@ class _Draft:
             due=due,
             span=self.node.span,
             estimates_span=self.estimates_span,
+            kill_by=kill_by,
+            kill_by_text=None if self.kill_by is None else _kill_by_text(self.kill_by),
         )
 
     @property
@@ -338,19 +346,22 @@ class RouteLowerer:
         evidence = [self.evidence(e, names_t) for e in evidence_nodes]
         criteria = self.criteria(criteria_node) if isinstance(criteria_node, syn.Criteria) else []
         due = self.due_dates(chain, as_of) if chain and as_of is not None else None
+        kills = self.kill_dates(chain, due, as_of) if chain and as_of is not None and due is not None else None
         self.facts = PolicyFacts(
             policy,
             as_of,
             tuple((t.ref_class, t.class_span) for t in transitions if t.ref_class is not None and t.class_span),
             tuple(criteria),
             tuple(self.policy_evidence),
+            vision,
             tuple((s.name, s.payoff_span) for s in states if s.payoff_span is not None),
         )
 
         if any(d.severity == "error" for d in self.diags.items[before:]):
             return None
         assert as_of is not None and policy is not None and vision is not None and chain and due is not None
-        ordered = self.build_transitions(chain, due)
+        assert kills is not None
+        ordered = self.build_transitions(chain, due, kills)
         return Route(
             name=name_word.text,
             title=unquote(tree.title.text) if tree.title is not None else None,
@@ -528,7 +539,11 @@ class RouteLowerer:
                 if kind == "threshold":
                     t.threshold, t.threshold_text = expr, stmt.text
                 else:
-                    t.kill, t.kill_text = expr, stmt.text
+                    t.kill, t.kill_text, t.kill_by = expr, stmt.text, stmt.by
+                    if stmt.by is not None and stmt.by.duration is not None:
+                        t.kill_after = self.horizon(stmt.by.duration)
+                    elif stmt.by is not None and stmt.by.date is not None:
+                        t.kill_on = self.date(stmt.by.date)
             elif isinstance(stmt, syn.Cost):
                 check_statement_lines(stmt.items, self.diags, "cost items")
                 t.cost = tuple(c for c in (self.cost_item(i) for i in stmt.items) if c)
@@ -963,51 +978,70 @@ class RouteLowerer:
                 at[t.target] = None if before is None or due is None else max(before, due)
         return out
 
-    def build_transitions(self, chain: list[_Draft], due: list[dt.date | None]) -> list[Transition]:
-        return [t.freeze(d) for t, d in zip(chain, due, strict=True)]
+    def build_transitions(self, chain: list[_Draft], due: list[dt.date | None],
+                          kills: list[dt.date | None]) -> list[Transition]:
+        return [t.freeze(d, k) for t, d, k in zip(chain, due, kills, strict=True)]
+
+    def kill_dates(self, order: list[_Draft], due: list[dt.date | None], as_of: dt.date) -> list[dt.date | None]:
+        """The date each bounded kill is armed (None: no `by`, or an error reported). It
+        must fall after the start of the transition's planned window (where the one
+        before it is due; as_of for the first; on a graph, the latest due date into its
+        source) and on or before its own due date."""
+        at: dict[str, dt.date | None] = {order[0].source: as_of} if order else {}
+        out: list[dt.date | None] = []
+        for t, d in zip(order, due, strict=True):
+            start = at.get(t.source)
+            armed: dt.date | None = None
+            if t.kill_by is not None and t.kill_after is not None:
+                amount, unit = t.kill_after
+                if start is None:
+                    self.report(E314_KILL_BY_NO_START, t.kill_by.span, transition=t.name,
+                                amount=_kill_by_text(t.kill_by))
+                else:
+                    try:
+                        armed = add_horizon(start, int(amount), unit)
+                    except (OverflowError, ValueError):
+                        self.report(E306_DUE_PAST_9999, t.node.name, transition=t.name, as_of=as_of)
+            elif t.kill_by is not None:
+                armed = t.kill_on
+            if armed is not None and t.kill_by is not None:
+                if start is not None and armed <= start:
+                    self.report(E314_KILL_BY_EARLY, t.kill_by.span, transition=t.name, date=armed, start=start)
+                    armed = None
+                elif d is not None and armed > d:
+                    self.report(E314_KILL_BY_LATE, t.kill_by.span, transition=t.name, date=armed, due=d)
+                    armed = None
+            out.append(armed)
+            if t.target not in at:
+                at[t.target] = d
+            else:
+                before = at[t.target]
+                at[t.target] = None if before is None or d is None else max(before, d)
+        return out
 
     # ------------------------------------------------------------------ vision, evidence, criteria
-    def vision(self, node: syn.StateBlock, states: dict[str, syn.StateBlock]) -> Vision | None:
-        state_tok, items = node.name, node.values
+    def vision(self, node: syn.StateBlock, states: dict[str, syn.StateBlock]) -> Vision:
+        """The vision block's values as written. Which names it may hold and what kind of
+        number each is are the policy's (`[vision] fields`): binding checks them
+        (`pcsc.lang.lower.vision.check_vision`), so lowering never depends on a policy."""
+        state_tok, lines = node.name, node.values
         if state_tok.text not in states:
             hint = suggest(state_tok.text, states)
             self.report(E201_UNKNOWN_VISION_STATE, state_tok, state=state_tok.text, suggestion=hint)
-        values: dict[str, float] = {}
-        item_spans: list[tuple[str, Span]] = []
-        misspelt = False
-        for item in items:
-            key_tok, value_node = item.name, item.value
+        items: list[VisionItem] = []
+        for line in lines:
+            key_tok, value_node = line.name, line.value
             key = key_tok.text
-            if key not in VISION_KEYS:
-                misspelt = True
-                self.report(E220_UNKNOWN_VISION_ITEM, key_tok, key=key, suggestion=suggest(key, VISION_KEYS))
-                continue
-            if key in values:
+            if any(i.name == key for i in items):
                 self.report(E209_VISION_ITEM_TWICE, key_tok, key=key)
                 continue
             if not isinstance(value_node, syn.Quantity):
                 self.report(E301_VISION_NOT_A_NUMBER, value_node, key=key)
                 continue
             q = self.qty(value_node)
-            ftype = "usd" if key == "tam" else "ratio"
-            if not check_field_value(ftype, q, f"vision `{key}`", self.diags):
-                continue
-            if ftype == "ratio" and not 0.0 <= q.value <= 1.0:
-                self.report(E307_VISION_RATIO, q.span, key=key, value=q.value)
-                continue
-            if q.value < 0:
-                self.report(E307_VISION_NEGATIVE, q.span, key=key)
-                continue
-            values[key] = q.value
-            item_spans.append((key, item.span))
-        missing = [k for k in VISION_KEYS if k not in values]
-        for k in missing:
-            if not misspelt and not any(i.name.text == k for i in items):
-                self.report(E214_NO_VISION_ITEM, node.name, key=k)
-        if missing:
-            return None
-        return Vision(state_tok.text, values["tam"], values["capture"], values["defensibility"], node.span,
-                      tuple(item_spans))
+            items.append(VisionItem(key, q.value, q.unit, q.percent, line.span, key_tok.span, q.span))
+        return Vision(state_tok.text, tuple(items), node.span, node.name.span,
+                      tuple(line.name.text for line in lines))
 
     def evidence(self, node: syn.EvidenceBlock, transitions: dict[str, Span]) -> Evidence | None:
         name = node.name
@@ -1301,3 +1335,12 @@ def value_spans(node: syn.StateBlock, listed: dict[str, float | bool]) -> tuple[
         if fv.name.text in listed and fv.name.text not in out:
             out[fv.name.text] = fv.span
     return tuple(out.items())
+
+
+def _kill_by_text(by: syn.KillBy) -> str:
+    """What follows `by`, as written in canonical form: `2027-06-01`, `6 months`."""
+    if by.date is not None:
+        return by.date.text
+    assert by.duration is not None
+    q = by.duration
+    return f"{'-' if q.minus else ''}{q.number}{'' if q.unit is None else ' ' + q.unit}"

@@ -78,6 +78,16 @@ class Names:
 
 
 @attrs.frozen
+class KillBy:
+    """`by 2027-06-01` or `by 6 months` after a kill: when the kill is armed."""
+
+    keyword: ClassVar[str] = "by"
+    date: Word | None
+    duration: Quantity | None  # counted from the start of the transition's planned window
+    span: Span
+
+
+@attrs.frozen
 class Condition:
     """`threshold`, `kill`, `require`: an expression and its source text."""
 
@@ -86,6 +96,7 @@ class Condition:
     text: str
     problems: tuple[Finding, ...]
     span: Span
+    by: KillBy | None = None  # only a kill has one
 
 
 @attrs.frozen

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import attrs
 from lark import Token
 
 from pcsc.diagnostics.messages import (
@@ -266,7 +267,17 @@ class ToSyntax:
     tier, weight = _measure("tier"), _measure("weight")
     uses, discharges = _names("uses"), _names("discharges")
     supports, contradicts = _names("supports"), _names("contradicts")
-    threshold, kill = _cond("threshold"), _cond("kill")
+    threshold = _cond("threshold")
+
+    def kill(self, children: Children) -> syn.Condition:
+        by: syn.KillBy | None = children[2] if len(children) > 2 else None
+        return attrs.evolve(self._condition("kill", children[:2]), by=by, span=self._span(children))
+
+    def kill_by(self, children: Children) -> syn.KillBy:
+        at = children[1]
+        if isinstance(at, syn.Quantity):
+            return syn.KillBy(None, at, self._span(children))
+        return syn.KillBy(self._w(at), None, self._span(children))
 
     # ------------------------------------------------------------------ expressions
     def expression(self, children: Children) -> syn.Expression:
