@@ -95,7 +95,7 @@ def test_check_reports_it_at_the_class_line_in_text_json_and_sarif(capsys: pytes
     code, out, _ = run_cli(capsys, "gate", "--policy-path", str(POLICIES), str(RECLASSED), "--format", "sarif")
     assert code == 3
     results = json.loads(out)["runs"][0]["results"]
-    assert {r["ruleId"] for r in results} == {"pcsc/not-admitted"}
+    assert {r["ruleId"] for r in results} == {"PCSC-E502"}  # the fact check reports, under its code
     assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results} == {CLASS_LINE}
 
 
@@ -504,3 +504,18 @@ def test_the_search_conditions_remove_admission_and_the_registry_and_the_shipped
         removed = condition_policy(policy, condition)
         assert removed.admission == {} and removed.coverage.registry == "off", condition.name
         assert removed.priors == policy.priors
+
+
+def test_the_search_releases_no_revision_its_class_does_not_admit() -> None:
+    """The co-author's search judges a revision as GATE does: the re-classed roadmap,
+    covered by its obligations but not admitted by its class, is no released revision."""
+    from pcsc.analysis.search import SHIPPED, Settings, _Search
+    from pcsc.compiler.session import Session
+
+    session = Session()
+    (honest,) = session.compile_routes(session.load_paths([str(HONEST)]))
+    search = _Search(honest, session, "gate", SHIPPED, Settings(budget=1))
+    revision = search.evaluate(RECLASSED.read_text(encoding="utf-8"), (), ())
+    assert revision is not None and revision.coverage.admission
+    assert revision.released is None and any(".admitted(" in u for u in revision.uncovered)
+    assert search.evaluate(HONEST.read_text(encoding="utf-8"), (), ()).released is not None  # type: ignore[union-attr]

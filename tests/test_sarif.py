@@ -25,7 +25,7 @@ from pcsc.analysis.seams.splice import splice_text
 from pcsc.base.canonical import dumps
 from pcsc.compiler.session import Session
 from pcsc.diagnostics.codes import CODES
-from pcsc.render.sarif import NO_OBLIGATION_RULE, SARIF_SCHEMA, SRCROOT, artifact_location, to_sarif
+from pcsc.render.sarif import FINGERPRINT, SARIF_SCHEMA, SRCROOT, artifact_location, to_sarif
 from pcsc.tools.docs import diagnostics_markdown
 from tests.conftest import ROOT, SPEC_ROUTE, pin_libraries
 
@@ -104,30 +104,31 @@ def _line_of(path: Path, needle: str) -> int:
     return n
 
 
-def test_refused_splice_validates_and_reports_each_uncovered_obligation(spliced: Path) -> None:
+def test_refused_splice_validates_and_reports_each_uncovered_change_as_e501(spliced: Path) -> None:
     log = _gate_sarif(spliced, docs=DOCS)
     assert_valid_sarif(log)
     [run] = log["runs"]
-    refusals = [r for r in run["results"] if r["ruleId"].startswith("pcsc/")]
+    refusals = [r for r in run["results"] if r["ruleId"] == "PCSC-E501"]
     # launch (garage -> bridge) now changes developers, paying_teams and arr: adoption is
     # claimed but fails `measured(delta)`; monetization is not claimed and fails too
-    assert [r["ruleId"] for r in refusals] == [
-        "pcsc/obligation/venture/adoption",
-        "pcsc/obligation/venture/monetization",
-    ]
+    assert [r["properties"]["fields"] for r in refusals] == [["developers"], ["paying_teams"], ["arr"]]
     route_file = spliced / "examples" / "spliced.route"
     launch_line = _line_of(route_file, "transition launch:")
+    header = route_file.read_text(encoding="utf-8").splitlines()[launch_line - 1]
     obl = spliced / "obligations" / "venture.obl"
     for r in refusals:
         assert r["level"] == "error"
         [loc] = r["locations"]
         physical = loc["physicalLocation"]
         assert physical["artifactLocation"] == {"uri": "examples/spliced.route", "uriBaseId": SRCROOT}
-        assert physical["region"]["startLine"] == launch_line
+        # the tightest region: the transition's name in its header, not the block
+        region = physical["region"]
+        assert (region["startLine"], region["endLine"]) == (launch_line, launch_line)
+        assert header[region["startColumn"] - 1 : region["endColumn"] - 1] == "launch"
         assert r["properties"]["transition"] == "launch"
-    adoption, monetization = refusals
-    assert adoption["properties"]["fields"] == ["developers"]
-    assert monetization["properties"]["fields"] == ["paying_teams", "arr"]
+    adoption, monetization, _ = refusals
+    assert adoption["properties"]["obligations"] == ["adoption"]
+    assert monetization["properties"]["obligations"] == ["monetization"]
     [related] = adoption["relatedLocations"]
     assert related["physicalLocation"]["artifactLocation"] == {"uri": "obligations/venture.obl", "uriBaseId": SRCROOT}
     # the failing line is the `measured(delta)` of adoption (the first in the file)
@@ -139,14 +140,12 @@ def test_refused_splice_validates_and_reports_each_uncovered_obligation(spliced:
         measured_lines[1],
         _line_of(obl, "require budget >= floor(delta)"),
     ]
-    assert "not listed in `discharges`" in monetization["message"]["text"]
-    assert "not listed" not in adoption["message"]["text"]
-    # rules of obligations carry their require lines as help, and link the docs
+    assert "(not in `discharges`)" in monetization["message"]["text"]
+    assert "(claimed)" in adoption["message"]["text"]
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
-    assert "require measured(delta)" in rules["pcsc/obligation/venture/adoption"]["help"]["text"]
-    assert rules["pcsc/obligation/venture/adoption"]["helpUri"].endswith("#gate-refusals")
-    # the diagnostics of the run (unused evidence) are results too, under their codes
-    assert {r["ruleId"] for r in run["results"]} - {r["ruleId"] for r in refusals} == {"PCSC-W604"}
+    assert set(rules) == {"PCSC-E501", "PCSC-W604"}  # no rule of GATE's own: the codes of check
+    assert rules["PCSC-E501"]["helpUri"].endswith("#pcsc-e501")
+    assert all(r["partialFingerprints"][FINGERPRINT] for r in run["results"])
 
 
 def test_sarif_is_byte_identical_across_runs_and_machine_independent(spliced: Path) -> None:
@@ -186,12 +185,12 @@ def test_docked_route_gives_warnings(spliced: Path) -> None:
                 "examples/spliced.route", cwd=spliced)
     log = json.loads(proc.stdout)
     assert_valid_sarif(log)
-    refusals = [r for r in log["runs"][0]["results"] if r["ruleId"].startswith("pcsc/")]
-    assert refusals and {r["level"] for r in refusals} == {"warning"}
+    refusals = [r for r in log["runs"][0]["results"] if r["ruleId"] == "PCSC-W501"]
+    assert len(refusals) == 3 and {r["level"] for r in refusals} == {"warning"}
 
 
 def test_field_no_obligation_covers(spliced: Path) -> None:
-    """A material change of a field that no obligation covers is its own rule. (The
+    """A material change of a field that no obligation covers names no obligation. (The
     edited library takes a new name, which the route's policy pins: a changed copy of
     the pinned `venture` would be refused as a replacement of it.)"""
     venture = spliced / "obligations" / "venture.obl"
@@ -204,16 +203,15 @@ def test_field_no_obligation_covers(spliced: Path) -> None:
     route.write_text(text.replace('"venture@1.0.0"', f'"{ref}"'), encoding="utf-8")
     log = _gate_sarif(spliced, "--policy-path", "policies", docs=DOCS)
     assert_valid_sarif(log)
-    orphans = [r for r in log["runs"][0]["results"] if r["ruleId"] == NO_OBLIGATION_RULE]
+    orphans = [r for r in log["runs"][0]["results"] if r.get("properties", {}).get("obligations") == []]
     # arr changes on both transitions, and nothing covers it any more: one result each
     assert [r["properties"] for r in orphans] == [
-        {"route": "devtools_api", "transition": t, "fields": ["arr"]} for t in ("launch", "expand")
+        {"route": "devtools_api", "transition": t, "fields": ["arr"], "obligations": []} for t in ("launch", "expand")
     ]
     orphan = orphans[0]
+    assert orphan["ruleId"] == "PCSC-E501"
     assert "no obligation of the route's libraries covers `arr`" in orphan["message"]["text"]
     assert "relatedLocations" not in orphan
-    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
-    assert rules[NO_OBLIGATION_RULE]["helpUri"].endswith("#no-obligation")
 
 
 def test_diagnostics_run_validates(tmp_path: Path) -> None:

@@ -86,6 +86,30 @@ def config_coverage_off_beside(tmp: Path, mp: pytest.MonkeyPatch) -> Run:
     return gate(route)
 
 
+def run_settings_beside_from_above(tmp: Path, mp: pytest.MonkeyPatch) -> Run:
+    route = write(tmp / "r" / "s.route", spliced_text())
+    write(tmp / "r" / "pcsc.toml", 'format = "json"\nledger = "mine.sqlite"\n')
+    mp.chdir(tmp)
+    run = gate(route)
+    assert "suspend-and-ask" in run[1] and not run[1].startswith("{"), run  # text, not the author's JSON
+    code, out, _ = cli("config", route)
+    assert code == EXIT_OK and "ledger          .pcsc/ledger.sqlite    # from default" in out, out
+    return run
+
+
+def ignore_an_error_beside(tmp: Path, mp: pytest.MonkeyPatch) -> Run:
+    route = write(tmp / "r" / "s.route", spliced_text())
+    write(tmp / "r" / "pcsc.toml", 'ignore = ["E501"]\n')
+    return gate(route)
+
+
+def ignore_comment_on_the_refused_line(tmp: Path, mp: pytest.MonkeyPatch) -> Run:
+    text = spliced_text().replace("transition launch: garage -> bridge {",
+                                  "transition launch: garage -> bridge {  # pcsc: ignore[E501]", 1)
+    assert "# pcsc: ignore[E501]" in text
+    return gate(write(tmp / "s.route", text))
+
+
 def config_coverage_off_under_a_raise(tmp: Path, mp: pytest.MonkeyPatch) -> Run:
     lax_policy(tmp / "roots")  # the maintainer's own policy, whose mode is off
     write(tmp / "pcsc.toml", 'coverage = "gate"\n')
@@ -173,6 +197,10 @@ AUTHOR: dict[str, Attack] = {
     "writes the same file in a folder below the route's, and pcsc runs there": config_policy_path_below,
     "writes a `pcsc.toml` beside the route whose `lib_path` holds a lenient library": config_lib_path_beside,
     'writes `coverage = "off"` in a `pcsc.toml` beside the route': config_coverage_off_beside,
+    "writes `format` and `ledger` in a `pcsc.toml` beside the route, and pcsc runs above it":
+        run_settings_beside_from_above,
+    'writes `ignore = ["E501"]` in a `pcsc.toml` beside the route': ignore_an_error_beside,
+    "writes `# pcsc: ignore[E501]` on the refused transition's line": ignore_comment_on_the_refused_line,
     'writes `coverage = "off"` beside the route, under a maintainer\'s file that raises the mode':
         config_coverage_off_under_a_raise,
     "writes `require_policy` beside the route, under a maintainer's file that requires venture":

@@ -100,7 +100,7 @@ def commands(w: dict[str, Path]) -> list[list[str]]:
         ["init", str(tmp / "project")], ["test", "policies/"],
         ["policy", "hash", "venture@1.0.0"],
         ["policy", "check", "policies/venture/1.1.0.toml"],
-        ["policy", "diff", "venture@1.0.0", "venture@1.1.0", "examples/"], ["config"],
+        ["policy", "diff", "venture@1.0.0", "venture@1.1.0", "examples/"], ["config"], ["rule", "W604"],
         # the cohort's retrospective pilot, and a ledger of one forecast and one outcome
         ["freeze", "--retrospective", "examples/cohort/", "--ledger", cohort],
         ["prereg", str(tmp / "plan.toml"), "--ledger", cohort],

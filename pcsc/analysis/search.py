@@ -401,6 +401,10 @@ class _Search:
             numbers = scored[0]
             coverage = discharge_route(route, self.policy)
         uncovered = [f"{u.transition}.{u.delta.field}" for u in coverage.uncovered]
+        # what GATE refuses besides an uncovered change: a claim its class does not admit, a registry departure
+        uncovered += [f"{a.transition}.admitted({a.ref_class})" for a in coverage.admission]
+        if coverage.registry_mode == "required":
+            uncovered += [f"registry.{f.state or f.kind}" for f in coverage.registry]
         if self.condition.grounding:
             uncovered += [f"{n}.grounded(asset)" for n in ungrounded(route, self.honest_compiled.route, self.policy)]
         honest_eligible = self.honest_compiled.numbers.eligible

@@ -1,7 +1,10 @@
 """Project configuration: ``[tool.pcsc]`` in ``pyproject.toml`` or a ``pcsc.toml``.
 
 The first of ``pcsc.toml`` or a ``pyproject.toml`` holding a ``[tool.pcsc]`` table,
-found from the working folder upward, configures a run. A ``pcsc.toml`` holds the
+found from the folder of a run's inputs upward (from the working folder when the
+inputs have none above them, or the command takes no input), configures how the inputs
+are judged (`config_for_inputs`); the run's own settings (``format``, ``ledger``,
+``docs_url``) come from the working folder's file. A ``pcsc.toml`` holds the
 keys at its top level (or under ``[tool.pcsc]``, so one table can be moved between
 the two files unchanged). Paths in it are relative to the file's folder. Keys:
 
@@ -12,6 +15,8 @@ the two files unchanged). Paths in it are relative to the file's folder. Keys:
     format      = "text"                   # text | json | sarif: the default --format
     ledger      = ".pcsc/ledger.sqlite"    # the default --ledger (or a postgresql:// address)
     docs_url    = "https://docs.example/pcsc/"   # where the docs are published (SARIF links)
+    ignore      = ["W604"]                 # warnings never reported (codes or prefixes: W6)
+    select      = ["W"]                    # report only these warnings (errors always)
 
 Command-line flags override the file; ``pcsc config`` prints the effective settings
 and where each came from. Unknown keys and wrong types are errors, never ignored.
@@ -24,8 +29,10 @@ never drops what a file further up demands.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +49,7 @@ DATABASE_SCHEMES = ("postgresql://", "postgres://")
 #: messages quote an address it could not split) or a ``password=`` parameter.
 _USER_PASSWORD = re.compile(r"""(\b[a-zA-Z][a-zA-Z0-9+.-]*:/{1,2}[^\s:/?#@"'<>]*):[^\s"'<>]*@""")
 _PASSWORD_PARAMETER = re.compile(r"""(\b(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&"'<>]*)""", re.I)
-FORMATS = ("text", "json", "sarif")
+FORMATS = ("text", "json", "sarif", "junit", "github")
 
 
 def hide_credentials(text: str) -> str:
@@ -72,6 +79,8 @@ class Config:
     ledger: Path | str | None = None  # a file, or a database address (str) kept as written
     docs_url: str | None = None  # the published docs' base URL, ending in "/"
     require_policy: tuple[str, ...] = ()  # `id` or `id@version`, as written (checked by the caller)
+    select: tuple[str, ...] | None = None  # warning codes or prefixes reported (None: every one)
+    ignore: tuple[str, ...] = ()  # warning codes or prefixes never reported (checked by the caller)
     #: the configuration files above this one, nearest first: only their tightening keys count
     above: tuple[Config, ...] = ()
 
@@ -126,6 +135,53 @@ def load_config(start: Path | None = None) -> Config:
     return attrs.evolve(configs[0], above=tuple(configs[1:]))
 
 
+class MixedConfigs(Exception):
+    """Inputs of one run under different configuration files: each file and the first
+    input it configures."""
+
+    def __init__(self, found: list[tuple[Path | None, Path]]) -> None:
+        super().__init__("inputs under different configuration files")
+        self.found = found
+
+
+def configs_for_inputs(inputs: Iterable[Path], cwd: Path | None = None) -> list[tuple[Config, list[Path]]]:
+    """The configuration that judges each input (a file or a folder): the nearest file
+    at or above it, else the working folder's; grouped, in the order of the inputs, each
+    with the inputs it judges (none: the working folder's, with no input). The working
+    folder's files are added to each one's ``above``: their tightening keys hold too."""
+    here = load_config(cwd)
+    groups: dict[Path | None, tuple[Config, list[Path]]] = {}
+    seen: dict[Path, Config] = {}
+    for given in inputs:
+        try:
+            start = (given if os.path.isdir(given) else given.parent).resolve()
+            if start not in seen:
+                found = load_config(start)
+                seen[start] = found if found.path is not None else here
+            cfg = seen[start]
+        except OSError:  # a name too long, a folder not searchable: the command reports the path
+            cfg = here
+        groups.setdefault(cfg.path, (cfg, []))[1].append(given)
+    if not groups:
+        return [(here, [])]
+    return [(_with_working_folder(cfg, here), given) for cfg, given in groups.values()]
+
+
+def _with_working_folder(cfg: Config, here: Config) -> Config:
+    known = {c.path for c in cfg.chain()}
+    extra = tuple(c for c in here.chain() if c.path not in known)
+    return attrs.evolve(cfg, above=cfg.above + extra) if extra and cfg.path is not None else cfg
+
+
+def config_for_inputs(inputs: Iterable[Path], cwd: Path | None = None) -> Config:
+    """The one configuration that judges every input (`configs_for_inputs`);
+    `MixedConfigs` when they fall under different files."""
+    groups = configs_for_inputs(inputs, cwd)
+    if len(groups) > 1:
+        raise MixedConfigs([(cfg.path, given[0]) for cfg, given in groups])
+    return groups[0][0]
+
+
 def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
     try:
         doc = tomllib.loads(read_text(path))
@@ -154,7 +210,8 @@ def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
 
 def _structure(path: Path, table: dict[str, Any]) -> Config:
     base = path.parent
-    known = ("lib_path", "policy_path", "coverage", "format", "ledger", "docs_url", "require_policy")
+    known = ("lib_path", "policy_path", "coverage", "format", "ledger", "docs_url", "require_policy", "select",
+             "ignore")
     for key in table:
         if key not in known:
             raise ConfigError(path, f"unknown key `{key}` in the pcsc settings (known: {', '.join(known)})")
@@ -180,6 +237,16 @@ def _structure(path: Path, table: dict[str, Any]) -> Config:
         raise ConfigError(path, "`require_policy` must be a list of policies (`id` or `id@version`)")
     if "require_policy" in table and not required:
         raise ConfigError(path, "`require_policy` lists no policy: name those routes may use, or remove the key")
+    def codes(key: str) -> tuple[str, ...] | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(path, f"`{key}` must be a list of diagnostic codes or prefixes (such as W604 or W6)")
+        return tuple(value)
+
     ledger = table.get("ledger")
     if ledger is not None and not isinstance(ledger, str):
         raise ConfigError(path, "`ledger` must be a file path or a postgresql:// address")
@@ -197,6 +264,8 @@ def _structure(path: Path, table: dict[str, Any]) -> Config:
         coverage=choice("coverage", MODES),
         format=choice("format", FORMATS),
         require_policy=tuple(required),
+        select=codes("select"),
+        ignore=codes("ignore") or (),
         ledger=(ledger if ledger.startswith(DATABASE_SCHEMES) else base / ledger) if ledger else None,
     )
 

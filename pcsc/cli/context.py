@@ -8,6 +8,7 @@ Commands read their inputs through the context so that every command treats `-`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from pcsc.compiler.parallel import Executor
     from pcsc.compiler.session import Compiled, PolicyRequirement, Session
     from pcsc.diagnostics.model import Finding
+    from pcsc.diagnostics.suppress import Selection
     from pcsc.forecast.ledger import Ledger
     from pcsc.lang.ir import Route
     from pcsc.policy.model import LoadedPolicy
@@ -54,12 +56,17 @@ class Context:
         args: argparse.Namespace,
         config: Config,
         *,
+        run_config: Config | None = None,
+        groups: Sequence[tuple[Config, Sequence[Path]]] = (),
         stdin: TextIO | None = None,
         stderr: TextIO | None = None,
         stdout: TextIO | None = None,
     ) -> None:
         self.args = args
-        self.config = config
+        self.config = config  # the inputs' configuration: it judges them
+        self.run_config = config if run_config is None else run_config  # the working folder's: the run's own settings
+        self.groups = list(groups) or [(config, [])]  # each configuration and the inputs it judges
+        self._session_configs: list[Config] = []  # the configuration of each session, in order
         self.stdin = stdin or sys.stdin
         self.stderr = stderr or sys.stderr
         self.stdout = stdout or sys.stdout
@@ -79,8 +86,8 @@ class Context:
         if chosen:
             return chosen
         allowed: Sequence[str] = getattr(self.args, "_formats", ("text",))
-        if self.config.format in allowed:
-            return self.config.format or "text"
+        if self.run_config.format in allowed:
+            return self.run_config.format or "text"
         return "text"
 
     @property
@@ -159,7 +166,7 @@ class Context:
 
         given = os.environ.get(DOCS_URL_ENV)
         if not given:
-            return self.config.docs_url
+            return self.run_config.docs_url
         try:
             return docs_base_url(given)
         except ValueError as exc:
@@ -168,7 +175,7 @@ class Context:
     def ledger_path(self) -> Path:
         from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
-        given = getattr(self.args, "ledger", None) or self.config.ledger
+        given = getattr(self.args, "ledger", None) or self.run_config.ledger
         if given:
             return ledger_location(given)  # a postgresql:// address stays whole
         return DEFAULT_PATH
@@ -183,6 +190,40 @@ class Context:
             found = read(ledger)
         self.note_input(Path(path))
         return found
+
+    def selection(self, file: str) -> Selection:
+        """The warnings the configuration that judged ``file`` leaves out (`select`, `ignore`)."""
+        from pcsc.base.resources import display_path
+        from pcsc.diagnostics.suppress import Selection
+
+        cfg = next((c for session, c in zip(self.sessions, self._session_configs, strict=False)
+                    if file in session.sources or any(file == shown for shown, _ in session.inputs)), self.config)
+        return Selection(cfg.select, cfg.ignore, display_path(cfg.path) if cfg.path else None)
+
+    def input_groups(self, files: Sequence[str]) -> list[tuple[Config, list[str]]]:
+        """``files`` by the configuration that judges them, in the order they are given
+        (`-`, standard input, with the first)."""
+        out: list[tuple[Config, list[str]]] = []
+        for cfg, given in self.groups:
+            mine = [f for f in files if Path(f) in given]
+            if mine or not out:
+                out.append((cfg, mine))
+        out[0][1][:0] = [f for f in files if f == STDIN]
+        return [(cfg, mine) for cfg, mine in out if mine] or [(self.config, list(files))]
+
+    def forget_sessions(self) -> None:
+        """Drop the sessions run so far (`check --fix` checks the files it rewrote anew)."""
+        self.sessions.clear()
+        self._session_configs.clear()
+
+    @contextlib.contextmanager
+    def judged_by(self, config: Config) -> Iterator[None]:
+        """Within the block, sessions use ``config`` (one group of `input_groups`)."""
+        before, self.config = self.config, config
+        try:
+            yield
+        finally:
+            self.config = before
 
     # ------------------------------------------------------------------ sessions and inputs
     def session(self) -> Session:
@@ -206,6 +247,7 @@ class Context:
             ir_cache=ir_cache,
         )
         self.sessions.append(session)
+        self._session_configs.append(self.config)
         return session
 
     @property
@@ -303,7 +345,8 @@ class Context:
                 take(got, len(got))
             else:
                 pending.extend(session.route_files(arg))
-        take(*load_files(session, settings, pending, run))
+        with self.progress_bar(len(pending), "reading routes") as done:
+            take(*load_files(session, settings, pending, run, done))
         return session, routes
 
     def compile(self, files: Sequence[str]) -> tuple[Session, list[Compiled]]:
@@ -457,6 +500,21 @@ class Context:
             for item in items:
                 yield item
                 bar.advance(task)
+
+
+    @contextlib.contextmanager
+    def progress_bar(self, total: int, description: str) -> Iterator[Callable[[], None] | None]:
+        """A callable that advances a progress bar on standard error by one, while the
+        block runs; None (no bar) unless standard error is a terminal, the run is not
+        ``--quiet`` and there are at least two steps: pipes, files and tests see none."""
+        if self.quiet or total < 2 or not self.stderr.isatty():
+            yield None
+            return
+        from rich.progress import Progress
+
+        with Progress(console=_console(self.stderr), transient=True) as bar:
+            task = bar.add_task(description, total=total)
+            yield lambda: bar.advance(task)
 
 
 def _console(stream: TextIO) -> Any:

@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from pcsc._version import __version__
@@ -107,18 +108,31 @@ def _main(argv: list[str]) -> int:
 
 
 def run(command: Command, args: argparse.Namespace) -> int:
-    """Run ``command`` with parsed ``args``; every failure becomes output and an exit code."""
-    from pcsc.base.config import ConfigError, load_config
+    """Run ``command`` with parsed ``args``; every failure becomes output and an exit code.
+    With ``--watch``, again after each change of its inputs, until Ctrl-C."""
+    if getattr(args, "watch", False):
+        if "-" in (getattr(args, "files", None) or []):
+            sys.stderr.write(f"pcsc {command.name}: error: --watch reads files, not standard input (`-`)\n")
+            return EXIT_USAGE
+        from pcsc.cli.watch import watch
+
+        args.watch = False
+        roots = [*input_paths(args), *(Path(p) for p in getattr(args, "lib_path", []) or [])]
+        return watch(roots, lambda: run(command, args))
+    from pcsc.base.config import ConfigError, configs_for_inputs, load_config
     from pcsc.cli.context import Context
     from pcsc.cli.outcome import Outcome, emit
 
     try:
-        config = load_config()
-        check_requirements(config)
-        if config.policy_path:  # imported only then: most runs configure no policy folder
-            from pcsc.policy.load import check_configured_policies
+        here = load_config()
+        groups = configs_for_inputs(input_paths(args))
+        for cfg in {c.path: c for c in (*(g for g, _ in groups), here)}.values():
+            check_requirements(cfg)
+            check_selections(cfg)
+            if cfg.policy_path:  # imported only then: most runs configure no policy folder
+                from pcsc.policy.load import check_configured_policies
 
-            check_configured_policies(config)
+                check_configured_policies(cfg)
     except ConfigError as exc:  # in the format asked for, like any other input error
         from pcsc.base.config import Config
         from pcsc.diagnostics import codes
@@ -129,7 +143,15 @@ def run(command: Command, args: argparse.Namespace) -> int:
         failure = Outcome(command.name.replace(" ", "-"), {"ok": False, "error": problem.message},
                           diagnostics=[problem])
         return finish(ctx, emit(ctx, failure))
-    ctx = Context(args, config)
+    if len(groups) > 1 and command.name not in GROUPED:
+        from pcsc.base.resources import display_path
+
+        each = "; ".join(f"{display_path(cfg.path) if cfg.path else 'none'} for {given[0]}" for cfg, given in groups)
+        sys.stderr.write(escape_controls(
+            f"pcsc {command.name}: error: the inputs fall under different configuration files ({each}): "
+            f"run pcsc {command.name} once for each project") + "\n")
+        return EXIT_USAGE
+    ctx = Context(args, groups[0][0], run_config=here, groups=groups)
     module = importlib.import_module(command.module)
     try:
         ctx.docs_url  # noqa: B018 - a bad PCSC_DOCS_URL is a usage error before any work
@@ -160,6 +182,38 @@ def check_requirements(config: Any) -> None:
             if split_requirement(entry) is None:
                 raise ConfigError(path, f"`require_policy`: {entry!r} is not a policy id or id@version "
                                   "(lowercase letters, digits, `_` and `-`; e.g. venture@1.0.0)")
+
+
+#: The commands that judge each group of inputs by its own configuration file in one run
+#: (the others take the inputs of one project at a time).
+GROUPED = ("check", "gate")
+#: The arguments that name a command's inputs (files or folders): their configuration judges them.
+INPUT_ARGUMENTS = ("files", "paths", "honest", "revised", "file")
+
+
+def input_paths(args: argparse.Namespace) -> list[Path]:
+    """The files and folders ``args`` names as inputs (standard input, `-`, aside)."""
+    found: list[Path] = []
+    for name in INPUT_ARGUMENTS:
+        value = getattr(args, name, None)
+        for item in [value] if isinstance(value, str) else value or []:
+            if item != "-":
+                found.append(Path(item))
+    return found
+
+
+def check_selections(config: Any) -> None:
+    """`select` and `ignore` name warning codes (`W604`, `PCSC-W604`) or their prefixes
+    (`W6`); an error's code is refused: an error decides a number or a verdict, and no
+    setting hides it."""
+    from pcsc.base.config import ConfigError
+    from pcsc.diagnostics.suppress import bad_selection
+
+    for key in ("select", "ignore"):
+        for entry in getattr(config, key) or ():
+            problem = bad_selection(entry)
+            if problem is not None:
+                raise ConfigError(config.path, f"`{key}`: {problem}")
 
 
 def input_failure(exc: Exception, ctx: Any, command: Command) -> Any:

@@ -60,8 +60,9 @@ def existing(root: Path, project: Project) -> list[str]:
 
 
 CONFIG = """\
-# pcsc.toml: settings for every `pcsc` command run in this folder or below it
-# (`pcsc config` shows the effective settings). Paths are relative to this file.
+# pcsc.toml: settings for the routes and policy tests in this folder and below it,
+# wherever `pcsc` runs (`pcsc config FILE` shows those that apply to FILE). Paths are
+# relative to this file.
 lib_path    = ["obligations"]   # the project's .obl libraries (after each route's own folder)
 policy_path = ["policies"]      # the project's policies/<id>/<version>.toml (before the shipped ones)
 """

@@ -146,11 +146,13 @@ def merge(session: Session, loaded: FileLoad) -> list[Route]:
 
 
 def load_files(
-    session: Session, settings: Settings, files: Sequence[tuple[Path, str]], executor: Executor
+    session: Session, settings: Settings, files: Sequence[tuple[Path, str]], executor: Executor,
+    done: Callable[[], None] | None = None,
 ) -> tuple[list[Route], int]:
     """The routes of ``files`` (path, shown) and how many were lowered, loaded by
     ``executor`` and merged into ``session`` in input order. One job loads them in
-    ``session`` itself, one after the other."""
+    ``session`` itself, one after the other. ``done``, when given, is called after each
+    file (for a progress bar)."""
     routes: list[Route] = []
     count = 0
     if executor.jobs == 1:
@@ -161,11 +163,15 @@ def load_files(
             routes.extend(got)
             if not settings.keep_routes:
                 _forget_sources(session, shown, since)
+            if done is not None:
+                done()
         return routes, count
     tasks = [(settings, path, shown) for path, shown in files]
     for loaded in executor.map(load_file, tasks):
         routes.extend(merge(session, loaded))
         count += loaded.count
+        if done is not None:
+            done()
     return routes, count
 
 

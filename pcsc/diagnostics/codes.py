@@ -170,6 +170,7 @@ W605 = _register("PCSC-W605", "evidence below the policy's minimum tier")
 W606 = _register("PCSC-W606", "bidirectional control character in the text")
 W607 = _register("PCSC-W607", "evidence repeats another item's source or excerpt")
 W608 = _register("PCSC-W608", "unverified evidence is excluded")
+W609 = _register("PCSC-W609", "suppression comment cannot apply")
 W610 = _register("PCSC-W610", "ratio over 1, written as a plain number")
 W620 = _register("PCSC-W620", "control character in the text")
 

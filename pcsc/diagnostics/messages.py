@@ -994,6 +994,11 @@ W607_DUPLICATE = message(
     "evidence `{evidence}` has the {what}: the two count once (`{evidence}` is excluded, `{counted}` counts)",
 )
 W608_UNVERIFIED = message(codes.W608, "evidence `{evidence}` is marked unverified: it is excluded from W")
+W609_CANNOT_APPLY = message(
+    codes.W609,
+    "`# pcsc: ignore[{code}]` cannot apply: {why}",
+    "only warnings (W…) can be suppressed; `pcsc rule CODE` says what a code means",
+)
 W610_RATIO_OVER_ONE = message(
     codes.W610,
     "{what} is a ratio, written as a fraction: {shown} is {percent:,g}%",

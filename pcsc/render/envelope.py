@@ -51,6 +51,7 @@ SCHEMA_VERSIONS: Mapping[str, int] = {
     "policy-fit": 1,
     "policy-compare": 1,
     "config": 1,
+    "rule": 1,
     "cache-info": 1,
     "cache-clear": 1,
     "init": 1,

@@ -1,20 +1,21 @@
 """SARIF 2.1.0 logs for code scanning: diagnostics, and GATE refusals.
 
-One run, tool `pcsc`. Its results are
+One run, tool `pcsc`. Every result's rule id is a diagnostic code (`PCSC-E201`, …):
 
-- one per diagnostic, rule id its code (`PCSC-E201`, …);
-- for each compiled route with uncovered material deltas, one per (transition,
-  obligation): rule id `pcsc/obligation/<library>/<obligation>`, located at the
-  transition, with a related location at each `require` line of the obligation that
-  failed for it (or at the obligation itself when every line holds and the transition
-  only does not list it in `discharges`). The fields the result is about are in its
-  message and in `properties.fields`;
-- for a material delta that no obligation of the route's libraries covers at all, one
-  per (transition, field), rule id `pcsc/no-obligation`: there is no obligation to
-  name, and the fix is a library change, not a route change.
+- one per diagnostic;
+- for each compiled route that GATE refuses (or DOCK docks), one per uncovered material
+  change, exactly the PCSC-E501 (PCSC-W501) diagnostic `pcsc check` reports for it: the
+  same rule, message and region (the transition's name in its header), with a related
+  location at each `require` line that failed for it (or at an obligation that would
+  hold but is not listed in `discharges`). The route, transition, field and obligations
+  tried are in `properties`;
+- one per warning a `# pcsc: ignore[...]` comment or the `ignore`/`select` setting
+  suppressed, marked by its `suppressions` entry.
 
-A route refused by GATE gives results of level `error`; a docked route (DOCK released
-a reduced score) gives `warning`s; released and ungated routes give none.
+Every result has a partial fingerprint (`pcsc/v1`: its rule, file and message, no line
+number), so code scanning follows an alert across edits and `check` and `gate` agree
+on one fact. The run's `invocations` say whether pcsc ran to the end and its exit code,
+nothing more (no command line, no environment).
 
 Every rule has a short and a full description and help text. Given the base URL of a
 published copy of the docs (the setting `docs_url`, docs/cli.md), each rule's
@@ -31,38 +32,32 @@ it the log is byte-identical across machines for the same inputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import hashlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
 from pcsc._version import __version__
-from pcsc.base.humanize import number
+from pcsc.base.modes import Mode
 from pcsc.compiler.session import Compiled
+from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.discharge import DeltaCoverage, DischargeAttempt
 from pcsc.diagnostics.codes import CODES
-from pcsc.diagnostics.model import Finding, Span, condense
+from pcsc.diagnostics.model import Diagnostics, Finding, Span, condense
+from pcsc.diagnostics.suppress import Suppressed
 from pcsc.lang.ir import Obligation
-from pcsc.render.doclinks import GATE_ANCHOR, NO_OBLIGATION_ANCHOR, code_anchor, doc_url
-from pcsc.score.cost import Delta
+from pcsc.render.doclinks import code_anchor, doc_url
 
 #: The official schema of the format, as published by OASIS (errata 01).
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 #: The base id of every relative URI: the folder pcsc ran in.
 SRCROOT = "%SRCROOT%"
-#: The rule of a material delta that no obligation covers.
-NO_OBLIGATION_RULE = "pcsc/no-obligation"
-#: The rules of a change its reference class does not admit, and of a departure from the gold registry.
-NOT_ADMITTED_RULE = "pcsc/not-admitted"
-REGISTRY_RULE = "pcsc/registry"
+#: The partial fingerprint's name (its version changes when what it hashes does).
+FINGERPRINT = "pcsc/v1"
 
 _DIAGNOSTICS_PAGE = "diagnostics"
-
-
-def obligation_rule_id(library: str, obligation: str) -> str:
-    """The rule id of an obligation: `pcsc/obligation/<library>/<obligation>`."""
-    return f"pcsc/obligation/{library}/{obligation}"
 
 
 def to_sarif(
@@ -70,28 +65,44 @@ def to_sarif(
     sources_root: str | Path | None = None,
     refusals: Iterable[Compiled] = (),
     docs_url: str | None = None,
+    *,
+    sources: Mapping[str, str] | None = None,
+    suppressed: Iterable[Suppressed] = (),
+    exit_code: int | None = None,
 ) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run.
 
     ``diagnostics`` become results under their codes; ``refusals`` are compiled routes
-    whose uncovered deltas become results under obligation rules (routes without any
-    are skipped, so passing every compiled route is fine). ``sources_root``, when
-    given, is written as the absolute URI of `%SRCROOT%`; leave it out for output that
-    does not depend on the machine. ``docs_url``, the base URL of a published copy of
-    the docs (`pcsc.base.config.docs_base_url`), adds `helpUri` and `informationUri`.
+    whose uncovered material changes become PCSC-E501 (W501) results, as `pcsc check`
+    reports them (routes without any are skipped, so passing every compiled route is
+    fine); ``sources`` (file -> text) places those at the transition's name.
+    ``suppressed`` warnings are results too, each with its `suppressions` entry.
+    ``sources_root``, when given, is written as the absolute URI of `%SRCROOT%`; leave
+    it out for output that does not depend on the machine. ``docs_url``, the base URL
+    of a published copy of the docs (`pcsc.base.config.docs_base_url`), adds `helpUri`
+    and `informationUri`. ``exit_code``, when given, is the invocation's.
     """
     rules: dict[str, dict[str, Any]] = {}
-    results: list[dict[str, Any]] = []
+    keyed: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     for d in condense(diagnostics):
-        rules.setdefault(d.code, _code_rule(d.code, docs_url))
-        results.append(_diagnostic_result(d))
-    refusal_results: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        keyed.append(((d.span.file, d.span.line, d.span.column, "", ""), _diagnostic_result(d)))
     for c in refusals:
-        for key, rule, result in _refusal_results(c, docs_url):
-            rules.setdefault(rule["id"], rule)
-            refusal_results.append((key, result))
-    results += [r for _, r in sorted(refusal_results, key=lambda kr: kr[0])]
-    ordered = [rules[k] for k in sorted(rules, key=_rule_order)]
+        keyed += _refusal_results(c, (sources or {}).get(c.route.file))
+    for q in suppressed:
+        result = _diagnostic_result(q.finding)
+        result["suppressions"] = [_suppression(q)]
+        s = q.finding.span
+        keyed.append(((s.file, s.line, s.column, "~", ""), result))
+    results = [r for _, r in sorted(keyed, key=lambda kr: kr[0])]
+    for r in results:
+        rules.setdefault(r["ruleId"], _code_rule(r["ruleId"], docs_url))
+    seen: dict[str, int] = {}
+    for r in results:  # the same fact twice in a file (two equal messages) is told apart by its order
+        print_ = fingerprint(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                             r["message"]["text"].split("\nhelp: ")[0])
+        n = seen[print_] = seen.get(print_, 0) + 1
+        r["partialFingerprints"] = {FINGERPRINT: print_ if n == 1 else f"{print_}:{n}"}
+    ordered = [rules[k] for k in sorted(rules)]
     index = {r["id"]: i for i, r in enumerate(ordered)}
     for r in results:
         r["ruleIndex"] = index[r["ruleId"]]
@@ -101,6 +112,11 @@ def to_sarif(
     if sources_root is not None:
         uri = Path(sources_root).resolve().as_uri()
         base["uri"] = uri if uri.endswith("/") else uri + "/"  # a base URI ends with a slash
+    # the invocation says only whether pcsc ran to the end, and its exit code: never the
+    # command line or the environment, which can hold a ledger's password
+    invocation: dict[str, Any] = {"executionSuccessful": exit_code is None or exit_code in (0, 1, 3)}
+    if exit_code is not None:
+        invocation["exitCode"] = exit_code
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
@@ -114,6 +130,7 @@ def to_sarif(
                         "rules": ordered,
                     }
                 },
+                "invocations": [invocation],
                 "originalUriBaseIds": {SRCROOT: base},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
@@ -122,11 +139,10 @@ def to_sarif(
     }
 
 
-def _rule_order(rule_id: str) -> tuple[int, str]:
-    """Diagnostic codes first, then obligation rules, then `pcsc/no-obligation`."""
-    if rule_id in CODES:
-        return (0, rule_id)
-    return (2 if rule_id == NO_OBLIGATION_RULE else 1, rule_id)
+def _suppression(q: Suppressed) -> dict[str, Any]:
+    if q.by == "comment":
+        return {"kind": "inSource", "justification": "a `# pcsc: ignore[...]` comment on the line"}
+    return {"kind": "external", "justification": f"`{q.by}` in {q.config}"}
 
 
 # ---------------------------------------------------------------------- locations
@@ -189,184 +205,60 @@ def _diagnostic_result(d: Finding) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- refusals
-def _change(d: Delta) -> str:
-    return f"`{d.field}` {number(d.source)} → {number(d.target)}"
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _obligation_rule(o: Obligation, docs_url: str | None) -> dict[str, Any]:
-    rule_id = obligation_rule_id(o.library, o.name)
-    covers = ", ".join(f"`{f}`" for f in o.covers)
-    requires = "\n".join(f"  {r.text}" for r in o.requires) or "  (no require lines)"
-    return {
-        "id": rule_id,
-        "name": o.name,
-        "shortDescription": {"text": f"obligation `{o.name}` of library `{o.library}` is not discharged"},
-        "fullDescription": {
-            "text": f"A transition changes {covers}, which obligation `{o.name}` (library `{o.library}`) "
-            "covers, by a material amount, and does not discharge the obligation: it does not list it in "
-            "`discharges`, or a `require` line of it fails for the transition. GATE refuses the route's "
-            "score until every material change is covered (DOCK releases a reduced one)."
-        },
-        **_help(f"List `{o.name}` in the transition's `discharges` and make every line of it hold "
-                f"for the transition:\n{requires}\n", docs_url, GATE_ANCHOR),
-        "defaultConfiguration": {"level": "error"},
-        "properties": {"tags": ["pcsc", "coverage"]},
-    }
-
-
-def _no_obligation_rule(docs_url: str | None) -> dict[str, Any]:
-    return {
-        "id": NO_OBLIGATION_RULE,
-        "name": "no obligation covers the field",
-        "shortDescription": {"text": "a material change that no obligation covers"},
-        "fullDescription": {
-            "text": "A transition changes a field by a material amount and no obligation of the route's "
-            "libraries covers that field, so nothing can discharge the change. GATE refuses the route's "
-            "score (DOCK releases a reduced one)."
-        },
-        **_help("Add an obligation that covers the field to a library the route uses (or use one that "
-                "has it), then list it in the transition's `discharges`.", docs_url, NO_OBLIGATION_ANCHOR),
-        "defaultConfiguration": {"level": "error"},
-        "properties": {"tags": ["pcsc", "coverage"]},
-    }
-
-
-def _refusal_results(
-    c: Compiled, docs_url: str | None
-) -> list[tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]]:
-    """(sort key, rule, result) for each uncovered (transition, obligation) of ``c``."""
-    if c.coverage is None or c.coverage.complete:
+def refusal_findings(c: Compiled, source: str | None) -> list[tuple[Finding, DeltaCoverage | None]]:
+    """What refuses or docks a route, as the diagnostics `pcsc check` reports for it: each
+    uncovered material change (PCSC-E501 under gate, W501 under dock) with its change, and
+    each change its class does not admit or departure from its gold registry (E502/E503,
+    W502/W503/W504) with None: one fact, one code, one place, whichever command reports it."""
+    if c.coverage is None or c.decision.verdict not in ("suspend-and-ask", "docked"):
         return []
-    route = c.route
-    level = "error" if c.decision.verdict == "suspend-and-ask" else "warning"
-    consequence = "GATE refuses the score" if level == "error" else "DOCK releases a docked score"
-    obligations: Mapping[str, Obligation] = {o.name: o for o in route.obligations}
-    transitions = {t.name: t for t in route.transitions}
-    # (transition, obligation) -> the uncovered deltas it covers and its attempt
-    grouped: dict[tuple[str, str], tuple[list[Delta], DischargeAttempt]] = {}
-    orphans: list[DeltaCoverage] = []
-    for u in c.coverage.uncovered:
-        if not u.tried:
-            orphans.append(u)
-        for a in u.tried:
-            deltas, _ = grouped.setdefault((u.transition, a.obligation), ([], a))
-            deltas.append(u.delta)
-    out: list[tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]] = []
-    for (tname, oname), (deltas, attempt) in grouped.items():
-        t, o = transitions[tname], obligations[oname]
-        rule = _obligation_rule(o, docs_url)
-        changes = _and([_change(d) for d in deltas])
-        why = _why(attempt, o)
-        related = _related(attempt, o)
-        text = (
-            f"route `{route.name}`: transition `{tname}` changes {changes}, which obligation `{oname}` covers, "
-            f"and does not discharge it: {why}. {consequence}."
-        )
-        result = _refusal_result(rule["id"], level, text, t.span, related, route.name, tname, [d.field for d in deltas])
-        out.append(((route.file, t.span.line, tname, rule["id"]), rule, result))
-    for u in orphans:
-        t = transitions[u.transition]
-        text = (
-            f"route `{route.name}`: transition `{u.transition}` changes {_change(u.delta)}, and no obligation "
-            f"of the route's libraries covers `{u.delta.field}`. {consequence}."
-        )
-        result = _refusal_result(NO_OBLIGATION_RULE, level, text, t.span, [], route.name, u.transition,
-                                 [u.delta.field])
-        out.append(((route.file, t.span.line, u.transition, NO_OBLIGATION_RULE, u.delta.field),
-                    _no_obligation_rule(docs_url), result))
-    for na in c.coverage.admission:
-        what = "this transition" if na.field is None else f"a change of `{na.field}`"
-        check = na.reason if na.check == "fields" else f"`{na.check}` fails ({na.reason})"
-        text = (f"route `{route.name}`: transition `{na.transition}` is of class `{na.ref_class}`, which does not "
-                f"admit {what}: {check}. {consequence}.")
-        result = _refusal_result(NOT_ADMITTED_RULE, level, text, na.span, [], route.name, na.transition,
-                                 [] if na.field is None else [na.field])
-        out.append(((route.file, na.span.line, na.transition, NOT_ADMITTED_RULE, na.field or "", na.check),
-                    _plain_rule(NOT_ADMITTED_RULE, "change not admitted by its class",
-                                "A transition claims a change that the policy's admission rules for its reference "
-                                "class do not admit: a field the class may not change, a change past the class's "
-                                "bound, or a `require` line of the class that fails.",
-                                "Claim what the class admits, or give the transition the class that admits the "
-                                "change (`pcsc gate --suggest` lists them).", docs_url, "pcsc-e502"), result))
-    if c.coverage.registry_mode == "required":
-        for f in c.coverage.registry:
-            text = f"route `{route.name}`: {f.message}. {consequence}."
-            result = _refusal_result(REGISTRY_RULE, level, text, f.span, [], route.name, f.state or "",
-                                     [] if f.field is None else [f.field])
-            out.append(((route.file, f.span.line, f.state or "", REGISTRY_RULE, f.field or "", f.kind),
-                        _plain_rule(REGISTRY_RULE, "route departs from its gold registry",
-                                    "The policy's registry for the route lists the states it must pass through, in "
-                                    "order, with the value of each listed field; the route skips one, passes them "
-                                    "out of order, or states a listed field with another value.",
-                                    "Keep every registry state, in order, with the registry's values.",
-                                    docs_url, "pcsc-e503"), result))
+    found = Diagnostics()
+    mode: Mode = "gate" if c.decision.verdict == "suspend-and-ask" else "dock"
+    report_uncovered(c.route, c.coverage, mode, source, found, c.policy.policy)
+    uncovered = iter(c.coverage.uncovered)
+    return [(f, next(uncovered) if f.code in ("PCSC-E501", "PCSC-W501") else None) for f in found.items]
+
+
+def _refusal_results(c: Compiled, source: str | None) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """(sort key, result) for each uncovered material change of ``c``: the result of its
+    PCSC-E501 (W501) diagnostic, with the failing `require` lines as related locations."""
+    obligations: Mapping[str, Obligation] = {o.name: o for o in c.route.obligations}
+    out: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    for finding, u in refusal_findings(c, source):
+        result = _diagnostic_result(finding)
+        s = finding.span
+        if u is None:  # a class that does not admit the change, or the gold registry
+            result["properties"] = {"route": c.route.name}
+            out.append(((s.file, s.line, s.column, "", ""), result))
+            continue
+        related = [r for a in u.tried for r in _related(a, obligations[a.obligation])]
+        if related:
+            result["relatedLocations"] = [{**r, "id": i} for i, r in enumerate(related, 1)]
+        result["properties"] = {"route": c.route.name, "transition": u.transition, "fields": [u.delta.field],
+                                "obligations": [a.obligation for a in u.tried]}
+        s = finding.span
+        out.append(((s.file, s.line, s.column, "", ""), result))  # in the order `pcsc check` reports them
     return out
-
-
-def _plain_rule(rule_id: str, name: str, full: str, help_text: str, docs_url: str | None,
-                anchor: str) -> dict[str, Any]:
-    return {
-        "id": rule_id,
-        "name": name,
-        "shortDescription": {"text": name},
-        "fullDescription": {"text": full + " GATE refuses the route's score (DOCK releases a reduced one)."},
-        **_help(help_text, docs_url, anchor),
-        "defaultConfiguration": {"level": "error"},
-        "properties": {"tags": ["pcsc", "coverage"]},
-    }
-
-
-def _why(attempt: DischargeAttempt, o: Obligation) -> str:
-    reasons = []
-    if not attempt.claimed:
-        reasons.append("it is not listed in `discharges`")
-    if attempt.failed:
-        fails = "; ".join(f"`{f.require}` ({f.span.file}:{f.span.line}) fails: {f.reason}" for f in attempt.failed)
-        reasons.append(fails)
-    return "; ".join(reasons) or f"`{o.name}` does not hold"
 
 
 def _related(attempt: DischargeAttempt, o: Obligation) -> list[dict[str, Any]]:
     if attempt.failed:
         return [
             {
-                "id": i,
                 "physicalLocation": _physical(f.span),
-                "message": {"text": f"`{f.require}` fails: {f.reason}"},
+                "message": {"text": f"obligation `{o.name}`: `{f.require}` fails: {f.reason}"},
             }
-            for i, f in enumerate(attempt.failed, start=1)
+            for f in attempt.failed
         ]
     return [
         {
-            "id": 1,
             "physicalLocation": _physical(o.span),
             "message": {"text": f"obligation `{o.name}`: every line holds; list it in `discharges`"},
         }
     ]
 
 
-def _refusal_result(
-    rule_id: str,
-    level: str,
-    text: str,
-    at: Span,
-    related: Sequence[dict[str, Any]],
-    route: str,
-    transition: str,
-    fields: list[str],
-) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "ruleId": rule_id,
-        "level": level,
-        "message": {"text": text},
-        "locations": [{"physicalLocation": _physical(at)}],
-    }
-    if related:
-        result["relatedLocations"] = list(related)
-    result["partialFingerprints"] = {"pcscCoverage/v1": f"{route}/{transition}/{rule_id}/{','.join(fields)}"}
-    result["properties"] = {"route": route, "transition": transition, "fields": fields}
-    return result
+def fingerprint(rule_id: str, file: str, message: str) -> str:
+    """What stays the same for one fact across runs and edits elsewhere in the file: its
+    rule, file and message (no line number), hashed."""
+    return hashlib.sha256(f"{rule_id}\0{file}\0{message}".encode()).hexdigest()[:32]

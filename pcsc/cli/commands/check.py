@@ -11,7 +11,7 @@ from pcsc.base.files import Unreadable, read_text
 from pcsc.base.humanize import plural
 from pcsc.cli import options
 from pcsc.cli.context import Context
-from pcsc.cli.outcome import Outcome
+from pcsc.cli.outcome import Outcome, UsageError
 
 if TYPE_CHECKING:
     from pcsc.compiler.session import Session
@@ -19,25 +19,90 @@ if TYPE_CHECKING:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p, stdin=True)
-    options.formats(p, "text", "json", "sarif")
+    options.formats(p, "text", "json", "sarif", "junit", "github")
     options.search_paths(p)
     options.coverage(p)
     options.require_policy(p)
     options.jobs(p)
+    options.output(p, "the JSON, SARIF, JUnit or GitHub report")
+    p.add_argument("--fix", action="store_true",
+                   help="apply the safe fixes the diagnostics propose (a misspelt state, transition, obligation or "
+                   "keyword: `did you mean`), then check again; never one that could change a number")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="with --fix, also the fixes that choose where a number comes from (a field, a reference "
+                   "class, a criterion, a library, a policy)")
+    p.add_argument("--watch", action="store_true",
+                   help="check again whenever a route, library, policy or configuration file it reads changes; "
+                   "Ctrl-C stops (exit 130)")
     p.add_argument("--leakage", metavar="NAMES.txt",
                    help="also flag identity cues left in the routes: these names (one per line; an empty file "
                    "for the patterns only), e-mails, URLs, domains, known investors (PCSC-W702)")
 
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
+    if args.unsafe_fixes and not args.fix:
+        raise UsageError("--unsafe-fixes goes with --fix")
+    if args.fix:
+        return _fix(ctx, args)
+    return _check(ctx, args)
+
+
+#: Rounds of fixing at most: a fix can let a file lower further, and show the next misspelling.
+FIX_ROUNDS = 10
+
+
+def _fix(ctx: Context, args: argparse.Namespace) -> Outcome:
+    """Check, apply the fixes proposed, and again until none is left; then report what
+    still holds, with a note per fix written."""
+    from pathlib import Path
+
+    from pcsc.analysis.fixes import apply_fixes, fixes
+
+    if "-" in args.files:
+        raise UsageError("--fix writes files back: it cannot fix standard input (`-`)")
+    written: list[str] = []
+    for _ in range(FIX_ROUNDS):
+        outcome = _check(ctx, args)
+        proposed = [f for f in fixes(ctx.diagnostics, ctx.sources) if f.safe or args.unsafe_fixes]
+        changed = False
+        for file in sorted({f.file for f in proposed}):
+            path = Path(file)
+            try:
+                text = read_text(path)
+            except Unreadable:
+                continue
+            if text != ctx.sources.get(file):
+                continue  # the file is not the text checked (it changed meanwhile): left alone
+            new_text, applied = apply_fixes(text, [f for f in proposed if f.file == file])
+            if applied:
+                with open(path, "w", encoding="utf-8", newline="") as out:  # as read: line ends kept
+                    out.write(new_text)
+                written += [f"fixed {f.description}" for f in applied]
+                changed = True
+        if not changed:
+            break
+        ctx.forget_sessions()
+    left = [f for f in fixes(ctx.diagnostics, ctx.sources) if not f.safe and not args.unsafe_fixes]
+    notes = [*written, *outcome.notes]
+    if left:
+        notes.append(f"{plural(len(left), 'more fix', 'more fixes')} could change a number: --unsafe-fixes applies "
+                     "them (" + "; ".join(f.description for f in left) + ")")
+    return Outcome("check", {"fixed": written}, diagnostics=outcome.diagnostics, notes=notes)
+
+
+def _check(ctx: Context, args: argparse.Namespace) -> Outcome:
     # each route is bound as soon as its file is lowered, and not kept: a large cohort
-    # needs memory for its diagnostics, not for its IR (the leakage scan needs the texts)
-    session, _ = ctx.load(args.files, bind=True, keep_routes=bool(args.leakage))
-    if args.leakage:
-        _leakage(ctx, session, args.leakage)
-    n = ctx.loaded_count
-    notes = [] if session.diags.has_errors else [f"ok: {plural(n, 'route')} checked"]
-    return Outcome("check", {}, diagnostics=session.diags.items, notes=notes)
+    # needs memory for its diagnostics, not for its IR (the leakage scan needs the texts);
+    # each project's files under its own configuration
+    n = 0
+    for config, files in ctx.input_groups(args.files):
+        with ctx.judged_by(config):
+            session, _ = ctx.load(files, bind=True, keep_routes=bool(args.leakage))
+        if args.leakage:
+            _leakage(ctx, session, args.leakage)
+        n += ctx.loaded_count
+    notes = [] if ctx.has_errors else [f"ok: {plural(n, 'route')} checked"]
+    return Outcome("check", {}, diagnostics=ctx.diagnostics, notes=notes)
 
 
 def _leakage(ctx: Context, session: Session, names_file: str) -> None:

@@ -1,5 +1,6 @@
-"""`pcsc config`: the effective settings, and where each came from (a flag, the
-configuration file, or the default)."""
+"""`pcsc config [FILE]`: the effective settings, and where each came from (a flag, a
+configuration file, or the default). With FILE, the settings that judge that route or
+folder: its nearest configuration file's."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from pcsc.cli.outcome import Outcome
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", metavar="FILE",
+                   help="a route, test file or folder: show the configuration that judges it (default: the "
+                   "working folder's)")
     options.formats(p, "text", "json")
     options.search_paths(p)
     options.coverage(p)
@@ -23,14 +27,15 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.base.config import DOCS_URL_ENV
     from pcsc.forecast.ledger import DEFAULT_PATH, ledger_location
 
-    cfg = ctx.config
+    cfg, run_cfg = ctx.config, ctx.run_config
     source = str(cfg.path) if cfg.path else None
+    run_source = str(run_cfg.path) if run_cfg.path else None
 
-    def setting(name: str, flag: Any, configured: Any, default: Any) -> dict[str, Any]:
+    def setting(name: str, flag: Any, configured: Any, default: Any, origin: str | None = source) -> dict[str, Any]:
         if flag not in (None, [], ()):
             return {"name": name, "value": flag, "from": "command line"}
         if configured not in (None, [], ()):
-            return {"name": name, "value": configured, "from": source}
+            return {"name": name, "value": configured, "from": origin}
         return {"name": name, "value": default, "from": "default"}
 
     def paths(ps: Any) -> list[str]:
@@ -47,14 +52,19 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         setting("policy_path", paths(args.policy_path), paths(cfg.policy_path), []),
         coverage,  # a file's only raises the policy's
         *(required or [{"name": "require_policy", "value": [], "from": "default"}]),
-        setting("format", args.format, cfg.format, "text"),
+        setting("select", None, list(cfg.select or ()), ["every warning"]),
+        setting("ignore", None, list(cfg.ignore), []),
+        setting("format", args.format, run_cfg.format, "text", run_source),
         setting("ledger", str(ledger_location(args.ledger)) if args.ledger else None,
-                str(ledger_location(cfg.ledger)) if cfg.ledger else None, str(DEFAULT_PATH)),
-        setting("docs_url", None, cfg.docs_url, None),
+                str(ledger_location(run_cfg.ledger)) if run_cfg.ledger else None, str(DEFAULT_PATH), run_source),
+        setting("docs_url", None, run_cfg.docs_url, None, run_source),
     ]
     if os.environ.get(DOCS_URL_ENV):
         settings[-1] = {"name": "docs_url", "value": ctx.docs_url, "from": f"environment ({DOCS_URL_ENV})"}
-    lines = [f"# configuration file: {source or 'none (pcsc.toml or [tool.pcsc] in pyproject.toml)'}"]
+    none = "none (pcsc.toml or [tool.pcsc] in pyproject.toml)"
+    lines = [f"# configuration file: {source or none}" + (f" (the nearest to {args.file})" if args.file else "")]
+    if run_source != source:
+        lines.append(f"# format, ledger and docs_url: the working folder's, {run_source or none}")
     width = max(len(s["name"]) for s in settings)
     for s in settings:
         value = s["value"]
@@ -65,4 +75,5 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         if s["name"] == "require_policy" and origin != "default":
             origin += " (every file's list holds; --require-policy adds to them)"
         lines.append(f"{s['name']:<{width}}  {shown or '(none)'}    # from {origin}")
-    return Outcome("config", {"file": source, "settings": settings}, text="\n".join(lines))
+    payload = {"file": source, "for": args.file, "run_file": run_source, "settings": settings}
+    return Outcome("config", payload, text="\n".join(lines))

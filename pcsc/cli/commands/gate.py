@@ -10,17 +10,17 @@ from pcsc.base.humanize import money, plural
 from pcsc.cli import options, whatif
 from pcsc.cli.context import Context
 from pcsc.cli.outcome import Outcome
-from pcsc.cli.verdicts import exit_code
-from pcsc.diagnostics.exits import EXIT_INPUT
+from pcsc.diagnostics.exits import EXIT_INPUT, exit_code
 
 if TYPE_CHECKING:
     from pcsc.analysis.suggest import Suggestion
+    from pcsc.compiler.session import Compiled
     from pcsc.lang.ir import Route
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     options.files(p, stdin=True)
-    options.formats(p, "text", "json", "sarif")
+    options.formats(p, "text", "json", "sarif", "junit", "github")
     options.search_paths(p)
     options.jobs(p)
     options.coverage(p)
@@ -48,20 +48,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     from pcsc.render.packet import gate_packet
-    from pcsc.render.sarif import to_sarif
     from pcsc.render.text import gate_text
 
     overrides, problems = whatif.parse(args)
     if problems:
         return Outcome("gate", gate_packet([]), diagnostics=problems, exit_code=EXIT_INPUT)
-    session, routes = whatif.load(ctx, args.files, overrides)
-    compiled = session.compile_routes(routes)
-    diags = session.diags.sorted()
+    groups = ctx.input_groups(args.files)
+    suggesting = args.suggest or args.apply is not None or args.was is not None
+    if suggesting and len(groups) > 1:
+        from pcsc.cli.exits import UsageError
+
+        raise UsageError("--suggest, --apply and --was take one project's routes at a time: the inputs fall under "
+                         "different configuration files")
+    compiled: list[Compiled] = []
+    for config, files in groups:  # each project's files under its own configuration
+        with ctx.judged_by(config):
+            session, routes = whatif.load(ctx, files, overrides)
+            compiled += session.compile_routes(routes)
+    diags = sorted(ctx.diagnostics, key=lambda d: (d.span.file, d.span.line, d.span.column))
     payload = gate_packet(compiled)
     whatif.record(payload, None, overrides)
     text = gate_text(compiled) if compiled else None
-    code = exit_code(session, compiled)
-    if args.suggest or args.apply is not None or args.was is not None:
+    code = exit_code(diags, any(c.decision.verdict == "suspend-and-ask" for c in compiled))
+    if suggesting:
         from pcsc.analysis.suggest import admitting, suggest
         from pcsc.cli.exits import UsageError
 
@@ -96,7 +105,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         text=whatif.record(None, text, overrides),
         diagnostics=diags,
         exit_code=code,
-        sarif=lambda: to_sarif(diags, refusals=compiled, docs_url=ctx.docs_url),
+        refusals=compiled,
     )
 
 
