@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,6 +34,7 @@ from pcsc.lsp.analysis import analyse  # noqa: E402
 from pcsc.lsp.server import from_position, to_range  # noqa: E402
 
 TEXT = SPEC_ROUTE.read_text(encoding="utf-8")
+INITIALIZED: list[lsp.InitializeResult] = []  # what the server answered to `initialize`
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
 
 
@@ -41,8 +43,10 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("P
     config=ClientServerConfig(server_command=[sys.executable, "-m", "pcsc", "lsp"], server_env=ENV),
 )
 async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=pytest_lsp.client_capabilities("visual-studio-code"))
+    INITIALIZED.append(
+        await lsp_client.initialize_session(
+            lsp.InitializeParams(capabilities=pytest_lsp.client_capabilities("visual-studio-code"))
+        )
     )
     yield
     await lsp_client.shutdown_session()
@@ -209,6 +213,73 @@ async def test_formatting(client: LanguageClient, document: Document) -> None:
         lsp.DocumentFormattingParams(lsp.TextDocumentIdentifier(document.uri), lsp.FormattingOptions(4, True))
     )
     assert not again  # already canonical: no edits
+    await document.change(TEXT)
+
+
+def apply_edits(text: str, edits: list[lsp.TextEdit]) -> str:
+    """``text`` with LSP edits applied, last first (ASCII text: characters are UTF-16 units)."""
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    def offset(p: lsp.Position) -> int:
+        return starts[p.line] + p.character
+    for e in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end) :]
+    return text
+
+
+async def quick_fixes(client: LanguageClient, document: Document, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
+    found = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            lsp.TextDocumentIdentifier(document.uri), diagnostic.range, lsp.CodeActionContext(diagnostics=[diagnostic])
+        )
+    )
+    assert found is not None
+    return [a for a in found if isinstance(a, lsp.CodeAction)]
+
+
+@in_module_loop
+async def test_code_action_fixes_a_misspelt_state_as_check_fix_does(
+    client: LanguageClient, document: Document, tmp_path: Path
+) -> None:
+    assert INITIALIZED[0].capabilities.code_action_provider is not None
+    broken = TEXT.replace("transition launch: garage -> wedge", "transition launch: garage -> wedgee")
+    [unknown] = [d for d in await document.change(broken) if d.code == "PCSC-E201"]
+    [action] = await quick_fixes(client, document, unknown)
+    assert action.kind == lsp.CodeActionKind.QuickFix and action.is_preferred is True
+    assert action.title == "Replace `wedgee` with `wedge`"
+    assert action.edit is not None and action.edit.changes is not None
+    start = position(broken, "garage -> wedgee", len("garage -> "))
+    end = lsp.Position(start.line, start.character + len("wedgee"))
+    assert list(action.edit.changes) == [document.uri]
+    assert list(action.edit.changes[document.uri]) == [lsp.TextEdit(lsp.Range(start, end), "wedge")]
+    fixed = apply_edits(broken, list(action.edit.changes[document.uri]))
+    assert fixed == TEXT
+
+    # the same edit as `pcsc check --fix`, and the file it gives passes `pcsc check`
+    shutil.copy(ROOT / "obligations" / "venture.obl", tmp_path / "venture.obl")
+    route = tmp_path / "devtools_api.route"
+    route.write_text(broken, encoding="utf-8")
+    check = [sys.executable, "-m", "pcsc", "check", str(route)]
+    subprocess.run([*check, "--fix"], env=ENV, capture_output=True, check=False)
+    assert route.read_text(encoding="utf-8") == fixed
+    assert subprocess.run(check, env=ENV, capture_output=True, check=False).returncode == 0
+
+    # a range elsewhere in the document offers nothing
+    elsewhere = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1))
+    found = await client.text_document_code_action_async(
+        lsp.CodeActionParams(lsp.TextDocumentIdentifier(document.uri), elsewhere, lsp.CodeActionContext(diagnostics=[]))
+    )
+    assert not found
+    await document.change(TEXT)
+
+
+@in_module_loop
+async def test_an_unsafe_fix_is_offered_but_not_preferred(client: LanguageClient, document: Document) -> None:
+    broken = TEXT.replace("state wedge  { developers 500 }", "state wedge  { developerz 500 }")
+    [unknown] = [d for d in await document.change(broken) if d.code == "PCSC-E205"]
+    [action] = await quick_fixes(client, document, unknown)
+    assert action.is_preferred is False and "unsafe" in action.title
+    assert action.edit is not None and action.edit.changes is not None
+    assert apply_edits(broken, list(action.edit.changes[document.uri])) == TEXT
     await document.change(TEXT)
 
 

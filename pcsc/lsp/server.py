@@ -28,6 +28,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec, ServerTextPosition, ServerTextRange
 
 from pcsc._version import __version__
+from pcsc.analysis.fixes import fix_for
 from pcsc.base.config import ConfigError, load_config
 from pcsc.base.files import Unreadable, read_text
 from pcsc.base.modes import Mode
@@ -171,6 +172,13 @@ def from_position(position: lsp.Position, lines: Sequence[str], codec: PositionC
     return server.line + 1, server.character + 1
 
 
+def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+    """Whether two ranges share a position (an empty range touching the other counts)."""
+    def key(p: lsp.Position) -> tuple[int, int]:
+        return p.line, p.character
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
 def to_lsp_diagnostic(d: Finding, lines: Sequence[str], codec: PositionCodec) -> lsp.Diagnostic:
     s = d.span
     return lsp.Diagnostic(
@@ -247,6 +255,38 @@ def create_server(settings: Settings | None = None) -> PcscServer:
                 )
             )
         return lsp.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )
+    def code_action(ls: PcscServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        uri = params.text_document.uri
+        result = ls.analysis(uri)
+        if result is None:
+            return []
+        lines = _lines(result.text)
+        codec = ls.workspace.position_codec
+        actions = []
+        for d in result.diagnostics:
+            fix = fix_for(d, result.text) if d.span.file == result.shown else None
+            if fix is None:
+                continue
+            diagnostic = to_lsp_diagnostic(d, lines, codec)
+            if not _overlaps(diagnostic.range, params.range):
+                continue
+            where = to_range((fix.line, fix.start, fix.line, fix.end), lines, codec)
+            edit = lsp.TextEdit(range=where, new_text=fix.new)
+            unsafe = "" if fix.safe else " (unsafe: may change a number)"
+            actions.append(
+                lsp.CodeAction(
+                    title=f"Replace `{fix.old}` with `{fix.new}`{unsafe}",
+                    kind=lsp.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=fix.safe,  # `pcsc check --fix` applies only these
+                    edit=lsp.WorkspaceEdit(changes={uri: [edit]}),
+                )
+            )
+        return actions
 
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     def formatting(ls: PcscServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
