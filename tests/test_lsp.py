@@ -128,7 +128,7 @@ async def test_a_diagnostic_appears_and_disappears_as_the_text_changes(document:
 
 
 @in_module_loop
-async def test_an_uncovered_change_is_shown_on_its_transition(document: Document) -> None:
+async def test_an_uncovered_change_is_shown_on_its_transition(document: Document, route_file: Path) -> None:
     # wedge now claims 5k developers, which launch's threshold (>= 500) does not measure
     uncovered = TEXT.replace("state wedge  { developers 500 }", "state wedge  { developers 5k }")
     diagnostics = await document.change(uncovered)
@@ -138,6 +138,22 @@ async def test_an_uncovered_change_is_shown_on_its_transition(document: Document
     assert e501.range == lsp.Range(start, lsp.Position(start.line, start.character + len("launch")))
     assert "developers 0 -> 5,000" in e501.message
     assert "adoption" in e501.message and "venture.obl:12" in e501.message  # the failing `require` line
+    library = route_file.parent / "venture.obl"
+    obl = library.read_text(encoding="utf-8")
+    require = position(obl, "require measured(delta)")
+    assert list(e501.related_information or ()) == [
+        lsp.DiagnosticRelatedInformation(
+            lsp.Location(
+                library.as_uri(),
+                lsp.Range(require, lsp.Position(require.line, require.character + len("require measured(delta)"))),
+            ),
+            "obligation `adoption`: `require measured(delta)` fails: "
+            "the threshold does not bound every claimed change up to its target",
+        )
+    ]
+    # no docs URL configured: the code links to its anchor in this checkout's docs
+    assert e501.code_description == lsp.CodeDescription((ROOT / "docs" / "diagnostics.md").as_uri() + "#pcsc-e501")
+    assert '<a id="pcsc-e501"></a>' in (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
     diagnostics = await document.change(TEXT)
     assert not [d for d in diagnostics if d.code == "PCSC-E501"]
 

@@ -32,9 +32,11 @@ from pcsc.analysis.fixes import fix_for
 from pcsc.base.config import ConfigError, load_config
 from pcsc.base.files import Unreadable, read_text
 from pcsc.base.modes import Mode
-from pcsc.diagnostics.model import Finding
+from pcsc.diagnostics.model import Finding, Span
 from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
 from pcsc.policy.load import check_configured_policies
+from pcsc.render.doclinks import code_doc_uri
+from pcsc.render.sarif import refusals_related
 
 _KINDS = {
     "field": lsp.CompletionItemKind.Field,
@@ -54,6 +56,7 @@ class Settings:
     policy_path: tuple[Path, ...] = ()
     coverage: Mode | None = None
     config_coverage: Mode | None = None
+    docs_url: str | None = None  # the published docs' base URL (`PCSC_DOCS_URL`, `docs_url`)
 
     def for_folder(self, folder: Path) -> Settings:
         try:
@@ -70,6 +73,7 @@ class Settings:
             (*self.policy_path, *(p for p in config.policy_path if p not in self.policy_path)),
             self.coverage,
             configured,
+            self.docs_url,
         )
 
 
@@ -134,10 +138,39 @@ class PcscServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         lines = _lines(doc.source)
         codec = self.workspace.position_codec
-        diagnostics = [to_lsp_diagnostic(d, lines, codec) for d in result.diagnostics]
+        related = self.related(uri, result)
+        diagnostics = []
+        for d in result.diagnostics:
+            diagnostic = to_lsp_diagnostic(d, lines, codec)
+            href = code_doc_uri(d.code, self.settings.docs_url)
+            if href is not None:
+                diagnostic.code_description = lsp.CodeDescription(href=href)
+            diagnostic.related_information = related.get(_key(d))
+            diagnostics.append(diagnostic)
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
         )
+
+    def related(self, uri: str, result: Analysis) -> dict[tuple[object, ...], list[lsp.DiagnosticRelatedInformation]]:
+        """For each uncovered material change (PCSC-E501/W501), the `require` lines that
+        failed for it, as SARIF's related locations give them."""
+        out: dict[tuple[object, ...], list[lsp.DiagnosticRelatedInformation]] = {}
+        for unit in result.routes:
+            compiled = unit.compiled(())
+            if compiled is None:
+                continue
+            for finding, _, places in refusals_related(compiled, result.text):
+                if places:
+                    out[_key(finding)] = [
+                        lsp.DiagnosticRelatedInformation(self.location(uri, self.place(r.span, result)), r.message)
+                        for r in places
+                    ]
+        return out
+
+    @staticmethod
+    def place(span: Span, result: Analysis) -> Location:
+        path = None if span.file == result.shown else Path(span.file).absolute()  # shown relative to the working folder
+        return Location(path, span.line, span.column, span.end_line, span.end_column)
 
     def location(self, uri: str, where: Location) -> lsp.Location:
         """An LSP location for a PCSC location (in this document or another file)."""
@@ -151,6 +184,10 @@ class PcscServer(LanguageServer):
                 text = ""
         span = (where.line, where.column, where.end_line, where.end_column)
         return lsp.Location(uri=target_uri, range=to_range(span, _lines(text), self.workspace.position_codec))
+
+
+def _key(d: Finding) -> tuple[object, ...]:
+    return d.code, d.span, d.message
 
 
 def _lines(text: str) -> list[str]:
