@@ -299,6 +299,116 @@ async def test_an_unsafe_fix_is_offered_but_not_preferred(client: LanguageClient
     await document.change(TEXT)
 
 
+def name_range(text: str, needle: str, name: str) -> lsp.Range:
+    """The range of ``name`` inside the first occurrence of ``needle``."""
+    start = position(text, needle, needle.index(name))
+    return lsp.Range(start, lsp.Position(start.line, start.character + len(name)))
+
+
+@in_module_loop
+async def test_document_symbols_outline_the_route(client: LanguageClient, document: Document) -> None:
+    assert INITIALIZED[0].capabilities.document_symbol_provider
+    found = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(document.uri))
+    )
+    assert found is not None
+    [route] = found
+    assert isinstance(route, lsp.DocumentSymbol)
+    lines = TEXT.split("\n")
+    last = max(i for i, line in enumerate(lines) if line == "}")
+    assert (route.name, route.kind, route.detail) == ("devtools_api", lsp.SymbolKind.Module, "Developer API for SMS")
+    assert route.range == lsp.Range(position(TEXT, "route devtools_api"), lsp.Position(last, 1))
+    assert route.selection_range == name_range(TEXT, "route devtools_api", "devtools_api")
+    children = list(route.children or ())
+    assert [(c.name, c.kind) for c in children] == [
+        ("garage", lsp.SymbolKind.Struct), ("wedge", lsp.SymbolKind.Struct), ("bridge", lsp.SymbolKind.Struct),
+        ("scale", lsp.SymbolKind.Struct), ("scale", lsp.SymbolKind.Object),
+        ("launch", lsp.SymbolKind.Function), ("monetize", lsp.SymbolKind.Function), ("expand", lsp.SymbolKind.Function),
+        ("hn_launch", lsp.SymbolKind.Event), ("pricing_survey", lsp.SymbolKind.Event),
+        ("carrier_talks", lsp.SymbolKind.Event), ("price_war", lsp.SymbolKind.Event),
+    ]
+    wedge = children[1]
+    header = "state wedge  { developers 500 }"
+    start = position(TEXT, header)
+    assert wedge.range == lsp.Range(start, lsp.Position(start.line, start.character + len(header)))
+    assert wedge.selection_range == name_range(TEXT, header, "wedge")
+    monetize = children[6]
+    assert monetize.detail == "wedge -> bridge"
+    assert monetize.range.start == position(TEXT, "transition monetize")
+    assert monetize.range.end == lsp.Position(position(TEXT, "    }\n\n    transition expand").line, 5)
+    assert monetize.selection_range == name_range(TEXT, "transition monetize", "monetize")
+    discharges = "discharges adoption, monetization"
+    assert [(o.name, o.kind, o.range, o.selection_range) for o in monetize.children or ()] == [
+        ("adoption", lsp.SymbolKind.Interface, name_range(TEXT, discharges, "adoption"),
+         name_range(TEXT, discharges, "adoption")),
+        ("monetization", lsp.SymbolKind.Interface, name_range(TEXT, discharges, "monetization"),
+         name_range(TEXT, discharges, "monetization")),
+    ]
+    assert children[8].selection_range == name_range(TEXT, "evidence hn_launch", "hn_launch")
+
+
+async def folding(client: LanguageClient, document: Document) -> list[lsp.FoldingRange]:
+    found = await client.text_document_folding_range_async(
+        lsp.FoldingRangeParams(lsp.TextDocumentIdentifier(document.uri))
+    )
+    assert found is not None
+    return list(found)
+
+
+@in_module_loop
+async def test_folding_ranges_fold_blocks_and_comment_runs(client: LanguageClient, document: Document) -> None:
+    assert INITIALIZED[0].capabilities.folding_range_provider
+    ranges = await folding(client, document)
+    # the route, the vision, three transitions and their cost blocks, four evidence, the criteria
+    assert len(ranges) == 13 and all(r.kind is None for r in ranges)
+    lines = TEXT.split("\n")
+    last = max(i for i, line in enumerate(lines) if line == "}")
+    assert ranges[0] == lsp.FoldingRange(position(TEXT, "route devtools_api").line, last - 1)
+    launch = position(TEXT, "transition launch").line
+    closing = position(TEXT, "    }\n\n    transition monetize").line
+    assert lsp.FoldingRange(launch, closing - 1) in ranges
+    cost = position(TEXT, "cost {").line
+    assert lsp.FoldingRange(cost, position(TEXT, "hosting").line) in ranges  # its `}` stays shown
+
+    # a run of comments folds; a brace inside a string or a comment opens nothing
+    edited = "# one\n# two\n# three {\n" + TEXT.replace('actor      "two founders"', 'actor      "two { founders"')
+    await document.change(edited)
+    ranges = await folding(client, document)
+    assert TEXT.startswith("# ") and not TEXT.split("\n")[1].startswith("#")
+    assert lsp.FoldingRange(0, 3, kind=lsp.FoldingRangeKind.Comment) in ranges  # with the file's first line
+    assert len(ranges) == 14
+    assert lsp.FoldingRange(launch + 3, closing + 3 - 1) in ranges
+    await document.change(TEXT)
+
+
+#: The editor page's feature names, and the capability each is advertised by
+#: (diagnostics are pushed: no capability).
+DOCUMENTED = {
+    "diagnostics": None,
+    "hover": "hover_provider",
+    "go to definition": "definition_provider",
+    "completion": "completion_provider",
+    "code actions": "code_action_provider",
+    "document symbols": "document_symbol_provider",
+    "folding": "folding_range_provider",
+    "formatting": "document_formatting_provider",
+}
+
+
+@in_module_loop
+async def test_the_editor_page_lists_the_capabilities_the_server_advertises(client: LanguageClient) -> None:
+    page = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    table = page.split("| feature | what |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    listed = [row.split(" | ", 1)[0].removeprefix("| ") for row in table.split("\n")]
+    assert listed == list(DOCUMENTED)
+    capabilities = INITIALIZED[0].capabilities
+    advertised = {name for name in dir(capabilities) if name.endswith("_provider") and getattr(capabilities, name)}
+    commands = capabilities.execute_command_provider
+    if commands is not None and not commands.commands:  # pygls's own, naming no command
+        advertised.remove("execute_command_provider")
+    assert advertised == {c for c in DOCUMENTED.values() if c is not None}
+
+
 # ---------------------------------------------------------------------- positions, in process
 def test_positions_count_utf16_units_after_non_ascii_text() -> None:
     from pygls.workspace import PositionCodec

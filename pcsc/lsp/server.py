@@ -33,11 +33,19 @@ from pcsc.base.config import ConfigError, load_config
 from pcsc.base.files import Unreadable, read_text
 from pcsc.base.modes import Mode
 from pcsc.diagnostics.model import Finding, Span
-from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
+from pcsc.lsp.analysis import Analysis, Location, Symbol, analyse, folds, format_document
 from pcsc.policy.load import check_configured_policies
 from pcsc.render.doclinks import code_doc_uri
 from pcsc.render.sarif import refusals_related
 
+_SYMBOL_KINDS = {
+    "route": lsp.SymbolKind.Module,
+    "state": lsp.SymbolKind.Struct,
+    "vision": lsp.SymbolKind.Object,
+    "transition": lsp.SymbolKind.Function,
+    "obligation": lsp.SymbolKind.Interface,
+    "evidence": lsp.SymbolKind.Event,
+}
 _KINDS = {
     "field": lsp.CompletionItemKind.Field,
     "class": lsp.CompletionItemKind.Class,
@@ -324,6 +332,40 @@ def create_server(settings: Settings | None = None) -> PcscServer:
                 )
             )
         return actions
+
+    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(ls: PcscServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+        result = ls.analysis(params.text_document.uri)
+        if result is None:
+            return []
+        lines = _lines(result.text)
+        codec = ls.workspace.position_codec
+
+        def convert(s: Symbol) -> lsp.DocumentSymbol:
+            return lsp.DocumentSymbol(
+                name=s.name,
+                kind=_SYMBOL_KINDS[s.kind],
+                detail=s.detail or None,
+                range=to_range(s.where, lines, codec),
+                selection_range=to_range(s.name_at, lines, codec),
+                children=[convert(c) for c in s.children] or None,
+            )
+
+        return [convert(s) for s in result.symbols()]
+
+    @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+    def folding_range(ls: PcscServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
+        uri = params.text_document.uri
+        if not ls.readable(uri):
+            return []
+        text = ls.workspace.get_text_document(uri).source
+        out = []
+        for first, last, kind in folds(text):
+            if kind == "comment":
+                out.append(lsp.FoldingRange(first - 1, last - 1, kind=lsp.FoldingRangeKind.Comment))
+            elif last - 1 > first:  # the closing brace's line stays shown
+                out.append(lsp.FoldingRange(first - 1, last - 2))
+        return out
 
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     def formatting(ls: PcscServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
