@@ -2,7 +2,10 @@
 
 Every open document is compiled in memory on open and on each change
 (`pcsc.lsp.analysis`); its diagnostics, coverage included, are published at once.
-Hover, go-to-definition and completion query the latest analysis; formatting runs
+Each diagnostic links its code into the docs, and an uncovered change lists the
+`require` lines that failed for it. Hover, go-to-definition, completion, the outline
+and the quick fixes (`pcsc check --fix`'s edits) query the latest analysis; folding
+reads the text alone; formatting runs
 `pcsc fmt`'s formatter and its safety check. A request may name only a document the
 client opened or a file inside its workspace folders (`PcscServer.readable`).
 
