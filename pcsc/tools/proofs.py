@@ -42,14 +42,14 @@ def example_shapes(root: Path = ROOT) -> set[tuple[str, int, int]]:
 
 def entry(fold: str, n: int, k: int) -> dict[str, Any]:
     """The shape proved and derived with sympy, never from the table."""
-    from pcsc.analysis.seams.folds import _prove_fold_shape, derive_fold
-    from pcsc.analysis.seams.symbolic import _verify_prefix, derive
+    from pcsc.analysis.seams.folds import derive_fold, prove_fold_shape
+    from pcsc.analysis.seams.symbolic import derive, prove_shape
 
     proven.disable()
     if fold == "chain":
-        verified, derivation = _verify_prefix(n, k), derive(n, k)
+        verified, derivation = prove_shape(n, k), derive(n, k)
     else:
-        verified, derivation = _prove_fold_shape(n, k, fold == "abandonment"), derive_fold(n, k, fold == "abandonment")
+        verified, derivation = prove_fold_shape(n, k, fold == "abandonment"), derive_fold(n, k, fold == "abandonment")
     return {"fold": fold, "n": n, "k": k, "verified": bool(verified), "derivation": derivation}
 
 

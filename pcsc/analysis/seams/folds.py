@@ -233,10 +233,11 @@ def _check_abandonment(n: int, k: int, formulas: CaseFormulas) -> bool:
 def verify_fold_shape(n: int, k: int, abandonment: bool) -> bool:
     if proven.holds(_fold_name(abandonment), n, k):
         return True
-    return _prove_fold_shape(n, k, abandonment)
+    return prove_fold_shape(n, k, abandonment)
 
 
-def _prove_fold_shape(n: int, k: int, abandonment: bool) -> bool:
+def prove_fold_shape(n: int, k: int, abandonment: bool) -> bool:
+    """The policy fold's identity for (n, k) proved with sympy (no table)."""
     return _verify_abandonment(n, k) if abandonment else _verify_discounted(n, k)
 
 
@@ -263,7 +264,7 @@ def derive_fold(n: int, k: int, abandonment: bool, shape: str | None = None) -> 
     out: dict[str, Any] = {
         "fold": _fold_name(abandonment),
         "shape": shape or f"n={n}, k={k}",
-        "verified": str(_prove_fold_shape(n, k, abandonment)),
+        "verified": str(prove_fold_shape(n, k, abandonment)),
     }
     if not abandonment:
         return {**out, **_derived(*discounted_folds(ps, ds, cs, R, k), discounted_formula(ps, ds, cs, R, k))}
