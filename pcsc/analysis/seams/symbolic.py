@@ -17,6 +17,9 @@ fold is substituted for it. The proof of (n, k) then costs O(k) terms instead of
 O(n), and a 50-transition route's 48 proofs take a fraction of the full-chain time.
 A formula passed in explicitly is checked on the full chain, as before.
 
+A shape in the shipped table of proven identities (`pcsc.analysis.seams.proven`) is
+not proved again, and its derivation is the table's: sympy is imported only for others.
+
 When a command line run asks for it (`remember_proofs()`; `pcsc seams` does), shapes
 proved once are remembered on disk too, in the user's private pcsc cache folder
 (`pcsc.compiler.ircache.cache_folder`, so `PCSC_NO_CACHE=1` turns it off): a JSON list of the
