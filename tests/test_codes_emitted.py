@@ -56,6 +56,7 @@ ELSEWHERE = {
     "PCSC-E410": "tests/test_search_paths.py::test_policy_check_refuses_a_pin_of_another_version_or_of_nothing",
     "PCSC-E413": "tests/test_policy_owner.py::test_a_lax_library_in_a_subfolder_of_the_routes_folder_is_never_searched",
     "PCSC-E414": "tests/test_policy_owner.py::test_require_policy_holds_in_worker_processes",  # --require-policy
+    "PCSC-E419": "tests/test_payoffs.py::test_a_bad_payoff_is_a_located_diagnostic",  # a policy without [payoffs]
     "PCSC-E415": "tests/test_vision_formula.py::test_a_value_that_is_not_finite_is_located_at_the_vision",  # a policy
     "PCSC-E416": "tests/test_vision_formula.py::test_usd_without_a_rate_is_a_located_error",  # a policy's units
     "PCSC-E502": "tests/test_admission.py::test_check_reports_it_at_the_class_line_in_text_json_and_sarif",

@@ -38,6 +38,7 @@ ARGUMENTS: dict[str, list[str]] = {  # what each ledger command needs besides th
     "policy fit": ["--policy", "venture@1.0.0", "--version", "1.0.1", "--as-of", RESOLVED, "-o", "fitted.toml"],
     "policy compare": ["venture@1.0.0", "venture@1.0.0", "--as-of", RESOLVED],
     "config": [],
+    "prereg": ["plan.toml"],
 }
 FIRST = ("freeze", "resolve")  # they fill a reachable ledger for the others
 
@@ -81,6 +82,8 @@ def tutorial(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("tutorial")
     docrun.workspace(ROOT / "docs" / "tutorial.md", folder)
     assert main(["ledger", "keygen", "-o", str(folder / "keys"), "-q"]) == 0
+    plan = '[plan]\nname = "pilot"\n\n[[prediction]]\nid = "P1"\nclaim = "auc(score) >= 0.6"\n'
+    (folder / "plan.toml").write_text(plan, encoding="utf-8")
     return folder
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,6 +34,7 @@ from pcsc.lsp.analysis import analyse  # noqa: E402
 from pcsc.lsp.server import from_position, to_range  # noqa: E402
 
 TEXT = SPEC_ROUTE.read_text(encoding="utf-8")
+INITIALIZED: list[lsp.InitializeResult] = []  # what the server answered to `initialize`
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
 
 
@@ -41,8 +43,10 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("P
     config=ClientServerConfig(server_command=[sys.executable, "-m", "pcsc", "lsp"], server_env=ENV),
 )
 async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=pytest_lsp.client_capabilities("visual-studio-code"))
+    INITIALIZED.append(
+        await lsp_client.initialize_session(
+            lsp.InitializeParams(capabilities=pytest_lsp.client_capabilities("visual-studio-code"))
+        )
     )
     yield
     await lsp_client.shutdown_session()
@@ -124,7 +128,7 @@ async def test_a_diagnostic_appears_and_disappears_as_the_text_changes(document:
 
 
 @in_module_loop
-async def test_an_uncovered_change_is_shown_on_its_transition(document: Document) -> None:
+async def test_an_uncovered_change_is_shown_on_its_transition(document: Document, route_file: Path) -> None:
     # wedge now claims 5k developers, which launch's threshold (>= 500) does not measure
     uncovered = TEXT.replace("state wedge  { developers 500 }", "state wedge  { developers 5k }")
     diagnostics = await document.change(uncovered)
@@ -134,6 +138,22 @@ async def test_an_uncovered_change_is_shown_on_its_transition(document: Document
     assert e501.range == lsp.Range(start, lsp.Position(start.line, start.character + len("launch")))
     assert "developers 0 -> 5,000" in e501.message
     assert "adoption" in e501.message and "venture.obl:12" in e501.message  # the failing `require` line
+    library = route_file.parent / "venture.obl"
+    obl = library.read_text(encoding="utf-8")
+    require = position(obl, "require measured(delta)")
+    assert list(e501.related_information or ()) == [
+        lsp.DiagnosticRelatedInformation(
+            lsp.Location(
+                library.as_uri(),
+                lsp.Range(require, lsp.Position(require.line, require.character + len("require measured(delta)"))),
+            ),
+            "obligation `adoption`: `require measured(delta)` fails: "
+            "the threshold does not bound every claimed change up to its target",
+        )
+    ]
+    # no docs URL configured: the code links to its anchor in this checkout's docs
+    assert e501.code_description == lsp.CodeDescription((ROOT / "docs" / "diagnostics.md").as_uri() + "#pcsc-e501")
+    assert '<a id="pcsc-e501"></a>' in (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
     diagnostics = await document.change(TEXT)
     assert not [d for d in diagnostics if d.code == "PCSC-E501"]
 
@@ -210,6 +230,183 @@ async def test_formatting(client: LanguageClient, document: Document) -> None:
     )
     assert not again  # already canonical: no edits
     await document.change(TEXT)
+
+
+def apply_edits(text: str, edits: list[lsp.TextEdit]) -> str:
+    """``text`` with LSP edits applied, last first (ASCII text: characters are UTF-16 units)."""
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    def offset(p: lsp.Position) -> int:
+        return starts[p.line] + p.character
+    for e in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end) :]
+    return text
+
+
+async def quick_fixes(client: LanguageClient, document: Document, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
+    found = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            lsp.TextDocumentIdentifier(document.uri), diagnostic.range, lsp.CodeActionContext(diagnostics=[diagnostic])
+        )
+    )
+    assert found is not None
+    return [a for a in found if isinstance(a, lsp.CodeAction)]
+
+
+@in_module_loop
+async def test_code_action_fixes_a_misspelt_state_as_check_fix_does(
+    client: LanguageClient, document: Document, tmp_path: Path
+) -> None:
+    assert INITIALIZED[0].capabilities.code_action_provider is not None
+    broken = TEXT.replace("transition launch: garage -> wedge", "transition launch: garage -> wedgee")
+    [unknown] = [d for d in await document.change(broken) if d.code == "PCSC-E201"]
+    [action] = await quick_fixes(client, document, unknown)
+    assert action.kind == lsp.CodeActionKind.QuickFix and action.is_preferred is True
+    assert action.title == "Replace `wedgee` with `wedge`"
+    assert action.edit is not None and action.edit.changes is not None
+    start = position(broken, "garage -> wedgee", len("garage -> "))
+    end = lsp.Position(start.line, start.character + len("wedgee"))
+    assert list(action.edit.changes) == [document.uri]
+    assert list(action.edit.changes[document.uri]) == [lsp.TextEdit(lsp.Range(start, end), "wedge")]
+    fixed = apply_edits(broken, list(action.edit.changes[document.uri]))
+    assert fixed == TEXT
+
+    # the same edit as `pcsc check --fix`, and the file it gives passes `pcsc check`
+    shutil.copy(ROOT / "obligations" / "venture.obl", tmp_path / "venture.obl")
+    route = tmp_path / "devtools_api.route"
+    route.write_text(broken, encoding="utf-8")
+    check = [sys.executable, "-m", "pcsc", "check", str(route)]
+    subprocess.run([*check, "--fix"], env=ENV, capture_output=True, check=False)
+    assert route.read_text(encoding="utf-8") == fixed
+    assert subprocess.run(check, env=ENV, capture_output=True, check=False).returncode == 0
+
+    # a range elsewhere in the document offers nothing
+    elsewhere = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1))
+    found = await client.text_document_code_action_async(
+        lsp.CodeActionParams(lsp.TextDocumentIdentifier(document.uri), elsewhere, lsp.CodeActionContext(diagnostics=[]))
+    )
+    assert not found
+    await document.change(TEXT)
+
+
+@in_module_loop
+async def test_an_unsafe_fix_is_offered_but_not_preferred(client: LanguageClient, document: Document) -> None:
+    broken = TEXT.replace("state wedge  { developers 500 }", "state wedge  { developerz 500 }")
+    [unknown] = [d for d in await document.change(broken) if d.code == "PCSC-E205"]
+    [action] = await quick_fixes(client, document, unknown)
+    assert action.is_preferred is False and "unsafe" in action.title
+    assert action.edit is not None and action.edit.changes is not None
+    assert apply_edits(broken, list(action.edit.changes[document.uri])) == TEXT
+    await document.change(TEXT)
+
+
+def name_range(text: str, needle: str, name: str) -> lsp.Range:
+    """The range of ``name`` inside the first occurrence of ``needle``."""
+    start = position(text, needle, needle.index(name))
+    return lsp.Range(start, lsp.Position(start.line, start.character + len(name)))
+
+
+@in_module_loop
+async def test_document_symbols_outline_the_route(client: LanguageClient, document: Document) -> None:
+    assert INITIALIZED[0].capabilities.document_symbol_provider
+    found = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(document.uri))
+    )
+    assert found is not None
+    [route] = found
+    assert isinstance(route, lsp.DocumentSymbol)
+    lines = TEXT.split("\n")
+    last = max(i for i, line in enumerate(lines) if line == "}")
+    assert (route.name, route.kind, route.detail) == ("devtools_api", lsp.SymbolKind.Module, "Developer API for SMS")
+    assert route.range == lsp.Range(position(TEXT, "route devtools_api"), lsp.Position(last, 1))
+    assert route.selection_range == name_range(TEXT, "route devtools_api", "devtools_api")
+    children = list(route.children or ())
+    assert [(c.name, c.kind) for c in children] == [
+        ("garage", lsp.SymbolKind.Struct), ("wedge", lsp.SymbolKind.Struct), ("bridge", lsp.SymbolKind.Struct),
+        ("scale", lsp.SymbolKind.Struct), ("scale", lsp.SymbolKind.Object),
+        ("launch", lsp.SymbolKind.Function), ("monetize", lsp.SymbolKind.Function), ("expand", lsp.SymbolKind.Function),
+        ("hn_launch", lsp.SymbolKind.Event), ("pricing_survey", lsp.SymbolKind.Event),
+        ("carrier_talks", lsp.SymbolKind.Event), ("price_war", lsp.SymbolKind.Event),
+    ]
+    wedge = children[1]
+    header = "state wedge  { developers 500 }"
+    start = position(TEXT, header)
+    assert wedge.range == lsp.Range(start, lsp.Position(start.line, start.character + len(header)))
+    assert wedge.selection_range == name_range(TEXT, header, "wedge")
+    monetize = children[6]
+    assert monetize.detail == "wedge -> bridge"
+    assert monetize.range.start == position(TEXT, "transition monetize")
+    assert monetize.range.end == lsp.Position(position(TEXT, "    }\n\n    transition expand").line, 5)
+    assert monetize.selection_range == name_range(TEXT, "transition monetize", "monetize")
+    discharges = "discharges adoption, monetization"
+    assert [(o.name, o.kind, o.range, o.selection_range) for o in monetize.children or ()] == [
+        ("adoption", lsp.SymbolKind.Interface, name_range(TEXT, discharges, "adoption"),
+         name_range(TEXT, discharges, "adoption")),
+        ("monetization", lsp.SymbolKind.Interface, name_range(TEXT, discharges, "monetization"),
+         name_range(TEXT, discharges, "monetization")),
+    ]
+    assert children[8].selection_range == name_range(TEXT, "evidence hn_launch", "hn_launch")
+
+
+async def folding(client: LanguageClient, document: Document) -> list[lsp.FoldingRange]:
+    found = await client.text_document_folding_range_async(
+        lsp.FoldingRangeParams(lsp.TextDocumentIdentifier(document.uri))
+    )
+    assert found is not None
+    return list(found)
+
+
+@in_module_loop
+async def test_folding_ranges_fold_blocks_and_comment_runs(client: LanguageClient, document: Document) -> None:
+    assert INITIALIZED[0].capabilities.folding_range_provider
+    ranges = await folding(client, document)
+    # the route, the vision, three transitions and their cost blocks, four evidence, the criteria
+    assert len(ranges) == 13 and all(r.kind is None for r in ranges)
+    lines = TEXT.split("\n")
+    last = max(i for i, line in enumerate(lines) if line == "}")
+    assert ranges[0] == lsp.FoldingRange(position(TEXT, "route devtools_api").line, last - 1)
+    launch = position(TEXT, "transition launch").line
+    closing = position(TEXT, "    }\n\n    transition monetize").line
+    assert lsp.FoldingRange(launch, closing - 1) in ranges
+    cost = position(TEXT, "cost {").line
+    assert lsp.FoldingRange(cost, position(TEXT, "hosting").line) in ranges  # its `}` stays shown
+
+    # a run of comments folds; a brace inside a string or a comment opens nothing
+    edited = "# one\n# two\n# three {\n" + TEXT.replace('actor      "two founders"', 'actor      "two { founders"')
+    await document.change(edited)
+    ranges = await folding(client, document)
+    assert TEXT.startswith("# ") and not TEXT.split("\n")[1].startswith("#")
+    assert lsp.FoldingRange(0, 3, kind=lsp.FoldingRangeKind.Comment) in ranges  # with the file's first line
+    assert len(ranges) == 14
+    assert lsp.FoldingRange(launch + 3, closing + 3 - 1) in ranges
+    await document.change(TEXT)
+
+
+#: The editor page's feature names, and the capability each is advertised by
+#: (diagnostics are pushed: no capability).
+DOCUMENTED = {
+    "diagnostics": None,
+    "hover": "hover_provider",
+    "go to definition": "definition_provider",
+    "completion": "completion_provider",
+    "code actions": "code_action_provider",
+    "document symbols": "document_symbol_provider",
+    "folding": "folding_range_provider",
+    "formatting": "document_formatting_provider",
+}
+
+
+@in_module_loop
+async def test_the_editor_page_lists_the_capabilities_the_server_advertises(client: LanguageClient) -> None:
+    page = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    table = page.split("| feature | what |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    listed = [row.split(" | ", 1)[0].removeprefix("| ") for row in table.split("\n")]
+    assert listed == list(DOCUMENTED)
+    capabilities = INITIALIZED[0].capabilities
+    advertised = {name for name in dir(capabilities) if name.endswith("_provider") and getattr(capabilities, name)}
+    commands = capabilities.execute_command_provider
+    if commands is not None and not commands.commands:  # pygls's own, naming no command
+        advertised.remove("execute_command_provider")
+    assert advertised == {c for c in DOCUMENTED.values() if c is not None}
 
 
 # ---------------------------------------------------------------------- positions, in process

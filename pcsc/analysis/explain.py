@@ -226,6 +226,16 @@ def derive(c: Compiled) -> list[Step]:
         )
     if r.shape is not None:
         steps += graph_steps(c)
+    paid = n.payoffs is not None
+    for t in n.transitions:
+        if t.payoff is not None:
+            written = r.state(t.payoff.state).payoff_span
+            cap = pol.policy.payoffs.max_usd if pol.policy.payoffs is not None else 0.0
+            add(Step(f"{t.payoff.state}.payoff", t.payoff.credited, "v = min(payoff, payoffs.max_usd), credited "
+                     "when the transition into the state succeeds",
+                     (("payoff", t.payoff.written), ("max_usd", cap), ("bound by", t.payoff.bound_by),
+                      ("reached by", t.name)),
+                     f"{r.file}:{written.line if written else r.span.line}, policy {ref} [payoffs]"))
     for i in range(len(n.R) - 1, -1, -1):
         if r.shape is not None:
             break
@@ -233,7 +243,7 @@ def derive(c: Compiled) -> list[Step]:
             add(Step(f"R_{i}", n.R[i], "R_n = V", (("V", n.value),), FOLD))
         else:
             t = n.transitions[i]
-            if n.fold.is_default:
+            if n.fold.is_default and not paid:
                 add(
                     Step(
                         f"R_{i}",
@@ -244,16 +254,20 @@ def derive(c: Compiled) -> list[Step]:
                     )
                 )
                 continue
-            rule = f"−c_{i} + p_{i}·d_{i}·R_{i + 1}"
+            after = f"(v_{i + 1} + R_{i + 1})" if paid else f"R_{i + 1}"
+            rule = f"−c_{i} + p_{i}·d_{i}·{after}" if not n.fold.is_default else f"−c_{i} + p_{i}·{after}"
             rule = f"max(0, {rule})" if n.fold.abandonment else rule
             inputs: tuple[tuple[str, object], ...] = (
                 (f"c_{i} ({t.name})", t.cost.c), (f"p_{i}", t.p), (f"R_{i + 1}", n.R[i + 1]),
             )
+            if paid:
+                inputs += ((f"v_{i + 1} ({t.target})", 0.0 if t.payoff is None else t.payoff.credited),)
             if n.fold.discount > 0:
                 inputs += ((f"d_{i} = (1 + {n.fold.discount:g})^(−h_{i})", t.d),)
             if n.fold.abandonment:
                 inputs += (("stops here", t.stops),)
-            add(Step(f"R_{i}", n.R[i], f"R_{i} = {rule}", inputs, f"{FOLD}, policy {ref} [fold]"))
+            add(Step(f"R_{i}", n.R[i], f"R_{i} = {rule}", inputs,
+                     FOLD if n.fold.is_default else f"{FOLD}, policy {ref} [fold]"))
     if r.shape is not None:
         add(Step("score", n.score, f"score = R({r.states[0].name}) = −C + P·D·V of the route", (), GRAPH))
     else:
@@ -285,10 +299,12 @@ def derive(c: Compiled) -> list[Step]:
             Step(
                 f"{t.name}.D",
                 t.D,
-                "D_i = reach_i · max(R_{i+1}, 0), reach_i = Π_{j<i} p_j"
+                ("D_i = reach_i · max(v_{i+1} + R_{i+1}, 0)" if paid else "D_i = reach_i · max(R_{i+1}, 0)")
+                + ", reach_i = Π_{j<i} p_j"
                 + ("" if n.fold.is_default else "·d_j")
                 + (", 0 from the stage the planner stops at" if n.fold.abandonment else ""),
-                (("reach", t.reach), ("R_next", t.R_next)),
+                (("reach", t.reach), ("R_next", t.R_next),
+                 *((("v_next", 0.0 if t.payoff is None else t.payoff.credited),) if paid else ())),
                 RULES,
             )
         )

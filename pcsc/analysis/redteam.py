@@ -28,6 +28,8 @@ edits, by kind, in the order they are tried:
 - ``drop-evidence``: an evidence item that contradicts a transition removed (when it
   also supports something, only its ``contradicts`` list goes).
 - ``drop-kill``, ``drop-threshold``: a transition's kill condition or threshold removed.
+- ``move-payoff``: a state's payoff moved to an earlier state of the chain (not the
+  start), added to any payoff there: credited sooner, it is reached more often.
 
 On a route that forks and joins (docs/graphs.md) ``delete`` takes its seams, and
 ``merge`` and ``retarget`` follow the series of its shape: a merge joins two
@@ -71,7 +73,7 @@ from pcsc.lang.syntax.literals import add_horizon
 from pcsc.score.units import unit_key
 
 KINDS = ("delete", "merge", "retarget", "re-class", "drop-cost", "shrink-cost", "drop-evidence", "drop-kill",
-         "drop-threshold")
+         "drop-threshold", "move-payoff")
 OUTCOMES = ("refused", "ineligible", "covered-gain", "no-gain", "invalid")
 DEFAULT_MAX_EDITS = 500
 
@@ -85,9 +87,10 @@ class NotApplicable(ValueError):
 class Edit:
     """One edit, addressed by names so that it can also be applied after another edit.
 
-    ``subject`` is the transition edited (for ``drop-evidence``, the evidence item);
-    ``arg`` is the second transition (merge), the new target state (retarget), the new
-    class (re-class), the cost item (drop-cost), or empty."""
+    ``subject`` is the transition edited (for ``drop-evidence``, the evidence item; for
+    ``move-payoff``, the state whose payoff moves); ``arg`` is the second transition
+    (merge), the new target state (retarget), the new class (re-class), the cost item
+    (drop-cost), the state the payoff moves to (move-payoff), or empty."""
 
     kind: str
     subject: str
@@ -297,6 +300,8 @@ def apply_edit(route: Route, edit: Edit) -> Route:
         if not found:
             raise NotApplicable(f"no evidence `{edit.subject}` that contradicts a transition")
         return attrs.evolve(route, evidence=tuple(items))
+    if edit.kind == "move-payoff":
+        return _move_payoff(route, edit.subject, edit.arg)
     k = _index(route, edit.subject)
     t = route.transitions[k]
     if edit.kind == "delete":
@@ -331,8 +336,29 @@ def apply_edit(route: Route, edit: Edit) -> Route:
     raise ValueError(f"unknown edit kind {edit.kind!r}")
 
 
+def _move_payoff(route: Route, source: str, target: str) -> Route:
+    """``source``'s payoff moved to the earlier state ``target`` (added to its own)."""
+    order = [s.name for s in route.states]
+    if route.shape is not None or source not in order or target not in order \
+            or not 0 < order.index(target) < order.index(source) or route.state(source).payoff is None:
+        raise NotApplicable(f"no payoff of `{source}` to move to an earlier state `{target}`")
+    moved = route.state(source)
+    assert moved.payoff is not None
+    states = []
+    for s in route.states:
+        if s.name == source:
+            s = attrs.evolve(s, payoff=None, payoff_span=None)
+        elif s.name == target:
+            s = attrs.evolve(s, payoff=(s.payoff or 0.0) + moved.payoff, payoff_span=s.payoff_span or moved.payoff_span)
+        states.append(s)
+    return attrs.evolve(route, states=tuple(states))
+
+
 def describe(route: Route, edit: Edit, priors: dict[str, float]) -> str:
     """One line saying what the edit does to ``route`` (the route it is applied to)."""
+    if edit.kind == "move-payoff":
+        return (f"move the payoff of `{edit.subject}` ({number(route.state(edit.subject).payoff or 0.0)} usd) "
+                f"to the earlier state `{edit.arg}`")
     if edit.kind == "drop-evidence":
         e = next(e for e in route.evidence if e.name == edit.subject)
         against = ", ".join(e.contradicts)
@@ -406,6 +432,10 @@ def enumerate_edits(route: Route, priors: dict[str, float], reclass: str = "all"
     out += [Edit("drop-evidence", e.name) for e in route.evidence if e.contradicts]
     out += [Edit("drop-kill", t.name) for t in ts if t.kill_text is not None]
     out += [Edit("drop-threshold", t.name) for t in ts if t.threshold_text is not None]
+    if route.shape is None:  # payoffs are on chains only
+        order = [s.name for s in route.states]
+        out += [Edit("move-payoff", order[j], order[i]) for j in range(2, len(order))
+                if route.state(order[j]).payoff is not None for i in range(1, j)]
     return out
 
 

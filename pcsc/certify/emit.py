@@ -692,6 +692,10 @@ def build(
     overrides: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The certificate of ``compiled`` (its JSON document, digest included)."""
+    paid = [c.route.name for c in compiled if c.numbers.payoffs is not None]
+    if paid:  # the checker has no rule for them, and refuses them (docs/certificates.md)
+        raise CertificateError(f"route `{paid[0]}` credits payoffs along the way; a decision certificate does not "
+                               "carry payoffs yet (its checker refuses them), so this run cannot be certified")
     cert_dir = cert_path.resolve().parent
     base_store = PolicyStore(list(store.search_path))
     files: dict[str, str] = {}

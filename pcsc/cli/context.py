@@ -202,13 +202,13 @@ class Context:
 
     def input_groups(self, files: Sequence[str]) -> list[tuple[Config, list[str]]]:
         """``files`` by the configuration that judges them, in the order they are given
-        (`-`, standard input, with the first)."""
+        (`-`, standard input, with the first group, where it was given)."""
         out: list[tuple[Config, list[str]]] = []
         for cfg, given in self.groups:
-            mine = [f for f in files if Path(f) in given]
-            if mine or not out:
+            first = not out  # standard input goes with the first, in its place among the files
+            mine = [f for f in files if (f == STDIN and first) or (f != STDIN and Path(f) in given)]
+            if mine or first:
                 out.append((cfg, mine))
-        out[0][1][:0] = [f for f in files if f == STDIN]
         return [(cfg, mine) for cfg, mine in out if mine] or [(self.config, list(files))]
 
     def forget_sessions(self) -> None:

@@ -67,6 +67,7 @@ from pcsc.diagnostics.messages import (
     E413_NOT_NAMED,
     E414_NOT_REQUIRED,
     E415_VISION_VALUE,
+    E419_NO_PAYOFFS,
     W601_LATE_EVIDENCE,
     W605_BELOW_MINIMUM_TIER,
     W607_DUPLICATE,
@@ -786,6 +787,9 @@ class Session:
                     policy=ref,
                     suggestion=suggest(ref_class, policy.priors),
                 )
+        if policy.payoffs is None:
+            for state, payoff_span in facts.payoffs:
+                self.diags.diag(E419_NO_PAYOFFS, payoff_span, state=state, policy=ref)
         for c in facts.criteria:
             if c.name not in policy.criteria:
                 self.diags.diag(
@@ -915,7 +919,10 @@ def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[Rou
     before = len(diags)
     try:
         numbers = score_route(route, policy, diags)
-        docked = docked_score(numbers)
+        if numbers.payoffs is None:
+            docked = docked_score(numbers)
+        else:  # DOCK credits a payoff only over a covered path
+            docked = docked_score(numbers, {u.transition for u in discharge_route(route, policy).uncovered})
     except VisionValueError as exc:
         where = f"{policy.id}@{policy.version} line {exc.line}" if exc.line else f"{policy.id}@{policy.version}"
         values = ", ".join(f"{k} = {v:g}" for k, v in exc.inputs.items())

@@ -7,6 +7,7 @@ from pcsc.coverage.discharge import (
     UnmetRequire,
     discharge_route,
 )
+from pcsc.coverage.payoffs import PayoffCredit, payoff_credits
 from pcsc.coverage.verdict import Decision, decide
 
 __all__ = [
@@ -14,7 +15,9 @@ __all__ = [
     "Coverage",
     "Decision",
     "DeltaCoverage",
+    "PayoffCredit",
     "UnmetRequire",
     "decide",
+    "payoff_credits",
     "discharge_route",
 ]

@@ -108,6 +108,7 @@ E413 = _register("PCSC-E413", "library not named by the route's policy")
 E414 = _register("PCSC-E414", "policy not one the run requires")
 E415 = _register("PCSC-E415", "vision formula cannot be used")
 E416 = _register("PCSC-E416", "amount in a unit the policy gives no rate for")
+E419 = _register("PCSC-E419", "policy admits no payoffs")
 
 # coverage
 E501 = _register("PCSC-E501", "material change not covered (coverage gate: the score is withheld)")

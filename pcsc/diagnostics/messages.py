@@ -318,6 +318,16 @@ E220_ROUTE_IN_LIBRARY = message(
     "a route cannot stand in an obligation library",
     "routes go in .route files",
 )
+E220_PAYOFF_ON_START = message(
+    codes.E220,
+    "state `{state}` is where the route starts: a payoff there is never credited",
+    "a payoff is credited when a transition reaches its state; move it to the state that earns it",
+)
+E220_PAYOFF_ON_GRAPH = message(
+    codes.E220,
+    "state `{state}`: payoffs are credited on chains only; this route forks and joins",
+    "fold the payoff into a chain route, or leave it out: the series-parallel fold credits value at the end",
+)
 E220_LIBRARY_ITEM_IN_ROUTE_FILE = message(codes.E220, "`{form}` belongs in an .obl library, not a route file")
 E221_NO_ROUTE = message(
     codes.E221, "{file} holds no route", 'a route file holds one or more `route NAME "title" {{ … }}` blocks'
@@ -361,6 +371,7 @@ E301_BARE_FIELD = message(
     "a {kind} must be a comparison (or comparisons joined by `and`, `or`, `not`), not the bare field `{field}`",
     "`{field}` is a {type} field: compare it with a value, e.g. `{field} >= {example}`",
 )
+E301_PAYOFF_NOT_A_NUMBER = message(codes.E301, "the payoff of state `{state}` must be an amount in usd")
 E301_VISION_NOT_A_NUMBER = message(codes.E301, "vision `{key}` must be a number")
 E301_CRITERION_UNIT = message(codes.E301, "criterion `{name}` is a score from 0 to 100 and takes no unit")
 E301_NEGATE = message(codes.E301, "in the {kind}: `-` needs a number, not {operand}")
@@ -412,6 +423,11 @@ E307_VISION_RATIO = message(codes.E307, "vision `{key}` is {value:g}; it must be
 E307_VISION_NEGATIVE = message(codes.E307, "vision `{key}` cannot be negative")
 E307_TIER = message(codes.E307, "an evidence tier is a whole number")
 E307_WEIGHT = message(codes.E307, "evidence weight {value:g} is outside [0, 1]")
+E307_NEGATIVE_PAYOFF = message(
+    codes.E307,
+    "the payoff of state `{state}` is negative",
+    "a payoff is what reaching the state earns; an amount spent belongs in the next transition's `cost`",
+)
 E307_NEGATIVE_MATERIALITY = message(codes.E307, "a materiality threshold cannot be negative")
 E307_TIER_WITHOUT_WEIGHT = message(
     codes.E307,
@@ -472,6 +488,11 @@ E402_PIN_MISMATCH = message(
     codes.E402,
     "policy {policy} has sha256 {actual}, but the route pins {pinned}",
     "the policy changed since the route was pinned; review it, then update the pin",
+)
+E419_NO_PAYOFFS = message(
+    codes.E419,
+    "state `{state}` writes a payoff, but policy {policy} admits none",
+    "a policy that credits payoffs bounds them in a `[payoffs]` table (`max_usd`)",
 )
 E403_MALFORMED_POLICY = message(codes.E403, "{path}: {problem}")
 E404_DECLARES_ANOTHER = message(codes.E404, "`{file}` declares library `{declared}`, not `{name}`")

@@ -48,6 +48,7 @@ from pcsc.forecast.calibrate import Bounds, GainCase, fit_gains, pava, platt_fit
 from pcsc.policy.model import Calibration, IsotonicMap, LoadedPolicy, PlattMap, Policy
 from pcsc.score.calibration import calibrate
 from pcsc.score.route import discount_factor, route_fold
+from pcsc.score.units import in_fold, usd_rate
 
 
 class Resolved(Protocol):
@@ -471,13 +472,26 @@ def refold(packet: Mapping[str, Any], ps: Sequence[float], policy: Policy) -> fl
                           else (t["horizon"]["amount"], t["horizon"]["unit"])) for t in ts]
     graph = packet.get("graph")
     if graph is None:  # a chain: the fold reads no names or states
-        return route_fold(spec, None, [], [], [], list(ps), cs, ds, float(packet["value"])).score
+        return route_fold(spec, None, [], [], [], list(ps), cs, ds, float(packet["value"]),
+                          packet_payoffs(packet, policy)).score
     from pcsc.lang.ir import Shape
     from pcsc.lang.serialize import converter
 
     shape: Shape = converter().get_structure_hook(Shape)(graph["shape"], Shape)
     return route_fold(spec, shape, [t["name"] for t in ts], [t["from"] for t in ts], [t["to"] for t in ts],
                       list(ps), cs, ds, float(packet["value"])).score
+
+
+def packet_payoffs(packet: Mapping[str, Any], policy: Policy) -> list[float] | None:
+    """Each transition's payoff as ``policy`` credits it (the written amount, capped by its
+    `[payoffs] max_usd`), from a packet's `payoffs`; None when the route has none."""
+    rows = packet.get("payoffs")
+    if rows is None:
+        return None
+    cap = policy.payoffs.max_usd if policy.payoffs is not None else 0.0
+    rate = usd_rate(policy)
+    written = {row["transition"]: float(row["written"]) for row in rows}
+    return [in_fold(min(written[t["name"]], cap), rate) if t["name"] in written else 0.0 for t in packet["transitions"]]
 
 
 def held_out_routes(packets: Sequence[Mapping[str, Any]], holdout: float, split: Split | None = None) -> list[str]:

@@ -155,7 +155,7 @@ def route_to_text(route: Route, header: str | None = None) -> str:
                     (name, value(v, types[name]))
                     for name, v in s.values
                     if entering.get(s.name, 0) <= 1 or name in s.listed
-                ],
+                ] + ([] if s.payoff is None else [("payoff", f"{number(s.payoff)} usd")]),
             )
             for s in route.states
         ]

@@ -15,7 +15,7 @@ import cattrs.gen
 from cattrs.strategies import configure_tagged_union
 
 from pcsc.diagnostics.model import Span
-from pcsc.lang.ir import Route, Shape, Transition, Vision, VisionItem
+from pcsc.lang.ir import Route, Shape, State, Transition, Vision, VisionItem
 from pcsc.lang.ir import expr as ex
 from pcsc.lang.lower.vision import DEFAULT_VISION_FIELDS
 
@@ -38,6 +38,15 @@ def converter() -> cattrs.Converter:
     shape_hook = conv.get_structure_hook(Shape)
     conv.register_structure_hook(Shape | None, lambda v, _: None if v is None else shape_hook(v, Shape))
     conv.register_unstructure_hook(Shape | None, lambda v: None if v is None else conv.unstructure(v, Shape))
+    state_hook = cattrs.gen.make_dict_unstructure_fn(State, conv)
+
+    def state(s: State) -> dict[str, Any]:
+        out: dict[str, Any] = state_hook(s)
+        if s.payoff_span is None:  # a state without a payoff is what it was before states had them
+            del out["payoff"], out["payoff_span"]
+        return out
+
+    conv.register_unstructure_hook(State, state)
     item_hook = cattrs.gen.make_dict_unstructure_fn(VisionItem, conv)
     item_structure = cattrs.gen.make_dict_structure_fn(VisionItem, conv)
 

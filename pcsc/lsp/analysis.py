@@ -59,6 +59,19 @@ class Completion:
     replace_from: int  # the column (1-based) where the text the completion replaces starts
 
 
+@attrs.frozen
+class Symbol:
+    """A declaration of the document, for its outline: ``where`` is the whole
+    declaration, ``name_at`` its name (both PCSC spans: 1-based, end exclusive)."""
+
+    name: str
+    kind: str  # route | state | vision | transition | obligation | evidence
+    detail: str
+    where: tuple[int, int, int, int]
+    name_at: tuple[int, int, int, int]
+    children: tuple[Symbol, ...] = ()
+
+
 @attrs.define
 class Analysis:
     """One compilation of one document, and the queries on it."""
@@ -196,6 +209,46 @@ class Analysis:
             ]
         return out
 
+    def symbols(self) -> list[Symbol]:
+        """The outline of the routes this document declares (none while it does not
+        lower): each route with its states, vision, transitions (each with the
+        obligations it discharges) and evidence, in source order."""
+        out = []
+        for unit in self.routes:
+            r = unit.route
+            if r.file != self.shown:
+                continue
+            children = [self._symbol(s.name, "state", "", s.span) for s in r.states]
+            children.append(self._symbol(r.vision.state, "vision", "", r.vision.span, after="vision"))
+            for t in r.transitions:
+                discharged = tuple(self._discharged(t))
+                children.append(self._symbol(t.name, "transition", f"{t.source} -> {t.target}", t.span, discharged))
+            children += [self._symbol(e.name, "evidence", e.source or "", e.span) for e in r.evidence]
+            children.sort(key=lambda c: c.where)
+            out.append(self._symbol(r.name, "route", r.title or "", r.span, tuple(children)))
+        return out
+
+    def _symbol(
+        self, name: str, kind: str, detail: str, span: Span, children: tuple[Symbol, ...] = (), after: str = ""
+    ) -> Symbol:
+        where = (span.line, span.column, span.end_line, span.end_column)
+        text = self._line(span.line)
+        m = re.compile(rf"\b{re.escape(after or kind)}\s+({re.escape(name)})\b").search(text, max(span.column - 1, 0))
+        name_at = (span.line, m.start(1) + 1, span.line, m.end(1) + 1) if m else where
+        return Symbol(name, kind, detail, where, name_at, children)
+
+    def _discharged(self, t: Transition) -> list[Symbol]:
+        """The obligations on the transition's `discharges` line, each where it is written."""
+        out = []
+        for line in range(t.span.line, t.span.end_line + 1):
+            m = re.match(r"(\s*discharges\s+)([^#\n]*)", self._line(line))
+            if m is None:
+                continue
+            for w in WORD.finditer(m.group(2)):
+                at = (line, m.start(2) + w.start() + 1, line, m.start(2) + w.end() + 1)
+                out.append(Symbol(w.group(), "obligation", "", at, at))
+        return out
+
     # ------------------------------------------------------------------ helpers
     def _line(self, line: int) -> str:
         lines = self.lines
@@ -307,6 +360,38 @@ def analyse(
         policies=_policies(text, store),
         store=store,
     )
+
+
+def folds(text: str) -> list[tuple[int, int, str]]:
+    """(first, last, kind) lines (1-based) of each `{ … }` block that spans lines
+    (kind "block", outermost first) and of each run of two or more comment lines
+    (kind "comment"). Read from the text alone, so
+    folding works while the document does not parse; braces inside strings and
+    comments do not count."""
+    blocks: list[tuple[int, int]] = []
+    comments: list[tuple[int, int]] = []
+    opened: list[int] = []
+    for at, line in enumerate(text.split("\n"), 1):
+        in_string = False
+        for char in line:
+            if char == '"':
+                in_string = not in_string
+            elif in_string:
+                continue
+            elif char == "#":
+                break
+            elif char == "{":
+                opened.append(at)
+            elif char == "}" and opened:
+                first = opened.pop()
+                if at > first:
+                    blocks.append((first, at))
+        if line.lstrip().startswith("#"):
+            if comments and comments[-1][1] == at - 1:
+                comments[-1] = (comments[-1][0], at)
+            else:
+                comments.append((at, at))
+    return [(a, b, "block") for a, b in sorted(blocks)] + [(a, b, "comment") for a, b in comments if b > a]
 
 
 def _for_document(items: Sequence[Finding], shown: str) -> list[Finding]:

@@ -2,7 +2,10 @@
 
 Every open document is compiled in memory on open and on each change
 (`pcsc.lsp.analysis`); its diagnostics, coverage included, are published at once.
-Hover, go-to-definition and completion query the latest analysis; formatting runs
+Each diagnostic links its code into the docs, and an uncovered change lists the
+`require` lines that failed for it. Hover, go-to-definition, completion, the outline
+and the quick fixes (`pcsc check --fix`'s edits) query the latest analysis; folding
+reads the text alone; formatting runs
 `pcsc fmt`'s formatter and its safety check. A request may name only a document the
 client opened or a file inside its workspace folders (`PcscServer.readable`).
 
@@ -28,13 +31,24 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec, ServerTextPosition, ServerTextRange
 
 from pcsc._version import __version__
+from pcsc.analysis.fixes import fix_for
 from pcsc.base.config import ConfigError, load_config
 from pcsc.base.files import Unreadable, read_text
 from pcsc.base.modes import Mode
-from pcsc.diagnostics.model import Finding
-from pcsc.lsp.analysis import Analysis, Location, analyse, format_document
+from pcsc.diagnostics.model import Finding, Span
+from pcsc.lsp.analysis import Analysis, Location, Symbol, analyse, folds, format_document
 from pcsc.policy.load import check_configured_policies
+from pcsc.render.doclinks import code_doc_uri
+from pcsc.render.sarif import refusals_related
 
+_SYMBOL_KINDS = {
+    "route": lsp.SymbolKind.Module,
+    "state": lsp.SymbolKind.Struct,
+    "vision": lsp.SymbolKind.Object,
+    "transition": lsp.SymbolKind.Function,
+    "obligation": lsp.SymbolKind.Interface,
+    "evidence": lsp.SymbolKind.Event,
+}
 _KINDS = {
     "field": lsp.CompletionItemKind.Field,
     "class": lsp.CompletionItemKind.Class,
@@ -53,6 +67,7 @@ class Settings:
     policy_path: tuple[Path, ...] = ()
     coverage: Mode | None = None
     config_coverage: Mode | None = None
+    docs_url: str | None = None  # the published docs' base URL (`PCSC_DOCS_URL`, `docs_url`)
 
     def for_folder(self, folder: Path) -> Settings:
         try:
@@ -69,6 +84,7 @@ class Settings:
             (*self.policy_path, *(p for p in config.policy_path if p not in self.policy_path)),
             self.coverage,
             configured,
+            self.docs_url,
         )
 
 
@@ -133,10 +149,39 @@ class PcscServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         lines = _lines(doc.source)
         codec = self.workspace.position_codec
-        diagnostics = [to_lsp_diagnostic(d, lines, codec) for d in result.diagnostics]
+        related = self.related(uri, result)
+        diagnostics = []
+        for d in result.diagnostics:
+            diagnostic = to_lsp_diagnostic(d, lines, codec)
+            href = code_doc_uri(d.code, self.settings.docs_url)
+            if href is not None:
+                diagnostic.code_description = lsp.CodeDescription(href=href)
+            diagnostic.related_information = related.get(_key(d))
+            diagnostics.append(diagnostic)
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
         )
+
+    def related(self, uri: str, result: Analysis) -> dict[tuple[object, ...], list[lsp.DiagnosticRelatedInformation]]:
+        """For each uncovered material change (PCSC-E501/W501), the `require` lines that
+        failed for it, as SARIF's related locations give them."""
+        out: dict[tuple[object, ...], list[lsp.DiagnosticRelatedInformation]] = {}
+        for unit in result.routes:
+            compiled = unit.compiled(())
+            if compiled is None:
+                continue
+            for finding, _, places in refusals_related(compiled, result.text):
+                if places:
+                    out[_key(finding)] = [
+                        lsp.DiagnosticRelatedInformation(self.location(uri, self.place(r.span, result)), r.message)
+                        for r in places
+                    ]
+        return out
+
+    @staticmethod
+    def place(span: Span, result: Analysis) -> Location:
+        path = None if span.file == result.shown else Path(span.file).absolute()  # shown relative to the working folder
+        return Location(path, span.line, span.column, span.end_line, span.end_column)
 
     def location(self, uri: str, where: Location) -> lsp.Location:
         """An LSP location for a PCSC location (in this document or another file)."""
@@ -150,6 +195,10 @@ class PcscServer(LanguageServer):
                 text = ""
         span = (where.line, where.column, where.end_line, where.end_column)
         return lsp.Location(uri=target_uri, range=to_range(span, _lines(text), self.workspace.position_codec))
+
+
+def _key(d: Finding) -> tuple[object, ...]:
+    return d.code, d.span, d.message
 
 
 def _lines(text: str) -> list[str]:
@@ -169,6 +218,13 @@ def from_position(position: lsp.Position, lines: Sequence[str], codec: PositionC
     """An LSP position as a PCSC (line, column), both 1-based, the column in characters."""
     server = codec.position_from_client_units(lines, lsp.Position(position.line, position.character))
     return server.line + 1, server.character + 1
+
+
+def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+    """Whether two ranges share a position (an empty range touching the other counts)."""
+    def key(p: lsp.Position) -> tuple[int, int]:
+        return p.line, p.character
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
 def to_lsp_diagnostic(d: Finding, lines: Sequence[str], codec: PositionCodec) -> lsp.Diagnostic:
@@ -247,6 +303,72 @@ def create_server(settings: Settings | None = None) -> PcscServer:
                 )
             )
         return lsp.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )
+    def code_action(ls: PcscServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        uri = params.text_document.uri
+        result = ls.analysis(uri)
+        if result is None:
+            return []
+        lines = _lines(result.text)
+        codec = ls.workspace.position_codec
+        actions = []
+        for d in result.diagnostics:
+            fix = fix_for(d, result.text) if d.span.file == result.shown else None
+            if fix is None:
+                continue
+            diagnostic = to_lsp_diagnostic(d, lines, codec)
+            if not _overlaps(diagnostic.range, params.range):
+                continue
+            where = to_range((fix.line, fix.start, fix.line, fix.end), lines, codec)
+            edit = lsp.TextEdit(range=where, new_text=fix.new)
+            unsafe = "" if fix.safe else " (unsafe: may change a number)"
+            actions.append(
+                lsp.CodeAction(
+                    title=f"Replace `{fix.old}` with `{fix.new}`{unsafe}",
+                    kind=lsp.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=fix.safe,  # `pcsc check --fix` applies only these
+                    edit=lsp.WorkspaceEdit(changes={uri: [edit]}),
+                )
+            )
+        return actions
+
+    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(ls: PcscServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+        result = ls.analysis(params.text_document.uri)
+        if result is None:
+            return []
+        lines = _lines(result.text)
+        codec = ls.workspace.position_codec
+
+        def convert(s: Symbol) -> lsp.DocumentSymbol:
+            return lsp.DocumentSymbol(
+                name=s.name,
+                kind=_SYMBOL_KINDS[s.kind],
+                detail=s.detail or None,
+                range=to_range(s.where, lines, codec),
+                selection_range=to_range(s.name_at, lines, codec),
+                children=[convert(c) for c in s.children] or None,
+            )
+
+        return [convert(s) for s in result.symbols()]
+
+    @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+    def folding_range(ls: PcscServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
+        uri = params.text_document.uri
+        if not ls.readable(uri):
+            return []
+        text = ls.workspace.get_text_document(uri).source
+        out = []
+        for first, last, kind in folds(text):
+            if kind == "comment":
+                out.append(lsp.FoldingRange(first - 1, last - 1, kind=lsp.FoldingRangeKind.Comment))
+            elif last - 1 > first:  # the closing brace's line stays shown
+                out.append(lsp.FoldingRange(first - 1, last - 2))
+        return out
 
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     def formatting(ls: PcscServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import attrs
@@ -366,6 +367,25 @@ class FoldPolicy:
         return self.discount == 0.0 and not self.abandonment
 
 
+def _finite_non_negative(_: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value >= 0.0):
+        raise PolicyValueError(attribute.name, f"must be a finite amount of at least 0, got {value!r}")
+
+
+@attrs.frozen
+class PayoffPolicy:
+    """Whether a route's states may carry payoffs, and how much one may credit."""
+
+    max_usd: float = attrs.field(
+        validator=_finite_non_negative,
+        metadata={
+            "doc": "The most one state's payoff credits, in usd: a state that writes more is credited this "
+            "(`explain` shows both, and which bound the credit). A policy without `[payoffs]` admits no payoff "
+            "(PCSC-E419)."
+        },
+    )
+
+
 def _default_vision_fields() -> dict[str, str]:
     return dict(DEFAULT_VISION_FIELDS)
 
@@ -563,6 +583,10 @@ class Policy:
     forecast: ForecastPolicy = attrs.field(
         factory=ForecastPolicy,
         metadata={"doc": "How frozen forecasts resolve: the fixed windows read besides each transition's horizon."},
+    )
+    payoffs: PayoffPolicy | None = attrs.field(
+        default=None,
+        metadata={"doc": "Payoffs credited when a state is reached, and their cap; none are admitted without it."},
     )
     fit: FitRecord | None = attrs.field(
         default=None,

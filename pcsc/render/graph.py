@@ -122,6 +122,8 @@ def route_graph(c: Compiled, index: int) -> RouteGraph:
                 previous.update((f, v) for f, v in s.values if f not in s.listed)
         shown = [f for f, v in s.values if previous is None or previous[f] != v]
         fields = tuple(f"{f} {compact(values[f], route.field(f).type)}" for f in shown)
+        if s.payoff is not None:  # value credited on arrival (docs/formulas.md)
+            fields += (f"payoff {compact(s.payoff)}",)
         vision = None
         if s.name == route.vision.state:
             v, vp = route.vision, c.policy.policy.vision

@@ -17,7 +17,7 @@ from pcsc.analysis.seams.identity import fraction_text
 from pcsc.base.codehash import scorer_identity
 from pcsc.base.stats import rate
 from pcsc.compiler.session import Compiled, coverage_mode
-from pcsc.coverage import DeltaCoverage
+from pcsc.coverage import DeltaCoverage, payoff_credits
 from pcsc.diagnostics.model import Finding, condense
 from pcsc.lang.ir import Shape
 from pcsc.lang.printer import expression
@@ -108,8 +108,22 @@ def route_packet(c: Compiled) -> dict[str, Any]:
         **fold_entry(n),
         **calibration_entry(c),
         **graph_entry(n),
+        **payoffs_entry(c),
         **units_entry(c),
     }
+
+
+def payoffs_entry(c: Compiled) -> dict[str, Any]:
+    """`payoffs` in the packet of a route whose states carry payoffs (absent otherwise, so
+    other packets are unchanged): each payoff as written and credited, and whether DOCK
+    credits it (with the reason when it does not)."""
+    if c.numbers.payoffs is None:
+        return {}
+    return {"payoffs": [
+        {"state": p.state, "transition": p.transition, "written": _num(p.written), "credited": _num(p.credited),
+         "bound_by": p.bound_by, "covered": p.covered, "removed_by_dock": p.reason}
+        for p in payoff_credits(c.numbers, c.coverage)
+    ]}
 
 
 def units_entry(c: Compiled) -> dict[str, Any]:
@@ -344,6 +358,7 @@ def seams_packet(results: list[RouteSeams], summary: Summary, exp: Experiment | 
                 "R_next": float(i.R_next),
                 "sign_matches": i.sign_matches,
                 "removed_cost": float(i.removed_cost),
+                **({} if c.numbers.payoffs is None else {"removed_payoff": float(i.removed_payoff)}),
                 "retained_value": float(i.retained_value),
                 "silence_rewarded": i.silence_rewarded,
                 **({} if i.fold == "chain" else {"fold": i.fold, "case": i.case}),

@@ -28,7 +28,7 @@ from pcsc.base.escape import escape_controls
 from pcsc.base.extras import require
 from pcsc.base.humanize import compact, money, points, probability, significant
 from pcsc.compiler.session import Compiled, Session, gate_and_dock
-from pcsc.coverage import Coverage
+from pcsc.coverage import Coverage, payoff_credits
 from pcsc.render.graph import route_graph, to_svg
 from pcsc.render.text import mode_text
 
@@ -162,6 +162,7 @@ class RouteReport:
     seams: tuple[SeamRow, ...]
     seams_note: str | None
     honest_gate: str
+    payoffs: tuple[str, ...] = ()  # each payoff credited along the way, and what DOCK does with it
     unit: str = "USD"  # the fold's unit, as amounts are printed beside it
 
 
@@ -284,6 +285,12 @@ def _route(c: Compiled, session: Session, index: int, anchor: str) -> RouteRepor
             else f"no admissible deletion (n = {len(r.transitions)}; seams need n ≥ 3)"
         ),
         honest_gate=seams.honest_gate.verdict,
+        payoffs=tuple(
+            f"{p.state}: {money(p.credited)} USD on {p.transition}"
+            + ("" if p.bound_by == "route" else f" (written {money(p.written)}; the policy's cap)")
+            + ("" if p.covered else f"; DOCK removes it: {p.reason}")
+            for p in payoff_credits(n, c.coverage)
+        ),
     )
 
 
@@ -320,6 +327,11 @@ def _waterfall(c: Compiled) -> Waterfall:
                   else "not paid: the planner stops before it")
         spans.append((t.name, detail, running, running - cost, "cost"))
         running -= cost
+        if t.payoff is not None and walking:  # credited with the stage's success
+            gain = t.reach * t.p * t.d * t.payoff.credited
+            spans.append((f"payoff {t.payoff.state}", f"v {money(t.payoff.credited)} × reach of "
+                          f"{t.payoff.state} {probability(t.reach * t.p * t.d)}", running, running + gain, "value"))
+            running += gain
     if n.fold.is_default:
         kept = n.flat_product * n.value
         detail = f"V {compact(n.value)} × Π p {significant(n.flat_product, 4)}"
@@ -365,12 +377,13 @@ def _waterfall(c: Compiled) -> Waterfall:
             bound_by=t.cost.bound_by,
             expected_cost=money(t.reach * t.cost.c),
             R_next=money(t.R_next),
-            keep=money(t.p * t.d * t.R_next),
+            keep=money(t.p * t.d * (t.R_next + (0.0 if t.payoff is None else t.payoff.credited))),
             R=money(at_state[t.source]),  # R_i on a chain; R at the source state on a graph
         )
         for t in n.transitions
     )
-    pd = "p · R next" if n.fold.discount == 0 else "p · d · R next"
+    nxt = "(v + R next)" if n.payoffs is not None else "R next"
+    pd = f"p · {nxt}" if n.fold.discount == 0 else f"p · d · {nxt}"
     if c.route.shape is not None:
         R_rule = "R at the source state"
     elif n.fold.abandonment:

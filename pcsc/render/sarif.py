@@ -38,11 +38,14 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
+import attrs
+
 from pcsc._version import __version__
 from pcsc.base.modes import Mode
 from pcsc.compiler.session import Compiled
 from pcsc.coverage.diagnose import report_uncovered
 from pcsc.coverage.discharge import DeltaCoverage, DischargeAttempt
+from pcsc.diagnostics import codes
 from pcsc.diagnostics.codes import CODES
 from pcsc.diagnostics.model import Diagnostics, Finding, Span, condense
 from pcsc.diagnostics.suppress import Suppressed
@@ -216,46 +219,54 @@ def refusal_findings(c: Compiled, source: str | None) -> list[tuple[Finding, Del
     mode: Mode = "gate" if c.decision.verdict == "suspend-and-ask" else "dock"
     report_uncovered(c.route, c.coverage, mode, source, found, c.policy.policy)
     uncovered = iter(c.coverage.uncovered)
-    return [(f, next(uncovered) if f.code in ("PCSC-E501", "PCSC-W501") else None) for f in found.items]
+    return [(f, next(uncovered) if f.code in (codes.E501.code, codes.W501.code) else None) for f in found.items]
+
+
+@attrs.frozen
+class Related:
+    """A place that tells why a change is uncovered: a `require` line that failed for it,
+    or an obligation that would hold but is not listed in `discharges`."""
+
+    span: Span
+    message: str
+
+
+def refusals_related(c: Compiled, source: str | None) -> list[tuple[Finding, DeltaCoverage | None, list[Related]]]:
+    """`refusal_findings` with, for each uncovered material change, its related places
+    (SARIF's `relatedLocations`, the editor's related information)."""
+    obligations: Mapping[str, Obligation] = {o.name: o for o in c.route.obligations}
+    return [
+        (f, u, [] if u is None else [r for a in u.tried for r in _related(a, obligations[a.obligation])])
+        for f, u in refusal_findings(c, source)
+    ]
 
 
 def _refusal_results(c: Compiled, source: str | None) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     """(sort key, result) for each uncovered material change of ``c``: the result of its
     PCSC-E501 (W501) diagnostic, with the failing `require` lines as related locations."""
-    obligations: Mapping[str, Obligation] = {o.name: o for o in c.route.obligations}
     out: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-    for finding, u in refusal_findings(c, source):
+    for finding, u, related in refusals_related(c, source):
         result = _diagnostic_result(finding)
         s = finding.span
         if u is None:  # a class that does not admit the change, or the gold registry
             result["properties"] = {"route": c.route.name}
             out.append(((s.file, s.line, s.column, "", ""), result))
             continue
-        related = [r for a in u.tried for r in _related(a, obligations[a.obligation])]
         if related:
-            result["relatedLocations"] = [{**r, "id": i} for i, r in enumerate(related, 1)]
+            result["relatedLocations"] = [
+                {"physicalLocation": _physical(r.span), "message": {"text": r.message}, "id": i}
+                for i, r in enumerate(related, 1)
+            ]
         result["properties"] = {"route": c.route.name, "transition": u.transition, "fields": [u.delta.field],
                                 "obligations": [a.obligation for a in u.tried]}
-        s = finding.span
         out.append(((s.file, s.line, s.column, "", ""), result))  # in the order `pcsc check` reports them
     return out
 
 
-def _related(attempt: DischargeAttempt, o: Obligation) -> list[dict[str, Any]]:
+def _related(attempt: DischargeAttempt, o: Obligation) -> list[Related]:
     if attempt.failed:
-        return [
-            {
-                "physicalLocation": _physical(f.span),
-                "message": {"text": f"obligation `{o.name}`: `{f.require}` fails: {f.reason}"},
-            }
-            for f in attempt.failed
-        ]
-    return [
-        {
-            "physicalLocation": _physical(o.span),
-            "message": {"text": f"obligation `{o.name}`: every line holds; list it in `discharges`"},
-        }
-    ]
+        return [Related(f.span, f"obligation `{o.name}`: `{f.require}` fails: {f.reason}") for f in attempt.failed]
+    return [Related(o.span, f"obligation `{o.name}`: every line holds; list it in `discharges`")]
 
 
 def fingerprint(rule_id: str, file: str, message: str) -> str:

@@ -21,6 +21,7 @@ from pcsc.base.modes import lowers
 from pcsc.base.stats import rate_text
 from pcsc.base.tables import table
 from pcsc.compiler.session import Compiled
+from pcsc.coverage import payoff_credits
 from pcsc.score.route import RouteNumbers
 
 
@@ -48,6 +49,7 @@ def compile_text(compiled: list[Compiled]) -> str:
             voi_line(n),
             f"  flat Π p    {significant(n.flat_product)}",
             *fold_lines(n),
+            *payoff_lines(c),
             "",
         ]
         header = ("transition", "class", "p_prior", "W", "p", "c", "bound by", "U", "D", "R_next")
@@ -119,6 +121,18 @@ def fold_lines(n: RouteNumbers) -> list[str]:
     return ["  fold        " + "; ".join(kind)]
 
 
+def payoff_lines(c: Compiled) -> list[str]:
+    """The payoffs the fold credits along the way (nothing for a route without them)."""
+    if c.numbers.payoffs is None:
+        return []
+    lines = []
+    for p in payoff_credits(c.numbers, c.coverage):
+        capped = "" if p.bound_by == "route" else f" (written {money(p.written)} usd; the policy's cap)"
+        dock = "" if p.covered else f"; DOCK removes it: {p.reason}"
+        lines.append(f"{p.state} {money(p.credited)} {c.policy.policy.units.label} on `{p.transition}`{capped}{dock}")
+    return ["  payoffs     " + lines[0], *("              " + x for x in lines[1:])]
+
+
 def verdict_line(c: Compiled) -> str:
     return f"{c.decision.verdict}  (coverage {mode_text(c)})"
 
@@ -156,7 +170,8 @@ def score_line(c: Compiled) -> str:
                     f"(ungated R_0 {money(n.score)} {unit})")
         return f"withheld: GATE refuses it until every material change is covered (ungated R_0 {money(n.score)} {unit})"
     if d.docked:
-        return (f"{money(d.score)} {unit}   docked: value over the uncovered path removed "
+        removed = "value and payoffs" if n.payoffs is not None else "value"
+        return (f"{money(d.score)} {unit}   docked: {removed} over the uncovered path removed "
                 f"(ungated {money(n.score)} {unit})")
     if c.route.shape is not None:
         return f"{money(d.score)} {unit}   (R of the series-parallel fold: the route forks and joins)"
@@ -218,13 +233,15 @@ def seams_text(results: list[RouteSeams]) -> str:
                  f"{c.policy.policy.units.label}, "
                  f"GATE: {r.honest_gate.verdict}", *fold_lines(c.numbers)]
         cases = any(s.identity.case is not None for s in r.seams)
+        paid = c.numbers.payoffs is not None
         if not r.seams and c.route.shape is not None:
             lines.append("  no admissible deletion: no transition of this graph route leaves a state with one "
                          "transition in and one out for a state that is neither a join nor the end state")
         elif not r.seams:
             lines.append(f"  no admissible deletion (n = {len(c.route.transitions)}; seams need n >= 3)")
         header = ("k", "deleted", "Δ_k (formula)", "identity", *(("case",) if cases else ()), "sympy", "threshold",
-                  "R_k+1", "sign", "removed cost", "retained value", "silence", "pipeline Δ", "drift", "verdict")
+                  "R_k+1", "sign", "removed cost", *(("removed payoff",) if paid else ()), "retained value", "silence",
+                  "pipeline Δ", "drift", "verdict")
         rows = [header]
         for s in r.seams:
             i = s.identity
@@ -237,15 +254,20 @@ def seams_text(results: list[RouteSeams]) -> str:
                 "—" if i.threshold is None else money(float(i.threshold)),
                 money(float(i.R_next)),
                 {True: "match", False: "MISMATCH", None: "n/a"}[i.sign_matches],
-                money(float(i.removed_cost)), money(float(i.retained_value)),
+                money(float(i.removed_cost)), *((money(float(i.removed_payoff)),) if paid else ()),
+                money(float(i.retained_value)),
                 "rewarded" if i.silence_rewarded else "not rewarded",
                 "—" if arm is None else money(arm.delta),
                 "—" if arm is None else ("; ".join(d.text() for d in arm.drifted) or "none"),
                 "did not compile" if arm is None else arm.verdict,
             ))
         if r.seams:
-            left = (1, 3, 4, 7, 10, 12, 13)
-            lines += table(rows, left=tuple(x + (x >= 4) for x in left) + (4,) if cases else left)
+            left: tuple[int, ...] = (1, 3, 4, 7, 10, 12, 13)
+            if cases:
+                left = tuple(x + (x >= 4) for x in left) + (4,)
+            if paid:  # the removed payoff after the removed cost
+                left = tuple(x + (x > 8 + cases) for x in left)
+            lines += table(rows, left=left)
             for s in r.seams:
                 if s.pipeline is not None and s.pipeline.uncovered:
                     where = ", ".join(f"{t}.{f}" for t, f in s.pipeline.uncovered)

@@ -1,6 +1,8 @@
 """The chain fold, written once (docs/formulas.md, docs/folds.md).
 
-    R_n = V;  R_i = −c_i + p_i·d_i·R_{i+1};  under the option to stop R_i = max(0, that)
+    R_n = V;  R_i = −c_i + p_i·d_i·(v_{i+1} + R_{i+1});  under the option to stop R_i = max(0, that)
+
+with v_{i+1} the payoff of the state e_i reaches (0 without payoffs: the paper's fold).
 
 Every fold of a chain in PCSC is this function: the score (floats), the value of
 information and the seams' identities (exact `Fraction`s, or the integers of
@@ -41,6 +43,7 @@ def chain_fold(
     value: Num,
     ds: Sequence[Num] | None = None,
     *,
+    vs: Sequence[Num] | None = None,
     stop: bool = False,
     clip: Callable[[Num], Num] | None = None,
     what: Callable[[int], str] | None = None,
@@ -48,9 +51,11 @@ def chain_fold(
     """[R_0, …, R_n] of the fold above; exact when given `Fraction`s.
 
     ``ds`` None: every d_i is 1 and is not multiplied in (the paper's fold, exactly, on
-    any numbers). ``stop``: the option to stop, R_i = ``clip``(−c_i + p_i·d_i·R_{i+1}),
-    ``clip`` by default max(0, ·) with the 0 of ``value``'s type. A float step that
-    leaves the floats raises `NotFinite`, naming R_i (``what(i)`` names it instead).
+    any numbers). ``vs``: vs[i] is the payoff of the state e_i reaches, credited with
+    e_i's success (None: no payoffs, and none is added). ``stop``: the option to stop,
+    R_i = ``clip``(−c_i + p_i·d_i·(v_{i+1} + R_{i+1})), ``clip`` by default max(0, ·)
+    with the 0 of ``value``'s type. A float step that leaves the floats raises
+    `NotFinite`, naming R_i (``what(i)`` names it instead).
     Prefix folds are this on a slice: R_0 of the first k stages from a value x at k
     is ``chain_fold(ps[:k], cs[:k], x, ...)[0]``."""
     if stop and clip is None:
@@ -62,9 +67,10 @@ def chain_fold(
     R = [value] * (len(ps) + 1)
     for i in range(len(ps) - 1, -1, -1):
         q = ps[i] if ds is None else ps[i] * ds[i]
-        r = -cs[i] + q * R[i + 1]
+        r = -cs[i] + q * R[i + 1] if vs is None else -cs[i] + q * (vs[i] + R[i + 1])
         if isinstance(r, float) and not math.isfinite(r):
-            _overflow(r, i, ps, cs, ds, R, what)
+            after = R if vs is None else [R[0], *(v + x for v, x in zip(vs, R[1:], strict=True))]
+            _overflow(r, i, ps, cs, ds, after, what)
         R[i] = clip(r) if stop and clip is not None else r
     return R
 

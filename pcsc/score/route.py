@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from fractions import Fraction
 from typing import TypeVar
 
@@ -25,6 +25,17 @@ from pcsc.score.voi import Voi, graph_flat, value_of_information, value_of_infor
 
 
 @attrs.frozen
+class Payoff:
+    """The payoff of the state a transition reaches: what the route writes, and what the
+    policy credits of it (at most `[payoffs] max_usd`)."""
+
+    state: str
+    written: float  # usd, as the route writes it
+    credited: float  # in the fold's unit (`[units]`): min(written, max_usd) at the policy's usd rate
+    bound_by: str = "route"  # "route" | "policy cap"
+
+
+@attrs.frozen
 class TransitionNumbers:
     name: str
     source: str
@@ -44,6 +55,7 @@ class TransitionNumbers:
     d: float = 1.0  # the discount factor (1 + r)^(−h) over the horizon; 1 under the paper's fold
     stops: bool = False  # under `fold.abandonment`: the planner stops before paying this stage
     p_raw: float | None = None  # clip(p_prior·W, 0, 1) when the policy's calibration map made p; else None
+    payoff: Payoff | None = None  # the payoff of the target state, credited with this transition's success
 
 
 @attrs.frozen
@@ -71,6 +83,13 @@ class RouteNumbers:
     admissible_evidence: tuple[str, ...]
     fold: FoldPolicy = FoldPolicy()  # which fold made R (the paper's by default)
     voi: Voi | None = None  # the value-of-information selector beside `binding` (pcsc.score.voi)
+
+    @property
+    def payoffs(self) -> list[float] | None:
+        """v_{i+1} per transition, as the fold credits them; None when no state has a payoff."""
+        if all(t.payoff is None for t in self.transitions):
+            return None
+        return [0.0 if t.payoff is None else t.payoff.credited for t in self.transitions]
 
     @property
     def binding_by_tie(self) -> str | None:
@@ -133,6 +152,7 @@ def route_fold(
     cs: Sequence[Num],
     ds: Sequence[Num],
     value: Num,
+    vs: Sequence[Num] | None = None,
 ) -> ChainFold[Num] | GraphFold[Num]:
     """The fold that the policy's `[fold]` and the route's shape call for: a chain folds
     by `chain_fold` (the paper's fold under the default policy, else discounted by
@@ -140,10 +160,27 @@ def route_fold(
     the series-parallel fold (`pcsc.score.graph`). ``ds`` are the policy's discount
     factors (`discount_factor`: each 1 under the default). ``names``, ``sources`` and
     ``targets`` (each transition's name and states) are read only for a graph: a chain
-    may pass none."""
+    may pass none. ``vs``: each transition's credited payoff (None: no payoffs; a route
+    that forks and joins has none, lowering refuses them)."""
     if shape is not None:
+        assert vs is None, "payoffs are credited on chains only"
         return graph_fold(shape, names, sources, targets, ps, cs, ds, value, spec.abandonment)
-    return ChainFold(chain_fold(ps, cs, value, None if spec.is_default else ds, stop=spec.abandonment))
+    return ChainFold(chain_fold(ps, cs, value, None if spec.is_default else ds, vs=vs, stop=spec.abandonment))
+
+
+def payoffs_of(route: Route, policy: Policy) -> list[Payoff | None]:
+    """Each transition's payoff (that of the state it reaches), capped by the policy."""
+    out: list[Payoff | None] = []
+    cap = policy.payoffs.max_usd if policy.payoffs is not None else 0.0
+    rate = usd_rate(policy)
+    for t in route.transitions:
+        written = route.state(t.target).payoff
+        if written is not None:
+            out.append(Payoff(t.target, written, in_fold(min(written, cap), rate),
+                              "route" if written <= cap else "policy cap"))
+        else:
+            out.append(None)
+    return out
 
 
 def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumbers:
@@ -169,8 +206,10 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     spec = policy.fold
     dfs = [discount_factor(spec.discount, x[0].horizon) for x in partial]
     ts = route.transitions
+    payoffs = payoffs_of(route, policy)
+    vs = None if all(x is None for x in payoffs) else [0.0 if x is None else x.credited for x in payoffs]
     folded = route_fold(spec, route.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
-                        [x[3] for x in partial], [x[4].c for x in partial], dfs, value)
+                        [x[3] for x in partial], [x[4].c for x in partial], dfs, value, vs)
     if isinstance(folded, GraphFold):
         return _score_graph(route, policy, diags, value, partial, dfs, folded)
     R = folded.R
@@ -179,10 +218,11 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     flat = 1.0
     walking = True  # the planner reaches and pays this stage (always, without abandonment)
     for i, (t, prior, rw, p, c, U, rule, ds) in enumerate(partial):
-        stops = spec.abandonment and -c.c + p * dfs[i] * R[i + 1] < 0.0
+        after = R[i + 1] if vs is None else vs[i] + R[i + 1]  # what e_i's success is worth
+        stops = spec.abandonment and -c.c + p * dfs[i] * after < 0.0
         if stops or not walking:  # under abandonment: the planner does not pay this stage
             walking = False
-        D = reach * max(R[i + 1], 0.0) if walking else 0.0
+        D = reach * max(after, 0.0) if walking else 0.0
         checked(U * D, f"U·D of `{t.name}`", U, D)
         numbers.append(
             TransitionNumbers(
@@ -204,10 +244,14 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
                 dfs[i],
                 stops,
                 raw.get(t.name),
+                payoffs[i],
             )
         )
         reach *= p * dfs[i]
         flat *= p
+    if vs is not None:
+        voi = _payoff_voi(route, policy, partial, dfs, vs, value)
+        return _finish(route, policy, diags, value, numbers, R, flat, voi)
     voi = value_of_information(
         [t.name for t in route.transitions], [x[3] for x in partial], [x[4].c for x in partial], dfs, value,
         spec.abandonment, [t.estimates for t in route.transitions], policy.uncertainty.default,
@@ -254,6 +298,26 @@ def _finish(
 Partial = tuple[Transition, float, Reweight, float, Cost, float, str, tuple[Delta, ...]]
 
 
+def _payoff_voi(route: Route, policy: Policy, partial: Sequence[Partial], dfs: Sequence[float], vs: Sequence[float],
+                value: float) -> Voi:
+    """The value-of-information selector of a chain with payoffs: each p refolded exactly."""
+    stop = policy.fold.abandonment
+    ps = [Fraction(x[3]) for x in partial]
+    cs = [Fraction(x[4].c) for x in partial]
+    ds = [Fraction(d) for d in dfs]
+    fvs = [Fraction(v) for v in vs]
+    V = Fraction(value)
+
+    def refold(i: int | None, q: Fraction) -> Fraction:
+        qs = ps if i is None else [*ps[:i], q, *ps[i + 1:]]
+        return chain_fold(qs, cs, V, ds, vs=fvs, stop=stop)[0]
+
+    return value_of_information_refolded(
+        [x[0].name for x in partial], [x[3] for x in partial], [t.estimates for t in route.transitions],
+        policy.uncertainty.default, [t.learning_cost for t in route.transitions], refold,
+    )
+
+
 def _score_graph(
     route: Route, policy: Policy, diags: Diagnostics, value: float, partial: Sequence[Partial], dfs: Sequence[float],
     g: GraphFold[float],
@@ -294,12 +358,28 @@ def _score_graph(
     return _finish(route, policy, diags, value, numbers, R, flat, voi)
 
 
-def docked_score(numbers: RouteNumbers) -> float:
+def docked_score(numbers: RouteNumbers, uncovered: Collection[str] = ()) -> float:
     """R_0 with the value over the uncovered path removed (R_n = 0), as DOCK releases it
-    (by the policy's fold: discounted, and with the option to stop, as the score was)."""
+    (by the policy's fold: discounted, and with the option to stop, as the score was).
+    A payoff is removed too unless every transition up to the state it is paid at is
+    covered (``uncovered`` names the transitions with an uncovered material change):
+    coverage applies to a payoff as to the vision."""
     ts = numbers.transitions
     return route_fold(numbers.fold, numbers.route.shape, [t.name for t in ts], [t.source for t in ts],
-                      [t.target for t in ts], [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts], 0.0).score
+                      [t.target for t in ts], [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts], 0.0,
+                      docked_payoffs(numbers, uncovered)).score
+
+
+def docked_payoffs(numbers: RouteNumbers, uncovered: Collection[str]) -> list[float] | None:
+    """The payoffs DOCK credits: each one whose path from the start is covered, else 0."""
+    vs = numbers.payoffs
+    if vs is None:
+        return None
+    out, covered = [], True
+    for t, v in zip(numbers.transitions, vs, strict=True):
+        covered = covered and t.name not in uncovered
+        out.append(v if covered else 0.0)
+    return out
 
 
 def criteria_score(route: Route, policy: Policy) -> tuple[float | None, tuple[tuple[str, float, float], ...]]:

@@ -38,6 +38,9 @@ def usd_amounts(route: Route, policy: Policy) -> list[tuple[str, Span]]:
             out.append((f"cost `{c.name}` of `{t.name}`", c.span))
         if t.learning_cost is not None:
             out.append((f"the learning cost of `{t.name}`", t.span))
+    for s in route.states:
+        if s.payoff_span is not None:
+            out.append((f"the payoff of state `{s.name}`", s.payoff_span))
     return out
 
 

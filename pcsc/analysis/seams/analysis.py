@@ -17,6 +17,7 @@ import attrs
 from pcsc.analysis.seams.folds import fold_seam_identities, verify_fold_shape
 from pcsc.analysis.seams.graphs import graph_seam_identities, proof_picks, verify_graph_seam
 from pcsc.analysis.seams.identity import SeamIdentity, seam_identities
+from pcsc.analysis.seams.payoffs import payoff_seam_identities, verify_payoff_shape
 from pcsc.analysis.seams.splice import seam_indices, splice_text
 from pcsc.analysis.seams.symbolic import verify_shape
 from pcsc.base.humanize import money, probability
@@ -105,7 +106,7 @@ def _finite(seams: list[Seam]) -> tuple[Seam, ...]:
     for s in seams:
         i = s.identity
         for name in ("delta_formula", "delta_refold", "reach", "removed_cost", "retained_value", "threshold",
-                     "R_next", "local"):
+                     "R_next", "local", "removed_payoff"):
             value = getattr(i, name)
             if value is not None:
                 fits(value, f"seam {s.k} (`{s.transition}`): {name}")
@@ -132,6 +133,13 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
             picks, case = proof_picks(route.shape, [t.name for t in n.transitions], [t.d for t in n.transitions], k)
             verified = verify_graph_seam(route.shape, name, fold, picks, case)
             seams.append(Seam(k, name, identity, verified, _pipeline_arm(c, k, session)))
+        return RouteSeams(c, _finite(seams), honest_gate, honest_dock)
+    ws = n.payoffs
+    if ws is not None:  # payoffs along the way (pcsc/analysis/seams/payoffs.py)
+        identities = payoff_seam_identities(ps, cs, [t.d for t in n.transitions], ws, n.value, ks, spec.abandonment)
+        for k, identity in zip(ks, identities, strict=True):
+            verified = verify_payoff_shape(len(ps), k, spec.abandonment)
+            seams.append(Seam(k, route.transitions[k].name, identity, verified, _pipeline_arm(c, k, session)))
         return RouteSeams(c, _finite(seams), honest_gate, honest_dock)
     if spec.is_default:  # the paper's fold and its identity
         identities = seam_identities(ps, cs, n.value, ks)

@@ -38,6 +38,7 @@ class SeamIdentity:
     # "graph", "graph-abandonment" (pcsc.analysis.seams.graphs)
     case: str | None = None  # under abandonment, or on a graph: which case of the identity holds
     local: Fraction | None = None  # on a graph, inside a parallel block: δ_j, the change of its spine item
+    removed_payoff: Fraction = Fraction(0)  # reach · v_k: the payoff of the state e_k leaves, deleted with it
 
     @property
     def identity_holds(self) -> bool:
@@ -51,9 +52,11 @@ class SeamIdentity:
     def sign_matches(self) -> bool | None:
         """The corollary: for reach > 0 and p_k < 1, Δ_k > 0 ⇔ R_{k+1} > −c_k/(1 − p_k).
         None where its premises fail (it says nothing there). Discounted: p_k·d_k for
-        p_k. Under abandonment the sign condition is Δ_k ≥ 0 on every seam."""
+        p_k. Under abandonment the sign condition is Δ_k ≥ 0 on every seam (Δ_k ≥ −reach·v_k
+        when the state e_k leaves has a payoff v_k). With payoffs the threshold is
+        (v_k − c_k)/(1 − q_k) − v_{k+1}."""
         if self.fold in ("abandonment", "graph-abandonment"):
-            return self.delta_formula >= 0
+            return self.delta_formula >= -self.removed_payoff
         if self.reach <= 0 or self.threshold is None:
             return None
         return (self.delta_formula > 0) == (self.R_next > self.threshold)

@@ -33,6 +33,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         policy_path=tuple(ctx.search_path("policy_path")),
         coverage=ctx.coverage,  # type: ignore[arg-type]
         config_coverage=ctx.config.coverage,  # type: ignore[arg-type]
+        docs_url=ctx.docs_url,
     )
     refused = serve(settings)
     return Outcome("lsp", exit_code=EXIT_OK if refused is None else EXIT_INPUT)

@@ -183,9 +183,11 @@ def _derivations(results: list[Any]) -> list[dict[str, Any]]:
     the fold each route's policy uses (pcsc.analysis.seams.symbolic, .folds, .graphs)."""
     from pcsc.analysis.seams.folds import fold_derivation
     from pcsc.analysis.seams.graphs import graph_derivation, proof_picks, shape_key
+    from pcsc.analysis.seams.payoffs import payoff_derivation
     from pcsc.analysis.seams.symbolic import derivation
 
     order = {"default": 0, "discounted": 1, "abandonment": 2}
+    paid: set[tuple[bool, int, int]] = set()  # chains with payoffs (pcsc.analysis.seams.payoffs)
     chains: set[tuple[int, int, int]] = set()
     graphs: dict[tuple[int, str], dict[str, Any]] = {}
     for r in results:
@@ -194,6 +196,9 @@ def _derivations(results: list[Any]) -> list[dict[str, Any]]:
         fold = "default" if spec.is_default else "abandonment" if spec.abandonment else "discounted"
         names, ds = [t.name for t in numbers.transitions], [t.d for t in numbers.transitions]
         for s in r.seams:
+            if numbers.payoffs is not None:
+                paid.add((spec.abandonment, len(names), s.k))
+                continue
             if route.shape is None:
                 chains.add((order[fold], len(names), s.k))
                 continue
@@ -201,6 +206,7 @@ def _derivations(results: list[Any]) -> list[dict[str, Any]]:
             d = graph_derivation(route.shape, s.transition, fold, picks, case)
             graphs.setdefault((order[fold], shape_key(route.shape, s.transition) + repr(sorted(d.items()))), d)
     out = [derivation(n, k) if f == 0 else fold_derivation(n, k, f == 2) for f, n, k in sorted(chains)]
+    out += [payoff_derivation(n, k, stop) for stop, n, k in sorted(paid)]
     return out + [d for _, d in sorted(graphs.items(), key=lambda kv: kv[0])]
 
 
@@ -214,6 +220,9 @@ def _derivation_text(d: dict[str, Any]) -> str:
         "graph-discounted": ", discounted (d_i kept as symbols)",
         "abandonment": ", the option to stop (premises c_i ≥ 0, 0 ≤ p_i·d_i ≤ 1; d_i kept as symbols)",
         "graph-abandonment": ", the option to stop (premises c_i ≥ 0, 0 ≤ p_i·d_i ≤ 1)",
+        "payoffs": ", payoffs along the way (q_i = p_i·d_i and each payoff w_i = v_{i+1} kept as symbols)",
+        "payoffs-abandonment": ", payoffs and the option to stop (q_i, c_i, w_i = v_{i+1} kept as symbols; the proof "
+                               "also resolves every first stop in the prefix)",
     }.get(d["fold"], "")
     if "cases" not in d:
         name = "paper" if "paper" in d else "formula"

@@ -74,6 +74,8 @@ class State:
     listed: tuple[str, ...]  # the fields the author wrote (the rest carried forward)
     span: Span
     value_spans: tuple[tuple[str, Span], ...] = ()  # where each listed field's `name value` is written
+    payoff: float | None = None  # usd credited when the state is reached (`payoff 250k usd`); never carried forward
+    payoff_span: Span | None = None
 
     def get(self, field: str) -> float | bool:
         for name, value in self.values:

@@ -47,6 +47,8 @@ from pcsc.diagnostics.messages import (
     E216_NO_START_VALUE,
     E218_UNKNOWN_CONDITION_FUNCTION,
     E219_NO_TRANSITIONS,
+    E220_PAYOFF_ON_GRAPH,
+    E220_PAYOFF_ON_START,
     E222_TOO_MANY_TRANSITIONS,
     E224_JOIN_CONFLICT,
     E301_ADDS,
@@ -69,6 +71,7 @@ from pcsc.diagnostics.messages import (
     E301_NEGATE,
     E301_NOT_A_BOOL_FIELD,
     E301_ORDERS,
+    E301_PAYOFF_NOT_A_NUMBER,
     E301_VISION_NOT_A_NUMBER,
     E301_WRONG_LITERAL,
     E303_NEGATIVE_COST,
@@ -78,6 +81,7 @@ from pcsc.diagnostics.messages import (
     E306_DUE_PAST_9999,
     E306_NOT_A_DATE,
     E307_HORIZON,
+    E307_NEGATIVE_PAYOFF,
     E307_TIER,
     E307_WEIGHT,
     E311_COST_OVERFLOWS,
@@ -133,6 +137,7 @@ LibraryResolver = Callable[[str, Span], Library | None]
 VISION_KEYS = tuple(DEFAULT_VISION_FIELDS)  # the venture vision's names, the default
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+PAYOFF_KEY = "payoff"  # in a state block, `payoff 250k usd` is the state's payoff, not a field
 EXPR_FUNCTIONS = ("min", "max")
 
 
@@ -158,6 +163,7 @@ class PolicyFacts:
     criteria: tuple[Criterion, ...]
     evidence: tuple[Evidence, ...]
     vision: Vision | None = None  # its values are checked against the policy's `[vision] fields`
+    payoffs: tuple[tuple[str, Span], ...] = ()  # (state, where its payoff is written)
 
     @classmethod
     def of(cls, route: Route) -> PolicyFacts:
@@ -168,6 +174,7 @@ class PolicyFacts:
             route.criteria,
             route.evidence,
             route.vision,
+            tuple((s.name, s.payoff_span) for s in route.states if s.payoff_span is not None),
         )
 
 
@@ -347,6 +354,7 @@ class RouteLowerer:
             tuple(criteria),
             tuple(self.policy_evidence),
             vision,
+            tuple((s.name, s.payoff_span) for s in states if s.payoff_span is not None),
         )
 
         if any(d.severity == "error" for d in self.diags.items[before:]):
@@ -436,6 +444,8 @@ class RouteLowerer:
         for s in state_nodes:
             for fv in s.values:
                 fname = fv.name.text
+                if fname == PAYOFF_KEY:
+                    continue
                 if fname in library_fields:
                     route_fields.setdefault(fname, library_fields[fname])
                 elif self.libraries_ok:
@@ -446,6 +456,8 @@ class RouteLowerer:
         values: dict[str, float | bool] = {}
         for fv in node.values:
             fname = fv.name.text
+            if fname == PAYOFF_KEY:
+                continue
             if fname in values:
                 self.report(E209_STATE_FIELD_TWICE, fv.name, field=fname, state=node.name.text)
                 continue
@@ -456,6 +468,27 @@ class RouteLowerer:
             if value is not None:
                 values[fname] = value
         return values
+
+    def payoff(self, node: syn.StateBlock) -> tuple[float | None, Span | None]:
+        """The state's `payoff AMOUNT usd` line: a finite amount in usd, at least 0
+        (what the policy credits of it is the policy's, `pcsc.score.route`)."""
+        lines = [fv for fv in node.values if fv.name.text == PAYOFF_KEY]
+        for extra in lines[1:]:
+            self.report(E209_STATE_FIELD_TWICE, extra.name, field=PAYOFF_KEY, state=node.name.text)
+        if not lines:
+            return None, None
+        fv = lines[0]
+        state = node.name.text
+        if not isinstance(fv.value, syn.Quantity):
+            self.report(E301_PAYOFF_NOT_A_NUMBER, fv.value, state=state)
+            return None, fv.span
+        q = self.qty(fv.value)
+        if not check_field_value("usd", q, f"the payoff of state `{state}`", self.diags):
+            return None, fv.span
+        if q.value < 0:
+            self.report(E307_NEGATIVE_PAYOFF, q.span, state=state)
+            return None, fv.span
+        return q.value, fv.span
 
     def value(self, node: syn.Value, decl: FieldDecl, what: str) -> float | bool | None:
         if isinstance(node, syn.Quantity):
@@ -821,7 +854,10 @@ class RouteLowerer:
                         self.report(E216_NO_START_VALUE, node.name, field=fname, state=name)
             current = {**current, **listed}
             values = tuple((f, current[f]) for f in route_fields if f in current)
-            states.append(State(name, values, tuple(listed), node.span, value_spans(node, listed)))
+            payoff, payoff_span = self.payoff(node)
+            if i == 0 and payoff_span is not None:
+                self.report(E220_PAYOFF_ON_START, payoff_span, state=name)
+            states.append(State(name, values, tuple(listed), node.span, value_spans(node, listed), payoff, payoff_span))
         return states
 
     def carry_forward_graph(
@@ -891,6 +927,10 @@ class RouteLowerer:
                     merged[fname] = next(iter(changed))
             return merged
 
+        for name in raw:
+            for fv in raw[name].values:
+                if fv.name.text == PAYOFF_KEY:
+                    self.report(E220_PAYOFF_ON_GRAPH, fv.span, state=name)
         start = order[0].source
         node = raw[start]
         written = {fv.name.text for fv in node.values}
