@@ -21,8 +21,9 @@ ENTRIES: list[dict[str, Any]] = json.loads(proven.TABLE.read_text(encoding="utf-
 SMALL = [e for e in ENTRIES if e["n"] < BENCH_CHAIN]
 LONG = [e for e in ENTRIES if e["n"] == BENCH_CHAIN]
 SAMPLE = [e for e in LONG if e["k"] in (1, BENCH_CHAIN // 2, BENCH_CHAIN - 2)]
-# both policy folds occur among the examples' shapes
+# the policy folds, and payoffs with the option to stop, occur among these examples' shapes
 DISCOUNTED = "examples/domains/solid_electrolyte.route"
+PAYOFFS = "examples/payoffs/school_pilots.route"
 
 
 def _key(e: dict[str, Any]) -> str:
@@ -41,7 +42,8 @@ def test_the_table_names_the_current_sources() -> None:
 
 
 def test_the_table_has_every_fold_and_the_benchmark_chain() -> None:
-    assert {e["fold"] for e in ENTRIES} == set(proven.FOLDS)
+    # no example has payoffs without the option to stop
+    assert set(proven.FOLDS) - {e["fold"] for e in ENTRIES} == {"payoffs"}
     assert sorted(e["k"] for e in LONG) == list(range(1, BENCH_CHAIN - 1))
     assert all(e["verified"] is True and e["derivation"]["verified"] == "True" for e in ENTRIES)
 
@@ -73,15 +75,16 @@ def test_a_stale_table_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_shape_the_table_lacks_is_proved_with_sympy() -> None:
     from pcsc.analysis.seams.folds import verify_fold_shape
+    from pcsc.analysis.seams.payoffs import verify_payoff_shape
     from pcsc.analysis.seams.symbolic import verify_shape
 
-    assert not proven.holds("chain", 9, 4) and not proven.holds("abandonment", 9, 4)
-    assert verify_shape(9, 4) and verify_fold_shape(9, 4, True)
+    assert not any(proven.holds(fold, 9, 4) for fold in proven.FOLDS)
+    assert verify_shape(9, 4) and verify_fold_shape(9, 4, True) and verify_payoff_shape(9, 4, False)
 
 
 def _symbolic(capsys: pytest.CaptureFixture[str], fmt: str) -> str:
     capsys.readouterr()
-    assert main(["seams", "--symbolic", "--format", fmt, "examples/devtools_api.route", DISCOUNTED]) == 0
+    assert main(["seams", "--symbolic", "--format", fmt, "examples/devtools_api.route", DISCOUNTED, PAYOFFS]) == 0
     return capsys.readouterr().out
 
 
@@ -93,14 +96,14 @@ def test_symbolic_prints_the_same_bytes_from_the_table_as_from_sympy(
     monkeypatch.setenv("PCSC_NO_CACHE", "1")
     from_table = _symbolic(capsys, fmt)
     monkeypatch.setattr(proven, "_DISABLED", [True])
-    assert "discounted" in from_table and from_table == _symbolic(capsys, fmt)
+    assert "discounted" in from_table and "payoffs" in from_table and from_table == _symbolic(capsys, fmt)
 
 
 @pytest.mark.parametrize("flags", [[], ["--symbolic"]])
 def test_seams_of_shipped_shapes_imports_no_sympy(flags: list[str]) -> None:
     script = (
         "import sys; from pcsc.cli.main import main; "
-        f"code = main(['seams', *{flags!r}, 'examples/devtools_api.route', {DISCOUNTED!r}]); "
+        f"code = main(['seams', *{flags!r}, 'examples/devtools_api.route', {DISCOUNTED!r}, {PAYOFFS!r}]); "
         "assert code == 0, code; assert 'sympy' not in sys.modules, 'sympy imported'"
     )
     env = {**os.environ, "PCSC_NO_CACHE": "1"}

@@ -43,13 +43,17 @@ def example_shapes(root: Path = ROOT) -> set[tuple[str, int, int]]:
 def entry(fold: str, n: int, k: int) -> dict[str, Any]:
     """The shape proved and derived with sympy, never from the table."""
     from pcsc.analysis.seams.folds import derive_fold, prove_fold_shape
+    from pcsc.analysis.seams.payoffs import derive_payoffs, prove_payoff_shape
     from pcsc.analysis.seams.symbolic import derive, prove_shape
 
     proven.disable()
+    stop = fold.endswith("abandonment")
     if fold == "chain":
         verified, derivation = prove_shape(n, k), derive(n, k)
+    elif fold.startswith("payoffs"):
+        verified, derivation = prove_payoff_shape(n, k, stop), derive_payoffs(n, k, stop)
     else:
-        verified, derivation = prove_fold_shape(n, k, fold == "abandonment"), derive_fold(n, k, fold == "abandonment")
+        verified, derivation = prove_fold_shape(n, k, stop), derive_fold(n, k, stop)
     return {"fold": fold, "n": n, "k": k, "verified": bool(verified), "derivation": derivation}
 
 

@@ -25,9 +25,9 @@ TABLE = Path(__file__).with_name("proven.json")
 _HERE = Path(__file__).resolve().parent
 
 #: The files a proof or a derivation is computed by (the table's digest)
-SOURCES = (_HERE / "symbolic.py", _HERE / "folds.py", _HERE.parent.parent / "score" / "fold.py")
+SOURCES = (_HERE / "symbolic.py", _HERE / "folds.py", _HERE / "payoffs.py", _HERE.parent.parent / "score" / "fold.py")
 
-FOLDS = ("chain", "discounted", "abandonment")
+FOLDS = ("chain", "discounted", "abandonment", "payoffs", "payoffs-abandonment")
 
 
 def sources_digest() -> str:
