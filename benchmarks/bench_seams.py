@@ -15,6 +15,11 @@ covered under the shipped policy venture@1.0.0):
 (b) the cold proof time for every seam of a 50-transition chain (k = 1..48) in a
     fresh Python process: ``import sympy`` (timed on its own), then the first proof
     (which builds the polynomial ring) and the other 47.
+(c) a cold ``pcsc seams`` of a generated 50-transition route, whole process wall time
+    (start-up included, PCSC_NO_CACHE=1): with the shipped table of proven identities
+    (pcsc/analysis/seams/proven.json) against the same run with the table switched off
+    (every shape proved with sympy, as before the table), interleaved, min and median,
+    their ratio, and the load average before and after.
 
 Every timing is the best of several repeats after a warm-up, with time.perf_counter.
 See benchmarks/README.md for what each number means and one recorded run.
@@ -25,12 +30,15 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from pcsc.analysis.seams.analysis import analyse
 from pcsc.analysis.seams.identity import seam_identity
@@ -47,6 +55,8 @@ COLD_N = 50
 # Run in a fresh interpreter: nothing of sympy or of the proof cache is loaded yet.
 COLD_SCRIPT = f"""
 import json, time
+from pcsc.analysis.seams import proven
+proven.disable()  # prove with sympy, as before the shipped table
 t0 = time.perf_counter()
 import sympy
 t1 = time.perf_counter()
@@ -58,6 +68,25 @@ rest = all(verify_shape({COLD_N}, k) for k in range(2, {COLD_N - 1}))
 t4 = time.perf_counter()
 print(json.dumps({{"import_sympy": t1 - t0, "import_pcsc": t2 - t1, "first": t3 - t2, "rest": t4 - t3,
                   "verified": bool(first and rest), "sympy": sympy.__version__}}))
+"""
+
+
+# (b), with the shipped table: the same 48 shapes, read from it, and no sympy imported.
+TABLE_SCRIPT = f"""
+import sys
+from pcsc.analysis.seams.symbolic import verify_shape
+assert all(verify_shape({COLD_N}, k) for k in range(1, {COLD_N - 1}))
+assert "sympy" not in sys.modules
+"""
+
+# (c): the command line in a fresh process; argv[1] "off" switches the proof table off.
+SEAMS_SCRIPT = """
+import sys
+if sys.argv[1] == "off":
+    from pcsc.analysis.seams import proven
+    proven.disable()
+from pcsc.cli.main import main
+sys.exit(main(["seams", *sys.argv[2:]]))
 """
 
 
@@ -108,15 +137,23 @@ def bench_route(route_dir: Path, n: int, repeats: int) -> dict[str, float]:
     return {"seams": len(seams), "fold": t_fold, "identity": t_identity, "full": t_full}
 
 
-def bench_cold(repeats: int) -> dict[str, float | str]:
-    """The best of ``repeats`` fresh processes, per phase; and the best process wall time."""
+def bench_cold(repeats: int) -> dict[str, Any]:
+    """The best of ``repeats`` fresh processes, per phase; and every process wall time,
+    without the table and (interleaved) with it."""
     best: dict[str, float] = {}
-    wall = float("inf")
+    walls: list[float] = []
+    table_walls: list[float] = []
     version = ""
+    env = {**os.environ, "PCSC_NO_CACHE": "1"}
     for _ in range(repeats):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", COLD_SCRIPT], capture_output=True, text=True)
-        wall = min(wall, time.perf_counter() - start)
+        done = subprocess.run([sys.executable, "-c", TABLE_SCRIPT], capture_output=True, text=True, env=env)
+        table_walls.append(time.perf_counter() - start)
+        if done.returncode != 0:
+            _fail(f"the proof-table process failed:\n{done.stderr}")
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", COLD_SCRIPT], capture_output=True, text=True, env=env)
+        walls.append(time.perf_counter() - start)
         if done.returncode != 0:
             _fail(f"the cold-proof process failed:\n{done.stderr}")
         row = json.loads(done.stdout)
@@ -125,7 +162,28 @@ def bench_cold(repeats: int) -> dict[str, float | str]:
         version = row.pop("sympy")
         for key, seconds in row.items():
             best[key] = min(best.get(key, float("inf")), seconds)
-    return {**best, "wall": wall, "sympy": version}
+    return {**best, "walls": walls, "table_walls": table_walls, "sympy": version}
+
+
+def bench_cold_seams(route_dir: Path, repeats: int) -> dict[str, list[float]]:
+    """Process wall seconds of `pcsc seams` of a 50-transition route, table on and off."""
+    path = route_dir / f"r{COLD_N}.route"
+    path.write_text(generate_route(f"r{COLD_N}", COLD_N), encoding="utf-8")
+    env = {**os.environ, "PCSC_NO_CACHE": "1"}
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    outputs: dict[str, str] = {}
+    for _ in range(repeats):
+        for arm in ("off", "on"):
+            start = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", SEAMS_SCRIPT, arm, str(path)], capture_output=True,
+                                  text=True, env=env)
+            times[arm].append(time.perf_counter() - start)
+            if done.returncode != 0:
+                _fail(f"pcsc seams of the {COLD_N}-transition route failed:\n{done.stderr}")
+            outputs[arm] = done.stdout
+    if outputs["on"] != outputs["off"] or "verified" not in outputs["on"]:
+        _fail("pcsc seams printed other bytes with the proof table than without it")
+    return times
 
 
 def _us(x: float) -> str:
@@ -163,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"{r['full'] / r['fold']:,.0f}x the fold; {_us(r['full'] / seams)} a seam (analyse)",
                 ),
             ]
+        load_before = os.getloadavg()
+        seams_cold = bench_cold_seams(Path(tmp), args.cold_repeats)
     cold = bench_cold(args.cold_repeats)
+    load_after = os.getloadavg()
     proofs = float(cold["first"]) + float(cold["rest"])
     rows += [
         ("(b) import sympy", _ms(float(cold["import_sympy"])), f"sympy {cold['sympy']}, fresh process"),
@@ -171,15 +232,30 @@ def main(argv: list[str] | None = None) -> int:
         (f"(b) other {COLD_N - 3} proofs", _ms(float(cold["rest"])),
          f"{_ms(float(cold['rest']) / (COLD_N - 3))} a proof"),
         (f"(b) all {COLD_N - 2} proofs, cold", _ms(proofs),
-         f"{_ms(proofs + float(cold['import_sympy']))} with the import; process wall {_ms(float(cold['wall']))}"),
+         f"{_ms(proofs + float(cold['import_sympy']))} with the import; process wall {_ms(min(cold['walls']))}"),
+        (f"(b) all {COLD_N - 2} proofs, cold, table", _ms(min(cold["table_walls"])),
+         f"process wall (min), median {_ms(statistics.median(cold['table_walls']))}; "
+         f"{min(cold['table_walls']) / min(cold['walls']):.2f}x the sympy process (min), "
+         f"{statistics.median(cold['table_walls']) / statistics.median(cold['walls']):.2f}x (median); "
+         "no sympy imported; goal < 500 ms"),
     ]
 
+    on, off = seams_cold["on"], seams_cold["off"]
+    rows += [
+        (f"(c) cold pcsc seams, {COLD_N} transitions, no table", _ms(min(off)),
+         f"median {_ms(statistics.median(off))}; every shape proved with sympy"),
+        (f"(c) cold pcsc seams, {COLD_N} transitions, table", _ms(min(on)),
+         f"median {_ms(statistics.median(on))}; {min(on) / min(off):.2f}x no table (min), "
+         f"{statistics.median(on) / statistics.median(off):.2f}x (median); the pipeline arm dominates"),
+        ("(b), (c) load average (1, 5, 15 min)", f"{load_before[0]:.2f}",
+         f"before {', '.join(f'{x:.2f}' for x in load_before)}; after {', '.join(f'{x:.2f}' for x in load_after)}"),
+    ]
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     impl = platform.python_implementation()
     print(f"PCSC seam benchmark  {dt.date.today().isoformat()}")
     print(f"Python {platform.python_version()} ({impl}) on {platform.platform()}, {platform.machine()}")
-    print(f"best of {args.repeats} repeats after warm-up ((b): best of {args.cold_repeats} fresh processes); "
+    print(f"best of {args.repeats} repeats after warm-up ((b), (c): {args.cold_repeats} fresh processes each); "
           "time.perf_counter")
     print()
     print(f"{'measurement'.ljust(w0)}  {'result'.rjust(w1)}  notes")

@@ -116,11 +116,14 @@ def test_import_pcsc_is_cheap() -> None:
     assert json.loads(proc.stdout) == []
 
 
-def test_sympy_waits_for_the_seams() -> None:
+def test_sympy_waits_for_a_shape_the_proof_table_lacks() -> None:
+    # an example's seams are in the shipped table of proven identities (docs/architecture.md)
     proc = _python(
         "import sys, pcsc; pcsc.compile('examples/devtools_api.route').to_json(); "
         "assert 'sympy' not in sys.modules; pcsc.analyse_seams('examples/devtools_api.route'); "
-        "assert 'sympy' in sys.modules; assert 'pcsc.cli' not in sys.modules"
+        "assert 'sympy' not in sys.modules; assert 'pcsc.cli' not in sys.modules; "
+        "from pcsc.analysis.seams.symbolic import verify_shape; assert verify_shape(9, 4); "
+        "assert 'sympy' in sys.modules"
     )
     assert proc.returncode == 0, proc.stderr
 

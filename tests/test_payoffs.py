@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pcsc.analysis.seams.folds import fold_seam_identities
-from pcsc.analysis.seams.payoffs import payoff_seam_identities, verify_payoff_shape
+from pcsc.analysis.seams.payoffs import payoff_seam_identities, prove_payoff_shape
 from pcsc.compiler.session import Compiled, Session
 from pcsc.policy import PolicyStore
 from pcsc.score.fold import chain_fold
@@ -188,7 +188,7 @@ def test_without_payoffs_the_identity_is_the_folds_own(chain: Any, stop: bool) -
 def test_the_identity_with_payoffs_is_proved_per_shape(stop: bool) -> None:
     for n in range(3, 7):
         for k in range(1, n - 1):
-            assert verify_payoff_shape(n, k, stop)
+            assert prove_payoff_shape(n, k, stop)
 
 
 def test_a_wrong_formula_fails_the_proof(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,11 +201,11 @@ def test_a_wrong_formula_fails_the_proof(monkeypatch: pytest.MonkeyPatch) -> Non
         return real(Q, C, [0 * w for w in W[:k - 1]] + [0 * W[k - 1]] + list(W[k:]), k, after, case, stops)
 
     monkeypatch.setattr(payoffs, "_formula", without_payoff)
-    payoffs.verify_payoff_shape.cache_clear()
+    payoffs.prove_payoff_shape.cache_clear()
     try:
-        assert not payoffs.verify_payoff_shape(4, 2, False)
+        assert not payoffs.prove_payoff_shape(4, 2, False)
     finally:
-        payoffs.verify_payoff_shape.cache_clear()
+        payoffs.prove_payoff_shape.cache_clear()
 
 
 def _pcsc(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -46,6 +46,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
+from pcsc.analysis.seams import proven
 from pcsc.analysis.seams.identity import SeamIdentity
 from pcsc.score.fold import chain_fold
 
@@ -230,11 +231,29 @@ def _check_abandonment(n: int, k: int, formulas: CaseFormulas) -> bool:
 
 
 def verify_fold_shape(n: int, k: int, abandonment: bool) -> bool:
-    return verify_abandonment(n, k) if abandonment else verify_discounted(n, k)
+    if proven.holds(_fold_name(abandonment), n, k):
+        return True
+    return prove_fold_shape(n, k, abandonment)
+
+
+def prove_fold_shape(n: int, k: int, abandonment: bool) -> bool:
+    """The policy fold's identity for (n, k) proved with sympy (no table)."""
+    return _verify_abandonment(n, k) if abandonment else _verify_discounted(n, k)
+
+
+def _fold_name(abandonment: bool) -> str:
+    return "abandonment" if abandonment else "discounted"
 
 
 def fold_derivation(n: int, k: int, abandonment: bool, shape: str | None = None) -> dict[str, Any]:
-    """For `pcsc seams --symbolic` under a policy fold: the difference of the two folds
+    """For `pcsc seams --symbolic` under a policy fold: the shipped table's entry
+    (`pcsc.analysis.seams.proven`) when ``shape`` is not given, else `derive_fold`."""
+    stored = None if shape is not None else proven.stored_derivation(_fold_name(abandonment), n, k)
+    return stored if stored is not None else derive_fold(n, k, abandonment, shape)
+
+
+def derive_fold(n: int, k: int, abandonment: bool, shape: str | None = None) -> dict[str, Any]:
+    """By sympy: the difference of the two folds
     with a symbol for every p, d, c and for R_{k+1}, factored, beside the identity's
     formula and the residual; under abandonment one such row per case. The algebra is
     the proof's (`discounted_folds`, `abandonment_folds`), in sympy expressions."""
@@ -243,9 +262,9 @@ def fold_derivation(n: int, k: int, abandonment: bool, shape: str | None = None)
     ps, ds, cs = (list(sympy.symbols(f"{x}0:{n}")) for x in "pdc")
     R = sympy.Symbol(f"R{k + 1}")
     out: dict[str, Any] = {
-        "fold": "abandonment" if abandonment else "discounted",
+        "fold": _fold_name(abandonment),
         "shape": shape or f"n={n}, k={k}",
-        "verified": str(verify_fold_shape(n, k, abandonment)),
+        "verified": str(prove_fold_shape(n, k, abandonment)),
     }
     if not abandonment:
         return {**out, **_derived(*discounted_folds(ps, ds, cs, R, k), discounted_formula(ps, ds, cs, R, k))}

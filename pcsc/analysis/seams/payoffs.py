@@ -42,6 +42,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
+from pcsc.analysis.seams import proven
 from pcsc.analysis.seams.identity import SeamIdentity
 from pcsc.score.fold import chain_fold
 
@@ -162,8 +163,17 @@ def _resolved(Q: list[Any], C: list[Any], W: list[Any], k: int, y: Any, j: int |
     return chain_fold(Q[:j], C[:j], 0 * y, vs=W[:j])[0]
 
 
-@cache
+def _fold_name(abandonment: bool) -> str:
+    return "payoffs-abandonment" if abandonment else "payoffs"
+
+
 def verify_payoff_shape(n: int, k: int, abandonment: bool) -> bool:
+    """The shipped table's entry (`pcsc.analysis.seams.proven`), else `prove_payoff_shape`."""
+    return proven.holds(_fold_name(abandonment), n, k) or prove_payoff_shape(n, k, abandonment)
+
+
+@cache
+def prove_payoff_shape(n: int, k: int, abandonment: bool) -> bool:
     """spliced − original − Δ_k = 0 as a polynomial in q, c, w and R_{k+1}, in every case."""
     if not 1 <= k <= n - 2:
         raise ValueError(f"seam k={k} is not interior for n={n}")
@@ -203,7 +213,14 @@ def _case_formula(Q: list[Any], C: list[Any], W: list[Any], k: int, after: Any, 
 
 
 def payoff_derivation(n: int, k: int, abandonment: bool) -> dict[str, Any]:
-    """For `pcsc seams --symbolic` on a chain with payoffs: spliced − original with a
+    """For `pcsc seams --symbolic` on a chain with payoffs: the shipped table's entry
+    (`pcsc.analysis.seams.proven`), else `derive_payoffs`."""
+    stored = proven.stored_derivation(_fold_name(abandonment), n, k)
+    return stored if stored is not None else derive_payoffs(n, k, abandonment)
+
+
+def derive_payoffs(n: int, k: int, abandonment: bool) -> dict[str, Any]:
+    """By sympy: spliced − original with a
     symbol for every q_i = p_i·d_i, c_i, payoff w_i (w_i = v_{i+1}) and R_{k+1}, factored,
     beside the formula and the residual; under the option to stop, one row for each case
     that walks the prefix (the proof also covers every first stop in it)."""
@@ -219,8 +236,8 @@ def payoff_derivation(n: int, k: int, abandonment: bool) -> dict[str, Any]:
         difference = sympy.factor(sympy.expand(spliced - _resolved(Q, C, W, k, y, None)))
         rows.append({"case": case, "difference": sympy.sstr(difference), "formula": sympy.sstr(formula),
                      "residual": sympy.sstr(sympy.expand(difference - formula))})
-    out: dict[str, Any] = {"fold": "payoffs-abandonment" if abandonment else "payoffs", "shape": f"n={n}, k={k}",
-                           "verified": str(verify_payoff_shape(n, k, abandonment))}
+    out: dict[str, Any] = {"fold": _fold_name(abandonment), "shape": f"n={n}, k={k}",
+                           "verified": str(prove_payoff_shape(n, k, abandonment))}
     if abandonment:
         return {**out, "cases": rows}
     return {**out, **{key: rows[0][key] for key in ("difference", "formula", "residual")}}

@@ -17,6 +17,9 @@ fold is substituted for it. The proof of (n, k) then costs O(k) terms instead of
 O(n), and a 50-transition route's 48 proofs take a fraction of the full-chain time.
 A formula passed in explicitly is checked on the full chain, as before.
 
+A shape in the shipped table of proven identities (`pcsc.analysis.seams.proven`) is
+not proved again, and its derivation is the table's: sympy is imported only for others.
+
 When a command line run asks for it (`remember_proofs()`; `pcsc seams` does), shapes
 proved once are remembered on disk too, in the user's private pcsc cache folder
 (`pcsc.compiler.ircache.cache_folder`, so `PCSC_NO_CACHE=1` turns it off): a JSON list of the
@@ -37,6 +40,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pcsc.analysis.seams import proven
 from pcsc.score import fold
 from pcsc.score.fold import chain_fold
 
@@ -62,10 +66,12 @@ def verify_shape(n: int, k: int, formula: Formula = paper_formula) -> bool:
 
 
 def _verify_cached(n: int, k: int) -> bool:
+    if proven.holds("chain", n, k):
+        return True
     known = _proved()
     if (n, k) in known:
         return True
-    verified = _verify_prefix(n, k)
+    verified = prove_shape(n, k)
     if verified:
         known.add((n, k))
         _remember(known)
@@ -133,7 +139,8 @@ def _proof_path() -> Path | None:
 
 
 @cache
-def _verify_prefix(n: int, k: int) -> bool:
+def prove_shape(n: int, k: int) -> bool:
+    """The paper's identity for (n, k) proved with sympy (no table, no cache file)."""
     if not 1 <= k <= n - 2:
         raise ValueError(f"seam k={k} is not interior for n={n}")
     _, ps, cs, R_next = _ring(n)  # V stands for R_{k+1}, the shared suffix's value
@@ -164,9 +171,16 @@ def _verify(n: int, k: int, formula: Formula) -> bool:
 
 
 def derivation(n: int, k: int) -> dict[str, str]:
-    """For `pcsc seams --symbolic` under the paper's fold: the difference of the two
-    symbolic folds, with R_{k+1} kept as a symbol, factored; the paper's formula; and the
-    residual (a policy's own fold: `pcsc.analysis.seams.folds.fold_derivation`)."""
+    """For `pcsc seams --symbolic` under the paper's fold: the shipped table's entry
+    (`pcsc.analysis.seams.proven`), else `derive(n, k)`."""
+    stored = proven.stored_derivation("chain", n, k)
+    return stored if stored is not None else derive(n, k)
+
+
+def derive(n: int, k: int) -> dict[str, str]:
+    """The difference of the two symbolic folds, with R_{k+1} kept as a symbol,
+    factored; the paper's formula; and the residual, by sympy (a policy's own fold:
+    `pcsc.analysis.seams.folds.fold_derivation`)."""
     import sympy
 
     ps = list(sympy.symbols(f"p0:{n}"))
@@ -185,5 +199,5 @@ def derivation(n: int, k: int) -> dict[str, str]:
         "formula": sympy.sstr(paper),
         "paper": sympy.sstr(paper),
         "residual": sympy.sstr(residual),
-        "verified": str(verify_shape(n, k)),
+        "verified": str(prove_shape(n, k)),
     }
