@@ -7,6 +7,23 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 SPEC_ROUTE = EXAMPLES / "devtools_api.route"
+#: The tables a test's policy needs besides what the test is about, at the usual values
+#: (tier weights 0.5/0.8/1.0, W within [0.3, 1.5], uncertainty 0.25).
+POLICY_TABLES = """[evidence]
+min_tier = 1
+tier_weight = { 1 = 0.5, 2 = 0.8, 3 = 1.0 }
+strict_point_in_time = false
+
+[reweighting]
+corroborate_gain = 0.5
+contradict_gain = 0.5
+w_min = 0.3
+w_max = 1.5
+decay = 0.5
+
+[uncertainty]
+default = 0.25
+"""
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pytest
 from pcsc.analysis.explain import to_text
 from pcsc.compiler.session import Compiled, Session
 from pcsc.policy.load import PolicyError, PolicyStore
+from tests.conftest import POLICY_TABLES
 
 POLICY = """[policy]
 id = "floors"
@@ -41,21 +42,7 @@ points = [[1000, 50000]]           # 50 usd a developer, for `t/curated` only
 [floors.by_class."t/other".arr]
 points = [[1000, 1]]
 
-[evidence]
-min_tier = 1
-tier_weight = { 1 = 0.5, 2 = 0.8, 3 = 1.0 }
-strict_point_in_time = false
-
-[reweighting]
-corroborate_gain = 0.5
-contradict_gain = 0.5
-w_min = 0.3
-w_max = 1.5
-decay = 0.5
-
-[uncertainty]
-default = 0.25
-"""
+""" + POLICY_TABLES
 
 ROUTE = """route items "Three kinds of item" {
     as_of   2026-01-01

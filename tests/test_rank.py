@@ -14,7 +14,7 @@ from pcsc.compiler.session import Compiled, Session
 from pcsc.diagnostics.exits import EXIT_USAGE
 from pcsc.policy.load import PolicyError, PolicyStore
 from pcsc.render.packet import route_packet
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, POLICY_TABLES
 
 FLAGS = EXAMPLES / "feature_flags.route"
 INELIGIBLE = EXAMPLES / "db_gui_subscription.route"
@@ -302,24 +302,10 @@ source = "a test: every p is 0.5 (no evidence, so W = 1)"
 [criteria]
 team = 1.0
 
-[evidence]
-min_tier = 1
-tier_weight = { 1 = 0.5, 2 = 0.8, 3 = 1.0 }
-strict_point_in_time = false
-
-[reweighting]
-corroborate_gain = 0.5
-contradict_gain = 0.5
-w_min = 0.3
-w_max = 1.5
-decay = 0.5
-
-[uncertainty]
-default = 0.25
-
 [fold]
 abandonment = true
-"""
+
+""" + POLICY_TABLES
 
 
 def one_step(name: str, cost_k: int, team: int, estimates: str = "") -> str:
