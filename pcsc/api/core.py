@@ -33,6 +33,7 @@ from pcsc.diagnostics.model import Finding, condense, where
 from pcsc.forecast.ledger import DEFAULT_PATH, LedgerError
 from pcsc.forecast.ledger import Ledger as _Ledger
 from pcsc.policy.load import PolicyError, PolicyStore
+from pcsc.render import schemas as schemas
 from pcsc.render.envelope import RESERVED, envelope
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 #: The public API, its one list: `pcsc` re-exports these names (and `__version__`).
 __all__ = [
+    "AnalysisResult",
     "Attempt",
     "Binding",
     "CheckResult",
@@ -53,6 +55,8 @@ __all__ = [
     "ExperimentMode",
     "ExperimentResult",
     "FailedRequire",
+    "FmtResult",
+    "FormattedFile",
     "Gate",
     "Input",
     "Ledger",
@@ -65,6 +69,7 @@ __all__ = [
     "PolicyInfo",
     "Result",
     "RouteResult",
+    "ReportResult",
     "RouteSeamsResult",
     "SeamPipeline",
     "SeamResult",
@@ -77,8 +82,14 @@ __all__ = [
     "analyse_seams",
     "check",
     "compile",
+    "explain",
+    "fmt",
     "load_policy",
     "open_ledger",
+    "redteam",
+    "report",
+    "schemas",
+    "sensitivity",
 ]
 
 #: A path: a str or an os.PathLike.
@@ -424,7 +435,15 @@ def _diagnostics(session: Session) -> tuple[tuple[Diagnostic, ...], tuple[Findin
 
 
 def _inputs(session: Session) -> tuple[Input, ...]:
-    return tuple(Input(p, h) for p, h in session.inputs)
+    """The texts read, each path once (the first reading), as the command line lists them."""
+    seen: dict[str, str] = {}
+    for p, h in session.inputs:
+        seen.setdefault(p, h)
+    return tuple(Input(p, h) for p, h in seen.items())
+
+
+def _envelope(kind: str, payload: Mapping[str, Any], session: Session) -> dict[str, Any]:
+    return envelope(kind, payload, [(i.path, i.sha256) for i in _inputs(session)])
 
 
 # ---------------------------------------------------------------------- compile
@@ -743,6 +762,313 @@ def _verdict(value: str) -> Verdict:
         if value == v:
             return v
     raise ValueError(f"not a verdict: {value!r}")
+
+
+# ---------------------------------------------------------------------- explain, sensitivity, redteam, report
+@attrs.frozen(slots=True)
+class AnalysisResult:
+    """What `explain`, `sensitivity` and `redteam` return: the command's ``kind``, its
+    ``data`` (the payload of its JSON document without the envelope and the
+    diagnostics; None when bad input left nothing to analyse), its ``text`` report and
+    the diagnostics."""
+
+    kind: str
+    data: Mapping[str, Any] | None = attrs.field(eq=False, hash=False)
+    text: str | None
+    diagnostics: tuple[Diagnostic, ...]
+    inputs: tuple[Input, ...]
+    _document: Mapping[str, Any] = attrs.field(alias="_document", repr=False, eq=False, hash=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when there are no errors."""
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def exit_code(self) -> int:
+        """The command's exit code: 1 for errors, else 0."""
+        return exits.exit_code(self.diagnostics)
+
+    def to_json(self) -> dict[str, Any]:
+        """The document `pcsc <kind> --format json` prints: the envelope, the payload,
+        ``diagnostics``."""
+        import copy
+
+        return copy.deepcopy(dict(self._document))
+
+
+def _analysis(kind: str, session: Session, payload: Mapping[str, Any] | None, text: str | None) -> AnalysisResult:
+    from pcsc.render.diagnostics import to_json
+
+    public, internal = _diagnostics(session)
+    document = {**(payload or {}), "diagnostics": [to_json(d) for d in condense(internal)]}
+    data = None if payload is None or all(v is None for v in payload.values()) else dict(payload)
+    return AnalysisResult(kind, data, text, public, _inputs(session), _envelope(kind, document, session))
+
+
+def _chosen(routes: list[Route], name: str | None, session: Session) -> Route | None:
+    """The route called ``name`` (or the only route); None when input errors leave it
+    out. A name that matches no route of clean input, or several routes and no name, is
+    a programming error (ValueError), as on the command line (a usage error)."""
+    if not routes:
+        return None
+    if name is None:
+        if len(routes) > 1:
+            raise ValueError("the source holds several routes; choose one with route=: "
+                             + ", ".join(r.name for r in routes))
+        return routes[0]
+    for r in routes:
+        if r.name == name:
+            return r
+    if session.diags.has_errors:
+        return None
+    raise ValueError(f"no route {name!r}; routes: {', '.join(r.name for r in routes)}")
+
+
+def explain(
+    source: Source,
+    *,
+    route: str | None = None,
+    policy_path: PathLike | Iterable[PathLike] = (),
+    lib_path: PathLike | Iterable[PathLike] = (),
+    coverage: CoverageSetting = None,
+) -> AnalysisResult:
+    """Every number of ``route`` (or the only route of ``source``), rule by rule, and the
+    coverage decision behind its verdict, as `pcsc explain` prints it (``data["explain"]``;
+    None when the route has errors, then read ``diagnostics``)."""
+    from pcsc.analysis import explain as _explain
+
+    session = _session(policy_path, lib_path, coverage)
+    chosen = _chosen(_load(source, session), route, session)
+    compiled = session.compile_route(chosen) if chosen is not None else None
+    payload = {"explain": _explain.to_json(compiled) if compiled else None}
+    return _analysis("explain", session, payload, _explain.to_text(compiled) if compiled else None)
+
+
+def sensitivity(
+    source: Source,
+    *,
+    route: str | None = None,
+    rivals: PathLike | Iterable[PathLike] = (),
+    policy_path: PathLike | Iterable[PathLike] = (),
+    lib_path: PathLike | Iterable[PathLike] = (),
+    coverage: CoverageSetting = None,
+) -> AnalysisResult:
+    """The margins of ``route`` (or the only route of ``source``), as `pcsc sensitivity`
+    finds them: for each prior, floor, evidence weight, gain, cost item and vision value,
+    the change that flips the score's sign, the verdict, the bucket, the binding
+    transition or the rank among the other routes of its file and the routes of
+    ``rivals`` (``data["sensitivity"]``; None on input errors)."""
+    from pcsc.analysis.sensitivity import report_json, report_text
+    from pcsc.analysis.sensitivity import sensitivity as _sensitivity
+
+    session = _session(policy_path, lib_path, coverage)
+    routes = _load(source, session)
+    chosen = _chosen(routes, route, session)
+    compiled = session.compile_route(chosen) if chosen is not None else None
+    if compiled is None or session.diags.has_errors:
+        return _analysis("sensitivity", session, {"sensitivity": None}, None)
+    me = (compiled.route.name, Path(compiled.route.file).resolve())
+    others = [r for r in routes if r.name != compiled.route.name and r.file == compiled.route.file]
+    more = [os.fspath(p) for p in _paths(rivals, "rivals")]
+    if more:
+        known = {(r.name, Path(r.file).resolve()) for r in others}
+        loaded = session.load_paths(more)
+        if session.diags.has_errors:
+            return _analysis("sensitivity", session, {"sensitivity": None}, None)
+        others += [r for r in loaded if (r.name, Path(r.file).resolve()) not in {me, *known}]
+    found = _sensitivity(compiled, session, others)
+    return _analysis("sensitivity", session, {"sensitivity": report_json(found)}, report_text(found))
+
+
+def redteam(
+    source: Source,
+    *,
+    route: str | None = None,
+    max_edits: int | None = None,
+    depth: Literal[1, 2] = 1,
+    reclass: Literal["all", "category", "none"] = "all",
+    policy_path: PathLike | Iterable[PathLike] = (),
+    lib_path: PathLike | Iterable[PathLike] = (),
+    coverage: CoverageSetting = None,
+) -> AnalysisResult:
+    """Search the edits that raise each route's score (only ``route``'s when given),
+    recompiled through the whole pipeline, and report which of them coverage catches,
+    as `pcsc redteam` does (``data``: ``routes``, ``summary`` and the settings).
+    ``max_edits`` (the command's default when None) bounds the edited routes compiled per
+    route; ``depth`` 2 also tries pairs of score-raising edits."""
+    from pcsc.analysis.redteam import DEFAULT_MAX_EDITS, report_json, report_text
+    from pcsc.analysis.redteam import redteam as _redteam
+
+    edits = DEFAULT_MAX_EDITS if max_edits is None else max_edits
+    if edits < 1 or depth not in (1, 2) or reclass not in ("all", "category", "none"):
+        raise ValueError("max_edits must be at least 1, depth 1 or 2, reclass 'all', 'category' or 'none'")
+    session = _session(policy_path, lib_path, coverage)
+    routes = _load(source, session)
+    if route is not None:
+        chosen = _chosen(routes, route, session)
+        routes = [] if chosen is None else [chosen]
+    reports = [_redteam(c, session, edits, depth, reclass) for c in session.compile_routes(routes)]
+    payload = report_json(reports, edits, depth, reclass)
+    return _analysis("redteam", session, payload, report_text(reports) if reports else None)
+
+
+@attrs.frozen(slots=True)
+class ReportResult:
+    """What `report` returns: the HTML page `pcsc report` writes (None when no route
+    compiled: PCSC-E751 in ``diagnostics``) and the diagnostics. The page has no JSON
+    form, as on the command line."""
+
+    html: str | None
+    diagnostics: tuple[Diagnostic, ...]
+    inputs: tuple[Input, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when there are no errors."""
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code of `pcsc report`: 1 for errors, else 0."""
+        return exits.exit_code(self.diagnostics)
+
+
+def report(
+    source: Source,
+    *,
+    route: str | None = None,
+    policy_path: PathLike | Iterable[PathLike] = (),
+    lib_path: PathLike | Iterable[PathLike] = (),
+    coverage: CoverageSetting = None,
+) -> ReportResult:
+    """The compiled routes of ``source`` (only ``route`` when given) as the self-contained
+    HTML page `pcsc report` writes, the same bytes. Needs Jinja2 (the extra
+    ``pcsc[report]``): without it, raises `pcsc.base.extras.ExtraMissing` before any work."""
+    from pcsc.analysis.rank import RankKeyConflict
+    from pcsc.diagnostics.messages import E751_NO_ROUTES
+    from pcsc.diagnostics.model import Span
+    from pcsc.render.report import build, render_html, require_jinja2
+
+    require_jinja2()
+    session = _session(policy_path, lib_path, coverage)
+    routes = _load(source, session)
+    if route is not None:
+        chosen = _chosen(routes, route, session)
+        routes = [] if chosen is None else [chosen]
+    compiled = session.compile_routes(routes)
+    page = None
+    if not compiled:
+        text = isinstance(source, str) and _is_route_text(source)
+        shown = [STRING_NAME] if text else [os.fspath(p) for p in _paths(source, "source")]  # type: ignore[arg-type]
+        session.diags.diag(E751_NO_ROUTES, Span.file_only(shown[0]), what="report", files=", ".join(shown))
+    else:
+        try:
+            page = render_html(build(compiled, session))
+        except RankKeyConflict as exc:
+            raise ValueError(str(exc)) from None
+    return ReportResult(page, _diagnostics(session)[0], _inputs(session))
+
+
+# ---------------------------------------------------------------------- fmt
+@attrs.frozen(slots=True)
+class FormattedFile:
+    """A file (or route text) laid out as `pcsc fmt` would: ``status`` is ``unchanged``,
+    ``changed``, ``error`` (it does not parse: see the diagnostics) or ``refused``
+    (formatting would change its meaning, a bug in pcsc: ``reason`` says how);
+    ``text`` is the canonical text (None on error or refusal)."""
+
+    path: str
+    status: Literal["unchanged", "changed", "error", "refused"]
+    text: str | None
+    reason: str | None = None
+
+
+@attrs.frozen(slots=True)
+class FmtResult:
+    """What `fmt` returns: each input in the canonical layout, and the diagnostics.
+    Nothing is written: write ``file.text`` back where ``file.status == "changed"``."""
+
+    files: tuple[FormattedFile, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    inputs: tuple[Input, ...]
+    _document: Mapping[str, Any] = attrs.field(alias="_document", repr=False, eq=False, hash=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when there are no errors and nothing was refused."""
+        return not any(d.severity == "error" for d in self.diagnostics) and all(
+            f.status != "refused" for f in self.files)
+
+    @property
+    def changed(self) -> bool:
+        """True when some input is not in the canonical layout."""
+        return any(f.status == "changed" for f in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code of `pcsc fmt --check`: 70 when a file was refused, else 1 for
+        errors or a file that would change, else 0."""
+        if any(f.status == "refused" for f in self.files):
+            return exits.EXIT_INTERNAL
+        return exits.EXIT_INPUT if self.changed or not self.ok else exits.EXIT_OK
+
+    def to_json(self) -> dict[str, Any]:
+        """The document `pcsc fmt --check --format json` prints for the same input (route
+        text: what `pcsc fmt --check --format json -` prints for it on standard input,
+        shown as ``<string>`` instead of ``<stdin>``)."""
+        import copy
+
+        return copy.deepcopy(dict(self._document))
+
+
+def fmt(
+    source: Source,
+    *,
+    policy_path: PathLike | Iterable[PathLike] = (),
+    lib_path: PathLike | Iterable[PathLike] = (),
+) -> FmtResult:
+    """Lay out ``source`` (route or library text, a ``.route``/``.obl`` file, a folder of
+    them searched recursively, or several paths; the str rule of `compile`) in the
+    canonical layout, as `pcsc fmt` does, checking first that the comments, the parse
+    tree and the lowered IR stay the same. Writes nothing; returns a `FmtResult`."""
+    from pcsc.compiler.meaning import semantics
+    from pcsc.compiler.session import expand_inputs
+    from pcsc.lang.fmt import check_format, format_source, opens_a_library
+    from pcsc.render.diagnostics import to_json
+
+    session = _session(policy_path, lib_path, None)
+    libraries, policies = session.lib_path, _folders(policy_path, "policy_path")
+    if isinstance(source, str) and _is_route_text(source):
+        items: list[tuple[Path, str, str | None]] = [(Path.cwd() / STRING_NAME, STRING_NAME, source)]
+    else:
+        names = [os.fspath(p) for p in _paths(source, "source")]  # type: ignore[arg-type]
+        items = [(path, shown, session.read(path, shown)) for path, shown in
+                 expand_inputs(names, session.diags, (".route", ".obl"))]
+    files = []
+    for path, shown, text in items:
+        if text is None:
+            files.append(FormattedFile(shown, "error", None))
+            continue
+        session.inputs.append((shown, sha256_hex(text)))
+        formatted = format_source(text, shown, session.diags)
+        if formatted is None:
+            files.append(FormattedFile(shown, "error", None))
+        elif formatted == text:
+            files.append(FormattedFile(shown, "unchanged", formatted))
+        else:
+            library = opens_a_library(text) if shown == STRING_NAME else shown.endswith(".obl")
+
+            def meaning(t: str, shown: str = shown, library: bool = library, folder: Path = path.parent) -> Any:
+                return semantics(t, shown, library, folder, libraries, policies)
+
+            reason = check_format(text, formatted, shown, meaning)
+            files.append(FormattedFile(shown, "changed", formatted) if reason is None
+                         else FormattedFile(shown, "refused", None, reason))
+    public, internal = _diagnostics(session)
+    listed = [{"path": f.path, "status": f.status, **({"reason": f.reason} if f.reason else {})} for f in files]
+    document = _envelope("fmt", {"files": listed, "diagnostics": [to_json(d) for d in condense(internal)]}, session)
+    return FmtResult(tuple(files), public, _inputs(session), document)
 
 
 # ---------------------------------------------------------------------- policies

@@ -275,6 +275,12 @@ def format_source(text: str, file: str, diags: Diagnostics) -> str | None:
     return None if tree is None else layout(text, tree)
 
 
+def opens_a_library(text: str) -> bool:
+    """Text whose first statement is a library's (how a text without a file name, on
+    standard input or given to the API, is told from a route)."""
+    return [t.text for t in lex(text)[0][:1]] in (["library"], ["field"], ["obligation"])
+
+
 def canonical_library(text: str) -> str | None:
     """A library's text as `pcsc fmt` writes it, which a policy's `[libraries.<name>]`
     pin hashes: layout (indentation, spacing, alignment, line ends, `;`, blank lines

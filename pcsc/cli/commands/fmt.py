@@ -53,10 +53,9 @@ def is_library(text: str, shown: str) -> bool:
     """An .obl file; on standard input, text whose first statement is a library's."""
     if shown != STDIN_NAME:
         return shown.endswith(".obl")
-    from pcsc.lang.syntax.tokens import lex
+    from pcsc.lang.fmt import opens_a_library
 
-    words = [t.text for t in lex(text)[0][:1]]
-    return words in (["library"], ["field"], ["obligation"])
+    return opens_a_library(text)
 
 
 def write_atomically(path: Path, text: str) -> None:
