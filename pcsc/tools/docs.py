@@ -178,7 +178,7 @@ def json_markdown() -> str:
         "Validate a document against the schema it names itself (needs `pip install jsonschema`):",
         "",
         "```python",
-        "from pcsc.render import schemas",
+        "from pcsc import schemas",
         "",
         "schemas.validate(document)  # raises jsonschema.ValidationError when it does not conform",
         "schema = schemas.load(\"gate\")  # the schema of a kind, as a dict",
