@@ -123,6 +123,8 @@ def test_a_plan_frozen_before_its_outcomes_is_graded(tmp_path: Path, capsys: pyt
         assert len(ledger.entries()) == 30 and plan.kind == "prereg" and ledger.verify().ok
         stored = plan.document()
     assert [f["seq"] for f in stored["cohort"]["forecasts"]] == list(range(1, 31))
+    code, out, _ = run_cli(capsys, "ledger", "verify", "--ledger", str(frozen))
+    assert code == 0 and "is intact: 30 forecasts and 1 preregistered plan, 0 outcomes" in out
     assert stored["scorer"]["policies"] == [{"id": "venture", "version": "1.1.0", "sha256": plan.policy.sha256}]
     assert run_cli(capsys, "resolve", str(PILOT), "--ledger", str(frozen), "--as-of", RESOLVED, "-q")[0] == 0
     code, doc, err = run_json(capsys, "evaluate", "--ledger", str(frozen), "--prereg", "pilot")

@@ -333,11 +333,17 @@ def verify_json(result: Verification) -> dict[str, Any]:
     }
 
 
+def _entries(result: Verification) -> str:
+    """The entries verified: forecasts, and the preregistered plans among them when any."""
+    forecasts = plural(result.entries - result.plans, "forecast")
+    return forecasts if not result.plans else f"{forecasts} and {plural(result.plans, 'preregistered plan')}"
+
+
 def verify_text(path: Path, result: Verification) -> str:
     """The summary of an intact ledger: what was checked, the heads, and what was not."""
     check = result.head_check
     lines = [
-        f"ok: {path} is intact: {plural(result.entries, 'forecast')}, {plural(result.outcomes, 'outcome')}",
+        f"ok: {path} is intact: {_entries(result)}, {plural(result.outcomes, 'outcome')}",
         f"  head of forecasts {result.entries_head}",
         f"  head of outcomes  {result.outcomes_head}",
         f"  head token        {result.head.token}",
