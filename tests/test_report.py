@@ -297,6 +297,8 @@ def test_cohort_ranking_is_the_rank_order(run: Run, tmp_path: Path) -> None:
     page = report(run, tmp_path / "cohort.html", "examples/cohort/")
     doc = parse(page).root
     rows = doc.find("table", "ranking").find("tbody").find_all("tr")
+    # the routes' sections follow the ranking, not the order of the files
+    assert [r.find("a").attrs["href"] for r in rows] == ["#" + s.attrs["id"] for s in sections(doc)]
     code, out, _ = run("rank", "--format", "json", "examples/cohort/")
     assert code == 0
     expected = json.loads(out)["ranking"]
