@@ -310,6 +310,8 @@ def test_cohort_ranking_is_the_rank_order(run: Run, tmp_path: Path) -> None:
         assert cells[7] == f"{want['criteria_score']:.2f}" and cells[8] == want["bucket"]
         assert all(g["id"] in cells[3] for g in want["gates"])
     assert len(sections(doc)) == 30
+    assert "The bucket is T's (the criteria score's), not the score's" in page
+    assert [th.text for th in doc.find("table", "ranking").find_all("th")][8] == "bucket (of T)"
 
 
 # ---------------------------------------------------------------------- safety and determinism
