@@ -109,6 +109,19 @@ def test_the_fold_credits_each_payoff_as_computed_by_hand(tmp_path: Path) -> Non
     assert n.transitions[2].D == pytest.approx(67_500.0, rel=1e-12)
 
 
+def test_the_score_without_the_option_to_stop_credits_payoffs(tmp_path: Path) -> None:
+    """`rank`'s second key folds the payoffs too, and under DOCK keeps those on a covered
+    path: the policy has no option to stop, so it is the score, by hand above."""
+    from pcsc.score.route import score_without_stop
+
+    c, _ = _compiled(tmp_path)
+    assert c is not None and c.coverage is not None
+    assert score_without_stop(c.numbers, False) == pytest.approx(-187_575.0, rel=1e-12)
+    uncovered = {u.transition for u in c.coverage.uncovered}
+    assert uncovered == {"second", "third"}
+    assert score_without_stop(c.numbers, True, uncovered) == pytest.approx(-231_450.0, rel=1e-12)
+
+
 def test_the_seam_with_payoffs_is_the_hand_computed_delta(tmp_path: Path) -> None:
     from pcsc.analysis.seams.analysis import analyse
 

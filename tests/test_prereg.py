@@ -10,6 +10,7 @@ frozen with `pcsc freeze --retrospective`, then their pilot outcomes recorded wi
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -123,6 +124,14 @@ def test_a_plan_frozen_before_its_outcomes_is_graded(tmp_path: Path, capsys: pyt
         assert len(ledger.entries()) == 30 and plan.kind == "prereg" and ledger.verify().ok
         stored = plan.document()
     assert [f["seq"] for f in stored["cohort"]["forecasts"]] == list(range(1, 31))
+    code, out, _ = run_cli(capsys, "ledger", "verify", "--ledger", str(frozen))
+    assert code == 0 and "is intact: 30 forecasts and 1 preregistered plan, 0 outcomes" in out
+    code, out, _ = run_cli(capsys, "ledger", "show", "--ledger", str(frozen))
+    assert code == 0 and "1 preregistered plan\n" in out
+    assert re.search(r"^ *31 +\S+ +pilot +30 +3 +[0-9a-f]{16}$", out, re.M), out[-600:]
+    code, doc, _ = run_json(capsys, "ledger", "show", "--ledger", str(frozen))
+    assert [(p["seq"], p["kind"], p["route"]) for p in doc["plans"]] == [(31, "prereg", "pilot")]
+    assert len(doc["entries"]) == 30
     assert stored["scorer"]["policies"] == [{"id": "venture", "version": "1.1.0", "sha256": plan.policy.sha256}]
     assert run_cli(capsys, "resolve", str(PILOT), "--ledger", str(frozen), "--as-of", RESOLVED, "-q")[0] == 0
     code, doc, err = run_json(capsys, "evaluate", "--ledger", str(frozen), "--prereg", "pilot")

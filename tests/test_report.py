@@ -297,6 +297,8 @@ def test_cohort_ranking_is_the_rank_order(run: Run, tmp_path: Path) -> None:
     page = report(run, tmp_path / "cohort.html", "examples/cohort/")
     doc = parse(page).root
     rows = doc.find("table", "ranking").find("tbody").find_all("tr")
+    # the routes' sections follow the ranking, not the order of the files
+    assert [r.find("a").attrs["href"] for r in rows] == ["#" + s.attrs["id"] for s in sections(doc)]
     code, out, _ = run("rank", "--format", "json", "examples/cohort/")
     assert code == 0
     expected = json.loads(out)["ranking"]
@@ -308,6 +310,8 @@ def test_cohort_ranking_is_the_rank_order(run: Run, tmp_path: Path) -> None:
         assert cells[7] == f"{want['criteria_score']:.2f}" and cells[8] == want["bucket"]
         assert all(g["id"] in cells[3] for g in want["gates"])
     assert len(sections(doc)) == 30
+    assert "The bucket is T's (the criteria score's), not the score's" in page
+    assert [th.text for th in doc.find("table", "ranking").find_all("th")][8] == "bucket (of T)"
 
 
 # ---------------------------------------------------------------------- safety and determinism
@@ -450,3 +454,41 @@ def test_a_tie_pick_is_not_drawn_as_the_binding_edge(run: Run, tmp_path: Path) -
     svg = page.split('<div class="picture">', 1)[1].split("</svg>", 1)[0]
     assert 'stroke-width="3"' not in svg and 'stroke="#c05621"' not in svg
     assert 'stroke="#6b46c1" stroke-width="2" stroke-dasharray="2 3"' in svg
+
+
+def _luminance(colour: str) -> float:
+    """WCAG 2.1's relative luminance of `#rrggbb`."""
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_every_coloured_text_meets_wcag_aa_contrast() -> None:
+    """Each rule that sets a text colour on a background of the template's palette, and
+    the muted and body text on the page's grounds, reach 4.5:1 (WCAG 2.1 AA, normal text)."""
+    import re
+
+    css = (ROOT / "pcsc" / "render" / "templates" / "report.html.j2").read_text(encoding="utf-8")
+    palette = dict(re.findall(r"--([\w-]+):\s*(#[0-9a-f]{6})", css))
+    pairs = re.findall(r"background:\s*var\(--([\w-]+)\);\s*color:\s*var\(--([\w-]+)\)", css)
+    assert len(pairs) >= 3, pairs  # the good, bad and warning badges and verdicts
+    checked = [(palette[fg], palette[bg]) for bg, fg in pairs]
+    checked += [(palette["muted"], "#ffffff"), (palette["muted"], palette["soft"]), (palette["ink"], "#eef1f5")]
+    low = [(fg, bg, round(_contrast(fg, bg), 2)) for fg, bg in checked if _contrast(fg, bg) < 4.5]
+    assert low == []
+    assert _contrast("#2f855a", "#e6f4ea") < 4.5  # the green this replaced (4.00:1): the check can fail
+
+
+def test_every_table_has_a_caption_and_column_headers(run: Run, tmp_path: Path) -> None:
+    page = report(run, tmp_path / "r.html", "examples/devtools_api.route", "examples/cohort/api_monitoring.route")
+    doc = parse(page).root
+    tables = doc.find_all("table")
+    assert len(tables) >= 5
+    for table in tables:
+        assert table.children and table.children[0].tag == "caption" and table.children[0].text, table.classes
+        assert all(th.attrs.get("scope") == "col" for th in table.find_all("th")), table.classes

@@ -13,31 +13,14 @@ from typing import Any
 
 import pytest
 
-import pcsc.cli
 from pcsc.policy.load import PolicyError, PolicyStore
 from tests.conftest import ROOT, SPEC_ROUTE
+from tests.test_decisions import Run, packet, run
 
-Run = Callable[..., tuple[int, str, str]]
+__all__ = ["run"]  # the pytest fixture
+
 OSS_ROUTE = ROOT / "examples" / "oss" / "schema_linter.route"
 OSS_POLICY = ROOT / "policies" / "oss-impact" / "1.0.0.toml"
-
-
-@pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
-    monkeypatch.chdir(ROOT)
-
-    def call(*argv: str) -> tuple[int, str, str]:
-        code = pcsc.cli.main(list(argv))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
-
-
-def packet(run: Run, *argv: str) -> tuple[int, dict[str, Any]]:
-    code, out, err = run(*argv, "--format", "json")
-    assert out, err
-    return code, json.loads(out)
 
 
 def w_one_item(weight: float, tier_weight: float, gain: float = 0.5) -> float:

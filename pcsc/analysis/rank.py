@@ -187,7 +187,8 @@ def tie_value(c: Compiled, key: TieKey) -> float | None:
     if key == "score_without_stop":
         if not c.numbers.fold.abandonment:
             return c.decision.score
-        return score_without_stop(c.numbers, c.decision.docked)
+        uncovered = {u.transition for u in c.coverage.uncovered} if c.coverage is not None else set()
+        return score_without_stop(c.numbers, c.decision.docked, uncovered)
     if key == "first_test_voi":
         voi = c.numbers.voi
         return None if voi is None or not voi.rows else voi.rows[0].voi

@@ -332,6 +332,7 @@ class Verification:
     schema: tuple[str, ...] = ()  # every schema object compared ("trigger entries_no_update", …)
     compared_by: str = ""  # how the backend compared them
     chains: Chains | None = None  # where the verified chains end, when ok
+    plans: int = 0  # of the entries, how many are preregistered plans (kind 'prereg'), not forecasts
 
     @property
     def ok(self) -> bool:
@@ -1101,7 +1102,7 @@ def check_chains(
     chains = None if problems else Chains(entries[:2], outcomes, _anchorable(forecast_heads, outcomes))
     return Verification(len(entry_rows), len(outcome_rows), entries[1], outcomes[1], tuple(problems),
                         guards=guards, integrity=integrity, head_check=check, schema=schema, compared_by=compared_by,
-                        chains=chains)
+                        chains=chains, plans=sum(1 for row in entry_rows if row[1] == "prereg"))
 
 
 def _schema_problems(objects: list[tuple[str, str, str, str]] | Problem,

@@ -333,11 +333,17 @@ def verify_json(result: Verification) -> dict[str, Any]:
     }
 
 
+def _entries(result: Verification) -> str:
+    """The entries verified: forecasts, and the preregistered plans among them when any."""
+    forecasts = plural(result.entries - result.plans, "forecast")
+    return forecasts if not result.plans else f"{forecasts} and {plural(result.plans, 'preregistered plan')}"
+
+
 def verify_text(path: Path, result: Verification) -> str:
     """The summary of an intact ledger: what was checked, the heads, and what was not."""
     check = result.head_check
     lines = [
-        f"ok: {path} is intact: {plural(result.entries, 'forecast')}, {plural(result.outcomes, 'outcome')}",
+        f"ok: {path} is intact: {_entries(result)}, {plural(result.outcomes, 'outcome')}",
         f"  head of forecasts {result.entries_head}",
         f"  head of outcomes  {result.outcomes_head}",
         f"  head token        {result.head.token}",
@@ -417,8 +423,10 @@ def _entry_cells(e: Entry) -> tuple[str, ...]:
     )
 
 
-def show_text(path: Path, route: str | None, entries: Sequence[Entry], outcomes: Sequence[Outcome]) -> str:
-    """The frozen forecasts and the stored outcomes, oldest first, one row each."""
+def show_text(path: Path, route: str | None, entries: Sequence[Entry], outcomes: Sequence[Outcome],
+              plans: Sequence[Entry] = ()) -> str:
+    """The frozen forecasts, the stored outcomes and the preregistered plans (when there
+    are any), oldest first, one row each."""
     what = f" for route {route}" if route else ""
     out = [f"{path}: {plural(len(entries), 'forecast')}{what}"]
     if entries:
@@ -432,6 +440,15 @@ def show_text(path: Path, route: str | None, entries: Sequence[Entry], outcomes:
         orows += [(str(o.seq), o.recorded_at, o.route, o.observed, o.kind, payload_text(o.document()),
                    o.entry_sha256[:16]) for o in outcomes]
         out += _aligned(orows, {0})
+    if plans:
+        out.append(plural(len(plans), "preregistered plan"))
+        prows: list[tuple[str, ...]] = [("seq", "frozen_at", "name", "forecasts", "predictions", "entry_sha256")]
+        for e in plans:
+            doc = e.document()
+            graded = doc.get("cohort", {}).get("forecasts", []) if isinstance(doc, dict) else []
+            claims = doc.get("predictions", []) if isinstance(doc, dict) else []
+            prows.append((str(e.seq), e.frozen_at, e.route, str(len(graded)), str(len(claims)), e.entry_sha256[:16]))
+        out += _aligned(prows, {0, 3, 4})
     return "\n".join(out)
 
 

@@ -202,11 +202,15 @@ class Report:
 
 # ---------------------------------------------------------------------- building it
 def build(compiled: Sequence[Compiled], session: Session) -> Report:
-    """The view model of ``compiled`` (in the given order); the ranking for several routes.
+    """The view model of ``compiled``: for several routes the ranking, and the routes'
+    sections in its order (in the given order when the routes have no common key).
     Raises `pcsc.analysis.rank.RankKeyConflict` when their policies name different keys."""
     anchors = [f"route-{i}-{c.route.name}" for i, c in enumerate(compiled)]
     routes = tuple(_route(c, session, i, anchors[i]) for i, c in enumerate(compiled))
     ranking = _ranking(compiled, anchors) if len(compiled) > 1 else None
+    if ranking is not None:
+        place = {row.anchor: i for i, row in enumerate(ranking.rows)}
+        routes = tuple(sorted(routes, key=lambda r: place[r.anchor]))
     files = tuple(dict.fromkeys(c.route.file for c in compiled))
     return Report(__version__, files, routes, ranking)
 

@@ -426,12 +426,14 @@ def run_gates(numbers: RouteNumbers, policy: Policy, diags: Diagnostics) -> tupl
     return tuple(out)
 
 
-def score_without_stop(numbers: RouteNumbers, docked: bool) -> float:
-    """R_0 refolded without the option to stop (``docked``: with the value over the
-    uncovered path removed, as DOCK releases it): what the route is worth to a planner
-    who pays every stage. Equal to the score under a policy without the option to stop."""
+def score_without_stop(numbers: RouteNumbers, docked: bool, uncovered: Collection[str] = ()) -> float:
+    """R_0 refolded without the option to stop, payoffs credited (``docked``: with the
+    value over the uncovered path removed, and the payoffs past ``uncovered``, as DOCK
+    releases it): what the route is worth to a planner who pays every stage. Equal to the
+    score under a policy without the option to stop."""
     ts = numbers.transitions
     spec = attrs.evolve(numbers.fold, abandonment=False)
     return route_fold(spec, numbers.route.shape, [t.name for t in ts], [t.source for t in ts],
                       [t.target for t in ts], [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts],
-                      0.0 if docked else numbers.value).score
+                      0.0 if docked else numbers.value,
+                      docked_payoffs(numbers, uncovered) if docked else numbers.payoffs).score

@@ -46,14 +46,16 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     try:
         with ledger:
             entries, outcomes = ledger.entries(route), ledger.outcomes(route)
+            plans = [] if route else ledger.plans()  # a plan is of a cohort, not of one route
         payload = {
             "ledger": str(path),
             "ok": True,
             "route": route,
             "entries": [entry_json(e) for e in entries],
             "outcomes": [outcome_json(o) for o in outcomes],
+            "plans": [entry_json(e) for e in plans],
         }
-        text = show_text(path, route, entries, outcomes)
+        text = show_text(path, route, entries, outcomes, plans)
     except (LedgerError, ValueError) as exc:  # a row edited behind the ledger's back
         cause = str(exc).removeprefix(f"{path}: ")
         problem = diag(E714_CANNOT_SHOW, Span.file_only(str(path)), cause=cause)
