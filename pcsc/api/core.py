@@ -960,7 +960,7 @@ def report(
     page = None
     if not compiled:
         text = isinstance(source, str) and _is_route_text(source)
-        shown = [STRING_NAME] if text else [os.fspath(p) for p in _paths(source, "source")]  # type: ignore[arg-type]
+        shown = [STRING_NAME] if text else [os.fspath(p) for p in _paths(source, "source")]
         session.diags.diag(E751_NO_ROUTES, Span.file_only(shown[0]), what="report", files=", ".join(shown))
     else:
         try:
@@ -1042,7 +1042,7 @@ def fmt(
     if isinstance(source, str) and _is_route_text(source):
         items: list[tuple[Path, str, str | None]] = [(Path.cwd() / STRING_NAME, STRING_NAME, source)]
     else:
-        names = [os.fspath(p) for p in _paths(source, "source")]  # type: ignore[arg-type]
+        names = [os.fspath(p) for p in _paths(source, "source")]
         items = [(path, shown, session.read(path, shown)) for path, shown in
                  expand_inputs(names, session.diags, (".route", ".obl"))]
     files = []
