@@ -137,3 +137,13 @@ def test_schemas_is_public_and_validates_the_results() -> None:
     pytest.importorskip("jsonschema")
     for r in (pcsc.explain(ROUTE), pcsc.sensitivity(ROUTE), pcsc.fmt(ROUTE), pcsc.redteam(ROUTE, max_edits=5)):
         schemas.validate(r.to_json())
+
+
+def test_fmt_of_a_library_file_and_its_text(capsys: pytest.CaptureFixture[str]) -> None:
+    messy = "tests/data/fmt/messy.in.obl"
+    r = pcsc.fmt(messy)
+    _, cli = _cli_json(capsys, "fmt", "--check", messy)
+    assert r.to_json() == cli
+    canonical = (ROOT / "tests/data/fmt/messy.out.obl").read_text(encoding="utf-8")
+    assert [(f.status, f.text) for f in r.files] == [("changed", canonical)]
+    assert pcsc.fmt((ROOT / messy).read_text(encoding="utf-8")).files[0].text == canonical  # told a library by its text
