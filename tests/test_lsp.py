@@ -507,3 +507,19 @@ def test_a_configuration_file_never_lowers_the_policys_mode_in_the_editor(tmp_pa
     (tmp_path / "p" / "venture" / "1.0.0.toml").write_text(shipped.replace('coverage = "gate"', 'coverage = "off"'))
     (tmp_path / "pcsc.toml").write_text('policy_path = ["p"]\n', encoding="utf-8")
     assert Settings().for_folder(tmp_path) == Settings()
+
+
+def test_folders_from_a_configuration_beside_the_document_are_not_used(tmp_path: Path) -> None:
+    """As `pcsc check` refuses them (PCSC-E407): a `pcsc.toml` in the document's folder,
+    or below it, naming policy or library folders could be the route author's, so the
+    editor does not search them; the same file one folder up is used."""
+    from pcsc.lsp.server import Settings
+
+    project = tmp_path / "project"
+    (project / "routes" / "lax").mkdir(parents=True)
+    (project / "libs").mkdir()
+    (project / "routes" / "pcsc.toml").write_text('policy_path = ["lax"]\nlib_path = ["lax"]\n', encoding="utf-8")
+    assert Settings().for_folder(project / "routes") == Settings()
+    (project / "routes" / "pcsc.toml").unlink()
+    (project / "pcsc.toml").write_text('lib_path = ["libs"]\n', encoding="utf-8")
+    assert Settings().for_folder(project / "routes").lib_path == ((project / "libs").resolve(),)

@@ -79,9 +79,13 @@ class Settings:
         strictest = config.strictest_coverage()  # the nearest file's, or a more demanding one above it
         if strictest is not None:
             configured = strictest[0]  # type: ignore[assignment]
+        # a file in the document's folder (or below it) may be the route author's: its
+        # folders would choose the route's judges, so they are not used (as PCSC-E407 refuses them)
+        authored = config.path is not None and config.path.parent.resolve().is_relative_to(folder.resolve())
+        libs, policies = ((), ()) if authored else (config.lib_path, config.policy_path)
         return Settings(
-            (*self.lib_path, *(p for p in config.lib_path if p not in self.lib_path)),
-            (*self.policy_path, *(p for p in config.policy_path if p not in self.policy_path)),
+            (*self.lib_path, *(p for p in libs if p not in self.lib_path)),
+            (*self.policy_path, *(p for p in policies if p not in self.policy_path)),
             self.coverage,
             configured,
             self.docs_url,
