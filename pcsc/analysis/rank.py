@@ -187,7 +187,7 @@ def tie_value(c: Compiled, key: TieKey) -> float | None:
     if key == "score_without_stop":
         if not c.numbers.fold.abandonment:
             return c.decision.score
-        uncovered = {u.transition for u in c.coverage.uncovered} if c.coverage is not None else set()
+        uncovered = c.coverage.uncovered_transitions if c.coverage is not None else ()
         return score_without_stop(c.numbers, c.decision.docked, uncovered)
     if key == "first_test_voi":
         voi = c.numbers.voi

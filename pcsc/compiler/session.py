@@ -922,7 +922,7 @@ def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[Rou
         if numbers.payoffs is None:
             docked = docked_score(numbers)
         else:  # DOCK credits a payoff only over a covered path
-            docked = docked_score(numbers, {u.transition for u in discharge_route(route, policy).uncovered})
+            docked = docked_score(numbers, discharge_route(route, policy).uncovered_transitions)
     except VisionValueError as exc:
         where = f"{policy.id}@{policy.version} line {exc.line}" if exc.line else f"{policy.id}@{policy.version}"
         values = ", ".join(f"{k} = {v:g}" for k, v in exc.inputs.items())

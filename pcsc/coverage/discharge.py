@@ -87,6 +87,11 @@ class Coverage:
         return [d for _, ds in self.transitions for d in ds if d.covered is False]
 
     @property
+    def uncovered_transitions(self) -> tuple[str, ...]:
+        """The transitions with an uncovered material change, in route order, once each."""
+        return tuple(t for t, ds in self.transitions if any(d.covered is False for d in ds))
+
+    @property
     def complete(self) -> bool:
         """Nothing GATE refuses or DOCK docks: every material change covered, admitted
         by its class, and (under a required registry) the gold chain kept."""

@@ -23,7 +23,7 @@ class PayoffCredit:
 
 def payoff_credits(numbers: RouteNumbers, coverage: Coverage | None) -> list[PayoffCredit]:
     """Each payoff of the route with what DOCK does with it (all covered without a check)."""
-    uncovered = [] if coverage is None else list(dict.fromkeys(u.transition for u in coverage.uncovered))
+    uncovered = () if coverage is None else coverage.uncovered_transitions
     out = []
     before: list[str] = []  # the uncovered transitions up to here
     for t in numbers.transitions:

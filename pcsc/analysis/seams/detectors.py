@@ -109,7 +109,7 @@ def ladder(results: Sequence[RouteSeams], seeded: Mapping[str, int] | None = Non
         proxy_honest += bool(flagged)
         edges += len(route.transitions)
         proxy_edges += len(flagged)
-        typed_edges += len({u.transition for u in discharge_route(route, r.compiled.policy.policy).uncovered})
+        typed_edges += len(discharge_route(route, r.compiled.policy.policy).uncovered_transitions)
         for s in r.seams:
             caught = s.pipeline is not None and s.pipeline.gate.verdict == "suspend-and-ask"
             seen = proxy_flags(splice(route, s.k), table, route.name)
