@@ -31,6 +31,10 @@ services() {
     # The editor grammar test tokenizes with npm packages; install them first (the test
     # would otherwise install them itself).
     npm ci --prefix editors/vscode --no-audit --no-fund
+    # The report's accessibility test runs axe-core in headless Chromium through
+    # playwright-core (tests/a11y, pinned by its package-lock.json; neither downloads a
+    # browser: the test points playwright-core at Debian's chromium).
+    npm ci --prefix tests/a11y --no-audit --no-fund
     # The report test opens the HTML report in headless Chromium (Debian's package);
     # install it when it is missing and this runs as root with apt-get (elsewhere the
     # test skips).

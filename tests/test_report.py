@@ -3,7 +3,13 @@ and opened in headless Chromium (no console errors; a screenshot)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import itertools
+import json
+import math
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -13,6 +19,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -277,18 +284,32 @@ def test_spliced_route_lists_uncovered_fields_and_failing_requires(workdir: Path
     assert "no admissible deletion (n = 2; seams need n ≥ 3)" in route.text
 
 
-def test_several_routes_rank_first(workdir: Path, tmp_path: Path) -> None:
+def by_id(doc: Element, ident: str) -> Element:
+    [found] = [e for e in doc.iter() if e.attrs.get("id") == ident]
+    return found
+
+
+def test_several_routes_summary_contents_and_ranking_first(workdir: Path, tmp_path: Path) -> None:
     page = report_in(workdir, tmp_path / "r.html", "examples/devtools_api.route", "spliced.route")
     doc = parse(page).root
-    ranking = doc.find("section", "card")
-    assert ranking.attrs["id"] == "ranking"
-    rows = ranking.find("tbody").find_all("tr")
+    main = doc.find("main")
+    assert [e.attrs.get("id") for e in main.children if "card" in e.classes][:3] == ["summary", "contents", "ranking"]
+    rows = by_id(doc, "ranking").find("tbody").find_all("tr")
     cells = [[td.text for td in r.find_all("td")] for r in rows]
     assert [c[0] for c in cells] == ["1", "2"]
     assert [c[4] for c in cells] == ["released", "suspend-and-ask"]
-    assert cells[1][5] == "withheld (T 63.75)"
+    # one score column (the key): the refused route's is withheld, and T (63.75) ordered it
+    assert [c[5] for c in cells] == ["885,626.17", "withheld"] and cells[1][6] == "63.75"
+    assert [c[8] for c in cells] == ["—", "tier"]
+    headers = [th.text for th in by_id(doc, "ranking").find("thead").find_all("th")]
+    assert headers[5:7] == ["score (USD), the key", "T"] and not any(h.startswith("key") for h in headers)
     anchors = [r.find("a").attrs["href"] for r in rows]
     assert anchors == ["#" + s.attrs["id"] for s in sections(doc)]
+    contents = [a.attrs["href"] for a in by_id(doc, "contents").find("ol").find_all("a")]
+    assert contents == anchors
+    verdicts = {r.find("td").text.split()[0]: int(r.find_all("td")[1].text)
+                for r in doc.find("table", "verdicts").find("tbody").find_all("tr")}
+    assert verdicts == {"released": 1, "refused": 1, "docked": 0}
 
 
 def test_cohort_ranking_is_the_rank_order(run: Run, tmp_path: Path) -> None:
@@ -307,11 +328,126 @@ def test_cohort_ranking_is_the_rank_order(run: Run, tmp_path: Path) -> None:
         cells = [td.text for td in row.find_all("td")]
         assert cells[0] == str(want["rank"]) + ("=" if want["tied"] else "")
         assert cells[1].split()[0] == want["route"]
-        assert cells[7] == f"{want['criteria_score']:.2f}" and cells[8] == want["bucket"]
+        assert cells[6] == f"{want['criteria_score']:.2f}" and cells[7] == want["bucket"]
+        assert cells[5] == f"{want['score']:,.2f}"
         assert all(g["id"] in cells[3] for g in want["gates"])
     assert len(sections(doc)) == 30
     assert "The bucket is T's (the criteria score's), not the score's" in page
-    assert [th.text for th in doc.find("table", "ranking").find_all("th")][8] == "bucket (of T)"
+    assert [th.text for th in doc.find("table", "ranking").find_all("th")][7] == "bucket (of T)"
+
+
+# ---------------------------------------------------------------------- the cohort summary
+def _amount(text: str) -> float:
+    """A number as the page prints it (`-1,234.50`, `−1,234.50`)."""
+    return float(text.replace(",", "").replace("−", "-"))
+
+
+def cli_json(where: Path, *argv: str) -> dict[str, Any]:
+    """`pcsc … --format json` run from ``where``, parsed (gate exits 3 on a refusal)."""
+    here = os.getcwd()
+    os.chdir(where)
+    try:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = pcsc.cli.main([*argv, "--format", "json", "-q"])
+    finally:
+        os.chdir(here)
+    assert code in (0, 3)
+    parsed: dict[str, Any] = json.loads(out.getvalue())
+    return parsed
+
+
+def check_summary(page: str, ranking: list[dict[str, Any]], gated: list[dict[str, Any]]) -> None:
+    """The page's summary against `pcsc rank` and `pcsc gate` JSON, counted here."""
+    doc = parse(page).root
+    summary = by_id(doc, "summary")
+
+    def rows(cls: str) -> list[list[str]]:
+        return [[td.text for td in r.find_all("td")] for r in summary.find("table", cls).find("tbody").find_all("tr")]
+
+    verdicts = {r[0].split()[0]: int(r[1]) for r in rows("verdicts")}
+    word = {"released": "released", "suspend-and-ask": "refused", "docked": "docked", "ungated": "ungated"}
+    by_gate = {w: 0 for w in ("released", "refused", "docked")}
+    for r in gated:
+        by_gate[word[r["verdict"]]] = by_gate.get(word[r["verdict"]], 0) + 1
+    assert verdicts == by_gate
+    assert sum(verdicts.values()) == len(ranking) == len(gated)
+    buckets = {r[0]: int(r[1]) for r in rows("buckets")}
+    want_buckets = {"neg": 0, "mix": 0, "pos": 0}
+    for r in ranking:
+        key = r["bucket"] or "none"
+        want_buckets[key] = want_buckets.get(key, 0) + 1
+    assert buckets == want_buckets
+    scores = sorted(r["score"] for r in ranking if r["score"] is not None)
+    spread = {r[0]: _amount(r[1]) for r in rows("spread")}
+    middle = len(scores) // 2
+    median = scores[middle] if len(scores) % 2 else (scores[middle - 1] + scores[middle]) / 2
+    assert spread == {"lowest": round(scores[0], 2), "median": round(median, 2), "highest": round(scores[-1], 2)}
+    above = sum(1 for x in scores if x > 0)
+    assert f"{len(scores)} with a released score, {above} of them above zero" in summary.text
+    # the histogram's table: contiguous bins of one round width, counted from the JSON
+    bins = [(_amount(lo), _amount(hi), int(n)) for lo, hi, n in rows("histogram")]
+    width = bins[0][1] - bins[0][0]
+    mantissa = width / 10 ** math.floor(math.log10(width))
+    assert round(mantissa, 9) in (1, 2, 5)
+    for (lo, hi, _), (nxt, _, _) in itertools.pairwise(bins):
+        assert hi == nxt and hi - lo == pytest.approx(width)
+    assert bins[0][0] <= scores[0] < bins[0][1] and bins[-1][0] <= scores[-1] < bins[-1][1]
+    assert [n for _, _, n in bins] == [sum(1 for x in scores if lo <= x < hi) for lo, hi, _ in bins]
+    assert any(lo == 0 for lo, _, _ in bins) or bins[0][0] >= 0 or bins[-1][1] <= 0  # 0 is an edge
+    # the chart draws the same counts: one bar per bin, heights in proportion
+    chart = summary.find("svg", "histogram")
+    assert chart.attrs["role"] == "img" and chart.find("title").text and chart.find("desc").text
+    bars = [g.find("rect") for g in chart.find_all("g", "bin")]
+    assert len(bars) == len(bins)
+    tallest = max(n for _, _, n in bins)
+    full = max(float(b.attrs["height"]) for b in bars)
+    for bar, (_, _, n) in zip(bars, bins, strict=True):
+        assert float(bar.attrs["height"]) == pytest.approx(full * n / tallest, abs=0.1)
+    assert all(f": {n}" in chart.find("desc").text for _, _, n in bins)
+    # the table of contents: every route once, in rank order, linking to its section
+    links = by_id(doc, "contents").find("ol").find_all("a")
+    assert [a.text for a in links] == [r["route"] for r in ranking]
+    assert [a.attrs["href"] for a in links] == ["#" + x.attrs["id"] for x in sections(doc)]
+
+
+def test_cohort_summary_counts_match_rank_and_gate(run: Run, tmp_path: Path) -> None:
+    page = report(run, tmp_path / "cohort.html", "examples/cohort/")
+    ranking = cli_json(ROOT, "rank", "examples/cohort/")["ranking"]
+    gated = cli_json(ROOT, "gate", "examples/cohort/")["routes"]
+    check_summary(page, ranking, gated)
+    assert len(ranking) == 30
+
+
+@pytest.mark.parametrize("coverage", ["gate", "dock"])
+def test_mixed_summary_counts_match_rank_and_gate(workdir: Path, tmp_path: Path, coverage: str) -> None:
+    """Released, refused (GATE) or docked (DOCK), and several buckets in one report."""
+    files = ["examples/devtools_api.route", "spliced.route",
+             *(str(ROOT / "examples" / "domains" / f"{n}.route") for n in ("biochar_kilns", "solid_electrolyte"))]
+    options = ["--lib-path", "obligations", "--coverage", coverage]
+    page = report_in(workdir, tmp_path / "r.html", *options, *files)
+    ranking = cli_json(workdir, "rank", *options, *files)["ranking"]
+    gated = cli_json(workdir, "gate", *options, *files)["routes"]
+    assert {r["verdict"] for r in gated} == {"released", "suspend-and-ask" if coverage == "gate" else "docked"}
+    check_summary(page, ranking, gated)
+
+
+def test_histogram_bins_by_hand() -> None:
+    from pcsc.render.summary import bin_width, histogram
+
+    # range 1,250 over 8 bins is 156.25 a bin: the round width above it is 200
+    assert bin_width([-250.0, 0.0, 999.0, 1000.0]) == 200
+    assert histogram([-250.0, 0.0, 999.0, 1000.0]) == [
+        (-400, -200, 1), (-200, 0, 0), (0, 200, 1), (200, 400, 0), (400, 600, 0), (600, 800, 0),
+        (800, 1000, 1), (1000, 1200, 1),
+    ]
+    assert histogram([5.0]) == [(5, 10, 1)]  # one score: a bin of its own size
+    assert histogram([]) == []
+
+
+def test_a_single_route_has_no_summary(run: Run, tmp_path: Path) -> None:
+    doc = parse(report(run, tmp_path / "r.html", "examples/devtools_api.route")).root
+    assert not [e for e in doc.iter() if e.attrs.get("id") in ("summary", "contents", "ranking")]
 
 
 # ---------------------------------------------------------------------- safety and determinism
@@ -433,6 +569,67 @@ def test_report_renders_in_chromium_without_console_errors(workdir: Path, tmp_pa
     assert len(caught) == 1 and "injected failure" in caught[0]
     if os.environ.get("PCSC_UPDATE_SCREENSHOT") == "1":
         shutil.copy(shot, SCREENSHOT)
+
+
+A11Y = ROOT / "tests" / "a11y"  # axe-core and playwright-core, pinned by its package-lock.json
+AXE_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")  # tests/a11y/axe.js runs these
+
+
+def _browser_tools() -> None:
+    """Skip (fail under CI, where .ci/run installs them) without Chromium, node or npm;
+    install the pinned npm packages when they are missing."""
+    missing = [tool for tool in ("chromium", "node", "npm") if shutil.which(tool) is None]
+    if missing:
+        reason = f"{', '.join(missing)} not on PATH: the axe-core run needs Chromium, node and npm"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason + " (.ci/run installs them)")
+        pytest.skip(reason)
+    if not all((A11Y / "node_modules" / p / "package.json").is_file() for p in ("axe-core", "playwright-core")):
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=A11Y, check=True,
+                       capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def run_axe(*pages: Path) -> dict[str, Any]:
+    """axe-core's result per page (`tests/a11y/axe.js`), in one headless Chromium."""
+    proc = subprocess.run(["node", "axe.js", *(str(p) for p in pages)], cwd=A11Y, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PCSC_CHROMIUM": str(CHROMIUM)}, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    results: dict[str, Any] = json.loads(proc.stdout)
+    assert sorted(results) == sorted(str(p) for p in pages)
+    return results
+
+
+def violations(result: dict[str, Any]) -> list[str]:
+    return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes'][:3]]}"
+            for v in result["violations"]]
+
+
+def test_axe_finds_no_wcag_aa_violation(run: Run, workdir: Path, tmp_path: Path) -> None:
+    """axe-core (WCAG 2.0 and 2.1, levels A and AA) over the cohort's report, a report
+    with a refusal and its failing requires, and a single route's."""
+    _browser_tools()
+    cohort, mixed, single = tmp_path / "cohort.html", tmp_path / "mixed.html", tmp_path / "single.html"
+    report(run, cohort, "examples/cohort/")
+    report_in(workdir, mixed, "examples/devtools_api.route", "spliced.route")
+    report(run, single, "examples/graphs/lock_cert_pilot.route")
+    # the check can fail: a muted grey too light for its text, and a chart without a name
+    page = mixed.read_text(encoding="utf-8")
+    low, nameless = tmp_path / "low-contrast.html", tmp_path / "nameless.html"
+    assert "--muted: #4a5568" in page
+    low.write_text(page.replace("--muted: #4a5568", "--muted: #a0aec0"), encoding="utf-8")
+    chart = re.search(r'<title id="histogram-title">.*?</desc>', page, flags=re.S)
+    assert chart is not None
+    nameless.write_text(page.replace(chart.group(0), "").replace(' aria-labelledby="histogram-title histogram-desc"', ""),
+                        encoding="utf-8")
+    results = run_axe(cohort, mixed, single, low, nameless)
+    for good in (cohort, mixed, single):
+        result = results[str(good)]
+        assert {"color-contrast", "svg-img-alt", "html-has-lang", "link-in-text-block"} <= set(result["rules"])
+        assert violations(result) == [], f"{good.name}:\n" + "\n".join(violations(result))
+    assert {v["id"] for v in results[str(low)]["violations"]} == {"color-contrast"}
+    assert {v["id"] for v in results[str(nameless)]["violations"]} == {"svg-img-alt"}
+    [v] = results[str(nameless)]["violations"]
+    assert len(v["nodes"]) == 1  # the histogram: every other picture keeps its name
 
 
 def test_docs_keep_a_screenshot() -> None:

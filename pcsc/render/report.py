@@ -3,8 +3,10 @@
 The page holds, per route, the header (verdict, score, policy), the route picture
 (`pcsc.render.graph`), a waterfall of the staged fold, the coverage matrix
 (transition × field), the undischarged obligations with their failing `require`
-lines, and the seam table (`pcsc.analysis.seams.analysis`); for several routes, the ranking
-(`pcsc.analysis.rank`) comes first. Every number comes from the compiled routes;
+lines, and the seam table (`pcsc.analysis.seams.analysis`); for several routes, a summary
+of the cohort (`pcsc.render.summary`: verdicts, buckets, the scores' histogram), a table
+of contents and the ranking (`pcsc.analysis.rank`) come first, and the sections follow
+in rank order. Every number comes from the compiled routes;
 this module only arranges them into a view model, and the Jinja2 template
 `pcsc/render/templates/report.html.j2` lays it out with inline CSS and inline SVG: no
 script, no network, no external asset. The same routes give the same bytes.
@@ -22,7 +24,7 @@ from typing import Any
 import attrs
 
 from pcsc._version import __version__
-from pcsc.analysis.rank import Ranked, choose_key, decided_text, rank, sequence_text
+from pcsc.analysis.rank import TIE_KEY_TEXT, Ranked, choose_key, decided_text, rank, sequence_text
 from pcsc.analysis.seams.analysis import RouteSeams, analyse
 from pcsc.base.escape import escape_controls
 from pcsc.base.extras import require
@@ -30,6 +32,7 @@ from pcsc.base.humanize import compact, money, points, probability, significant
 from pcsc.compiler.session import Compiled, Session, gate_and_dock
 from pcsc.coverage import Coverage, payoff_credits
 from pcsc.render.graph import route_graph, to_svg
+from pcsc.render.summary import Summary, summarise
 from pcsc.render.text import mode_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -175,11 +178,11 @@ class RankRow:
     eligible: bool
     gates: tuple[tuple[str, bool], ...]
     verdict: str
-    key: str
-    score: str
+    score: str  # the released score, or "withheld" (a refused route is ordered by T)
     T: str
     bucket: str
-    decided_by: str  # what put it below the row above (`pcsc.analysis.rank.decided_text`)
+    decided_by: str  # what put it below the row above (`pcsc.analysis.rank.decided_text`), with
+    # the value of a tie-break key the table has no column for
 
 
 @attrs.frozen
@@ -193,11 +196,25 @@ class Ranking:
 
 
 @attrs.frozen
+class Entry:
+    """One line of the table of contents: a route's section, in the page's order."""
+
+    anchor: str
+    rank: str  # "3=" under a tie; "" without a ranking
+    route: str
+    verdict: str
+    verdict_kind: str
+    score: str
+
+
+@attrs.frozen
 class Report:
     version: str
     files: tuple[str, ...]
     routes: tuple[RouteReport, ...]
     ranking: Ranking | None  # only for several routes
+    summary: Summary | None = None  # only for several routes
+    contents: tuple[Entry, ...] = ()  # only for several routes
 
 
 # ---------------------------------------------------------------------- building it
@@ -208,11 +225,19 @@ def build(compiled: Sequence[Compiled], session: Session) -> Report:
     anchors = [f"route-{i}-{c.route.name}" for i, c in enumerate(compiled)]
     routes = tuple(_route(c, session, i, anchors[i]) for i, c in enumerate(compiled))
     ranking = _ranking(compiled, anchors) if len(compiled) > 1 else None
+    ranks: dict[str, str] = {}
     if ranking is not None:
         place = {row.anchor: i for i, row in enumerate(ranking.rows)}
         routes = tuple(sorted(routes, key=lambda r: place[r.anchor]))
+        ranks = {row.anchor: row.rank for row in ranking.rows}
     files = tuple(dict.fromkeys(c.route.file for c in compiled))
-    return Report(__version__, files, routes, ranking)
+    if len(compiled) < 2:
+        return Report(__version__, files, routes, ranking)
+    units = sorted({c.policy.policy.units.label for c in compiled})
+    summary = summarise(compiled, units[0] if len(units) == 1 else "each route's unit")
+    contents = tuple(Entry(r.anchor, ranks.get(r.anchor, ""), r.name, r.verdict, r.verdict_kind, r.score)
+                     for r in routes)
+    return Report(__version__, files, routes, ranking, summary, contents)
 
 
 def render_html(report: Report) -> str:
@@ -471,19 +496,29 @@ def _ranking(compiled: Sequence[Compiled], anchors: Sequence[str]) -> Ranking | 
         return None
     where = {id(c): anchors[i] for i, c in enumerate(compiled)}
     units = sorted({c.policy.policy.units.label for c in compiled})
+    ranked = rank(compiled, choice.key)
     return Ranking(choice.key, choice.policies, choice.warnings,
-                   tuple(_rank_row(r, where[id(r.compiled)]) for r in rank(compiled, choice.key)),
+                   tuple(_rank_row(r, ranked[i - 1] if i else None, where[id(r.compiled)])
+                         for i, r in enumerate(ranked)),
                    sequence_text(choice.key), units[0] if len(units) == 1 else "each route's unit")
 
 
-def _rank_row(r: Ranked, anchor: str) -> RankRow:
+def _decided(r: Ranked, above: Ranked | None) -> str:
+    """`decided_text`, with both routes' values when the deciding key is a tie-break the
+    table has no column for (the score and T have theirs)."""
+    text = decided_text(r)
+    if above is None or r.decided_by not in ("score_without_stop", "first_test_voi"):
+        return text
+    mine, theirs = dict(r.sequence).get(r.decided_by), dict(above.sequence).get(r.decided_by)
+
+    def show(x: float | None) -> str:
+        return "—" if x is None else money(x)
+
+    return f"{TIE_KEY_TEXT[r.decided_by]}: {show(mine)} (above: {show(theirs)})"
+
+
+def _rank_row(r: Ranked, above: Ranked | None, anchor: str) -> RankRow:
     c, n = r.compiled, r.compiled.numbers
-    if r.key_value is None:
-        key = "—"
-    elif r.tier.endswith("refused") and r.key == "score":
-        key = f"withheld (T {points(r.key_value)})"
-    else:
-        key = money(r.key_value) if r.key == "score" else points(r.key_value)
     return RankRow(
         rank=f"{r.rank}{'=' if r.tied else ''}",
         anchor=anchor,
@@ -492,9 +527,8 @@ def _rank_row(r: Ranked, anchor: str) -> RankRow:
         eligible=n.eligible,
         gates=tuple((g.id, g.passed) for g in n.gates),
         verdict=c.decision.verdict,
-        key=key,
-        score="—" if c.decision.score is None else money(c.decision.score),
+        score="withheld" if c.decision.score is None else money(c.decision.score),
         T="—" if n.criteria_score is None else points(n.criteria_score),
         bucket=n.bucket or "—",
-        decided_by=decided_text(r),
+        decided_by=_decided(r, above),
     )
