@@ -432,6 +432,58 @@ def test_mixed_summary_counts_match_rank_and_gate(workdir: Path, tmp_path: Path,
     check_summary(page, ranking, gated)
 
 
+def test_a_tie_shows_in_the_ranking_and_the_contents(workdir: Path, tmp_path: Path) -> None:
+    """Two copies of one route under different names tie on every number: both carry '='
+    (`pcsc rank`'s 1= and 2=), and the second is decided by name."""
+    twin = workdir / "twin.route"
+    text = (workdir / "examples" / "devtools_api.route").read_text(encoding="utf-8")
+    twin.write_text(text.replace("route devtools_api ", "route devtools_twin ", 1), encoding="utf-8")
+    doc = parse(report_in(workdir, tmp_path / "r.html", "examples/devtools_api.route", "twin.route")).root
+    cells = [[td.text for td in r.find_all("td")] for r in by_id(doc, "ranking").find("tbody").find_all("tr")]
+    assert [(c[0], c[1].split()[0], c[5], c[8]) for c in cells] == [
+        ("1=", "devtools_api", "885,626.17", "—"),
+        ("2=", "devtools_twin", "885,626.17", "name (every earlier key tied)"),
+    ]
+    ranks = [li.find("span", "rank").text for li in by_id(doc, "contents").find("ol").children]
+    assert ranks == ["1=", "2="]  # as `pcsc rank` numbers them: the place, '=' for the tie
+
+
+def test_decided_by_a_tie_break_without_a_column_shows_both_values() -> None:
+    """When a key the table has no column for (the value of learning the first test, the
+    score without the option to stop) separates two routes, "decided by" gives both values."""
+    import attrs
+
+    from pcsc.analysis.rank import rank
+    from pcsc.compiler.session import Session
+    from pcsc.policy.load import PolicyStore
+    from pcsc.render.report import _decided
+
+    s = Session(lib_path=[], policies=PolicyStore([]))
+    compiled = [c for n in ("devtools_api", "feature_flags") for r in
+                s.routes_from_text((ROOT / "examples" / f"{n}.route").read_text(), n, ROOT / "examples")
+                if (c := s.compile_route(r)) is not None]
+    above, below = rank(compiled, "score")[:2]
+    assert _decided(below, above) == "score"  # a column of its own: the name alone
+    voi = attrs.evolve(below, decided_by="first_test_voi",
+                       sequence=(*below.sequence[:3], ("first_test_voi", -2000.0)))
+    above = attrs.evolve(above, sequence=(*above.sequence[:3], ("first_test_voi", -500.0)))
+    assert _decided(voi, above) == "value of learning the first test: -2,000.00 (above: -500.00)"
+    assert _decided(below, None) == "score"
+
+
+def test_a_cohort_without_a_released_score_draws_no_histogram(workdir: Path, tmp_path: Path) -> None:
+    twin = workdir / "spliced_twin.route"
+    twin.write_text((workdir / "spliced.route").read_text(encoding="utf-8").replace(
+        "route devtools_api ", "route spliced_twin ", 1), encoding="utf-8")
+    doc = parse(report_in(workdir, tmp_path / "r.html", "spliced.route", "spliced_twin.route")).root
+    summary = by_id(doc, "summary")
+    assert summary.find_all("svg") == [] and summary.find_all("table", "histogram") == []
+    assert "2 routes; 0 with a released score, 0 of them above zero" in summary.text
+    body = summary.find("table", "spread").find("tbody")
+    spread = [[td.text for td in r.find_all("td")] for r in body.find_all("tr")]
+    assert spread == [["lowest", "—"], ["median", "—"], ["highest", "—"]]
+
+
 def test_histogram_bins_by_hand() -> None:
     from pcsc.render.summary import bin_width, histogram
 
@@ -619,8 +671,8 @@ def test_axe_finds_no_wcag_aa_violation(run: Run, workdir: Path, tmp_path: Path)
     low.write_text(page.replace("--muted: #4a5568", "--muted: #a0aec0"), encoding="utf-8")
     chart = re.search(r'<title id="histogram-title">.*?</desc>', page, flags=re.S)
     assert chart is not None
-    nameless.write_text(page.replace(chart.group(0), "").replace(' aria-labelledby="histogram-title histogram-desc"', ""),
-                        encoding="utf-8")
+    unnamed = page.replace(chart.group(0), "").replace(' aria-labelledby="histogram-title histogram-desc"', "")
+    nameless.write_text(unnamed, encoding="utf-8")
     results = run_axe(cohort, mixed, single, low, nameless)
     for good in (cohort, mixed, single):
         result = results[str(good)]

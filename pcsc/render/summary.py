@@ -32,6 +32,7 @@ BUCKETS: tuple[str, ...] = ("neg", "mix", "pos")
 CHART_W, CHART_H = 1000, 240
 PLOT_X, PLOT_TOP, PLOT_BOTTOM = 60.0, 24.0, 190.0
 TARGET_BINS = 8
+MAX_BAR_W = 160.0
 
 
 @attrs.frozen
@@ -115,7 +116,7 @@ def histogram(scores: Sequence[float]) -> list[tuple[float, float, int]]:
 
 def summarise(compiled: Sequence[Compiled], unit: str) -> Summary:
     """The summary of ``compiled`` (any order)."""
-    verdicts = [c.decision.verdict for c in compiled]
+    verdicts: list[str] = [c.decision.verdict for c in compiled]
     counts = tuple(
         VerdictCount(v, word, meaning, verdicts.count(v))
         for v, word, meaning in VERDICTS
@@ -131,11 +132,12 @@ def summarise(compiled: Sequence[Compiled], unit: str) -> Summary:
     slot = (CHART_W - PLOT_X - 10) / max(len(bins), 1)
     plot_h = PLOT_BOTTOM - PLOT_TOP
     laid = []
+    bar = min(slot - 4, MAX_BAR_W)  # a few bins keep narrow bars, centred in their slots
     for i, (low, high, n) in enumerate(bins):
         height = plot_h * n / tallest
         laid.append(Bin(
             low, high, n, f"{_signed_compact(low)} to {_signed_compact(high)}", money(low), money(high),
-            x=_n(PLOT_X + i * slot + 2), y=_n(PLOT_BOTTOM - height), width=_n(slot - 4), height=_n(height),
+            x=_n(PLOT_X + (i + 0.5) * slot - bar / 2), y=_n(PLOT_BOTTOM - height), width=_n(bar), height=_n(height),
             label_x=_n(PLOT_X + (i + 0.5) * slot), label_y=_n(PLOT_BOTTOM - height - 5),
             negative=high <= 0,
         ))
