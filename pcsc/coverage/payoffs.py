@@ -7,7 +7,7 @@ from __future__ import annotations
 import attrs
 
 from pcsc.coverage.discharge import Coverage
-from pcsc.score.route import RouteNumbers
+from pcsc.score.route import RouteNumbers, uncovered_before
 
 
 @attrs.frozen
@@ -22,18 +22,20 @@ class PayoffCredit:
 
 
 def payoff_credits(numbers: RouteNumbers, coverage: Coverage | None) -> list[PayoffCredit]:
-    """Each payoff of the route with what DOCK does with it (all covered without a check)."""
+    """Each payoff of the route with what DOCK does with it (all covered without a check);
+    a join's payoff once, credited only when every branch into it is covered."""
     uncovered = () if coverage is None else coverage.uncovered_transitions
     out = []
-    before: list[str] = []  # the uncovered transitions up to here
-    for t in numbers.transitions:
-        if t.name in uncovered:
-            before.append(t.name)
-        if t.payoff is None:
+    paths = uncovered_before(numbers.transitions, uncovered)
+    credited: set[str] = set()  # a join's payoff once, on the first transition into it
+    for t, before in zip(numbers.transitions, paths, strict=True):
+        if t.payoff is None or t.target in credited:
             continue
+        credited.add(t.target)
         reason = None
-        if t.name in before:
-            reason = f"the change into `{t.target}` (`{t.name}`) is not covered"
+        last = [u.name for u in numbers.transitions if u.target == t.target and u.name in before]
+        if last:  # a join's: any branch's change into it
+            reason = f"the change into `{t.target}` ({', '.join(f'`{n}`' for n in last)}) is not covered"
         elif before:
             reason = "a change before it on the path is not covered: " + ", ".join(f"`{n}`" for n in before)
         out.append(PayoffCredit(t.payoff.state, t.name, t.payoff.written, t.payoff.credited, t.payoff.bound_by,

@@ -323,11 +323,6 @@ E220_PAYOFF_ON_START = message(
     "state `{state}` is where the route starts: a payoff there is never credited",
     "a payoff is credited when a transition reaches its state; move it to the state that earns it",
 )
-E220_PAYOFF_ON_GRAPH = message(
-    codes.E220,
-    "state `{state}`: payoffs are credited on chains only; this route forks and joins",
-    "fold the payoff into a chain route, or leave it out: the series-parallel fold credits value at the end",
-)
 E220_LIBRARY_ITEM_IN_ROUTE_FILE = message(codes.E220, "`{form}` belongs in an .obl library, not a route file")
 E221_NO_ROUTE = message(
     codes.E221, "{file} holds no route", 'a route file holds one or more `route NAME "title" {{ … }}` blocks'

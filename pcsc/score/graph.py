@@ -66,8 +66,10 @@ class GraphFold(Generic[Num]):
         entry: Callable[[Shape], str],
         exit_of: Callable[[Shape], str],
         pick: Mapping[frozenset[str], str] | None = None,
+        payoff: Mapping[str, Num] | None = None,  # state -> its credited payoff (None: no payoffs)
     ) -> None:
         self.shape = shape
+        self.payoff: Mapping[str, Num] | None = payoff or None
         self.edge: Mapping[str, tuple[Num, Num, Num]] = edge
         self.value: Num = value
         self.zero: Num = value * 0
@@ -97,6 +99,15 @@ class GraphFold(Generic[Num]):
         self.block(shape)
         self.fold_spine()
 
+    def w(self, state: str) -> Num:
+        """The payoff credited on reaching ``state`` (0 without one)."""
+        return self.zero if self.payoff is None else self.payoff.get(state, self.zero)
+
+    @property
+    def spine_W(self) -> list[Num]:
+        """The payoff of each spine item's exit state (the last: the end state's, credited beside V)."""
+        return [self.w(self.exit_of(item)) for item in self.spine_items]
+
     def block(self, s: Shape) -> Block[Num]:
         if id(s) in self.blocks:
             return self.blocks[id(s)]
@@ -105,11 +116,14 @@ class GraphFold(Generic[Num]):
             b = Block(p, c, d)
         elif isinstance(s, Series):
             P, C, D, Q = self.one, self.zero, self.one, self.one
-            for item in s.items:
+            last = len(s.items) - 1
+            for i, item in enumerate(s.items):
                 x = self.block(item)
                 C = _finite(C + Q * x.C, "the expected cost of a series block")
                 Q = Q * x.P * x.D
                 P, D = P * x.P, D * x.D
+                if self.payoff is not None and i < last:  # the payoff of the state after item i, net of the cost
+                    C = _finite(C - Q * self.w(self.exit_of(item)), "the expected cost of a series block")
             b = Block(P, C, D)
         else:
             parts = [self.block(br) for br in s.branches]
@@ -134,19 +148,27 @@ class GraphFold(Generic[Num]):
         """R at each spine state (the chain fold of the spine's blocks), and where the planner stops."""
         items = self.spine_items
         blocks = [self.blocks[id(item)] for item in items]
+        W = self.spine_W if self.payoff is not None else None
         self.spine_R = self._chain(blocks, self.value,
-                                   lambda i: f"R at spine state `{self.entry(items[i])}`", self.abandonment)
+                                   lambda i: f"R at spine state `{self.entry(items[i])}`", self.abandonment, W)
         if self.abandonment:
             for i, b in enumerate(blocks):
-                if -b.C + b.P * b.D * self.spine_R[i + 1] < 0:
+                if -b.C + b.P * b.D * self._after(i) < 0:
                     self.stops_at = i
                     break
 
-    def _chain(self, blocks: Sequence[Block[Num]], value: Num, what: Callable[[int], str], stop: bool) -> list[Num]:
-        """`chain_fold` of blocks in series, from ``value`` after the last; ``what(i)``
-        names the value before block i when a float leaves the floats."""
+    def _after(self, i: int) -> Num:
+        """What spine item i's success brings: its exit's payoff and R there."""
+        R = self.spine_R[i + 1]
+        return R if self.payoff is None else self.w(self.exit_of(self.spine_items[i])) + R
+
+    def _chain(self, blocks: Sequence[Block[Num]], value: Num, what: Callable[[int], str], stop: bool,
+               vs: Sequence[Num] | None = None) -> list[Num]:
+        """`chain_fold` of blocks in series, from ``value`` after the last; ``vs[i]`` the
+        payoff of the state after block i; ``what(i)`` names the value before block i when
+        a float leaves the floats."""
         return chain_fold([b.P for b in blocks], [b.C for b in blocks], value, [b.D for b in blocks],
-                          stop=stop, clip=self._stopped, what=what)
+                          vs=vs, stop=stop, clip=self._stopped, what=what)
 
     def _stopped(self, r: Num) -> Num:
         """max(0, r) under the option to stop (the fold's own 0 below 0, r itself at 0)."""
@@ -179,7 +201,7 @@ class GraphFold(Generic[Num]):
         w = self.one
         for i, item in enumerate(items):
             self._R[self.entry(item)] = R[i]
-            self.down(item, self.one, R[i + 1])
+            self.down(item, self.one, self._after(i))
             for name in edges_of(item):
                 self._reach[name] = w * self._local[name]
             b = self.blocks[id(item)]
@@ -193,11 +215,15 @@ class GraphFold(Generic[Num]):
             self._next[s.transition] = x
         elif isinstance(s, Series):
             parts = [self.blocks[id(item)] for item in s.items]
-            after = self._chain(parts[1:], x, lambda i: "a value inside a branch", False)  # the value after each item
+            ws = None if self.payoff is None else [*(self.w(self.exit_of(it)) for it in s.items[1:-1]), self.zero]
+            after = self._chain(parts[1:], x, lambda i: "a value inside a branch", False, ws)  # R after each item
             for i, item in enumerate(s.items):
+                cont = after[i]
                 if i < len(parts) - 1:
                     self._R[self.exit_of(item)] = after[i]
-                self.down(item, w, after[i])
+                    if self.payoff is not None:  # the item's success also earns its exit's payoff
+                        cont = self.w(self.exit_of(item)) + cont
+                self.down(item, w, cont)
                 w = w * parts[i].P * parts[i].D
         else:
             D = self.blocks[id(s)].D
@@ -238,11 +264,12 @@ class GraphFold(Generic[Num]):
         items = self.spine_items
         j = self.item_of[name]
         b = self.blocks[id(items[j])]
-        r = -b.C + b.P * b.D * self.spine_R[j + 1] + self.local[name] * d * self.next[name] * (q - p)
+        r = -b.C + b.P * b.D * self._after(j) + self.local[name] * d * self.next[name] * (q - p)
         if self.abandonment:
             r = self._stopped(r)
         before = [self.blocks[id(item)] for item in items[:j]]
-        return self._chain(before, r, lambda i: f"R at spine state `{self.entry(items[i])}`", self.abandonment)[0]
+        W = None if self.payoff is None else self.spine_W[:j]
+        return self._chain(before, r, lambda i: f"R at spine state `{self.entry(items[i])}`", self.abandonment, W)[0]
 
     def walking(self, name: str) -> bool:
         """The planner reaches and pays this transition's spine item (always without abandonment)."""
@@ -255,7 +282,7 @@ class GraphFold(Generic[Num]):
             return False
         i = self.item_of[name]
         b = self.blocks[id(self.spine_items[i])]
-        return source == self.entry(self.spine_items[i]) and -b.C + b.P * b.D * self.spine_R[i + 1] < 0
+        return source == self.entry(self.spine_items[i]) and -b.C + b.P * b.D * self._after(i) < 0
 
 
 def first_edge(s: Shape) -> str:
@@ -301,7 +328,11 @@ def graph_fold(
     value: Num,
     abandonment: bool,
     pick: Mapping[frozenset[str], str] | None = None,
+    vs: Sequence[Num] | None = None,
 ) -> GraphFold[Num]:
+    """The fold of a series-parallel route; ``vs[i]``: the payoff of transition i's target
+    (None: no payoffs; the transitions into a join carry the join's)."""
     entry, exit_of = ends(dict(zip(names, sources, strict=True)), dict(zip(names, targets, strict=True)))
     edge = {n: (p, c, d) for n, p, c, d in zip(names, ps, cs, ds, strict=True)}
-    return GraphFold(shape, edge, value, abandonment, entry, exit_of, pick)
+    payoff = None if vs is None else dict(zip(targets, vs, strict=True))
+    return GraphFold(shape, edge, value, abandonment, entry, exit_of, pick, payoff)

@@ -160,11 +160,11 @@ def route_fold(
     the series-parallel fold (`pcsc.score.graph`). ``ds`` are the policy's discount
     factors (`discount_factor`: each 1 under the default). ``names``, ``sources`` and
     ``targets`` (each transition's name and states) are read only for a graph: a chain
-    may pass none. ``vs``: each transition's credited payoff (None: no payoffs; a route
-    that forks and joins has none, lowering refuses them)."""
+    may pass none. ``vs``: each transition's credited payoff, that of the state it
+    reaches (None: no payoffs; on a graph the transitions into a join carry the join's,
+    credited once, when every branch has arrived)."""
     if shape is not None:
-        assert vs is None, "payoffs are credited on chains only"
-        return graph_fold(shape, names, sources, targets, ps, cs, ds, value, spec.abandonment)
+        return graph_fold(shape, names, sources, targets, ps, cs, ds, value, spec.abandonment, vs=vs)
     return ChainFold(chain_fold(ps, cs, value, None if spec.is_default else ds, vs=vs, stop=spec.abandonment))
 
 
@@ -211,7 +211,7 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
     folded = route_fold(spec, route.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
                         [x[3] for x in partial], [x[4].c for x in partial], dfs, value, vs)
     if isinstance(folded, GraphFold):
-        return _score_graph(route, policy, diags, value, partial, dfs, folded)
+        return _score_graph(route, policy, diags, value, partial, dfs, folded, payoffs, vs)
     R = folded.R
     numbers = []
     reach = 1.0
@@ -320,7 +320,7 @@ def _payoff_voi(route: Route, policy: Policy, partial: Sequence[Partial], dfs: S
 
 def _score_graph(
     route: Route, policy: Policy, diags: Diagnostics, value: float, partial: Sequence[Partial], dfs: Sequence[float],
-    g: GraphFold[float],
+    g: GraphFold[float], payoffs: Sequence[Payoff | None], vs: Sequence[float] | None,
 ) -> RouteNumbers:
     """The numbers of a route that forks and joins, from its series-parallel fold ``g``
     (`pcsc.score.graph`); R is per state, in the order of `route.states` (docs/graphs.md)."""
@@ -336,7 +336,7 @@ def _score_graph(
         numbers.append(
             TransitionNumbers(
                 t.name, t.source, t.target, t.ref_class, prior, rw, p, c, U, rule, reach, D, after, ds,
-                _learning_cost(t, rate), dfs[i], g.stops(t.name, t.source),
+                _learning_cost(t, rate), dfs[i], g.stops(t.name, t.source), None, payoffs[i],
             )
         )
         flat *= p
@@ -345,7 +345,8 @@ def _score_graph(
     shape = route.shape
     exact = graph_fold(shape, names, [x[0].source for x in partial], [x[0].target for x in partial],
                        [Fraction(x[3]) for x in partial], [Fraction(x[4].c) for x in partial],
-                       [Fraction(d) for d in dfs], Fraction(value), spec.abandonment)
+                       [Fraction(d) for d in dfs], Fraction(value), spec.abandonment,
+                       vs=None if vs is None else [Fraction(v) for v in vs])
 
     def refold(i: int | None, q: Fraction) -> Fraction:
         return exact.score if i is None else exact.score_with(names[i], q)
@@ -353,7 +354,9 @@ def _score_graph(
     voi = value_of_information_refolded(
         names, [x[3] for x in partial], [t.estimates for t in route.transitions], policy.uncertainty.default,
         [_learning_cost(t, rate) for t in route.transitions], refold,
-        graph_flat(g, names, [x[3] for x in partial], [x[4].c for x in partial], dfs, value),
+        # with payoffs every p takes the exact refold (the float shortcut knows no payoffs)
+        None if vs is not None else graph_flat(g, names, [x[3] for x in partial], [x[4].c for x in partial], dfs,
+                                               value),
     )
     return _finish(route, policy, diags, value, numbers, R, flat, voi)
 
@@ -371,15 +374,24 @@ def docked_score(numbers: RouteNumbers, uncovered: Collection[str] = ()) -> floa
 
 
 def docked_payoffs(numbers: RouteNumbers, uncovered: Collection[str]) -> list[float] | None:
-    """The payoffs DOCK credits: each one whose path from the start is covered, else 0."""
+    """The payoffs DOCK credits: each one whose paths from the start are covered, else 0."""
     vs = numbers.payoffs
     if vs is None:
         return None
-    out, covered = [], True
-    for t, v in zip(numbers.transitions, vs, strict=True):
-        covered = covered and t.name not in uncovered
-        out.append(v if covered else 0.0)
-    return out
+    before = uncovered_before(numbers.transitions, uncovered)
+    return [0.0 if before[i] else v for i, v in enumerate(vs)]
+
+
+def uncovered_before(transitions: Sequence[TransitionNumbers], uncovered: Collection[str]) -> list[tuple[str, ...]]:
+    """For each transition, the transitions of ``uncovered`` on a path from the start into
+    its target state, itself included, in the transitions' order: on a chain every one up
+    to it; on a graph those of every branch into a join (its payoff is credited when all
+    arrive). The transitions are in topological order."""
+    into: dict[str, set[str]] = {}
+    for t in transitions:
+        into.setdefault(t.target, set()).update(into.get(t.source, set()), {t.name} & set(uncovered))
+    order = [t.name for t in transitions]
+    return [tuple(sorted(into[t.target], key=order.index)) for t in transitions]
 
 
 def criteria_score(route: Route, policy: Policy) -> tuple[float | None, tuple[tuple[str, float, float], ...]]:

@@ -47,7 +47,6 @@ from pcsc.diagnostics.messages import (
     E216_NO_START_VALUE,
     E218_UNKNOWN_CONDITION_FUNCTION,
     E219_NO_TRANSITIONS,
-    E220_PAYOFF_ON_GRAPH,
     E220_PAYOFF_ON_START,
     E222_TOO_MANY_TRANSITIONS,
     E224_JOIN_CONFLICT,
@@ -927,11 +926,10 @@ class RouteLowerer:
                     merged[fname] = next(iter(changed))
             return merged
 
-        for name in raw:
-            for fv in raw[name].values:
-                if fv.name.text == PAYOFF_KEY:
-                    self.report(E220_PAYOFF_ON_GRAPH, fv.span, state=name)
         start = order[0].source
+        payoffs = {name: self.payoff(raw[name]) for name in raw}
+        if payoffs[start][1] is not None:  # credited when a transition reaches its state: never the start
+            self.report(E220_PAYOFF_ON_START, payoffs[start][1], state=start)
         node = raw[start]
         written = {fv.name.text for fv in node.values}
         for fname in route_fields:
@@ -946,6 +944,7 @@ class RouteLowerer:
                 tuple(listed[name]),
                 raw[name].span,
                 value_spans(raw[name], listed[name]),
+                *payoffs[name],
             )
             for name in state_order
         ]
