@@ -153,11 +153,11 @@ class GraphFold(Generic[Num]):
                                    lambda i: f"R at spine state `{self.entry(items[i])}`", self.abandonment, W)
         if self.abandonment:
             for i, b in enumerate(blocks):
-                if -b.C + b.P * b.D * self._after(i) < 0:
+                if -b.C + b.P * b.D * self.after(i) < 0:
                     self.stops_at = i
                     break
 
-    def _after(self, i: int) -> Num:
+    def after(self, i: int) -> Num:
         """What spine item i's success brings: its exit's payoff and R there."""
         R = self.spine_R[i + 1]
         return R if self.payoff is None else self.w(self.exit_of(self.spine_items[i])) + R
@@ -201,7 +201,7 @@ class GraphFold(Generic[Num]):
         w = self.one
         for i, item in enumerate(items):
             self._R[self.entry(item)] = R[i]
-            self.down(item, self.one, self._after(i))
+            self.down(item, self.one, self.after(i))
             for name in edges_of(item):
                 self._reach[name] = w * self._local[name]
             b = self.blocks[id(item)]
@@ -264,7 +264,7 @@ class GraphFold(Generic[Num]):
         items = self.spine_items
         j = self.item_of[name]
         b = self.blocks[id(items[j])]
-        r = -b.C + b.P * b.D * self._after(j) + self.local[name] * d * self.next[name] * (q - p)
+        r = -b.C + b.P * b.D * self.after(j) + self.local[name] * d * self.next[name] * (q - p)
         if self.abandonment:
             r = self._stopped(r)
         before = [self.blocks[id(item)] for item in items[:j]]
@@ -282,7 +282,7 @@ class GraphFold(Generic[Num]):
             return False
         i = self.item_of[name]
         b = self.blocks[id(self.spine_items[i])]
-        return source == self.entry(self.spine_items[i]) and -b.C + b.P * b.D * self._after(i) < 0
+        return source == self.entry(self.spine_items[i]) and -b.C + b.P * b.D * self.after(i) < 0
 
 
 def first_edge(s: Shape) -> str:

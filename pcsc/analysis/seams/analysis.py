@@ -127,11 +127,12 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
         ids = graph_seam_identities(
             route.shape, [t.name for t in n.transitions], [t.source for t in n.transitions],
             [t.target for t in n.transitions], ps, cs, [t.d for t in n.transitions], n.value, ks, spec.abandonment,
+            n.payoffs,
         )
         for k, identity in zip(ks, ids, strict=True):
             name = route.transitions[k].name
             picks, case = proof_picks(route.shape, [t.name for t in n.transitions], [t.d for t in n.transitions], k)
-            verified = verify_graph_seam(route.shape, name, fold, picks, case)
+            verified = verify_graph_seam(route.shape, name, fold, picks, case, paid=n.payoffs is not None)
             seams.append(Seam(k, name, identity, verified, _pipeline_arm(c, k, session)))
         return RouteSeams(c, _finite(seams), honest_gate, honest_dock)
     ws = n.payoffs

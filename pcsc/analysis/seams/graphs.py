@@ -42,6 +42,8 @@ from typing import Any
 
 from pcsc.analysis.seams.folds import _starts, abandonment_case
 from pcsc.analysis.seams.identity import SeamIdentity
+from pcsc.analysis.seams.payoffs import _formula as payoff_formula
+from pcsc.analysis.seams.payoffs import first_stop, payoff_case, prefix_value
 from pcsc.analysis.seams.splice import remove_edge
 from pcsc.lang.ir.shape import Edge, Parallel, Series, Shape
 from pcsc.score.fold import chain_fold
@@ -63,13 +65,16 @@ def _without(g: GraphFold[Any], s: Shape, name: str, pick: Mapping[frozenset[str
     one, zero = g.one, g.zero
     if isinstance(s, Series):
         P, C, D, Q = one, zero, one, one
-        for item in s.items:
+        items, last = s.items, len(s.items) - 1
+        for i, item in enumerate(items):
             if item == Edge(name):
                 continue
             x = _without(g, item, name, pick)
             C = C + Q * x.C
             Q = Q * x.P * x.D
             P, D = P * x.P, D * x.D
+            if g.payoff is not None and i < last:  # e_{k−1} now reaches e_k's target and earns its payoff
+                C = C - Q * g.w(g.exit_of(items[i + 1] if items[i + 1] == Edge(name) else item))
         return Block(P, C, D)
     assert isinstance(s, Parallel)
     parts = [_without(g, b, name, pick) for b in s.branches]
@@ -93,9 +98,13 @@ def graph_seam_identities(
     value: float,
     ks: Sequence[int],
     abandonment: bool,
+    ws: Sequence[float] | None = None,
 ) -> list[SeamIdentity]:
     """The identity on each seam of ``ks`` (indices into ``names``), with the re-fold of
-    the spliced route beside it, in exact rationals (d as the rationals of their floats)."""
+    the spliced route beside it, in exact rationals (d as the rationals of their floats);
+    ``ws``: each transition's credited payoff, that of its target (`paid_seam_identities`)."""
+    if ws is not None:
+        return paid_seam_identities(shape, names, sources, targets, ps, cs, ds, ws, value, ks, abandonment)
     P = [Fraction(p) for p in ps]
     C = [Fraction(c) for c in cs]
     D = [Fraction(d) for d in ds]
@@ -181,6 +190,103 @@ def graph_seam_identities(
     return out
 
 
+def paid_seam_identities(
+    shape: Shape, names: Sequence[str], sources: Sequence[str], targets: Sequence[str], ps: Sequence[float],
+    cs: Sequence[float], ds: Sequence[float], ws: Sequence[float], value: float, ks: Sequence[int],
+    abandonment: bool,
+) -> list[SeamIdentity]:
+    """The identity with payoffs (docs/graphs.md, "Payoffs on a graph"): deleting e_k also
+    deletes v_k, the payoff of the state it leaves. On the spine, the chain's identity with
+    payoffs (`pcsc.analysis.seams.payoffs`) over the spine's blocks, W_i the payoff of
+    item i's exit; inside a branch, reach_k·[c_k − v_k + (1 − p_k)·x_k] when d_k = 1
+    ("branch"), else Q_{<j}·δ_j ("slowest branch"); under abandonment the spine's prefix
+    F, with payoffs, decides: Δ_k = F(max(0, v_j + δ_j)) − F(max(0, v_j)), each F by the
+    planner's first stop in the prefix."""
+    P, C, D = ([Fraction(x) for x in xs] for xs in (ps, cs, ds))
+    Wt = [Fraction(w) for w in ws]
+    V = Fraction(value)
+    g = graph_fold(shape, names, sources, targets, P, C, D, V, abandonment, vs=Wt)
+    at = dict(zip(targets, Wt, strict=True))  # each state's payoff
+    items = spine(shape)
+    Qs = [g.blocks[id(x)].P * g.blocks[id(x)].D for x in items]
+    Cs = [g.blocks[id(x)].C for x in items]
+    Ws = g.spine_W
+    R = g.spine_R
+    out = []
+    for k in ks:
+        name = names[k]
+        p, c, d = P[k], C[k], D[k]
+        q = p * d
+        v = at.get(sources[k], Fraction(0))  # the payoff of the state e_k leaves
+        reach, x = g.reach[name], g.next[name]
+        j = _spine_index(shape, name)
+        local: Fraction | None = None
+        threshold: Fraction | None = None
+        if j is not None:  # the chain's identity with payoffs over the spine's blocks
+            case, stops = payoff_case(Qs, Cs, Ws, R, j, abandonment)
+            formula = payoff_formula(Qs, Cs, Ws, j, Ws[j] + R[j + 1], case, stops)
+            threshold = None if q == 1 else (v - c) / (1 - q) - Ws[j]
+            R_next = R[j + 1]
+            shown: str | None = case if abandonment else None
+        else:
+            j = g.item_of[name]
+            item, honest = items[j], g.blocks[id(items[j])]
+            follows = g.after(j)
+            if d == 1:  # the affine case: no discount moves
+                local = g.local[name] * (c - v + (1 - p) * x)
+                shown = "branch"
+                threshold = None if p == 1 else (v - c) / (1 - p)
+            else:
+                picked = _slowest_branches(remove_edge(shape, name), dict(zip(names, D, strict=True)))
+                new = _without(g, item, name, picked)
+                local = (-new.C + new.P * new.D * follows) - (-honest.C + honest.P * honest.D * follows)
+                shown = "slowest branch"
+            R_next = x
+            prefix_reach = Fraction(1)
+            for i in range(j):
+                prefix_reach *= Qs[i]
+            if not abandonment:
+                formula = prefix_reach * local
+            else:
+                item_value = -honest.C + honest.P * honest.D * follows
+                before, after = max(Fraction(0), item_value), max(Fraction(0), item_value + local)
+                (f_after, s_after), (f_before, s_before) = (paid_prefix(Qs, Cs, Ws, j, y) for y in (after, before))
+                formula = f_after - f_before
+                shown = "both walk the prefix" if s_after is None and s_before is None else "prefix-stops"
+        spliced_names, spliced_sources, spliced_targets, *rest = _minus(names, sources, targets, P, C, D, k)
+        spliced = graph_fold(remove_edge(shape, name), spliced_names, spliced_sources, spliced_targets, *rest, V,
+                             abandonment, vs=[at[t] for t in spliced_targets])
+        out.append(
+            SeamIdentity(
+                k=k,
+                delta_formula=formula,
+                delta_refold=spliced.score - g.score,
+                reach=reach,
+                removed_cost=reach * c,
+                retained_value=reach * (1 - q) * x,
+                threshold=threshold,
+                R_next=R_next,
+                fold="graph-abandonment" if abandonment else "graph",
+                case=shown,
+                local=local,
+                removed_payoff=reach * v,
+            )
+        )
+    return out
+
+
+def paid_prefix(Q: Sequence[Any], C: Sequence[Any], W: Sequence[Any], j: int, y: Any) -> tuple[Any, int | None]:
+    """F(y), the score when spine item j is worth y under the option to stop, in closed
+    form (`prefix_value` at the planner's first stop in the prefix, or walking it), and
+    that first stop (None: it walks the prefix to item j)."""
+    if j == 0:
+        return y, None
+    first = first_stop(Q, C, W, j, W[j - 1] + y)
+    if first is None:
+        return prefix_value(Q, C, W, j, W[j - 1] + y), None
+    return prefix_value(Q, C, W, first, W[first - 1] if first else 0 * y), first
+
+
 def _minus(
     names: Sequence[str],
     sources: Sequence[str],
@@ -260,6 +366,7 @@ def verify_graph_seam(
     fold: str,
     picks: tuple[Mapping[frozenset[str], str], Mapping[frozenset[str], str]] | None = None,
     case: str | None = None,
+    paid: bool = False,
 ) -> bool:
     """The identity for seam ``name`` proved as a polynomial identity with sympy, per
     shape: on the spine, the chain's proof over the spine's blocks; inside a branch, over
@@ -268,13 +375,16 @@ def verify_graph_seam(
     with them a symbol for every d, each min resolved as ``picks`` says (honest,
     spliced), the seam's own d = 1 in ``case`` "branch"."""
     from pcsc.analysis.seams.folds import verify_fold_shape
+    from pcsc.analysis.seams.payoffs import verify_payoff_shape
     from pcsc.analysis.seams.symbolic import verify_shape
 
     j = _spine_index(shape, name)
     m = len(spine(shape))
     if j is not None:
+        if paid:  # the chain's proof with payoffs, over the spine's blocks
+            return verify_payoff_shape(m, j, fold == "abandonment")
         return verify_shape(m, j) if fold == "default" else verify_fold_shape(m, j, fold == "abandonment")
-    return _verify_branch(*_branch_key(shape, name, fold, picks, case), affine_formula)
+    return _verify_branch(*_branch_key(shape, name, fold, picks, case), affine_formula, paid)
 
 
 def _branch_key(
@@ -304,7 +414,10 @@ BranchFormula = Callable[[GraphFold[Any], str, Any, Any], Any]
 
 
 def affine_formula(g: GraphFold[Any], name: str, p: Any, c: Any) -> Any:
-    """reach_k·[c_k + (1 − p_k)·x_k], over any ring."""
+    """reach_k·[c_k + (1 − p_k)·x_k], over any ring; with payoffs
+    reach_k·[c_k − v_k + (1 − p_k)·x_k], v_k the payoff of the state e_k leaves."""
+    if g.payoff is not None:
+        return g.reach[name] * (c - g.w(g.entry(Edge(name))) + (1 - p) * g.next[name])
     return g.reach[name] * (c + (1 - p) * g.next[name])
 
 
@@ -315,7 +428,8 @@ def check_branch_formula(shape: Shape, name: str, formula: BranchFormula) -> boo
 
 @cache
 def _verify_branch(
-    key: str, abandonment: bool, picks: tuple[Picks, Picks] | None, unit_seam: bool, affine: BranchFormula
+    key: str, abandonment: bool, picks: tuple[Picks, Picks] | None, unit_seam: bool, affine: BranchFormula,
+    paid: bool = False,
 ) -> bool:
     """``picks`` None: the affine formula, every d = 1, in the polynomial ring. Else a
     symbol for every d, each min resolved as ``picks`` says (honest, spliced), in the
@@ -327,8 +441,9 @@ def _verify_branch(
 
     n = len(edges_of(_parse_key(key)[0]))
     symbols = [f"p{i}" for i in range(n)] + [f"c{i}" for i in range(n)] + [f"d{i}" for i in range(n)]
+    symbols += [f"w{i}" for i in range(n)] if paid else []
     _, *gens = (ring if picks is None else field)([*symbols, "V", "y", "z"], QQ)
-    algebra = _branch_algebra(key, abandonment, picks, unit_seam, affine, gens)
+    algebra = _branch_algebra(key, abandonment, picks, unit_seam, affine, gens, paid)
     return all(derived - formula == 0 for _, derived, formula in algebra)
 
 
@@ -339,6 +454,7 @@ def _branch_algebra(
     unit_seam: bool,
     affine: BranchFormula,
     gens: Sequence[Any],
+    paid: bool = False,
 ) -> list[tuple[str, Any, Any]]:
     """What the proof of a branch seam compares, over any ring or field whose generators
     ``gens`` stand for p_0…, c_0…, d_0…, V, y, z: (what, derived, formula) for the
@@ -347,7 +463,8 @@ def _branch_algebra(
     shape, name = _parse_key(key)
     names = list(edges_of(shape))
     n = len(names)
-    ps, cs, V, y, z = list(gens[:n]), list(gens[n : 2 * n]), gens[3 * n], gens[3 * n + 1], gens[3 * n + 2]
+    m = 4 * n if paid else 3 * n  # with payoffs a generator w per state but the start (by its first edge in)
+    ps, cs, V, y, z = list(gens[:n]), list(gens[n : 2 * n]), gens[m], gens[m + 1], gens[m + 2]
     one = V * 0 + 1
     k = names.index(name)
     ds = [one] * n if picks is None else list(gens[2 * n : 3 * n])
@@ -358,8 +475,16 @@ def _branch_algebra(
     tgt = [targets[e] for e in names]
     hp = None if picks is None else {frozenset(a): b for a, b in picks[0]}
     sp = None if picks is None else {frozenset(a): b for a, b in picks[1]}
-    honest = graph_fold(shape, names, src, tgt, ps, cs, ds, V, False, hp)
-    spliced = graph_fold(remove_edge(shape, name), *_minus(names, src, tgt, ps, cs, ds, k), V, False, sp)
+    at: dict[str, Any] | None = None
+    if paid:
+        at = {}
+        for i, t in enumerate(tgt):
+            at.setdefault(t, gens[3 * n + i])
+    honest = graph_fold(shape, names, src, tgt, ps, cs, ds, V, False, hp,
+                        None if at is None else [at[t] for t in tgt])
+    s_names, s_src, s_tgt, *rest = _minus(names, src, tgt, ps, cs, ds, k)
+    spliced = graph_fold(remove_edge(shape, name), s_names, s_src, s_tgt, *rest, V, False, sp,
+                         None if at is None else [at[t] for t in s_tgt])
     j = honest.item_of[name]
     items = spine(shape)
     Qs = [honest.blocks[id(x)].P * honest.blocks[id(x)].D for x in items]
@@ -367,7 +492,7 @@ def _branch_algebra(
     if picks is None or unit_seam:
         formula = affine(honest, name, ps[k], cs[k])
     else:
-        item, after = items[j], honest.spine_R[j + 1]
+        item, after = items[j], honest.after(j)
         old, new = honest.blocks[id(item)], _without(honest, item, name, sp)
         formula = (-new.C + new.P * new.D * after) - (-old.C + old.P * old.D * after)
         for i in range(j):
@@ -375,6 +500,16 @@ def _branch_algebra(
     out = [("spliced fold − original fold", spliced.score - honest.score, formula)]
     if not abandonment:
         return out
+    if paid:  # the spine's prefix with payoffs: walked to item j, or stopped first before item i < j
+        Ws = honest.spine_W
+        if j == 0:
+            return out
+        walked = chain_fold(Qs[:j], Cs[:j], y, vs=Ws[:j])[0]
+        rows = [("walks the prefix: F(y)", walked, prefix_value(Qs, Cs, Ws, j, Ws[j - 1] + y))]
+        for i in range(1, j):
+            rows.append((f"stops first before item {i}: F = L_{i}", chain_fold(Qs[:i], Cs[:i], 0 * V, vs=Ws[:i])[0],
+                         prefix_value(Qs, Cs, Ws, i, Ws[i - 1] + 0 * V)))
+        return out + rows
     offset, reach = 0 * V, one
     for i in range(j):
         offset, reach = offset - reach * Cs[i], reach * Qs[i]
@@ -448,6 +583,7 @@ def graph_derivation(
     fold: str = "default",
     picks: tuple[Mapping[frozenset[str], str], Mapping[frozenset[str], str]] | None = None,
     case: str | None = None,
+    paid: bool = False,
 ) -> dict[str, Any]:
     """For `pcsc seams --symbolic` on a graph route: what `verify_graph_seam` proves,
     in sympy expressions. On the spine under a policy fold, the chain's derivation over
@@ -460,6 +596,10 @@ def graph_derivation(
     key = shape_key(shape, name)
     j = _spine_index(shape, name)
     m = len(spine(shape))
+    if j is not None and paid:  # the chain's derivation with payoffs over the spine's blocks
+        from pcsc.analysis.seams.payoffs import payoff_derivation
+
+        return payoff_derivation(m, j, fold == "abandonment")
     if j is not None and fold != "default":
         from pcsc.analysis.seams.folds import fold_derivation
 
@@ -467,8 +607,9 @@ def graph_derivation(
         return fold_derivation(m, j, fold == "abandonment", where)
     key, abandonment, anonymous_picks, unit_seam = _branch_key(shape, name, fold, picks, case)
     n = len(edges_of(_parse_key(key)[0]))
-    gens = [*sympy.symbols(f"p0:{n}"), *sympy.symbols(f"c0:{n}"), *sympy.symbols(f"d0:{n}"), *sympy.symbols("V y z")]
-    algebra = _branch_algebra(key, abandonment, anonymous_picks, unit_seam, affine_formula, gens)
+    gens = [*sympy.symbols(f"p0:{n}"), *sympy.symbols(f"c0:{n}"), *sympy.symbols(f"d0:{n}"),
+            *(sympy.symbols(f"w0:{n}") if paid else ()), *sympy.symbols("V y z")]
+    algebra = _branch_algebra(key, abandonment, anonymous_picks, unit_seam, affine_formula, gens, paid)
     rows = []
     for what, derived, formula in algebra:
         difference = sympy.factor(sympy.cancel(sympy.expand(derived)))
@@ -479,13 +620,14 @@ def graph_derivation(
             "residual": sympy.sstr(sympy.cancel(sympy.expand(difference - formula))),
         })
     out: dict[str, Any] = {
-        "fold": "graph" if fold == "default" else f"graph-{fold}",
-        "shape": f"graph {key} (edges e0… depth first, * the deleted one)",
-        "verified": str(_verify_branch(key, abandonment, anonymous_picks, unit_seam, affine_formula)),
+        "fold": ("graph" if fold == "default" else f"graph-{fold}") + ("-payoffs" if paid else ""),
+        "shape": f"graph {key} (edges e0… depth first, * the deleted one"
+                 + ("; w_i the payoff of the state e_i reaches first)" if paid else ")"),
+        "verified": str(_verify_branch(key, abandonment, anonymous_picks, unit_seam, affine_formula, paid)),
     }
     if len(rows) == 1:
         out.update({k: v for k, v in rows[0].items() if k != "case"})
-        if fold == "default":
+        if fold == "default" and not paid:
             out["paper"] = out["formula"]
     else:
         out["cases"] = rows

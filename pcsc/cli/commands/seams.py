@@ -196,14 +196,14 @@ def _derivations(results: list[Any]) -> list[dict[str, Any]]:
         fold = "default" if spec.is_default else "abandonment" if spec.abandonment else "discounted"
         names, ds = [t.name for t in numbers.transitions], [t.d for t in numbers.transitions]
         for s in r.seams:
-            if numbers.payoffs is not None:
+            if numbers.payoffs is not None and route.shape is None:
                 paid.add((spec.abandonment, len(names), s.k))
                 continue
             if route.shape is None:
                 chains.add((order[fold], len(names), s.k))
                 continue
             picks, case = proof_picks(route.shape, names, ds, s.k)
-            d = graph_derivation(route.shape, s.transition, fold, picks, case)
+            d = graph_derivation(route.shape, s.transition, fold, picks, case, paid=numbers.payoffs is not None)
             graphs.setdefault((order[fold], shape_key(route.shape, s.transition) + repr(sorted(d.items()))), d)
     out = [derivation(n, k) if f == 0 else fold_derivation(n, k, f == 2) for f, n, k in sorted(chains)]
     out += [payoff_derivation(n, k, stop) for stop, n, k in sorted(paid)]
@@ -220,6 +220,10 @@ def _derivation_text(d: dict[str, Any]) -> str:
         "graph-discounted": ", discounted (d_i kept as symbols)",
         "abandonment": ", the option to stop (premises c_i ≥ 0, 0 ≤ p_i·d_i ≤ 1; d_i kept as symbols)",
         "graph-abandonment": ", the option to stop (premises c_i ≥ 0, 0 ≤ p_i·d_i ≤ 1)",
+        "graph-payoffs": ", payoffs along the way (w_i kept as symbols)",
+        "graph-discounted-payoffs": ", discounted, payoffs along the way (d_i and w_i kept as symbols)",
+        "graph-abandonment-payoffs": ", payoffs and the option to stop (w_i kept as symbols; the prefix resolved "
+                                     "at every first stop)",
         "payoffs": ", payoffs along the way (q_i = p_i·d_i and each payoff w_i = v_{i+1} kept as symbols)",
         "payoffs-abandonment": ", payoffs and the option to stop (q_i, c_i, w_i = v_{i+1} kept as symbols; the proof "
                                "also resolves every first stop in the prefix)",
