@@ -50,8 +50,9 @@ def graph_steps(c: Compiled) -> list[Step]:
     ts = n.transitions
     g = graph_fold(
         r.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
-        [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts], n.value, n.fold.abandonment,
+        [t.p for t in ts], [t.cost.c for t in ts], [t.d for t in ts], n.value, n.fold.abandonment, vs=n.payoffs,
     )
+    paid = n.payoffs is not None
     steps: list[Step] = []
     where = f"{GRAPH}" if n.fold.is_default else f"{GRAPH}, policy {c.policy.ref} [fold]"
 
@@ -71,7 +72,9 @@ def graph_steps(c: Compiled) -> list[Step]:
         b = g.blocks[id(s)]
         names = [label(x) for x in parts]
         if isinstance(s, Series):
-            rules = ("P = Π P_i", "C = Σ_i (Π_{j<i} P_j·D_j)·C_i", "D = Π D_i")
+            cost = ("C = Σ_i (Π_{j<i} P_j·D_j)·C_i − Σ_{i<last} (Π_{j≤i} P_j·D_j)·v_i (v_i: the payoff of the "
+                    "state after item i)") if paid else "C = Σ_i (Π_{j<i} P_j·D_j)·C_i"
+            rules = ("P = Π P_i", cost, "D = Π D_i")
             kind = "series"
         else:
             assert isinstance(s, Parallel)
@@ -79,19 +82,23 @@ def graph_steps(c: Compiled) -> list[Step]:
             kind = "parallel"
         for sym, value, rule in zip("PCD", (b.P, b.C, b.D), rules, strict=True):
             inputs = tuple((name, getattr(g.blocks[id(x)], sym)) for name, x in zip(names, parts, strict=True))
+            if paid and sym == "C" and isinstance(s, Series):
+                inputs += tuple((f"v({g.exit_of(x)})", g.w(g.exit_of(x))) for x in parts[:-1])
             steps.append(Step(f"{sym}{label(s)}", value, f"{kind}: {rule}", inputs, where))
 
     visit(r.shape)
     items = g.spine_items
-    rule = "−C_i + P_i·D_i·R(next)"
+    rule = "−C_i + P_i·D_i·(v(next) + R(next))" if paid else "−C_i + P_i·D_i·R(next)"
     rule = f"max(0, {rule})" if n.fold.abandonment else rule
     for i in range(len(items) - 1, -1, -1):
         b = g.blocks[id(items[i])]
         name = label(items[i])
+        after = g.exit_of(items[i])
         steps.append(
             Step(
                 f"R({g.entry(items[i])})", g.spine_R[i], f"spine: R = {rule}",
-                ((f"C ({name})", b.C), ("P", b.P), ("D", b.D), (f"R({g.exit_of(items[i])})", g.spine_R[i + 1])),
+                ((f"C ({name})", b.C), ("P", b.P), ("D", b.D), (f"R({after})", g.spine_R[i + 1]),
+                 *(((f"v({after})", g.w(after)),) if paid else ())),
                 where,
             )
         )
@@ -231,8 +238,11 @@ def derive(c: Compiled) -> list[Step]:
         if t.payoff is not None:
             written = r.state(t.payoff.state).payoff_span
             cap = pol.policy.payoffs.max_usd if pol.policy.payoffs is not None else 0.0
+            if any(u.target == t.target for u in n.transitions[: n.transitions.index(t)]):
+                continue  # a join's payoff, once
             add(Step(f"{t.payoff.state}.payoff", t.payoff.credited, "v = min(payoff, payoffs.max_usd), credited "
-                     "when the transition into the state succeeds",
+                     + ("once every transition into the state has succeeded (a join: every branch)"
+                        if r.shape is not None else "when the transition into the state succeeds"),
                      (("payoff", t.payoff.written), ("max_usd", cap), ("bound by", t.payoff.bound_by),
                       ("reached by", t.name)),
                      f"{r.file}:{written.line if written else r.span.line}, policy {ref} [payoffs]"))

@@ -349,6 +349,9 @@ def _waterfall(c: Compiled) -> Waterfall:
     spans: list[tuple[str, str, float, float, str]] = []
     running = 0.0
     walking = True  # under the option to stop: the planner pays this stage
+    graph = c.route.shape is not None
+    leaving = {t.source: t for t in reversed(n.transitions)}  # on a graph: a state's reach is that of a step from it
+    credited: set[str] = set()
     for t in n.transitions:
         walking = walking and not t.stops
         cost = t.reach * t.cost.c if walking else 0.0
@@ -356,7 +359,15 @@ def _waterfall(c: Compiled) -> Waterfall:
                   else "not paid: the planner stops before it")
         spans.append((t.name, detail, running, running - cost, "cost"))
         running -= cost
-        if t.payoff is not None and walking:  # credited with the stage's success
+        if graph and t.payoff is not None and walking and t.target not in credited and t.target in leaving:
+            # on a graph a payoff counts as much as the chance of reaching its state (a join's: every branch), once
+            credited.add(t.target)
+            reached = leaving[t.target].reach
+            gain = reached * t.payoff.credited
+            spans.append((f"payoff {t.payoff.state}", f"v {money(t.payoff.credited)} × reach of "
+                          f"{t.payoff.state} {probability(reached)}", running, running + gain, "value"))
+            running += gain
+        elif not graph and t.payoff is not None and walking:  # credited with the stage's success
             gain = t.reach * t.p * t.d * t.payoff.credited
             spans.append((f"payoff {t.payoff.state}", f"v {money(t.payoff.credited)} × reach of "
                           f"{t.payoff.state} {probability(t.reach * t.p * t.d)}", running, running + gain, "value"))
@@ -406,7 +417,8 @@ def _waterfall(c: Compiled) -> Waterfall:
             bound_by=t.cost.bound_by,
             expected_cost=money(t.reach * t.cost.c),
             R_next=money(t.R_next),
-            keep=money(t.p * t.d * (t.R_next + (0.0 if t.payoff is None else t.payoff.credited))),
+            # on a graph R_next is x_e, what e's success brings: its target's payoff included
+            keep=money(t.p * t.d * (t.R_next + (0.0 if t.payoff is None or graph else t.payoff.credited))),
             R=money(at_state[t.source]),  # R_i on a chain; R at the source state on a graph
         )
         for t in n.transitions
