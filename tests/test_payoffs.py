@@ -274,18 +274,6 @@ def test_a_bad_payoff_is_a_located_diagnostic(tmp_path: Path, old: str, new: str
     assert (found[0]["line"], found[0]["column"]) == (line, column)
 
 
-def test_a_payoff_on_a_route_that_forks_is_refused_where_it_is_written(tmp_path: Path) -> None:
-    graph = (ROOT / "examples" / "graphs" / "saas_retention_upsell.route").read_text(encoding="utf-8")
-    lines = graph.splitlines()
-    at = next(i for i, x in enumerate(lines) if x.strip().startswith("state ") and "{" in x and "}" in x
-              and i > next(j for j, y in enumerate(lines) if y.strip().startswith("state ")))
-    lines[at] = lines[at].replace("}", "payoff 1k usd }")
-    (tmp_path / "g.route").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    run = _pcsc("check", "--format", "json", str(tmp_path / "g.route"))
-    codes = [(d["code"], d["line"]) for d in json.loads(run.stdout)["diagnostics"]]
-    assert run.returncode == 1 and ("PCSC-E220", at + 1) in codes
-
-
 def test_the_example_gains_its_score_from_its_payoffs() -> None:
     """The shipped example: without its payoffs the planner would not start."""
     with_payoffs = json.loads(_pcsc("compile", "--format", "json", str(EXAMPLE)).stdout)["routes"][0]
