@@ -215,7 +215,10 @@ class GraphFold(Generic[Num]):
             self._next[s.transition] = x
         elif isinstance(s, Series):
             parts = [self.blocks[id(item)] for item in s.items]
-            ws = None if self.payoff is None else [*(self.w(self.exit_of(it)) for it in s.items[1:-1]), self.zero]
+            ws: list[Num] | None = None
+            if self.payoff is not None:
+                inner = s.items[1:-1]
+                ws = [self.w(self.exit_of(it)) for it in inner] + [self.zero]
             after = self._chain(parts[1:], x, lambda i: "a value inside a branch", False, ws)  # R after each item
             for i, item in enumerate(s.items):
                 cont = after[i]

@@ -253,9 +253,9 @@ def paid_seam_identities(
                 (f_after, s_after), (f_before, s_before) = (paid_prefix(Qs, Cs, Ws, j, y) for y in (after, before))
                 formula = f_after - f_before
                 shown = "both walk the prefix" if s_after is None and s_before is None else "prefix-stops"
-        spliced_names, spliced_sources, spliced_targets, *rest = _minus(names, sources, targets, P, C, D, k)
-        spliced = graph_fold(remove_edge(shape, name), spliced_names, spliced_sources, spliced_targets, *rest, V,
-                             abandonment, vs=[at[t] for t in spliced_targets])
+        s_names, s_sources, s_targets, s_P, s_C, s_D = _minus(names, sources, targets, P, C, D, k)
+        spliced = graph_fold(remove_edge(shape, name), s_names, s_sources, s_targets, s_P, s_C, s_D, V,
+                             abandonment, vs=[at[t] for t in s_targets])
         out.append(
             SeamIdentity(
                 k=k,
@@ -482,8 +482,8 @@ def _branch_algebra(
             at.setdefault(t, gens[3 * n + i])
     honest = graph_fold(shape, names, src, tgt, ps, cs, ds, V, False, hp,
                         None if at is None else [at[t] for t in tgt])
-    s_names, s_src, s_tgt, *rest = _minus(names, src, tgt, ps, cs, ds, k)
-    spliced = graph_fold(remove_edge(shape, name), s_names, s_src, s_tgt, *rest, V, False, sp,
+    s_names, s_src, s_tgt, s_ps, s_cs, s_ds = _minus(names, src, tgt, ps, cs, ds, k)
+    spliced = graph_fold(remove_edge(shape, name), s_names, s_src, s_tgt, s_ps, s_cs, s_ds, V, False, sp,
                          None if at is None else [at[t] for t in s_tgt])
     j = honest.item_of[name]
     items = spine(shape)

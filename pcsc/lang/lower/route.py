@@ -928,8 +928,9 @@ class RouteLowerer:
 
         start = order[0].source
         payoffs = {name: self.payoff(raw[name]) for name in raw}
-        if payoffs[start][1] is not None:  # credited when a transition reaches its state: never the start
-            self.report(E220_PAYOFF_ON_START, payoffs[start][1], state=start)
+        start_span = payoffs[start][1]
+        if start_span is not None:  # credited when a transition reaches its state: never the start
+            self.report(E220_PAYOFF_ON_START, start_span, state=start)
         node = raw[start]
         written = {fv.name.text for fv in node.values}
         for fname in route_fields:
