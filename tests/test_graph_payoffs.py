@@ -206,3 +206,22 @@ def test_a_payoff_on_the_start_of_a_graph_route_is_refused_and_elsewhere_compile
     found = [(d["code"], d["line"], d["message"]) for d in json.loads(run.stdout)["diagnostics"]]
     assert run.returncode == 1
     assert any(c == "PCSC-E220" and ln == start + 1 and "is where the route starts" in m for c, ln, m in found)
+
+
+def test_score_with_one_p_changed_equals_a_refold_with_payoffs() -> None:
+    """The value of information refolds each p by `score_with`: with payoffs, discounts and
+    the option to stop it equals folding the whole graph again."""
+    rng = random.Random(3)
+    for _ in range(80):
+        ps = [F(rng.randint(1, 4), 4) for _ in S_NAMES]
+        cs = [F(rng.randint(0, 30)) for _ in S_NAMES]
+        ds = [F(rng.choice([10, 9, 8]), 10) for _ in S_NAMES]
+        at = {s: F(rng.choice([0, 5, 40])) for s in set(S_TARGETS)}
+        vs = [at[t] for t in S_TARGETS]
+        value, stop = F(rng.choice([0, 60, 300])), rng.random() < 0.5
+        g = graph_fold(SEAMED, S_NAMES, S_SOURCES, S_TARGETS, ps, cs, ds, value, stop, vs=vs)
+        for i, name in enumerate(S_NAMES):
+            q = F(rng.randint(0, 4), 4)
+            again = graph_fold(SEAMED, S_NAMES, S_SOURCES, S_TARGETS, [*ps[:i], q, *ps[i + 1:]], cs, ds, value,
+                               stop, vs=vs)
+            assert g.score_with(name, q) == again.score
