@@ -479,19 +479,20 @@ def refold(packet: Mapping[str, Any], ps: Sequence[float], policy: Policy) -> fl
 
     shape: Shape = converter().get_structure_hook(Shape)(graph["shape"], Shape)
     return route_fold(spec, shape, [t["name"] for t in ts], [t["from"] for t in ts], [t["to"] for t in ts],
-                      list(ps), cs, ds, float(packet["value"])).score
+                      list(ps), cs, ds, float(packet["value"]), packet_payoffs(packet, policy)).score
 
 
 def packet_payoffs(packet: Mapping[str, Any], policy: Policy) -> list[float] | None:
     """Each transition's payoff as ``policy`` credits it (the written amount, capped by its
-    `[payoffs] max_usd`), from a packet's `payoffs`; None when the route has none."""
+    `[payoffs] max_usd`), that of the state it reaches, from a packet's `payoffs`; None when
+    the route has none."""
     rows = packet.get("payoffs")
     if rows is None:
         return None
     cap = policy.payoffs.max_usd if policy.payoffs is not None else 0.0
     rate = usd_rate(policy)
-    written = {row["transition"]: float(row["written"]) for row in rows}
-    return [in_fold(min(written[t["name"]], cap), rate) if t["name"] in written else 0.0 for t in packet["transitions"]]
+    written = {row["state"]: float(row["written"]) for row in rows}  # a join's once, for every transition into it
+    return [in_fold(min(written[t["to"]], cap), rate) if t["to"] in written else 0.0 for t in packet["transitions"]]
 
 
 def held_out_routes(packets: Sequence[Mapping[str, Any]], holdout: float, split: Split | None = None) -> list[str]:
