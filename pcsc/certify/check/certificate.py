@@ -31,6 +31,8 @@ from pcsc.certify.check.recompute import (
     check_written,
     check_written_states,
     library_fields,
+    route_forks,
+    written_payoffs,
 )
 from pcsc.certify.check.route_text import Source, declared_routes, layout_of, route_statement
 
@@ -71,13 +73,15 @@ def check_routes_of_files(cert: Mapping[str, Any], texts: Mapping[tuple[str, str
 
 def check_route_header(check: RouteCheck, policies: Mapping[str, Mapping[str, Any]]) -> None:
     """The route's `policy` (and its `sha256` pin) and `uses` as its file writes them;
-    a route whose states carry payoffs is refused: this checker has no rule for them."""
+    a route that forks and joins and whose states carry payoffs is refused: this checker
+    recomputes payoffs on chains only."""
     text, name = check.route_file.text, check.name
-    for p in layout_of(text).toks:
-        if p[0] == "name" and p[1] == "payoff" and len(p[4]) == 2 and p[4][0] == f"route {name}" \
-                and p[4][1].startswith("state "):
-            raise check.fail("payoffs", f"{p[4][1]} writes a payoff; this checker has no rule for value along "
-                                        "the way and refuses the certificate")
+    paid = written_payoffs(check)
+    if paid and route_forks(check):
+        state, (_, line) = next(iter(paid.items()))
+        raise check.fail(f"payoffs (line {line} of {check.route['file']})",
+                         f"state {state} writes a payoff on a route that forks and joins; this checker recomputes "
+                         "payoffs on chains only and refuses the certificate")
     stated = route_statement(text, name, "policy") or []
     ref = unquote(stated[0][1]) if stated and stated[0][0] == "string" else None
     if check.route["policy"] != ref:
