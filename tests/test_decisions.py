@@ -413,11 +413,10 @@ def test_a_refused_route_and_an_overridden_policy_certify(run: Run, project: Pat
 
 
 def test_the_whole_cohort_certifies(run: Run, tmp_path: Path) -> None:
-    # every route of examples/, those under a policy `[fold]` extension and the graph routes included
+    # every route of examples/: those under a policy `[fold]` extension, the graph routes and those with payoffs
     # a certificate names only files inside its own folder: copy the examples beside it
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    # but not the routes with payoffs: certificates refuse them (tests/test_payoffs.py)
-    every = sorted(p for p in (tmp_path / "examples").rglob("*.route") if p.parent.name != "payoffs")
+    every = sorted((tmp_path / "examples").rglob("*.route"))
     routes = [str(p) for p in every]
     assert len(routes) >= 50
     cert = tmp_path / "cohort.json"
