@@ -429,15 +429,16 @@ def route_certificate(c: Compiled, files: dict[str, str], policy_mode: str) -> d
 
 def _refusals(c: Compiled) -> dict[str, Any]:
     """The claims the route's classes do not admit and its departures from a required
-    registry, under a policy that has either (other certificates keep their bytes).
-    The checker counts them into the verdict; it does not re-derive them."""
+    registry (under `required` or `report`), under a policy that has either (other
+    certificates keep their bytes). The checker derives both again; only a required
+    registry's count into the verdict."""
     policy, cov = c.policy.policy, c.coverage
     if not policy.admission and policy.coverage.registry == "off":
         return {}
     admission = [] if cov is None else [
         {"transition": a.transition, "class": a.ref_class, "field": a.field, "check": a.check} for a in cov.admission
     ]
-    registry = [] if cov is None or cov.registry_mode != "required" else [
+    registry = [] if cov is None or cov.registry_mode == "off" else [
         {"kind": f.kind, "state": f.state, "field": f.field} for f in cov.registry
     ]
     return {"refusals": {"not_admitted": admission, "registry": registry}}

@@ -19,6 +19,7 @@ from pcsc.certify.check.reading import (
     canonical,
     lookup,
     policy_document,
+    registry_tables,
     set_key,
     sha256_text,
     text_of,
@@ -208,6 +209,7 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
     files = Files(bases, against)
     policies: dict[str, dict[str, Any]] = {}
     file_policies: dict[str, dict[str, Any]] = {}
+    registries: dict[str, dict[str, Any]] = {}
     for i, record in enumerate(cert["policies"]):
         document = policy_document(record, files, f"policies[{i}]")
         file_policies[record["ref"]] = json.loads(canonical(document))
@@ -224,6 +226,8 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
         if digest != record["sha256"]:
             raise Mismatch(what, f"with the overrides, sha256 {digest}, the certificate records {record['sha256']}")
         policies[record["ref"]] = document
+        if (lookup(document, ["coverage", "registry"]) or "off") != "off":  # else no registry is read
+            registries[record["ref"]] = registry_tables(record, files, document, f"policies[{i}]")
     texts: dict[tuple[str, str], str] = {}
     for i, entry in enumerate(cert["inputs"]):
         what, at = f"input {entry['path']}", f"inputs[{i}]"
@@ -276,6 +280,7 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
     check_libraries(cert, policies, texts, shipped)
     for route in cert["routes"]:
         check = RouteCheck(route, policies[route["policy"]], source, file_policies[route["policy"]])
+        check.registry = registries.get(route["policy"], {})
         check.run()
         check_written(check, cert["overrides"])
         check_written_states(check)

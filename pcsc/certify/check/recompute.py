@@ -65,6 +65,7 @@ class RouteCheck:
         self.layout: Layout | None = None  # the route file's tokens and blocks (`check_written`)
         self.evidence: list[dict[str, Any]] | None = None  # the route's evidence items (`route_evidence`)
         self.evaluation_failed = False  # the last require line evaluated raised an error
+        self.registry: Mapping[str, Any] = {}  # the policy's gold registry, by route (`registry_tables`)
 
     def source(self, kind: str, name: str) -> Source:
         """The route's file (``kind`` "input") or one of its libraries ("library")."""
@@ -324,9 +325,21 @@ class RouteCheck:
                 raise self.fail(where, f"recorded covered={row['covered']} by {row['by']}, "
                                        f"recomputed covered={covered} by {by}")
             uncovered += not covered
-        # claims a class does not admit (derived again here) and departures from a required
-        # registry (as recorded: docs/decisions.md says so); each refuses like an uncovered change
+        # claims a class does not admit and departures from the gold registry (each derived
+        # again here); under a required registry each refuses like an uncovered change
         refusals = self.route.get("refusals") or {}
+        held = lookup(self.policy, ["coverage", "registry"]) or "off"
+        departures = [[f.get("kind"), f.get("state"), f.get("field")] for f in refusals.get("registry") or ()]
+        if held == "off" or mode == "off":
+            if departures:
+                raise self.fail("refusals.registry", "recorded, but no registry is read (coverage.registry or the "
+                                                     "mode is off)")
+        else:
+            derived = registry_findings(self)
+            if departures != derived:
+                listed = "; ".join(f"{k} {s or ''}{'.' + f if f else ''}".strip() for k, s, f in derived) or "none"
+                raise self.fail("refusals.registry", f"recorded {len(departures)}, derived again {len(derived)} from "
+                                                     f"the registry the policy pins ({listed})")
         admission = self.policy.get("admission")
         if isinstance(admission, dict) and admission:
             claims = [[a.get("transition"), a.get("class"), a.get("field"), a.get("check")]
@@ -339,7 +352,7 @@ class RouteCheck:
         elif refusals.get("not_admitted"):
             raise self.fail("refusals.not_admitted", "recorded, but the policy has no admission rules")
         if mode != "off":
-            uncovered += len(refusals.get("not_admitted") or ()) + len(refusals.get("registry") or ())
+            uncovered += len(refusals.get("not_admitted") or ()) + (len(departures) if held == "required" else 0)
         decision = self.route["decision"]
         score, docked = self.values["score"], self.values["docked_score"]
         if mode == "off":
@@ -1783,6 +1796,37 @@ class Structure:
             target = {**source, **self.listed[b]}
             out.extend((t, f, source.get(f), target.get(f)) for f in self.fields)
         return out
+
+
+def registry_findings(c: RouteCheck) -> list[list[Any]]:
+    """How the route departs from its gold registry, as [kind, state, field]: `no-entry`
+    (no table for the route), `skip` (a registry state the route does not pass), `order`
+    (passed before a registry state it must follow), `restate` (a listed field the state,
+    after carry-forward, lacks or has with another value). The route's states come in the
+    compiler's order: the start, then each state when its last incoming transition does."""
+    entry = c.registry.get(c.name)
+    if not isinstance(entry, Mapping):
+        return [["no-entry", None, None]]
+    structure = Structure(c, route_fields(c, library_fields(c)))
+    last_in = {structure.ends[t][1]: t for t in structure.order}
+    states = [structure.start] + [structure.ends[t][1] for t in structure.order if last_in[structure.ends[t][1]] == t]
+    position = {name: i for i, name in enumerate(states)}
+    out: list[list[Any]] = []
+    last = -1
+    for gold in entry.get("states") or ():
+        name = gold.get("name")
+        if name not in position:
+            out.append(["skip", name, None])
+            continue
+        if position[name] < last:
+            out.append(["order", name, None])
+        last = max(last, position[name])
+        values = structure.values[name]
+        for field, value in (gold.get("fields") or {}).items():
+            have = values.get(field)
+            if have is None or Fraction(have) != Fraction(value):
+                out.append(["restate", name, field])
+    return out
 
 
 def transition_text(c: RouteCheck, t: str, key: str) -> str | None:
