@@ -676,9 +676,9 @@ def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, 
     code, out = verify(run, cert)
     assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
     cert = certify(run, project)
-    tamper(cert, lambda d: d.update(version=6), resign=True)  # 6: no mode source, coverage rows not recomputed
+    tamper(cert, lambda d: d.update(version=7), resign=True)  # 7: no payoffs, a registry taken as recorded
     code, out = verify(run, cert)
-    assert code == 1 and "a certificate of format version 6" in out and "this checker reads version 7" in out, out
+    assert code == 1 and "a certificate of format version 7" in out and "this checker reads version 8" in out, out
 
 
 def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:

@@ -38,13 +38,14 @@ from pcsc.certify.check.recompute import (
 from pcsc.certify.check.route_text import Source, declared_routes, layout_of, route_statement
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 7  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+VERSION = 8  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
 # 4: every number the route's author wrote is bound to its place in the route file (`written`);
 # 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
 # to the route file and the `material` amounts to the library file; 6: a require line's `horizon` and
 # duration literals are in days; 7: the decision records where its mode came from (`mode_source`) and the
 # policy's mode it was lowered from (`lowered_from`); the coverage rows, the admissible evidence, the steps,
-# libraries and routes are recomputed
+# libraries and routes are recomputed; 8: payoffs along the way on chains (`v` steps and the rules that read
+# them), and a gold registry's findings recorded under `report` too, each derived again
 
 
 def unique(entries: Sequence[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any], field: str) -> None:
