@@ -733,8 +733,9 @@ def build(
     forked = [c.route for c in compiled if c.numbers.payoffs is not None and c.route.shape is not None]
     if forked:  # the checker recomputes payoffs on chains only, and refuses them on a graph (docs/decisions.md)
         r = forked[0]
-        where = next((s for s in r.states if s.payoff_span is not None), None)
-        at = f" ({r.file} line {where.payoff_span.line}, state `{where.name}`)" if where and where.payoff_span else ""
+        paying = next((s for s in r.states if s.payoff_span is not None), None)
+        at = f" ({r.file} line {paying.payoff_span.line}, state `{paying.name}`)" \
+            if paying is not None and paying.payoff_span is not None else ""
         raise CertificateError(f"route `{r.name}` forks and joins and credits payoffs along the way{at}; a decision "
                                "certificate carries payoffs on chains only (its checker refuses them on a graph), "
                                "so this run cannot be certified")
