@@ -285,3 +285,21 @@ def test_the_checker_refuses_payoffs_on_a_route_that_forks() -> None:
             check_route_header(check, {})
         assert caught.value.what == "route paid: payoffs (line 7 of paid.route)"
         assert "state a writes a payoff on a route that forks and joins" in str(caught.value)
+
+
+# ---------------------------------------------------------------------- every field
+@pytest.mark.parametrize("fold", ["paper", "stop"])
+def test_a_forgery_of_any_single_field_of_a_payoff_certificate_fails(run: Run, tmp_path: Path, fold: str) -> None:
+    """Each field of a certificate with payoffs (a capped one, one DOCK removes) changed
+    alone, its digest made again, and each step's rule swapped for another of the same
+    arithmetic: none verifies (tests/test_cert_binding.py's forger)."""
+    from tests.test_cert_binding import _forge_all
+
+    _forge_all(certify(run, project(tmp_path, fold)), donors=False)
+
+
+@pytest.mark.slow
+def test_a_forgery_by_any_donor_of_a_payoff_certificate_fails(run: Run, tmp_path: Path) -> None:
+    from tests.test_cert_binding import _forge_all
+
+    _forge_all(certify(run, project(tmp_path, "units")), donors=True)

@@ -284,7 +284,10 @@ class RouteCheck:
                 change = (float(ops["source"]["f"]), float(ops["target"]["f"]))
                 if change != (float(row["source"]), float(row["target"])):
                     raise self.fail(symbol, "its change is not the coverage row's")
-            if not material or mode == "off":
+            if not material or mode == "off":  # no coverage decision: none may be recorded
+                if row["covered"] is not None or row["by"] is not None or row["obligations"]:
+                    raise self.fail(where, "records a coverage decision, but "
+                                    + ("the change is not material" if not material else "coverage is off"))
                 continue
             tried = [name for name, (covers, _) in library.items() if row["field"] in covers]
             if [o["obligation"] for o in row["obligations"]] != tried:
@@ -629,6 +632,11 @@ def _W(c: RouteCheck, o: Mapping[str, Any], w: str) -> tuple[Fraction | None, Fr
     sat_c, sat_k = c.exact_of(o["sat_c"], w), c.exact_of(o["sat_k"], w)
     gc, gk = c.number(o["gc"], w), c.number(o["gk"], w)
     lo, hi = c.number(o["w_min"], w), c.number(o["w_max"], w)
+    t = c.current.removesuffix(".W")
+    weighs = any(s["operands"]["items"] for s in c.route["steps"] if s["symbol"] in (f"{t}.sat(C)", f"{t}.sat(K)"))
+    if o["evidence"].get("v") is not weighs:
+        raise c.fail(w, f"`evidence` is recorded {o['evidence'].get('v')!r}, but `{t}`'s sat steps weigh "
+                        + ("some" if weighs else "no") + " evidence")
     if not o["evidence"]["v"]:
         if sat_c or sat_k:
             raise c.fail(w, "no admissible evidence is recorded, yet a sat is not 0")
@@ -1137,6 +1145,7 @@ def _T(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction | None:
 def _bucket(c: RouteCheck, o: Mapping[str, Any], w: str) -> str | None:
     if not isinstance(o["T"], Mapping) or o["T"].get("step") != "T":
         raise c.fail(w, "operand `T` is not step `T`")
+    _bucket_bounds(c, o, w)
     T = c.values.get("T")
     if (T is None) != (o["T"].get("v", 0) is None) or (T is not None and c.number(o["T"], w) != T):
         raise c.fail(w, f"operand `T` is not step `T` ({show(T)})")
@@ -1146,6 +1155,21 @@ def _bucket(c: RouteCheck, o: Mapping[str, Any], w: str) -> str | None:
         return None
     neg, pos = c.number(o["neg_below"], w), c.number(o["pos_from"], w)
     return "neg" if T < neg else "pos" if T >= pos else "mix"
+
+
+def _bucket_bounds(c: RouteCheck, o: Mapping[str, Any], w: str) -> None:
+    """The bounds a bucket step records are the policy's `[buckets]` (none without it),
+    whether or not T is computed."""
+    has = lookup(c.policy, ["buckets"]) is not None
+    for key in ("neg_below", "pos_from"):
+        x = o.get(key)
+        if not has:
+            if x is not None:
+                raise c.fail(w, f"`{key}` is recorded, but the policy has no [buckets]")
+            continue
+        if not isinstance(x, Mapping) or x.get("policy") != ["buckets", key]:
+            raise c.fail(w, f"`{key}` is not read from the policy's buckets.{key}")
+        c.number(x, w)
 
 
 def _eligible(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
