@@ -581,7 +581,8 @@ def _V_formula(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     formula, kinds = lookup(c.policy, ["vision", "value"]), lookup(c.policy, ["vision", "fields"])
     if lookup(c.policy, ["vision"]) is None:  # the default formula, under a fold in another unit
         formula, kinds = DEFAULT_VISION
-    if not isinstance(formula, str) or o["formula"].get("v") != formula or not isinstance(kinds, dict):
+    if not isinstance(formula, str) or o["formula"].get("v") != formula or not isinstance(kinds, dict) \
+            or o["formula"].get("policy") != ["vision", "value"]:
         raise c.fail(w, "the formula is not the policy's [vision] value")
     if sorted(o["fields"]) != sorted(kinds) or any(k not in VISION_KINDS for k in kinds.values()):
         raise c.fail(w, "its fields are not the policy's [vision] fields")
