@@ -982,8 +982,7 @@ def written_payoffs(c: RouteCheck) -> dict[str, tuple[Fraction, int]]:
     toks = _layout(c).toks
     for i, p in enumerate(toks):
         if p[0] == "name" and p[1] == "payoff" and len(p[4]) == 2 and p[4][0] == route \
-                and p[4][1].startswith("state ") and (i == 0 or toks[i - 1][4] != p[4] or toks[i - 1][0] != "name"
-                                                      or toks[i - 1][2] != p[2]):
+                and p[4][1].startswith("state "):  # `payoff` is no field's name: the key of a state's payoff
             state = p[4][1].removeprefix("state ")
             j = i + 1 + (i + 1 < len(toks) and toks[i + 1][1] == "-")
             j += 1 + (j + 1 < len(toks) and toks[j + 1][0] == "unit")
