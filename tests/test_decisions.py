@@ -413,11 +413,10 @@ def test_a_refused_route_and_an_overridden_policy_certify(run: Run, project: Pat
 
 
 def test_the_whole_cohort_certifies(run: Run, tmp_path: Path) -> None:
-    # every route of examples/, those under a policy `[fold]` extension and the graph routes included
+    # every route of examples/: those under a policy `[fold]` extension, the graph routes and those with payoffs
     # a certificate names only files inside its own folder: copy the examples beside it
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    # but not the routes with payoffs: certificates refuse them (tests/test_payoffs.py)
-    every = sorted(p for p in (tmp_path / "examples").rglob("*.route") if p.parent.name != "payoffs")
+    every = sorted((tmp_path / "examples").rglob("*.route"))
     routes = [str(p) for p in every]
     assert len(routes) >= 50
     cert = tmp_path / "cohort.json"
@@ -677,9 +676,9 @@ def test_a_malformed_or_older_certificate_is_a_difference_not_a_crash(run: Run, 
     code, out = verify(run, cert)
     assert code == 1 and "PCSC-E912" in out and "certificate: malformed: KeyError 'obligations'" in out, out
     cert = certify(run, project)
-    tamper(cert, lambda d: d.update(version=6), resign=True)  # 6: no mode source, coverage rows not recomputed
+    tamper(cert, lambda d: d.update(version=7), resign=True)  # 7: no payoffs, a registry taken as recorded
     code, out = verify(run, cert)
-    assert code == 1 and "a certificate of format version 6" in out and "this checker reads version 7" in out, out
+    assert code == 1 and "a certificate of format version 7" in out and "this checker reads version 8" in out, out
 
 
 def test_claiming_an_obligation_the_route_does_not_list_fails(run: Run, project: Path) -> None:

@@ -305,7 +305,7 @@ def _every_shown_key_is_there(shown: dict[tuple[str, ...], set[str]], real: dict
     assert missing == {}, "the page shows keys the document does not have"
 
 
-@checks("decisions.md", '{"certificate": "pcsc-decision-certificate", "version": 7, "pcsc": "<version>",')
+@checks("decisions.md", '{"certificate": "pcsc-decision-certificate", "version": 8, "pcsc": "<version>",')
 def _the_certificates_sketch(fence: Fence, folder: Path) -> None:
     from pcsc.certify.check import VERSION
 

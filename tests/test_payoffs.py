@@ -304,32 +304,7 @@ def test_the_splice_keeps_the_payoffs_of_the_states_it_keeps() -> None:
     assert "1_400_000" not in text
 
 
-def test_a_certificate_is_refused_for_a_route_with_payoffs(tmp_path: Path) -> None:
-    run = _pcsc("compile", "--cert", str(tmp_path / "c.json"), str(EXAMPLE))
-    assert run.returncode != 0 and "PCSC-E911" in run.stderr
-    assert "credits payoffs along the way" in run.stderr
-    assert not (tmp_path / "c.json").exists()
-
-
-def test_the_certificate_checker_refuses_a_route_file_with_payoffs() -> None:
-    """The checker (which imports nothing of pcsc) has no rule for payoffs: it refuses a
-    route whose hashed file writes one, before any number is compared."""
-    from pcsc.certify.check.certificate import check_route_header
-    from pcsc.certify.check.reading import Mismatch
-    from pcsc.certify.check.recompute import RouteCheck
-    from pcsc.certify.check.route_text import Source
-
-    text = EXAMPLE.read_text(encoding="utf-8")
-    check = RouteCheck({"route": "school_pilots", "file": "r.route"}, {}, lambda kind, name: Source(text))
-    with pytest.raises(Mismatch) as refused:
-        check_route_header(check, {})
-    assert refused.value.what == "route school_pilots: payoffs"
-    assert "state family writes a payoff" in str(refused.value)
-    # the control: the same file without payoffs passes this check's payoff scan
-    bare = re.sub(r" +payoff [0-9.kM]+ usd", "", text)
-    check = RouteCheck({"route": "school_pilots", "file": "r.route", "policy": "planner-payoffs@1.0.0",
-                        "libraries": ["startup"]}, {}, lambda kind, name: Source(bare))
-    check_route_header(check, {"planner-payoffs@1.0.0": {"file_sha256": ""}})
+# certificates of routes with payoffs: tests/test_cert_payoffs.py
 
 
 def test_the_red_team_moves_a_payoff_earlier_and_prices_it_like_any_edit(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from pcsc.base import canonical
 from pcsc.base.files import Unreadable, read_text
 from pcsc.base.resources import data_dir
 from pcsc.compiler.session import Compiled
-from pcsc.coverage.discharge import _TransitionContext
+from pcsc.coverage.discharge import _TransitionContext, discharge_route
 from pcsc.diagnostics.model import Span
 from pcsc.lang.interp import EvalError, Interpreter, truthy
 from pcsc.lang.ir import Evidence, Require
@@ -54,13 +54,14 @@ from pcsc.score.route import RouteNumbers, gate_names
 from pcsc.score.units import usd_rate
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 7  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+VERSION = 8  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
 # 4: every number the route's author wrote is bound to its place in the route file (`written`);
 # 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
 # to the route file and the `material` amounts to the library file; 6: a require line's `horizon` and
 # duration literals are in days; 7: the decision records where its mode came from (`mode_source`) and the
 # policy's mode it was lowered from (`lowered_from`); the coverage rows, the admissible evidence, the steps,
-# libraries and routes are recomputed
+# libraries and routes are recomputed; 8: payoffs along the way on chains (`v` steps and the rules that read
+# them), and a gold registry's findings recorded under `report` too, each derived again
 
 
 class CertificateError(Exception):
@@ -252,6 +253,12 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
             add(f"{k}.d", DISCOUNT_RULE, num(t.d), rate=num(n.fold.discount, policy=pkey("fold", "discount")),
                 horizon=val(None) if h is None else num(h[0], route=f"{k} horizon"),
                 unit=val(None if h is None else h[1]))
+        if t.payoff is not None:  # the payoff of the state the transition reaches, capped, in the fold's unit
+            cap = pol.payoffs.max_usd if pol.payoffs is not None else 0.0
+            add(f"{k}.v", PAYOFF_RULE if rate is None or rate == 1.0 else PAYOFF_RATE_RULE, num(t.payoff.credited),
+                payoff=num(t.payoff.written, route=f"state {t.payoff.state} payoff"),
+                cap=num(cap, policy=pkey("payoffs", "max_usd")), bound_by=val(t.payoff.bound_by),
+                **({} if rate is None or rate == 1.0 else {"rate": num(rate, policy=pkey("units", "rates", "usd"))}))
     if r.shape is not None:
         _graph_steps(c, add, step)
     else:
@@ -423,15 +430,16 @@ def route_certificate(c: Compiled, files: dict[str, str], policy_mode: str) -> d
 
 def _refusals(c: Compiled) -> dict[str, Any]:
     """The claims the route's classes do not admit and its departures from a required
-    registry, under a policy that has either (other certificates keep their bytes).
-    The checker counts them into the verdict; it does not re-derive them."""
+    registry (under `required` or `report`), under a policy that has either (other
+    certificates keep their bytes). The checker derives both again; only a required
+    registry's count into the verdict."""
     policy, cov = c.policy.policy, c.coverage
     if not policy.admission and policy.coverage.registry == "off":
         return {}
     admission = [] if cov is None else [
         {"transition": a.transition, "class": a.ref_class, "field": a.field, "check": a.check} for a in cov.admission
     ]
-    registry = [] if cov is None or cov.registry_mode != "required" else [
+    registry = [] if cov is None or cov.registry_mode == "off" else [
         {"kind": f.kind, "state": f.state, "field": f.field} for f in cov.registry
     ]
     return {"refusals": {"not_admitted": admission, "registry": registry}}
@@ -460,6 +468,16 @@ FOLD_SERIES_W = "w = w(parent) · Π P · D of the earlier items (series item)"
 FOLD_SERIES_X = "x = −C_next + P_next · D_next · x_next (series item)"
 FOLD_PARALLEL_X = "x = (Π P of the other branches) · (D / D_b) · x(parent) (parallel branch)"
 FOLD_GRAPH_REACH = "reach = (Π P · D of the earlier spine items) · w"
+# Payoffs along the way (a chain): v of the state a stage reaches, credited with its success.
+PAYOFF_RULE = "v = min(payoff, payoffs.max_usd): the payoff of the state the transition reaches"
+PAYOFF_RATE_RULE = "v = min(payoff, payoffs.max_usd) × rate: the payoff of the state the transition reaches"
+PAYOFF_R = ("R_i = −c_i + p_i · (v_{i+1} + R_{i+1})", "R_i = −c_i + p_i · d_i · (v_{i+1} + R_{i+1})",
+            "R_i = max(0, −c_i + p_i · d_i · (v_{i+1} + R_{i+1}))")
+PAYOFF_STOPS = "stops = −c + p · d · (v + R_next) < 0 (the planner stops before paying this stage)"
+PAYOFF_D = ("D_i = reach_i · max(v_{i+1} + R_{i+1}, 0)",
+            "D_i = reach_i · max(v_{i+1} + R_{i+1}, 0) while walking, else 0")
+PAYOFF_DOCKED = tuple(f"docked = R_0 refolded with R_n = 0 and each payoff credited while every change up to its "
+                      f"state is covered: {rule}" for rule in PAYOFF_R)
 
 
 def _chain_steps(c: Compiled, add: Add, step: StepRef) -> None:
@@ -470,10 +488,18 @@ def _chain_steps(c: Compiled, add: Add, step: StepRef) -> None:
     count = len(n.transitions)
     spec = n.fold
     paper, stop = spec.is_default, spec.abandonment
+    kind = 0 if paper else 2 if stop else 1
     add(f"R_{count}", "R_n = V", num(n.R[count]), V=step("V"))
     for i in range(count - 1, -1, -1):
         t = n.transitions[i]
         name = t.name
+        if t.payoff is not None:  # a stage that reaches a paying state: v is credited with its success
+            ops = {"c": step(f"{name}.c"), "p": step(f"{name}.p"), **({} if paper else {"d": step(f"{name}.d")}),
+                   "v": step(f"{name}.v"), "R_next": step(f"R_{i + 1}")}
+            add(f"R_{i}", PAYOFF_R[kind], num(n.R[i]), **ops)
+            if stop:
+                add(f"{name}.stops", PAYOFF_STOPS, val(t.stops), **ops)
+            continue
         if paper:
             add(f"R_{i}", "R_i = −c_i + p_i · R_{i+1}", num(n.R[i]),
                 c=step(f"{name}.c"), p=step(f"{name}.p"), R_next=step(f"R_{i + 1}"))
@@ -496,6 +522,10 @@ def _chain_steps(c: Compiled, add: Add, step: StepRef) -> None:
             walking = walking and not t.stops
             before = step(f"{n.transitions[i - 1].name}.walking") if i else val(True)
             add(f"{t.name}.walking", WALKING_RULE, val(walking), before=before, stops=step(f"{t.name}.stops"))
+        if t.payoff is not None:
+            add(f"{t.name}.D", PAYOFF_D[stop], num(t.D), reach=step(f"{t.name}.reach"), v=step(f"{t.name}.v"),
+                R_next=step(f"R_{i + 1}"), **({"walking": step(f"{t.name}.walking")} if stop else {}))
+        elif stop:
             add(f"{t.name}.D", D_WALKING, num(t.D), reach=step(f"{t.name}.reach"), R_next=step(f"R_{i + 1}"),
                 walking=step(f"{t.name}.walking"))
         else:
@@ -504,7 +534,15 @@ def _chain_steps(c: Compiled, add: Add, step: StepRef) -> None:
     add("binding", "binding = the first i with the largest U_i · D_i", val(n.binding),
         U=[step(f"{t.name}.U") for t in n.transitions], D=[step(f"{t.name}.D") for t in n.transitions])
     cs = [step(f"{t.name}.c") for t in n.transitions]
-    if paper:
+    if n.payoffs is not None:  # DOCK credits a payoff only over a covered path (as the score pass folds it)
+        uncovered = discharge_route(c.route, c.policy.policy).uncovered_transitions
+        covered, credited = True, []
+        for t in n.transitions:
+            covered = covered and t.name not in uncovered
+            credited.append(val(covered))
+        add("docked_score", PAYOFF_DOCKED[kind], num(c.docked), p=ps, **({} if paper else {"d": ds}), c=cs,
+            v=[num(0.0) if t.payoff is None else step(f"{t.name}.v") for t in n.transitions], credited=credited)
+    elif paper:
         add("docked_score", "docked = R_0 refolded with R_n = 0", num(c.docked), p=ps, c=cs)
     else:
         add("docked_score", FOLD_DOCKED_STOP if stop else FOLD_DOCKED, num(c.docked), p=ps, d=ds, c=cs)
@@ -692,10 +730,15 @@ def build(
     overrides: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The certificate of ``compiled`` (its JSON document, digest included)."""
-    paid = [c.route.name for c in compiled if c.numbers.payoffs is not None]
-    if paid:  # the checker has no rule for them, and refuses them (docs/certificates.md)
-        raise CertificateError(f"route `{paid[0]}` credits payoffs along the way; a decision certificate does not "
-                               "carry payoffs yet (its checker refuses them), so this run cannot be certified")
+    forked = [c.route for c in compiled if c.numbers.payoffs is not None and c.route.shape is not None]
+    if forked:  # the checker recomputes payoffs on chains only, and refuses them on a graph (docs/decisions.md)
+        r = forked[0]
+        paying = next((s for s in r.states if s.payoff_span is not None), None)
+        at = f" ({r.file} line {paying.payoff_span.line}, state `{paying.name}`)" \
+            if paying is not None and paying.payoff_span is not None else ""
+        raise CertificateError(f"route `{r.name}` forks and joins and credits payoffs along the way{at}; a decision "
+                               "certificate carries payoffs on chains only (its checker refuses them on a graph), "
+                               "so this run cannot be certified")
     cert_dir = cert_path.resolve().parent
     base_store = PolicyStore(list(store.search_path))
     files: dict[str, str] = {}

@@ -19,6 +19,7 @@ from pcsc.certify.check.reading import (
     canonical,
     lookup,
     policy_document,
+    registry_tables,
     set_key,
     sha256_text,
     text_of,
@@ -31,17 +32,20 @@ from pcsc.certify.check.recompute import (
     check_written,
     check_written_states,
     library_fields,
+    route_forks,
+    written_payoffs,
 )
 from pcsc.certify.check.route_text import Source, declared_routes, layout_of, route_statement
 
 FORMAT = "pcsc-decision-certificate"
-VERSION = 7  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
+VERSION = 8  # 2: gate rules and require lines carry their expression and typed operands; 3: the policy's fold;
 # 4: every number the route's author wrote is bound to its place in the route file (`written`);
 # 5: each operand taken from a step must name the step its rule reads; the states' field values are bound
 # to the route file and the `material` amounts to the library file; 6: a require line's `horizon` and
 # duration literals are in days; 7: the decision records where its mode came from (`mode_source`) and the
 # policy's mode it was lowered from (`lowered_from`); the coverage rows, the admissible evidence, the steps,
-# libraries and routes are recomputed
+# libraries and routes are recomputed; 8: payoffs along the way on chains (`v` steps and the rules that read
+# them), and a gold registry's findings recorded under `report` too, each derived again
 
 
 def unique(entries: Sequence[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any], field: str) -> None:
@@ -71,13 +75,15 @@ def check_routes_of_files(cert: Mapping[str, Any], texts: Mapping[tuple[str, str
 
 def check_route_header(check: RouteCheck, policies: Mapping[str, Mapping[str, Any]]) -> None:
     """The route's `policy` (and its `sha256` pin) and `uses` as its file writes them;
-    a route whose states carry payoffs is refused: this checker has no rule for them."""
+    a route that forks and joins and whose states carry payoffs is refused: this checker
+    recomputes payoffs on chains only."""
     text, name = check.route_file.text, check.name
-    for p in layout_of(text).toks:
-        if p[0] == "name" and p[1] == "payoff" and len(p[4]) == 2 and p[4][0] == f"route {name}" \
-                and p[4][1].startswith("state "):
-            raise check.fail("payoffs", f"{p[4][1]} writes a payoff; this checker has no rule for value along "
-                                        "the way and refuses the certificate")
+    paid = written_payoffs(check)
+    if paid and route_forks(check):
+        state, (_, line) = next(iter(paid.items()))
+        raise check.fail(f"payoffs (line {line} of {check.route['file']})",
+                         f"state {state} writes a payoff on a route that forks and joins; this checker recomputes "
+                         "payoffs on chains only and refuses the certificate")
     stated = route_statement(text, name, "policy") or []
     ref = unquote(stated[0][1]) if stated and stated[0][0] == "string" else None
     if check.route["policy"] != ref:
@@ -204,6 +210,7 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
     files = Files(bases, against)
     policies: dict[str, dict[str, Any]] = {}
     file_policies: dict[str, dict[str, Any]] = {}
+    registries: dict[str, dict[str, Any]] = {}
     for i, record in enumerate(cert["policies"]):
         document = policy_document(record, files, f"policies[{i}]")
         file_policies[record["ref"]] = json.loads(canonical(document))
@@ -220,6 +227,8 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
         if digest != record["sha256"]:
             raise Mismatch(what, f"with the overrides, sha256 {digest}, the certificate records {record['sha256']}")
         policies[record["ref"]] = document
+        if (lookup(document, ["coverage", "registry"]) or "off") != "off":  # else no registry is read
+            registries[record["ref"]] = registry_tables(record, files, document, f"policies[{i}]")
     texts: dict[tuple[str, str], str] = {}
     for i, entry in enumerate(cert["inputs"]):
         what, at = f"input {entry['path']}", f"inputs[{i}]"
@@ -272,6 +281,7 @@ def _verify(cert: dict[str, Any], bases: Mapping[str, Path], against: Sequence[P
     check_libraries(cert, policies, texts, shipped)
     for route in cert["routes"]:
         check = RouteCheck(route, policies[route["policy"]], source, file_policies[route["policy"]])
+        check.registry = registries.get(route["policy"], {})
         check.run()
         check_written(check, cert["overrides"])
         check_written_states(check)

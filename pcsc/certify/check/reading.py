@@ -191,6 +191,38 @@ def policy_document(record: Mapping[str, Any], files: Files, field: str) -> dict
     return out
 
 
+def registry_tables(record: Mapping[str, Any], files: Files, document: Mapping[str, Any],
+                    field: str) -> dict[str, Any]:
+    """The gold registry of a recorded policy, by route: the `[registry.<route>]` tables of
+    the registry file each of its files names (`coverage.registry_file`, in that file's
+    folder, its bytes hashing to the `coverage.registry_sha256` in force there), a nearer
+    file's over its parent's, and the policy document's own tables over them all."""
+    out: dict[str, Any] = {}
+    pin: Any = None
+    for j, entry in reversed(list(enumerate(record["files"]))):
+        what, at = f"policy {entry['ref']} ({entry['path']})", f"{field}.files[{j}]"
+        own = tomllib.loads(text_of(files.locate(entry, at), what, at)).get("coverage")
+        own = own if isinstance(own, dict) else {}
+        pin = own.get("registry_sha256", pin)
+        name = own.get("registry_file")
+        if not isinstance(name, str):
+            continue
+        place = {"base": entry["base"], "path": (PurePosixPath(entry["path"]).parent / name).as_posix()}
+        where = f"{what}: coverage.registry_file `{name}`"
+        data = read_bounded(files.locate(place, f"{at}: coverage.registry_file"), where)
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != pin:
+            raise Mismatch(where, f"has sha256 {digest}, but the policy pins {pin}")
+        try:
+            tables = tomllib.loads(data.decode("utf-8")).get("registry")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise Mismatch(where, f"not valid TOML: {exc}") from None
+        out.update(tables if isinstance(tables, dict) else {})
+    inline = document.get("registry")
+    out.update(inline if isinstance(inline, dict) else {})
+    return out
+
+
 def set_key(document: dict[str, Any], path: Sequence[str], value: Any) -> None:
     node = document
     for part in path[:-1]:

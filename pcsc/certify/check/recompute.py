@@ -65,6 +65,7 @@ class RouteCheck:
         self.layout: Layout | None = None  # the route file's tokens and blocks (`check_written`)
         self.evidence: list[dict[str, Any]] | None = None  # the route's evidence items (`route_evidence`)
         self.evaluation_failed = False  # the last require line evaluated raised an error
+        self.registry: Mapping[str, Any] = {}  # the policy's gold registry, by route (`registry_tables`)
 
     def source(self, kind: str, name: str) -> Source:
         """The route's file (``kind`` "input") or one of its libraries ("library")."""
@@ -283,7 +284,10 @@ class RouteCheck:
                 change = (float(ops["source"]["f"]), float(ops["target"]["f"]))
                 if change != (float(row["source"]), float(row["target"])):
                     raise self.fail(symbol, "its change is not the coverage row's")
-            if not material or mode == "off":
+            if not material or mode == "off":  # no coverage decision: none may be recorded
+                if row["covered"] is not None or row["by"] is not None or row["obligations"]:
+                    raise self.fail(where, "records a coverage decision, but "
+                                    + ("the change is not material" if not material else "coverage is off"))
                 continue
             tried = [name for name, (covers, _) in library.items() if row["field"] in covers]
             if [o["obligation"] for o in row["obligations"]] != tried:
@@ -324,9 +328,21 @@ class RouteCheck:
                 raise self.fail(where, f"recorded covered={row['covered']} by {row['by']}, "
                                        f"recomputed covered={covered} by {by}")
             uncovered += not covered
-        # claims a class does not admit (derived again here) and departures from a required
-        # registry (as recorded: docs/decisions.md says so); each refuses like an uncovered change
+        # claims a class does not admit and departures from the gold registry (each derived
+        # again here); under a required registry each refuses like an uncovered change
         refusals = self.route.get("refusals") or {}
+        held = lookup(self.policy, ["coverage", "registry"]) or "off"
+        departures = [[f.get("kind"), f.get("state"), f.get("field")] for f in refusals.get("registry") or ()]
+        if held == "off" or mode == "off":
+            if departures:
+                raise self.fail("refusals.registry", "recorded, but no registry is read (coverage.registry or the "
+                                                     "mode is off)")
+        else:
+            derived = registry_findings(self)
+            if departures != derived:
+                listed = "; ".join(f"{k} {s or ''}{'.' + f if f else ''}".strip() for k, s, f in derived) or "none"
+                raise self.fail("refusals.registry", f"recorded {len(departures)}, derived again {len(derived)} from "
+                                                     f"the registry the policy pins ({listed})")
         admission = self.policy.get("admission")
         if isinstance(admission, dict) and admission:
             claims = [[a.get("transition"), a.get("class"), a.get("field"), a.get("check")]
@@ -339,7 +355,7 @@ class RouteCheck:
         elif refusals.get("not_admitted"):
             raise self.fail("refusals.not_admitted", "recorded, but the policy has no admission rules")
         if mode != "off":
-            uncovered += len(refusals.get("not_admitted") or ()) + len(refusals.get("registry") or ())
+            uncovered += len(refusals.get("not_admitted") or ()) + (len(departures) if held == "required" else 0)
         decision = self.route["decision"]
         score, docked = self.values["score"], self.values["docked_score"]
         if mode == "off":
@@ -565,7 +581,8 @@ def _V_formula(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     formula, kinds = lookup(c.policy, ["vision", "value"]), lookup(c.policy, ["vision", "fields"])
     if lookup(c.policy, ["vision"]) is None:  # the default formula, under a fold in another unit
         formula, kinds = DEFAULT_VISION
-    if not isinstance(formula, str) or o["formula"].get("v") != formula or not isinstance(kinds, dict):
+    if not isinstance(formula, str) or o["formula"].get("v") != formula or not isinstance(kinds, dict) \
+            or o["formula"].get("policy") != ["vision", "value"]:
         raise c.fail(w, "the formula is not the policy's [vision] value")
     if sorted(o["fields"]) != sorted(kinds) or any(k not in VISION_KINDS for k in kinds.values()):
         raise c.fail(w, "its fields are not the policy's [vision] fields")
@@ -616,6 +633,11 @@ def _W(c: RouteCheck, o: Mapping[str, Any], w: str) -> tuple[Fraction | None, Fr
     sat_c, sat_k = c.exact_of(o["sat_c"], w), c.exact_of(o["sat_k"], w)
     gc, gk = c.number(o["gc"], w), c.number(o["gk"], w)
     lo, hi = c.number(o["w_min"], w), c.number(o["w_max"], w)
+    t = c.current.removesuffix(".W")
+    weighs = any(s["operands"]["items"] for s in c.route["steps"] if s["symbol"] in (f"{t}.sat(C)", f"{t}.sat(K)"))
+    if o["evidence"].get("v") is not weighs:
+        raise c.fail(w, f"`evidence` is recorded {o['evidence'].get('v')!r}, but `{t}`'s sat steps weigh "
+                        + ("some" if weighs else "no") + " evidence")
     if not o["evidence"]["v"]:
         if sat_c or sat_k:
             raise c.fail(w, "no admissible evidence is recorded, yet a sat is not 0")
@@ -941,6 +963,172 @@ def _fold_graph_reach(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     return rnd(_discounted_product(c, Fraction(1), o, w) * c.number(o["w"], w))
 
 
+# --- payoffs along the way (a chain): v of the state a stage reaches, credited with its success
+PAYOFF_RULE = "v = min(payoff, payoffs.max_usd): the payoff of the state the transition reaches"
+PAYOFF_RATE_RULE = "v = min(payoff, payoffs.max_usd) × rate: the payoff of the state the transition reaches"
+PAYOFF_R = ("R_i = −c_i + p_i · (v_{i+1} + R_{i+1})", "R_i = −c_i + p_i · d_i · (v_{i+1} + R_{i+1})",
+            "R_i = max(0, −c_i + p_i · d_i · (v_{i+1} + R_{i+1}))")
+PAYOFF_STOPS = "stops = −c + p · d · (v + R_next) < 0 (the planner stops before paying this stage)"
+PAYOFF_D = ("D_i = reach_i · max(v_{i+1} + R_{i+1}, 0)",
+            "D_i = reach_i · max(v_{i+1} + R_{i+1}, 0) while walking, else 0")
+PAYOFF_DOCKED = tuple(f"docked = R_0 refolded with R_n = 0 and each payoff credited while every change up to its "
+                      f"state is covered: {rule}" for rule in PAYOFF_R)
+
+
+def written_payoffs(c: RouteCheck) -> dict[str, tuple[Fraction, int]]:
+    """The `payoff AMOUNT usd` each state of the route writes, as the route language reads
+    the amount (rounded to a float), with its line: state -> (amount, line)."""
+    route, out = f"route {c.name}", {}
+    toks = _layout(c).toks
+    for i, p in enumerate(toks):
+        if p[0] == "name" and p[1] == "payoff" and len(p[4]) == 2 and p[4][0] == route \
+                and p[4][1].startswith("state "):  # `payoff` is no field's name: the key of a state's payoff
+            state = p[4][1].removeprefix("state ")
+            j = i + 1 + (i + 1 < len(toks) and toks[i + 1][1] == "-")
+            j += 1 + (j + 1 < len(toks) and toks[j + 1][0] == "unit")
+            if state not in out:  # a payoff written twice is the compiler's error
+                out[state] = (rnd(_single(c, toks[i + 1 : j], f"state {state}: `payoff` (line {p[2]})")), p[2])
+    return out
+
+
+def paid_transitions(c: RouteCheck) -> list[str]:
+    """The transitions whose target state writes a payoff, in the certificate's order."""
+    paid = written_payoffs(c)
+    return [t for t in c.transitions() if _ends(c, t)[1] in paid]
+
+
+def route_forks(c: RouteCheck) -> bool:
+    """Whether the route file's transitions fork or join (a state left or entered twice)."""
+    toks, route = _layout(c).toks, f"route {c.name}"
+    names = [toks[i + 1][1] for i, p in enumerate(toks)
+             if p[4] == (route,) and p[1] == "transition" and i + 1 < len(toks) and toks[i + 1][0] == "name"]
+    ends = [_ends(c, t) for t in names]
+    sources, targets = [a for a, _ in ends], [b for _, b in ends]
+    return len(set(sources)) != len(sources) or len(set(targets)) != len(targets)
+
+
+def _payoff(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """v = min(the payoff the target state writes, the policy's `[payoffs] max_usd`), in the
+    fold's unit: times `[units.rates] usd` (rounded once) under a fold in another unit."""
+    t = c.current.removesuffix(".v")
+    target = _ends(c, t)[1]
+    stated = written_payoffs(c).get(target)
+    if stated is None:
+        raise c.fail(w, f"state `{target}` writes no payoff in {c.route['file']}")
+    if o["payoff"].get("route") != f"state {target} payoff":
+        raise c.fail(w, f"the payoff is not read from state `{target}`")
+    written = c.number(o["payoff"], w)
+    if written != stated[0]:
+        raise c.fail(w, f"the payoff is {show(written)}, but state `{target}` writes {show(stated[0])} "
+                        f"(line {stated[1]} of {c.route['file']})")
+    if o["cap"].get("policy") != ["payoffs", "max_usd"]:
+        raise c.fail(w, "the cap is not read from the policy's payoffs.max_usd")
+    if lookup(c.policy, ["payoffs", "max_usd"]) is None:
+        cap = Fraction(o["cap"]["f"])
+        if cap != 0 or parse_q(o["cap"]["q"]) != 0:
+            raise c.fail(w, f"the cap is {show(cap)}, but the policy has no payoffs.max_usd (a payoff is credited 0)")
+    else:
+        cap = c.number(o["cap"], w)
+    bound = "route" if written <= cap else "policy cap"
+    if o["bound_by"].get("v") != bound:
+        raise c.fail(w, f"bound_by is recorded {o['bound_by'].get('v')!r}, recomputed {bound!r}")
+    credited = min(written, cap)
+    rate = usd_rate(c)
+    if rate is None or rate == 1:
+        if "rate" in o:
+            raise c.fail(w, "a rate is recorded, but the fold is kept in usd (or at rate 1)")
+        if c.route["steps"] and next(s["rule"] for s in c.route["steps"] if s["symbol"] == c.current) != PAYOFF_RULE:
+            raise c.fail(w, f"is not the rule of a fold kept in usd: {PAYOFF_RULE}")
+        return credited
+    if "rate" not in o or c.number(o["rate"], w) != rate:
+        raise c.fail(w, "its rate is not the policy's units.rates.usd")
+    if next(s["rule"] for s in c.route["steps"] if s["symbol"] == c.current) != PAYOFF_RATE_RULE:
+        raise c.fail(w, f"is not the rule of a fold in another unit: {PAYOFF_RATE_RULE}")
+    return rnd(credited * rate)
+
+
+def _after(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """v + R_next, rounded: what the stage's success is worth."""
+    return rnd(c.number(o["v"], w) + c.number(o["R_next"], w))
+
+
+def _paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """−c + p·d·(v + R_next), each float operation rounded (the paper's fold: p·(v + R_next));
+    the c, p, d and v of one stage."""
+    keys = ("c", "p", "v") if "d" not in o else ("c", "p", "d", "v")
+    refs = [str(o[k].get("step", "")).rpartition(".") for k in keys]
+    if len({stage for stage, _, _ in refs}) != 1 or [kind for _, _, kind in refs] != list(keys):
+        raise c.fail(w, f"its {', '.join(keys)} are not those of one stage")
+    q = c.number(o["p"], w) if "d" not in o else rnd(c.number(o["p"], w) * c.number(o["d"], w))
+    return rnd(-c.number(o["c"], w) + rnd(q * _after(c, o, w)))
+
+
+def _fold_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    if (c.fold_kind == "paper") != ("d" not in o):
+        raise c.fail(w, "a discount d is read under the paper's fold, or missing under the policy's [fold]")
+    r = _paid(c, o, w)
+    return max(Fraction(0), r) if c.abandonment else r
+
+
+def _stops_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
+    if o["R_next"].get("step", "").startswith("docked "):
+        raise c.fail(w, "the planner stops by the score's fold, not the docked one")
+    stage = c.current.removesuffix(".stops")
+    if str(o["c"].get("step", "")).rpartition(".")[0] != stage or "d" not in o:
+        raise c.fail(w, f"its operands are not those of `{stage}`")
+    return _paid(c, o, w) < 0
+
+
+def _D_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    stage = c.current.removesuffix(".D")
+    if o["v"].get("step") != f"{stage}.v":
+        raise c.fail(w, f"`v` is not step `{stage}.v`")
+    if "walking" in o:
+        if o["walking"].get("step") != f"{stage}.walking":
+            raise c.fail(w, f"`walking` is not step `{stage}.walking`")
+        if not c.flag(o["walking"], w):
+            return Fraction(0)
+    return rnd(c.number(o["reach"], w) * max(_after(c, o, w), Fraction(0)))
+
+
+def _docked_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """R_0 refolded with R_n = 0, each payoff credited while every transition up to its
+    state has no uncovered material change (by the coverage rows, which
+    `check_coverage_and_verdict` decides again; under coverage `off` the rows decide
+    nothing and the flags are as recorded)."""
+    ts = c.transitions()
+    flags = [c.flag(x, w) for x in o["credited"]]
+    if len(flags) != len(ts):
+        raise c.fail(w, f"`credited` has {len(flags)} flags for {len(ts)} transitions")
+    if c.route["decision"]["mode"] != "off":
+        uncovered = {r["transition"] for r in c.route["coverage"] if r["material"] and r["covered"] is False}
+        want, covered = [], True
+        for t in ts:
+            covered = covered and t not in uncovered
+            want.append(covered)
+        if flags != want:
+            def named(xs: Sequence[bool]) -> str:
+                return ", ".join(t for t, f in zip(ts, xs, strict=True) if f) or "none"
+            raise c.fail(w, f"credits the payoffs along {named(flags)}, but the covered path is {named(want)}")
+    paid = set(paid_transitions(c))
+    vs = []
+    for t, x in zip(ts, o["v"], strict=True):
+        v = c.number(x, w)
+        if t not in paid and (x.get("step") is not None or v != 0):
+            raise c.fail(w, f"credits a payoff at `{t}`, whose target state writes none")
+        vs.append(v)
+    if (c.fold_kind == "paper") != ("d" not in o):
+        raise c.fail(w, "a discount d is read under the paper's fold, or missing under the policy's [fold]")
+    ds = o.get("d") or [None] * len(ts)
+    R = Fraction(0)
+    for p, d, cost, v, credited in reversed(list(zip(o["p"], ds, o["c"], vs, flags, strict=True))):
+        q = c.number(p, w) if d is None else rnd(c.number(p, w) * c.number(d, w))
+        R = rnd(-c.number(cost, w) + rnd(q * rnd((v if credited else Fraction(0)) + R)))
+        if c.abandonment:
+            R = max(Fraction(0), R)
+    return R
+
+
 def _T(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction | None:
     rows = [(c.number(r["weight"], w), c.number(r["score"], w)) for r in o["rows"]]
     total_w = Fraction(0)
@@ -957,6 +1145,7 @@ def _T(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction | None:
 def _bucket(c: RouteCheck, o: Mapping[str, Any], w: str) -> str | None:
     if not isinstance(o["T"], Mapping) or o["T"].get("step") != "T":
         raise c.fail(w, "operand `T` is not step `T`")
+    _bucket_bounds(c, o, w)
     T = c.values.get("T")
     if (T is None) != (o["T"].get("v", 0) is None) or (T is not None and c.number(o["T"], w) != T):
         raise c.fail(w, f"operand `T` is not step `T` ({show(T)})")
@@ -966,6 +1155,21 @@ def _bucket(c: RouteCheck, o: Mapping[str, Any], w: str) -> str | None:
         return None
     neg, pos = c.number(o["neg_below"], w), c.number(o["pos_from"], w)
     return "neg" if T < neg else "pos" if T >= pos else "mix"
+
+
+def _bucket_bounds(c: RouteCheck, o: Mapping[str, Any], w: str) -> None:
+    """The bounds a bucket step records are the policy's `[buckets]` (none without it),
+    whether or not T is computed."""
+    has = lookup(c.policy, ["buckets"]) is not None
+    for key in ("neg_below", "pos_from"):
+        x = o.get(key)
+        if not has:
+            if x is not None:
+                raise c.fail(w, f"`{key}` is recorded, but the policy has no [buckets]")
+            continue
+        if not isinstance(x, Mapping) or x.get("policy") != ["buckets", key]:
+            raise c.fail(w, f"`{key}` is not read from the policy's buckets.{key}")
+        c.number(x, w)
 
 
 def _eligible(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
@@ -1041,6 +1245,9 @@ _OWN_STEPS: dict[str, dict[str, str]] = {
 _CHAIN_FOLDS = ("R_i = −c_i + p_i · R_{i+1}", "R_i = −c_i + p_i · d_i · R_{i+1}",
                 "R_i = max(0, −c_i + p_i · d_i · R_{i+1})")
 _PER_TRANSITION_LISTS: dict[str, dict[str, str]] = {
+    PAYOFF_DOCKED[0]: {"p": "p", "c": "c"},
+    PAYOFF_DOCKED[1]: {"p": "p", "d": "d", "c": "c"},
+    PAYOFF_DOCKED[2]: {"p": "p", "d": "d", "c": "c"},
     "binding = the first i with the largest U_i · D_i": {"U": "U", "D": "D"},
     "flat product = Π p_i": {"p": "p"},
     "docked = R_0 refolded with R_n = 0": {"p": "p", "c": "c"},
@@ -1073,14 +1280,19 @@ def check_operand_steps(c: RouteCheck, symbol: str, rule: str, ops: Mapping[str,
             ref = o.get("step", "") if isinstance(o, Mapping) else ""
             if not (ref.startswith(f"{t}.price[") and ref.endswith("]")):
                 raise c.fail(what, f"operand `prices` names step `{ref}`, not a price of `{t}`")
-    if rule in _CHAIN_FOLDS and re.fullmatch(r"R_[0-9]+", symbol):
+    if (rule in _CHAIN_FOLDS or rule in PAYOFF_R) and re.fullmatch(r"R_[0-9]+", symbol):
         i = int(symbol[2:])
         if i >= len(transitions):
             raise c.fail(what, f"no transition {i} (the route has {len(transitions)})")
         expect("c", ops.get("c"), f"{transitions[i]}.c")
         expect("p", ops.get("p"), f"{transitions[i]}.p")
         expect("R_next", ops.get("R_next"), f"R_{i + 1}")
+        if rule in PAYOFF_R:
+            expect("v", ops.get("v"), f"{transitions[i]}.v")
     chain = any(s["symbol"] == "R_0" for s in c.route["steps"])
+    if rule in PAYOFF_D and t in transitions:
+        expect("reach", ops.get("reach"), f"{t}.reach")
+        expect("R_next", ops.get("R_next"), f"R_{transitions.index(t) + 1}")
     if rule in _CHAIN_D and chain and t in transitions:
         expect("R_next", ops.get("R_next"), f"R_{transitions.index(t) + 1}")
     elif rule in _CHAIN_D and t in transitions:
@@ -1164,6 +1376,12 @@ RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
     "x = −C_next + P_next · D_next · x_next (series item)": _fold_discounted,
     "x = (Π P of the other branches) · (D / D_b) · x(parent) (parallel branch)": _fold_parallel_x,
     "reach = (Π P · D of the earlier spine items) · w": _fold_graph_reach,
+    PAYOFF_RULE: _payoff,
+    PAYOFF_RATE_RULE: _payoff,
+    **{rule: _fold_paid for rule in PAYOFF_R},
+    PAYOFF_STOPS: _stops_paid,
+    **{rule: _D_paid for rule in PAYOFF_D},
+    **{rule: _docked_paid for rule in PAYOFF_DOCKED},
     "T = Σ w·clip(s, 0, 100) / Σ w": _T,
     "bucket = neg if T < neg_below, pos if T ≥ pos_from, else mix": _bucket,
     "eligible = every gate passes or does not block": _eligible,
@@ -1204,6 +1422,15 @@ FOLDS: dict[str, tuple[str, ...]] = {
     STOPS_RULE: ("stop",),
     WALKING_RULE: ("stop",),
     "D_i = reach_i · max(R_{i+1}, 0) while walking, else 0": ("stop",),
+    PAYOFF_R[0]: ("paper",),
+    PAYOFF_R[1]: ("discount",),
+    PAYOFF_R[2]: ("stop",),
+    PAYOFF_DOCKED[0]: ("paper",),
+    PAYOFF_DOCKED[1]: ("discount",),
+    PAYOFF_DOCKED[2]: ("stop",),
+    PAYOFF_STOPS: ("stop",),
+    PAYOFF_D[0]: ("paper", "discount"),
+    PAYOFF_D[1]: ("stop",),
 }
 _U_RANGE, _U_DEFAULT = "U = max − min of the estimates", "U = uncertainty.default"
 
@@ -1595,6 +1822,37 @@ class Structure:
         return out
 
 
+def registry_findings(c: RouteCheck) -> list[list[Any]]:
+    """How the route departs from its gold registry, as [kind, state, field]: `no-entry`
+    (no table for the route), `skip` (a registry state the route does not pass), `order`
+    (passed before a registry state it must follow), `restate` (a listed field the state,
+    after carry-forward, lacks or has with another value). The route's states come in the
+    compiler's order: the start, then each state when its last incoming transition does."""
+    entry = c.registry.get(c.name)
+    if not isinstance(entry, Mapping):
+        return [["no-entry", None, None]]
+    structure = Structure(c, route_fields(c, library_fields(c)))
+    last_in = {structure.ends[t][1]: t for t in structure.order}
+    states = [structure.start] + [structure.ends[t][1] for t in structure.order if last_in[structure.ends[t][1]] == t]
+    position = {name: i for i, name in enumerate(states)}
+    out: list[list[Any]] = []
+    last = -1
+    for gold in entry.get("states") or ():
+        name = gold.get("name")
+        if name not in position:
+            out.append(["skip", name, None])
+            continue
+        if position[name] < last:
+            out.append(["order", name, None])
+        last = max(last, position[name])
+        values = structure.values[name]
+        for field, value in (gold.get("fields") or {}).items():
+            have = values.get(field)
+            if have is None or Fraction(have) != Fraction(value):
+                out.append(["restate", name, field])
+    return out
+
+
 def transition_text(c: RouteCheck, t: str, key: str) -> str | None:
     """The text a transition's `actor`, `mechanism` or `asset` statement quotes, or None."""
     layout = _layout(c)
@@ -1711,6 +1969,7 @@ def expected_steps(c: RouteCheck, structure: Structure) -> tuple[set[str], dict[
     if not _forks(shape):  # a chain
         n = len(structure.order)
         out.update(f"R_{i}" for i in range(n + 1))
+        out.update(f"{t}.v" for t in paid_transitions(c))
         if stop:
             out.update(f"{t}.{x}" for t in structure.order for x in ("stops", "walking"))
         return out, blocks
@@ -1765,7 +2024,22 @@ def expected_fold(c: RouteCheck, structure: Structure) -> dict[str, tuple[str, R
                                         "docked = R_0 refolded with R_n = 0: R_i = −c_i + p_i · d_i · R_{i+1}",
                                         "docked = R_0 refolded with R_n = 0: R_i = max(0, −c_i + p_i · d_i · R_{i+1})"),
                                {})
+        paid = paid_transitions(c)
+        if paid:
+            out["docked_score"] = (_of_fold(c, *PAYOFF_DOCKED), {"v": [f"{t}.v" if t in paid else None for t in order]})
         for i, t in enumerate(order):
+            if t in paid:  # a stage that reaches a paying state: R, D and where the planner stops read its v
+                reads = {"c": f"{t}.c", "p": f"{t}.p", **({} if paper else {"d": f"{t}.d"}), "v": f"{t}.v",
+                         "R_next": f"R_{i + 1}"}
+                out[f"R_{i}"] = (_of_fold(c, *PAYOFF_R), reads)
+                out[f"{t}.reach"] = (_of_fold(c, *_CHAIN_REACH), {})
+                out[f"{t}.D"] = (PAYOFF_D[stop], {"reach": f"{t}.reach", "v": f"{t}.v", "R_next": f"R_{i + 1}",
+                                                  **({"walking": f"{t}.walking"} if stop else {})})
+                if stop:
+                    out[f"{t}.stops"] = (PAYOFF_STOPS, reads)
+                    out[f"{t}.walking"] = (WALKING_RULE, {"before": f"{order[i - 1]}.walking" if i else None,
+                                                          "stops": f"{t}.stops"})
+                continue
             out[f"R_{i}"] = (_of_fold(c, *_CHAIN_FOLDS), {})
             out[f"{t}.reach"] = (_of_fold(c, *_CHAIN_REACH), {})
             out[f"{t}.D"] = (_of_fold(c, *_CHAIN_D[:1] * 2, _CHAIN_D[1]), {"walking": f"{t}.walking"} if stop else {})
