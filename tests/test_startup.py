@@ -49,7 +49,8 @@ def test_version_through_argparse_says_the_same() -> None:
 def test_plain_check_imports_no_heavy_machinery() -> None:
     out, rc, mods = modules_after("check", "examples/devtools_api.route")
     assert rc == 0, out
-    heavy = {"sympy", "numpy", "scipy", "jsonschema", "rich", "matplotlib", "jinja2", "cryptography", "dask"}
+    heavy = {"sympy", "numpy", "scipy", "jsonschema", "rich", "matplotlib", "jinja2", "cryptography", "dask",
+             "multiprocessing", "concurrent"}
     assert not {m.split(".")[0] for m in mods} & heavy
     assert not {m for m in mods if m.startswith(("pcsc.forecast", "pcsc.analysis", "pcsc.certify", "pcsc.lsp",
                                                   "pcsc.api", "pcsc.render.report", "pcsc.render.sarif"))}
