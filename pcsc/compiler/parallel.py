@@ -11,10 +11,8 @@ the same contract: results in input order, exceptions re-raised.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Protocol, TypeVar
 
 T = TypeVar("T")
@@ -55,6 +53,9 @@ class ProcessExecutor:
         workers = min(self.jobs, len(items))
         # a few chunks per worker: large enough to amortise pickling, small enough to balance
         chunksize = max(1, len(items) // (workers * 4))
+        import multiprocessing  # here: a serial run (one route, --jobs 1) never needs them
+        from concurrent.futures import ProcessPoolExecutor
+
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
