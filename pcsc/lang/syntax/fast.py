@@ -6,9 +6,10 @@ everything up again. `FastParser` runs the same automaton in one loop: the same
 grammar (`grammar/pcsc.lark`), the same LALR table, each parser state's own compiled
 terminal regex from Lark's contextual lexer (so a word is read as `UNIT`, `DATE` or
 a keyword exactly where Lark reads it so), Lark's keyword retyping turned into a
-dict, and Lark's rule callbacks (the `ToSyntax` methods behind Lark's child filters).
-Only the unit reductions of `?rule`s (`expr -> or_expr -> ... -> atom`), where
-Lark's callback returns the only child, skip the call.
+dict, and the builder's (`ToSyntax`) methods behind Lark's child filters, done as
+Lark's callbacks do them but with less in between: a unit reduction of a `?rule`
+(`expr -> or_expr -> ... -> atom`) only changes the state on top of the stack, and an
+inlined `_rule` hands its children to its parent as a list, not as a Lark `Tree`.
 
 It only parses: at the first character no terminal matches, or the first token the
 table has no action for, it returns `FAILED`, and the caller hands the text to Lark,
@@ -60,14 +61,18 @@ class FastParser:
         rules: list[tuple[int, str, Any]],
         lexers: dict[int, _Lexer],
         starts: dict[str, tuple[int, int]],
+        skip: re.Pattern[str] | None,
     ) -> None:
         self.states = states  # action >= 0: shift to that state; < 0: reduce rules[-1 - action]
         self.rules = rules  # (size, origin, callback or None for a unit `?rule`)
         self.lexers = lexers
         self.starts = starts  # start symbol -> (start state, end state)
+        self.skip = skip  # what the grammar ignores, any run of it, skipped before each token
 
     @classmethod
-    def build(cls, lark: Lark) -> FastParser | None:
+    def build(cls, lark: Lark, builder: object) -> FastParser | None:
+        """The driver for ``lark`` (a typed parser whose transformer is ``builder``),
+        or None when it has anything this driver does not reproduce."""
         frontend: Any = lark.parser
         contextual = getattr(frontend.lexer, "lexer", frontend.lexer)
         if not isinstance(contextual, ContextualLexer) or lark.lexer_conf.callbacks:
@@ -75,6 +80,8 @@ class FastParser:
         lalr = frontend.parser.parser
         callbacks = lalr.callbacks
         if any(isinstance(key, str) for key in callbacks):  # token callbacks: not reproduced
+            return None
+        if not lark.options.keep_all_tokens or not lark.options.maybe_placeholders or lark.options.ambiguity != "auto":
             return None
         table = lalr.parse_table
         index: dict[Any, int] = {}
@@ -87,8 +94,11 @@ class FastParser:
                     coded[symbol] = arg
                     continue
                 if arg not in index:
+                    made = _callback(arg, builder)
+                    if made is _UNSUPPORTED:
+                        return None
                     index[arg] = len(rules)
-                    rules.append((len(arg.expansion), arg.origin.name, _callback(arg, callbacks[arg])))
+                    rules.append((len(arg.expansion), arg.origin.name, made))
                 coded[symbol] = -1 - index[arg]
             states[state] = coded
         built: dict[int, _Lexer] = {}
@@ -103,7 +113,7 @@ class FastParser:
                 by_lexer[id(basic)] = made
             built[state] = by_lexer[id(basic)]
         starts = {name: (table.start_states[name], table.end_states[name]) for name in table.start_states}
-        return cls(states, rules, built, starts)
+        return cls(states, rules, built, starts, _skipper(lark))
 
     def parse(self, text: str, start: str) -> Any:
         """The value Lark's parse would return, or `FAILED` on a syntax error."""
@@ -113,11 +123,20 @@ class FastParser:
         value_stack: list[Any] = []
         push_state, push_value = state_stack.append, value_stack.append
         new = str.__new__
+        skip = self.skip.match if self.skip is not None else None
         pos, line, line_start, end = 0, 1, 0, len(text)
         while True:
             # the next token, read by the lexer of the state on top of the stack
             pattern, retype, ignore, newline_types = lexers[state_stack[-1]]
             match = pattern.match
+            if skip is not None:
+                gap = skip(text, pos).end()
+                if gap != pos:
+                    breaks = text.count("\n", pos, gap)
+                    if breaks:
+                        line += breaks
+                        line_start = text.rindex("\n", pos, gap) + 1
+                    pos = gap
             while pos < end:
                 m = match(text, pos)
                 if m is None:
@@ -161,31 +180,113 @@ class FastParser:
                     push_value(token)
                     break
                 size, origin, callback = rules[-1 - action]
-                if size:
-                    children = value_stack[-size:]
-                    del state_stack[-size:]
-                    del value_stack[-size:]
+                if size == 1:  # the value and state on top are replaced in place
+                    if callback is not None:  # else a unit `?rule`: the value stays
+                        value_stack[-1] = callback([value_stack[-1]])
+                    state_stack[-1] = states[state_stack[-2]][origin]
                 else:
-                    children = []
-                push_value(callback(children) if callback is not None else children[0])
-                push_state(states[state_stack[-1]][origin])
+                    if size:
+                        children = value_stack[-size:]
+                        del state_stack[-size:]
+                        del value_stack[-size:]
+                    else:
+                        children = []
+                    push_value(callback(children))
+                    push_state(states[state_stack[-1]][origin])
                 if token is None and state_stack[-1] == end_state:
                     return value_stack[-1]
 
 
-def _callback(rule: Any, callback: Any) -> Any:
-    """Lark's callback for ``rule``, or None where it would only return the one child:
-    a `?rule` of one symbol, not aliased, neither inlined nor with placeholders."""
+# where an ignored run may start: no other terminal may match there, or skipping it first would change the tokens
+_IGNORED_STARTS = (" x", "\tx", "\nx", "\rx", "\fx", "#x", " 1", "# 1")
+
+
+def _skipper(lark: Lark) -> re.Pattern[str] | None:
+    """One regex for any run of the ignored terminals, when they are whitespace and
+    `#` comments that no other terminal can start with; else None (each state's own
+    regex reads them, as Lark does)."""
+    conf = lark.lexer_conf
+    ignored = [t for t in conf.terminals if t.name in conf.ignore]
+    for t in ignored:
+        if t.pattern.flags:
+            return None
+        if not any(re.match(t.pattern.to_regexp(), sample) for sample in _IGNORED_STARTS):
+            return None  # ignores something else: not reproduced
+    for t in conf.terminals:
+        if t.name not in conf.ignore and any(re.match(t.pattern.to_regexp(), s) for s in _IGNORED_STARTS):
+            return None
+    if not ignored:
+        return None
+    return re.compile("(?:" + "|".join(t.pattern.to_regexp() for t in ignored) + ")*")
+
+
+_UNSUPPORTED: Any = object()
+
+
+def _callback(rule: Any, builder: object) -> Any:
+    """What Lark's callback for ``rule`` does (`lark.parse_tree_builder`, with every
+    token kept and placeholders on), done directly: None for a unit `?rule` (the
+    value stays); a list of the children for an inlined `_rule`, which its parent
+    splices in (Lark builds a `Tree` for the parent to take apart); else the builder's
+    method behind Lark's child filter (the `[x]` placeholders, the inlined children)
+    where that filter does anything. `_UNSUPPORTED` for a rule Lark would turn into a
+    `Tree` or a method with a visit wrapper."""
     options = rule.options
     expansion = rule.expansion
-    if (
-        options.expand1
-        and not rule.alias
-        and len(expansion) == 1
-        and (expansion[0].is_term or not expansion[0].name.startswith("_"))
-        and not any(options.empty_indices or ())
-    ):
-        return None
+    name = rule.alias or options.template_source or rule.origin.name
+    expand1 = bool(options.expand1 and not rule.alias)
+    method = getattr(builder, name, None)
+    inline = rule.origin.name.startswith("_")
+    if method is not None and (inline or getattr(method, "visit_wrapper", None) is not None):
+        return _UNSUPPORTED
+    if method is None and not inline and not (expand1 and len(expansion) == 1):
+        return _UNSUPPORTED  # Lark would build a Tree here
+    # Lark's `maybe_create_child_filter`
+    empty = list(options.empty_indices or ())
+    if empty:
+        ones = "".join(str(int(b)) for b in empty).split("0")
+        nones = [len(run) for run in ones]
+    else:
+        nones = [0] * (len(expansion) + 1)
+    include: list[tuple[int, bool, int]] = []
+    pending = 0
+    for i, sym in enumerate(expansion):
+        pending += nones[i]
+        include.append((i, not sym.is_term and sym.name.startswith("_"), pending))
+        pending = 0
+    append_none = pending + nones[len(expansion)]
+    plain = not append_none and not any(expand or add for _, expand, add in include)
+    if plain and expand1 and len(expansion) == 1:
+        return None  # Lark returns the only child
+    build: Any = method if method is not None else _as_list
+    if plain and not expand1:
+        return build
+    return _filtered(tuple(include), append_none, expand1, build)
+
+
+def _as_list(children: list[Any]) -> list[Any]:
+    return children
+
+
+def _filtered(include: tuple[tuple[int, bool, int], ...], append_none: int, expand1: bool, build: Any) -> Any:
+    def callback(children: list[Any]) -> Any:
+        filtered: list[Any] = []
+        for i, expand, add_none in include:
+            if add_none:
+                filtered += [None] * add_none
+            if expand:
+                if filtered:
+                    filtered += children[i]
+                else:  # the list of a left-recursive `_rule*`, grown in place
+                    filtered = children[i]
+            else:
+                filtered.append(children[i])
+        if append_none:
+            filtered += [None] * append_none
+        if expand1 and len(filtered) == 1:
+            return filtered[0]
+        return build(filtered)
+
     return callback
 
 

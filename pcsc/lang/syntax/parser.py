@@ -133,7 +133,8 @@ def _typed_parser() -> tuple[Lark, ToSyntax, threading.Lock]:
 def _fast_parser() -> FastParser | None:
     """The lean driver over the typed parser's tables (`pcsc.lang.syntax.fast`), or
     None where it cannot reproduce that parser."""
-    return FastParser.build(_typed_parser()[0])
+    parser, builder, _ = _typed_parser()
+    return FastParser.build(parser, builder)
 
 
 def parser_kind() -> str:
