@@ -31,7 +31,8 @@ from lark.parsers.lalr_analysis import Shift
 
 FAILED: Any = object()  # a syntax error somewhere: let Lark parse (and report) it
 
-# per parser state: (its terminal regex, keyword retyping for NAME-like terminals, ignored types, types that may hold a newline)
+# per parser state: its terminal regex, keyword retyping (NAME -> word -> keyword),
+# the ignored types, the types that may hold a newline
 _Lexer = tuple[re.Pattern[str], dict[str, dict[str, str]], frozenset[str], frozenset[str]]
 
 
@@ -130,7 +131,7 @@ class FastParser:
             pattern, retype, ignore, newline_types = lexers[state_stack[-1]]
             match = pattern.match
             if skip is not None:
-                gap = skip(text, pos).end()
+                gap = skip(text, pos).end()  # type: ignore[union-attr]  # a `*` always matches
                 if gap != pos:
                     breaks = text.count("\n", pos, gap)
                     if breaks:
