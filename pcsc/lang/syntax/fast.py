@@ -69,6 +69,10 @@ class FastParser:
         self.lexers = lexers
         self.starts = starts  # start symbol -> (start state, end state)
         self.skip = skip  # what the grammar ignores, any run of it, skipped before each token
+        if sorted(states) != list(range(len(states))) or lexers.keys() != states.keys():
+            raise ValueError("the LALR states are not numbered 0..n-1")
+        self._states = [states[i] for i in range(len(states))]  # a list is indexed faster than a dict
+        self._lexers = [lexers[i] for i in range(len(states))]
 
     @classmethod
     def build(cls, lark: Lark, builder: object) -> FastParser | None:
@@ -114,11 +118,14 @@ class FastParser:
                 by_lexer[id(basic)] = made
             built[state] = by_lexer[id(basic)]
         starts = {name: (table.start_states[name], table.end_states[name]) for name in table.start_states}
-        return cls(states, rules, built, starts, _skipper(lark))
+        try:
+            return cls(states, rules, built, starts, _skipper(lark))
+        except ValueError:
+            return None
 
     def parse(self, text: str, start: str) -> Any:
         """The value Lark's parse would return, or `FAILED` on a syntax error."""
-        states, rules, lexers = self.states, self.rules, self.lexers
+        states, rules, lexers = self._states, self.rules, self._lexers
         start_state, end_state = self.starts[start]
         state_stack = [start_state]
         value_stack: list[Any] = []

@@ -57,7 +57,10 @@ def unquote(text: str) -> str:
 
 
 def _word(token: Token, file: str) -> syn.Word:
-    return syn.Word(token.type, str(token), token_span(token, file))
+    line = token.line or 1
+    column = token.column or 1
+    end_column = token.end_column or column + len(token)
+    return syn.Word(token.type, str(token), Span(file, line, column, token.end_line or line, end_column))
 
 
 def token_span(token: Token, file: str) -> Span:
@@ -139,6 +142,14 @@ class ToSyntax:
     def _span(self, children: Children) -> Span:
         first = children[0] if children else None
         last = children[-1] if children else None
+        if type(first) is Token and type(last) is Token:  # the common case, inlined
+            return Span(
+                self._file,
+                first.line or 1,
+                first.column or 1,
+                last.end_line or last.line or 1,
+                last.end_column or (last.column or 1) + len(last),
+            )
         if first is None or last is None:
             present = [c for c in children if c is not None]
             if not present:
