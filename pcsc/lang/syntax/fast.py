@@ -189,7 +189,9 @@ class FastParser:
                     break
                 size, origin, callback = rules[-1 - action]
                 if size == 1:  # the value and state on top are replaced in place
-                    if callback is not None:  # else a unit `?rule`: the value stays
+                    if callback is _WRAP:  # an inlined `_rule` of one symbol: its children, a list
+                        value_stack[-1] = [value_stack[-1]]
+                    elif callback is not None:  # else a unit `?rule`: the value stays
                         value_stack[-1] = callback([value_stack[-1]])
                     state_stack[-1] = states[state_stack[-2]][origin]
                 else:
@@ -268,8 +270,20 @@ def _callback(rule: Any, builder: object) -> Any:
         return None  # Lark returns the only child
     build: Any = method if method is not None else _as_list
     if plain and not expand1:
-        return build
+        return _WRAP if build is _as_list and len(expansion) == 1 else build
+    if method is None and not expand1 and not append_none and all(e and not a for _, e, a in include):
+        return _join if len(expansion) == 2 else _filtered(tuple(include), 0, False, build)
     return _filtered(tuple(include), append_none, expand1, build)
+
+
+_WRAP: Any = object()  # see `FastParser.parse`
+
+
+def _join(children: list[Any]) -> list[Any]:
+    """`_rule: _a _b`, both inlined: the left one's list, grown in place (as Lark's filter)."""
+    joined: list[Any] = children[0]
+    joined += children[1]
+    return joined
 
 
 def _as_list(children: list[Any]) -> list[Any]:
