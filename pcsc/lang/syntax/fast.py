@@ -31,14 +31,17 @@ from lark.parsers.lalr_analysis import Shift
 
 FAILED: Any = object()  # a syntax error somewhere: let Lark parse (and report) it
 
-# per parser state: its terminal regex, keyword retyping (NAME -> word -> keyword),
-# the ignored types, the types that may hold a newline
-_Lexer = tuple[re.Pattern[str], dict[str, dict[str, str]], frozenset[str], frozenset[str]]
+# per parser state: its terminal regex (an ignored run first), keyword retyping
+# (NAME -> word -> keyword), the types that may hold a newline
+_Lexer = tuple[re.Pattern[str], dict[str, dict[str, str]], frozenset[str]]
 
 
-def _state_lexer(lexer: BasicLexer) -> _Lexer | None:
+def _state_lexer(lexer: BasicLexer, ignored: str) -> _Lexer | None:
+    """The state's regex: any run of what the grammar ignores (atomic: never given back
+    to a terminal), then Lark's alternation of the state's other terminals, in Lark's
+    order (so the same terminal wins where two match)."""
     scanner = lexer.scanner  # builds the regex and `lexer.callback`
-    if len(scanner._mres) != 1:
+    if len(scanner._mres) != 1 or lexer.g_regex_flags:
         return None
     retype: dict[str, dict[str, str]] = {}
     for name, callback in lexer.callback.items():
@@ -50,7 +53,10 @@ def _state_lexer(lexer: BasicLexer) -> _Lexer | None:
                 return None
             words.setdefault(t.pattern.value, t.name)  # the first alternative that matches wins
         retype[name] = words
-    return scanner._mres[0], retype, lexer.ignore_types, lexer.newline_types
+    alternatives = "|".join(
+        f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in scanner.terminals if t.name not in lexer.ignore_types
+    )
+    return re.compile(f"(?>{ignored})(?:{alternatives})"), retype, lexer.newline_types
 
 
 class FastParser:
@@ -62,13 +68,13 @@ class FastParser:
         rules: list[tuple[int, str, Any]],
         lexers: dict[int, _Lexer],
         starts: dict[str, tuple[int, int]],
-        skip: re.Pattern[str] | None,
+        skip: re.Pattern[str],
     ) -> None:
         self.states = states  # action >= 0: shift to that state; < 0: reduce rules[-1 - action]
         self.rules = rules  # (size, origin, callback or None for a unit `?rule`)
         self.lexers = lexers
         self.starts = starts  # start symbol -> (start state, end state)
-        self.skip = skip  # what the grammar ignores, any run of it, skipped before each token
+        self.skip = skip  # any run of what the grammar ignores
         if sorted(states) != list(range(len(states))) or lexers.keys() != states.keys():
             raise ValueError("the LALR states are not numbered 0..n-1")
         self._states = [states[i] for i in range(len(states))]  # a list is indexed faster than a dict
@@ -106,20 +112,23 @@ class FastParser:
                     rules.append((len(arg.expansion), arg.origin.name, made))
                 coded[symbol] = -1 - index[arg]
             states[state] = coded
+        skip = _skipper(lark)
+        if skip is None:
+            return None
         built: dict[int, _Lexer] = {}
         by_lexer: dict[int, _Lexer] = {}
         for state, basic in contextual.lexers.items():
             if id(basic) not in by_lexer:
                 if not isinstance(basic, BasicLexer):
                     return None
-                made = _state_lexer(basic)
+                made = _state_lexer(basic, skip.pattern)
                 if made is None:
                     return None
                 by_lexer[id(basic)] = made
             built[state] = by_lexer[id(basic)]
         starts = {name: (table.start_states[name], table.end_states[name]) for name in table.start_states}
         try:
-            return cls(states, rules, built, starts, _skipper(lark))
+            return cls(states, rules, built, starts, skip)
         except ValueError:
             return None
 
@@ -131,36 +140,29 @@ class FastParser:
         value_stack: list[Any] = []
         push_state, push_value = state_stack.append, value_stack.append
         new = str.__new__
-        skip = self.skip.match if self.skip is not None else None
+        skip = self.skip.match
         pos, line, line_start, end = 0, 1, 0, len(text)
         while True:
             # the next token, read by the lexer of the state on top of the stack
-            pattern, retype, ignore, newline_types = lexers[state_stack[-1]]
-            match = pattern.match
-            if skip is not None:
-                gap = skip(text, pos).end()  # type: ignore[union-attr]  # a `*` always matches
-                if gap != pos:
-                    breaks = text.count("\n", pos, gap)
+            pattern, retype, newline_types = lexers[state_stack[-1]]
+            m = pattern.match(text, pos)
+            if m is not None:
+                kind = m.lastgroup
+                assert kind is not None  # one of the terminals' groups matched
+                start_pos = m.start(kind)
+                if start_pos != pos:  # an ignored run
+                    breaks = text.count("\n", pos, start_pos)
                     if breaks:
                         line += breaks
-                        line_start = text.rindex("\n", pos, gap) + 1
-                    pos = gap
-            while pos < end:
-                m = match(text, pos)
-                if m is None:
-                    return FAILED
-                kind = m.lastgroup
-                value = m.group()
-                start_pos, start_line, column = pos, line, pos - line_start + 1
+                        line_start = text.rindex("\n", pos, start_pos) + 1
+                value = m.group(kind)
+                start_line, column = line, start_pos - line_start + 1
                 pos = m.end()
                 if kind in newline_types:
                     breaks = value.count("\n")
                     if breaks:
                         line += breaks
                         line_start = start_pos + value.rindex("\n") + 1
-                if kind in ignore:
-                    continue
-                assert kind is not None
                 if kind in retype:
                     kind = retype[kind].get(value, kind)
                 token = new(Token, value)
@@ -172,10 +174,11 @@ class FastParser:
                 token.end_line = line
                 token.end_column = pos - line_start + 1
                 token.end_pos = pos
-                break
-            else:
+            elif skip(text, pos).end() == end:  # type: ignore[union-attr]  # a `*` always matches
                 kind = "$END"
                 token = None
+            else:
+                return FAILED
             # shift it, after the reductions it calls for
             while True:
                 action = states[state_stack[-1]].get(kind)
@@ -213,8 +216,7 @@ _IGNORED_STARTS = (" x", "\tx", "\nx", "\rx", "\fx", "#x", " 1", "# 1")
 
 def _skipper(lark: Lark) -> re.Pattern[str] | None:
     """One regex for any run of the ignored terminals, when they are whitespace and
-    `#` comments that no other terminal can start with; else None (each state's own
-    regex reads them, as Lark does)."""
+    `#` comments that no other terminal can start with; else None (and no driver)."""
     conf = lark.lexer_conf
     ignored = [t for t in conf.terminals if t.name in conf.ignore]
     for t in ignored:
