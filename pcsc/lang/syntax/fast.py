@@ -149,15 +149,15 @@ class FastParser:
             if m is not None:
                 kind = m.lastgroup
                 assert kind is not None  # one of the terminals' groups matched
-                start_pos = m.start(kind)
+                start_pos, token_end = m.span(kind)
                 if start_pos != pos:  # an ignored run
                     breaks = text.count("\n", pos, start_pos)
                     if breaks:
                         line += breaks
                         line_start = text.rindex("\n", pos, start_pos) + 1
-                value = m.group(kind)
+                value = text[start_pos:token_end]
                 start_line, column = line, start_pos - line_start + 1
-                pos = m.end()
+                pos = token_end
                 if kind in newline_types:
                     breaks = value.count("\n")
                     if breaks:
@@ -293,25 +293,25 @@ def _as_list(children: list[Any]) -> list[Any]:
 
 
 def _filtered(include: tuple[tuple[int, bool, int], ...], append_none: int, expand1: bool, build: Any) -> Any:
-    def callback(children: list[Any]) -> Any:
-        filtered: list[Any] = []
-        for i, expand, add_none in include:
-            if add_none:
-                filtered += [None] * add_none
-            if expand:
-                if filtered:
-                    filtered += children[i]
-                else:  # the list of a left-recursive `_rule*`, grown in place
-                    filtered = children[i]
-            else:
-                filtered.append(children[i])
-        if append_none:
-            filtered += [None] * append_none
-        if expand1 and len(filtered) == 1:
-            return filtered[0]
-        return build(filtered)
-
-    return callback
+    """Lark's `ChildFilterLALR` for one rule (then `ExpandSingleChild` where ``expand1``),
+    written out as straight-line code: the placeholders, the children kept, the lists of
+    inlined children spliced in."""
+    lines = ["def callback(c):", "    out = []"]
+    for i, expand, add_none in include:
+        if add_none:
+            lines.append(f"    out += [None] * {add_none}")
+        if expand:  # the first into an empty list is taken as it is (Lark grows a left-recursive list in place)
+            lines.append(f"    if out:\n        out += c[{i}]\n    else:\n        out = c[{i}]")
+        else:
+            lines.append(f"    out.append(c[{i}])")
+    if append_none:
+        lines.append(f"    out += [None] * {append_none}")
+    if expand1:
+        lines.append("    if len(out) == 1:\n        return out[0]")
+    lines.append("    return build(out)")
+    namespace: dict[str, Any] = {"build": build}
+    exec("\n".join(lines), namespace)  # noqa: S102  # our own code, from the grammar's rules
+    return namespace["callback"]
 
 
 __all__ = ["FAILED", "FastParser"]

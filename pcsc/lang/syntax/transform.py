@@ -140,23 +140,25 @@ class ToSyntax:
         return span.end_line, span.end_column
 
     def _span(self, children: Children) -> Span:
-        first = children[0] if children else None
-        last = children[-1] if children else None
-        if type(first) is Token and type(last) is Token:  # the common case, inlined
-            return Span(
-                self._file,
-                first.line or 1,
-                first.column or 1,
-                last.end_line or last.line or 1,
-                last.end_column or (last.column or 1) + len(last),
-            )
+        """From the first present child's start to the last one's end."""
+        first = last = None
+        for first in children:
+            if first is not None:
+                break
+        for last in reversed(children):
+            if last is not None:
+                break
         if first is None or last is None:
-            present = [c for c in children if c is not None]
-            if not present:
-                return Span(self._file, 1, 1, 1, 1)
-            first, last = present[0], present[-1]
-        line, column = self._start_of(first)
-        end_line, end_column = self._end_of(last)
+            return Span(self._file, 1, 1, 1, 1)
+        if type(first) is Token:
+            line, column = first.line or 1, first.column or 1
+        else:
+            line, column = self._start_of(first)
+        if type(last) is Token:
+            end_line = last.end_line or last.line or 1
+            end_column = last.end_column or (last.column or 1) + len(last)
+        else:
+            end_line, end_column = self._end_of(last)
         return Span(self._file, line, column, end_line, end_column)
 
     # ------------------------------------------------------------------ helpers
