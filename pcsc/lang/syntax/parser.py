@@ -61,6 +61,7 @@ from pcsc.diagnostics.messages import (
     diag,
 )
 from pcsc.diagnostics.model import Diagnostics, Finding, Span
+from pcsc.lang.syntax.fast import FAILED, FastParser
 from pcsc.lang.syntax.limits import MAX_DEPTH, check_characters, check_lines
 from pcsc.lang.syntax.nodes import Expression, SourceFile
 from pcsc.lang.syntax.transform import ToSyntax
@@ -126,6 +127,22 @@ def _typed_parser() -> tuple[Lark, ToSyntax, threading.Lock]:
     the lock that keeps one parse at a time on that transformer."""
     builder = ToSyntax()
     return _build({**_TYPED_OPTIONS, "transformer": builder}, "typed"), builder, threading.Lock()
+
+
+@cache
+def _fast_parser() -> FastParser | None:
+    """The lean driver over the typed parser's tables (`pcsc.lang.syntax.fast`), or
+    None where it cannot reproduce that parser."""
+    parser, builder, _ = _typed_parser()
+    return FastParser.build(parser, builder)
+
+
+def parser_kind() -> str:
+    """`fast` (the default) or `lark`: which driver runs the typed parse.
+    `PCSC_PARSER=lark` chooses Lark's own; both give the same nodes and diagnostics."""
+    if os.environ.get("PCSC_PARSER", "").strip().lower() == "lark" or _fast_parser() is None:
+        return "lark"
+    return "fast"
 
 
 def typed_lexer_conf() -> LexerConf:
@@ -486,15 +503,18 @@ def _parse_typed(text: str, file: str, start: str) -> tuple[object | None, Span 
     """The typed parse of ``text``, or None on a syntax error (not reported here); and
     the first expression nested deeper than `MAX_DEPTH`, if any."""
     parser, builder, lock = _typed_parser()
+    fast = _fast_parser() if parser_kind() == "fast" else None
     with lock, paused_gc():  # the nodes all stay alive: full collections would only cost
         builder.start(file, text)
         try:
-            result: object = parser.parse(text, start=start)
+            result: object = parser.parse(text, start=start) if fast is None else fast.parse(text, start)
         except UnexpectedInput:
             return None, None
         finally:
             deep = builder.too_deep
             builder.finish()
+    if result is FAILED:  # a syntax error, as Lark's `UnexpectedInput` above
+        return None, None
     return result, deep
 
 

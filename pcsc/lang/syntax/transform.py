@@ -16,6 +16,7 @@ for what it lowers. Nothing of Lark survives past this module.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import attrs
@@ -32,7 +33,8 @@ from pcsc.lang.syntax import nodes as syn
 from pcsc.lang.syntax.limits import MAX_DEPTH
 from pcsc.lang.syntax.literals import parse_date, parse_number
 
-Children = list[Any]  # tokens, None placeholders, and the nodes of sub-rules
+Children = list[Any]
+_NEWLINE = re.compile("\n")  # tokens, None placeholders, and the nodes of sub-rules
 
 
 def unquote(text: str) -> str:
@@ -55,7 +57,10 @@ def unquote(text: str) -> str:
 
 
 def _word(token: Token, file: str) -> syn.Word:
-    return syn.Word(token.type, str(token), token_span(token, file))
+    line = token.line or 1
+    column = token.column or 1
+    end_column = token.end_column or column + len(token)
+    return syn.Word(token.type, str(token), Span(file, line, column, token.end_line or line, end_column))
 
 
 def token_span(token: Token, file: str) -> Span:
@@ -120,26 +125,40 @@ class ToSyntax:
             return c.line or 1, c.column or 1
         if isinstance(c, tuple):
             return self._start_of(c[0])
-        outer = self._outer.get(id(c))
+        outer = self._outer.get(id(c)) if self._outer else None
         span: Span = outer[1] if outer is not None else c.span
         return span.line, span.column
 
     def _end_of(self, c: Any) -> tuple[int, int]:
-        if isinstance(c, Token):
-            span = token_span(c, self._file)
-            return span.end_line, span.end_column
+        if isinstance(c, Token):  # as `token_span`, without building it
+            line = c.end_line or c.line or 1
+            return line, c.end_column or (c.column or 1) + len(str(c))
         if isinstance(c, tuple):
             return self._end_of(c[-1])
-        outer = self._outer.get(id(c))
+        outer = self._outer.get(id(c)) if self._outer else None
         span = outer[1] if outer is not None else c.span
         return span.end_line, span.end_column
 
     def _span(self, children: Children) -> Span:
-        present = [c for c in children if c is not None]
-        if not present:
+        """From the first present child's start to the last one's end."""
+        first = last = None
+        for first in children:
+            if first is not None:
+                break
+        for last in reversed(children):
+            if last is not None:
+                break
+        if first is None or last is None:
             return Span(self._file, 1, 1, 1, 1)
-        line, column = self._start_of(present[0])
-        end_line, end_column = self._end_of(present[-1])
+        if type(first) is Token:
+            line, column = first.line or 1, first.column or 1
+        else:
+            line, column = self._start_of(first)
+        if type(last) is Token:
+            end_line = last.end_line or last.line or 1
+            end_column = last.end_column or (last.column or 1) + len(last)
+        else:
+            end_line, end_column = self._end_of(last)
         return Span(self._file, line, column, end_line, end_column)
 
     # ------------------------------------------------------------------ helpers
@@ -161,7 +180,7 @@ class ToSyntax:
 
     def _offset(self, line: int, column: int) -> int:
         if self._line_starts is None:
-            self._line_starts = [0] + [i + 1 for i, ch in enumerate(self._text) if ch == "\n"]
+            self._line_starts = [0, *(m.end() for m in _NEWLINE.finditer(self._text))]
         return self._line_starts[line - 1] + column - 1
 
     def _nest(self, node: ir.Expr, operands: Children) -> None:
