@@ -376,3 +376,19 @@ async def test_a_tour_of_every_advertised_capability(client: LanguageClient, rou
         advertised.remove("execute_command_provider")
     assert isinstance(caps.rename_provider, lsp.RenameOptions) and caps.rename_provider.prepare_provider
     assert advertised == called
+
+
+def test_the_server_answers_initialize_without_the_compiler() -> None:
+    """What `pcsc lsp` needs to answer `initialize` (benchmarks/bench_lsp_startup.py
+    times it): pygls and the server, not the compiler, which is imported after."""
+    import subprocess
+
+    probe = ("import sys\nfrom pcsc.lsp.server import Settings, create_server\ncreate_server(Settings())\n"
+             "print(' '.join(sorted(sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=ENV, timeout=120,
+                          check=True)
+    mods = set(proc.stdout.split())
+    assert "pcsc.lsp.server" in mods and "pygls.lsp.server" in mods
+    late = ("pcsc.compiler", "pcsc.lsp.analysis", "pcsc.coverage", "pcsc.score", "pcsc.render.sarif", "pcsc.policy",
+            "pcsc.analysis", "lark")
+    assert sorted(m for m in mods if m.startswith(late)) == []

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 from urllib.parse import unquote
 
 import attrs
@@ -32,16 +33,13 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec, ServerTextPosition, ServerTextRange
 
 from pcsc._version import __version__
-from pcsc.analysis.fixes import fix_for
-from pcsc.base.config import ConfigError, load_config
 from pcsc.base.files import Unreadable, read_text
 from pcsc.base.modes import Mode
-from pcsc.diagnostics.model import Finding, Span
-from pcsc.lsp.analysis import Analysis, Location, Symbol, analyse, folds, format_document
 from pcsc.lsp.names import Name, is_valid_name, name_at, names, tokens
-from pcsc.policy.load import check_configured_policies
-from pcsc.render.doclinks import code_doc_uri
-from pcsc.render.sarif import refusals_related
+
+if TYPE_CHECKING:  # the compiler and the renderers are imported when a document is first analysed
+    from pcsc.diagnostics.model import Finding, Span
+    from pcsc.lsp.analysis import Analysis, Location, Symbol
 
 _SYMBOL_KINDS = {
     "route": lsp.SymbolKind.Module,
@@ -72,6 +70,9 @@ class Settings:
     docs_url: str | None = None  # the published docs' base URL (`PCSC_DOCS_URL`, `docs_url`)
 
     def for_folder(self, folder: Path) -> Settings:
+        from pcsc.base.config import ConfigError, load_config
+        from pcsc.policy.load import check_configured_policies
+
         try:
             config = load_config(folder)
             check_configured_policies(config)
@@ -122,6 +123,8 @@ class PcscServer(LanguageServer):
     def analysis(self, uri: str) -> Analysis | None:
         """The analysis of the document's current text (computed when it is stale);
         None for a document the server may not read (`readable`)."""
+        from pcsc.lsp.analysis import analyse
+
         if not self.readable(uri):
             return None
         doc = self.workspace.get_text_document(uri)
@@ -143,6 +146,8 @@ class PcscServer(LanguageServer):
 
     def refresh(self, uri: str) -> None:
         """Analyse the document and publish its diagnostics."""
+        from pcsc.render.doclinks import code_doc_uri
+
         try:
             result = self.analysis(uri)
         except Exception as exc:  # a bug in pcsc must not take the editor's server down
@@ -171,6 +176,8 @@ class PcscServer(LanguageServer):
     def related(self, uri: str, result: Analysis) -> dict[tuple[object, ...], list[lsp.DiagnosticRelatedInformation]]:
         """For each uncovered material change (PCSC-E501/W501), the `require` lines that
         failed for it, as SARIF's related locations give them."""
+        from pcsc.render.sarif import refusals_related
+
         out: dict[tuple[object, ...], list[lsp.DiagnosticRelatedInformation]] = {}
         for unit in result.routes:
             compiled = unit.compiled(())
@@ -186,6 +193,8 @@ class PcscServer(LanguageServer):
 
     @staticmethod
     def place(span: Span, result: Analysis) -> Location:
+        from pcsc.lsp.analysis import Location
+
         path = None if span.file == result.shown else Path(span.file).absolute()  # shown relative to the working folder
         return Location(path, span.line, span.column, span.end_line, span.end_column)
 
@@ -208,6 +217,7 @@ class PcscServer(LanguageServer):
         --fix` applies them (none changes a number), then in `pcsc fmt`'s layout when
         formatting is safe; None when that is the text already."""
         from pcsc.analysis.fixes import apply_fixes, fixes
+        from pcsc.lsp.analysis import analyse, format_document
 
         original = text = self.workspace.get_text_document(uri).source
         path = self.document_path(uri)
@@ -363,6 +373,14 @@ class PcscServer(LanguageServer):
         return None
 
 
+def _import_compiler() -> None:
+    """Import what analysing a document needs (the compiler, the renderers)."""
+    import pcsc.analysis.fixes
+    import pcsc.lsp.analysis
+    import pcsc.render.doclinks
+    import pcsc.render.sarif  # noqa: F401
+
+
 def _key(d: Finding) -> tuple[object, ...]:
     return d.code, d.span, d.message
 
@@ -407,6 +425,12 @@ def to_lsp_diagnostic(d: Finding, lines: Sequence[str], codec: PositionCodec) ->
 def create_server(settings: Settings | None = None) -> PcscServer:
     """A server with every feature registered; `serve` runs it over stdio."""
     server = PcscServer(settings or Settings())
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: PcscServer, params: lsp.InitializedParams) -> None:
+        # the answer to `initialize` went out before the compiler was imported; import it
+        # now, while the editor opens its first document
+        threading.Thread(target=_import_compiler, name="pcsc-import", daemon=True).start()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PcscServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -475,6 +499,8 @@ def create_server(settings: Settings | None = None) -> PcscServer:
         lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]),
     )
     def code_action(ls: PcscServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        from pcsc.analysis.fixes import fix_for
+
         uri = params.text_document.uri
         result = ls.analysis(uri)
         if result is None:
@@ -538,6 +564,8 @@ def create_server(settings: Settings | None = None) -> PcscServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
     def folding_range(ls: PcscServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
+        from pcsc.lsp.analysis import folds
+
         uri = params.text_document.uri
         if not ls.readable(uri):
             return []
@@ -552,6 +580,8 @@ def create_server(settings: Settings | None = None) -> PcscServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     def formatting(ls: PcscServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
+        from pcsc.lsp.analysis import format_document
+
         uri = params.text_document.uri
         if not ls.readable(uri):
             return []
