@@ -392,3 +392,17 @@ def test_the_server_answers_initialize_without_the_compiler() -> None:
     late = ("pcsc.compiler", "pcsc.lsp.analysis", "pcsc.coverage", "pcsc.score", "pcsc.render.sarif", "pcsc.policy",
             "pcsc.analysis", "lark")
     assert sorted(m for m in mods if m.startswith(late)) == []
+
+
+def test_tokens_stay_on_their_line_and_match_the_text() -> None:
+    """A string left open at a backslash before the line's end ends at the line: no
+    token spans lines (LSP's semantic tokens are one line each), and every token is
+    the text at its position."""
+    from pcsc.lsp.names import tokens
+
+    text = TEXT.replace('actor      "two founders"', 'actor      "two \\\n    founders"')
+    found = tokens(text)
+    lines = text.split("\n")
+    assert all(lines[t.line - 1][t.column - 1 : t.end - 1] == t.text for t in found)
+    opened = [t for t in found if t.kind == "string" and t.text.startswith('"two')]
+    assert [t.text for t in opened] == ['"two \\']
