@@ -70,6 +70,7 @@ class Settings:
     docs_url: str | None = None  # the published docs' base URL (`PCSC_DOCS_URL`, `docs_url`)
 
     def for_folder(self, folder: Path) -> Settings:
+        _imported()
         from pcsc.base.config import ConfigError, load_config
         from pcsc.policy.load import check_configured_policies
 
@@ -123,6 +124,7 @@ class PcscServer(LanguageServer):
     def analysis(self, uri: str) -> Analysis | None:
         """The analysis of the document's current text (computed when it is stale);
         None for a document the server may not read (`readable`)."""
+        _imported()
         from pcsc.lsp.analysis import analyse
 
         if not self.readable(uri):
@@ -146,6 +148,7 @@ class PcscServer(LanguageServer):
 
     def refresh(self, uri: str) -> None:
         """Analyse the document and publish its diagnostics."""
+        _imported()
         from pcsc.render.doclinks import code_doc_uri
 
         try:
@@ -176,6 +179,7 @@ class PcscServer(LanguageServer):
     def related(self, uri: str, result: Analysis) -> dict[tuple[object, ...], list[lsp.DiagnosticRelatedInformation]]:
         """For each uncovered material change (PCSC-E501/W501), the `require` lines that
         failed for it, as SARIF's related locations give them."""
+        _imported()
         from pcsc.render.sarif import refusals_related
 
         out: dict[tuple[object, ...], list[lsp.DiagnosticRelatedInformation]] = {}
@@ -193,6 +197,7 @@ class PcscServer(LanguageServer):
 
     @staticmethod
     def place(span: Span, result: Analysis) -> Location:
+        _imported()
         from pcsc.lsp.analysis import Location
 
         path = None if span.file == result.shown else Path(span.file).absolute()  # shown relative to the working folder
@@ -216,6 +221,7 @@ class PcscServer(LanguageServer):
         """The document with every safe fix applied, round after round as `pcsc check
         --fix` applies them (none changes a number), then in `pcsc fmt`'s layout when
         formatting is safe; None when that is the text already."""
+        _imported()
         from pcsc.analysis.fixes import apply_fixes, fixes
         from pcsc.lsp.analysis import analyse, format_document
 
@@ -324,6 +330,7 @@ class PcscServer(LanguageServer):
     def uses(self, uri: str, text: str, library: Path) -> bool:
         """Whether the route file at ``uri`` uses the library at ``library`` (its `uses`
         names it, and it resolves from the route's folder to that file)."""
+        _imported()
         from pcsc.base.resources import data_dir
 
         path = self.document_path(uri)
@@ -340,6 +347,7 @@ class PcscServer(LanguageServer):
 
     def refuse_shipped(self, target: Name, places: list[tuple[str, Name]]) -> None:
         """A rename may not edit a library shipped with PCSC (its text is pinned)."""
+        _imported()
         from pcsc.base.resources import data_dir
 
         shipped = data_dir("obligations").resolve()
@@ -371,6 +379,18 @@ class PcscServer(LanguageServer):
                     o = result.obligations()[new]
                     return f"a library the route uses already declares an obligation `{new}` ({o.span.file})"
         return None
+
+
+_WARMING: threading.Thread | None = None  # the thread importing the compiler, until it is joined
+
+
+def _imported() -> None:
+    """Wait for the compiler's import on its thread to finish (one import at a time: a
+    module is never imported by two threads at once)."""
+    global _WARMING
+    if _WARMING is not None:
+        _WARMING.join()
+        _WARMING = None
 
 
 def _import_compiler() -> None:
@@ -430,7 +450,9 @@ def create_server(settings: Settings | None = None) -> PcscServer:
     def initialized(ls: PcscServer, params: lsp.InitializedParams) -> None:
         # the answer to `initialize` went out before the compiler was imported; import it
         # now, while the editor opens its first document
-        threading.Thread(target=_import_compiler, name="pcsc-import", daemon=True).start()
+        global _WARMING
+        _WARMING = threading.Thread(target=_import_compiler, name="pcsc-import", daemon=True)
+        _WARMING.start()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PcscServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -499,6 +521,7 @@ def create_server(settings: Settings | None = None) -> PcscServer:
         lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]),
     )
     def code_action(ls: PcscServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        _imported()
         from pcsc.analysis.fixes import fix_for
 
         uri = params.text_document.uri
@@ -564,6 +587,7 @@ def create_server(settings: Settings | None = None) -> PcscServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
     def folding_range(ls: PcscServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
+        _imported()
         from pcsc.lsp.analysis import folds
 
         uri = params.text_document.uri
@@ -580,6 +604,7 @@ def create_server(settings: Settings | None = None) -> PcscServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     def formatting(ls: PcscServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
+        _imported()
         from pcsc.lsp.analysis import format_document
 
         uri = params.text_document.uri
