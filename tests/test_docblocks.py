@@ -481,3 +481,5 @@ def test_the_pages_sentences_on_the_v2_conditions_are_the_recordings(recorded: d
             f"`v1.5a+b`); applied revisions with a re-class: {rc['v2a']}, {rc['v2b']} and {rc['v2a+b']} of {n}; "
             f"median gain {gain['v2a']}, {gain['v2b']} and {gain['v2a+b']} ({gain['v1.5a+b']} under `v1.5a+b`); "
             f"honest false suspensions 0 of {n} in each") in readme
+    assert (f"under `v2a` {ch['v2a']['reused_quotation'][0]} of its {evasions_v2a} evasions met `grounded(asset)` by "
+            "a reused packet quotation") in readme
