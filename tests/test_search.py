@@ -183,10 +183,11 @@ def test_workers_give_the_same_bytes(tmp_path: Path) -> None:
     outs = []
     for jobs in ("1", "2"):
         report = tmp_path / f"j{jobs}.json"
-        assert main(["redteam", "--search", *SLICE[:2], "--budget", "4", "-j", jobs, "--format", "json",
-                     "-o", str(report)]) == 0
+        assert main(["redteam", "--search", "--features-policy", "cohort@1.0.0", *SLICE[:2], "--budget", "4",
+                     "-j", jobs, "--format", "json", "-o", str(report)]) == 0
         outs.append(report.read_bytes())
     assert outs[0] == outs[1]
+    assert set(json.loads(outs[0])["arms_gold"]) == {"none", "gate"}  # workers load the features policy too
 
 
 # ---------------------------------------------------------------------- the co-author conditions

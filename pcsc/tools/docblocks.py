@@ -7,7 +7,7 @@ is one entry of ``BLOCKS``: the command whose output the block shows (the block 
 it on its ``$`` line) and how the output is shown.
 
 Most commands run afresh at every check. A command too long for that (the cohort
-search, about a minute of CPU) is *recorded*: ``docs/artifacts/<recording>.json`` keeps
+search, a few minutes of CPU) is *recorded*: ``docs/artifacts/<recording>.json`` keeps
 the command, the SHA-256 of the JSON document it printed, the hashes of the files it
 read, and the part of the document the pages show. The blocks are written from that
 part; the default test run checks the recorded input hashes against the files and a
