@@ -405,6 +405,8 @@ def test_a_features_policy_that_does_not_load_is_a_usage_error(capsys: pytest.Ca
     assert "--features-policy nope@1.0.0: no policy `nope@1.0.0`" in capsys.readouterr().err
     assert main(["redteam", "--features-policy", "cohort@1.0.0", SLICE[0]]) == EXIT_USAGE
     assert "--features-policy needs --search" in capsys.readouterr().err
+    assert main(["seams", "--experiment", "--features-policy", "cohort@1.0.0", SLICE[0]]) == EXIT_USAGE
+    assert "--features-policy needs --search" in capsys.readouterr().err
 
 
 def test_under_the_registry_a_merge_is_refused_and_measured_against_the_gold_chain() -> None:
