@@ -463,6 +463,11 @@ def test_the_pages_sentences_on_the_v2_conditions_are_the_recordings(recorded: d
     assert (f"lowers evasion from {ev['v1.5a+b']} (`v1.5a+b`) to {ev['v2a']} of {n} and the applied revisions with "
             f"a re-class from {rc['v1.5a+b']} to {rc['v2a']} of {n}") in experiments
     assert f"The {ev['v2a']} evasions left are merges" in experiments
+    left = [r["conditions"]["v2a"]["revision"] for r in search["routes"]]
+    left = [rev for rev, r in zip(left, search["routes"], strict=True) if rev is not None and rev["seam_skips"]
+            and rev["released_score"] is not None
+            and rev["released_score"] > r["conditions"]["v2a"]["honest"]["released_score"]]
+    assert len(left) == ev["v2a"] and all(any("merge" in k.split("+") for k in rev["kinds"]) for rev in left)
     assert f"the {rc['v2a']} re-classes left are re-classes into a class that admits the claim" in experiments
     assert (f"closes the deletion channel ({ev['v2b']} of {n} evasions, {ch['v2b']['gold_route_arounds'][0]} of {n} "
             f"route-arounds of the gold chain) and the restatement channel ({ch['v2b']['restate'][0]} of {n})"
