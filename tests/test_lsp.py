@@ -392,6 +392,11 @@ DOCUMENTED = {
     "document symbols": "document_symbol_provider",
     "folding": "folding_range_provider",
     "formatting": "document_formatting_provider",
+    "fix all": "code_action_provider",
+    "references": "references_provider",
+    "rename": "rename_provider",
+    "workspace symbols": "workspace_symbol_provider",
+    "semantic tokens": "semantic_tokens_provider",
 }
 
 

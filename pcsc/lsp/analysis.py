@@ -346,6 +346,8 @@ def analyse(
     folder = path.parent if path is not None else Path.cwd()
     shown = str(path) if path is not None else "<untitled>"
     store = PolicyStore(list(policy_path))
+    if path is not None and path.suffix == ".obl":
+        return _analyse_library(document, text, shown, folder, store)
     session = Session(
         lib_path=list(lib_path), policies=store, coverage_mode=coverage, config_coverage=config_coverage
     )
@@ -358,6 +360,27 @@ def analyse(
         routes=facts,
         libraries=_libraries(text, folder, lib_path, store),
         policies=_policies(text, store),
+        store=store,
+    )
+
+
+def _analyse_library(document: str, text: str, shown: str, folder: Path, store: PolicyStore) -> Analysis:
+    """An `.obl` library, as a route's `uses` loads it: parsed and lowered as a library
+    (its syntax, its fields and obligations), never as a route file."""
+    from pcsc.lang.lower.library import lower_library
+    from pcsc.lang.syntax.parser import parse_source
+
+    diags = Diagnostics()
+    tree = parse_source(text, shown, diags)
+    library = lower_library(tree, shown, text, diags) if tree is not None else None
+    return Analysis(
+        text=document,
+        shown=shown,
+        folder=folder,
+        diagnostics=_for_document(diags.items, shown),
+        routes=[],
+        libraries=[library] if library is not None else [],
+        policies=[],
         store=store,
     )
 
