@@ -503,10 +503,10 @@ class Context:
 
 
     @contextlib.contextmanager
-    def progress_bar(self, total: int, description: str) -> Iterator[Callable[[], None] | None]:
-        """A callable that advances a progress bar on standard error by one, while the
-        block runs; None (no bar) unless standard error is a terminal, the run is not
-        ``--quiet`` and there are at least two steps: pipes, files and tests see none."""
+    def progress_bar(self, total: int, description: str) -> Iterator[Callable[[int], None] | None]:
+        """A callable that advances a progress bar on standard error by its argument,
+        while the block runs; None (no bar) unless standard error is a terminal, the run
+        is not ``--quiet`` and there are at least two steps: pipes, files and tests see none."""
         if self.quiet or total < 2 or not self.stderr.isatty():
             yield None
             return
@@ -514,7 +514,7 @@ class Context:
 
         with Progress(console=_console(self.stderr), transient=True) as bar:
             task = bar.add_task(description, total=total)
-            yield lambda: bar.advance(task)
+            yield lambda n: bar.advance(task, n)
 
 
 def _console(stream: TextIO) -> Any:
