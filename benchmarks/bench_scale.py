@@ -54,7 +54,7 @@ def generate(out: Path, n: int, per_folder: int = 100, seed: int = 1) -> int:
         name = f"{stem}_{i:05d}"
         text = re.sub(rf"^route {stem}\b", f"route {name}", text, count=1, flags=re.M)
         tam = rng.randint(5, 40)
-        text = re.sub(r"(tam\s+)\d+(\.\d+)?B", lambda m, tam=tam: f"{m.group(1)}{tam}B", text, count=1)
+        text = re.sub(r"(tam\s+)\d+(\.\d+)?B", rf"\g<1>{tam}B", text, count=1)
         folder = out / f"d{i // per_folder:03d}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}.route").write_text(text, encoding="utf-8")
@@ -88,8 +88,9 @@ def dask_cluster(env: dict[str, str]) -> Iterator[str | None]:
     saved = dict(os.environ)
     os.environ.update(env)
     try:
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=40)
+        cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=2, threads_per_worker=1, processes=True,
+            dashboard_address=None, silence_logs=40)
     finally:
         os.environ.clear()
         os.environ.update(saved)
