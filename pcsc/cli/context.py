@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 STDIN = "-"
+#: Reports read by programs: no progress bar beside them, even on a terminal.
+MACHINE_FORMATS = frozenset({"json", "sarif", "junit", "github"})
 STDIN_NAME = "<stdin>"
 
 
@@ -488,9 +490,17 @@ class Context:
             styled.highlight_regex(r"^\s+help:.*", "cyan")
             console.print(styled, soft_wrap=True)  # never wrap: editors parse these lines
 
+    def shows_progress(self, total: int) -> bool:
+        """Whether work of ``total`` steps shows a progress bar: on standard error, only
+        when it is a terminal, the run is not ``--quiet``, there are at least two steps
+        and the report is for people (text), never beside a JSON, SARIF, JUnit or GitHub
+        report; so pipes, files, CI and tests see none."""
+        return (not self.quiet and total >= 2 and self.format not in MACHINE_FORMATS
+                and self.stderr.isatty())
+
     def progress(self, items: Iterable[T], total: int, description: str) -> Iterator[T]:
-        """``items``, with a progress bar on standard error when it is a terminal."""
-        if self.quiet or total < 2 or not self.stderr.isatty():
+        """``items``, with a progress bar on standard error (`shows_progress`)."""
+        if not self.shows_progress(total):
             yield from items
             return
         from rich.progress import Progress
@@ -505,9 +515,8 @@ class Context:
     @contextlib.contextmanager
     def progress_bar(self, total: int, description: str) -> Iterator[Callable[[int], None] | None]:
         """A callable that advances a progress bar on standard error by its argument,
-        while the block runs; None (no bar) unless standard error is a terminal, the run
-        is not ``--quiet`` and there are at least two steps: pipes, files and tests see none."""
-        if self.quiet or total < 2 or not self.stderr.isatty():
+        while the block runs; None when no bar is shown (`shows_progress`)."""
+        if not self.shows_progress(total):
             yield None
             return
         from rich.progress import Progress
