@@ -307,7 +307,6 @@ class Context:
         (for its diagnostics); ``keep_routes=False`` returns no routes, only their
         number in ``loaded_count`` (`pcsc check` needs no more)."""
         from pcsc.base.canonical import sha256_hex
-        from pcsc.compiler.cohort import load_files
 
         session = self.session()
         routes: list[Route] = []
@@ -322,8 +321,22 @@ class Context:
             session.diags.items.append(beside)
             self.loaded_count = 0
             return session, routes
-        settings = self.settings(session, bind=bind, keep_routes=keep_routes)
-        run = self.executor()
+        # one process (no --jobs, no --scheduler): neither workers nor their settings are made
+        serial = not getattr(self.args, "scheduler", None) and getattr(self.args, "jobs", 1) in (1, None)
+        made: list[Settings] = []
+
+        def load_files(pending: Sequence[tuple[Path, str]],
+                       done: Callable[[int], None] | None = None) -> tuple[list[Route], int]:
+            if serial:
+                return session.load_files(pending, bind=bind, keep_routes=keep_routes, done=done)
+            from pcsc.compiler.cohort import load_files as in_workers
+
+            if not made:
+                made.append(self.settings(session, bind=bind, keep_routes=keep_routes))
+            return in_workers(session, made[0], pending, self.executor(), done)
+
+        if not serial:
+            self.executor()  # a usage error (--jobs with --scheduler, no scheduler) before anything is read
         self.loaded_count = 0
         pending: list[tuple[Path, str]] = []
 
@@ -334,7 +347,7 @@ class Context:
 
         for arg in files:
             if arg == STDIN:
-                take(*load_files(session, settings, pending, run))
+                take(*load_files(pending))
                 pending.clear()
                 text = session.read_stream(self.stdin, STDIN_NAME)
                 if text is None:
@@ -348,7 +361,7 @@ class Context:
             else:
                 pending.extend(session.route_files(arg))
         with self.progress_bar(len(pending), "reading routes") as done:
-            take(*load_files(session, settings, pending, run, done))
+            take(*load_files(pending, done))
         return session, routes
 
     def compile(self, files: Sequence[str]) -> tuple[Session, list[Compiled]]:

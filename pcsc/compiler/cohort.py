@@ -256,16 +256,7 @@ def load_files(
     routes: list[Route] = []
     count = 0
     if executor.jobs == 1:
-        for path, shown in files:
-            since = len(session.diags)
-            got, n = _load(session, settings, path, shown)
-            count += n
-            routes.extend(got)
-            if not settings.keep_routes:
-                _forget_sources(session, shown, since)
-            if done is not None:
-                done(1)
-        return routes, count
+        return session.load_files(files, bind=settings.bind, keep_routes=settings.keep_routes, done=done)
     parts = chunks(files, executor.jobs)
     if len(parts) > 1 and getattr(executor, "forks", False):
         from pcsc.lang.syntax.parser import parser_kind
@@ -278,13 +269,6 @@ def load_files(
         if done is not None:
             done(len(part))
     return routes, count
-
-
-def _forget_sources(session: Session, shown: str, since: int) -> None:
-    """Drop the text of a file that no diagnostic of its load points into (a cohort's
-    texts are most of its memory; only diagnostics show source lines)."""
-    if not any(d.span.file == shown for d in session.diags.items[since:]):
-        session.sources.pop(shown, None)
 
 
 def _on_route(task: tuple[Settings, Callable[[Session, Any], R], Any]) -> tuple[R, list[Finding]]:

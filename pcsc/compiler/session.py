@@ -569,6 +569,32 @@ class Session:
             return self.ir_cache.routes(self, text, digest, shown, path.parent)
         return self.routes_from_text(text, shown, path.parent)
 
+    def load_files(
+        self, files: Sequence[tuple[Path, str]], *, bind: bool = False, keep_routes: bool = True,
+        done: Callable[[int], None] | None = None,
+    ) -> tuple[list[Route], int]:
+        """The routes of ``files`` (path, shown), one after the other in this session,
+        and how many were lowered; ``bind`` checks each route (`check_route`) as soon as
+        its file is lowered. ``keep_routes=False`` keeps no route, and no text of a file
+        that no diagnostic points into (a cohort's texts are most of its memory; only
+        diagnostics show source lines). ``done`` is called with 1 after each file."""
+        routes: list[Route] = []
+        count = 0
+        for path, shown in files:
+            since = len(self.diags)
+            got = self.load_routes(path, shown)
+            if bind:
+                for route in got:
+                    self.check_route(route)
+            count += len(got)
+            if keep_routes:
+                routes.extend(got)
+            elif not any(d.span.file == shown for d in self.diags.items[since:]):
+                self.sources.pop(shown, None)
+            if done is not None:
+                done(1)
+        return routes, count
+
     def load_paths(self, args: list[str]) -> list[Route]:
         """The routes of files and folders (folders recursively, sorted); a folder with
         no .route file is an error."""
