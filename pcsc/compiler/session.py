@@ -235,10 +235,15 @@ def library_hash(path: Path) -> LibraryHash | None:
     text = text.replace("\r\n", "\n")
     digest = sha256_hex(text)
     if digest not in _CANONICAL_SHA256:
-        canonical = canonical_library(text)
+        from pcsc.compiler.ircache import library_canonical
+
+        def compute() -> str | None:
+            canonical = canonical_library(text)
+            return None if canonical is None else sha256_hex(canonical)
+
         if len(_CANONICAL_SHA256) >= 1024:
             _CANONICAL_SHA256.clear()
-        _CANONICAL_SHA256[digest] = None if canonical is None else sha256_hex(canonical)
+        _CANONICAL_SHA256[digest] = library_canonical(digest, compute)
     return LibraryHash(digest, _CANONICAL_SHA256[digest])
 
 
