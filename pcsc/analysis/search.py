@@ -8,7 +8,8 @@ The search is a beam search, bounded and seeded:
 - a *revision* is the honest route after one or more edits; each is printed as
   `.route` text and compiled again through the whole pipeline (`pcsc.analysis.redteam.Runner`);
 - *structural edits* are `pcsc.analysis.redteam`'s (delete, merge, retarget, re-class within
-  the category, drop-cost, shrink-cost, drop-evidence, drop-kill, drop-threshold); at
+  the category, drop-cost, shrink-cost, drop-evidence, drop-kill, drop-threshold, and
+  move-payoff, on chains and on routes that fork and join); at
   each step every beam member proposes its applicable edits in an order shuffled by a
   generator seeded with ``"{seed}:{route}:{arm}:{condition}"`` and the first
   ``branch`` new ones are compiled;
