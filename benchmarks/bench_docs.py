@@ -34,7 +34,8 @@ PCSC = [sys.executable, "-m", "pcsc"]
 
 #: What the pages time, by the name they cite it by.
 TIMINGS: dict[str, list[str]] = {
-    "search": [*PCSC, "redteam", "--search", "--conditions", "examples/cohort/", "--format", "json"],
+    "search": [*PCSC, "redteam", "--search", "--conditions", "--features-policy", "cohort@1.0.0", "examples/cohort/",
+               "--format", "json"],
     "sensitivity-spec": [*PCSC, "sensitivity", "examples/devtools_api.route", "--format", "json"],
     "sensitivity-rivals": [*PCSC, "sensitivity", "examples/cohort/api_monitoring.route", "--rivals",
                            "examples/cohort", "--format", "json"],

@@ -500,10 +500,14 @@ def test_the_search_conditions_remove_admission_and_the_registry_and_the_shipped
     policy = PolicyStore().load_ref("product@1.0.0").policy
     kept = condition_policy(policy, SHIPPED)
     assert kept.admission == policy.admission and kept.coverage.registry == "required"
-    for condition in CONDITIONS:  # the paper's four conditions predate both
+    for condition in CONDITIONS[:4]:  # the paper's four conditions predate both
         removed = condition_policy(policy, condition)
         assert removed.admission == {} and removed.coverage.registry == "off", condition.name
         assert removed.priors == policy.priors
+    for condition in CONDITIONS[4:]:  # v2a keeps admission, v2b the registry, v2a+b both
+        kept = condition_policy(policy, condition)
+        assert (kept.admission == policy.admission) == ("admission" in condition.keeps), condition.name
+        assert (kept.coverage.registry == "required") == ("registry" in condition.keeps), condition.name
 
 
 def test_the_search_releases_no_revision_its_class_does_not_admit() -> None:

@@ -1,7 +1,8 @@
 """Decision certificates of routes with payoffs along the way: the checker recomputes each
 stage's v (the state's payoff, the policy's cap, the fold's unit), the fold, D, where the
-planner stops and DOCK's refold with its own arithmetic, and refuses an edited number,
-a compiler that caps or discounts otherwise than the policy says, and a graph with payoffs."""
+planner stops and DOCK's refold with its own arithmetic, and refuses an edited number and
+a compiler that caps or discounts otherwise than the policy says (a route that forks and
+joins with payoffs: tests/test_cert_graph_payoffs.py)."""
 
 from __future__ import annotations
 
@@ -262,9 +263,10 @@ def test_a_compiler_that_discounts_otherwise_is_caught(run: Run, tmp_path: Path,
 
 
 # ---------------------------------------------------------------------- a graph with payoffs
-def test_the_checker_refuses_payoffs_on_a_route_that_forks() -> None:
-    """The checker (which imports nothing of pcsc) recomputes payoffs on chains only: a
-    route that forks and joins and writes a payoff is refused, located at the payoff."""
+def test_the_checker_reads_the_header_of_a_route_that_forks_with_payoffs() -> None:
+    """The checker (which imports nothing of pcsc) recomputes payoffs on graphs as on
+    chains (tests/test_cert_graph_payoffs.py): the header of a route that forks and
+    joins and writes a payoff is read like a chain's, not refused."""
     from pcsc.certify.check.certificate import check_route_header
     from pcsc.certify.check.reading import Mismatch
     from pcsc.certify.check.recompute import RouteCheck
@@ -275,16 +277,15 @@ def test_the_checker_refuses_payoffs_on_a_route_that_forks() -> None:
         cost { team 1 usd }
     }
     transition third: b -> scale {""")
-    for text, refused in ((forked, True), (ROUTE, False)):
+    for text in (forked, ROUTE):
         check = RouteCheck({"route": "paid", "file": "paid.route", "policy": "paytest@1.0.0",
                             "libraries": ["venture"]}, {}, lambda kind, name, text=text: Source(text))
-        if not refused:  # the chain passes the header's check
-            check_route_header(check, {"paytest@1.0.0": {"file_sha256": ""}})
-            continue
-        with pytest.raises(Mismatch) as caught:
-            check_route_header(check, {})
-        assert caught.value.what == "route paid: payoffs (line 7 of paid.route)"
-        assert "state a writes a payoff on a route that forks and joins" in str(caught.value)
+        check_route_header(check, {"paytest@1.0.0": {"file_sha256": ""}})
+        wrong = RouteCheck({"route": "paid", "file": "paid.route", "policy": "paytest@1.0.0",
+                            "libraries": ["other"]}, {}, lambda kind, name, text=text: Source(text))
+        with pytest.raises(Mismatch) as caught:  # and the header is still checked
+            check_route_header(wrong, {"paytest@1.0.0": {"file_sha256": ""}})
+        assert caught.value.what == "route paid: libraries"
 
 
 # ---------------------------------------------------------------------- every field

@@ -111,9 +111,9 @@ def test_the_recorded_search_rates_recount_from_its_revisions(recorded: dict[str
     from the recorded revision of every route."""
     search = recorded["kept"]["search"]
     n = len(search["routes"])
-    for arm in search["settings"]["feedback"]:
-        rates = search["arms"][arm]["rates"]
-        pairs = _revisions(search, "arms", arm)
+    for group, arm in [(g, a) for g in ("arms", "arms_gold") for a in search["settings"]["feedback"]]:
+        rates = search[group][arm]["rates"]
+        pairs = _revisions(search, group, arm)
         beating = [rev for honest, rev in pairs if rev is not None and rev["ungated_score"] > honest["ungated_score"]]
         assert rates["uncovered_baseline_beating"] == rate(sum(bool(rev["uncovered"]) for rev in beating), n)
         structural = sum(bool({"delete", "merge", "retarget"} & set(rev["kinds"])) for rev in beating)
@@ -123,7 +123,8 @@ def test_the_recorded_search_rates_recount_from_its_revisions(recorded: dict[str
         assert rates["covered_improvement_strict"] == rate(
             sum(rev["released_score"] > h["released_score"] for h, rev in released), n)
         assert rates["route_arounds"] == rate(sum(bool(rev["seam_skips"]) for _, rev in released), n)
-        records = [r["arms"][arm] for r in search["routes"]]
+        assert rates["gold_route_arounds"] == rate(sum(bool(rev["gold_skips"]) for _, rev in released), n)
+        records = [r[group][arm] for r in search["routes"]]
         assert rates["repair_rate"] == rate(sum(x["repaired"] for x in records), sum(x["refusals"] for x in records))
 
 
@@ -148,6 +149,7 @@ def test_the_recorded_coauthor_rows_recount_from_their_revisions(recorded: dict[
         assert rates["surviving_evasions"] == rate(len(surviving), n)
         assert rates["evasions_beating_honest"] == rate(sum(g > 0 for _, _, g in surviving), n)
         assert rates["honest_false_suspensions"] == rate(sum(h["released_score"] is None for h, _ in pairs), n)
+        assert rates["gold_route_arounds"] == rate(sum(bool(rev["gold_skips"]) for _, rev, _ in released), n)
         assert row["median_gain"] == lower_median(gain)
         assert row["median_gain_surviving_evasions"] == lower_median([g for _, _, g in surviving])
         uplift = lower_median([rev["floor_uplift"] for _, rev, _ in applied])
@@ -157,9 +159,10 @@ def test_the_recorded_coauthor_rows_recount_from_their_revisions(recorded: dict[
 
 def test_the_recorded_channels_recount_and_keep_the_papers_direction(recorded: dict[str, Any]) -> None:
     """The channels table's counts, recounted from the recorded revisions' edit kinds;
-    under each grounding condition the deletion channel stays open, and some evasion
-    got past grounding by a reused packet quotation (the paper's direction); no
-    condition refuses an honest route."""
+    under each grounding condition without the gold registry the deletion channel stays
+    open, and some evasion got past grounding by a reused packet quotation (the
+    paper's direction); under the registry it is closed; no condition refuses an
+    honest route."""
     search = recorded["kept"]["search"]
     n = len(search["routes"])
     for row in search["conditions"]:
@@ -171,14 +174,23 @@ def test_the_recorded_channels_recount_and_keep_the_papers_direction(recorded: d
         def using(kind: str, revisions: list[dict[str, Any]]) -> int:
             return sum(any(kind in k.split("+") for k in rev["kinds"]) for rev in revisions)
 
+        released = [rev for _, rev in _revisions(search, "conditions", name) if rev is not None
+                    and rev["released_score"] is not None]
         counts = channel_counts(search, name)
         assert counts == {"evasion": (len(evasions), n),
                           "reused_quotation": (using("reuse-excerpt", evasions), len(evasions)),
                           "written_excerpt": (using("write-excerpt", evasions), len(evasions)),
-                          "reclass": (using("re-class", applied), len(applied))}, name
+                          "reclass": (using("re-class", applied), len(applied)),
+                          "restate": (using("restate", applied), len(applied)),
+                          "cost_cut": (sum(using("drop-cost", [r]) or using("shrink-cost", [r]) for r in applied),
+                                       len(applied)),
+                          "gold_route_arounds": (sum(bool(r["gold_skips"]) for r in released), n)}, name
         assert counts["evasion"][0] == row["rates"]["evasion"]["k"]
+        assert counts["gold_route_arounds"][0] == row["rates"]["gold_route_arounds"]["k"]
         assert row["rates"]["honest_false_suspensions"]["k"] == 0, name
-        if row["grounding"]:
+        if row["registry"]:
+            assert counts["evasion"][0] == 0 and counts["gold_route_arounds"][0] == 0, name
+        elif row["grounding"]:
             assert counts["evasion"][0] > 0 and counts["reused_quotation"][0] > 0, name
 
 
@@ -219,7 +231,8 @@ def _slice_argv(recording: docblocks.Recording, kept: dict[str, Any], out: Path)
     if recording is docblocks.COHORT_SEARCH:
         settings = kept["search"]["settings"]
         bounds = [x for key in ("seed", "budget", "beam", "steps", "branch") for x in (f"--{key}", str(settings[key]))]
-        return ["redteam", "--search", "--conditions", *files, *bounds, "--format", "json", "-o", str(out)]
+        features = ["--features-policy", settings["features"]] if settings.get("features") else []
+        return ["redteam", "--search", "--conditions", *features, *files, *bounds, "--format", "json", "-o", str(out)]
     settings = kept["settings"]
     return ["redteam", *files, "--reclass", settings["reclass"], "--max-edits", str(settings["max_edits"]),
             "--depth", str(settings["depth"]), "--format", "json", "-o", str(out)]
@@ -264,9 +277,10 @@ def test_the_experiment_runs_the_recorded_search(tmp_path: Path, monkeypatch: py
     --conditions` prints (one route, a small budget: the same document either way)."""
     monkeypatch.chdir(ROOT)
     route, budget = f"examples/cohort/{SLICE[0]}.route", "6"
-    assert main(["seams", "--experiment", route, "--search", "--budget", budget, "--format", "json",
+    features = ("--features-policy", "cohort@1.0.0")
+    assert main(["seams", "--experiment", route, "--search", *features, "--budget", budget, "--format", "json",
                  "-o", str(tmp_path / "seams.json")]) == 0
-    assert main(["redteam", "--search", "--conditions", route, "--budget", budget, "--format", "json",
+    assert main(["redteam", "--search", "--conditions", *features, route, "--budget", budget, "--format", "json",
                  "-o", str(tmp_path / "redteam.json")]) == 0
     seams = json.loads((tmp_path / "seams.json").read_text(encoding="utf-8"))
     redteam = json.loads((tmp_path / "redteam.json").read_text(encoding="utf-8"))
@@ -287,11 +301,12 @@ def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str
                            for page in ("README.md", "docs/experiments.md"))
     search = recorded["kept"]["search"]
     n = len(search["routes"])
-    compiled = sum(x["evaluations"] for r in search["routes"] for group in ("arms", "conditions")
+    compiled = sum(x["evaluations"] for r in search["routes"] for group in ("arms", "arms_gold", "conditions")
                    for x in r[group].values())
     arms, conditions = len(search["settings"]["feedback"]), len(search["conditions"])
-    assert (f"compiles about {round(compiled, -3):,} revisions on the shipped cohort ({n} routes, {arms} arms and "
-            f"{conditions} conditions, at most {search['settings']['budget']} each)") in experiments
+    assert all(set(r["arms_gold"]) == set(r["arms"]) for r in search["routes"])
+    assert (f"compiles about {round(compiled, -3):,} revisions on the shipped cohort ({n} routes, {arms} arms twice "
+            f"and {conditions} conditions, at most {search['settings']['budget']} each)") in experiments
     none, gate = search["arms"]["none"]["rates"], search["arms"]["gate"]["rates"]
     k = none["uncovered_baseline_beating"]["k"]
     assert f"on {k} of the {n} routes, a revision that beats the honest score with an uncovered" in experiments
@@ -302,7 +317,8 @@ def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str
     around = gate["route_arounds"]
     assert f"{around['k']} of its {around['n']} revisions skip a state of the honest chain" in experiments
     assert f"so {around['k']} of {around['n']} `gate` revisions skip a state" in readme
-    rows = {row["condition"]: row for row in search["conditions"]}
+    # the paper's four conditions (test_the_pages_sentences_on_the_v2_conditions_are_the_recordings: the others)
+    rows = {row["condition"]: row for row in search["conditions"] if row["condition"] in PAPER_CONDITIONS}
 
     def count(condition: str, measure: str) -> int:
         return int(rows[condition]["rates"][measure]["k"])
@@ -341,16 +357,17 @@ def test_the_pages_sentences_on_the_search_are_the_recordings(recorded: dict[str
     assert f"{evasions['v1.5b']} under `v1.5b` against {evasions['v1']} under `v1`" in experiments
     beating = ", ".join(str(count(c, "evasions_beating_honest")) for c in rows)
     assert f"the conditions count {' and '.join(beating.rsplit(', ', 1))} of {n}" in experiments
-    assert {count(c, "beat_honest") for c in rows} == {n}
+    every = search["conditions"]
+    assert {row["rates"]["beat_honest"]["k"] for row in every} == {n}
     assert f"which counts re-class gains too, {n} of {n} in every condition" in experiments
-    assert {count(c, "honest_false_suspensions") for c in rows} == {0}
+    assert {row["rates"]["honest_false_suspensions"]["k"] for row in every} == {0}
     assert "No condition suspends an honest route" in experiments
     fund = {c: count(c, "fundability_by_silence") for c in rows}
     assert fund["v1.5b"] < fund["v1"] and fund["v1.5a"] >= fund["v1"]
     assert (f"is {fund['v1']}/{n} (`v1`), {fund['v1.5a']}/{n} (`v1.5a`), {fund['v1.5b']}/{n} (`v1.5b`) and "
             f"{fund['v1.5a+b']}/{n} (`v1.5a+b`): the floors lower it, grounding does not") in experiments
     assert all(count(c, "evasion") and channel_counts(search, c)["reclass"][0] for c in rows)
-    assert "No condition closes the deletion channel or the re-class channel" in experiments
+    assert "None of the paper's four conditions closes the deletion channel or the re-class channel" in experiments
 
 
 def _redteam_page() -> str:
@@ -419,3 +436,55 @@ def test_the_redteam_pages_sentences_on_the_spec_route_and_the_graphs_are_the_pr
     assert f"(`retail` + `national`, {gains[0]}; `hosted` + `grow`, {gains[1]})" in page
     around = [e for e in graphs["lock_cert_pilot"] if e["edit"].startswith("retarget:beta_batch:")]
     assert around and all(e["class"] == "refused" for e in around)
+
+
+def test_the_pages_sentences_on_the_v2_conditions_are_the_recordings(recorded: dict[str, Any]) -> None:
+    """What README.md and docs/experiments.md say of v2a, v2b and v2a+b, counted from the
+    recording: which channel each closes and which stays open."""
+    readme, experiments = (" ".join((ROOT / page).read_text(encoding="utf-8").split())
+                           for page in ("README.md", "docs/experiments.md"))
+    search = recorded["kept"]["search"]
+    assert search["settings"]["features"] == "cohort@1.0.0"
+    n = len(search["routes"])
+    rows = {row["condition"]: row for row in search["conditions"]}
+    assert list(rows) == ["v1", "v1.5a", "v1.5b", "v1.5a+b", "v2a", "v2b", "v2a+b"]
+    ch = {c: channel_counts(search, c) for c in rows}
+    ev = {c: ch[c]["evasion"][0] for c in rows}
+    rc = {c: ch[c]["reclass"][0] for c in rows}
+    gain = {c: _money_m(row["median_gain"]) for c, row in rows.items()}
+    for c in ("v2a", "v2b", "v2a+b"):
+        assert rows[c]["rates"]["honest_false_suspensions"]["k"] == 0, c
+    # the channels each closes, as the pages say
+    assert ev["v2b"] == ev["v2a+b"] == 0 and ch["v2b"]["gold_route_arounds"][0] == 0
+    assert ch["v2b"]["restate"][0] == ch["v2a+b"]["restate"][0] == 0
+    assert min(ch[c]["cost_cut"][0] for c in ("v2a", "v2b", "v2a+b")) > 0, "the cost channel stays open"
+    evasions_v2a = ch["v2a"]["evasion"][0]
+    assert ch["v2a"]["reused_quotation"] == (evasions_v2a, evasions_v2a), "each v2a evasion quotes the packet"
+    assert (f"lowers evasion from {ev['v1.5a+b']} (`v1.5a+b`) to {ev['v2a']} of {n} and the applied revisions with "
+            f"a re-class from {rc['v1.5a+b']} to {rc['v2a']} of {n}") in experiments
+    assert f"The {ev['v2a']} evasions left are merges" in experiments
+    left = [r["conditions"]["v2a"]["revision"] for r in search["routes"]]
+    left = [rev for rev, r in zip(left, search["routes"], strict=True) if rev is not None and rev["seam_skips"]
+            and rev["released_score"] is not None
+            and rev["released_score"] > r["conditions"]["v2a"]["honest"]["released_score"]]
+    assert len(left) == ev["v2a"] and all(any("merge" in k.split("+") for k in rev["kinds"]) for rev in left)
+    assert f"the {rc['v2a']} re-classes left are re-classes into a class that admits the claim" in experiments
+    assert (f"closes the deletion channel ({ev['v2b']} of {n} evasions, {ch['v2b']['gold_route_arounds'][0]} of {n} "
+            f"route-arounds of the gold chain) and the restatement channel ({ch['v2b']['restate'][0]} of {n})"
+            ) in experiments
+    assert f"re-class channel wide open ({rc['v2b']} of {n} applied revisions re-class)" in experiments
+    assert (f"{rc['v2a+b']} of {n} admitted re-classes, and a cost channel no condition closes: "
+            f"{ch['v2a+b']['cost_cut'][0]} of {ch['v2a+b']['cost_cut'][1]} applied revisions drop or shrink a cost"
+            ) in experiments
+    assert (f"(beat-honest {rows['v2a+b']['rates']['beat_honest']['k']} of {n}, ours), but the median gain falls "
+            f"from {gain['v1.5a+b']} (`v1.5a+b`) to {gain['v2a+b']} (`v2a+b`)") in experiments
+    gold = search["arms_gold"]
+    assert all(gold[a]["rates"]["route_arounds"]["k"] == gold[a]["rates"]["gold_route_arounds"]["k"] == 0
+               for a in gold), "both arms under v2a+b release no route-around"
+    assert "both arms, run again under `v2a+b`'s policy, release no route-around" in experiments
+    assert (f"Evasion: {ev['v2a']}, {ev['v2b']} and {ev['v2a+b']} of {n} routes (against {ev['v1.5a+b']} under "
+            f"`v1.5a+b`); applied revisions with a re-class: {rc['v2a']}, {rc['v2b']} and {rc['v2a+b']} of {n}; "
+            f"median gain {gain['v2a']}, {gain['v2b']} and {gain['v2a+b']} ({gain['v1.5a+b']} under `v1.5a+b`); "
+            f"honest false suspensions 0 of {n} in each") in readme
+    assert (f"under `v2a` {ch['v2a']['reused_quotation'][0]} of its {evasions_v2a} evasions met `grounded(asset)` by "
+            "a reused packet quotation") in readme

@@ -180,8 +180,11 @@ def test_watch_checks_again_after_each_change_and_stops_on_ctrl_c(tmp_path: Path
         (tmp_path / "r.tmp").replace(route)
 
     save(SPEC_ROUTE.read_text(encoding="utf-8"))
+    # A run started in the background (`cmd &`) inherits SIGINT ignored, and Python then never
+    # raises KeyboardInterrupt: give the watcher the default that a terminal's Ctrl-C meets.
     proc = subprocess.Popen([sys.executable, "-m", "pcsc", "check", "--watch", "r.route"], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, bufsize=0)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, bufsize=0,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 90
         assert proc.stderr is not None

@@ -92,8 +92,9 @@ def test_same_seed_same_bytes(tmp_path: Path) -> None:
     runs = []
     for name in ("one", "two"):
         report = tmp_path / f"{name}.json"
-        assert main(["redteam", "--search", "--conditions", *SLICE[:2], "--budget", "8", "--seed", "7",
-                     "--emit", str(tmp_path / name), "--format", "json", "-o", str(report)]) == 0
+        assert main(["redteam", "--search", "--conditions", "--features-policy", "cohort@1.0.0", *SLICE[:2],
+                     "--budget", "8", "--seed", "7", "--emit", str(tmp_path / name), "--format", "json",
+                     "-o", str(report)]) == 0
         runs.append(report.read_bytes())
     assert runs[0] == runs[1]
     files = sorted(p.name for p in (tmp_path / "one").glob("*.route"))
@@ -101,8 +102,10 @@ def test_same_seed_same_bytes(tmp_path: Path) -> None:
     for name in files:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     doc = json.loads(runs[0])
-    assert doc["settings"]["seed"] == 7
-    assert [row["condition"] for row in doc["conditions"]] == ["v1", "v1.5a", "v1.5b", "v1.5a+b"]
+    assert doc["settings"]["seed"] == 7 and doc["settings"]["features"] == "cohort@1.0.0"
+    assert [row["condition"] for row in doc["conditions"]] == ["v1", "v1.5a", "v1.5b", "v1.5a+b", "v2a", "v2b",
+                                                               "v2a+b"]
+    assert set(doc["arms_gold"]) == set(doc["arms"]) == {"none", "gate"}
     for row in doc["conditions"]:
         assert row["rates"]["beat_honest"]["k"] >= row["rates"]["evasion"]["k"]
 
@@ -151,7 +154,7 @@ def test_text_prints_every_rate_with_its_interval(capsys: pytest.CaptureFixture[
                   "covered improvement, strict", "route-arounds (seam_skip, released)"):
         line = next(x for x in out.splitlines() if label in x)
         assert len(re.findall(r"\d+/\d+ \[\d+\.\d, \d+\.\d\]", line)) == 2, line
-    for condition in ("v1", "v1.5a", "v1.5b", "v1.5a+b"):
+    for condition in ("v1", "v1.5a", "v1.5b", "v1.5a+b", "v2a", "v2b", "v2a+b"):
         assert re.search(rf"\n  {re.escape(condition)} +\d+/1 \[", out), condition
 
 
@@ -169,7 +172,8 @@ def test_experiment_with_search_same_seed_same_bytes(tmp_path: Path) -> None:
     assert (tmp_path / "one.txt").read_bytes() == (tmp_path / "two.txt").read_bytes()
     search = json.loads(data)["experiment"]["search"]
     assert search["settings"]["seed"] == 3 and search["settings"]["budget"] == 4
-    assert [row["condition"] for row in search["conditions"]] == ["v1", "v1.5a", "v1.5b", "v1.5a+b"]
+    assert [row["condition"] for row in search["conditions"]] == ["v1", "v1.5a", "v1.5b", "v1.5a+b", "v2a", "v2b",
+                                                                  "v2a+b"]
     text = (tmp_path / "one.txt").read_text(encoding="utf-8")
     assert "search (EXP B without a model): seed 3, budget 4" in text
     assert "co-author conditions (EXP C without a model)" in text
@@ -179,10 +183,11 @@ def test_workers_give_the_same_bytes(tmp_path: Path) -> None:
     outs = []
     for jobs in ("1", "2"):
         report = tmp_path / f"j{jobs}.json"
-        assert main(["redteam", "--search", *SLICE[:2], "--budget", "4", "-j", jobs, "--format", "json",
-                     "-o", str(report)]) == 0
+        assert main(["redteam", "--search", "--features-policy", "cohort@1.0.0", *SLICE[:2], "--budget", "4",
+                     "-j", jobs, "--format", "json", "-o", str(report)]) == 0
         outs.append(report.read_bytes())
     assert outs[0] == outs[1]
+    assert set(json.loads(outs[0])["arms_gold"]) == {"none", "gate"}  # workers load the features policy too
 
 
 # ---------------------------------------------------------------------- the co-author conditions
@@ -393,3 +398,32 @@ def test_emit_that_cannot_be_written_is_a_diagnostic(tmp_path: Path, capsys: pyt
     doc = json.loads(capsys.readouterr().out)
     assert [d["code"] for d in doc["diagnostics"]] == ["PCSC-E108"]
     assert "adaptive_sat_prep.gate.route" in doc["diagnostics"][0]["message"]
+
+
+def test_a_features_policy_that_does_not_load_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["redteam", "--search", "--conditions", "--features-policy", "nope@1.0.0", SLICE[0]]) == EXIT_USAGE
+    assert "--features-policy nope@1.0.0: no policy `nope@1.0.0`" in capsys.readouterr().err
+    assert main(["redteam", "--features-policy", "cohort@1.0.0", SLICE[0]]) == EXIT_USAGE
+    assert "--features-policy needs --search" in capsys.readouterr().err
+    assert main(["seams", "--experiment", "--features-policy", "cohort@1.0.0", SLICE[0]]) == EXIT_USAGE
+    assert "--features-policy needs --search" in capsys.readouterr().err
+
+
+def test_under_the_registry_a_merge_is_refused_and_measured_against_the_gold_chain() -> None:
+    """Under v2b (the cohort's registry required) a revision that merges two steps skips
+    a registry state: refused, with the skip counted against the gold chain; under
+    v1.5a+b (the registry off) the same revision is judged without it."""
+    from pcsc.analysis.search import _Search
+
+    session = Session()
+    (c,) = session.compile_routes(session.load_paths(SLICE[:1]))
+    merge = next(e for e in enumerate_edits(c.route, {}, "category") if e.kind == "merge")
+    text = route_to_text(apply_edit(c.route, merge))
+    by_name = {x.name: x for x in CONDITIONS}
+    settings = Settings(budget=1, features="cohort@1.0.0")
+    v2b = _Search(c, session, "gate", by_name["v2b"], settings).evaluate(text, (), ())
+    off = _Search(c, session, "gate", by_name["v1.5a+b"], settings).evaluate(text, (), ())
+    assert v2b is not None and off is not None
+    assert v2b.gold_skips and v2b.gold_skips == off.gold_skips == v2b.skips
+    assert v2b.released is None and any(u.startswith("registry.") for u in v2b.uncovered)
+    assert not any(u.startswith("registry.") for u in off.uncovered)

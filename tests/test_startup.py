@@ -54,3 +54,8 @@ def test_plain_check_imports_no_heavy_machinery() -> None:
     assert not {m.split(".")[0] for m in mods} & heavy
     assert not {m for m in mods if m.startswith(("pcsc.forecast", "pcsc.analysis", "pcsc.certify", "pcsc.lsp",
                                                   "pcsc.api", "pcsc.render.report", "pcsc.render.sarif"))}
+    # one process: no cohort machinery (worker settings, chunks, executors), no calibration
+    # map (the route's policy has none), no packet, no progress bar
+    assert not mods & {"pcsc.compiler.cohort", "pcsc.compiler.parallel", "pcsc.compiler.parallel_dask",
+                       "pcsc.score.calibration", "pcsc.render.packet", "pcsc.render.text"}
+    assert "pcsc.compiler.session" in mods  # it does check

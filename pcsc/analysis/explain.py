@@ -333,6 +333,7 @@ def derive(c: Compiled) -> list[Step]:
         )
     )
     steps += voi_steps(c)
+    steps += seam_steps(c)
     if n.criteria_score is not None:
         add(
             Step(
@@ -366,6 +367,40 @@ def derive(c: Compiled) -> list[Step]:
     add(Step("eligible", n.eligible, "no failed eligibility gate and no failed blocking risk gate", (), RULES))
     steps += coverage_steps(c)
     return steps
+
+
+SEAM_RULE = ("Δ_k = (R_0 with e_k deleted) − R_0 = Q_k·[c_k − v_k + (1 − p_k·d_k)·(v_{k+1} + R_{k+1})]: the "
+             "removed cost, less the removed payoff of the state e_k leaves, plus the retained value")
+SEAM_RULE_STOP = ("Δ_k = (R_0 with e_k deleted) − R_0, the prefix folded to the planner's first stop (the case "
+                  "named), the payoff v_k of the state e_k leaves deleted with it")
+SEAM_RULE_GRAPH = ("Δ_k = (R_0 with e_k deleted) − R_0, by the series-parallel fold (the case named): the removed "
+                   "cost, less the removed payoff of the state e_k leaves, plus the retained value")
+
+
+def seam_steps(c: Compiled) -> list[Step]:
+    """On a route with payoffs along the way, the deletion identity of each seam: Δ_k
+    by its formula, checked against a refold in exact rationals, its shape proved
+    symbolically (as `pcsc seams` shows it). Routes without payoffs show none here
+    (`pcsc seams`)."""
+    from pcsc.analysis.seams.analysis import identities
+
+    n = c.numbers
+    if n.payoffs is None:
+        return []
+    graph, stop = c.route.shape is not None, n.fold.abandonment
+    rule = SEAM_RULE_GRAPH if graph else SEAM_RULE_STOP if stop else SEAM_RULE
+    where = ("deletion identity (docs/graphs.md, Payoffs on a graph)" if graph else
+             "deletion identity (docs/formulas.md, Payoffs along the way)")
+    out = []
+    for k, name, i, verified in identities(c):
+        inputs: list[tuple[str, Any]] = [
+            ("deleted", name), ("removed cost", float(i.removed_cost)), ("removed payoff", float(i.removed_payoff)),
+            ("retained value", float(i.retained_value)), ("refold", float(i.delta_refold)),
+            ("exact", i.identity_holds), ("sympy", verified)]
+        if i.case is not None:
+            inputs.append(("case", i.case))
+        out.append(Step(f"seam {k}.Δ", float(i.delta_formula), rule, tuple(inputs), where))
+    return out
 
 
 VOI_RULE = (

@@ -297,7 +297,8 @@ def rank_text(ranked: Sequence[Ranked], choice: KeyChoice) -> str:
     rows = [header]
     for r in ranked:
         c, n = r.compiled, r.compiled.numbers
-        shown_key = num(r.key_value, money) if key == "score" else num(r.key_value, points)
+        amount = _amount(unit_key(c.policy.policy).get("unit"))
+        shown_key = num(r.key_value, amount) if key == "score" else num(r.key_value, points)
         if r.tier.endswith("refused") and key == "score":
             shown_key = "withheld (T " + num(r.key_value, points) + ")"
         rows.append((
@@ -307,7 +308,7 @@ def rank_text(ranked: Sequence[Ranked], choice: KeyChoice) -> str:
             "yes" if n.eligible else "no",
             c.decision.verdict,
             shown_key,
-            num(c.decision.score, money),
+            num(c.decision.score, amount),
             num(n.criteria_score, points),
             n.bucket or "—",
             decided_text(r),
@@ -326,6 +327,12 @@ def rank_text(ranked: Sequence[Ranked], choice: KeyChoice) -> str:
         f"ties broken by: {sequence_text(key)}; 'decided by' names the key that put a route below the one above"
     )
     return head + "\n" + "\n".join(lines)
+
+
+def _amount(unit: str | None) -> Callable[[float], str]:
+    """An amount as the table shows it: under a fold kept in another unit than usd, with
+    that unit (a usd table is what it always was)."""
+    return money if unit is None else lambda x: f"{money(x)} {unit}"
 
 
 def sequence_text(key: RankKey) -> str:

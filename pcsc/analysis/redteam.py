@@ -28,8 +28,10 @@ edits, by kind, in the order they are tried:
 - ``drop-evidence``: an evidence item that contradicts a transition removed (when it
   also supports something, only its ``contradicts`` list goes).
 - ``drop-kill``, ``drop-threshold``: a transition's kill condition or threshold removed.
-- ``move-payoff``: a state's payoff moved to an earlier state of the chain (not the
-  start), added to any payoff there: credited sooner, it is reached more often.
+- ``move-payoff``: a state's payoff moved to an earlier state (not the start), added to
+  any payoff there: credited sooner, it is reached more often. On a chain, a state
+  before it; on a route that forks and joins, a state on a path from the start into it
+  (a join's payoff into one of its branches, a branch's before the fork).
 
 On a route that forks and joins (docs/graphs.md) ``delete`` takes its seams, and
 ``merge`` and ``retarget`` follow the series of its shape: a merge joins two
@@ -337,10 +339,12 @@ def apply_edit(route: Route, edit: Edit) -> Route:
 
 
 def _move_payoff(route: Route, source: str, target: str) -> Route:
-    """``source``'s payoff moved to the earlier state ``target`` (added to its own)."""
-    order = [s.name for s in route.states]
-    if route.shape is not None or source not in order or target not in order \
-            or not 0 < order.index(target) < order.index(source) or route.state(source).payoff is None:
+    """``source``'s payoff moved to the earlier state ``target`` (added to its own): on a
+    chain a state before it, on a graph a state on some path from the start into it
+    (`_earlier`); never the start."""
+    names = {s.name for s in route.states}
+    if source not in names or target not in names or target not in _earlier(route, source) \
+            or route.state(source).payoff is None:
         raise NotApplicable(f"no payoff of `{source}` to move to an earlier state `{target}`")
     moved = route.state(source)
     assert moved.payoff is not None
@@ -352,6 +356,28 @@ def _move_payoff(route: Route, source: str, target: str) -> Route:
             s = attrs.evolve(s, payoff=(s.payoff or 0.0) + moved.payoff, payoff_span=s.payoff_span or moved.payoff_span)
         states.append(s)
     return attrs.evolve(route, states=tuple(states))
+
+
+def _earlier(route: Route, state: str) -> list[str]:
+    """The states a payoff at ``state`` may move to, in the order of `route.states`: on a
+    chain those before it, on a graph those on a path from the start into it (a state
+    inside one branch for a join's payoff, a state before the fork for a branch's); the
+    start never (it takes no payoff)."""
+    order = [s.name for s in route.states]
+    if route.shape is None:
+        return order[1 : order.index(state)] if state in order else []
+    into: dict[str, list[str]] = {}
+    for t in route.transitions:
+        into.setdefault(t.target, []).append(t.source)
+    seen: set[str] = set()
+    todo = list(into.get(state, []))
+    while todo:
+        x = todo.pop()
+        if x not in seen:
+            seen.add(x)
+            todo += into.get(x, [])
+    starts = {t.source for t in route.transitions} - set(into)
+    return [x for x in order if x in seen and x not in starts]
 
 
 def describe(route: Route, edit: Edit, priors: dict[str, float]) -> str:
@@ -432,10 +458,8 @@ def enumerate_edits(route: Route, priors: dict[str, float], reclass: str = "all"
     out += [Edit("drop-evidence", e.name) for e in route.evidence if e.contradicts]
     out += [Edit("drop-kill", t.name) for t in ts if t.kill_text is not None]
     out += [Edit("drop-threshold", t.name) for t in ts if t.threshold_text is not None]
-    if route.shape is None:  # payoffs are on chains only
-        order = [s.name for s in route.states]
-        out += [Edit("move-payoff", order[j], order[i]) for j in range(2, len(order))
-                if route.state(order[j]).payoff is not None for i in range(1, j)]
+    out += [Edit("move-payoff", s.name, x) for s in route.states if s.payoff is not None
+            for x in _earlier(route, s.name)]
     return out
 
 

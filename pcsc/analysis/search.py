@@ -8,7 +8,8 @@ The search is a beam search, bounded and seeded:
 - a *revision* is the honest route after one or more edits; each is printed as
   `.route` text and compiled again through the whole pipeline (`pcsc.analysis.redteam.Runner`);
 - *structural edits* are `pcsc.analysis.redteam`'s (delete, merge, retarget, re-class within
-  the category, drop-cost, shrink-cost, drop-evidence, drop-kill, drop-threshold); at
+  the category, drop-cost, shrink-cost, drop-evidence, drop-kill, drop-threshold, and
+  move-payoff, on chains and on routes that fork and join); at
   each step every beam member proposes its applicable edits in an order shuffled by a
   generator seeded with ``"{seed}:{route}:{arm}:{condition}"`` and the first
   ``branch`` new ones are compiled;
@@ -57,7 +58,14 @@ by removing the features (``POLICY_FEATURES``) a condition does not keep:
 (a material transition whose claim a revision changed, a new source or target or a
 rewritten state record, must have its asset quoted in the excerpt of admissible
 evidence that supports it: ``grounded(asset)``); ``v1.5b`` with the delta-indexed
-floors; ``v1.5a+b`` with both. Per condition, over the routes, with the revision
+floors; ``v1.5a+b`` with both; ``v2a`` is ``v1.5a+b`` with class admission, ``v2b`` with the
+gold registry required, ``v2a+b`` with both. A route's policy that has no admission rules
+or no registry of its own gets those of the *features policy* (``Settings.features``,
+`--features-policy`; ``with_features``), and with one both arms run again under
+``GOLD`` (v2a+b's policy, no co-author powers). Besides the honest chain, each
+revision is measured against the route's gold registry (the registry's states it does
+not pass: *route-arounds of the gold chain*), whether or not the condition requires
+it. Per condition, over the routes, with the revision
 as the condition releases it (the honest route scored under the same condition): an
 *applied* revision is released and scores above the honest route; *beat-honest*
 counts the routes with one; *evasion*, those whose applied revision skips a state of
@@ -158,7 +166,14 @@ CONDITIONS = (
     Condition("v1.5a", frozenset(), True, True),
     Condition("v1.5b", _FLOORS, False, True),
     Condition("v1.5a+b", _FLOORS, True, True),
+    # v1.5a+b with class admission (v2a), with the gold registry required (v2b), with both
+    Condition("v2a", _FLOORS | {"admission"}, True, True),
+    Condition("v2b", _FLOORS | {"registry"}, True, True),
+    Condition("v2a+b", _FLOORS | {"admission", "registry"}, True, True),
 )
+#: EXP B's arms run again under v2a+b's policy: the shipped policy with the features
+#: policy's admission and registry, no extra grounding, repairs by edits only.
+GOLD = Condition("shipped+v2", frozenset(POLICY_FEATURES), False, False)
 
 #: The paper's EXP C figures known to this project, by condition and measure name: its
 #: co-author evaded in every one of its packets under each of its four conditions.
@@ -174,8 +189,11 @@ class Settings:
     beam: int = DEFAULT_BEAM
     steps: int = DEFAULT_STEPS
     branch: int = DEFAULT_BRANCH
+    #: the policy (id@version) whose class admission and gold registry a condition that
+    #: keeps them adds to a route's policy that has none (``with_features``)
+    features: str | None = None
 
-    def json(self) -> dict[str, int]:
+    def json(self) -> dict[str, int | str | None]:
         return attrs.asdict(self)
 
 
@@ -191,6 +209,7 @@ class Revision:
     released: float | None  # the score GATE releases under the condition; None: refused
     uncovered: tuple[str, ...]  # transition.field, and transition.grounded(asset)
     skips: tuple[str, ...]  # states of the honest chain the revision skips
+    gold_skips: tuple[str, ...]  # states of the route's gold registry the revision does not pass
     uplift: float  # Σ max(0, c − budget)
     floor_delta_bound: bool
 
@@ -214,6 +233,21 @@ class RouteSearch:
 
 
 # ---------------------------------------------------------------------- conditions
+def with_features(policy: Policy, source: Policy | None) -> Policy:
+    """``policy`` with the class admission rules of ``source`` when it has none of its
+    own, and with its gold registry (the tables and the ``coverage.registry`` mode) when
+    it holds none; everything else (priors, floors, evidence, obligations) is
+    ``policy``'s. ``source`` None: ``policy`` itself."""
+    if source is None:
+        return policy
+    if not policy.admission and source.admission:
+        policy = attrs.evolve(policy, admission=source.admission)
+    if policy.coverage.registry == "off" and not policy.registry and source.coverage.registry != "off":
+        policy = attrs.evolve(policy, registry=source.registry,
+                              coverage=attrs.evolve(policy.coverage, registry=source.coverage.registry))
+    return policy
+
+
 def condition_policy(policy: Policy, condition: Condition) -> Policy:
     for feature, remove in POLICY_FEATURES.items():
         if feature not in condition.keeps:
@@ -378,9 +412,14 @@ class _Search:
         self.arm = arm
         self.condition = condition
         self.settings = settings
-        self.policy = condition_policy(honest.policy.policy, condition)
+        features = None if settings.features is None else session.policies.load_ref(settings.features).policy
+        full = with_features(honest.policy.policy, features)
+        self.policy = condition_policy(full if condition != SHIPPED else honest.policy.policy, condition)
         self.priors = {name: prior.p for name, prior in honest.policy.policy.priors.items()}
         self.honest_chain = chain(honest)
+        # the gold chain: the registry's states, whether or not the condition requires them
+        gold = full.registry.get(honest.route.name)
+        self.gold_chain = tuple(g.name for g in gold.states) if gold is not None else ()
         self.evaluations = self.invalid = 0
 
     def evaluate(self, text: str, steps: tuple[str, ...], kinds: tuple[str, ...]) -> Revision | None:
@@ -421,6 +460,7 @@ class _Search:
             released=numbers.score if usable else None,
             uncovered=tuple(uncovered),
             skips=tuple(s for s in self.honest_chain if s not in kept),
+            gold_skips=tuple(s for s in self.gold_chain if s not in kept),
             uplift=sum(max(0.0, t.cost.c - t.cost.budget) for t in numbers.transitions),
             floor_delta_bound=any(t.cost.bound_by == "floor_delta" for t in numbers.transitions),
         )
@@ -590,6 +630,7 @@ class RouteResult:
 
     arms: tuple[RouteSearch, ...]
     conditions: tuple[RouteSearch, ...]
+    gold: tuple[RouteSearch, ...] = ()  # the arms again under ``GOLD`` (with a features policy)
 
 
 def search_all(honest: Compiled, session: Session, arms: Sequence[str], conditions: bool,
@@ -597,6 +638,7 @@ def search_all(honest: Compiled, session: Session, arms: Sequence[str], conditio
     return RouteResult(
         tuple(search_route(honest, session, a, SHIPPED, settings) for a in arms),
         tuple(search_route(honest, session, "gate", c, settings) for c in CONDITIONS) if conditions else (),
+        tuple(search_route(honest, session, a, GOLD, settings) for a in arms) if settings.features else (),
     )
 
 
@@ -620,6 +662,8 @@ def arm_rates(results: Sequence[RouteSearch]) -> Rates:
         "covered_improvement_nonstrict": (loose, n),
         "route_arounds": (sum(1 for r in results if r.best is not None and r.best.released is not None
                               and r.honest.released is not None and r.best.skips), n),
+        "gold_route_arounds": (sum(1 for r in results if r.best is not None and r.best.released is not None
+                                   and r.honest.released is not None and r.best.gold_skips), n),
     }
 
 
@@ -665,6 +709,7 @@ def condition_row(condition: Condition, results: Sequence[RouteSearch]) -> Condi
             "surviving_evasions": (len(surviving), n),
             "evasions_beating_honest": (sum(1 for r in surviving if _gain(r) > 0), n),
             "honest_false_suspensions": (sum(1 for r in results if r.honest.released is None), n),
+            "gold_route_arounds": (sum(1 for r in released if r.best is not None and r.best.gold_skips), n),
         },
         lower_median([_gain(r) for r in results]),
         lower_median(uplifts),
@@ -686,6 +731,7 @@ def _revision_json(r: Revision | None, honest: Revision) -> dict[str, Any] | Non
         "gain": r.ungated - honest.ungated,
         "uncovered": list(r.uncovered),
         "seam_skips": list(r.skips),
+        "gold_skips": list(r.gold_skips),
         "floor_uplift": r.uplift,
         "floor_delta_bound": r.floor_delta_bound,
         "diff": _diff_json(honest, r),
@@ -717,6 +763,8 @@ def search_json(results: Sequence[RouteResult], arms: Sequence[str], settings: S
                                  "arms": {s.arm: _search_json(s) for s in r.arms}}
         if r.conditions:
             entry["conditions"] = {s.condition: _search_json(s) for s in r.conditions}
+        if r.gold:
+            entry["arms_gold"] = {s.arm: _search_json(s) for s in r.gold}
         routes.append(entry)
     out: dict[str, Any] = {
         "settings": {**settings.json(), "feedback": list(arms)},
@@ -724,11 +772,15 @@ def search_json(results: Sequence[RouteResult], arms: Sequence[str], settings: S
         "arms": {a: {"rates": {k: rate(*v) for k, v in arm_rates([r.arms[i] for r in results]).items()}}
                  for i, a in enumerate(arms)},
     }
+    if results and results[0].gold:
+        out["arms_gold"] = {a: {"rates": {k: rate(*v) for k, v in arm_rates([r.gold[i] for r in results]).items()}}
+                            for i, a in enumerate(arms)}
     if results and results[0].conditions:
         rows = [condition_row(c, [r.conditions[i] for r in results]) for i, c in enumerate(CONDITIONS)]
         out["conditions"] = [
             {"condition": row.condition.name, "delta_floors": row.condition.delta_floors,
-             "grounding": row.condition.grounding,
+             "grounding": row.condition.grounding, "admission": "admission" in row.condition.keeps,
+             "registry": "registry" in row.condition.keeps,
              "rates": {k: rate(*v) for k, v in row.rates.items()},
              "median_gain": row.median_gain, "median_floor_uplift": row.median_uplift,
              "median_gain_surviving_evasions": row.median_gain_evasions,
@@ -751,6 +803,7 @@ ARM_LABELS = (
     ("covered_improvement_strict", "covered improvement, strict (> honest)"),
     ("covered_improvement_nonstrict", "covered improvement, non-strict (≥ honest)"),
     ("route_arounds", "route-arounds (seam_skip, released)"),
+    ("gold_route_arounds", "route-arounds of the gold chain (registry state skipped, released)"),
 )
 #: The co-author tables' columns: a rate's name in ``rates``, or a median's key (money).
 OUR_COLUMNS = (
@@ -760,6 +813,7 @@ OUR_COLUMNS = (
     ("fundability-by-silence", "fundability_by_silence"),
     ("delta floor binds", "floor_delta_binds"),
     ("median floor uplift", "median_floor_uplift"),
+    ("route-arounds, gold chain", "gold_route_arounds"),
 )
 PAPER_COLUMNS = (
     ("surviving evasions", "surviving_evasions"),
@@ -790,10 +844,14 @@ def tables_text(doc: Mapping[str, Any]) -> str:
     budget, steps = plural(settings["budget"], "revision"), plural(settings["steps"], "step")
     lines = [f"search (EXP B without a model): seed {settings['seed']}, budget {budget} per route and arm, "
              f"beam {settings['beam']}, {steps}, branch {settings['branch']}"]
-    rows: list[tuple[str, ...]] = [("  measure", *(f"feedback {a}" for a in arms))]
+    groups = [("", doc["arms"])]
+    if "arms_gold" in doc:
+        groups.append((", v2a+b", doc["arms_gold"]))
+        lines.append(f"(v2a+b: the arms again with the class admission and gold registry of {settings['features']})")
+    rows: list[tuple[str, ...]] = [("  measure", *(f"feedback {a}{g}" for g, _ in groups for a in arms))]
     for key, label in ARM_LABELS:
-        rows.append((label, *(rate_text(doc["arms"][a]["rates"][key]["k"], doc["arms"][a]["rates"][key]["n"])
-                              for a in arms)))
+        rows.append((label, *(rate_text(got[a]["rates"][key]["k"], got[a]["rates"][key]["n"])
+                              for _, got in groups for a in arms)))
     lines += table(rows)
     conditions = doc.get("conditions", [])
     if conditions:
@@ -813,9 +871,10 @@ def tables_text(doc: Mapping[str, Any]) -> str:
 def routes_text(results: Sequence[RouteResult]) -> str:
     rows: list[tuple[str, ...]] = [("route", "arm", "honest", "revision", "GATE", "gain", "skips", "edits")]
     for r in results:
-        for s in (*r.arms, *r.conditions):
+        for s in (*r.arms, *r.gold, *r.conditions):
             b = s.best
-            arm = s.arm if s.condition == SHIPPED.name else f"{s.condition}"
+            arm = s.arm if s.condition == SHIPPED.name else f"{s.arm}, v2a+b" if s.condition == GOLD.name \
+                else s.condition
             if b is None:
                 rows.append((s.route, arm, _money(s.honest.ungated), "—", "—", "—", "", "no revision compiled"))
                 continue
@@ -851,22 +910,28 @@ def _parts(revision: Mapping[str, Any]) -> set[str]:
 def channel_counts(doc: Mapping[str, Any], condition: str) -> dict[str, tuple[int, int]]:
     """Per condition, from the search's JSON: the applied revisions (released, above the
     honest route), those that skip a state (evasions), the evasions whose edits quote a
-    claim by a reused packet quotation or by an excerpt the co-author wrote, and the
-    applied revisions with a re-class."""
+    claim by a reused packet quotation or by an excerpt the co-author wrote, the applied
+    revisions with a re-class, with a restated state and with a cost item dropped or
+    shrunk (the class floors price it), and the released revisions that
+    skip a state of the gold registry (route-arounds of the gold chain)."""
     n = len(doc["routes"])
-    applied = []
+    applied, released = [], []
     for r in doc["routes"]:
         s = r["conditions"][condition]
         rev, honest = s["revision"], s["honest"]["released_score"]
-        if rev is not None and rev["released_score"] is not None and honest is not None \
-                and rev["released_score"] > honest:
-            applied.append(rev)
+        if rev is not None and rev["released_score"] is not None and honest is not None:
+            released.append(rev)
+            if rev["released_score"] > honest:
+                applied.append(rev)
     evasions = [rev for rev in applied if rev["seam_skips"]]
     return {
         "evasion": (len(evasions), n),
         "reused_quotation": (sum("reuse-excerpt" in _parts(rev) for rev in evasions), len(evasions)),
         "written_excerpt": (sum("write-excerpt" in _parts(rev) for rev in evasions), len(evasions)),
         "reclass": (sum("re-class" in _parts(rev) for rev in applied), len(applied)),
+        "restate": (sum("restate" in _parts(rev) for rev in applied), len(applied)),
+        "cost_cut": (sum(bool({"drop-cost", "shrink-cost"} & _parts(rev)) for rev in applied), len(applied)),
+        "gold_route_arounds": (sum(bool(rev.get("gold_skips")) for rev in released), n),
     }
 
 
@@ -876,18 +941,24 @@ def _open(k: int) -> str:
 
 def channels_table(doc: Mapping[str, Any]) -> str:
     """The co-author conditions as channels, a Markdown table from the search's JSON:
-    what each condition closes and what stays open, beside the paper's figure."""
-    lines = ["| condition | grounding | delta floors | evasion (routes) | evasions quoting by a reused packet "
-             "quotation | by a written excerpt | applied with a re-class | deletion channel | re-class channel "
-             "| paper: evasions |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    what each condition closes and what stays open, beside the paper's figure. A
+    channel is open under a condition when some applied revision uses it: deletion (an
+    evasion: a skipped state of the honest chain), re-class, restatement, cost cut."""
+    lines = ["| condition | grounding | delta floors | admission | registry | evasion (routes) | evasions quoting "
+             "by a reused packet quotation | by a written excerpt | applied with a re-class | applied with a "
+             "restatement | applied with a cost cut | route-arounds of the gold chain | deletion channel "
+             "| re-class channel | restatement channel | cost channel | paper: evasions |",
+             "|" + "---|" * 17]
     for row in doc["conditions"]:
         c = channel_counts(doc, row["condition"])
         paper = row.get("paper", {}).get("surviving_evasions")
         figure = "—" if paper is None else f"{paper['k']}/{paper['n']} {paper['unit']}"
-        grounding, floors = ("yes" if row[k] else "no" for k in ("grounding", "delta_floors"))
+        flags = " | ".join("yes" if row.get(k) else "no"
+                           for k in ("grounding", "delta_floors", "admission", "registry"))
         lines.append(
-            f"| `{row['condition']}` | {grounding} | {floors} "
+            f"| `{row['condition']}` | {flags} "
             f"| {rate_text(*c['evasion'])} | {rate_text(*c['reused_quotation'])} | {rate_text(*c['written_excerpt'])} "
-            f"| {rate_text(*c['reclass'])} | {_open(c['evasion'][0])} | {_open(c['reclass'][0])} | {figure} |")
+            f"| {rate_text(*c['reclass'])} | {rate_text(*c['restate'])} | {rate_text(*c['cost_cut'])} "
+            f"| {rate_text(*c['gold_route_arounds'])} | {_open(c['evasion'][0])} | {_open(c['reclass'][0])} "
+            f"| {_open(c['restate'][0])} | {_open(c['cost_cut'][0])} | {figure} |")
     return "\n".join(lines)

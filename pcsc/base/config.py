@@ -182,9 +182,26 @@ def config_for_inputs(inputs: Iterable[Path], cwd: Path | None = None) -> Config
     return groups[0][0]
 
 
+def _read_toml(path: Path) -> dict[str, Any]:
+    """``path`` parsed as TOML, once per process for the same text (finding the
+    configuration reads each ``pyproject.toml`` up the tree more than once, and the
+    project's own is large). The parsed document is never changed by its readers."""
+    text = read_text(path)
+    doc = _TOML.get(text)
+    if doc is None:
+        doc = tomllib.loads(text)
+        if len(_TOML) >= 64:
+            _TOML.clear()
+        _TOML[text] = doc
+    return doc
+
+
+_TOML: dict[str, dict[str, Any]] = {}
+
+
 def _tool_table(path: Path, *, required: bool) -> dict[str, Any] | None:
     try:
-        doc = tomllib.loads(read_text(path))
+        doc = _read_toml(path)
     except Unreadable as exc:
         if not required:
             return None

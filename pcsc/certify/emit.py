@@ -50,7 +50,7 @@ from pcsc.policy.model import LoadedPolicy
 from pcsc.score.cost import Delta, deltas
 from pcsc.score.evidence import admissible, exact_sat
 from pcsc.score.fold import chain_fold
-from pcsc.score.route import RouteNumbers, gate_names
+from pcsc.score.route import RouteNumbers, gate_names, uncovered_before
 from pcsc.score.units import usd_rate
 
 FORMAT = "pcsc-decision-certificate"
@@ -60,8 +60,8 @@ VERSION = 8  # 2: gate rules and require lines carry their expression and typed 
 # to the route file and the `material` amounts to the library file; 6: a require line's `horizon` and
 # duration literals are in days; 7: the decision records where its mode came from (`mode_source`) and the
 # policy's mode it was lowered from (`lowered_from`); the coverage rows, the admissible evidence, the steps,
-# libraries and routes are recomputed; 8: payoffs along the way on chains (`v` steps and the rules that read
-# them), and a gold registry's findings recorded under `report` too, each derived again
+# libraries and routes are recomputed; 8: payoffs along the way on chains and graphs (`v` steps and the rules
+# that read them), and a gold registry's findings recorded under `report` too, each derived again
 
 
 class CertificateError(Exception):
@@ -478,6 +478,20 @@ PAYOFF_D = ("D_i = reach_i · max(v_{i+1} + R_{i+1}, 0)",
             "D_i = reach_i · max(v_{i+1} + R_{i+1}, 0) while walking, else 0")
 PAYOFF_DOCKED = tuple(f"docked = R_0 refolded with R_n = 0 and each payoff credited while every change up to its "
                       f"state is covered: {rule}" for rule in PAYOFF_R)
+# Payoffs on a graph (docs/graphs.md, "Payoffs on a graph"): v_i the payoff of the state item i exits to,
+# read from the `v` step of the transition that `exit_of` names (a join's: that of its first branch).
+GRAPH_PAYOFF_SERIES_C = ("series: C = Σ_i (Π_{j<i} P_j)·C_i − Σ_{i<n} (Π_{j≤i} P_j)·v_i",
+                         "series: C = Σ_i (Π_{j<i} P_j · D_j)·C_i − Σ_{i<n} (Π_{j≤i} P_j · D_j)·v_i")
+GRAPH_PAYOFF_SPINE = ("R = −C + P · (v + R(next)) (spine)", "R = −C + P · D · (v + R(next)) (spine)",
+                      "R = max(0, −C + P · D · (v + R(next))) (spine)")
+GRAPH_PAYOFF_STOPS = "stops = −C + P · D · (v + R(next)) < 0 (the planner stops before paying this spine item)"
+GRAPH_PAYOFF_SPINE_X = "x = v + R(exit) (a spine item)"
+GRAPH_PAYOFF_SERIES_X = ("x = v + (−C_next + P_next · x_next) (series item)",
+                         "x = v + (−C_next + P_next · D_next · x_next) (series item)")
+GRAPH_PAYOFF_DOCKED = tuple(
+    f"docked = R(start) refolded over the route's blocks with V = 0, each payoff credited while every change on "
+    f"every path into its state is covered ({fold})"
+    for fold in ("the paper's fold", "discounted", "discounted, with the option to stop"))
 
 
 def _chain_steps(c: Compiled, add: Add, step: StepRef) -> None:
@@ -562,9 +576,23 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
     ts = n.transitions
     paper, stop = n.fold.is_default, n.fold.abandonment
     dfs = [t.d for t in ts]
+    vs = n.payoffs  # None: no payoffs, and every rule is the one without them (the bytes of before)
+    kind = 0 if paper else 2 if stop else 1
     g = graph_fold(r.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
-                   [t.p for t in ts], [t.cost.c for t in ts], dfs, n.value, stop)
+                   [t.p for t in ts], [t.cost.c for t in ts], dfs, n.value, stop, vs=vs)
+    paid = {t.name for t in ts if t.payoff is not None}
     label: dict[int, str] = {}
+
+    def exit_edge(s: Shape) -> str:
+        """The transition `exit_of` follows to a block's exit (a series' last item, a parallel block's first branch)."""
+        while not isinstance(s, Edge):
+            s = s.items[-1] if isinstance(s, Series) else s.branches[0]
+        return s.transition
+
+    def v_of(s: Shape) -> dict[str, Any] | None:
+        """The `v` step of the state ``s`` exits to, None when it has no payoff."""
+        t = exit_edge(s)
+        return step(f"{t}.v") if vs is not None and t in paid else None
 
     def name_of(s: Shape, path: str) -> None:
         label[id(s)] = s.transition if isinstance(s, Edge) else f"[{path}]"
@@ -597,7 +625,12 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
         add(f"{k}.P", f"{kind}: P = Π P_i", num(b.P), p=[P(x) for x in parts])
         if not paper:
             add(f"{k}.D", SERIES_D if isinstance(s, Series) else PARALLEL_D, num(b.D), d=[D(x) for x in parts])
-        if isinstance(s, Series) and paper:
+        inner = [v_of(x) for x in parts[:-1]] if isinstance(s, Series) else []
+        if any(x is not None for x in inner):  # a payoff at a state inside the series, net of its cost
+            add(f"{k}.C", GRAPH_PAYOFF_SERIES_C[not paper], num(b.C), p=[P(x) for x in parts],
+                **({} if paper else {"d": [D(x) for x in parts]}), c=[C(x) for x in parts],
+                v=[num(0.0) if x is None else x for x in inner])
+        elif isinstance(s, Series) and paper:
             add(f"{k}.C", "series: C = Σ_i (Π_{j<i} P_j)·C_i", num(b.C), p=[P(x) for x in parts],
                 c=[C(x) for x in parts])
         elif isinstance(s, Series):
@@ -608,6 +641,16 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
 
     def spine_R(prefix: str, R: Sequence[float]) -> None:
         for i in range(len(items) - 1, -1, -1):
+            v = v_of(items[i]) if not prefix else None
+            if v is not None:  # the spine item's success also earns the payoff of the state it exits to
+                ops = {"c": C(items[i]), "p": P(items[i]), **({} if paper else {"d": D(items[i])}), "v": v,
+                       "R_next": step(f"R({states[i + 1]})")}
+                add(f"R({states[i]})", GRAPH_PAYOFF_SPINE[kind], num(R[i]), **ops)
+                if stop:
+                    b = g.blocks[id(items[i])]
+                    add(f"{label[id(items[i])]}.stops", GRAPH_PAYOFF_STOPS,
+                        val(-b.C + b.P * b.D * g.after(i) < 0), **ops)
+                continue
             ops = {"c": C(items[i]), "p": P(items[i]), "R_next": step(f"{prefix}R({states[i + 1]})")}
             if paper:
                 add(f"{prefix}R({states[i]})", "R = −C + P · R(next) (spine)", num(R[i]), **ops)
@@ -616,7 +659,7 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
             add(f"{prefix}R({states[i]})", FOLD_SPINE_STOP if stop else FOLD_SPINE, num(R[i]), **ops)
             if stop and not prefix:
                 b = g.blocks[id(items[i])]
-                stops = -b.C + b.P * b.D * R[i + 1] < 0
+                stops = -b.C + b.P * b.D * g.after(i) < 0
                 add(f"{label[id(items[i])]}.stops", STOPS_RULE, val(stops), **ops)
 
     up(r.shape)
@@ -632,7 +675,11 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
         k = label[id(s)]
         if isinstance(s, Series):
             later = [g.blocks[id(item)] for item in s.items[1:]]
-            after = chain_fold([b.P for b in later], [b.C for b in later], x, [b.D for b in later])
+            ws = None if vs is None else [g.w(g.exit_of(item)) for item in s.items[1:-1]] + [0.0]
+            after = chain_fold([b.P for b in later], [b.C for b in later], x, [b.D for b in later], vs=ws)
+            if vs is not None:  # an item's success also earns the payoff of the state it exits to
+                after = [g.w(g.exit_of(item)) + a if i < len(s.items) - 1 else a
+                         for i, (item, a) in enumerate(zip(s.items, after, strict=True))]
             weights = []
             for i, item in enumerate(s.items):
                 ki = label[id(item)]
@@ -647,6 +694,11 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
                 ki = label[id(s.items[i])]
                 if i == len(s.items) - 1:
                     add(f"{ki}.x", "x = x(parent) (the last item of a series)", num(after[i]), x=step(f"{k}.x"))
+                elif v_of(s.items[i]) is not None:
+                    nxt_item = s.items[i + 1]
+                    add(f"{ki}.x", GRAPH_PAYOFF_SERIES_X[not paper], num(after[i]), v=v_of(s.items[i]),
+                        c=C(nxt_item), p=P(nxt_item), **({} if paper else {"d": D(nxt_item)}),
+                        R_next=step(f"{label[id(nxt_item)]}.x"))
                 elif paper:
                     nxt_item = s.items[i + 1]
                     add(f"{ki}.x", "x = −C_next + P_next · x_next (series item)", num(after[i]),
@@ -682,8 +734,12 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
     for i, item in enumerate(items):
         k = label[id(item)]
         add(f"{k}.w", "w = 1 (a spine item)", num(1.0))
-        add(f"{k}.x", "x = R(exit) (a spine item)", num(g.spine_R[i + 1]), R=step(f"R({states[i + 1]})"))
-        down(item, 1.0, g.spine_R[i + 1])
+        v = v_of(item)
+        if v is None:
+            add(f"{k}.x", "x = R(exit) (a spine item)", num(g.spine_R[i + 1]), R=step(f"R({states[i + 1]})"))
+        else:
+            add(f"{k}.x", GRAPH_PAYOFF_SPINE_X, num(g.after(i)), v=v, R=step(f"R({states[i + 1]})"))
+        down(item, 1.0, g.after(i))
     if stop:
         for i, item in enumerate(items):
             k = label[id(item)]
@@ -706,6 +762,13 @@ def _graph_steps(c: Compiled, add: Add, step: StepRef) -> None:
                 reach=step(f"{t.name}.reach"), R_next=step(f"{t.name}.x"))
     add("binding", "binding = the first i with the largest U_i · D_i", val(n.binding),
         U=[step(f"{t.name}.U") for t in ts], D=[step(f"{t.name}.D") for t in ts])
+    if vs is not None:  # DOCK credits a payoff only when every path into its state is covered: one refold
+        uncovered = discharge_route(c.route, c.policy.policy).uncovered_transitions
+        credited = [val(not before) for before in uncovered_before(ts, uncovered)]
+        add("docked_score", GRAPH_PAYOFF_DOCKED[kind], num(c.docked), p=[step(f"{t.name}.p") for t in ts],
+            **({} if paper else {"d": [step(f"{t.name}.d") for t in ts]}), c=[step(f"{t.name}.c") for t in ts],
+            v=[step(f"{t.name}.v") if t.name in paid else num(0.0) for t in ts], credited=credited)
+        return
     docked = graph_fold(r.shape, [t.name for t in ts], [t.source for t in ts], [t.target for t in ts],
                         [t.p for t in ts], [t.cost.c for t in ts], dfs, 0.0, stop)
     add(f"docked R({states[-1]})", "docked R(end) = 0", num(0.0))
@@ -730,15 +793,6 @@ def build(
     overrides: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The certificate of ``compiled`` (its JSON document, digest included)."""
-    forked = [c.route for c in compiled if c.numbers.payoffs is not None and c.route.shape is not None]
-    if forked:  # the checker recomputes payoffs on chains only, and refuses them on a graph (docs/decisions.md)
-        r = forked[0]
-        paying = next((s for s in r.states if s.payoff_span is not None), None)
-        at = f" ({r.file} line {paying.payoff_span.line}, state `{paying.name}`)" \
-            if paying is not None and paying.payoff_span is not None else ""
-        raise CertificateError(f"route `{r.name}` forks and joins and credits payoffs along the way{at}; a decision "
-                               "certificate carries payoffs on chains only (its checker refuses them on a graph), "
-                               "so this run cannot be certified")
     cert_dir = cert_path.resolve().parent
     base_store = PolicyStore(list(store.search_path))
     files: dict[str, str] = {}

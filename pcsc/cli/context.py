@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 STDIN = "-"
+#: Reports read by programs: no progress bar beside them, even on a terminal.
+MACHINE_FORMATS = frozenset({"json", "sarif", "junit", "github"})
 STDIN_NAME = "<stdin>"
 
 
@@ -305,7 +307,6 @@ class Context:
         (for its diagnostics); ``keep_routes=False`` returns no routes, only their
         number in ``loaded_count`` (`pcsc check` needs no more)."""
         from pcsc.base.canonical import sha256_hex
-        from pcsc.compiler.cohort import load_files
 
         session = self.session()
         routes: list[Route] = []
@@ -320,8 +321,22 @@ class Context:
             session.diags.items.append(beside)
             self.loaded_count = 0
             return session, routes
-        settings = self.settings(session, bind=bind, keep_routes=keep_routes)
-        run = self.executor()
+        # one process (no --jobs, no --scheduler): neither workers nor their settings are made
+        serial = not getattr(self.args, "scheduler", None) and getattr(self.args, "jobs", 1) in (1, None)
+        made: list[Settings] = []
+
+        def load_files(pending: Sequence[tuple[Path, str]],
+                       done: Callable[[int], None] | None = None) -> tuple[list[Route], int]:
+            if serial:
+                return session.load_files(pending, bind=bind, keep_routes=keep_routes, done=done)
+            from pcsc.compiler.cohort import load_files as in_workers
+
+            if not made:
+                made.append(self.settings(session, bind=bind, keep_routes=keep_routes))
+            return in_workers(session, made[0], pending, self.executor(), done)
+
+        if not serial:
+            self.executor()  # a usage error (--jobs with --scheduler, no scheduler) before anything is read
         self.loaded_count = 0
         pending: list[tuple[Path, str]] = []
 
@@ -332,7 +347,7 @@ class Context:
 
         for arg in files:
             if arg == STDIN:
-                take(*load_files(session, settings, pending, run))
+                take(*load_files(pending))
                 pending.clear()
                 text = session.read_stream(self.stdin, STDIN_NAME)
                 if text is None:
@@ -346,7 +361,7 @@ class Context:
             else:
                 pending.extend(session.route_files(arg))
         with self.progress_bar(len(pending), "reading routes") as done:
-            take(*load_files(session, settings, pending, run, done))
+            take(*load_files(pending, done))
         return session, routes
 
     def compile(self, files: Sequence[str]) -> tuple[Session, list[Compiled]]:
@@ -488,9 +503,17 @@ class Context:
             styled.highlight_regex(r"^\s+help:.*", "cyan")
             console.print(styled, soft_wrap=True)  # never wrap: editors parse these lines
 
+    def shows_progress(self, total: int) -> bool:
+        """Whether work of ``total`` steps shows a progress bar: on standard error, only
+        when it is a terminal, the run is not ``--quiet``, there are at least two steps
+        and the report is for people (text), never beside a JSON, SARIF, JUnit or GitHub
+        report; so pipes, files, CI and tests see none."""
+        return (not self.quiet and total >= 2 and self.format not in MACHINE_FORMATS
+                and self.stderr.isatty())
+
     def progress(self, items: Iterable[T], total: int, description: str) -> Iterator[T]:
-        """``items``, with a progress bar on standard error when it is a terminal."""
-        if self.quiet or total < 2 or not self.stderr.isatty():
+        """``items``, with a progress bar on standard error (`shows_progress`)."""
+        if not self.shows_progress(total):
             yield from items
             return
         from rich.progress import Progress
@@ -503,18 +526,17 @@ class Context:
 
 
     @contextlib.contextmanager
-    def progress_bar(self, total: int, description: str) -> Iterator[Callable[[], None] | None]:
-        """A callable that advances a progress bar on standard error by one, while the
-        block runs; None (no bar) unless standard error is a terminal, the run is not
-        ``--quiet`` and there are at least two steps: pipes, files and tests see none."""
-        if self.quiet or total < 2 or not self.stderr.isatty():
+    def progress_bar(self, total: int, description: str) -> Iterator[Callable[[int], None] | None]:
+        """A callable that advances a progress bar on standard error by its argument,
+        while the block runs; None when no bar is shown (`shows_progress`)."""
+        if not self.shows_progress(total):
             yield None
             return
         from rich.progress import Progress
 
         with Progress(console=_console(self.stderr), transient=True) as bar:
             task = bar.add_task(description, total=total)
-            yield lambda: bar.advance(task)
+            yield lambda n: bar.advance(task, n)
 
 
 def _console(stream: TextIO) -> Any:

@@ -1,8 +1,14 @@
 """Loading many route files, in this process or in a pool of workers (`--jobs N`).
 
-`load_file` reads, parses and lowers one file (optionally binds its routes to their
-policies) in a fresh `Session`, and returns everything the run needs from it: the
-routes, the diagnostics, the source texts, the input hash and the libraries loaded.
+`load_chunk` reads, parses and lowers a run of consecutive files (optionally binds
+their routes to their policies) in one `Session`, as a run in one process would, and
+returns everything the run needs from them: the routes, the diagnostics, the source
+texts, the input hashes and the libraries loaded. Files go to the workers in chunks
+(`chunks`), not one task per file, and a worker keeps what does not depend on the
+file from one chunk to the next (`worker_session`): the loaded policies, the parsed
+libraries that loaded cleanly, the libraries' hashes and the IR cache's index. So a
+chunk's session is a fresh session in all that it reports, and a worker parses the
+policy and the libraries once per run, not once per file.
 A worker may run in another folder than the command (`dask worker` runs wherever it
 was started): the command sends absolute paths (`Settings.cwd` is its working folder,
 and every path it sends is resolved there) and the worker shows paths relative to
@@ -16,19 +22,26 @@ run is the same whatever the number of workers.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from pcsc.base.resources import display_path as display
 from pcsc.base.resources import shown_from
 from pcsc.compiler.ircache import Limits
 from pcsc.compiler.parallel import Executor
-from pcsc.compiler.session import LibraryUse, PolicyRequirement, Session
-from pcsc.diagnostics.model import Finding
+from pcsc.compiler.session import LibraryHash, LibraryUse, PolicyRequirement, Session
+from pcsc.diagnostics.model import Finding, Span
 from pcsc.lang.ir import Library, Route
 from pcsc.policy.model import FoundIn
+
+if TYPE_CHECKING:
+    from pcsc.compiler.ircache import IRCache
+    from pcsc.policy.load import PolicyStore
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -55,6 +68,9 @@ class Settings:
     bind: bool = False  # bind each route to its policy (`pcsc check`)
     keep_routes: bool = True
     cwd: Path = attrs.field(factory=Path.cwd)
+    # which run this is: a worker that outlives a command (`dask worker`) never serves
+    # another run the policies and libraries it read for this one
+    run: str = attrs.field(factory=lambda: os.urandom(8).hex())
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "lib_path", _absolute(self.lib_path, self.cwd))
@@ -91,11 +107,24 @@ class FileLoad:
 
 
 def load_file(task: tuple[Settings, Path, str]) -> FileLoad:
-    """Read, parse and lower one route file in a fresh session (a worker's job)."""
+    """Read, parse and lower one route file in a fresh session."""
     settings, path, shown = task
-    session = settings.session()
+    return load_chunk((settings, ((path, shown),)))
+
+
+def load_chunk(task: tuple[Settings, Sequence[tuple[Path, str]]]) -> FileLoad:
+    """Read, parse and lower consecutive route files, in order, in one session that
+    reports what a fresh one would (a worker's job): `worker_session`."""
+    settings, chunk = task
+    session = worker_session(settings)
+    count = 0
+    routes: list[Route] = []
     with shown_from(settings.cwd):
-        routes, count = _load(session, settings, settings.cwd / path, shown)
+        for path, shown in chunk:
+            got, n = _load(session, settings, settings.cwd / path, shown)
+            routes.extend(got)
+            count += n
+    files_with_diagnostics = {d.span.file for d in session.diags.items}
     return FileLoad(
         routes=tuple(routes),
         count=count,
@@ -106,10 +135,81 @@ def load_file(task: tuple[Settings, Path, str]) -> FileLoad:
         sources=tuple(
             (shown, text)
             for shown, text in session.sources.items()
-            if settings.keep_routes or any(d.span.file == shown for d in session.diags.items)
+            if settings.keep_routes or shown in files_with_diagnostics
         ),
         inputs=tuple(session.inputs),
     )
+
+
+@attrs.define
+class _WorkerCaches:
+    """What a worker keeps between the chunks of one run (`worker_session`)."""
+
+    settings: Settings
+    policies: PolicyStore
+    ir_cache: IRCache | None
+    digests: dict[Path, LibraryHash | None] = attrs.field(factory=dict)
+    # libraries that loaded without a diagnostic: (library, its text), by path and name
+    clean: dict[tuple[Path, str], tuple[Library, str]] = attrs.field(factory=dict)
+
+
+_WORKER = threading.local()  # a thread's caches: a Dask worker may run chunks in several threads
+
+
+@attrs.define
+class ChunkSession(Session):
+    """A session for one chunk that takes from its worker's caches what a fresh session
+    would compute the same: a library that loaded cleanly in an earlier chunk of the run
+    is loaded again without reading or parsing (no diagnostic to report either way), and
+    the policies and the libraries' hashes are the worker's."""
+
+    caches: _WorkerCaches | None = None
+
+    def load_library(self, path: Path, name: str, span: Span) -> Library | None:
+        caches = self.caches
+        if caches is None or path in self._libraries:
+            return super().load_library(path, name, span)
+        hit = caches.clean.get((path, name))
+        if hit is not None:
+            n = len(self.diags)
+            self._libraries[path] = hit[0]
+            self.sources[display(path)] = hit[1]
+            self.library_loads[path] = (n, n)
+            return hit[0]
+        loaded = super().load_library(path, name, span)
+        text = self.sources.get(display(path))
+        if loaded is not None and self.library_is_clean(path) and text is not None:
+            caches.clean[(path, name)] = (loaded, text)
+        return loaded
+
+
+def worker_session(settings: Settings) -> Session:
+    """A fresh session for a chunk of ``settings``'s run, sharing this worker thread's
+    caches for that run (made at its first chunk; another run's are dropped)."""
+    caches: _WorkerCaches | None = getattr(_WORKER, "caches", None)
+    if caches is None or caches.settings != settings:
+        base = settings.session()
+        caches = _WorkerCaches(settings, base.policies, base.ir_cache)
+        _WORKER.caches = caches
+    return ChunkSession(
+        lib_path=list(settings.lib_path),
+        policies=caches.policies,
+        coverage_mode=settings.coverage_mode,  # type: ignore[arg-type]
+        config_coverage=settings.config_coverage,  # type: ignore[arg-type]
+        required_policies=settings.required_policies,
+        lib_origins=dict(settings.lib_origins),
+        digests=caches.digests,
+        ir_cache=caches.ir_cache,
+        caches=caches,
+    )
+
+
+def chunks(files: Sequence[T], jobs: int, most: int = 64) -> list[list[T]]:
+    """``files`` cut into consecutive chunks for ``jobs`` workers: about eight chunks a
+    worker (so a slow chunk does not leave the others idle at the end), at most ``most``
+    files each (so results, and the progress bar, come back steadily)."""
+    size = max(1, min(most, len(files) // (max(1, jobs) * 8)))
+    return [list(files[i:i + size]) for i in range(0, len(files), size)]
 
 
 def _load(session: Session, settings: Settings, path: Path, shown: str) -> tuple[list[Route], int]:
@@ -147,39 +247,28 @@ def merge(session: Session, loaded: FileLoad) -> list[Route]:
 
 def load_files(
     session: Session, settings: Settings, files: Sequence[tuple[Path, str]], executor: Executor,
-    done: Callable[[], None] | None = None,
+    done: Callable[[int], None] | None = None,
 ) -> tuple[list[Route], int]:
     """The routes of ``files`` (path, shown) and how many were lowered, loaded by
-    ``executor`` and merged into ``session`` in input order. One job loads them in
-    ``session`` itself, one after the other. ``done``, when given, is called after each
-    file (for a progress bar)."""
+    ``executor`` in chunks (`load_chunk`) and merged into ``session`` in input order.
+    One job loads them in ``session`` itself, one after the other. ``done``, when given,
+    is called with the number of files loaded as they come in (for a progress bar)."""
     routes: list[Route] = []
     count = 0
     if executor.jobs == 1:
-        for path, shown in files:
-            since = len(session.diags)
-            got, n = _load(session, settings, path, shown)
-            count += n
-            routes.extend(got)
-            if not settings.keep_routes:
-                _forget_sources(session, shown, since)
-            if done is not None:
-                done()
-        return routes, count
-    tasks = [(settings, path, shown) for path, shown in files]
-    for loaded in executor.map(load_file, tasks):
+        return session.load_files(files, bind=settings.bind, keep_routes=settings.keep_routes, done=done)
+    parts = chunks(files, executor.jobs)
+    if len(parts) > 1 and getattr(executor, "forks", False):
+        from pcsc.lang.syntax.parser import parser_kind
+
+        parser_kind()  # the parser's tables built once, here, before the workers fork
+    tasks = [(settings, part) for part in parts]
+    for part, loaded in zip(parts, executor.imap(load_chunk, tasks), strict=True):
         routes.extend(merge(session, loaded))
         count += loaded.count
         if done is not None:
-            done()
+            done(len(part))
     return routes, count
-
-
-def _forget_sources(session: Session, shown: str, since: int) -> None:
-    """Drop the text of a file that no diagnostic of its load points into (a cohort's
-    texts are most of its memory; only diagnostics show source lines)."""
-    if not any(d.span.file == shown for d in session.diags.items[since:]):
-        session.sources.pop(shown, None)
 
 
 def _on_route(task: tuple[Settings, Callable[[Session, Any], R], Any]) -> tuple[R, list[Finding]]:

@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import pickle
 import re
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -136,14 +136,102 @@ def cache_folder() -> Path | None:
 
 @cache
 def compiler_fingerprint() -> str:
-    """The grammar, the pcsc package's source, the version, and Python's."""
-    h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version_info[:3]}\0".encode())
-    h.update((data_dir("grammar") / "pcsc.lark").read_bytes())
+    """The grammar, the pcsc package's source, the version, and Python's. Hashing every
+    source file costs tens of milliseconds, so the digest is kept beside the cache
+    (`fingerprint-<stamp>.txt`) under a stamp of each file's path, size and modification
+    time (what Python checks before it reuses a module's bytecode); any change to a file
+    changes the stamp and the digest is computed again."""
     package = Path(__file__).resolve().parent.parent  # all of pcsc/, not only pcsc/compiler/
-    for source in sorted(package.rglob("*.py")):
+    grammar = data_dir("grammar") / "pcsc.lark"
+    sources = sorted(package.rglob("*.py"))
+    stamp = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version_info[:3]}\0".encode())
+    try:
+        for f in (grammar, *sources):
+            info = f.stat()
+            stamp.update(f"{f}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    except OSError:
+        return _fingerprint(grammar, package, sources)
+    folder = _stamp_folder()
+    kept = None if folder is None else folder / f"fingerprint-{stamp.hexdigest()[:20]}.txt"
+    if kept is not None:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            text = kept.read_text(encoding="ascii").strip()
+            if re.fullmatch(r"[0-9a-f]{64}", text):
+                return text
+    digest = _fingerprint(grammar, package, sources)
+    if kept is not None:
+        _write_atomic(kept, digest.encode("ascii"))
+    return digest
+
+
+def _fingerprint(grammar: Path, package: Path, sources: list[Path]) -> str:
+    h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version_info[:3]}\0".encode())
+    h.update(grammar.read_bytes())
+    for source in sources:
         h.update(str(source.relative_to(package)).encode() + b"\0")
         h.update(source.read_bytes())
     return h.hexdigest()
+
+
+def _stamp_folder() -> Path | None:
+    """The folder above the IR entries (`$XDG_CACHE_HOME/pcsc`), when the cache is in use."""
+    folder = cache_folder()
+    return None if folder is None else folder.parent
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` through a temporary file and a rename; a cache that
+    cannot be written is no cache, not an error."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return
+
+
+# The canonical hash of each library text met, by the hash of the text (`library_canonical`)
+_CANONICAL: dict[str, str | None] | None = None
+MAX_CANONICAL = 1024
+
+
+def _canonical_file() -> Path | None:
+    folder = _stamp_folder()
+    return None if folder is None else folder / f"canonical-{compiler_fingerprint()[:20]}.json"
+
+
+def library_canonical(text_sha256: str, canonical: Callable[[], str | None]) -> str | None:
+    """The SHA-256 of a library's canonical text (what a pin compares), by the SHA-256 of
+    its text: ``canonical()`` computes it (a parse by the formatter's tree parser, the
+    slowest part of a one-route check), and each result is kept beside the cache
+    (`canonical-<compiler>.json`: it is a function of the text and the compiler alone), so
+    a later run reads it. Off (computed every time) when the cache is off."""
+    global _CANONICAL
+    path = _canonical_file()
+    if path is None:
+        return canonical()
+    if _CANONICAL is None:
+        _CANONICAL = {}
+        with contextlib.suppress(OSError, ValueError):
+            got = json.loads(path.read_bytes())
+            if isinstance(got, dict):
+                _CANONICAL = {k: v for k, v in got.items()
+                              if isinstance(k, str) and (v is None or isinstance(v, str) and len(v) == 64)}
+    if text_sha256 in _CANONICAL:
+        return _CANONICAL[text_sha256]
+    found = canonical()
+    if len(_CANONICAL) >= MAX_CANONICAL:
+        _CANONICAL.clear()
+    _CANONICAL[text_sha256] = found
+    _write_atomic(path, json.dumps(_CANONICAL, sort_keys=True).encode("ascii"))
+    return found
 
 
 class IRCache:
@@ -193,6 +281,8 @@ class IRCache:
             self._index[path] = (info.st_mtime, info.st_size)
 
     def put(self, entry: Entry) -> None:
+        import tempfile
+
         target = self._file(entry.key)
         try:
             target.parent.mkdir(exist_ok=True, mode=0o700)
@@ -359,7 +449,8 @@ def _others(folder: Path) -> list[Path]:
         return []
 
 
-_OTHER = re.compile(r"grammar-[a-z]+-[0-9a-f]{20}\.cache|proofs-[0-9a-f]{20}\.json|\.tmp-proofs-.*")
+_OTHER = re.compile(r"grammar-[a-z]+-[0-9a-f]{20}\.cache|proofs-[0-9a-f]{20}\.json|\.tmp-proofs-.*"
+                    r"|fingerprint-[0-9a-f]{20}\.txt|canonical-[0-9a-f]{20}\.json|\.tmp-.*\.(txt|json)")
 
 
 def usage(limits: Limits) -> Usage:

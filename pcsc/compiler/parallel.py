@@ -12,7 +12,7 @@ the same contract: results in input order, exceptions re-raised.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, TypeVar
 
 T = TypeVar("T")
@@ -26,6 +26,10 @@ class Executor(Protocol):
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]: ...
 
+    def imap(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        """The results one by one, in input order, as they are ready (`map`'s contract)."""
+        ...
+
 
 class SerialExecutor:
     """In this process, one item after the other (``--jobs 1``)."""
@@ -34,6 +38,9 @@ class SerialExecutor:
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         return [fn(item) for item in items]
+
+    def imap(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        return (fn(item) for item in items)
 
 
 class ProcessExecutor:
@@ -46,20 +53,34 @@ class ProcessExecutor:
             raise ValueError("jobs must be at least 1")
         self.jobs = jobs
 
+    @property
+    def forks(self) -> bool:
+        """Whether the workers are forked from this process (and so start with what it
+        has built, such as the parser's tables)."""
+        import multiprocessing
+
+        return "fork" in multiprocessing.get_all_start_methods()
+
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         items = list(items)
-        if len(items) < 2 or self.jobs == 1:
-            return [fn(item) for item in items]
-        workers = min(self.jobs, len(items))
         # a few chunks per worker: large enough to amortise pickling, small enough to balance
-        chunksize = max(1, len(items) // (workers * 4))
+        return list(self._imap(fn, items, max(1, len(items) // (min(self.jobs, len(items) or 1) * 4))))
+
+    def imap(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        """One item a task: the items are already chunks (`pcsc.compiler.cohort.chunks`)."""
+        return self._imap(fn, list(items), 1)
+
+    def _imap(self, fn: Callable[[T], R], items: list[T], chunksize: int) -> Iterator[R]:
+        if len(items) < 2 or self.jobs == 1:
+            yield from (fn(item) for item in items)
+            return
         import multiprocessing  # here: a serial run (one route, --jobs 1) never needs them
         from concurrent.futures import ProcessPoolExecutor
 
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(fn, items, chunksize=chunksize))
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(items)), mp_context=context) as pool:
+            yield from pool.map(fn, items, chunksize=chunksize)
 
 
 def executor(jobs: int | None, scheduler: str | None = None) -> Executor:

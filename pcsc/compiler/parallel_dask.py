@@ -12,7 +12,7 @@ only here, and only when a command is given ``--scheduler``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from pcsc.base.extras import require
@@ -59,3 +59,14 @@ class DaskExecutor:
             futures = client.map(fn, items, pure=False)
             results: list[R] = client.gather(futures)  # in the order of `futures`
         return results
+
+    def imap(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        """The results in input order, each as soon as it and those before it are done
+        (the items are chunks: `pcsc.compiler.cohort.chunks`)."""
+        items = list(items)
+        if not items:
+            return
+        with self._client() as client:
+            futures = client.map(fn, items, pure=False)
+            for future in futures:
+                yield future.result()

@@ -235,10 +235,15 @@ def library_hash(path: Path) -> LibraryHash | None:
     text = text.replace("\r\n", "\n")
     digest = sha256_hex(text)
     if digest not in _CANONICAL_SHA256:
-        canonical = canonical_library(text)
+        from pcsc.compiler.ircache import library_canonical
+
+        def compute() -> str | None:
+            canonical = canonical_library(text)
+            return None if canonical is None else sha256_hex(canonical)
+
         if len(_CANONICAL_SHA256) >= 1024:
             _CANONICAL_SHA256.clear()
-        _CANONICAL_SHA256[digest] = None if canonical is None else sha256_hex(canonical)
+        _CANONICAL_SHA256[digest] = library_canonical(digest, compute)
     return LibraryHash(digest, _CANONICAL_SHA256[digest])
 
 
@@ -270,6 +275,9 @@ class Session:
     resolutions: list[tuple[str, Path | None]] = attrs.field(factory=list)
     # the diagnostics each library's load appended: (start, end) in `diags.items`
     library_loads: dict[Path, tuple[int, int]] = attrs.field(factory=dict)
+    # where each library name resolved from a list of folders (`_find_library`), and each folder resolved
+    _found: dict[tuple[str, tuple[Path, ...]], tuple[Path, ...]] = attrs.field(factory=dict)
+    _roots: dict[Path, Path] = attrs.field(factory=dict)
 
     # ------------------------------------------------------------------ reading
     def read(self, path: Path, shown: str) -> str | None:
@@ -311,7 +319,7 @@ class Session:
         must admit the name (`admit`), and the file must hold the content it pins (or,
         under a policy that pins nothing, the shipped content), unless the policy allows
         local libraries. Each use is appended to ``used``."""
-        shipped_root = data_dir("obligations").resolve()
+        shipped_root = _shipped_root()
         roots = self.library_roots(route_dir)
         if len(name) > MAX_NAME:
             self.diags.diag(E206_NAME_TOO_LONG, span, start=name[:40], length=len(name), limit=MAX_NAME)
@@ -368,7 +376,7 @@ class Session:
 
     def library_found(self, name: str, chosen: Path, roots: list[Path], route_dir: Path) -> Found:
         """Where the library file ``chosen`` (resolved) was found among ``roots``."""
-        if chosen.parent == data_dir("obligations").resolve():
+        if chosen.parent == _shipped_root():
             return Found("shipped", None)
         for root in roots:
             candidate = root / f"{name}.obl"
@@ -382,20 +390,30 @@ class Session:
     def _find_library(self, name: str, span: Span, roots: list[Path]) -> list[Path] | None:
         """Every `<root>/<name>.obl` of ``roots``, resolved, in order, each once; None,
         after PCSC-E408, when one resolves (through a link) outside its root."""
+        key = (name, tuple(roots))
+        if key in self._found:  # the same folders asked again in this session: the same answer
+            return list(self._found[key])
         found: list[Path] = []
         for root in roots:
             candidate = root / f"{name}.obl"
             if not os.path.isfile(candidate):  # False, not OSError, for a name too long
                 continue
             real = candidate.resolve()
-            if not real.is_relative_to(root.resolve()):
+            if not real.is_relative_to(self._resolved(root)):
                 self.diags.diag(
                     E408_LIBRARY_OUTSIDE, span, name=name, file=display(candidate), real=real, folder=display(root)
                 )
                 return None
             if real not in found:
                 found.append(real)
+        self._found[key] = tuple(found)
         return found
+
+    def _resolved(self, root: Path) -> Path:
+        """``root`` resolved, once per session."""
+        if root not in self._roots:
+            self._roots[root] = root.resolve()
+        return self._roots[root]
 
     def admit(self, name: str, span: Span, chosen: Path, policy: LoadedPolicy | None) -> Pin | None:
         """Whether ``policy`` lets its routes use a library called ``name``: it names the
@@ -568,6 +586,32 @@ class Session:
         if self.ir_cache is not None:
             return self.ir_cache.routes(self, text, digest, shown, path.parent)
         return self.routes_from_text(text, shown, path.parent)
+
+    def load_files(
+        self, files: Sequence[tuple[Path, str]], *, bind: bool = False, keep_routes: bool = True,
+        done: Callable[[int], None] | None = None,
+    ) -> tuple[list[Route], int]:
+        """The routes of ``files`` (path, shown), one after the other in this session,
+        and how many were lowered; ``bind`` checks each route (`check_route`) as soon as
+        its file is lowered. ``keep_routes=False`` keeps no route, and no text of a file
+        that no diagnostic points into (a cohort's texts are most of its memory; only
+        diagnostics show source lines). ``done`` is called with 1 after each file."""
+        routes: list[Route] = []
+        count = 0
+        for path, shown in files:
+            since = len(self.diags)
+            got = self.load_routes(path, shown)
+            if bind:
+                for route in got:
+                    self.check_route(route)
+            count += len(got)
+            if keep_routes:
+                routes.extend(got)
+            elif not any(d.span.file == shown for d in self.diags.items[since:]):
+                self.sources.pop(shown, None)
+            if done is not None:
+                done(1)
+        return routes, count
 
     def load_paths(self, args: list[str]) -> list[Route]:
         """The routes of files and folders (folders recursively, sorted); a folder with
@@ -874,6 +918,12 @@ class Session:
             required_policies=self.required_policies,
             lib_origins={**{p: ("route folder", None) for p in used}, **self.lib_origins},
         )
+
+
+@cache
+def _shipped_root() -> Path:
+    """The shipped obligations/ folder, resolved (once per process)."""
+    return data_dir("obligations").resolve()
 
 
 @cache

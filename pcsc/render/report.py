@@ -136,6 +136,7 @@ class SeamRow:
     verdict: str
     uncovered: str
     failed: str
+    removed_payoff: str = "—"  # reach · v_k, the payoff of the state the deleted step leaves (routes with payoffs)
 
 
 @attrs.frozen
@@ -498,6 +499,7 @@ def _seam_rows(result: RouteSeams) -> list[SeamRow]:
             verdict="did not compile" if arm is None else arm.verdict,
             uncovered="" if arm is None else ", ".join(f"{t}.{f}" for t, f in arm.uncovered),
             failed="" if arm is None else "; ".join(arm.failed_requires),
+            removed_payoff=money(float(i.removed_payoff)),
         ))
     return rows
 

@@ -11,7 +11,7 @@ from pcsc.base.humanize import significant
 from pcsc.diagnostics.messages import E311_DELTA_OVERFLOWS, phrase
 from pcsc.lang.ir import FieldDecl, Route, Transition
 from pcsc.policy.model import Policy
-from pcsc.score.exact import common
+from pcsc.score.exact import dyadic
 from pcsc.score.finite import NotFinite, checked
 
 
@@ -75,13 +75,36 @@ def piecewise_floor(points: Sequence[tuple[float, float]], x: float) -> float:
     Interpolated exactly and rounded once (see `pcsc.score.exact`): at a breakpoint the
     price is exactly that breakpoint's floor, and for a valid table (breakpoints
     increasing, floors non-decreasing) it never falls as |Δ| grows. Float
-    interpolation can miss a breakpoint by an ulp and so dip just past it."""
-    xs = [0.0] + [p[0] for p in points]
-    ys = [0.0] + [p[1] for p in points]
+    interpolation can miss a breakpoint by an ulp and so dip just past it. A table's
+    breakpoints, as exact dyadic integers, are laid out once per process (`_segments`)."""
+    xs, dx, dy = _segments(points)
     i = next((i for i in range(1, len(xs)) if x <= xs[i]), len(xs) - 1)
-    (at, x0, x1, y0, y1), k = common(x, xs[i - 1], xs[i], ys[i - 1], ys[i])
+    n, p = dyadic(x)
+    (x0, kx0), (x1, kx1), (y0, ky0), (y1, ky1) = dx[i - 1], dx[i], dy[i - 1], dy[i]
+    k = max(p, kx0, kx1, ky0, ky1)
+    at, x0, x1, y0, y1 = n << (k - p), x0 << (k - kx0), x1 << (k - kx1), y0 << (k - ky0), y1 << (k - ky1)
     # y0 + (y1 − y0)·(x − x0)/(x1 − x0), every term scaled by 2**k
     return (y0 * (x1 - x0) + (y1 - y0) * (at - x0)) / ((x1 - x0) << k)
+
+
+_Segments = tuple[tuple[float, ...], tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+# by the identity of a table's breakpoints (a loaded policy never changes): the
+# breakpoints as given, with (0, 0) in front, and each one's (n, k) with v == n / 2**k
+_SEGMENTS: dict[int, tuple[Sequence[tuple[float, float]], tuple[tuple[float, float], ...], _Segments]] = {}
+
+
+def _segments(points: Sequence[tuple[float, float]]) -> _Segments:
+    entry = _SEGMENTS.get(id(points))
+    if entry is not None and entry[0] is points and len(entry[1]) == len(points):
+        return entry[2]
+    snapshot = tuple((float(a), float(b)) for a, b in points)
+    xs = (0.0, *(a for a, _ in snapshot))
+    ys = (0.0, *(b for _, b in snapshot))
+    segments = (xs, tuple(dyadic(v) for v in xs), tuple(dyadic(v) for v in ys))
+    if len(_SEGMENTS) >= 512:
+        _SEGMENTS.clear()
+    _SEGMENTS[id(points)] = (points, snapshot, segments)  # the entry keeps ``points`` alive: its id stays its own
+    return segments
 
 
 @attrs.frozen

@@ -13,7 +13,6 @@ from pcsc.diagnostics.model import Diagnostics
 from pcsc.lang.interp import BASE_FUNCTIONS, EvalError, Interpreter, truthy
 from pcsc.lang.ir import Route, Shape, Transition
 from pcsc.policy.model import FoldPolicy, Policy
-from pcsc.score.calibration import calibrate
 from pcsc.score.cost import Cost, Delta, cost, deltas
 from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked
@@ -194,6 +193,8 @@ def score_route(route: Route, policy: Policy, diags: Diagnostics) -> RouteNumber
         rw = reweight(t.name, route.evidence, route.as_of, policy)
         p = clip(checked(prior * rw.W, f"p of `{t.name}` = prior × W", prior, rw.W), 0.0, policy.reweighting.p_max)
         if policy.calibration is not None:
+            from pcsc.score.calibration import calibrate  # only a policy with a calibration map needs it
+
             raw[t.name] = p
             p = calibrate(p, policy.calibration)
         ds = deltas(route, t)

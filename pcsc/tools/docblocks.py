@@ -7,7 +7,7 @@ is one entry of ``BLOCKS``: the command whose output the block shows (the block 
 it on its ``$`` line) and how the output is shown.
 
 Most commands run afresh at every check. A command too long for that (the cohort
-search, about a minute of CPU) is *recorded*: ``docs/artifacts/<recording>.json`` keeps
+search, a few minutes of CPU) is *recorded*: ``docs/artifacts/<recording>.json`` keeps
 the command, the SHA-256 of the JSON document it printed, the hashes of the files it
 read, and the part of the document the pages show. The blocks are written from that
 part; the default test run checks the recorded input hashes against the files and a
@@ -189,7 +189,8 @@ def coauthor_channels(block: Block, kept: Mapping[str, Any]) -> str:
 
 def _keep_search(document: Mapping[str, Any]) -> dict[str, Any]:
     """The search as `pcsc seams --experiment --search` nests it: the same keys."""
-    return {"search": {k: document[k] for k in ("settings", "routes", "arms", "conditions")}}
+    return {"search": {k: document[k] for k in ("settings", "routes", "arms", "arms_gold", "conditions")
+                       if k in document}}
 
 
 def _count(edits: Sequence[Mapping[str, Any]], test: Callable[[Mapping[str, Any]], bool]) -> int:
@@ -413,8 +414,8 @@ def paper_numbers(block: Block, out: Printed) -> str:
 
 #: The search alone (what `pcsc seams --experiment --search` runs after experiment A), so
 #: that a change of experiment A's output leaves the recording as it is.
-COHORT_SEARCH = Recording("cohort-search", "pcsc redteam --search --conditions examples/cohort/ --format json",
-                          _keep_search)
+COHORT_SEARCH = Recording("cohort-search", "pcsc redteam --search --conditions --features-policy cohort@1.0.0 "
+                          "examples/cohort/ --format json", _keep_search)
 COHORT_REDTEAM = Recording("cohort-redteam", "pcsc redteam examples/cohort/ --format json", _keep_redteam)
 COHORT_REDTEAM_CATEGORY = Recording("cohort-redteam-category",
                                     "pcsc redteam examples/cohort/ --reclass category --format json", _keep_redteam)
@@ -422,7 +423,8 @@ RECORDINGS = (COHORT_SEARCH, COHORT_REDTEAM, COHORT_REDTEAM_CATEGORY)
 
 BLOCKS = (
     Block("experiment", "pcsc seams --experiment examples/cohort/", console),
-    Block("search-tables", "pcsc redteam --search --conditions examples/cohort/", search_tables, COHORT_SEARCH),
+    Block("search-tables", "pcsc redteam --search --conditions --features-policy cohort@1.0.0 examples/cohort/",
+          search_tables, COHORT_SEARCH),
     Block("coauthor-channels", COHORT_SEARCH.command, coauthor_channels, COHORT_SEARCH),
     Block("redteam-spec", "pcsc redteam examples/devtools_api.route --format json", redteam_edits),
     Block("redteam-cohort", COHORT_REDTEAM.command, redteam_kinds, COHORT_REDTEAM),

@@ -115,11 +115,20 @@ def _finite(seams: list[Seam]) -> tuple[Seam, ...]:
 
 def analyse(c: Compiled, session: Session) -> RouteSeams:
     """The seams of ``c``; NotFinite when one of their numbers does not fit a float."""
+    honest_gate, honest_dock, _ = gate_and_dock(c, "analysis")  # also when coverage is off
+    seams = [Seam(k, name, identity, verified, _pipeline_arm(c, k, session))
+             for k, name, identity, verified in identities(c)]
+    return RouteSeams(c, _finite(seams), honest_gate, honest_dock)
+
+
+def identities(c: Compiled) -> list[tuple[int, str, SeamIdentity, bool]]:
+    """(k, the transition deleted, its identity checked in exact rationals, whether its
+    shape's identity is proved symbolically) for each seam of ``c``, by the route's fold
+    (without the splice's pipeline arm: `analyse` adds it)."""
     route, n = c.route, c.numbers
     ps = [t.p for t in n.transitions]
     cs = [t.cost.c for t in n.transitions]
-    honest_gate, honest_dock, _ = gate_and_dock(c, "analysis")  # also when coverage is off
-    seams = []
+    out: list[tuple[int, str, SeamIdentity, bool]] = []
     ks = list(seam_indices(route)) if len(route.transitions) >= 3 else []
     spec = n.fold
     if route.shape is not None:  # a graph route (pcsc/analysis/seams/graphs.py)
@@ -133,23 +142,22 @@ def analyse(c: Compiled, session: Session) -> RouteSeams:
             name = route.transitions[k].name
             picks, case = proof_picks(route.shape, [t.name for t in n.transitions], [t.d for t in n.transitions], k)
             verified = verify_graph_seam(route.shape, name, fold, picks, case, paid=n.payoffs is not None)
-            seams.append(Seam(k, name, identity, verified, _pipeline_arm(c, k, session)))
-        return RouteSeams(c, _finite(seams), honest_gate, honest_dock)
+            out.append((k, name, identity, verified))
+        return out
     ws = n.payoffs
     if ws is not None:  # payoffs along the way (pcsc/analysis/seams/payoffs.py)
         identities = payoff_seam_identities(ps, cs, [t.d for t in n.transitions], ws, n.value, ks, spec.abandonment)
         for k, identity in zip(ks, identities, strict=True):
-            verified = verify_payoff_shape(len(ps), k, spec.abandonment)
-            seams.append(Seam(k, route.transitions[k].name, identity, verified, _pipeline_arm(c, k, session)))
-        return RouteSeams(c, _finite(seams), honest_gate, honest_dock)
+            out.append((k, route.transitions[k].name, identity, verify_payoff_shape(len(ps), k, spec.abandonment)))
+        return out
     if spec.is_default:  # the paper's fold and its identity
         identities = seam_identities(ps, cs, n.value, ks)
     else:  # the policy's fold and its own identity (pcsc/analysis/seams/folds.py)
         identities = fold_seam_identities(ps, cs, [t.d for t in n.transitions], n.value, ks, spec.abandonment)
     for k, identity in zip(ks, identities, strict=True):
         verified = verify_shape(len(ps), k) if spec.is_default else verify_fold_shape(len(ps), k, spec.abandonment)
-        seams.append(Seam(k, route.transitions[k].name, identity, verified, _pipeline_arm(c, k, session)))
-    return RouteSeams(c, _finite(seams), honest_gate, honest_dock)
+        out.append((k, route.transitions[k].name, identity, verified))
+    return out
 
 
 def _pipeline_arm(c: Compiled, k: int, session: Session) -> PipelineArm | None:

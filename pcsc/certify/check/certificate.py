@@ -32,8 +32,6 @@ from pcsc.certify.check.recompute import (
     check_written,
     check_written_states,
     library_fields,
-    route_forks,
-    written_payoffs,
 )
 from pcsc.certify.check.route_text import Source, declared_routes, layout_of, route_statement
 
@@ -44,8 +42,8 @@ VERSION = 8  # 2: gate rules and require lines carry their expression and typed 
 # to the route file and the `material` amounts to the library file; 6: a require line's `horizon` and
 # duration literals are in days; 7: the decision records where its mode came from (`mode_source`) and the
 # policy's mode it was lowered from (`lowered_from`); the coverage rows, the admissible evidence, the steps,
-# libraries and routes are recomputed; 8: payoffs along the way on chains (`v` steps and the rules that read
-# them), and a gold registry's findings recorded under `report` too, each derived again
+# libraries and routes are recomputed; 8: payoffs along the way on chains and graphs (`v` steps and the rules
+# that read them), and a gold registry's findings recorded under `report` too, each derived again
 
 
 def unique(entries: Sequence[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any], field: str) -> None:
@@ -74,16 +72,8 @@ def check_routes_of_files(cert: Mapping[str, Any], texts: Mapping[tuple[str, str
 
 
 def check_route_header(check: RouteCheck, policies: Mapping[str, Mapping[str, Any]]) -> None:
-    """The route's `policy` (and its `sha256` pin) and `uses` as its file writes them;
-    a route that forks and joins and whose states carry payoffs is refused: this checker
-    recomputes payoffs on chains only."""
+    """The route's `policy` (and its `sha256` pin) and `uses` as its file writes them."""
     text, name = check.route_file.text, check.name
-    paid = written_payoffs(check)
-    if paid and route_forks(check):
-        state, (_, line) = next(iter(paid.items()))
-        raise check.fail(f"payoffs (line {line} of {check.route['file']})",
-                         f"state {state} writes a payoff on a route that forks and joins; this checker recomputes "
-                         "payoffs on chains only and refuses the certificate")
     stated = route_statement(text, name, "policy") or []
     ref = unquote(stated[0][1]) if stated and stated[0][0] == "string" else None
     if check.route["policy"] != ref:

@@ -997,16 +997,6 @@ def paid_transitions(c: RouteCheck) -> list[str]:
     return [t for t in c.transitions() if _ends(c, t)[1] in paid]
 
 
-def route_forks(c: RouteCheck) -> bool:
-    """Whether the route file's transitions fork or join (a state left or entered twice)."""
-    toks, route = _layout(c).toks, f"route {c.name}"
-    names = [toks[i + 1][1] for i, p in enumerate(toks)
-             if p[4] == (route,) and p[1] == "transition" and i + 1 < len(toks) and toks[i + 1][0] == "name"]
-    ends = [_ends(c, t) for t in names]
-    sources, targets = [a for a, _ in ends], [b for _, b in ends]
-    return len(set(sources)) != len(sources) or len(set(targets)) != len(targets)
-
-
 def _payoff(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     """v = min(the payoff the target state writes, the policy's `[payoffs] max_usd`), in the
     fold's unit: times `[units.rates] usd` (rounded once) under a fold in another unit."""
@@ -1124,6 +1114,163 @@ def _docked_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
     for p, d, cost, v, credited in reversed(list(zip(o["p"], ds, o["c"], vs, flags, strict=True))):
         q = c.number(p, w) if d is None else rnd(c.number(p, w) * c.number(d, w))
         R = rnd(-c.number(cost, w) + rnd(q * rnd((v if credited else Fraction(0)) + R)))
+        if c.abandonment:
+            R = max(Fraction(0), R)
+    return R
+
+
+
+# --- payoffs on a route that forks and joins (docs/graphs.md, "Payoffs on a graph"): v_i the payoff
+# of the state block i exits to, the `v` step of the transition its exit is reached by (a join's: the
+# first branch's); the docked score is one refold over the route's blocks, by the checker's own tree
+GRAPH_PAYOFF_SERIES_C = ("series: C = Σ_i (Π_{j<i} P_j)·C_i − Σ_{i<n} (Π_{j≤i} P_j)·v_i",
+                         "series: C = Σ_i (Π_{j<i} P_j · D_j)·C_i − Σ_{i<n} (Π_{j≤i} P_j · D_j)·v_i")
+GRAPH_PAYOFF_SPINE = ("R = −C + P · (v + R(next)) (spine)", "R = −C + P · D · (v + R(next)) (spine)",
+                      "R = max(0, −C + P · D · (v + R(next))) (spine)")
+GRAPH_PAYOFF_STOPS = "stops = −C + P · D · (v + R(next)) < 0 (the planner stops before paying this spine item)"
+GRAPH_PAYOFF_SPINE_X = "x = v + R(exit) (a spine item)"
+GRAPH_PAYOFF_SERIES_X = ("x = v + (−C_next + P_next · x_next) (series item)",
+                         "x = v + (−C_next + P_next · D_next · x_next) (series item)")
+GRAPH_PAYOFF_DOCKED = tuple(
+    f"docked = R(start) refolded over the route's blocks with V = 0, each payoff credited while every change on "
+    f"every path into its state is covered ({fold})"
+    for fold in ("the paper's fold", "discounted", "discounted, with the option to stop"))
+
+
+def _one_stage(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """The rounded p·d of one stage (p alone under the paper's fold), its c, p and d the
+    C, P and D of one block (or a transition's c, p, d)."""
+    keys = ("c", "p") if "d" not in o else ("c", "p", "d")
+    if not isinstance(o.get("v"), Mapping):
+        raise c.fail(w, "reads no payoff `v`")
+    if (c.fold_kind == "paper") != ("d" not in o):
+        raise c.fail(w, "a discount d is read under the paper's fold, or missing under the policy's [fold]")
+    refs = [str(o[k].get("step", "")).rpartition(".") for k in keys]
+    if len({stage for stage, _, _ in refs}) != 1 or [kind.lower() for _, _, kind in refs] != list(keys):
+        raise c.fail(w, f"its {', '.join(keys)} are not those of one stage")
+    if not str(o["v"].get("step", "")).endswith(".v"):
+        raise c.fail(w, "its v is not a payoff's `v` step")
+    p = c.number(o["p"], w)
+    return p if "d" not in o else rnd(p * c.number(o["d"], w))
+
+
+def _spine_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """−C + P·D·(v + R(next)), each float operation rounded; the max with the option to stop."""
+    q = _one_stage(c, o, w)
+    r = rnd(-c.number(o["c"], w) + rnd(q * _after(c, o, w)))
+    return max(Fraction(0), r) if c.abandonment else r
+
+
+def _spine_stops_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> bool:
+    if o["R_next"].get("step", "").startswith("docked "):
+        raise c.fail(w, "the planner stops by the score's fold, not the docked one")
+    q = _one_stage(c, o, w)
+    return rnd(-c.number(o["c"], w) + rnd(q * _after(c, o, w))) < 0
+
+
+def _spine_x_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    if not isinstance(o.get("v"), Mapping) or not str(o["v"].get("step", "")).endswith(".v"):
+        raise c.fail(w, "its v is not a payoff's `v` step")
+    return rnd(c.number(o["v"], w) + c.number(o["R"], w))
+
+
+def _series_x_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """v + (−C_next + P_next·D_next·x_next): the R at the item's exit (the later items folded
+    onto the series' continuation), and the payoff there."""
+    q = _one_stage(c, o, w)
+    return rnd(c.number(o["v"], w) + rnd(-c.number(o["c"], w) + rnd(q * c.number(o["R_next"], w))))
+
+
+def _series_cost_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """C = Σ_i (Π_{j<i} P_j·D_j)·C_i, each item's exit payoff (but the last's) taken off
+    once its item is reached and has succeeded, accumulated in order as the compiler does."""
+    if (c.fold_kind == "paper") != ("d" not in o):
+        raise c.fail(w, "a discount d is read under the paper's fold, or missing under the policy's [fold]")
+    n = len(o["c"])
+    ds = o.get("d") or [None] * n
+    if len(o["v"]) != n - 1:
+        raise c.fail(w, f"`v` has {len(o['v'])} payoffs for the {n - 1} states inside the series")
+    total, reached = Fraction(0), Fraction(1)
+    for i, (p, d, cost) in enumerate(zip(o["p"], ds, o["c"], strict=True)):
+        total = rnd(total + rnd(reached * c.number(cost, w)))
+        reached = rnd(reached * c.number(p, w))
+        if d is not None:
+            reached = rnd(reached * c.number(d, w))
+        if i < n - 1:
+            x = o["v"][i]
+            v = c.number(x, w)
+            if x.get("step") is None and v != 0:
+                raise c.fail(w, f"credits a payoff of {show(v)} at a state inside the series that writes none")
+            total = rnd(total - rnd(reached * v))
+    return total
+
+
+def _graph_docked_paid(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
+    """The route's blocks folded again, by the checker's own series-parallel tree of the
+    route file, from V = 0: each transition's p, c (and d), and each payoff credited only
+    when no transition on any path from the start into its state has an uncovered material
+    change (derived from the coverage rows, which are decided again; under coverage `off`
+    the flags are as recorded)."""
+    ts = c.transitions()
+    flags = [c.flag(x, w) for x in o["credited"]]
+    if len(flags) != len(ts) or any(len(o[k]) != len(ts) for k in ("p", "c", "v", *(("d",) if "d" in o else ()))):
+        raise c.fail(w, f"its lists are not one entry for each of the {len(ts)} transitions")
+    if (c.fold_kind == "paper") != ("d" not in o):
+        raise c.fail(w, "a discount d is read under the paper's fold, or missing under the policy's [fold]")
+    structure = Structure(c, [])
+    if c.route["decision"]["mode"] != "off":
+        uncovered = {r["transition"] for r in c.route["coverage"] if r["material"] and r["covered"] is False}
+        into: dict[str, set[str]] = {}
+        for t in structure.order:
+            a, b = structure.ends[t]
+            into.setdefault(b, set()).update(into.get(a, set()), {t} & uncovered)
+        want = [not into[structure.ends[t][1]] for t in ts]
+        if flags != want:
+            def named(xs: Sequence[bool]) -> str:
+                return ", ".join(t for t, f in zip(ts, xs, strict=True) if f) or "none"
+            raise c.fail(w, f"credits the payoffs into {named(flags)}, but those whose every path is covered are "
+                            f"{named(want)}")
+    paid = set(paid_transitions(c))
+    edge: dict[str, tuple[Fraction, Fraction, Fraction]] = {}
+    at: dict[str, Fraction] = {}
+    ds = o.get("d") or [None] * len(ts)
+    for t, p, d, cost, x, credited in zip(ts, o["p"], ds, o["c"], o["v"], flags, strict=True):
+        for key, ref in (("p", p), ("c", cost), ("d", d)):
+            if ref is not None and ref.get("step") != f"{t}.{key}":
+                raise c.fail(w, f"its {key} of `{t}` is not step `{t}.{key}`")
+        v = c.number(x, w)
+        if t not in paid and (x.get("step") is not None or v != 0):
+            raise c.fail(w, f"credits a payoff at `{t}`, whose target state writes none")
+        if t in paid and x.get("step") != f"{t}.v":
+            raise c.fail(w, f"its v of `{t}` is not step `{t}.v`")
+        edge[t] = (c.number(p, w), c.number(cost, w), Fraction(1) if d is None else c.number(d, w))
+        at[structure.ends[t][1]] = v if credited else Fraction(0)
+    blocks: dict[int, tuple[Fraction, Fraction, Fraction]] = {}
+
+    def block(node: Shape) -> tuple[Fraction, Fraction, Fraction]:
+        if node[0] == "edge":
+            return edge[node[1]]
+        parts = [block(x) for x in node[1]]
+        if node[0] == "parallel":
+            P, C = Fraction(1), Fraction(0)
+            for bp, bc, _ in parts:
+                P, C = rnd(P * bp), rnd(C + bc)
+            return P, C, min(bd for _, _, bd in parts)
+        P, C, D, Q = Fraction(1), Fraction(0), Fraction(1), Fraction(1)
+        for i, (bp, bc, bd) in enumerate(parts):
+            C = rnd(C + rnd(Q * bc))
+            Q = rnd(rnd(Q * bp) * bd)
+            P, D = rnd(P * bp), rnd(D * bd)
+            if i < len(parts) - 1:
+                C = rnd(C - rnd(Q * at.get(structure.exit_of(node[1][i]), Fraction(0))))
+        return P, C, D
+
+    shape = structure.shape
+    items = shape[1] if shape[0] == "series" else [shape]
+    R = Fraction(0)
+    for item in reversed(items):
+        P, C, D = blocks.setdefault(id(item), block(item))
+        R = rnd(-C + rnd(rnd(P * D) * rnd(at.get(structure.exit_of(item), Fraction(0)) + R)))
         if c.abandonment:
             R = max(Fraction(0), R)
     return R
@@ -1382,6 +1529,12 @@ RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
     PAYOFF_STOPS: _stops_paid,
     **{rule: _D_paid for rule in PAYOFF_D},
     **{rule: _docked_paid for rule in PAYOFF_DOCKED},
+    **{rule: _series_cost_paid for rule in GRAPH_PAYOFF_SERIES_C},
+    **{rule: _spine_paid for rule in GRAPH_PAYOFF_SPINE},
+    GRAPH_PAYOFF_STOPS: _spine_stops_paid,
+    GRAPH_PAYOFF_SPINE_X: _spine_x_paid,
+    **{rule: _series_x_paid for rule in GRAPH_PAYOFF_SERIES_X},
+    **{rule: _graph_docked_paid for rule in GRAPH_PAYOFF_DOCKED},
     "T = Σ w·clip(s, 0, 100) / Σ w": _T,
     "bucket = neg if T < neg_below, pos if T ≥ pos_from, else mix": _bucket,
     "eligible = every gate passes or does not block": _eligible,
@@ -1431,6 +1584,17 @@ FOLDS: dict[str, tuple[str, ...]] = {
     PAYOFF_STOPS: ("stop",),
     PAYOFF_D[0]: ("paper", "discount"),
     PAYOFF_D[1]: ("stop",),
+    GRAPH_PAYOFF_SERIES_C[0]: ("paper",),
+    GRAPH_PAYOFF_SERIES_C[1]: _EXTENSION,
+    GRAPH_PAYOFF_SPINE[0]: ("paper",),
+    GRAPH_PAYOFF_SPINE[1]: ("discount",),
+    GRAPH_PAYOFF_SPINE[2]: ("stop",),
+    GRAPH_PAYOFF_STOPS: ("stop",),
+    GRAPH_PAYOFF_SERIES_X[0]: ("paper",),
+    GRAPH_PAYOFF_SERIES_X[1]: _EXTENSION,
+    GRAPH_PAYOFF_DOCKED[0]: ("paper",),
+    GRAPH_PAYOFF_DOCKED[1]: ("discount",),
+    GRAPH_PAYOFF_DOCKED[2]: ("stop",),
 }
 _U_RANGE, _U_DEFAULT = "U = max − min of the estimates", "U = uncertainty.default"
 
@@ -1989,7 +2153,10 @@ def expected_steps(c: RouteCheck, structure: Structure) -> tuple[set[str], dict[
             out.update((f"{name}.w", f"{name}.x"))
     states = [structure.ends[_edges_of(x)[0]][0] for x in items] + [structure.exit_of(items[-1])]
     out.update(f"R({x})" for x in states)
-    out.update(f"docked R({x})" for x in states)
+    paid = paid_transitions(c)
+    out.update(f"{t}.v" for t in paid)
+    if not paid:  # with payoffs the docked score is one refold (`docked_score`)
+        out.update(f"docked R({x})" for x in states)
     if stop:
         for name, node in blocks.items():
             if any(node is x for x in items):
@@ -2050,6 +2217,17 @@ def expected_fold(c: RouteCheck, structure: Structure) -> dict[str, tuple[str, R
         return out
     _, blocks = expected_steps(c, structure)
     label = {id(node): name for name, node in blocks.items()}
+    paying = set(paid_transitions(c))
+
+    def exit_edge(node: Shape) -> str:
+        while node[0] != "edge":
+            node = node[1][-1] if node[0] == "series" else node[1][0]
+        return str(node[1])
+
+    def v_of(node: Shape) -> str | None:
+        """The `v` step of the state ``node`` exits to (None: it writes no payoff)."""
+        t = exit_edge(node)
+        return f"{t}.v" if t in paying else None
 
     def of(node: Shape, quantity: str) -> str:
         """A part's P, C or D: a transition's p, c, d."""
@@ -2075,6 +2253,9 @@ def expected_fold(c: RouteCheck, structure: Structure) -> dict[str, tuple[str, R
         out[f"{k}.C"] = (_of_fold(c, "series: C = Σ_i (Π_{j<i} P_j)·C_i", "series: C = Σ_i (Π_{j<i} P_j · D_j)·C_i"),
                          {"c": [of(x, "C") for x in parts], **products(parts)}) if kind == "series" else \
             ("parallel: C = Σ C_b", {"c": [of(x, "C") for x in parts]})
+        inner = [v_of(x) for x in parts[:-1]] if kind == "series" else []
+        if any(x is not None for x in inner):
+            out[f"{k}.C"] = (_of_fold(c, *GRAPH_PAYOFF_SERIES_C), {**out[f"{k}.C"][1], "v": inner})
 
     def down(node: Shape) -> None:
         k = label[id(node)]
@@ -2090,6 +2271,8 @@ def expected_fold(c: RouteCheck, structure: Structure) -> dict[str, tuple[str, R
                     (_of_fold(c, "x = −C_next + P_next · x_next (series item)",
                               "x = −C_next + P_next · D_next · x_next (series item)"),
                      {**pcd(parts[i + 1]), "R_next": f"{label[id(parts[i + 1])]}.x"})
+                if i < len(parts) - 1 and v_of(part) is not None:
+                    out[f"{kp}.x"] = (_of_fold(c, *GRAPH_PAYOFF_SERIES_X), {**out[f"{kp}.x"][1], "v": v_of(part)})
             else:
                 out[f"{kp}.w"] = ("w = w(parent) (parallel branch)", {"w": f"{k}.w"})
                 out[f"{kp}.x"] = (_of_fold(c, "x = (Π P of the other branches) · x(parent) (parallel branch)",
@@ -2110,13 +2293,24 @@ def expected_fold(c: RouteCheck, structure: Structure) -> dict[str, tuple[str, R
             out[f"{prefix}R({states[i]})"] = (spine, {**pcd(item), "R_next": f"{prefix}R({states[i + 1]})"})
     out["score"] = ("score = R(start)", {"R": f"R({states[0]})"})
     out["docked_score"] = ("docked = R(start) refolded with V = 0", {"R": f"docked R({states[0]})"})
+    if paying:
+        for x in states:
+            out.pop(f"docked R({x})")
+        out["docked_score"] = (_of_fold(c, *GRAPH_PAYOFF_DOCKED), {
+            "p": [f"{t}.p" for t in order], "c": [f"{t}.c" for t in order],
+            **({} if paper else {"d": [f"{t}.d" for t in order]}),
+            "v": [f"{t}.v" if t in paying else None for t in order]})
     for i, item in enumerate(items):
         k = label[id(item)]
+        v = v_of(item)
+        if v is not None:  # the spine item's success also earns the payoff at its exit
+            out[f"R({states[i]})"] = (_of_fold(c, *GRAPH_PAYOFF_SPINE), {**out[f"R({states[i]})"][1], "v": v})
         out[f"{k}.w"], out[f"{k}.x"] = ("w = 1 (a spine item)", {}), \
-            ("x = R(exit) (a spine item)", {"R": f"R({states[i + 1]})"})
+            ("x = R(exit) (a spine item)", {"R": f"R({states[i + 1]})"}) if v is None else \
+            (GRAPH_PAYOFF_SPINE_X, {"v": v, "R": f"R({states[i + 1]})"})
         down(item)
         if stop:
-            out[f"{k}.stops"] = (STOPS_RULE, out[f"R({states[i]})"][1])
+            out[f"{k}.stops"] = (STOPS_RULE if v is None else GRAPH_PAYOFF_STOPS, out[f"R({states[i]})"][1])
             out[f"{k}.walking"] = (WALKING_RULE, {"before": f"{label[id(items[i - 1])]}.walking" if i else None,
                                                   "stops": f"{k}.stops"})
     for i, item in enumerate(items):

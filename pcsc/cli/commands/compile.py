@@ -44,7 +44,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
     if problems:
         return Outcome("compile", compile_packet([], problems), diagnostics=problems, exit_code=EXIT_INPUT)
     session, routes = whatif.load(ctx, args.files, overrides)
-    compiled = session.compile_routes(routes)
+    compiled = [c for c in (session.compile_route(r) for r in ctx.progress(routes, len(routes), "compiling"))
+                if c is not None]  # session.compile_routes, with a progress bar
     diags = session.diags.sorted()
     text = compile_text(compiled) if compiled else None
     if text is not None and len(compiled) > 1:

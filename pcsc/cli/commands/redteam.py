@@ -91,8 +91,13 @@ def search_arguments(p: argparse.ArgumentParser, *, with_flag: bool = True) -> N
         p.add_argument(
             "--conditions",
             action="store_true",
-            help="with --search, also run the co-author conditions v1, v1.5a, v1.5b and v1.5a+b (EXP C)",
+            help="with --search, also run the co-author conditions v1, v1.5a, v1.5b, v1.5a+b, v2a, v2b and v2a+b "
+            "(EXP C)",
         )
+    p.add_argument("--features-policy", default=None, metavar="ID@VERSION",
+                   help="with --search, the policy whose class admission rules and gold registry the conditions "
+                   "v2a, v2b and v2a+b add to a route's policy that has none, and under which both arms run again "
+                   "(default: the route's own policy alone)")
     p.add_argument("--budget", type=options.whole_number, default=DEFAULT_BUDGET, metavar="N",
                    help=f"with --search, compile at most N revisions per route and arm (default: {DEFAULT_BUDGET})")
     p.add_argument("--beam", type=options.whole_number, default=DEFAULT_BEAM, metavar="N",
@@ -112,7 +117,19 @@ def search_settings(args: argparse.Namespace) -> Any:
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be at least 1")
     return Settings(DEFAULT_SEED if args.seed is None else args.seed, args.budget, args.beam, args.steps,
-                    args.branch)
+                    args.branch, args.features_policy)
+
+
+def check_features_policy(session: Any, args: argparse.Namespace) -> None:
+    """A `--features-policy` that does not load is a usage error, said before any search."""
+    from pcsc.policy.load import PolicyError
+
+    if args.features_policy is None:
+        return
+    try:
+        session.policies.load_ref(args.features_policy)
+    except PolicyError as exc:
+        raise UsageError(f"--features-policy {args.features_policy}: {'; '.join(exc.messages)}") from None
 
 
 def output_folder(folder: Path, flag: str) -> Finding | None:
@@ -137,6 +154,7 @@ def run_search(ctx: Context, session: Any, compiled: list[Any], args: argparse.N
     from functools import partial
 
     settings = search_settings(args)
+    check_features_policy(session, args)
     arms = FEEDBACK[args.feedback]
     if ctx.jobs == 1:
         from pcsc.analysis.search import search_all
@@ -158,7 +176,7 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
         raise UsageError("--max-edits must be at least 1")
     if not args.search:
         for flag, given in (("--emit", args.emit is not None), ("--conditions", args.conditions),
-                            ("--seed", args.seed is not None)):
+                            ("--seed", args.seed is not None), ("--features-policy", args.features_policy is not None)):
             if given:
                 raise UsageError(f"{flag} needs --search")
     if args.search and args.emit is not None:

@@ -86,6 +86,8 @@ def run(ctx: Context, args: argparse.Namespace) -> Outcome:
             raise UsageError(f"{flag} needs --experiment")
     seed = DEFAULT_SEED if args.seed is None else args.seed
     sweep = DEFAULT_SWEEP if args.value_sweep is None else _multipliers(args.value_sweep)
+    if args.features_policy is not None and not args.search:
+        raise UsageError("--features-policy needs --search")
     if args.search:
         search_settings(args)  # its usage errors before any work
     if args.artifacts is not None:
