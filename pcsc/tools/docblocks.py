@@ -45,7 +45,7 @@ ARTIFACTS = Path("docs") / "artifacts"
 #: The checkout's root (the examples the blocks read).
 ROOT = Path(__file__).resolve().parents[2]
 #: The pages blocks may be on, from the checkout's root.
-PAGES = ("README.md", "docs/*.md", "examples/research/README.md")
+PAGES = ("README.md", "docs/*.md", "examples/research/README.md", "examples/oss/README.md")
 
 
 @attrs.frozen
@@ -434,6 +434,7 @@ BLOCKS = (
           "outcome_bucket --positive S+,+ --negative - --covariate recognition_risk --format json", paper_numbers),
     Block("research-rank", "pcsc rank examples/research", console),
     Block("research-keys", "pcsc rank examples/research --format json", rank_keys),
+    Block("oss-rank", "pcsc rank examples/oss", console),
 )
 
 
