@@ -59,6 +59,10 @@ def test_a_library_pin_is_computed_once_and_read_back(cache_home: Path, monkeypa
     monkeypatch.setattr(session, "canonical_library", lambda text: pytest.fail("formatted again"))
     again = library_hash(path)
     assert again == got
+    usage = ircache.usage(ircache.Limits(10, 10))
+    assert usage.other_files >= 2  # the fingerprint and the pins are counted beside the entries ...
+    ircache.clear()
+    assert not list(cache_home.glob("canonical-*")) and not list(cache_home.glob("fingerprint-*"))  # ... and cleared
 
 
 def test_a_broken_pin_file_is_no_pin(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
