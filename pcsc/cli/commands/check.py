@@ -1,6 +1,6 @@
 """`pcsc check FILE…`: parse, lower, bind the policy, score and discharge coverage,
 reporting whatever `pcsc compile` would refuse; diagnostics only (no packet, no sympy,
-no numpy)."""
+no numpy). An `.obl` file (named, or under a folder) is checked as a library."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    options.files(p, stdin=True)
+    options.files(p, stdin=True, libraries=True)
     options.formats(p, "text", "json", "sarif", "junit", "github")
     options.search_paths(p)
     options.coverage(p)
