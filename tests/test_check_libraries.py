@@ -116,6 +116,8 @@ def test_a_folder_of_routes_and_libraries_keeps_its_route_results(
     assert sorted((d["code"], d["line"]) for d in found if d["file"].endswith(".obl")) == EXPECTED
     assert {i["path"] for i in json.loads(after)["inputs"]} >= {
         "cohort/good.route", "cohort/typo.route", "cohort/libs/extra.obl"}
+    code, in_workers, _ = run_cli(capsys, "check", "cohort", "--format", "json", "--jobs", "2")
+    assert code == 1 and json.loads(in_workers)["diagnostics"] == found  # the routes in workers, the library here
     # a clean library adds nothing; the note counts both kinds
     (tmp_path / "cohort" / "typo.route").unlink()
     (tmp_path / "cohort" / "libs" / "extra.obl").write_text(OBL.replace("library venture", "library extra"),
