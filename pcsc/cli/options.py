@@ -43,8 +43,9 @@ def decimal_number(value: str) -> float:
     return float(value)
 
 
-def files(p: argparse.ArgumentParser, *, stdin: bool = False, one: bool = False) -> None:
-    what = ".route file" if one else ".route files or folders of them"
+def files(p: argparse.ArgumentParser, *, stdin: bool = False, one: bool = False, libraries: bool = False) -> None:
+    kinds = ".route and .obl files" if libraries else ".route files"
+    what = ".route file" if one else f"{kinds} or folders of them"
     p.add_argument(
         "files",
         nargs=1 if one else "+",

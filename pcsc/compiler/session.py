@@ -558,7 +558,7 @@ class Session:
         text = self.read(path, shown)
         lib = None
         if text is not None:
-            lib = _clean_library(text, shown, self.diags)
+            lib = library_from_text(text, shown, self.diags)
         if lib is not None and lib.name != name:
             self.diags.diag(E404_DECLARES_ANOTHER, span, file=shown, declared=lib.name, name=name)
             lib = None
@@ -586,6 +586,16 @@ class Session:
         if self.ir_cache is not None:
             return self.ir_cache.routes(self, text, digest, shown, path.parent)
         return self.routes_from_text(text, shown, path.parent)
+
+    def check_library_file(self, path: Path, shown: str | None = None) -> Library | None:
+        """Read the `.obl` file at ``path`` and check it as a library (`library_from_text`),
+        its problems in this session's diagnostics; None when it cannot be read or has errors."""
+        shown = shown or str(path)
+        text = self.read(path, shown)
+        if text is None:
+            return None
+        self.inputs.append((shown, sha256_hex(text)))
+        return library_from_text(text, shown, self.diags)
 
     def load_files(
         self, files: Sequence[tuple[Path, str]], *, bind: bool = False, keep_routes: bool = True,
@@ -993,7 +1003,11 @@ def score_checked(route: Route, policy: Policy, diags: Diagnostics) -> tuple[Rou
 _CLEAN_LIBRARIES: dict[tuple[str, str], Library] = {}
 
 
-def _clean_library(text: str, shown: str, diags: Diagnostics) -> Library | None:
+def library_from_text(text: str, shown: str, diags: Diagnostics) -> Library | None:
+    """The library in ``text`` (the file ``shown``), parsed and lowered as a library
+    (never as a route), its problems in ``diags``; None when it has errors. The one check
+    of a library: a route's `uses`, `pcsc check` on an `.obl` file and the language server
+    on an open one all run it."""
     key = (shown, sha256_hex(text))
     cached = _CLEAN_LIBRARIES.get(key)
     if cached is not None:

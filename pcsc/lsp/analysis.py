@@ -24,7 +24,7 @@ from pcsc.base.files import BOM, Unreadable, read_text
 from pcsc.base.humanize import money, number, probability, significant
 from pcsc.base.modes import Mode
 from pcsc.base.resources import data_dir
-from pcsc.compiler.session import RouteUnit, Session
+from pcsc.compiler.session import RouteUnit, Session, library_from_text
 from pcsc.coverage import discharge_route
 from pcsc.diagnostics.model import Diagnostics, Finding, Span
 from pcsc.lang.ir import FieldDecl, Library, Obligation, Transition
@@ -366,13 +366,10 @@ def analyse(
 
 def _analyse_library(document: str, text: str, shown: str, folder: Path, store: PolicyStore) -> Analysis:
     """An `.obl` library, as a route's `uses` loads it: parsed and lowered as a library
-    (its syntax, its fields and obligations), never as a route file."""
-    from pcsc.lang.lower.library import lower_library
-    from pcsc.lang.syntax.parser import parse_source
-
+    (its syntax, its fields and obligations), never as a route file; the check
+    `pcsc check` runs on one (`library_from_text`)."""
     diags = Diagnostics()
-    tree = parse_source(text, shown, diags)
-    library = lower_library(tree, shown, text, diags) if tree is not None else None
+    library = library_from_text(text, shown, diags)
     return Analysis(
         text=document,
         shown=shown,

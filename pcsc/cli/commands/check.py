@@ -1,10 +1,12 @@
 """`pcsc check FILE…`: parse, lower, bind the policy, score and discharge coverage,
 reporting whatever `pcsc compile` would refuse; diagnostics only (no packet, no sympy,
-no numpy)."""
+no numpy). An `.obl` file (named, or under a folder) is checked as a library."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pcsc.base.files import Unreadable, read_text
@@ -15,10 +17,11 @@ from pcsc.cli.outcome import Outcome, UsageError
 
 if TYPE_CHECKING:
     from pcsc.compiler.session import Session
+    from pcsc.diagnostics.model import Finding
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    options.files(p, stdin=True)
+    options.files(p, stdin=True, libraries=True)
     options.formats(p, "text", "json", "sarif", "junit", "github")
     options.search_paths(p)
     options.coverage(p)
@@ -54,7 +57,6 @@ FIX_ROUNDS = 10
 def _fix(ctx: Context, args: argparse.Namespace) -> Outcome:
     """Check, apply the fixes proposed, and again until none is left; then report what
     still holds, with a note per fix written."""
-    from pathlib import Path
 
     from pcsc.analysis.fixes import apply_fixes, fixes
 
@@ -93,22 +95,65 @@ def _fix(ctx: Context, args: argparse.Namespace) -> Outcome:
 def _check(ctx: Context, args: argparse.Namespace) -> Outcome:
     # each route is bound as soon as its file is lowered, and not kept: a large cohort
     # needs memory for its diagnostics, not for its IR (the leakage scan needs the texts);
-    # each project's files under its own configuration
-    n = 0
+    # each project's files under its own configuration. An `.obl` file, named or in a
+    # folder, is checked as a library, as a route's `uses` loads it.
+    n = n_libraries = 0
     for config, files in ctx.input_groups(args.files):
+        route_args, libraries, refused = _split_inputs(files)
         with ctx.judged_by(config):
-            session, _ = ctx.load(files, bind=True, keep_routes=bool(args.leakage))
+            if route_args:
+                session, _ = ctx.load(route_args, bind=True, keep_routes=bool(args.leakage))
+                n += ctx.loaded_count
+            else:
+                session = ctx.session()
+        session.diags.items.extend(refused)
+        for path, shown in libraries:
+            since = len(session.diags)
+            session.check_library_file(path, shown)
+            if not any(d.span.file == shown for d in session.diags.items[since:]):
+                session.sources.pop(shown, None)  # as for a route: only a diagnostic shows its lines
+        n_libraries += len(libraries)
         if args.leakage:
             _leakage(ctx, session, args.leakage)
-        n += ctx.loaded_count
-    notes = [] if ctx.has_errors else [f"ok: {plural(n, 'route')} checked"]
+    checked = plural(n, "route")
+    if n_libraries:
+        checked = f"{checked} and {plural(n_libraries, 'library', 'libraries')}" if n else plural(
+            n_libraries, "library", "libraries")
+    notes = [] if ctx.has_errors else [f"ok: {checked} checked"]
     return Outcome("check", {}, diagnostics=ctx.diagnostics, notes=notes)
+
+
+def _split_inputs(files: Sequence[str]) -> tuple[list[str], list[tuple[Path, str]], list[Finding]]:
+    """``files`` as (what the routes are read from, the `.obl` libraries, the links to a
+    library that lead out of their folder). A named `.obl` file is a library; a folder
+    gives its libraries and stays a route input unless it holds libraries and no route
+    (so a folder with neither is still PCSC-E106, as for routes alone)."""
+    import os
+
+    from pcsc.cli.context import STDIN
+    from pcsc.compiler.walk import folder_files
+
+    route_args: list[str] = []
+    libraries: list[tuple[Path, str]] = []
+    refused: list[Finding] = []
+    for arg in files:
+        if arg != STDIN and os.path.isdir(arg):
+            found, out = folder_files(Path(arg), (".route", ".obl"))
+            obl = [f for f in found if f.suffix == ".obl"]
+            libraries += [(f, str(f)) for f in obl]
+            routes_too = len(obl) < len(found) or any(not d.span.file.endswith(".obl") for d in out)
+            if routes_too or not obl:
+                route_args.append(arg)  # its route files, and the links to one that lead out, as before
+            refused += [d for d in out if d.span.file.endswith(".obl")]
+        elif arg != STDIN and arg.endswith(".obl"):
+            libraries.append((Path(arg), arg))
+        else:
+            route_args.append(arg)
+    return route_args, libraries, refused
 
 
 def _leakage(ctx: Context, session: Session, names_file: str) -> None:
     """A PCSC-W702 warning at every identity cue left in the route files read."""
-    from pathlib import Path
-
     from pcsc.analysis.blind import in_identifier, leakage_cues, read_names, renamable
     from pcsc.cli.outcome import UsageError
     from pcsc.diagnostics.messages import W702_CUE_BLIND, W702_CUE_BLIND_RENAMES, W702_CUE_IN_FILE_NAME, W702_CUE_RENAME
@@ -120,6 +165,8 @@ def _leakage(ctx: Context, session: Session, names_file: str) -> None:
         raise UsageError(f"--leakage {names_file}: cannot read the names: {exc.reason}") from None
     ctx.note_input(Path(names_file), names_file)
     for shown, _ in session.inputs:
+        if shown.endswith(".obl"):
+            continue  # a library, not a route to blind
         source = session.sources.get(shown, "")
         for cue in leakage_cues(source, names):
             kind = {"NAME": f"a name from {names_file}", "EMAIL": "an e-mail address", "URL": "a URL",
