@@ -205,3 +205,17 @@ def test_a_usd_payoff_needs_the_rate_and_a_points_one_does_not(tmp_path: Path) -
     found = [d for d in _diagnostics(tmp_path / "x", ROUTE, POLICY.replace("[units.rates]\nusd = 0.01\n", ""))
              if d["code"] == "PCSC-E416"]
     assert found and "keeps its fold in points and gives no rate for usd" in str(found[0]["message"])
+
+
+def test_the_learning_loop_credits_a_packets_points_payoff_at_face_value(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    from pcsc.forecast.learn import packet_payoffs
+
+    c, _ = _compile(tmp_path)
+    assert c is not None
+    code, out, err = run("compile", str(tmp_path / "pts.route"), "--policy-path", str(tmp_path / "policies"),
+                         "--format", "json")
+    assert code in (0, 3), err
+    (packet,) = json.loads(out)["routes"]
+    assert [row.get("unit") for row in packet["payoffs"]] == ["points", None]  # absent for a payoff in usd
+    # refolded from the packet (the learning loop's way): 300 points as written, 40k usd at 0.01
+    assert packet_payoffs(packet, c.policy.policy) == [300.0, 400.0, 0.0]
