@@ -111,7 +111,7 @@ def test_shipped_files_idempotent_ir_and_comments(path: Path) -> None:
 def test_shipped_files_are_all_covered() -> None:
     assert len(SHIPPED) >= 30
     assert any(p.parent.name == "cohort" for p in SHIPPED)
-    assert {p.name for p in SHIPPED if p.suffix == ".obl"} == {"research.obl", "startup.obl", "venture.obl"}
+    assert {p.name for p in SHIPPED if p.suffix == ".obl"} == {"oss.obl", "research.obl", "startup.obl", "venture.obl"}
 
 
 def test_spec_route_layout() -> None:

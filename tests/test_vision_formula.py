@@ -32,7 +32,8 @@ def w_one_item(weight: float, tier_weight: float, gain: float = 0.5) -> float:
 # ---------------------------------------------------------------------- the shipped example
 def oss_by_hand(adopters: float = 10_000, hours: float = 20, years: float = 3) -> dict[str, float]:
     """examples/oss/schema_linter.route under oss-impact@1.0.0, by hand: V = adopters ×
-    hours saved per adopter × years of use; costs in usd at 1 usd = 0.01 points."""
+    hours saved per adopter × years of use; costs in usd at 1 usd = 0.01 points; the
+    launch's payoff of 4,000 points (written without a unit) credited with its success."""
     rate = 0.01
     V = adopters * hours * years
     p1 = 0.30 * w_one_item(1.0, 1.0)  # oss/adoption, plugin_installs
@@ -40,12 +41,12 @@ def oss_by_hand(adopters: float = 10_000, hours: float = 20, years: float = 3) -
     c1 = max(1 * 30_000 * rate, 200)  # budget in points beside the class floor (points)
     c2 = max(2 * 60_000 * rate, 500)
     R1 = -c2 + p2 * V
-    return {"V": V, "p1": p1, "p2": p2, "c1": c1, "c2": c2, "R1": R1, "score": -c1 + p1 * R1}
+    return {"V": V, "p1": p1, "p2": p2, "c1": c1, "c2": c2, "R1": R1, "score": -c1 + p1 * (4_000 + R1)}
 
 
 def test_the_oss_example_scores_impact_points_as_the_hand_computation(run: Run) -> None:
     hand = oss_by_hand()
-    assert hand["score"] == pytest.approx(168_000)  # the numbers the example's comments promise
+    assert hand["score"] == pytest.approx(169_500)  # 168,000 without the launch's payoff, 0.375 × 4,000 more
     code, doc = packet(run, "compile", str(OSS_ROUTE))
     assert code == 0
     r = doc["routes"][0]
@@ -63,7 +64,7 @@ def test_the_oss_example_scores_impact_points_as_the_hand_computation(run: Run) 
 def test_text_outputs_name_the_folds_unit_not_usd(run: Run) -> None:
     code, out, _ = run("compile", str(OSS_ROUTE))
     assert code == 0
-    assert "168,000.00 impact_points" in out and "600,000.00 impact_points" in out
+    assert "169,500.00 impact_points" in out and "600,000.00 impact_points" in out
     assert "USD" not in out
     assert "1 usd = 0.01 impact_points" in out
     code, out, _ = run("explain", str(OSS_ROUTE), "--route", "schema_linter")
@@ -357,8 +358,8 @@ THIRD_STAGE = '''    transition spread: stable -> popular {
         actor      "the maintainers"
         mechanism  "a hosted rules catalogue"
         class      "oss/stability"
-        threshold  developers >= 30k
-        kill       developers < 5k
+        threshold  users >= 30k
+        kill       users < 5k
         horizon    12 months
         cost {
             maintainers  2 * 60k usd
@@ -379,8 +380,9 @@ THIRD_STAGE = '''    transition spread: stable -> popular {
 
 
 def test_a_seam_under_a_policy_formula_holds_its_identity(run: Run, tmp_path: Path) -> None:
-    stable = "    state stable       { developers 10k }"
-    text = OSS_ROUTE.read_text().replace(stable, stable + "\n    state popular      { developers 30k }")
+    stable = "    state stable       { users 10k  maintainers 3    stable true }"
+    assert stable in OSS_ROUTE.read_text()
+    text = OSS_ROUTE.read_text().replace(stable, stable + "\n    state popular      { users 30k }")
     text = text.replace("vision stable {", "vision popular {").replace("    evidence plugin_installs {",
                                                                      THIRD_STAGE + "    evidence plugin_installs {")
     route = tmp_path / "three.route"
@@ -388,11 +390,13 @@ def test_a_seam_under_a_policy_formula_holds_its_identity(run: Run, tmp_path: Pa
     code, doc = packet(run, "seams", str(route))
     assert code == 0
     [seam] = doc["routes"][0]["seams"]
-    # by hand: Δ_1 = p_0 · (c_1 + (1 − p_1) · R_2), R_2 = −c_2 + p_2 · V; every p = prior × 1.25
+    # by hand: Δ_1 = p_0 · (c_1 − v_1 + (1 − p_1) · R_2), R_2 = −c_2 + p_2 · V; every p = prior × 1.25;
+    # v_1 = 4,000 points, the payoff of `adopted`, the state the deleted step leaves
     p0, p1, p2 = 0.30 * 1.25, 0.60 * 1.25, 0.60 * 1.25
     c1, c2, V = 1200.0, 1200.0, 10_000 * 20 * 3
     R2 = -c2 + p2 * V
-    assert seam["delta"] == pytest.approx(p0 * (c1 + (1 - p1) * R2))
+    assert seam["delta"] == pytest.approx(p0 * (c1 - 4_000 + (1 - p1) * R2))
+    assert seam["removed_payoff"] == pytest.approx(p0 * 4_000)
     assert seam["identity_holds"] and seam["delta_exact"] == seam["delta_refold"]
     assert doc["routes"][0]["unit"] == "impact_points"
     code, out, _ = run("splice", str(route), "--route", "schema_linter", "--seam", "1")

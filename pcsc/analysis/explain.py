@@ -240,10 +240,14 @@ def derive(c: Compiled) -> list[Step]:
             cap = pol.policy.payoffs.max_usd if pol.policy.payoffs is not None else 0.0
             if any(u.target == t.target for u in n.transitions[: n.transitions.index(t)]):
                 continue  # a join's payoff, once
-            add(Step(f"{t.payoff.state}.payoff", t.payoff.credited, "v = min(payoff, payoffs.max_usd), credited "
+            own = t.payoff.unit != "usd"  # written in the fold's unit: at face value, the cap converted
+            add(Step(f"{t.payoff.state}.payoff", t.payoff.credited,
+                     ("v = min(payoff, payoffs.max_usd × rate) (the payoff in the fold's unit), credited " if own
+                      else "v = min(payoff, payoffs.max_usd), credited ")
                      + ("once every transition into the state has succeeded (a join: every branch)"
                         if r.shape is not None else "when the transition into the state succeeds"),
-                     (("payoff", t.payoff.written), ("max_usd", cap), ("bound by", t.payoff.bound_by),
+                     (("payoff", t.payoff.written), *((("unit", t.payoff.unit),) if own else ()), ("max_usd", cap),
+                      ("bound by", t.payoff.bound_by),
                       ("reached by", t.name)),
                      f"{r.file}:{written.line if written else r.span.line}, policy {ref} [payoffs]"))
     for i in range(len(n.R) - 1, -1, -1):

@@ -348,12 +348,16 @@ def _move_payoff(route: Route, source: str, target: str) -> Route:
         raise NotApplicable(f"no payoff of `{source}` to move to an earlier state `{target}`")
     moved = route.state(source)
     assert moved.payoff is not None
+    there = route.state(target)
+    if there.payoff is not None and (there.payoff_in_fold is None) != (moved.payoff_in_fold is None):
+        raise NotApplicable(f"the payoffs of `{source}` and `{target}` are written in different units")
     states = []
     for s in route.states:
         if s.name == source:
             s = attrs.evolve(s, payoff=None, payoff_span=None)
         elif s.name == target:
-            s = attrs.evolve(s, payoff=(s.payoff or 0.0) + moved.payoff, payoff_span=s.payoff_span or moved.payoff_span)
+            s = attrs.evolve(s, payoff=(s.payoff or 0.0) + moved.payoff, payoff_span=s.payoff_span or moved.payoff_span,
+                             payoff_in_fold=moved.payoff_in_fold)
         states.append(s)
     return attrs.evolve(route, states=tuple(states))
 
@@ -383,7 +387,9 @@ def _earlier(route: Route, state: str) -> list[str]:
 def describe(route: Route, edit: Edit, priors: dict[str, float]) -> str:
     """One line saying what the edit does to ``route`` (the route it is applied to)."""
     if edit.kind == "move-payoff":
-        return (f"move the payoff of `{edit.subject}` ({number(route.state(edit.subject).payoff or 0.0)} usd) "
+        moved = route.state(edit.subject)
+        unit = "in the fold's unit" if moved.payoff_in_fold is not None else "usd"
+        return (f"move the payoff of `{edit.subject}` ({number(moved.payoff or 0.0)} {unit}) "
                 f"to the earlier state `{edit.arg}`")
     if edit.kind == "drop-evidence":
         e = next(e for e in route.evidence if e.name == edit.subject)

@@ -255,10 +255,12 @@ def _steps(c: Compiled) -> list[dict[str, Any]]:
                 unit=val(None if h is None else h[1]))
         if t.payoff is not None:  # the payoff of the state the transition reaches, capped, in the fold's unit
             cap = pol.payoffs.max_usd if pol.payoffs is not None else 0.0
-            add(f"{k}.v", PAYOFF_RULE if rate is None or rate == 1.0 else PAYOFF_RATE_RULE, num(t.payoff.credited),
+            plain = rate is None or rate == 1.0
+            rule = PAYOFF_RULE if plain else PAYOFF_RATE_RULE if t.payoff.unit == "usd" else PAYOFF_FOLD_RULE
+            add(f"{k}.v", rule, num(t.payoff.credited),
                 payoff=num(t.payoff.written, route=f"state {t.payoff.state} payoff"),
                 cap=num(cap, policy=pkey("payoffs", "max_usd")), bound_by=val(t.payoff.bound_by),
-                **({} if rate is None or rate == 1.0 else {"rate": num(rate, policy=pkey("units", "rates", "usd"))}))
+                **({} if rate is None or plain else {"rate": num(rate, policy=pkey("units", "rates", "usd"))}))
     if r.shape is not None:
         _graph_steps(c, add, step)
     else:
@@ -471,6 +473,8 @@ FOLD_GRAPH_REACH = "reach = (Π P · D of the earlier spine items) · w"
 # Payoffs along the way (a chain): v of the state a stage reaches, credited with its success.
 PAYOFF_RULE = "v = min(payoff, payoffs.max_usd): the payoff of the state the transition reaches"
 PAYOFF_RATE_RULE = "v = min(payoff, payoffs.max_usd) × rate: the payoff of the state the transition reaches"
+PAYOFF_FOLD_RULE = ("v = min(payoff, payoffs.max_usd × rate): the payoff of the state the transition reaches, "
+                    "written in the fold's unit")
 PAYOFF_R = ("R_i = −c_i + p_i · (v_{i+1} + R_{i+1})", "R_i = −c_i + p_i · d_i · (v_{i+1} + R_{i+1})",
             "R_i = max(0, −c_i + p_i · d_i · (v_{i+1} + R_{i+1}))")
 PAYOFF_STOPS = "stops = −c + p · d · (v + R_next) < 0 (the planner stops before paying this stage)"

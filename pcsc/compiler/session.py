@@ -49,6 +49,7 @@ from pcsc.diagnostics.messages import (
     E220_LIBRARY_ITEM_IN_ROUTE_FILE,
     E221_NO_ROUTE,
     E223_TOO_MANY_ROUTES,
+    E301_NOT_USD,
     E307_TIER_WITHOUT_WEIGHT,
     E310_LATE_EVIDENCE,
     E311_IN_ROUTE,
@@ -844,6 +845,9 @@ class Session:
         if policy.payoffs is None:
             for state, payoff_span in facts.payoffs:
                 self.diags.diag(E419_NO_PAYOFFS, payoff_span, state=state, policy=ref)
+        elif policy.units.fold == "usd":  # `payoff 300` is in the fold's unit, which a fold in usd must name
+            for state, amount in facts.fold_payoffs:
+                self.diags.diag(E301_NOT_USD, amount, what=f"the payoff of state `{state}`", value="a plain number")
         for c in facts.criteria:
             if c.name not in policy.criteria:
                 self.diags.diag(

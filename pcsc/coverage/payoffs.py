@@ -19,6 +19,7 @@ class PayoffCredit:
     bound_by: str  # "route" | "policy cap"
     covered: bool  # DOCK credits it
     reason: str | None  # why DOCK removes it; None when covered
+    unit: str = "usd"  # the unit ``written`` is in: usd, or the fold's own
 
 
 def payoff_credits(numbers: RouteNumbers, coverage: Coverage | None) -> list[PayoffCredit]:
@@ -39,5 +40,5 @@ def payoff_credits(numbers: RouteNumbers, coverage: Coverage | None) -> list[Pay
         elif before:
             reason = "a change before it on the path is not covered: " + ", ".join(f"`{n}`" for n in before)
         out.append(PayoffCredit(t.payoff.state, t.name, t.payoff.written, t.payoff.credited, t.payoff.bound_by,
-                                reason is None, reason))
+                                reason is None, reason, t.payoff.unit))
     return out

@@ -367,6 +367,12 @@ E301_BARE_FIELD = message(
     "`{field}` is a {type} field: compare it with a value, e.g. `{field} >= {example}`",
 )
 E301_PAYOFF_NOT_A_NUMBER = message(codes.E301, "the payoff of state `{state}` must be an amount in usd")
+E301_PAYOFF_UNIT = message(
+    codes.E301,
+    "the payoff of state `{state}` is in `{unit}`, which no fold is kept in",
+    "write the payoff in usd (`250k usd`, converted at the policy's rate) or without a unit "
+    "(`300`: in the unit the policy keeps its fold in)",
+)
 E301_VISION_NOT_A_NUMBER = message(codes.E301, "vision `{key}` must be a number")
 E301_CRITERION_UNIT = message(codes.E301, "criterion `{name}` is a score from 0 to 100 and takes no unit")
 E301_NEGATE = message(codes.E301, "in the {kind}: `-` needs a number, not {operand}")

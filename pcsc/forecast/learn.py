@@ -48,7 +48,7 @@ from pcsc.forecast.calibrate import Bounds, GainCase, fit_gains, pava, platt_fit
 from pcsc.policy.model import Calibration, IsotonicMap, LoadedPolicy, PlattMap, Policy
 from pcsc.score.calibration import calibrate
 from pcsc.score.route import discount_factor, route_fold
-from pcsc.score.units import in_fold, usd_rate
+from pcsc.score.units import credit_payoff
 
 
 class Resolved(Protocol):
@@ -489,10 +489,9 @@ def packet_payoffs(packet: Mapping[str, Any], policy: Policy) -> list[float] | N
     rows = packet.get("payoffs")
     if rows is None:
         return None
-    cap = policy.payoffs.max_usd if policy.payoffs is not None else 0.0
-    rate = usd_rate(policy)
-    written = {row["state"]: float(row["written"]) for row in rows}  # a join's once, for every transition into it
-    return [in_fold(min(written[t["to"]], cap), rate) if t["to"] in written else 0.0 for t in packet["transitions"]]
+    # a join's once, for every transition into it; `unit` (the fold's own) when not written in usd
+    written = {row["state"]: (float(row["written"]), "unit" in row) for row in rows}
+    return [credit_payoff(*written[t["to"]], policy)[0] if t["to"] in written else 0.0 for t in packet["transitions"]]
 
 
 def held_out_routes(packets: Sequence[Mapping[str, Any]], holdout: float, split: Split | None = None) -> list[str]:

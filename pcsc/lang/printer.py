@@ -155,7 +155,7 @@ def route_to_text(route: Route, header: str | None = None) -> str:
                     (name, value(v, types[name]))
                     for name, v in s.values
                     if entering.get(s.name, 0) <= 1 or name in s.listed
-                ] + ([] if s.payoff is None else [("payoff", f"{number(s.payoff)} usd")]),
+                ] + ([] if s.payoff is None else [("payoff", _payoff(s.payoff, s.payoff_in_fold is not None))]),
             )
             for s in route.states
         ]
@@ -239,3 +239,8 @@ def _evidence(e: Evidence) -> list[str]:
         out.append("        unverified")
     out.append("    }")
     return out
+
+
+def _payoff(amount: float, in_fold: bool) -> str:
+    """A state's payoff as a route writes it: in usd, or without a unit (in the fold's unit)."""
+    return number(amount) if in_fold else f"{number(amount)} usd"

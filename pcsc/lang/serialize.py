@@ -44,6 +44,8 @@ def converter() -> cattrs.Converter:
         out: dict[str, Any] = state_hook(s)
         if s.payoff_span is None:  # a state without a payoff is what it was before states had them
             del out["payoff"], out["payoff_span"]
+        if s.payoff_in_fold is None:  # a payoff in usd is what it was before a payoff could be in the fold's unit
+            del out["payoff_in_fold"]
         return out
 
     conv.register_unstructure_hook(State, state)

@@ -381,7 +381,8 @@ class PayoffPolicy:
         metadata={
             "doc": "The most one state's payoff credits, in usd: a state that writes more is credited this "
             "(`explain` shows both, and which bound the credit). A policy without `[payoffs]` admits no payoff "
-            "(PCSC-E419)."
+            "(PCSC-E419). Under a fold kept in another unit, a payoff written without a unit (in the fold's "
+            "own) is capped at this amount times `[units.rates] usd`."
         },
     )
 

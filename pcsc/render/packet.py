@@ -121,7 +121,8 @@ def payoffs_entry(c: Compiled) -> dict[str, Any]:
         return {}
     return {"payoffs": [
         {"state": p.state, "transition": p.transition, "written": _num(p.written), "credited": _num(p.credited),
-         "bound_by": p.bound_by, "covered": p.covered, "removed_by_dock": p.reason}
+         "bound_by": p.bound_by, "covered": p.covered, "removed_by_dock": p.reason,
+         **({} if p.unit == "usd" else {"unit": p.unit})}
         for p in payoff_credits(c.numbers, c.coverage)
     ]}
 

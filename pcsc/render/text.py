@@ -127,7 +127,7 @@ def payoff_lines(c: Compiled) -> list[str]:
         return []
     lines = []
     for p in payoff_credits(c.numbers, c.coverage):
-        capped = "" if p.bound_by == "route" else f" (written {money(p.written)} usd; the policy's cap)"
+        capped = "" if p.bound_by == "route" else f" (written {money(p.written)} {p.unit}; the policy's cap)"
         dock = "" if p.covered else f"; DOCK removes it: {p.reason}"
         lines.append(f"{p.state} {money(p.credited)} {c.policy.policy.units.label} on `{p.transition}`{capped}{dock}")
     return ["  payoffs     " + lines[0], *("              " + x for x in lines[1:])]

@@ -18,7 +18,7 @@ from pcsc.score.evidence import Reweight, admitted, clip, reweight
 from pcsc.score.finite import checked
 from pcsc.score.fold import ChainFold, chain_fold
 from pcsc.score.graph import GraphFold, graph_fold
-from pcsc.score.units import in_fold, usd_rate
+from pcsc.score.units import credit_payoff, in_fold, usd_rate
 from pcsc.score.vision import vision_value
 from pcsc.score.voi import Voi, graph_flat, value_of_information, value_of_information_refolded
 
@@ -29,9 +29,10 @@ class Payoff:
     policy credits of it (at most `[payoffs] max_usd`)."""
 
     state: str
-    written: float  # usd, as the route writes it
-    credited: float  # in the fold's unit (`[units]`): min(written, max_usd) at the policy's usd rate
+    written: float  # as the route writes it, in ``unit``
+    credited: float  # in the fold's unit (`[units]`): `pcsc.score.units.credit_payoff`
     bound_by: str = "route"  # "route" | "policy cap"
+    unit: str = "usd"  # the unit it is written in: usd, or the fold's own (`payoff 300` under a fold in points)
 
 
 @attrs.frozen
@@ -170,13 +171,12 @@ def route_fold(
 def payoffs_of(route: Route, policy: Policy) -> list[Payoff | None]:
     """Each transition's payoff (that of the state it reaches), capped by the policy."""
     out: list[Payoff | None] = []
-    cap = policy.payoffs.max_usd if policy.payoffs is not None else 0.0
-    rate = usd_rate(policy)
     for t in route.transitions:
-        written = route.state(t.target).payoff
-        if written is not None:
-            out.append(Payoff(t.target, written, in_fold(min(written, cap), rate),
-                              "route" if written <= cap else "policy cap"))
+        state = route.state(t.target)
+        if state.payoff is not None:
+            own = state.payoff_in_fold is not None and policy.units.fold != "usd"
+            credited, bound = credit_payoff(state.payoff, own, policy)
+            out.append(Payoff(t.target, state.payoff, credited, bound, policy.units.fold if own else "usd"))
         else:
             out.append(None)
     return out

@@ -1,6 +1,8 @@
 """The fold's unit (`[units]`): what the amounts a route writes are worth in it.
 
-A route writes amounts in usd (cost items, `learning_cost`, a vision's `usd` fields).
+A route writes amounts in usd (cost items, `learning_cost`, a vision's `usd` fields, a
+state's `payoff 250k usd`); a payoff written without a unit (`payoff 300`) is in the
+fold's own unit and is read at face value.
 Under a fold kept in usd they are read as written; under a fold kept in another unit
 each is multiplied by `[units.rates] usd` as it is read, and a route that writes one
 without that rate is refused (PCSC-E416), never read as if the units were the same.
@@ -39,7 +41,7 @@ def usd_amounts(route: Route, policy: Policy) -> list[tuple[str, Span]]:
         if t.learning_cost is not None:
             out.append((f"the learning cost of `{t.name}`", t.span))
     for s in route.states:
-        if s.payoff_span is not None:
+        if s.payoff_span is not None and s.payoff_in_fold is None:  # `payoff 300`: in the fold's unit already
             out.append((f"the payoff of state `{s.name}`", s.payoff_span))
     return out
 
@@ -62,3 +64,20 @@ def unit_key(policy: Policy) -> dict[str, str]:
     """`{"unit": …}` for a JSON document whose amounts are in a fold kept in another unit
     than usd; empty under usd (so a usd document is what it always was)."""
     return {} if policy.units.fold == "usd" else {"unit": policy.units.fold}
+
+
+def credit_payoff(written: float, in_fold_unit: bool, policy: Policy) -> tuple[float, str]:
+    """What ``policy`` credits of a payoff written ``written`` (`[payoffs] max_usd`, 0 when the
+    policy has no such table), in the fold's unit, and what bound it (`route` | `policy cap`).
+
+    A payoff in usd is capped in usd, then converted: min(written, max_usd) × rate. A payoff
+    written in the fold's unit (``in_fold_unit``, `payoff 300`) is at face value, capped at
+    the cap converted the same way: min(written, max_usd × rate) (under a fold in usd, or
+    one that gives no usd rate, the rate is 1). Every reader of a payoff (the fold, DOCK,
+    the seams, the certificate, `explain`) reads this one number."""
+    cap = policy.payoffs.max_usd if policy.payoffs is not None else 0.0
+    rate = usd_rate(policy)
+    if in_fold_unit and policy.units.fold != "usd":
+        limit = in_fold(cap, rate)
+        return min(written, limit), "route" if written <= limit else "policy cap"
+    return in_fold(min(written, cap), rate), "route" if written <= cap else "policy cap"

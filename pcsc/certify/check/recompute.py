@@ -966,6 +966,8 @@ def _fold_graph_reach(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
 # --- payoffs along the way (a chain): v of the state a stage reaches, credited with its success
 PAYOFF_RULE = "v = min(payoff, payoffs.max_usd): the payoff of the state the transition reaches"
 PAYOFF_RATE_RULE = "v = min(payoff, payoffs.max_usd) × rate: the payoff of the state the transition reaches"
+PAYOFF_FOLD_RULE = ("v = min(payoff, payoffs.max_usd × rate): the payoff of the state the transition reaches, "
+                    "written in the fold's unit")
 PAYOFF_R = ("R_i = −c_i + p_i · (v_{i+1} + R_{i+1})", "R_i = −c_i + p_i · d_i · (v_{i+1} + R_{i+1})",
             "R_i = max(0, −c_i + p_i · d_i · (v_{i+1} + R_{i+1}))")
 PAYOFF_STOPS = "stops = −c + p · d · (v + R_next) < 0 (the planner stops before paying this stage)"
@@ -976,8 +978,13 @@ PAYOFF_DOCKED = tuple(f"docked = R_0 refolded with R_n = 0 and each payoff credi
 
 
 def written_payoffs(c: RouteCheck) -> dict[str, tuple[Fraction, int]]:
-    """The `payoff AMOUNT usd` each state of the route writes, as the route language reads
-    the amount (rounded to a float), with its line: state -> (amount, line)."""
+    """The `payoff AMOUNT usd` (or `payoff AMOUNT`) each state of the route writes, as the
+    route language reads the amount (rounded to a float), with its line: state -> (amount, line)."""
+    return {state: (amount, line) for state, (amount, line, _) in _payoff_lines(c).items()}
+
+
+def _payoff_lines(c: RouteCheck) -> dict[str, tuple[Fraction, int, bool]]:
+    """state -> (amount, line, whether the amount is written with a unit)."""
     route, out = f"route {c.name}", {}
     toks = _layout(c).toks
     for i, p in enumerate(toks):
@@ -985,9 +992,10 @@ def written_payoffs(c: RouteCheck) -> dict[str, tuple[Fraction, int]]:
                 and p[4][1].startswith("state "):  # `payoff` is no field's name: the key of a state's payoff
             state = p[4][1].removeprefix("state ")
             j = i + 1 + (i + 1 < len(toks) and toks[i + 1][1] == "-")
-            j += 1 + (j + 1 < len(toks) and toks[j + 1][0] == "unit")
+            unit = j + 1 < len(toks) and toks[j + 1][0] == "unit"
+            j += 1 + unit
             if state not in out:  # a payoff written twice is the compiler's error
-                out[state] = (rnd(_single(c, toks[i + 1 : j], f"state {state}: `payoff` (line {p[2]})")), p[2])
+                out[state] = (rnd(_single(c, toks[i + 1 : j], f"state {state}: `payoff` (line {p[2]})")), p[2], unit)
     return out
 
 
@@ -1019,11 +1027,22 @@ def _payoff(c: RouteCheck, o: Mapping[str, Any], w: str) -> Fraction:
             raise c.fail(w, f"the cap is {show(cap)}, but the policy has no payoffs.max_usd (a payoff is credited 0)")
     else:
         cap = c.number(o["cap"], w)
+    rate = usd_rate(c)
+    if not _payoff_lines(c)[target][2] and rate is not None and rate != 1:
+        # written in the fold's unit (no unit): at face value, the cap converted at the rate
+        if "rate" not in o or c.number(o["rate"], w) != rate:
+            raise c.fail(w, "its rate is not the policy's units.rates.usd")
+        if next(s["rule"] for s in c.route["steps"] if s["symbol"] == c.current) != PAYOFF_FOLD_RULE:
+            raise c.fail(w, f"is not the rule of a payoff in the fold's unit: {PAYOFF_FOLD_RULE}")
+        limit = rnd(cap * rate)
+        bound = "route" if written <= limit else "policy cap"
+        if o["bound_by"].get("v") != bound:
+            raise c.fail(w, f"bound_by is recorded {o['bound_by'].get('v')!r}, recomputed {bound!r}")
+        return min(written, limit)
     bound = "route" if written <= cap else "policy cap"
     if o["bound_by"].get("v") != bound:
         raise c.fail(w, f"bound_by is recorded {o['bound_by'].get('v')!r}, recomputed {bound!r}")
     credited = min(written, cap)
-    rate = usd_rate(c)
     if rate is None or rate == 1:
         if "rate" in o:
             raise c.fail(w, "a rate is recorded, but the fold is kept in usd (or at rate 1)")
@@ -1525,6 +1544,7 @@ RULES: dict[str, Callable[[RouteCheck, Mapping[str, Any], str], Any]] = {
     "reach = (Π P · D of the earlier spine items) · w": _fold_graph_reach,
     PAYOFF_RULE: _payoff,
     PAYOFF_RATE_RULE: _payoff,
+    PAYOFF_FOLD_RULE: _payoff,
     **{rule: _fold_paid for rule in PAYOFF_R},
     PAYOFF_STOPS: _stops_paid,
     **{rule: _D_paid for rule in PAYOFF_D},

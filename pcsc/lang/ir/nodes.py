@@ -74,8 +74,11 @@ class State:
     listed: tuple[str, ...]  # the fields the author wrote (the rest carried forward)
     span: Span
     value_spans: tuple[tuple[str, Span], ...] = ()  # where each listed field's `name value` is written
-    payoff: float | None = None  # usd credited when the state is reached (`payoff 250k usd`); never carried forward
+    payoff: float | None = None  # credited when the state is reached (`payoff 250k usd`); never carried forward
     payoff_span: Span | None = None
+    # where the amount is written when the payoff has no unit (`payoff 300`): in the unit the policy
+    # keeps its fold in, credited at face value; None: in usd, converted at the policy's usd rate
+    payoff_in_fold: Span | None = None
 
     def get(self, field: str) -> float | bool:
         for name, value in self.values:

@@ -71,6 +71,7 @@ from pcsc.diagnostics.messages import (
     E301_NOT_A_BOOL_FIELD,
     E301_ORDERS,
     E301_PAYOFF_NOT_A_NUMBER,
+    E301_PAYOFF_UNIT,
     E301_VISION_NOT_A_NUMBER,
     E301_WRONG_LITERAL,
     E303_NEGATIVE_COST,
@@ -163,6 +164,7 @@ class PolicyFacts:
     evidence: tuple[Evidence, ...]
     vision: Vision | None = None  # its values are checked against the policy's `[vision] fields`
     payoffs: tuple[tuple[str, Span], ...] = ()  # (state, where its payoff is written)
+    fold_payoffs: tuple[tuple[str, Span], ...] = ()  # (state, its amount) of each payoff written without a unit
 
     @classmethod
     def of(cls, route: Route) -> PolicyFacts:
@@ -174,6 +176,7 @@ class PolicyFacts:
             route.evidence,
             route.vision,
             tuple((s.name, s.payoff_span) for s in route.states if s.payoff_span is not None),
+            tuple((s.name, s.payoff_in_fold) for s in route.states if s.payoff_in_fold is not None),
         )
 
 
@@ -354,6 +357,7 @@ class RouteLowerer:
             tuple(self.policy_evidence),
             vision,
             tuple((s.name, s.payoff_span) for s in states if s.payoff_span is not None),
+            tuple((s.name, s.payoff_in_fold) for s in states if s.payoff_in_fold is not None),
         )
 
         if any(d.severity == "error" for d in self.diags.items[before:]):
@@ -468,26 +472,33 @@ class RouteLowerer:
                 values[fname] = value
         return values
 
-    def payoff(self, node: syn.StateBlock) -> tuple[float | None, Span | None]:
-        """The state's `payoff AMOUNT usd` line: a finite amount in usd, at least 0
-        (what the policy credits of it is the policy's, `pcsc.score.route`)."""
+    def payoff(self, node: syn.StateBlock) -> tuple[float | None, Span | None, Span | None]:
+        """The state's `payoff AMOUNT usd` line (an amount in usd, converted at the policy's
+        usd rate) or `payoff AMOUNT` (no unit: in the unit the policy keeps its fold in, at
+        face value): a finite amount, at least 0. The third item is where the amount is
+        written when it has no unit (in the fold's unit; None: in usd). What the policy
+        credits of it is the policy's (`pcsc.score.units.credit_payoff`)."""
         lines = [fv for fv in node.values if fv.name.text == PAYOFF_KEY]
         for extra in lines[1:]:
             self.report(E209_STATE_FIELD_TWICE, extra.name, field=PAYOFF_KEY, state=node.name.text)
         if not lines:
-            return None, None
+            return None, None, None
         fv = lines[0]
         state = node.name.text
         if not isinstance(fv.value, syn.Quantity):
             self.report(E301_PAYOFF_NOT_A_NUMBER, fv.value, state=state)
-            return None, fv.span
+            return None, fv.span, None
         q = self.qty(fv.value)
-        if not check_field_value("usd", q, f"the payoff of state `{state}`", self.diags):
-            return None, fv.span
+        in_fold = q.unit is None and not q.percent
+        if q.unit is not None and q.unit != "usd":
+            self.report(E301_PAYOFF_UNIT, q.span, state=state, unit=q.unit)
+            return None, fv.span, None
+        if not in_fold and not check_field_value("usd", q, f"the payoff of state `{state}`", self.diags):
+            return None, fv.span, None
         if q.value < 0:
             self.report(E307_NEGATIVE_PAYOFF, q.span, state=state)
-            return None, fv.span
-        return q.value, fv.span
+            return None, fv.span, None
+        return q.value, fv.span, q.span if in_fold else None
 
     def value(self, node: syn.Value, decl: FieldDecl, what: str) -> float | bool | None:
         if isinstance(node, syn.Quantity):
@@ -853,10 +864,11 @@ class RouteLowerer:
                         self.report(E216_NO_START_VALUE, node.name, field=fname, state=name)
             current = {**current, **listed}
             values = tuple((f, current[f]) for f in route_fields if f in current)
-            payoff, payoff_span = self.payoff(node)
+            payoff, payoff_span, payoff_in_fold = self.payoff(node)
             if i == 0 and payoff_span is not None:
                 self.report(E220_PAYOFF_ON_START, payoff_span, state=name)
-            states.append(State(name, values, tuple(listed), node.span, value_spans(node, listed), payoff, payoff_span))
+            states.append(State(name, values, tuple(listed), node.span, value_spans(node, listed), payoff, payoff_span,
+                                payoff_in_fold))
         return states
 
     def carry_forward_graph(
