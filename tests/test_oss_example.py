@@ -1,4 +1,4 @@
-"""examples/oss/: three open-source directions under oss-impact@1.0.0, a fold kept in
+"""examples/oss/: three open-source directions under oss-impact@1.1.0, a fold kept in
 impact points (hours saved for users). The README's statements hold: each route is
 covered and released, each score is the fold by hand of the policy's vision formula,
 priors, reweighting and the usd rate, the ranking is decided by the score (not by the

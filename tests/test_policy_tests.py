@@ -45,9 +45,9 @@ def test_the_shipped_policy_tests_pass(at_root: None, capsys: pytest.CaptureFixt
 
 
 def test_policy_loader_ignores_the_tests_folder() -> None:
-    shipped = ["cohort@1.0.0", "oss-impact@1.0.0", "planner-discount@1.0.0", "planner-payoffs@1.0.0",
-               "planner-stop@1.0.0", "planner@1.0.0", "product@1.0.0", "research-lab@1.0.0", "venture@1.0.0",
-               "venture@1.1.0", "venture@1.3.0"]
+    shipped = ["cohort@1.0.0", "oss-impact@1.0.0", "oss-impact@1.1.0", "planner-discount@1.0.0",
+               "planner-payoffs@1.0.0", "planner-stop@1.0.0", "planner@1.0.0", "product@1.0.0", "research-lab@1.0.0",
+               "venture@1.0.0", "venture@1.1.0", "venture@1.3.0"]
     assert PolicyStore().available() == shipped
     assert main(["policy", "check", *shipped]) == 0
 

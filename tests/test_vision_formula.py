@@ -31,7 +31,7 @@ def w_one_item(weight: float, tier_weight: float, gain: float = 0.5) -> float:
 
 # ---------------------------------------------------------------------- the shipped example
 def oss_by_hand(adopters: float = 10_000, hours: float = 20, years: float = 3) -> dict[str, float]:
-    """examples/oss/schema_linter.route under oss-impact@1.0.0, by hand: V = adopters ×
+    """examples/oss/schema_linter.route under oss-impact@1.1.0, by hand: V = adopters ×
     hours saved per adopter × years of use; costs in usd at 1 usd = 0.01 points; the
     launch's payoff of 4,000 points (written without a unit) credited with its success."""
     rate = 0.01
@@ -73,7 +73,7 @@ def test_text_outputs_name_the_folds_unit_not_usd(run: Run) -> None:
     assert "rule:   V = adopters * hours_saved_per_adopter * years_of_use" in out
     assert "inputs: adopters=10,000, hours_saved_per_adopter=20, years_of_use=3" in out
     line = next(i for i, t in enumerate(OSS_POLICY.read_text().splitlines(), 1) if t.startswith("value = "))
-    assert f"[vision] value, line {line}" in out
+    assert f"[vision] value, policies/oss-impact/1.0.0.toml line {line}" in out  # inherited by 1.1.0
 
 
 def test_usd_outputs_carry_no_unit_key(run: Run) -> None:

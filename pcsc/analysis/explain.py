@@ -474,7 +474,7 @@ def vision_step(c: Compiled) -> Step:
     converted = [name for name, kind in vp.fields.items() if kind == "usd"]
     if converted and usd_rate(pol.policy) != 1.0:
         inputs.append(("usd rate", usd_rate(pol.policy)))
-    line = f", line {vp.line}" if vp.line else ""
+    line = f", {vp.file} line {vp.line}" if vp.line and vp.file else f", line {vp.line}" if vp.line else ""
     return Step("V", c.numbers.value, f"V = {vp.value}", tuple(inputs),
                 f"{where}; formula: policy {pol.ref} [vision] value{line}")
 

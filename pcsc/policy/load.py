@@ -255,7 +255,8 @@ def structure(document: dict[str, Any], path: str, text: str | None = None) -> P
         raise PolicyError(path, list(located), located)
     # every rule passed `rule_problems`: compile each once, here, for scoring to evaluate
     gates = [attrs.evolve(g, expr=compile_rule(g.rule)) for g in policy.gates]
-    vision = attrs.evolve(policy.vision, expr=compile_rule(policy.vision.value), line=value_line)
+    vision = attrs.evolve(policy.vision, expr=compile_rule(policy.vision.value), line=value_line,
+                          file=path if value_line else "")
     admission = {cls: attrs.evolve(a, checks=_admission_checks(a)) for cls, a in policy.admission.items()}
     return attrs.evolve(policy, gates=gates, vision=vision, admission=admission)
 
@@ -696,6 +697,11 @@ class PolicyStore:
             resolved = merge(base, document)
             inherited = parent.found
         policy = structure(resolved, shown, text)
+        own_vision = document.get("vision")
+        if parent_ref is not None and not (isinstance(own_vision, dict) and "value" in own_vision):
+            inherited_vision = parent.policy.vision  # `extends` keeps the parent's [vision]: cite its line
+            policy = attrs.evolve(policy, vision=attrs.evolve(policy.vision, line=inherited_vision.line,
+                                                              file=inherited_vision.file))
         policy = _with_registry_file(policy, document, path, shown, parent.policy if parent_ref is not None else None)
         found = ((own, self.found(path)), *inherited)
         return LoadedPolicy(policy, shown, hash_json(_jsonable(resolved)), resolved, found)

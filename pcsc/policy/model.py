@@ -417,6 +417,8 @@ class VisionPolicy:
     expr: Expr | None = attrs.field(default=None, eq=False, repr=False, metadata={"derived": True})
     #: the line of `value =` in the policy file that wrote it (0 when unknown or defaulted)
     line: int = attrs.field(default=0, eq=False, repr=False, metadata={"derived": True})
+    #: that file, as shown to the user (a policy's own, or the one it extends)
+    file: str = attrs.field(default="", eq=False, repr=False, metadata={"derived": True})
 
     @property
     def is_default(self) -> bool:
