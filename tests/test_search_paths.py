@@ -706,14 +706,16 @@ def test_layout_never_changes_a_pin(tmp_path: Path, library: Path) -> None:
 def test_the_shipped_pins_are_the_files_own_bytes() -> None:
     """The pins did not move when they came to be taken over the canonical text: every
     shipped library is in `pcsc fmt`'s layout, so its pin is `sha256sum` of the file."""
-    venture, startup, research = (hashlib.sha256((ROOT / "obligations" / n).read_bytes()).hexdigest()
-                                  for n in ("venture.obl", "startup.obl", "research.obl"))
+    oss, research, startup, venture = (hashlib.sha256((ROOT / "obligations" / n).read_bytes()).hexdigest()
+                                       for n in ("oss.obl", "research.obl", "startup.obl", "venture.obl"))
     assert venture == "b7450f4a349738648a7a4eeb390997db1cd1fe16caa249ed5664d53eda98b2a9"
     assert startup == "20d43a0c0b46f5896679572ee7b2efd632e45c8a1763be6e82577a155cfc38d2"
     assert research == "1ad0871e1f2645a6e65edcba4cd44ec585a3eb57647bf9adc649800ced17e4a5"
-    assert [library_sha256(p) for p in SHIPPED_LIBRARIES] == [research, startup, venture]
+    assert oss == "2154e3b377293617b0d4334a640a08511df944f405080e7dacff3095736c9bf5"
+    assert [library_sha256(p) for p in SHIPPED_LIBRARIES] == [oss, research, startup, venture]
     assert f'sha256 = "{venture}"' in SHIPPED_POLICY.read_text(encoding="utf-8")
     assert f'sha256 = "{research}"' in (ROOT / "policies" / "research-lab" / "1.0.0.toml").read_text(encoding="utf-8")
+    assert f'sha256 = "{oss}"' in (ROOT / "policies" / "oss-impact" / "1.1.0.toml").read_text(encoding="utf-8")
 
 
 def project(tmp_path: Path) -> tuple[Path, Path, str]:
