@@ -16,7 +16,6 @@ The goal is under 1 s; exit status 1 when the median is over it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -26,6 +25,9 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_lsp import receive, send  # noqa: E402  (a sibling script, not a package)
+
 ROOT = Path(__file__).resolve().parent.parent
 YARDSTICK = [sys.executable, "-c", "pass"]
 GOAL_SECONDS = 1.0
@@ -34,27 +36,6 @@ GOAL_SECONDS = 1.0
 def server_command() -> list[str]:
     script = shutil.which("pcsc")
     return [script, "lsp"] if script else [sys.executable, "-m", "pcsc", "lsp"]
-
-
-def send(stream: IO[bytes], message: dict[str, Any]) -> None:
-    body = json.dumps(message).encode("utf-8")
-    stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    stream.flush()
-
-
-def receive(stream: IO[bytes]) -> dict[str, Any]:
-    length = 0
-    while True:
-        line = stream.readline()
-        if not line:
-            raise SystemExit("the server closed the connection")
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode("ascii").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value)
-    message: dict[str, Any] = json.loads(stream.read(length))
-    return message
 
 
 def reply(stream: IO[bytes], request_id: int) -> dict[str, Any]:

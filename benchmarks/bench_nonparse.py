@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_targets import route_text  # noqa: E402
+from bench_targets import non_parse_step, route_text  # noqa: E402
 
 
 def per_call(fn: Callable[[], object], number: int) -> float:
@@ -43,35 +43,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--samples", type=int, default=15)
     args = ap.parse_args(argv)
-    from pcsc.compiler.session import Session
-    from pcsc.diagnostics.model import Diagnostics, Span
-    from pcsc.lang.ir import Library
-    from pcsc.lang.lower.route import lower_route
-    from pcsc.lang.syntax import nodes as syn
-    from pcsc.lang.syntax import parse_source
     from pcsc.score.fold import chain_fold
 
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="pcsc-nonparse-") as tmp_name:
         tmp = Path(tmp_name)
-        text = route_text("twelve")
-        tree = parse_source(text, "twelve.route", Diagnostics())
-        assert tree is not None
-        item = next(i for i in tree.items if isinstance(i, syn.RouteBlock))
-        shared = Session()
-
-        def resolve(name: str, span: Span) -> Library | None:
-            return shared.resolve_library(name, span, tmp)
+        shared, step = non_parse_step(route_text("twelve"), tmp)
 
         def non_parse() -> None:
-            rt = lower_route(item, "twelve.route", text, resolve, shared.diags)
-            assert rt is not None
-            if shared.compile_route(rt) is None:
+            if step() is None:
                 raise SystemExit("bench_nonparse: the route did not compile")
 
-        route = lower_route(item, "twelve.route", text, resolve, shared.diags)
-        assert route is not None
-        compiled = shared.compile_route(route)
+        compiled = step()
         assert compiled is not None and not shared.diags.items, [d.message for d in shared.diags.items]
         ps = [t.p for t in compiled.numbers.transitions]
         cs = [t.cost.c for t in compiled.numbers.transitions]
