@@ -277,7 +277,7 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Ro
     results = {}
     for label, jobs in (("cold", "2"), ("warm", "2"), ("warm", "1")):
         wall, rss, cpu, rc, err = run_measured(["check", "--jobs", jobs, "cohort"], env, tmp)
-        if rc != 0 or f"ok: {n_routes} routes checked" not in err:
+        if rc != 0 or f"ok: {n_routes:,} routes checked" not in err:
             raise SystemExit(f"bench_targets: the cohort check failed: {err}")
         results[(label, jobs)] = wall, rss, cpu
     cold, rss, cpu = results[("cold", "2")]
