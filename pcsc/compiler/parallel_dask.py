@@ -45,6 +45,7 @@ class DaskExecutor:
 
     def _client(self) -> Any:
         distributed = _distributed()
+        _refuse_fast(distributed, self.address)
         try:
             return distributed.Client(self.address, timeout=self.timeout, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
@@ -70,3 +71,24 @@ class DaskExecutor:
             futures = client.map(fn, items, pure=False)
             for future in futures:
                 yield future.result()
+
+
+def _refuse_fast(distributed: Any, address: str) -> None:
+    """Fail at once where nobody listens on a ``tcp://`` address: Dask's client retries a
+    refused connection until its timeout (10 s) before it gives up."""
+    import socket
+
+    try:
+        scheme, location = distributed.comm.addressing.parse_address(address)
+        if scheme != "tcp":
+            return
+        host, port = distributed.comm.addressing.parse_host_port(location)
+    except (TypeError, ValueError):
+        return  # the client's own message says what is wrong with the address
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            pass
+    except ConnectionRefusedError as exc:
+        raise SchedulerError(f"--scheduler {address}: cannot connect ({exc.strerror or exc})") from None
+    except OSError:
+        return  # slow or filtered: the client waits its timeout and reports
